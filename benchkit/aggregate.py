@@ -1,0 +1,57 @@
+"""Controller-side aggregation: payloads -> one report per idea x track, the family-wise
+adjustment across an idea's tracks, and the gate."""
+from __future__ import annotations
+
+from benchkit import report as rep
+from benchkit import stats
+
+
+def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True):
+    """Write every report this session's payloads make. Returns (written, gate failures):
+    ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines."""
+    by_idea: dict[str, list[dict]] = {}
+    for p in payloads:
+        by_idea.setdefault(p["spec"]["name"], []).append(p)
+    written, failures = [], []
+    for name in sorted(by_idea):
+        group = by_idea[name]
+        runs = [p for p in group if p["kind"] == "run"]
+        if not runs:
+            continue  # only claims ran (-m mechanism): nothing to compare, no report
+        spec = runs[0]["spec"]
+        mechanisms = [p for p in group if p["kind"] == "mechanism"]
+        reports = [rep.build_report(spec, track, runs, mechanisms, alpha=settings.alpha)
+                   for track in spec["tracks"]]
+        ps = [r["comparison"]["p_value"] for r in reports if r["comparison"] is not None]
+        adjusted = iter(stats.holm(ps)) if ps else iter(())
+        for r in reports:
+            rep.decide(r, next(adjusted) if r["comparison"] is not None else None,
+                       family_size=len(reports))
+            if not complete_session and not r["complete"]:
+                r["incomplete"]["reasons"].append("the session was interrupted")
+            path = rep.report_path(settings.report_dir, name, r["track"])
+            rep.write_atomic(path, rep.dumps(rep.stamp(r)))
+            written.append((path, r))
+            why = gate_failure(r, settings.gate)
+            if why:
+                failures.append(f"benchkit: FAIL {name} {r['track']}: {why}")
+    return written, failures
+
+
+def gate_failure(report: dict, gate: str) -> str | None:
+    """Why ``report`` misses ``gate``, or None when it passes."""
+    if gate == "off":
+        return None
+    practical, system = report["practical_verdict"], report["system_verdict"]
+    if not report["complete"]:
+        return "incomplete (" + "; ".join(report["incomplete"]["reasons"]) + "): no verdict"
+    comp = report["comparison"]
+    facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
+             f"p {comp['p_adjusted']:.4g}, mechanism_ok {report['mechanism_ok']}")
+    ok = {
+        "not-harms": practical != "harms",
+        "non-inferior": practical in ("helps", "non-inferior"),
+        "helps": practical == "helps",
+        "worked": system == "worked",
+    }[gate]
+    return None if ok else f"gate {gate!r} not met: {facts}"

@@ -1,0 +1,342 @@
+"""The pytest plugin: options, markers, parametrization, payloads, aggregation, gate.
+
+Workers (or the single process without xdist) train and attach each run's result to its test
+report as one JSON string in ``user_properties``; pytest-xdist carries it to the controller,
+which alone aggregates, writes the reports and applies the gate. This module imports no torch at
+load time, so a plain ``pytest`` on a project that benches nothing pays nothing for it.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from benchkit.spec import ARMS, IdeaSpec, SpecError, parse_bench_marker, run_id
+
+PROPERTY = "benchkit"
+GATES = ("off", "not-harms", "non-inferior", "helps", "worked")
+
+spec_cache_key = pytest.StashKey[dict]()        # module nodeid -> IdeaSpec | SpecError
+names_key = pytest.StashKey[dict]()             # idea name -> module nodeid
+settings_key = pytest.StashKey["Settings"]()
+run_key = pytest.StashKey[object]()             # item -> Run
+
+
+# -- options ------------------------------------------------------------------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("benchkit", "benchkit: bench ML ideas against a tuned baseline")
+
+    def add(flag, ini, help, type=str, default=None, **kw):
+        group.addoption(flag, dest=ini, default=None, help=f"{help} (ini: {ini})", **kw)
+        parser.addini(ini, help=help, default=default)
+
+    add("--bench-report-dir", "bench_report_dir", "where reports go, relative to the rootdir "
+        "(default: reports)", default="reports", metavar="DIR")
+    add("--bench-seeds", "bench_seeds", "override every idea's seed count", metavar="N",
+        type=int)
+    add("--bench-epochs", "bench_epochs", "override every track's epochs (a quick smoke: "
+        "--bench-seeds 2 --bench-epochs 1)", metavar="N")
+    add("--bench-alpha", "bench_alpha", "significance level (default 0.05)", default="0.05",
+        metavar="A")
+    add("--bench-gate", "bench_gate", f"fail the session when an idea misses this verdict: "
+        f"{', '.join(GATES)} (default off)", default="off", metavar="G")
+    add("--bench-threads", "bench_threads", "torch threads per process (default 1: measured "
+        "fastest for these models, and fixed so results are bit-identical with and without -n)",
+        default="1", metavar="N")
+    group.addoption("--bench-fresh", action="store_true", default=False, dest="bench_fresh",
+                    help="retrain every run, ignoring stored runs")
+
+
+class Settings:
+    """The session's benchkit settings: command line first, then ini, validated once."""
+
+    def __init__(self, config: pytest.Config):
+        def get(name):
+            value = config.getoption(name)
+            return value if value is not None else config.getini(name)
+
+        self.report_dir = Path(config.rootpath, get("bench_report_dir"))
+        self.seeds = _int_option(get("bench_seeds"), "--bench-seeds", minimum=2)
+        self.epochs = _int_option(get("bench_epochs"), "--bench-epochs", minimum=1)
+        self.threads = _int_option(get("bench_threads"), "--bench-threads", minimum=1) or 1
+        alpha = get("bench_alpha")
+        try:
+            self.alpha = float(alpha)
+        except (TypeError, ValueError):
+            raise pytest.UsageError(f"benchkit: --bench-alpha {alpha!r} is not a number; "
+                                    "valid: a number in (0, 0.5], e.g. 0.05") from None
+        if not 0 < self.alpha <= 0.5:
+            raise pytest.UsageError(f"benchkit: --bench-alpha {alpha!r} out of range; "
+                                    "valid: a number in (0, 0.5], e.g. 0.05")
+        self.gate = str(get("bench_gate"))
+        if self.gate not in GATES:
+            raise pytest.UsageError(f"benchkit: unknown --bench-gate {self.gate!r}; valid: "
+                                    f"{', '.join(GATES)}")
+        self.fresh = bool(config.getoption("bench_fresh"))
+
+
+def _int_option(value, flag: str, minimum: int) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"benchkit: {flag} {value!r} is not an integer; valid: an "
+                                f"integer >= {minimum}") from None
+    if number < minimum:
+        raise pytest.UsageError(f"benchkit: {flag} {number} is too small; valid: an integer "
+                                f">= {minimum}")
+    return number
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+# -- configure -----------------------------------------------------------------------------
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin): "
+                            "declares an idea module benchkit benches")
+    config.addinivalue_line("markers", "arm(name): marks the 'baseline' or the 'idea' arm test")
+    config.addinivalue_line("markers", "mechanism: a test of the idea's mechanism claim")
+    settings = Settings(config)
+    config.stash[settings_key] = settings
+    config.stash[spec_cache_key] = {}
+    config.stash[names_key] = {}
+    # Thread count for torch, set before torch is imported where possible.
+    os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
+    if not is_worker(config):
+        _check_report_dir(settings.report_dir)
+        config.pluginmanager.register(BenchSession(settings), "benchkit-session")
+
+
+def _check_report_dir(path: Path) -> None:
+    """Refuse to start when reports could not be written: before anything trains."""
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise pytest.UsageError(f"benchkit: report directory {path} is not writable "
+                                f"({probe} is not a writable directory); choose another with "
+                                "--bench-report-dir DIR")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    s = config.stash[settings_key]
+    seeds = s.seeds if s.seeds is not None else "per idea"
+    epochs = s.epochs if s.epochs is not None else "per track"
+    from benchkit import __version__
+    return (f"benchkit {__version__}: seeds {seeds}, epochs {epochs}, alpha {s.alpha}, "
+            f"gate {s.gate}, torch threads/process {s.threads}, reports {s.report_dir}")
+
+
+# -- collection ----------------------------------------------------------------------------
+def module_spec(config: pytest.Config, module_item) -> IdeaSpec | None:
+    """The validated spec of a bench module (cached), or None for a plain test module."""
+    nodeid = module_item.nodeid
+    cache = config.stash[spec_cache_key]
+    if nodeid not in cache:
+        cache[nodeid] = _build_spec(config, module_item)
+    spec = cache[nodeid]
+    if isinstance(spec, SpecError):
+        raise pytest.Collector.CollectError(f"benchkit: {spec}")
+    return spec
+
+
+def _build_spec(config, module_item):
+    marks = [m for m in module_item.own_markers if m.name == "bench"]
+    arms = _arm_functions(module_item.obj)
+    if not marks:
+        if arms:
+            return SpecError(f"{module_item.nodeid}: arm tests ({', '.join(arms)}) but no "
+                             "module-level pytestmark = pytest.mark.bench(name=..., track=...)")
+        return None
+    if len(marks) > 1:
+        return SpecError(f"{module_item.nodeid}: pytest.mark.bench is given {len(marks)} times; "
+                         "give it once")
+    settings = config.stash[settings_key]
+    try:
+        spec = parse_bench_marker(marks[0], module_item.nodeid,
+                                  seeds_override=settings.seeds,
+                                  epochs_override=settings.epochs)
+        _check_arms(module_item.nodeid, arms)
+    except SpecError as exc:
+        return exc
+    owners = config.stash[names_key]
+    other = owners.setdefault(spec.name, module_item.nodeid)
+    if other != module_item.nodeid:
+        return SpecError(f"{module_item.nodeid}: idea name {spec.name!r} is already used by "
+                         f"{other}; their reports would collide: give each module its own "
+                         "name=")
+    return spec
+
+
+def _arm_functions(module_obj) -> dict[str, list]:
+    """function name -> arm marker args, for every function of the module with an arm mark."""
+    found = {}
+    for attr, obj in vars(module_obj).items():
+        marks = getattr(obj, "pytestmark", [])
+        args = [m.args for m in marks if getattr(m, "name", None) == "arm"]
+        if args and callable(obj):
+            found[attr] = args
+    return found
+
+
+def _check_arms(where: str, arms: dict[str, list]) -> None:
+    valid = ("valid: exactly one test marked pytest.mark.arm('baseline') and one marked "
+             "pytest.mark.arm('idea'), each taking the run fixture")
+    by_arm = {a: [] for a in ARMS}
+    for func, marks in arms.items():
+        if len(marks) != 1 or len(marks[0]) != 1:
+            raise SpecError(f"{where}: {func} has arm marks {marks}; {valid}")
+        arm = marks[0][0]
+        if arm not in ARMS:
+            raise SpecError(f"{where}: {func} is marked arm({arm!r}): unknown arm; {valid}")
+        by_arm[arm].append(func)
+    for arm, funcs in by_arm.items():
+        if len(funcs) != 1:
+            what = "no" if not funcs else f"{len(funcs)} ({', '.join(funcs)})"
+            raise SpecError(f"{where}: {what} {arm!r} arm test; {valid}")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    module_item = metafunc.definition.getparent(pytest.Module)
+    spec = module_spec(metafunc.config, module_item)
+    arm_mark = metafunc.definition.get_closest_marker("arm")
+    if spec is None or arm_mark is None:
+        return
+    if "run" not in metafunc.fixturenames:
+        raise pytest.Collector.CollectError(
+            f"benchkit: {module_item.nodeid}: arm test {metafunc.function.__name__} does not "
+            "take the run fixture; write it as def test_x(run): ...")
+    points = [(arm_mark.args[0], track, cfg, seed) for track, cfg, seed in spec.points()]
+    metafunc.parametrize("run", points, indirect=True,
+                         ids=[run_id(t, c, s) for _, t, c, s in points])
+
+
+def _item_spec(item: pytest.Item) -> IdeaSpec | None:
+    module_item = item.getparent(pytest.Module)
+    if module_item is None:
+        return None
+    return item.config.stash[spec_cache_key].get(module_item.nodeid)
+
+
+# -- the run fixture and the call -----------------------------------------------------------
+@pytest.fixture
+def run(request: pytest.FixtureRequest):
+    """One training run of an arm at (track, config, seed): see benchkit.run.Run."""
+    param = getattr(request, "param", None)
+    if param is None:
+        raise pytest.UsageError("benchkit: the run fixture is for arm tests "
+                                "(pytest.mark.arm('baseline'/'idea') in a bench module)")
+    from benchkit import tracks
+    from benchkit.run import Run, set_threads
+
+    settings = request.config.stash[settings_key]
+    set_threads(settings.threads)
+    arm, track, cfg, seed = param
+    spec = _item_spec(request.node)
+    the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
+                  epochs=spec.epochs[track])
+    request.node.stash[run_key] = the_run
+    return the_run
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    the_run = pyfuncitem.stash.get(run_key, None)
+    if the_run is None:
+        return (yield)
+    from benchkit.run import seed_everything
+
+    seed_everything(the_run.seed)  # last thing before the body: nothing else eats the RNG
+    result = yield
+    if the_run.val is None:
+        pytest.fail(f"benchkit: {pyfuncitem.nodeid} recorded no result: call run.fit(model) "
+                    "or run.record(val=..., test=...)", pytrace=False)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    report = yield
+    spec = _item_spec(item)
+    if spec is None:
+        return report
+    failed_setup = call.when == "setup" and report.outcome != "passed"
+    if call.when != "call" and not failed_setup:
+        return report
+    the_run = item.stash.get(run_key, None)
+    outcome = "error" if failed_setup else report.outcome
+    message = _first_line(report) if outcome != "passed" else None
+    if the_run is not None or item.get_closest_marker("arm") is not None:
+        payload = {"kind": "run", "outcome": outcome, "message": message,
+                   "nodeid": item.nodeid}
+        if the_run is not None:
+            payload.update(the_run.payload())
+            from benchkit.run import environment
+            payload["env"] = environment()
+    elif item.get_closest_marker("mechanism") is not None:
+        payload = {"kind": "mechanism", "outcome": outcome, "message": message,
+                   "nodeid": item.nodeid}
+    else:
+        return report
+    payload["spec"] = spec.to_plain()
+    report.user_properties.append((PROPERTY, json.dumps(payload, sort_keys=True)))
+    return report
+
+
+def _first_line(report) -> str | None:
+    text = getattr(report, "longreprtext", "") or ""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if ln.startswith("E ") or "Error" in ln:
+            return ln.strip()[:300]
+    return lines[-1].strip()[:300] if lines else None
+
+
+# -- the controller -------------------------------------------------------------------------
+class BenchSession:
+    """Controller-side state and hooks (registered on the controller only): every payload
+    received, then the reports, the table and the gate."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.payloads: dict[str, dict] = {}    # nodeid -> latest payload
+        self.written: list[dict] = []          # summaries of written reports
+        self.failures: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for prop in getattr(report, "user_properties", ()):
+            name, value = prop
+            if name == PROPERTY:
+                payload = json.loads(value)
+                self.payloads[payload["nodeid"]] = payload
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        if not self.payloads:
+            return
+        from benchkit.aggregate import aggregate_session
+
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+        self.written, self.failures = aggregate_session(
+            list(self.payloads.values()), self.settings, complete_session=not interrupted)
+        if self.failures and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
+        if not self.payloads:
+            return
+        from benchkit.table import render_summary
+
+        tr = terminalreporter
+        tr.section("benchkit")
+        if not self.written:
+            tr.write_line("benchkit: no arm ran in this session (all deselected?); "
+                          "no report written")
+        for line in render_summary(self.written, config.rootpath):
+            tr.write_line(line)
+        for line in self.failures:
+            tr.write_line(line, red=True, bold=True)

@@ -1,0 +1,226 @@
+"""Assemble one idea x track report (schema v1 superset) and write it atomically.
+
+Pure Python + numpy/scipy via :mod:`benchkit.stats`: the controller never imports torch.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from benchkit import stats
+from benchkit.spec import cfg_id, run_id
+
+BENCH_VERSION = 1
+SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
+                  "(ties: first in grid order; configs with a diverged seed are not eligible); "
+                  "the test split is never used to choose")
+TEST_NAME = ("two-sided paired sign-flip permutation test of the mean difference "
+             "(exact up to 16 pairs, seeded Monte Carlo above)")
+SCHEMA_PATH = Path(__file__).with_name("bench_report.schema.json")
+
+
+def arm_sweep(runs: dict, arm: str, grid: list[dict], seeds: list[int]) -> list[dict]:
+    """Per grid config: the val and test values over seeds, and whether it may be selected."""
+    sweep = []
+    for cfg in grid:
+        rows = [runs.get((arm, cfg_id(cfg), s)) for s in seeds]
+        val = [r["val"] if r and not r["diverged"] else None for r in rows]
+        test = [r["test"] if r and not r["diverged"] else None for r in rows]
+        diverged = [s for s, r in zip(seeds, rows) if r and r["diverged"]]
+        ok = not diverged and all(v is not None for v in val + test)
+        sweep.append({
+            "cfg": cfg,
+            "mean": stats.summarize(test)["mean"] if ok else None,
+            "val_mean": stats.summarize(val)["mean"] if ok else None,
+            "eligible": ok,
+            "diverged_seeds": diverged,
+            "result": stats.summarize(test) if ok else None,
+            "val_result": stats.summarize(val) if ok else None,
+        })
+    return sweep
+
+
+def mechanism_signature(idea_runs: list[dict]) -> dict:
+    """Aggregate ``run.signature`` over the idea's selected-config runs: observed is the value
+    farthest from the prediction; confirmed only when every run confirmed it."""
+    names = sorted({n for r in idea_runs for n in r["signatures"]})
+    out = {}
+    for name in names:
+        entries = [r["signatures"].get(name) for r in idea_runs]
+        present = [e for e in entries if e is not None]
+        finite = [e["observed"] for e in present if e["observed"] is not None]
+        predicted = present[0]["predicted"]
+        farthest = max(finite, key=lambda v: abs(v - predicted)) if finite else None
+        out[name] = {
+            "prediction": present[0]["prediction"], "predicted": predicted,
+            "tol": max(e["tol"] for e in present), "observed": farthest,
+            "per_seed": [e["observed"] if e else None for e in entries],
+            "confirmed": len(present) == len(entries) and all(e["confirmed"] for e in present),
+        }
+    return {"signatures": out,
+            "confirmed": all(s["confirmed"] for s in out.values()) if out else None}
+
+
+def math_verification(mechanism_payloads: list[dict]) -> dict:
+    tests = [{"test": p["nodeid"], "outcome": p["outcome"], "message": p["message"]}
+             for p in sorted(mechanism_payloads, key=lambda p: p["nodeid"])]
+    return {"tests": tests,
+            "passed": all(t["outcome"] == "passed" for t in tests) if tests else None}
+
+
+def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_payloads: list[dict],
+                 *, alpha: float) -> dict:
+    """Everything about one idea on one track except the family-wise adjustment and verdicts
+    (see :func:`decide`)."""
+    grid, seeds = spec["grids"][track], spec["seeds"]
+    protocol = dict(spec["protocols"][track])
+    direction = "lower" if protocol["metric_direction"].startswith("lower") else "higher"
+    runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in run_payloads
+            if r["track"] == track and r["outcome"] == "passed" and "val" in r}
+    failed = sorted(({"run": f'{r["arm"]}[{run_id(track, r["cfg"], r["seed"])}]',
+                      "message": r["message"]} for r in run_payloads
+                     if r["track"] == track and r["outcome"] != "passed" and "cfg" in r),
+                    key=lambda f: f["run"])
+    missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in ("baseline", "idea")
+               for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]
+    sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in ("baseline", "idea")}
+    best = {arm: (stats.select_config([[(runs.get((arm, cfg_id(c), s)) or {}).get("val")
+                                        if sw["eligible"] else None for s in seeds]
+                                       for c, sw in zip(grid, sweeps[arm])], direction)
+                  if not missing else None) for arm in ("baseline", "idea")}
+    problems = []
+    if missing:
+        problems.append(f"{len(missing)} of {2 * len(grid) * len(seeds)} runs missing or failed")
+    for arm in ("baseline", "idea"):
+        if not missing and best[arm] is None:
+            problems.append(f"every config of the {arm} arm diverged: no config is eligible")
+    complete = not problems
+    n = len(seeds)
+    warnings = []
+    if n < 6:
+        warnings.append(f"only {n} seeds: the smallest possible two-sided p is "
+                        f"{stats.min_p_value(n):.4g} >= 0.05, so no sign-flip test can "
+                        "reach p < 0.05; use 6 seeds or more")
+    n_div = sum(1 for r in runs.values() if r["diverged"])
+    if n_div:
+        warnings.append(f"{n_div} run(s) diverged (non-finite loss or metric); their configs "
+                        "were not eligible")
+    report = {
+        "bench_version": BENCH_VERSION,
+        "name": spec["name"], "claim": spec["claim"], "module": spec["module"],
+        "track": track, "model": protocol["model"], "metric": protocol["metric"],
+        "metric_direction": protocol["metric_direction"], "n_seeds": n,
+        "complete": complete,
+        "incomplete": None if complete else {"reasons": problems, "missing": missing,
+                                             "failed": failed},
+        "baseline": None, "idea": None, "idea_config": None,
+        "idea_sweep": sweeps["idea"], "comparison": None,
+    }
+    idea_sel = []
+    if complete:
+        b_cfg, i_cfg = grid[best["baseline"]], grid[best["idea"]]
+        base = [runs[("baseline", cfg_id(b_cfg), s)]["test"] for s in seeds]
+        idea_sel = [runs[("idea", cfg_id(i_cfg), s)] for s in seeds]
+        idea = [r["test"] for r in idea_sel]
+        report["baseline"] = {"best_cfg": b_cfg, "sweep": sweeps["baseline"],
+                              "full": stats.summarize(base)}
+        report["idea"] = stats.summarize(idea)
+        report["idea_config"] = i_cfg
+        report["comparison"] = stats.compare(base, idea, direction=direction, alpha=alpha,
+                                             margin=spec.get("margin"))
+        for arm, idx in best.items():
+            if len(grid) >= 3 and idx in (0, len(grid) - 1):
+                warnings.append(f"the {arm}'s selected config {cfg_id(grid[idx])} is at the "
+                                "edge of the grid: a wider grid may tune it better")
+    else:
+        report["baseline"] = {"best_cfg": None, "sweep": sweeps["baseline"], "full": None}
+    mech_tests = math_verification(mechanism_payloads)
+    mech_sig = mechanism_signature(idea_sel)
+    report.update({
+        "mechanism_signature": mech_sig,
+        "math_verification": mech_tests,
+        "mechanism_ok": stats.mechanism_ok(
+            [s["confirmed"] for s in mech_sig["signatures"].values()],
+            [t["outcome"] == "passed" for t in mech_tests["tests"]]),
+        "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha,
+                     "selection": SELECTION_RULE, "test": TEST_NAME,
+                     "margin": spec.get("margin")},
+        "warnings": warnings,
+        "runs": [_run_row(r) for r in sorted(
+            (r for r in run_payloads if r["track"] == track and "cfg" in r),
+            key=lambda r: (r["arm"] != "baseline", grid.index(r["cfg"])
+                           if r["cfg"] in grid else len(grid), r["seed"]))],
+        "environment": _environment(run_payloads),
+    })
+    return report
+
+
+def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
+    """Verdicts on the family-adjusted p (Holm over the tracks an idea is benched on)."""
+    comp = report["comparison"]
+    if comp is None:
+        report["practical_verdict"] = report["system_verdict"] = "incomplete"
+        return report
+    alpha = report["protocol"]["alpha"]
+    comp["p_adjusted"] = p_adjusted
+    comp["family_size"] = family_size
+    direction = "lower" if report["metric_direction"].startswith("lower") else "higher"
+    ni = comp.get("noninferiority")
+    report["practical_verdict"] = stats.practical_verdict(
+        p_adjusted, comp["delta_mean"], direction, alpha,
+        non_inferior=ni["non_inferior"] if ni else None)
+    report["system_verdict"] = stats.system_verdict(report["practical_verdict"],
+                                                    report["mechanism_ok"])
+    return report
+
+
+def _run_row(r: dict) -> dict:
+    return {"arm": r["arm"], "seed": r["seed"], "cfg": r["cfg"], "val": r.get("val"),
+            "test": r.get("test"), "seconds": r.get("seconds"),
+            "diverged": bool(r.get("diverged", False)), "outcome": r["outcome"],
+            "reused": bool(r.get("reused", False)), "logs": r.get("logs", {}),
+            "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()}}
+
+
+def _environment(run_payloads: list[dict]) -> dict:
+    envs = [r["env"] for r in run_payloads if r.get("env")]
+    return dict(envs[0]) if envs else {}
+
+
+def report_path(report_dir: Path, name: str, track: str) -> Path:
+    return Path(report_dir) / name / track / "bench_report.json"
+
+
+def dumps(report: dict) -> str:
+    """Deterministic JSON: sorted keys are avoided to keep the v1 reading order; NaN refused."""
+    return json.dumps(report, indent=2, allow_nan=False) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder and rename: a killed process never leaves a
+    half-written file behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def stamp(report: dict) -> dict:
+    report["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return report
+
+
+def finite_or_none(x):
+    return x if isinstance(x, (int, float)) and math.isfinite(x) else None

@@ -1,0 +1,158 @@
+"""The idea module's declaration (``pytest.mark.bench``), parsed and validated.
+
+Every mistake here is reported as a collection error that says what is wrong and what is valid,
+before anything trains.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+from dataclasses import dataclass, field
+
+ARMS = ("baseline", "idea")
+DEFAULT_SEEDS = 8
+MIN_SEEDS = 2
+BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin")
+
+
+class SpecError(ValueError):
+    """A mistake in an idea module's declaration."""
+
+
+@dataclass(frozen=True)
+class IdeaSpec:
+    name: str
+    module: str                 # the module's nodeid, e.g. ideas/test_x.py
+    tracks: tuple[str, ...]
+    grids: dict                 # track -> tuple of cfg dicts, in grid order
+    seeds: tuple[int, ...]
+    epochs: dict                # track -> epochs used
+    claim: str | None = None
+    margin: float | None = None
+    protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
+
+    def points(self):
+        """(track, cfg, seed) of every run an arm makes, in a stable order."""
+        for track in self.tracks:
+            for cfg in self.grids[track]:
+                for seed in self.seeds:
+                    yield track, cfg, seed
+
+    def to_plain(self) -> dict:
+        return {
+            "name": self.name, "module": self.module, "tracks": list(self.tracks),
+            "grids": {t: [dict(c) for c in g] for t, g in self.grids.items()},
+            "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
+            "margin": self.margin, "protocols": self.protocols,
+        }
+
+
+def cfg_id(cfg: dict) -> str:
+    return "-".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in cfg.items())
+
+
+def run_id(track: str, cfg: dict, seed: int) -> str:
+    return f"{track}-{cfg_id(cfg)}-seed{seed}"
+
+
+def parse_grid(grid, where: str) -> tuple[dict, ...]:
+    """A grid is a dict of non-empty value lists (their product, in order) or a list of dicts."""
+    valid = ("valid: a dict of non-empty lists such as {'lr': [1e-3, 3e-3]}, "
+             "or a non-empty list of dicts such as [{'lr': 1e-3}, {'lr': 3e-3}]")
+    if isinstance(grid, dict):
+        if not grid:
+            raise SpecError(f"{where}: grid is empty; {valid}")
+        for key, values in grid.items():
+            if not isinstance(key, str):
+                raise SpecError(f"{where}: grid key {key!r} is not a string; {valid}")
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+                raise SpecError(f"{where}: grid[{key!r}] = {values!r} is not a list; {valid}")
+            if not list(values):
+                raise SpecError(f"{where}: grid[{key!r}] is an empty list; {valid}")
+        keys = list(grid)
+        configs = [dict(zip(keys, combo)) for combo in itertools.product(*grid.values())]
+    elif isinstance(grid, (list, tuple)):
+        if not grid:
+            raise SpecError(f"{where}: grid is empty; {valid}")
+        if not all(isinstance(c, dict) and c for c in grid):
+            raise SpecError(f"{where}: grid {grid!r} is not a list of non-empty dicts; {valid}")
+        configs = [dict(c) for c in grid]
+    else:
+        raise SpecError(f"{where}: grid {grid!r} is a {type(grid).__name__}; {valid}")
+    for cfg in configs:
+        for key, value in cfg.items():
+            if not isinstance(value, (str, bool, numbers.Real)) or (
+                    isinstance(value, float) and not math.isfinite(value)):
+                raise SpecError(f"{where}: grid value {key}={value!r} must be a finite number, "
+                                "a bool or a string")
+        if "lr" in cfg:
+            lr = cfg["lr"]
+            if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr > 0:
+                raise SpecError(f"{where}: learning rate lr={lr!r} must be a positive number")
+        for key in ("epochs", "batch_size"):
+            if key in cfg and (not isinstance(cfg[key], int) or cfg[key] < 1):
+                raise SpecError(f"{where}: {key}={cfg[key]!r} must be a positive integer")
+    configs = [{k: (float(v) if isinstance(v, numbers.Real) and not isinstance(v, (bool, int))
+                    else v) for k, v in c.items()} for c in configs]
+    if len({cfg_id(c) for c in configs}) != len(configs):
+        raise SpecError(f"{where}: grid has duplicate configs: {[cfg_id(c) for c in configs]}")
+    return tuple(configs)
+
+
+def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
+                       epochs_override: int | None) -> IdeaSpec:
+    """Validate ``pytest.mark.bench(...)`` of ``module`` against the track registry."""
+    from benchkit import tracks as registry  # torch: only where runs are collected
+
+    where = f"{module}: pytest.mark.bench"
+    if mark.args:
+        raise SpecError(f"{where} takes keyword arguments only ({', '.join(BENCH_KWARGS)}), "
+                        f"got positional {mark.args!r}")
+    unknown = set(mark.kwargs) - set(BENCH_KWARGS)
+    if unknown:
+        raise SpecError(f"{where}: unknown argument(s) {sorted(unknown)}; valid: "
+                        f"{', '.join(BENCH_KWARGS)}")
+    kw = mark.kwargs
+    default_name = module.rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_")
+    name = kw.get("name", default_name)
+    if not isinstance(name, str) or not name or any(c in name for c in "/\\ ") or name in (".", ".."):
+        raise SpecError(f"{where}: name={name!r} must be a non-empty string without '/', '\\' "
+                        "or spaces (it names the report folder)")
+    track_arg = kw.get("track")
+    if track_arg is None:
+        raise SpecError(f"{where}: no track given; known tracks: {', '.join(registry.names())}")
+    track_names = (track_arg,) if isinstance(track_arg, str) else tuple(track_arg)
+    if not track_names or not all(isinstance(t, str) for t in track_names):
+        raise SpecError(f"{where}: track={track_arg!r} must be a track name or a list of names; "
+                        f"known tracks: {', '.join(registry.names())}")
+    if len(set(track_names)) != len(track_names):
+        raise SpecError(f"{where}: track={track_arg!r} names a track twice")
+    for t in track_names:
+        if t not in registry.names():
+            raise SpecError(f"{where}: unknown track {t!r}; known tracks: "
+                            f"{', '.join(registry.names())}")
+    grids = {}
+    for t in track_names:
+        grid = kw.get("grid")
+        grids[t] = parse_grid(grid, where) if grid is not None else registry.get(t).grid
+    n_seeds = kw.get("seeds", DEFAULT_SEEDS) if seeds_override is None else seeds_override
+    if isinstance(n_seeds, bool) or not isinstance(n_seeds, int) or n_seeds < MIN_SEEDS:
+        raise SpecError(f"{where}: seeds={n_seeds!r}: need an integer >= {MIN_SEEDS} (paired "
+                        "statistics need two pairs at least; 6 or more can reach p < 0.05)")
+    claim = kw.get("claim")
+    if claim is not None and not isinstance(claim, str):
+        raise SpecError(f"{where}: claim must be a string, got {type(claim).__name__}")
+    margin = kw.get("margin")
+    if margin is not None:
+        if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not (
+                0 < margin < 1):
+            raise SpecError(f"{where}: margin={margin!r} must be a number in (0, 1): the "
+                            "non-inferiority margin relative to the baseline mean")
+        margin = float(margin)
+    epochs = {t: int(epochs_override or registry.get(t).epochs) for t in track_names}
+    return IdeaSpec(
+        name=name, module=module, tracks=track_names, grids=grids,
+        seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,
+        protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names},
+    )

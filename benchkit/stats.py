@@ -1,0 +1,281 @@
+"""Pure statistics of a bench: baseline arm vs idea arm over paired seeds.
+
+No torch here, only numpy/scipy/stdlib, so the protocol can be tested fast and in isolation.
+Every value returned is a plain Python float/int/bool/str/list/dict/None: numpy scalars do not
+survive pytest-xdist's serialisation, and reports are JSON, so non-finite numbers become None.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize, stats
+
+DIRECTIONS = ("lower", "higher")
+PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive")
+_REL_TOL = 1e-12  # float ties in the permutation null: sums in another order differ by ulps
+
+
+def _direction(direction: str) -> str:
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    return direction
+
+
+def _array(values, name: str = "values") -> np.ndarray:
+    a = np.asarray(values, dtype=float).reshape(-1)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contain non-finite values (NaN or inf): {a.tolist()}")
+    return a
+
+
+def _paired(baseline, idea) -> tuple[np.ndarray, np.ndarray]:
+    b, i = _array(baseline, "baseline"), _array(idea, "idea")
+    if len(b) != len(i):
+        raise ValueError(f"baseline and idea differ in length: {len(b)} vs {len(i)}")
+    return b, i
+
+
+def _json_float(x) -> float | None:
+    """Plain float, or None when not finite (JSON has no NaN/inf)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _better(delta: float, direction: str) -> bool:
+    return delta < 0 if _direction(direction) == "lower" else delta > 0
+
+
+def summarize(values) -> dict:
+    """Mean, population std (ddof=0, as the v1 reports), per-seed values and count."""
+    a = _array(values)
+    return {"mean": float(a.mean()), "std": float(a.std()), "per_seed": a.tolist(), "n": len(a)}
+
+
+def min_p_value(n: int) -> float:
+    """Smallest two-sided sign-flip p reachable with n pairs (both all-same-sign patterns)."""
+    return 2.0 ** (1 - int(n))
+
+
+def sign_flip_p_value(diffs, *, exact_max: int = 16, n_resamples: int = 20000, seed: int = 0) -> float:
+    """Two-sided paired sign-flip permutation p of the mean difference.
+
+    Under H0 (no effect) each pair's difference is equally likely to have either sign, so the
+    null distribution of the mean is that of the means over all 2^n sign flips. Exact for
+    n <= exact_max; above, seeded Monte Carlo with the (1 + count) / (1 + n_resamples) estimate,
+    which never returns 0 and is deterministic for a seed.
+    """
+    d = _array(diffs, "diffs")
+    n = len(d)
+    if n == 0:
+        raise ValueError("diffs is empty")
+    if not np.any(d):
+        return 1.0
+    # compare |sum| rather than |mean|; tolerance on the scale of the summed terms
+    obs = abs(d.sum())
+    thr = obs - _REL_TOL * np.abs(d).sum()
+    if n <= exact_max:
+        bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
+        sums = (1.0 - 2.0 * bits) @ d
+        return float(np.mean(np.abs(sums) >= thr))
+    rng = np.random.default_rng(seed)
+    count, left = 0, int(n_resamples)
+    while left > 0:  # chunks bound memory for large n
+        k = min(left, max(1, 2_000_000 // n))
+        signs = rng.integers(0, 2, size=(k, n)) * 2.0 - 1.0
+        count += int(np.count_nonzero(np.abs(signs @ d) >= thr))
+        left -= k
+    return (1 + count) / (1 + int(n_resamples))
+
+
+def _pairs_sd(diffs) -> tuple[np.ndarray, int, float]:
+    d = _array(diffs, "diffs")
+    if len(d) < 2:
+        raise ValueError(f"need at least 2 pairs, got {len(d)}")
+    return d, len(d), float(d.std(ddof=1))
+
+
+def mde(diffs, alpha: float = 0.05) -> float:
+    """v1 minimal detectable effect: t(1-alpha/2, n-1) * sd(ddof=1) / sqrt(n), i.e. the
+    smallest observed mean difference that a paired t-test would call significant."""
+    _, n, sd = _pairs_sd(diffs)
+    return float(stats.t.ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n))
+
+
+def ci95(diffs) -> list[float]:
+    """95% t confidence interval [lo, hi] of the mean difference."""
+    d, _, _ = _pairs_sd(diffs)
+    half = mde(d, 0.05)
+    return [float(d.mean() - half), float(d.mean() + half)]
+
+
+def effect_size(diffs) -> float | None:
+    """Cohen's dz = mean / sd(ddof=1) of the differences; None when sd == 0 (undefined)."""
+    d, _, sd = _pairs_sd(diffs)
+    return float(d.mean() / sd) if sd > 0 else None
+
+
+def _t_power(ncp: float, n: int, alpha: float) -> float:
+    """Power of the two-sided paired t-test with n pairs at noncentrality ncp."""
+    df = n - 1
+    crit = stats.t.ppf(1 - alpha / 2, df)
+    # lower tail P(T < -crit) written as an upper tail: nct.cdf(-crit) is NaN at large ncp
+    return float(stats.nct.sf(crit, df, ncp) + stats.nct.sf(crit, df, -ncp))
+
+
+def power_mde(n: int, sd: float, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Smallest true mean difference detected with probability `power` by a two-sided paired
+    t-test on n pairs whose differences have standard deviation sd (noncentral t).
+
+    This is the t approximation of the permutation test that benchkit actually runs (which
+    with n pairs can never go below p = 2**(1-n)); it answers "what effect could we see"."""
+    if n < 2:
+        raise ValueError(f"need at least 2 pairs, got {n}")
+    if not alpha < power < 1:
+        raise ValueError(f"power must be in (alpha, 1), got {power}")
+    if sd == 0:
+        return 0.0
+    hi = 1.0
+    while _t_power(hi, n, alpha) < power:
+        hi *= 2
+    ncp = optimize.brentq(lambda c: _t_power(c, n, alpha) - power, 0.0, hi, xtol=1e-12)
+    return float(ncp * abs(sd) / math.sqrt(n))
+
+
+def seeds_needed(delta: float, sd: float, alpha: float = 0.05, power: float = 0.8,
+                 max_n: int = 10000) -> int | None:
+    """Smallest n >= 2 pairs for which a two-sided paired t-test (t approximation of the
+    permutation test) detects a true difference |delta| with the given power. None if
+    delta == 0 or sd == 0 (undefined) or if more than max_n pairs would be needed."""
+    if delta == 0 or sd == 0 or not (math.isfinite(delta) and math.isfinite(sd)):
+        return None
+    es = abs(delta) / abs(sd)
+    ok = lambda n: _t_power(es * math.sqrt(n), n, alpha) >= power  # noqa: E731
+    if ok(2):
+        return 2
+    if not ok(max_n):
+        return None
+    lo, hi = 2, max_n  # invariant: not ok(lo), ok(hi); power grows with n
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return int(hi)
+
+
+def idea_wins(baseline, idea, direction: str) -> int:
+    """Number of seeds on which the idea is strictly better in the metric's direction."""
+    b, i = _paired(baseline, idea)
+    d = i - b
+    return int(np.count_nonzero(d < 0 if _direction(direction) == "lower" else d > 0))
+
+
+def holm(p_values) -> list[float]:
+    """Holm step-down adjusted p-values, in input order: sorted ascending, the k-th (0-based)
+    of m gets max over j <= k of (m - j) * p_(j), capped at 1 (controls family-wise error)."""
+    p = _array(p_values, "p_values")
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adj
+    return [float(x) for x in out]
+
+
+def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: float = 0.05) -> dict:
+    """One-sided (1-alpha) t test that the idea is not worse than baseline by more than
+    margin * |baseline mean| (the margin is relative, so it is scale-free across tracks)."""
+    b, i = _paired(baseline, idea)
+    d, n, sd = _pairs_sd(i - b)
+    if not (math.isfinite(margin) and margin >= 0):
+        raise ValueError(f"margin must be a finite number >= 0, got {margin}")
+    m_abs = margin * abs(float(b.mean()))
+    se, mean, df = sd / math.sqrt(n), float(d.mean()), n - 1
+    # "worse" is positive for lower-is-better: flip so that worse is always positive
+    worse = mean if _direction(direction) == "lower" else -mean
+    bound_worse = worse + stats.t.ppf(1 - alpha, df) * se
+    if se > 0:
+        p = float(stats.t.cdf((worse - m_abs) / se, df))
+    else:
+        p = 0.0 if worse < m_abs else 1.0
+    bound = bound_worse if direction == "lower" else -bound_worse
+    return {"margin_rel": float(margin), "margin_abs": _json_float(m_abs),
+            "bound": _json_float(bound), "non_inferior": bool(bound_worse < m_abs),
+            "p_value": _json_float(p)}
+
+
+def compare(baseline, idea, *, direction: str, alpha: float = 0.05, seed: int = 0,
+            margin: float | None = None) -> dict:
+    """Paired comparison of the arms' test metrics (same seed order); v1 keys plus extras."""
+    _direction(direction)
+    b, i = _paired(baseline, idea)
+    d, n, sd = _pairs_sd(i - b)
+    delta = float(d.mean())
+    p = sign_flip_p_value(d, seed=seed)
+    m = mde(d, alpha)
+    base_mean = abs(float(b.mean()))
+    significant = p < alpha
+    if significant and _better(delta, direction):
+        verdict = "idea better (significant)"
+    elif significant and _better(-delta, direction):
+        verdict = "idea worse (significant)"
+    else:
+        verdict = "no significant win"
+    return {
+        "delta_mean": delta, "idea_wins": idea_wins(b, i, direction), "n_pairs": n,
+        "per_seed_diffs": d.tolist(), "p_value": p, "mde": _json_float(m),
+        "mde_rel_pct": _json_float(100 * m / base_mean) if base_mean > 0 else None,
+        "verdict": verdict, "system_worked": verdict == "idea better (significant)",
+        "direction": direction, "alpha": float(alpha),
+        "ci95": [_json_float(x) for x in ci95(d)], "effect_size": effect_size(d),
+        "mde_power80": _json_float(power_mde(n, sd, alpha, 0.8)),
+        "seeds_needed": None if significant else seeds_needed(delta, sd, alpha),
+        "noninferiority": None if margin is None else noninferiority(
+            b, i, direction=direction, margin=margin, alpha=alpha),
+    }
+
+
+def select_config(val_by_config, direction: str) -> int | None:
+    """Index (grid order) of the config with the best validation mean over seeds. Configs with
+    a missing or non-finite (diverged) seed are not eligible; ties go to the first; None if
+    no config is eligible."""
+    sign = 1.0 if _direction(direction) == "lower" else -1.0
+    best, best_score = None, math.inf
+    for k, vals in enumerate(val_by_config):
+        vals = list(vals)
+        if not vals or any(v is None or not math.isfinite(float(v)) for v in vals):
+            continue
+        score = sign * float(np.mean(np.asarray(vals, dtype=float)))
+        if score < best_score:
+            best, best_score = k, score
+    return best
+
+
+def practical_verdict(p: float, delta_mean: float, direction: str, alpha: float,
+                      non_inferior: bool | None = None) -> str:
+    """helps / harms (significant either way), else non-inferior if shown, else inconclusive."""
+    if p < alpha and _better(delta_mean, direction):
+        return "helps"
+    if p < alpha and _better(-delta_mean, direction):
+        return "harms"
+    return "non-inferior" if non_inferior is True else "inconclusive"
+
+
+def mechanism_ok(signatures_confirmed, tests_passed) -> int | None:
+    """1 if every signature is confirmed and every mechanism test passed, 0 if any is not,
+    None when the idea states no mechanism evidence at all."""
+    flags = list(signatures_confirmed) + list(tests_passed)
+    if not flags:
+        return None
+    return int(all(f is not None and bool(f) for f in flags))
+
+
+def system_verdict(practical: str, mechanism_ok: int | None) -> str:
+    """worked: helps with its mechanism confirmed; failed: harms, or no help and no confirmed
+    mechanism; partial: the rest (helps without mechanism, or mechanism without help)."""
+    if practical not in PRACTICAL:
+        raise ValueError(f"practical must be one of {PRACTICAL}, got {practical!r}")
+    if practical == "helps" and mechanism_ok == 1:
+        return "worked"
+    if practical == "harms" or (practical != "helps" and mechanism_ok != 1):
+        return "failed"
+    return "partial"

@@ -1,0 +1,99 @@
+"""What a track is: data + default model + loss/metric + protocol + default grid."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+import torch
+from torch import nn
+
+
+class Split(NamedTuple):
+    """One split of in-memory tensors: inputs ``x`` and targets ``y`` (first dim = examples)."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+
+    def __len__(self) -> int:
+        return int(self.x.shape[0])
+
+
+class Data(NamedTuple):
+    train: Split
+    val: Split
+    test: Split
+
+
+def mse(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return torch.mean((pred - y) ** 2)
+
+
+@dataclass(frozen=True)
+class Track:
+    """A benchmark track.
+
+    ``make_data(seed)`` must be deterministic in the seed alone and use no network; each seed
+    draws a fresh sample. ``metric`` maps (prediction, target) to a scalar tensor; ``direction``
+    says whether "lower" or "higher" is better, so nothing downstream assumes either.
+    """
+
+    name: str
+    make_data: Callable[[int], Data]
+    make_model: Callable[[], nn.Module]
+    model_name: str
+    grid: tuple[dict, ...]
+    epochs: int
+    batch_size: int = 32
+    metric_name: str = "mse"
+    direction: str = "lower"
+    loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = mse
+    metric: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = mse
+    optimizer: str = "adam"
+    description: str = ""
+    extra_protocol: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.direction not in ("lower", "higher"):
+            raise ValueError(f"track {self.name!r}: direction must be 'lower' or 'higher', "
+                             f"got {self.direction!r}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"track {self.name!r}: unknown optimizer {self.optimizer!r}; "
+                             f"valid: {sorted(OPTIMIZERS)}")
+
+    def model(self) -> nn.Module:
+        """A fresh default model (built from the global torch RNG, seeded per run)."""
+        return self.make_model()
+
+    def data(self, seed: int) -> Data:
+        return self.make_data(seed)
+
+    @property
+    def metric_direction(self) -> str:
+        return f"{self.direction} is better"
+
+    def better(self, a: float, b: float) -> bool:
+        """True when metric value ``a`` is strictly better than ``b``."""
+        return a < b if self.direction == "lower" else a > b
+
+    def worst_value(self) -> float:
+        return math.inf if self.direction == "lower" else -math.inf
+
+    def protocol(self, epochs: int | None = None) -> dict:
+        """Everything about training that is not the arm's config: goes into keys and reports."""
+        return {
+            "track": self.name,
+            "model": self.model_name,
+            "optimizer": self.optimizer,
+            "batch_size": self.batch_size,
+            "epochs": int(epochs if epochs is not None else self.epochs),
+            "metric": self.metric_name,
+            "metric_direction": self.metric_direction,
+            **self.extra_protocol,
+        }
+
+
+OPTIMIZERS: dict[str, Callable] = {
+    "adam": lambda params, lr: torch.optim.Adam(params, lr=lr),
+    "sgd": lambda params, lr: torch.optim.SGD(params, lr=lr),
+}

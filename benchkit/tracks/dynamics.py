@@ -1,0 +1,77 @@
+"""``dynamics``: next-state prediction on Lorenz-63 windows (RK4), normalised.
+
+Every window comes from its own trajectory, started at a random point and burned in onto the
+attractor, so train, val and test share no state. Inputs and targets are normalised with the
+train split's per-coordinate mean and std.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+from benchkit.models import rnn_small
+from benchkit.tracks import register
+from benchkit.tracks.base import Data, Split, Track
+
+N_TRAIN, N_VAL, N_TEST = 400, 200, 400
+WINDOW = 16          # input states per window; the target is the next one
+DT = 0.01            # RK4 step
+STRIDE = 5           # RK4 steps between observed states (observed every 0.05 time units)
+BURN_IN = 500        # RK4 steps before the first observation
+SIGMA, RHO, BETA = 10.0, 28.0, 8.0 / 3.0
+_DATA_SALT = 0xD1A
+
+
+def _lorenz(s: np.ndarray) -> np.ndarray:
+    x, y, z = s[:, 0], s[:, 1], s[:, 2]
+    return np.stack([SIGMA * (y - x), x * (RHO - z) - y, x * y - BETA * z], axis=1)
+
+
+def _rk4(s: np.ndarray, steps: int) -> np.ndarray:
+    for _ in range(steps):
+        k1 = _lorenz(s)
+        k2 = _lorenz(s + 0.5 * DT * k1)
+        k3 = _lorenz(s + 0.5 * DT * k2)
+        k4 = _lorenz(s + DT * k3)
+        s = s + DT / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return s
+
+
+def trajectories(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` independent observed trajectories of ``WINDOW + 1`` states: shape (n, W+1, 3)."""
+    s = rng.normal(size=(n, 3)) * np.array([8.0, 8.0, 8.0]) + np.array([0.0, 0.0, 25.0])
+    s = _rk4(s, BURN_IN)
+    states = [s]
+    for _ in range(WINDOW):
+        s = _rk4(s, STRIDE)
+        states.append(s)
+    return np.stack(states, axis=1)
+
+
+@functools.lru_cache(maxsize=64)
+def make_data(seed: int) -> Data:
+    rng = np.random.default_rng([_DATA_SALT, seed])
+    n = N_TRAIN + N_VAL + N_TEST
+    traj = trajectories(rng, n)
+    mean = traj[:N_TRAIN].reshape(-1, 3).mean(axis=0)
+    std = traj[:N_TRAIN].reshape(-1, 3).std(axis=0)
+    traj = torch.from_numpy(((traj - mean) / std).astype(np.float32))
+    x, y = traj[:, :WINDOW], traj[:, WINDOW]
+    cut = np.cumsum([0, N_TRAIN, N_VAL, N_TEST])
+    return Data(*(Split(x[a:b], y[a:b]) for a, b in zip(cut[:-1], cut[1:])))
+
+
+TRACK = register(Track(
+    name="dynamics",
+    make_data=make_data,
+    make_model=rnn_small,
+    model_name="rnn_small",
+    grid=({"lr": 1e-3}, {"lr": 3e-3}, {"lr": 6e-3}),
+    epochs=8,
+    description="Lorenz-63 (RK4) windows of 16 states, predict the next; rnn_small GRU(64); "
+                "test MSE on normalised states",
+    extra_protocol={"n_train": N_TRAIN, "n_val": N_VAL, "n_test": N_TEST, "window": WINDOW,
+                    "dt": DT * STRIDE},
+))
