@@ -22,6 +22,7 @@ spec_cache_key = pytest.StashKey[dict]()        # module nodeid -> IdeaSpec | Sp
 names_key = pytest.StashKey[dict]()             # idea name -> module nodeid
 settings_key = pytest.StashKey["Settings"]()
 run_key = pytest.StashKey[object]()             # item -> Run
+store_key = pytest.StashKey[object]()           # config -> RunStore | None
 
 
 # -- options ------------------------------------------------------------------------------
@@ -107,6 +108,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[names_key] = {}
     # Thread count for torch, set before torch is imported where possible.
     os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        from benchkit.store import RunStore
+        config.stash[store_key] = RunStore(cache.mkdir("benchkit-runs"))
+    else:
+        config.stash[store_key] = None
     if not is_worker(config):
         _check_report_dir(settings.report_dir)
         config.pluginmanager.register(BenchSession(settings), "benchkit-session")
@@ -241,11 +248,32 @@ def run(request: pytest.FixtureRequest):
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
                   epochs=spec.epochs[track])
     request.node.stash[run_key] = the_run
+    if request.config.stash[store_key] is not None:
+        from benchkit.run import environment
+        from benchkit.store import run_key as make_key
+        the_run.store_key = make_key(
+            arm=arm, track=track, protocol=spec.protocols[track], cfg=cfg, seed=seed,
+            module_file=str(request.node.path), rootdir=str(request.config.rootpath),
+            environment=environment())
     return the_run
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    """Reuse a stored run: its result is taken and the test body is not called."""
+    the_run = pyfuncitem.stash.get(run_key, None)
+    store = pyfuncitem.config.stash[store_key]
+    if the_run is None or store is None or pyfuncitem.config.stash[settings_key].fresh:
+        return None
+    stored = store.get(the_run.store_key)
+    if stored is None:
+        return None
+    the_run.restore(stored)
+    return True
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_pyfunc_call")
+def seed_and_check_run(pyfuncitem: pytest.Function):
     the_run = pyfuncitem.stash.get(run_key, None)
     if the_run is None:
         return (yield)
@@ -276,6 +304,9 @@ def pytest_runtest_makereport(item: pytest.Item, call):
                    "nodeid": item.nodeid}
         if the_run is not None:
             payload.update(the_run.payload())
+            store = item.config.stash[store_key]
+            if outcome == "passed" and not payload["reused"] and store is not None:
+                store.put(the_run.store_key, the_run.payload())
             from benchkit.run import environment
             payload["env"] = environment()
     elif item.get_closest_marker("mechanism") is not None:

@@ -64,6 +64,8 @@ class Run:
         self.signatures: dict[str, dict] = {}
         self.logs: dict[str, float] = {}
         self._started = time.perf_counter()
+        self.store_key: str | None = None
+        self.reused_seconds: float | None = None  # set when the result came from the store
 
     @property
     def data(self) -> Data:
@@ -148,13 +150,23 @@ class Run:
         self.logs[name] = value if math.isfinite(value) else None
 
     # -- payload --------------------------------------------------------------------------
+    def restore(self, stored: dict) -> None:
+        """Take the result of a stored run (see benchkit.store) instead of training."""
+        self.val, self.test = stored["val"], stored["test"]
+        self.diverged = bool(stored["diverged"])
+        self.signatures = stored.get("signatures", {})
+        self.logs = stored.get("logs", {})
+        self.reused_seconds = float(stored.get("seconds") or 0.0)
+
     def payload(self) -> dict:
         """Plain values only: this crosses process boundaries through xdist."""
         return {
             "arm": self.arm, "track": self.track.name, "cfg": self.cfg, "seed": self.seed,
             "val": _finite_or_none(self.val), "test": _finite_or_none(self.test),
-            "diverged": bool(self.diverged), "recorded": self.val is not None,
-            "seconds": round(time.perf_counter() - self._started, 6),
+            "diverged": bool(self.diverged),
+            "seconds": (self.reused_seconds if self.reused_seconds is not None
+                        else round(time.perf_counter() - self._started, 6)),
+            "reused": self.reused_seconds is not None,
             "signatures": self.signatures, "logs": self.logs,
         }
 

@@ -1,0 +1,146 @@
+"""The run store: finished runs kept in pytest's cache so that nothing trains twice.
+
+A stored run is reused only on an exact key match, and the key covers everything that can
+change a run: arm, track protocol, config, seed, the idea module's source and the
+project-local modules it imports (transitively), the conftest files above it, benchkit's own
+source, the torch/numpy/python versions and the thread count. When in doubt, retrain: a module
+whose imports can't be resolved still hashes its own source, and any error reading the store is
+a miss.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import json
+import os
+import sys
+import sysconfig
+from pathlib import Path
+
+from benchkit.report import write_atomic
+
+STORE_VERSION = 1
+
+
+def _hash_files(paths) -> str:
+    h = hashlib.sha256()
+    for p in sorted(set(paths)):
+        h.update(str(p).encode())
+        h.update(b"\0")
+        h.update(Path(p).read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def benchkit_source_hash() -> str:
+    root = Path(__file__).parent
+    return _hash_files(p for p in root.rglob("*") if p.suffix in (".py", ".json"))
+
+
+def _excluded_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple(os.path.realpath(paths[k]) for k in ("stdlib", "purelib", "platlib")
+                 if k in paths) + (os.path.realpath(sys.prefix),)
+
+
+def local_dependencies(module_file: Path, rootdir: Path) -> list[Path]:
+    """The module's file and every project-local module it imports, transitively (files under
+    ``rootdir`` that are not installed packages or the interpreter's)."""
+    root = os.path.realpath(rootdir)
+    excluded = _excluded_roots()
+    seen: set[str] = set()
+    stack = [os.path.realpath(module_file)]
+    while stack:
+        path = stack.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            tree = ast.parse(Path(path).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        package = _package_of(path)
+        for name in _imported_names(tree, package):
+            mod = sys.modules.get(name)
+            file = getattr(mod, "__file__", None)
+            if not file:
+                continue
+            real = os.path.realpath(file)
+            if real.startswith(root + os.sep) and not real.startswith(excluded):
+                stack.append(real)
+    return [Path(p) for p in seen]
+
+
+def _package_of(path: str) -> str:
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__file__", None) and os.path.realpath(mod.__file__) == path:
+            return mod.__package__ or ""
+    return ""
+
+
+def _imported_names(tree: ast.AST, package: str):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                yield from (".".join(parts[:i]) for i in range(1, len(parts) + 1))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = package.split(".") if package else []
+                pkg = pkg[:len(pkg) - node.level + 1] if node.level > 1 else pkg
+                base = ".".join([*pkg, base] if base else pkg)
+            if base:
+                yield base
+                yield from (f"{base}.{a.name}" for a in node.names)
+
+
+def conftests_above(module_file: Path, rootdir: Path) -> list[Path]:
+    found, here, root = [], Path(module_file).resolve().parent, Path(rootdir).resolve()
+    while True:
+        if (here / "conftest.py").is_file():
+            found.append(here / "conftest.py")
+        if here == root or here.parent == here:
+            return found
+        here = here.parent
+
+
+@functools.lru_cache(maxsize=256)
+def code_hash(module_file: str, rootdir: str) -> str:
+    files = local_dependencies(Path(module_file), Path(rootdir))
+    files += conftests_above(Path(module_file), Path(rootdir))
+    return _hash_files(files)
+
+
+def run_key(*, arm: str, track: str, protocol: dict, cfg: dict, seed: int, module_file: str,
+            rootdir: str, environment: dict) -> str:
+    material = {
+        "store_version": STORE_VERSION, "arm": arm, "track": track, "protocol": protocol,
+        "cfg": cfg, "seed": seed, "code": code_hash(module_file, rootdir),
+        "benchkit": benchkit_source_hash(),
+        "env": {k: environment.get(k) for k in ("python", "torch", "numpy", "benchkit",
+                                                 "device", "threads")},
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+class RunStore:
+    """One JSON file per finished run under ``<cache>/benchkit-runs``."""
+
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        try:
+            payload = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return payload if isinstance(payload, dict) and payload.get("key") == key else None
+
+    def put(self, key: str, payload: dict) -> None:
+        write_atomic(self._path(key), json.dumps({**payload, "key": key}, sort_keys=True))
