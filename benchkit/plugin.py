@@ -223,6 +223,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                          ids=[run_id(t, c, s) for _, t, c, s in points])
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Count arm runs selected: a session that benches nothing says so (on the controller)."""
+    selected = sum(1 for item in session.items
+                   if _item_spec(item) is not None and item.get_closest_marker("arm"))
+    known = sum(1 for spec in session.config.stash[spec_cache_key].values()
+                if isinstance(spec, IdeaSpec))
+    counts = {"bench_modules": known, "arm_runs_selected": selected}
+    if is_worker(session.config):
+        session.config.workeroutput["benchkit_collection"] = counts
+    else:
+        session.config.pluginmanager.get_plugin("benchkit-session").collection = counts
+
+
 def _item_spec(item: pytest.Item) -> IdeaSpec | None:
     module_item = item.getparent(pytest.Module)
     if module_item is None:
@@ -338,6 +351,12 @@ class BenchSession:
         self.payloads: dict[str, dict] = {}    # nodeid -> latest payload
         self.written: list[dict] = []          # summaries of written reports
         self.failures: list[str] = []
+        self.collection: dict | None = None   # from local collection or a worker's output
+
+    def pytest_testnodedown(self, node, error) -> None:
+        counts = getattr(node, "workeroutput", {}).get("benchkit_collection")
+        if counts and self.collection is None:
+            self.collection = counts
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for prop in getattr(report, "user_properties", ()):
@@ -359,6 +378,11 @@ class BenchSession:
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         if not self.payloads:
+            counts = self.collection or {}
+            if counts.get("bench_modules") and not counts.get("arm_runs_selected"):
+                terminalreporter.write_line(
+                    f"benchkit: {counts['bench_modules']} idea module(s) collected but no arm "
+                    "run selected (-k/-m?): nothing benched, no report written", yellow=True)
             return
         from benchkit.table import render_summary
 
