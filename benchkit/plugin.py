@@ -286,7 +286,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_pyfunc_call")
-def seed_and_check_run(pyfuncitem: pytest.Function):
+def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function):
     the_run = pyfuncitem.stash.get(run_key, None)
     if the_run is None:
         return (yield)

@@ -1,0 +1,266 @@
+"""Task-visible pruning of a ReLU MLP: fold or drop the units the task never switches.
+
+Claim. On the task's inputs many hidden ReLU units of a trained MLP are *one-sided*: their
+pre-activation z_j stays on one side of zero, so the unit is affine (always active, relu(z) = z)
+or zero (always inactive). Such units can be replaced exactly by a ReLU-free surrogate, so
+replacing them first should lose less than pruning by weight magnitude.
+
+Both arms train mlp_tiny, keep KEEP_FRACTION of each hidden layer's ReLU units in a physically
+smaller model (compact Linear layers, no masks) and fine-tune it with the same budget (the last
+`run.fit` is the result).
+* Baseline, magnitude: keep the units with the largest ||W_in[j, :]||_2 * ||W_out[:, j]||_2
+  (invariant under the (c, 1/c) rescaling ReLU allows); drop the rest.
+* Idea, task-visible: a unit's crossing fraction is the share of training inputs on its
+  minority side, min(P[z_j > 0], P[z_j <= 0]). Keep the most-crossing units (ties: magnitude);
+  replace the others by their majority-side surrogate: fold (relu(z) -> z) or drop (-> 0).
+  A unit is one-sided when its [1%, 99%] train quantile range of z excludes zero (crossing
+  fraction <~ 1%): one-sided units are at the bottom of the ranking, so they go first.
+
+Folding is exact: a folded z_j = W_l[j] a_{l-1} + b_l[j] is affine in the layer's *input*, so it
+reaches the next pre-activation as an affine skip from a_{l-1}. Chained over layers, the compact
+model is a ReLU MLP with affine skips from every earlier kept activation r_m (r_0 = x) to later
+pre-activations: z_l = main_l(r_{l-1}) + sum_m skip_{l,m}(r_m).
+
+Signature: on the trained unpruned model, replacing only the one-sided units by their surrogates
+moves the output on the *test* inputs by <= 1e-4. The criterion is empirical (train quantiles),
+so this can fail; the bench reports by how much.
+"""
+from __future__ import annotations
+
+import statistics
+import timeit
+
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+from torch import nn
+
+KEEP_FRACTION = 0.5  # ReLU units kept per hidden layer, both arms
+QUANTILE = 0.01      # one-sided: the [QUANTILE, 1 - QUANTILE] range of z excludes 0
+
+pytestmark = pytest.mark.bench(
+    name="task_visible_pruning", track="tabular",
+    claim="folding/dropping one-sided ReLU units first beats magnitude pruning at 50% width")
+
+
+def linears(model: nn.Module) -> list[nn.Linear]:
+    return [m for m in model.modules() if isinstance(m, nn.Linear)]
+
+
+def n_keep(width: int, fraction: float) -> int:
+    return max(1, round(fraction * width))
+
+
+def n_params(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+@torch.no_grad()
+def preactivations(model: nn.Module, x: torch.Tensor) -> list[torch.Tensor]:
+    """z of every hidden layer of a Linear/ReLU stack, each (N, width)."""
+    zs, a = [], x
+    for lin in linears(model)[:-1]:
+        zs.append(lin(a))
+        a = zs[-1].relu()
+    return zs
+
+
+@torch.no_grad()
+def magnitude_scores(model: nn.Module) -> list[torch.Tensor]:
+    lins = linears(model)
+    return [a.weight.norm(dim=1) * b.weight.norm(dim=0) for a, b in zip(lins[:-1], lins[1:])]
+
+
+def magnitude_plan(model, x, fraction):
+    """(keep, fold) index tensors per hidden layer: top magnitudes kept, nothing folded."""
+    keep = [s.argsort(descending=True)[:n_keep(len(s), fraction)].sort().values
+            for s in magnitude_scores(model)]
+    return keep, [k[:0] for k in keep]
+
+
+def task_visible_plan(model, x, fraction):
+    """(keep, fold) per hidden layer: the most-crossing units kept, the rest fold or drop."""
+    keep, fold = [], []
+    for z, magnitude in zip(preactivations(model, x), magnitude_scores(model)):
+        active = (z > 0).double().mean(0)
+        crossing = torch.minimum(active, 1 - active)
+        order = magnitude.argsort(descending=True, stable=True)
+        order = order[crossing[order].argsort(descending=True, stable=True)]  # lexicographic
+        k = n_keep(z.shape[1], fraction)
+        rest = order[k:]
+        keep.append(order[:k].sort().values)
+        fold.append(rest[active[rest] > 0.5].sort().values)
+    return keep, fold
+
+
+def one_sided(model, x, q=QUANTILE):
+    """Per hidden layer, (always_active, always_inactive) masks from the z quantiles on x."""
+    masks = []
+    for z in preactivations(model, x):
+        lo, hi = torch.quantile(z, torch.tensor([q, 1 - q], dtype=z.dtype), dim=0)
+        masks.append((lo > 0, hi < 0))
+    return masks
+
+
+@torch.no_grad()
+def surrogate_forward(model, x, masks):
+    """The full-width model with masked units replaced: active -> z, inactive -> 0."""
+    *hidden, last = linears(model)
+    a = x
+    for lin, (on, off) in zip(hidden, masks):
+        z = lin(a)
+        a = torch.where(on, z, torch.where(off, 0.0, z.relu()))
+    return last(a)
+
+
+class CompactMLP(nn.Module):
+    """z_l = main[l](r_{l-1}) + sum_m skips[l][m](r_m); r_0 = x, r_l = relu(z_l)."""
+
+    def __init__(self, mains: list[nn.Linear], skips: list[dict[str, nn.Linear]]):
+        super().__init__()
+        self.main = nn.ModuleList(mains)
+        self.skips = nn.ModuleList(nn.ModuleDict(s) for s in skips)
+
+    def forward(self, x):
+        rs = [x]
+        for lin, skip in zip(self.main, self.skips):
+            z = lin(rs[-1])
+            for m, s in skip.items():
+                z = z + s(rs[int(m)])
+            rs.append(z.relu())
+        return z
+
+
+def _linear(weight, bias=None) -> nn.Linear:
+    lin = nn.utils.skip_init(nn.Linear, weight.shape[1], weight.shape[0],
+                             bias=bias is not None, dtype=weight.dtype)  # no RNG consumed
+    lin.weight.copy_(weight)
+    if bias is not None:
+        lin.bias.copy_(bias)
+    return lin
+
+
+@torch.no_grad()
+def compact_mlp(model, keep, fold) -> CompactMLP:
+    """Keep units `keep[l]` of hidden layer l as ReLUs, fold units `fold[l]` (relu -> identity),
+    drop the rest. G[m] is the coefficient of the current (full-width) pre-activation on r_m."""
+    mains, skips = [], []
+    for i, lin in enumerate(linears(model)):
+        if i == 0:
+            G, c = {0: lin.weight}, lin.bias
+        else:
+            K, F, W = keep[i - 1], fold[i - 1], lin.weight
+            G = {m: W[:, F] @ g[F] for m, g in G.items()} if len(F) else {}
+            G[i], c = W[:, K], lin.bias + W[:, F] @ c[F]
+        rows = keep[i] if i < len(keep) else slice(None)
+        mains.append(_linear(G[i][rows], c[rows]))
+        skips.append({str(m): _linear(g[rows]) for m, g in G.items() if m != i})
+    return CompactMLP(mains, skips)
+
+
+def forward_seconds(model, x, repeats=7) -> float:
+    """Median wall time of one batched forward (after one warm-up call)."""
+    with torch.no_grad():
+        return statistics.median(timeit.repeat(lambda: model(x), number=1, repeat=repeats + 1)[1:])
+
+
+def prune_and_finetune(run, plan) -> nn.Module:
+    """Train, prune with `plan`, fine-tune with the same budget; return the unpruned model."""
+    model = run.fit(run.track.model())
+    pruned = run.fit(compact_mlp(model, *plan(model, run.data.train.x, KEEP_FRACTION)))
+    run.log("params", n_params(pruned))
+    run.log("params_fraction", n_params(pruned) / n_params(model))
+    x = run.data.test.x
+    run.log("inference_time_ratio", forward_seconds(pruned, x) / forward_seconds(model, x))
+    return model
+
+
+@pytest.mark.arm("baseline")
+def test_magnitude_pruning(run):
+    prune_and_finetune(run, magnitude_plan)
+
+
+@pytest.mark.arm("idea")
+def test_task_visible_pruning(run):
+    model = prune_and_finetune(run, task_visible_plan)
+    masks = one_sided(model, run.data.train.x)
+    x = run.data.test.x
+    with torch.no_grad():
+        error = (surrogate_forward(model, x, masks) - model(x)).abs().max()
+    run.log("one_sided_units", sum(int((on | off).sum()) for on, off in masks))
+    run.signature("max_replacement_error", observed=error, predicted=0.0, tol=1e-4,
+                  prediction="one-sided ReLU units are affine or zero on the test inputs")
+
+
+# -- mechanism: the exact part of the claim, on random float64 MLPs ----------------------------
+widths = st.lists(st.integers(1, 12), min_size=3, max_size=5)  # 1..3 hidden layers
+seeds = st.integers(0, 2**31)
+
+
+def random_mlp(ws, seed):
+    g = torch.Generator().manual_seed(seed)
+    layers = [nn.Linear(a, b, dtype=torch.float64) for a, b in zip(ws[:-1], ws[1:])]
+    for p in (p for lin in layers for p in lin.parameters()):
+        nn.init.normal_(p, generator=g)
+    model = nn.Sequential(*[m for lin in layers for m in (lin, nn.ReLU())][:-1])
+    return model, torch.randn(50, ws[0], generator=g, dtype=torch.float64), g
+
+
+@torch.no_grad()
+def force_one_sided(model, x, g, sign):
+    """Shift the biases of a random subset of units (never all) so their z is strictly of
+    `sign` on x; returns the subset's masks."""
+    masks, a = [], x
+    for lin in linears(model)[:-1]:
+        mask = torch.rand(lin.out_features, generator=g) < 0.5
+        mask[torch.randint(len(mask), (1,), generator=g)] = False
+        z = lin(a)
+        edge = z.min(0).values if sign > 0 else z.max(0).values
+        lin.bias[mask] += (sign - edge)[mask]  # z >= 1 (sign 1) or z <= -1 (sign -1) on x
+        a = lin(a).relu()
+        masks.append(mask)
+    return masks
+
+
+@pytest.mark.mechanism
+@pytest.mark.parametrize("sign", [1, -1], ids=["fold_strictly_active", "drop_strictly_inactive"])
+@settings(max_examples=60, deadline=None)
+@given(ws=widths, seed=seeds)
+def test_replacing_strictly_one_sided_units_is_exact(sign, ws, seed):
+    model, x, g = random_mlp(ws, seed)
+    masks = force_one_sided(model, x, g, sign)
+    keep = [(~m).nonzero().flatten() for m in masks]
+    fold = [m.nonzero().flatten() if sign > 0 else k[:0] for m, k in zip(masks, keep)]
+    with torch.no_grad():
+        expected, got = model(x), compact_mlp(model, keep, fold)(x)
+    torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-9 * (1 + expected.abs().max()))
+
+
+@pytest.mark.mechanism
+@settings(max_examples=60, deadline=None)
+@given(ws=widths, fraction=st.floats(0.01, 1.0), seed=seeds, plan=st.sampled_from(
+    [magnitude_plan, task_visible_plan]))
+def test_compact_shapes_and_parameter_counts(ws, fraction, seed, plan):
+    model, x, _ = random_mlp(ws, seed)
+    keep, fold = plan(model, x, fraction)
+    compact = compact_mlp(model, keep, fold)
+    k = [ws[0]] + [n_keep(w, fraction) for w in ws[1:-1]] + [ws[-1]]
+    assert [lin.out_features for lin in compact.main] == k[1:]
+    # a skip r_m -> z_{i+1} exists iff every layer between them folded at least one unit
+    skip = sum(k[m] * k[i + 1] for i in range(len(k) - 1) for m in range(i)
+               if all(len(fold[j]) for j in range(m, i)))
+    assert n_params(compact) == sum((a + 1) * b for a, b in zip(k[:-1], k[1:])) + skip
+    assert all(not set(K.tolist()) & set(F.tolist()) for K, F in zip(keep, fold))
+
+
+@pytest.mark.mechanism
+@settings(max_examples=60, deadline=None)
+@given(ws=widths, fraction=st.floats(0.01, 1.0), seed=seeds)
+def test_least_crossing_units_are_replaced_first(ws, fraction, seed):
+    model, x, _ = random_mlp(ws, seed)
+    keep, _ = task_visible_plan(model, x, fraction)
+    for z, K in zip(preactivations(model, x), keep):
+        active = (z > 0).double().mean(0)
+        crossing = torch.minimum(active, 1 - active)
+        replaced = torch.ones(len(crossing), dtype=torch.bool).index_fill(0, K, False)
+        assert not replaced.any() or crossing[K].min() >= crossing[replaced].max()
