@@ -26,11 +26,13 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         adjusted = iter(stats.holm(ps)) if ps else iter(())
         for r in reports:
             rep.decide(r, next(adjusted) if r["comparison"] is not None else None,
-                       family_size=len(reports))
+                       family_size=len(ps))
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
             path = rep.report_path(settings.report_dir, name, r["track"])
             rep.write_atomic(path, rep.dumps(rep.stamp(r)))
+            from benchkit.summary import write_companions  # summary.md (+ plots) beside it
+            write_companions(path, r)
             written.append((path, r))
             why = gate_failure(r, settings.gate)
             if why:

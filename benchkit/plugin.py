@@ -306,11 +306,11 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     spec = _item_spec(item)
     if spec is None:
         return report
-    failed_setup = call.when == "setup" and report.outcome != "passed"
-    if call.when != "call" and not failed_setup:
+    setup_ended = call.when == "setup" and report.outcome != "passed"  # error or skip
+    if call.when != "call" and not setup_ended:
         return report
     the_run = item.stash.get(run_key, None)
-    outcome = "error" if failed_setup else report.outcome
+    outcome = "error" if setup_ended and report.failed else report.outcome
     message = _first_line(report) if outcome != "passed" else None
     if the_run is not None or item.get_closest_marker("arm") is not None:
         payload = {"kind": "run", "outcome": outcome, "message": message,
@@ -335,10 +335,9 @@ def pytest_runtest_makereport(item: pytest.Item, call):
 def _first_line(report) -> str | None:
     text = getattr(report, "longreprtext", "") or ""
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    for ln in reversed(lines):
-        if ln.startswith("E ") or "Error" in ln:
-            return ln.strip()[:300]
-    return lines[-1].strip()[:300] if lines else None
+    errors = [ln for ln in lines if ln.startswith("E ")]
+    chosen = errors[0] if errors else (lines[-1] if lines else None)
+    return chosen.removeprefix("E ").strip()[:300] if chosen else None
 
 
 # -- the controller -------------------------------------------------------------------------
