@@ -2,6 +2,8 @@
 adjustment across an idea's tracks, and the gate."""
 from __future__ import annotations
 
+import json
+
 from benchkit import report as rep
 from benchkit import stats
 
@@ -25,11 +27,12 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         ps = [r["comparison"]["p_value"] for r in reports if r["comparison"] is not None]
         adjusted = iter(stats.holm(ps)) if ps else iter(())
         for r in reports:
+            path = rep.report_path(settings.report_dir, name, r["track"])
             rep.decide(r, next(adjusted) if r["comparison"] is not None else None,
-                       family_size=len(ps))
+                       family_size=len(ps), max_seeds=spec.get("max_seeds"),
+                       previous=read_previous(path))
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
-            path = rep.report_path(settings.report_dir, name, r["track"])
             rep.write_atomic(path, rep.dumps(rep.stamp(r)))
             from benchkit.summary import write_companions  # summary.md (+ plots) beside it
             write_companions(path, r)
@@ -38,6 +41,14 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             if why:
                 failures.append(f"benchkit: FAIL {name} {r['track']}: {why}")
     return written, failures
+
+
+def read_previous(path) -> dict | None:
+    """The report this session replaces, if it is readable: it holds the earlier looks."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def gate_failure(report: dict, gate: str) -> str | None:

@@ -223,6 +223,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                          ids=[run_id(t, c, s) for _, t, c, s in points])
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list) -> None:
+    """Under xdist a worker runs its items even after collection errors (pytest's own stop
+    lives in the runtest loop xdist replaces): stop it here, so a mistake trains nothing."""
+    if (is_worker(config) and session.testsfailed
+            and not config.getoption("continue_on_collection_errors")):
+        config.hook.pytest_deselected(items=list(items))
+        items[:] = []
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Count arm runs selected: a session that benches nothing says so (on the controller)."""
     selected = sum(1 for item in session.items

@@ -5,7 +5,6 @@ Pure Python + numpy/scipy via :mod:`benchkit.stats`: the controller never import
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 import time
@@ -161,22 +160,66 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     return report
 
 
-def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
-    """Verdicts on the family-adjusted p (Holm over the tracks an idea is benched on)."""
+SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending, alpha(t) = alpha*ln(1+(e-1)t) with "
+                   "t = n_seeds/max_seeds; each look is tested at its increment of alpha(t) "
+                   "(union bound: the looks together never exceed alpha); a look beyond "
+                   "max_seeds is tested at level 0")
+
+
+def prior_looks(previous: dict | None, report: dict) -> list[dict]:
+    """The looks of the previous report of this idea and track that this one extends: same
+    protocol but for the seeds, fewer seeds. Anything else starts a new series."""
+    if not isinstance(previous, dict) or previous.get("bench_version") != BENCH_VERSION:
+        return []
+    same = lambda d: {k: v for k, v in (d or {}).items() if k not in ("seeds",)}  # noqa: E731
+    if (previous.get("name"), previous.get("track")) != (report["name"], report["track"]) or \
+            same(previous.get("protocol")) != same(report["protocol"]):
+        return []
+    looks = previous.get("looks") or []
+    return [dict(look) for look in looks if look.get("n_seeds", 0) < report["n_seeds"]]
+
+
+def decide(report: dict, p_adjusted: float | None, family_size: int, *,
+           max_seeds: int | None = None, previous: dict | None = None) -> dict:
+    """Verdicts on the family-adjusted p (Holm over the tracks an idea is benched on), tested
+    at this look's level of the sequential plan (the full alpha for a single look)."""
     comp = report["comparison"]
+    alpha = report["protocol"]["alpha"]
+    looks = prior_looks(previous, report)
+    report["looks"] = looks
+    n = report["n_seeds"]
+    planned = max_seeds or (looks[0]["n_seeds"] if looks else n)
+    report["sequential"] = {"max_seeds": planned, "declared": max_seeds is not None,
+                            "rule": SEQUENTIAL_RULE}
     if comp is None:
         report["practical_verdict"] = report["system_verdict"] = "incomplete"
         return report
-    alpha = report["protocol"]["alpha"]
+    level = stats.look_levels([lk["n_seeds"] for lk in looks] + [n], planned, alpha)[-1]
+    if n > planned:
+        report["warnings"].append(
+            f"{n} seeds is beyond the planned max_seeds={planned}: an unplanned extension is "
+            "tested at level 0 and cannot be significant; declare max_seeds in "
+            "pytest.mark.bench before the first look to extend seeds later")
+    elif looks:
+        report["warnings"].append(
+            f"look {len(looks) + 1} of a sequential bench (max_seeds={planned}): tested at "
+            f"level {level:.4g}, not {alpha}, so that all looks together stay within alpha")
     comp["p_adjusted"] = p_adjusted
     comp["family_size"] = family_size
+    comp["level"] = level
     direction = "lower" if report["metric_direction"].startswith("lower") else "higher"
     ni = comp.get("noninferiority")
     report["practical_verdict"] = stats.practical_verdict(
-        p_adjusted, comp["delta_mean"], direction, alpha,
+        p_adjusted, comp["delta_mean"], direction, level,
         non_inferior=ni["non_inferior"] if ni else None)
+    if level != alpha and comp["verdict"] != "no significant win" and p_adjusted >= level:
+        comp["verdict"] = "no significant win"
+        comp["system_worked"] = False
     report["system_verdict"] = stats.system_verdict(report["practical_verdict"],
                                                     report["mechanism_ok"])
+    looks.append({"n_seeds": n, "p_value": comp["p_value"], "p_adjusted": p_adjusted,
+                  "level": level, "significant": report["practical_verdict"] in
+                  ("helps", "harms")})
     return report
 
 
@@ -212,6 +255,7 @@ def write_atomic(path: Path, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; reports are for everyone
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -219,10 +263,12 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def stamp(report: dict) -> dict:
     report["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return report
-
-
-def finite_or_none(x):
-    return x if isinstance(x, (int, float)) and math.isfinite(x) else None

@@ -69,9 +69,11 @@ class Run:
 
     @property
     def data(self) -> Data:
-        """The seed's train/val/test splits (generated once per process and seed)."""
+        """The seed's train/val/test splits. Generated once per process and seed, and copied
+        per run: an arm that edits its tensors in place cannot change another run's data."""
         if self._data is None:
-            self._data = self.track.data(self.seed)
+            shared = self.track.data(self.seed)
+            self._data = Data(*(Split(s.x.clone(), s.y.clone()) for s in shared))
         return self._data
 
     # -- training -------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 ARMS = ("baseline", "idea")
 DEFAULT_SEEDS = 8
 MIN_SEEDS = 2
-BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin")
+BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "max_seeds")
 
 
 class SpecError(ValueError):
@@ -30,6 +30,7 @@ class IdeaSpec:
     epochs: dict                # track -> epochs used
     claim: str | None = None
     margin: float | None = None
+    max_seeds: int | None = None  # the pre-specified largest seed count (sequential looks)
     protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
 
     def points(self):
@@ -44,7 +45,8 @@ class IdeaSpec:
             "name": self.name, "module": self.module, "tracks": list(self.tracks),
             "grids": {t: [dict(c) for c in g] for t, g in self.grids.items()},
             "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
-            "margin": self.margin, "protocols": self.protocols,
+            "margin": self.margin, "max_seeds": self.max_seeds,
+            "protocols": self.protocols,
         }
 
 
@@ -150,9 +152,16 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
             raise SpecError(f"{where}: margin={margin!r} must be a number in (0, 1): the "
                             "non-inferiority margin relative to the baseline mean")
         margin = float(margin)
+    max_seeds = kw.get("max_seeds")
+    if max_seeds is not None and (isinstance(max_seeds, bool) or not isinstance(max_seeds, int)
+                                  or max_seeds < MIN_SEEDS):
+        raise SpecError(f"{where}: max_seeds={max_seeds!r} must be an integer >= {MIN_SEEDS}: "
+                        "the most seeds you plan to bench over all sessions (alpha is spent "
+                        "across the looks up to it)")
     epochs = {t: int(epochs_override or registry.get(t).epochs) for t in track_names}
     return IdeaSpec(
         name=name, module=module, tracks=track_names, grids=grids,
         seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,
+        max_seeds=max_seeds,
         protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names},
     )

@@ -279,3 +279,177 @@ def system_verdict(practical: str, mechanism_ok: int | None) -> str:
     if practical == "harms" or (practical != "helps" and mechanism_ok != 1):
         return "failed"
     return "partial"
+
+
+# ---------------------------------------------------------------- sequential seeds (looks)
+#
+# A "look" is one session that benches more seeds of the same idea and track and tests the
+# comparison on all seeds so far. Testing every look at the full alpha inflates the family-wise
+# error (each look is another chance of a false win), so the idea declares max_seeds in
+# advance and the looks spend alpha along the Pocock-type Lan-DeMets function
+# alpha(t) = alpha * ln(1 + (e - 1) t), t = n_seeds / max_seeds clipped to [0, 1]. Look k is
+# tested at the incremental spend alpha(t_k) - alpha(t_{k-1}): by the union bound the chance
+# of any false rejection is at most the sum of the levels, alpha, whatever the correlation
+# between looks (conservative: the looks share seeds, so the true error is smaller). With
+# max_seeds == seeds (the default) there is one look at the full alpha, exactly as v1.
+
+
+def _count(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {type(value).__name__}: {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def _alpha(alpha) -> float:
+    alpha = float(alpha)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return alpha
+
+
+def spent_alpha(n_seeds: int, max_seeds: int, alpha: float) -> float:
+    """Alpha spent once n_seeds of max_seeds are in: alpha * ln(1 + (e - 1) t), with
+    t = n_seeds / max_seeds clipped to [0, 1]. 0 at no seeds, exactly alpha from max_seeds on."""
+    n = _count(n_seeds, "n_seeds", 0)
+    m = _count(max_seeds, "max_seeds", 1)
+    alpha = _alpha(alpha)
+    t = min(1.0, n / m)
+    if t >= 1.0:
+        return alpha  # exactly: a single look at max_seeds is the v1 test at alpha
+    return float(min(alpha, alpha * math.log1p((math.e - 1.0) * t)))
+
+
+def look_levels(looks_n: list[int], max_seeds: int, alpha: float) -> list[float]:
+    """Nominal level of each look, in order: the incremental spend
+    spent_alpha(n_k) - spent_alpha(n_{k-1}). A look beyond max_seeds (an extension nobody
+    planned) gets level 0: it can never be significant. The levels sum to at most alpha
+    (exactly, in floating point too).
+
+    looks_n: seeds in at each look, strictly increasing positive integers."""
+    m = _count(max_seeds, "max_seeds", 1)
+    alpha = _alpha(alpha)
+    looks = [_count(n, f"looks_n[{k}]", 1) for k, n in enumerate(looks_n)]
+    for k in range(1, len(looks)):
+        if looks[k] <= looks[k - 1]:
+            raise ValueError(
+                f"looks must be strictly increasing seed counts (each look adds seeds to the "
+                f"previous ones), got looks_n={looks}: look {k} has {looks[k]} seeds after "
+                f"look {k - 1} had {looks[k - 1]}")
+    levels: list[float] = []
+    for n in looks:
+        if n > m:
+            levels.append(0.0)
+            continue
+        target = spent_alpha(n, m, alpha)
+        level = max(0.0, target - math.fsum(levels))
+        # rounding must never let the cumulative spend exceed the planned spend
+        while level > 0.0 and math.fsum(levels + [level]) > target:
+            level = math.nextafter(level, 0.0)
+        levels.append(float(level))
+    return levels
+
+
+def sequential_plan(looks_n: list[int], max_seeds: int, alpha: float) -> list[dict]:
+    """look_levels with the reasoning a report shows: per look its seeds, information
+    fraction t, cumulative spend, level, whether it was planned, whether its level is
+    attainable by the sign-flip test at all (min_p_value(n) < level) and a note saying why."""
+    levels = look_levels(looks_n, max_seeds, alpha)
+    m, alpha = int(max_seeds), float(alpha)
+    plan, spent = [], []
+    for k, (n, level) in enumerate(zip(looks_n, levels)):
+        n = int(n)
+        spent.append(level)
+        planned = n <= m
+        if not planned:
+            note = (f"unplanned extension: {n} seeds exceed max_seeds={m} declared before the "
+                    f"first look; the alpha was all planned for looks up to {m} seeds, so this "
+                    f"look is tested at level 0 and cannot be significant (declare a larger "
+                    f"max_seeds in pytest.mark.bench before benching, to allow it)")
+        elif len(levels) == 1 and n == m:
+            note = f"single planned look at max_seeds={m}: tested at the full alpha={alpha:g}"
+        else:
+            note = (f"look {k + 1} at {n}/{m} seeds (t={n / m:.3g}): alpha spent so far "
+                    f"{math.fsum(spent):.4g} of {alpha:g}; this look is tested at level "
+                    f"{level:.4g}, the increment of the spending function")
+        attainable = min_p_value(n) < level
+        if planned and not attainable:
+            note += (f"; but with {n} pairs the smallest two-sided sign-flip p is "
+                     f"2^(1-{n}) = {min_p_value(n):.4g}, not below {level:.4g}, so this look "
+                     f"cannot reject")
+        plan.append({"look": k + 1, "n_seeds": n, "t": min(1.0, n / m),
+                     "spent": float(math.fsum(spent)), "level": float(level),
+                     "planned": planned, "attainable": attainable, "note": note})
+    return plan
+
+
+def sequential_decision(p_values: list[float], levels: list[float]) -> dict:
+    """Reject H0 at the first look whose p is strictly below its level (as compare's p < alpha).
+
+    Returns {"rejected_at": index of that look or None, "levels": ..., "p_values": ...}."""
+    p = [float(x) for x in p_values]
+    lv = [float(x) for x in levels]
+    if len(p) != len(lv):
+        raise ValueError(f"p_values and levels differ in length: {len(p)} vs {len(lv)} "
+                         "(one level per look, see look_levels)")
+    for name, values in (("p_values", p), ("levels", lv)):
+        bad = [x for x in values if not (math.isfinite(x) and 0.0 <= x <= 1.0)]
+        if bad:
+            raise ValueError(f"{name} must be numbers in [0, 1], got {bad}")
+    rejected = next((k for k, (pk, lk) in enumerate(zip(p, lv)) if pk < lk), None)
+    return {"rejected_at": rejected, "levels": lv, "p_values": p}
+
+
+# ---------------------------------------------------------------- calibration helpers
+
+
+def sign_flip_p_values(diffs_rows, *, exact_max: int = 16, n_resamples: int = 20000,
+                       seed: int = 0, chunk: int = 128) -> list[float]:
+    """sign_flip_p_value of every row of a 2-D array (rows = replicates, columns = pairs),
+    batched for speed in simulations. Exact rows (n <= exact_max) equal sign_flip_p_value
+    row by row; above exact_max each row is sign_flip_p_value with the same seed."""
+    d = np.asarray(diffs_rows, dtype=float)
+    if d.ndim != 2 or d.shape[1] == 0:
+        raise ValueError(f"diffs_rows must be a 2-D array with >= 1 column, got shape {d.shape}")
+    if not np.all(np.isfinite(d)):
+        raise ValueError("diffs_rows contain non-finite values (NaN or inf)")
+    n = d.shape[1]
+    if n > exact_max:
+        return [sign_flip_p_value(row, exact_max=exact_max, n_resamples=n_resamples, seed=seed)
+                for row in d]
+    # patterns with the first sign fixed: the other half are their negations, same |sum|
+    bits = (np.arange(2 ** (n - 1))[:, None] >> np.arange(n - 1)) & 1
+    signs = np.hstack([np.ones((len(bits), 1)), 1.0 - 2.0 * bits])
+    out = np.empty(len(d))
+    for a in range(0, len(d), chunk):
+        block = d[a:a + chunk]
+        thr = np.abs(block.sum(axis=1)) - _REL_TOL * np.abs(block).sum(axis=1)
+        hits = np.count_nonzero(np.abs(block @ signs.T) >= thr[:, None], axis=1)
+        out[a:a + chunk] = hits / len(signs)
+    out[~np.any(d, axis=1)] = 1.0
+    return [float(x) for x in out]
+
+
+def clopper_pearson(k: int, n: int, conf: float = 0.95) -> list[float]:
+    """Exact (Clopper-Pearson) two-sided confidence interval [lo, hi] of a binomial rate."""
+    k, n = _count(k, "k", 0), _count(n, "n", 1)
+    if k > n:
+        raise ValueError(f"k must be <= n, got k={k}, n={n}")
+    if not 0.0 < conf < 1.0:
+        raise ValueError(f"conf must be in (0, 1), got {conf}")
+    tail = (1.0 - conf) / 2.0
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(tail, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1.0 - tail, k + 1, n - k))
+    return [lo, hi]
+
+
+def paired_t_power(delta: float, sd: float, n: int, alpha: float = 0.05) -> float:
+    """Power of the two-sided paired t-test (the t approximation behind power_mde) to detect
+    a true mean difference delta with n pairs whose differences have standard deviation sd."""
+    n = _count(n, "n", 2)
+    if not (math.isfinite(delta) and math.isfinite(sd)) or sd < 0:
+        raise ValueError(f"delta must be finite and sd finite >= 0, got {delta}, {sd}")
+    if sd == 0:
+        return 1.0 if delta != 0 else float(alpha)
+    return _t_power(abs(delta) / sd * math.sqrt(n), n, _alpha(alpha))

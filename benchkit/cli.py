@@ -1,0 +1,369 @@
+"""``python -m benchkit``: look at reports that already exist, without running anything.
+
+    python -m benchkit show [PATH ...]      the terminal table of every bench_report.json found
+    python -m benchkit compare OLD NEW      what changed between two reports; exit 1 if worse
+    python -m benchkit render [PATH ...]    (re)write summary.md and the plots beside reports
+
+Exit status: 0 fine, 1 ``compare`` found a regression (or ``show`` found no report), 2 a usage
+error or a file that is missing or is not a benchkit report. Never imports torch.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from benchkit.spec import cfg_id
+
+REPORT_NAME = "bench_report.json"
+# = benchkit.report.BENCH_VERSION (a test checks): not imported, since benchkit.report imports
+# scipy, which would double the start-up time of every command
+SUPPORTED_VERSIONS = (1,)
+# compare: a verdict lower in this order is worse; an incomplete report is the worst of all
+VERDICT_RANK = {"helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "incomplete": -1}
+_COMPARISON_KEYS = ("delta_mean", "p_value", "mde", "idea_wins", "n_pairs")
+
+
+class ReportError(Exception):
+    """A path that cannot be read as a benchkit report; the message says why, in one line."""
+
+
+# -- loading --------------------------------------------------------------------------------
+def _versions() -> str:
+    return ", ".join(map(str, SUPPORTED_VERSIONS))
+
+
+def load_report(path) -> dict:
+    """Read and check one report. A folder holding a bench_report.json stands for that file."""
+    path = Path(path)
+    if path.is_dir() and (path / REPORT_NAME).is_file():
+        path = path / REPORT_NAME
+    if not path.exists():
+        raise ReportError(f"{path}: no such file")
+    if path.is_dir():
+        raise ReportError(f"{path}: is a folder without a {REPORT_NAME}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{path}: cannot be read ({exc})") from None
+    try:
+        report = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path}: not JSON ({exc.msg} at line {exc.lineno} column "
+                          f"{exc.colno})") from None
+    if not isinstance(report, dict) or "bench_version" not in report:
+        raise ReportError(f"{path}: not a benchkit report (no bench_version); supported "
+                          f"bench_version: {_versions()}")
+    version = report["bench_version"]
+    if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
+        raise ReportError(f"{path}: bench_version {version!r} is not supported; this benchkit "
+                          f"reads bench_version {_versions()}")
+    _check(report, path)
+    return report
+
+
+def _check(report: dict, path: Path) -> None:
+    """Enough structure for show/compare, so that a damaged report is a message, not a crash."""
+    def need(cond: bool, what: str) -> None:
+        if not cond:
+            raise ReportError(f"{path}: not a valid benchkit report ({what})")
+
+    for key in ("track", "metric_direction", "comparison", "practical_verdict",
+                "system_verdict"):
+        need(key in report, f"missing key {key!r}")
+    need(isinstance(report["track"], str), "track is not a string")
+    need(report["practical_verdict"] in VERDICT_RANK,
+         f"unknown practical_verdict {report['practical_verdict']!r}")
+    comp = report["comparison"]
+    if comp is None:
+        need(report["practical_verdict"] == "incomplete",
+             "no comparison but a verdict other than 'incomplete'")
+        return
+    need(isinstance(comp, dict), "comparison is not an object")
+    for key in _COMPARISON_KEYS:
+        need(key in comp, f"comparison has no {key!r}")
+    for key in ("delta_mean", "p_value"):
+        need(_is_number(comp[key]), f"comparison.{key} is not a number")
+    need(comp["mde"] is None or _is_number(comp["mde"]), "comparison.mde is not a number")
+    base, idea = report.get("baseline"), report.get("idea")
+    need(isinstance(base, dict) and isinstance(base.get("full"), dict)
+         and _is_number(base["full"].get("mean")), "baseline.full.mean missing")
+    need(isinstance(idea, dict) and _is_number(idea.get("mean")), "idea.mean missing")
+    need(isinstance(base.get("best_cfg"), dict) and isinstance(report.get("idea_config"), dict),
+         "selected configs missing")
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _idea_name(report: dict, path: Path) -> str:
+    """The idea's name; hand-made v1 reports have none: reports/<name>/<track>/ gives it."""
+    if isinstance(report.get("name"), str):
+        return report["name"]
+    folder = path.parent if path.name == REPORT_NAME else path
+    return folder.parent.name if folder.name == report["track"] else folder.name
+
+
+def _for_table(report: dict, path: Path) -> dict:
+    """A copy with the keys benchkit.table reads that hand-made v1 reports lack."""
+    r = dict(report)
+    r["name"] = _idea_name(report, path)
+    r.setdefault("warnings", [])
+    r.setdefault("incomplete", None)
+    r.setdefault("mechanism_ok", None)
+    return r
+
+
+def find_reports(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """Report files under ``paths`` (files as given, folders searched recursively), and an
+    error line for every path that does not exist."""
+    found, errors = [], []
+    for p in map(Path, paths):
+        if p.is_file():
+            found.append(p)
+        elif p.is_dir():
+            found.extend(sorted(p.rglob(REPORT_NAME)))
+        else:
+            errors.append(f"{p}: no such file or folder")
+    unique = list(dict.fromkeys(found))
+    return unique, errors
+
+
+# -- show -----------------------------------------------------------------------------------
+def cmd_show(args) -> int:
+    from benchkit.table import render_summary
+
+    files, errors = find_reports(args.paths)
+    written = []
+    for f in files:
+        try:
+            written.append((f, _for_table(load_report(f), f)))
+        except ReportError as exc:
+            errors.append(str(exc))
+    if written:
+        for line in render_summary(written, Path.cwd()):
+            print(line)
+    for e in errors:
+        _error(e)
+    if errors:
+        return 2
+    if not written:
+        _error(f"no {REPORT_NAME} found under {', '.join(args.paths)}")
+        return 1
+    return 0
+
+
+# -- compare --------------------------------------------------------------------------------
+def _num(x, spec=".4g") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def _change(old, new) -> str:
+    if old is None or new is None:
+        return ""
+    d = new - old
+    if d == 0:
+        return "="
+    rel = f" ({100 * d / abs(old):+.3g}%)" if old else ""
+    return f"{d:+.4g}{rel}"
+
+
+def _fields(old: dict, new: dict) -> list[tuple[str, str, str, str]]:
+    """(field, OLD, NEW, change) rows."""
+    def comp(r):
+        return r["comparison"] or {}
+
+    def get(r, *keys):
+        for k in keys:
+            r = r.get(k) if isinstance(r, dict) else None
+        return r
+
+    rows = []
+    for label, keys in (("baseline config", ("baseline", "best_cfg")),
+                        ("idea config", ("idea_config",))):
+        a, b = get(old, *keys), get(new, *keys)
+        a, b = ("-" if a is None else cfg_id(a)), ("-" if b is None else cfg_id(b))
+        rows.append((label, a, b, "" if a == b else "changed"))
+    numbers = [("baseline mean", get(old, "baseline", "full", "mean"),
+                get(new, "baseline", "full", "mean")),
+               ("idea mean", get(old, "idea", "mean"), get(new, "idea", "mean")),
+               ("delta_mean", comp(old).get("delta_mean"), comp(new).get("delta_mean")),
+               ("p_value", comp(old).get("p_value"), comp(new).get("p_value"))]
+    if (comp(old).get("family_size") or 1) > 1 or (comp(new).get("family_size") or 1) > 1:
+        numbers.append(("p_adjusted", comp(old).get("p_adjusted"), comp(new).get("p_adjusted")))
+    numbers += [("mde", comp(old).get("mde"), comp(new).get("mde")),
+                ("mde_rel_pct", comp(old).get("mde_rel_pct"), comp(new).get("mde_rel_pct"))]
+    for label, a, b in numbers:
+        rows.append((label, _num(a), _num(b), _change(a, b)))
+    wins = [f"{comp(r)['idea_wins']}/{comp(r)['n_pairs']}" if comp(r) else "-"
+            for r in (old, new)]
+    rows.append(("idea wins", wins[0], wins[1], "" if wins[0] == wins[1] else "changed"))
+    mo, mn = old.get("mechanism_ok"), new.get("mechanism_ok")
+    rows.append(("mechanism_ok", _num(mo, "d"), _num(mn, "d"), "" if mo == mn else "changed"))
+    for key in ("practical_verdict", "system_verdict"):
+        a, b = old[key], new[key]
+        change = ""
+        if a != b:
+            change = "changed"
+            if key == "practical_verdict":
+                change = "worse" if VERDICT_RANK[b] < VERDICT_RANK[a] else "better"
+        rows.append((key.replace("_", " "), a, b, change))
+    return rows
+
+
+def _protocol_notes(old: dict, new: dict) -> list[str]:
+    po, pn = old.get("protocol") or {}, new.get("protocol") or {}
+    notes = []
+    for key in ("seeds", "grid", "epochs", "alpha", "model", "margin"):
+        a, b = po.get(key), pn.get(key)
+        if a != b:
+            if key == "seeds" and isinstance(a, list) and isinstance(b, list):
+                a, b = f"{len(a)} seeds", f"{len(b)} seeds"
+            elif key == "grid" and isinstance(a, list) and isinstance(b, list):
+                a = ", ".join(cfg_id(c) for c in a)
+                b = ", ".join(cfg_id(c) for c in b)
+            notes.append(f"note: protocol {key} differs: {a} -> {b}")
+    return notes
+
+
+def regressions(old: dict, new: dict) -> tuple[list[str], list[str]]:
+    """(why NEW is worse than OLD, notes). Worse: the practical verdict dropped in the order
+    helps > non-inferior > inconclusive > harms > incomplete, or the idea's metric moved the
+    wrong way by more than OLD's MDE."""
+    why, notes = [], []
+    vo, vn = old["practical_verdict"], new["practical_verdict"]
+    if VERDICT_RANK[vn] < VERDICT_RANK[vo]:
+        why.append(f"practical verdict got worse: {vo} -> {vn}")
+    if old["comparison"] is None or new["comparison"] is None:
+        notes.append("note: the idea's metric cannot be compared: "
+                     f"{'OLD' if old['comparison'] is None else 'NEW'} is incomplete")
+        return why, notes
+    mde = old["comparison"]["mde"]
+    a, b = old["idea"]["mean"], new["idea"]["mean"]
+    lower = str(new["metric_direction"]).startswith("lower")
+    worse_by = (b - a) if lower else (a - b)
+    metric = new.get("metric", "metric")
+    if mde is None:
+        notes.append("note: OLD has no MDE, so the idea's metric was not checked")
+    elif worse_by > mde:
+        why.append(f"the idea's {metric} regressed by {worse_by:.4g} ({a:.4g} -> {b:.4g}, "
+                   f"{new['metric_direction']}), more than OLD's MDE {mde:.4g}")
+    return why, notes
+
+
+def _render_rows(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def cmd_compare(args) -> int:
+    try:
+        old, new = load_report(args.old), load_report(args.new)
+    except ReportError as exc:
+        return _error(str(exc))
+    po, pn = Path(args.old), Path(args.new)
+    names = _idea_name(old, po), _idea_name(new, pn)
+    if names[0] != names[1]:
+        return _error(f"the reports are of different ideas: {names[0]!r} (OLD {args.old}) vs "
+                      f"{names[1]!r} (NEW {args.new})")
+    if old["track"] != new["track"]:
+        return _error(f"the reports are of different tracks: {old['track']!r} (OLD "
+                      f"{args.old}) vs {new['track']!r} (NEW {args.new})")
+    print(f"benchkit compare: {names[0]} on {old['track']} ({new['metric_direction']})")
+    for label, p, r in (("OLD", args.old, old), ("NEW", args.new, new)):
+        print(f"  {label} {p}" + (f"  ({r['created']})" if r.get("created") else ""))
+    print()
+    rows = [("field", "OLD", "NEW", "change"), *_fields(old, new)]
+    lines = _render_rows(rows)
+    print("\n".join([lines[0], "-" * len(lines[0]), *lines[1:]]))
+    print()
+    why, notes = regressions(old, new)
+    for line in _protocol_notes(old, new) + notes:
+        print(line)
+    if why:
+        for w in why:
+            print(f"REGRESSION: {w}")
+        return 1
+    print("OK: no regression (verdict not worse, idea's metric within OLD's MDE)")
+    return 0
+
+
+# -- render ---------------------------------------------------------------------------------
+def cmd_render(args) -> int:
+    from benchkit.summary import write_companions
+
+    files, errors = find_reports(args.paths)
+    for f in files:
+        try:
+            report = load_report(f)
+        except ReportError as exc:
+            errors.append(str(exc))
+            continue
+        notes = write_companions(f, report, echo=False)
+        print(f"{f.parent}: summary.md" + ("".join(f"; {n}" for n in notes) if notes
+                                           else ", paired.png, sweep.png"))
+    for e in errors:
+        _error(e)
+    if errors:
+        return 2
+    if not files:
+        _error(f"no {REPORT_NAME} found under {', '.join(args.paths)}")
+        return 1
+    return 0
+
+
+# -- entry ------------------------------------------------------------------------------------
+def _error(message: str) -> int:
+    print(f"benchkit: error: {message}", file=sys.stderr)
+    return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchkit",
+        description="Look at benchkit reports (bench_report.json) that already exist. "
+                    "To bench an idea, run pytest on its module.",
+        epilog="exit status: 0 ok; 1 compare found a regression, or show/render found no "
+               "report; 2 usage error, missing file, or not a benchkit report")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = sub.add_parser("show", help="print the summary table of existing reports",
+                       description="Print the terminal summary table (as at the end of a bench "
+                                   "session) for every bench_report.json in PATHs.")
+    p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
+                   help="report files, or folders searched recursively for bench_report.json "
+                        "(default: reports)")
+    p.set_defaults(func=cmd_show)
+    p = sub.add_parser(
+        "compare", help="what changed between two reports of one idea and track",
+        description="Per-field changes from OLD to NEW (selected configs, baseline and idea "
+                    "means, delta_mean, p, MDE, wins, mechanism, verdicts). Exits 1 when NEW "
+                    "is worse: its practical verdict is lower in the order helps > "
+                    "non-inferior > inconclusive > harms > incomplete, or the idea's metric "
+                    "moved the wrong way (in the metric's direction) by more than OLD's MDE.",
+        epilog="exit status: 0 no regression; 1 regression; 2 missing/invalid report, or the "
+               "reports are of different ideas or tracks")
+    p.add_argument("old", metavar="OLD", help="the earlier bench_report.json (or its folder)")
+    p.add_argument("new", metavar="NEW", help="the later bench_report.json (or its folder)")
+    p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("render", help="(re)write summary.md and plots beside existing reports",
+                       description="Write summary.md (and paired.png, sweep.png when "
+                                   "matplotlib is installed) beside every bench_report.json "
+                                   "in PATHs.")
+    p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
+                   help="report files or folders searched recursively (default: reports)")
+    p.set_defaults(func=cmd_render)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `python -m benchkit show | head`
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

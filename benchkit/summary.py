@@ -1,0 +1,418 @@
+"""Human-facing companions of a ``bench_report.json``: ``summary.md`` beside it, always, and
+the plots of :mod:`benchkit.plots` when matplotlib is installed (``pip install benchkit[plot]``).
+
+Pure Python: reads the report dict only, never torch.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from benchkit import report as rep
+from benchkit.spec import cfg_id
+
+SUMMARY_NAME = "summary.md"
+MAX_LISTED = 20  # missing/failed runs listed by name before "... and N more"
+
+_printed_notes: set[str] = set()
+
+
+# -- small formatting helpers ---------------------------------------------------------------
+def _g(x, spec: str = ".4g") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def _signed(x, spec: str = "+.4g") -> str:
+    return "-" if x is None else ("0" if x == 0 else format(x, spec))
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{x:.3g}%"
+
+
+def _cell(text) -> str:
+    """One markdown table cell: a single line, pipes escaped."""
+    s = "-" if text is None else str(text)
+    s = s.strip().splitlines()[0] if s.strip() else "-"
+    if len(s) > 160:
+        s = s[:157] + "..."
+    return s.replace("|", "\\|")
+
+
+def _table(header: list[str], rows: list[list]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
+    return lines
+
+
+def direction_of(report: dict) -> str:
+    """``"lower"`` or ``"higher"``, from ``metric_direction`` ("lower is better", ...)."""
+    return "lower" if str(report.get("metric_direction", "lower")).startswith("lower") else "higher"
+
+
+def _better(delta: float, direction: str) -> bool:
+    return delta < 0 if direction == "lower" else delta > 0
+
+
+def _rel(x, base_mean) -> str:
+    if x is None or not base_mean:
+        return "-"
+    return f"{100 * abs(x) / abs(base_mean):.3g}%"
+
+
+def _seed_word(n: int) -> str:
+    return f"{n} seed" + ("" if n == 1 else "s")
+
+
+# -- the verdicts in words ------------------------------------------------------------------
+def practical_sentence(report: dict) -> str:
+    """The practical verdict in plain words, with the numbers that decided it."""
+    comp = report.get("comparison")
+    verdict = report.get("practical_verdict")
+    if comp is None or verdict == "incomplete":
+        reasons = "; ".join((report.get("incomplete") or {}).get("reasons", [])) or "runs missing"
+        return f"{reasons}: no verdict"
+    n = comp["n_pairs"]
+    alpha = comp.get("alpha", 0.05)
+    p_used = comp.get("p_adjusted")
+    p_used = comp["p_value"] if p_used is None else p_used
+    p_txt = f"p = {p_used:.3g}" + (" (Holm-adjusted)" if (comp.get("family_size") or 1) > 1
+                                   else "")
+    base_mean = (report.get("baseline") or {}).get("full", {}).get("mean")
+    delta = comp["delta_mean"]
+    size = f"{abs(delta):.4g} ({_rel(delta, base_mean)} of the baseline)"
+    if verdict == "helps":
+        return f"the idea is significantly better by {size}, {p_txt} < {alpha:g}"
+    if verdict == "harms":
+        return f"the idea is significantly worse by {size}, {p_txt} < {alpha:g}"
+    diffs = comp.get("per_seed_diffs") or []
+    if diffs and all(d == 0 for d in diffs):
+        mde_txt = (f"the two arms gave identical results on all {_seed_word(n)} (every diff is "
+                   "0), so there is no difference to detect")
+    elif comp.get("mde") == 0:
+        mde_txt = (f"the per-seed diffs have no spread (all {_signed(diffs[0])}), so the MDE is "
+                   f"0 and only the number of seeds limits p (smallest reachable with "
+                   f"{_seed_word(n)}: {2.0 ** (1 - n):.3g})")
+    else:
+        mde_txt = (f"with {_seed_word(n)} this bench cannot see effects smaller than "
+                   f"{_pct(comp.get('mde_rel_pct'))} of the baseline (MDE {_g(comp.get('mde'))})")
+    if verdict == "non-inferior":
+        ni = comp.get("noninferiority") or {}
+        return (f"not significantly better ({p_txt}), but shown to be worse by "
+                f"less than the margin of {_g(100 * ni.get('margin_rel', 0), '.3g')}% of the "
+                f"baseline; {mde_txt}")
+    return f"not significant ({p_txt}): {mde_txt}"
+
+
+def mechanism_sentence(report: dict) -> str:
+    ok = report.get("mechanism_ok")
+    if ok is None:
+        return "no mechanism evidence: the idea states no signature and no mechanism test"
+    if ok == 1:
+        return "mechanism confirmed: every signature within tolerance, every mechanism test passed"
+    bad = [name for name, s in (report.get("mechanism_signature") or {}).get(
+        "signatures", {}).items() if not s.get("confirmed")]
+    failed = [t["test"] for t in (report.get("math_verification") or {}).get("tests", [])
+              if t.get("outcome") != "passed"]
+    parts = []
+    if bad:
+        parts.append("signature(s) not confirmed: " + ", ".join(bad))
+    if failed:
+        parts.append("mechanism test(s) not passed: " + ", ".join(failed))
+    return "mechanism not confirmed: " + ("; ".join(parts) or "see below")
+
+
+def system_sentence(report: dict) -> str:
+    verdict = report.get("system_verdict")
+    practical = report.get("practical_verdict")
+    ok = report.get("mechanism_ok")
+    if verdict == "incomplete" or report.get("comparison") is None:
+        return "no verdict without a complete comparison"
+    if verdict == "worked":
+        return "the idea helps and its mechanism is confirmed"
+    if verdict == "partial":
+        if practical == "helps":
+            return "the idea helps, but its mechanism is not confirmed"
+        return (f"the mechanism evidence holds, but the idea does not significantly help "
+                f"({practical})")
+    if practical == "harms":
+        return "the idea significantly harms"
+    why = "no mechanism evidence was stated" if ok is None else "its mechanism is not confirmed"
+    return f"the idea does not significantly help ({practical}) and {why}"
+
+
+# -- sections ---------------------------------------------------------------------------------
+def _protocol_lines(report: dict) -> list[str]:
+    proto = report.get("protocol") or {}
+    seeds = proto.get("seeds")
+    grid = proto.get("grid")
+    lines = ["## Protocol", ""]
+    lines.append(f"- track `{report.get('track')}`, model `{report.get('model')}`, metric "
+                 f"`{report.get('metric', proto.get('metric', 'metric'))}` "
+                 f"({report.get('metric_direction')})")
+    if seeds is not None:
+        lines.append(f"- seeds: {len(seeds)} paired seeds ({', '.join(map(str, seeds))}); both "
+                     "arms of a seed see the same data and minibatch order")
+    else:
+        lines.append(f"- seeds: {report.get('n_seeds')}")
+    if grid is not None:
+        lines.append(f"- grid: {', '.join(cfg_id(c) for c in grid)}; each arm runs every config "
+                     "on every seed (equal tuning budget)")
+    train = [f"{k} {proto[k]}" for k in ("epochs", "optimizer", "batch_size") if k in proto]
+    if train:
+        lines.append("- training: " + ", ".join(train).replace("batch_size", "batch size"))
+    if proto.get("selection"):
+        lines.append(f"- selection: {proto['selection']}")
+    if proto.get("test"):
+        lines.append(f"- test: {proto['test']}, alpha {_g(proto.get('alpha'), 'g')}")
+    if proto.get("margin") is not None:
+        lines.append(f"- non-inferiority margin: {100 * proto['margin']:.3g}% of the baseline mean")
+    base_cfg = (report.get("baseline") or {}).get("best_cfg")
+    if base_cfg is not None or report.get("idea_config") is not None:
+        lines.append(f"- selected: baseline {_cfg(base_cfg)}, idea {_cfg(report.get('idea_config'))}")
+    return lines + [""]
+
+
+def _cfg(cfg) -> str:
+    return "-" if cfg is None else f"`{cfg_id(cfg)}`"
+
+
+def _per_seed_lines(report: dict) -> list[str]:
+    comp = report["comparison"]
+    direction = direction_of(report)
+    base = report["baseline"]["full"]["per_seed"]
+    idea = report["idea"]["per_seed"]
+    diffs = comp["per_seed_diffs"]
+    seeds = (report.get("protocol") or {}).get("seeds") or list(range(len(base)))
+    rows = []
+    for s, b, i, d in zip(seeds, base, idea, diffs):
+        who = "tie" if d == 0 else ("idea" if _better(d, direction) else "baseline")
+        rows.append([s, _g(b), _g(i), _signed(d), who])
+    rows.append(["**mean**", _g(report["baseline"]["full"]["mean"]), _g(report["idea"]["mean"]),
+                 _signed(comp["delta_mean"]), f"idea wins {comp['idea_wins']}/{comp['n_pairs']}"])
+    metric = report.get("metric", "metric")
+    return ([f"## Per seed (test {metric}, selected configs)", ""]
+            + _table(["seed", "baseline", "idea", "diff (idea - baseline)", "better"], rows)
+            + ["", f"{report.get('metric_direction', '').capitalize()}: a "
+               f"{'negative' if direction == 'lower' else 'positive'} diff means the idea won "
+               "that seed.", ""])
+
+
+def _comparison_lines(report: dict) -> list[str]:
+    comp = report["comparison"]
+    base_mean = report["baseline"]["full"]["mean"]
+    direction = direction_of(report)
+    n = comp["n_pairs"]
+    lines = ["## Comparison", ""]
+    delta = comp["delta_mean"]
+    word = ("the idea is better" if _better(delta, direction) else
+            "the idea is worse" if delta else "the arms are equal")
+    lines.append(f"- delta (idea - baseline): {_signed(delta)} ({_rel(delta, base_mean)} of the "
+                 f"baseline mean {_g(base_mean)}; {word} on average)")
+    ci = comp.get("ci95")
+    if ci:
+        lines.append(f"- 95% CI of the delta: [{_signed(ci[0])}, {_signed(ci[1])}]")
+    lines.append(f"- p = {comp['p_value']:.4g} (two-sided paired sign-flip permutation test)")
+    if (comp.get("family_size") or 1) > 1 and comp.get("p_adjusted") is not None:
+        lines.append(f"- p_adjusted = {comp['p_adjusted']:.4g} (Holm over the idea's "
+                     f"{comp['family_size']} tracks; the verdict uses this one)")
+    if comp.get("effect_size") is not None:
+        lines.append(f"- effect size (Cohen's dz): {comp['effect_size']:.3g}")
+    lines.append(f"- MDE: {_g(comp.get('mde'))} absolute, {_pct(comp.get('mde_rel_pct'))} of the "
+                 "baseline mean (the smallest mean difference this bench would call significant)")
+    ni = comp.get("noninferiority")
+    if ni:
+        lines.append(f"- non-inferiority (margin {100 * ni['margin_rel']:.3g}% = "
+                     f"{_g(ni.get('margin_abs'))}): one-sided bound of the delta "
+                     f"{_signed(ni.get('bound'))}, p = {_g(ni.get('p_value'), '.3g')}, "
+                     f"{'non-inferior' if ni.get('non_inferior') else 'not shown non-inferior'}")
+    if report.get("practical_verdict") in ("inconclusive", "non-inferior"):
+        p80 = comp.get("mde_power80")
+        if p80:
+            lines.append(f"- power: a true effect of {_g(p80)} ({_rel(p80, base_mean)} of the "
+                         f"baseline) would be detected 80% of the time with {_seed_word(n)}; "
+                         "smaller true effects are usually missed")
+        needed = comp.get("seeds_needed")
+        if needed is not None:
+            lines.append(f"- seeds needed: detecting a true effect as large as the observed "
+                         f"delta ({_signed(delta)}) with 80% power would take about {needed} "
+                         f"seeds (this bench used {n})")
+        elif delta == 0:
+            lines.append("- seeds needed: the observed delta is exactly 0, so no number of "
+                         "seeds would make it significant")
+        else:
+            lines.append("- seeds needed: more than 10000 seeds (or undefined: zero spread) to "
+                         "detect the observed delta with 80% power")
+    return lines + [""]
+
+
+def _sweep_lines(report: dict) -> list[str]:
+    sweeps = {"baseline": (report.get("baseline") or {}).get("sweep"),
+              "idea": report.get("idea_sweep")}
+    selected = {"baseline": (report.get("baseline") or {}).get("best_cfg"),
+                "idea": report.get("idea_config")}
+    rows = []
+    for arm, sweep in sweeps.items():
+        for entry in sweep or []:
+            note = "selected" if entry.get("cfg") == selected[arm] else "-"
+            if entry.get("eligible") is False:
+                div = entry.get("diverged_seeds") or []
+                note = (f"not eligible: diverged on seed(s) {', '.join(map(str, div))}" if div
+                        else "not eligible: runs missing")
+            rows.append([arm, f"`{cfg_id(entry['cfg'])}`", _g(entry.get("val_mean")),
+                         _g(entry.get("mean")), note])
+    if not rows:
+        return []
+    return (["## Sweep (means over seeds)", ""]
+            + _table(["arm", "config", "val mean", "test mean", "note"], rows) + [""])
+
+
+def _mechanism_lines(report: dict) -> list[str]:
+    lines = ["## Mechanism evidence", ""]
+    sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
+    if sigs:
+        rows = [[f"`{name}`", s.get("prediction") or "-", _g(s.get("predicted")),
+                 _g(s.get("observed")), _g(s.get("tol")), _within(s),
+                 "yes" if s.get("confirmed") else "no"] for name, s in sigs.items()]
+        lines += ["Signatures measured on the trained idea models (observed = the seed farthest "
+                  "from the prediction):", ""]
+        lines += _table(["signature", "prediction", "predicted", "observed", "tol",
+                         "seeds within tol", "confirmed"], rows) + [""]
+    else:
+        lines += ["No signature recorded" + (" (no comparison: the selected runs are missing)."
+                                             if report.get("comparison") is None else "."), ""]
+    tests = (report.get("math_verification") or {}).get("tests") or []
+    if tests:
+        lines += ["Mechanism tests:", ""]
+        lines += _table(["test", "outcome", "message"],
+                        [[f"`{t['test']}`", t.get("outcome"), t.get("message") or ""]
+                         for t in tests]) + [""]
+    else:
+        lines += ["No mechanism test ran.", ""]
+    lines += [f"mechanism_ok = {_g(report.get('mechanism_ok'), 'd')}: "
+              f"{mechanism_sentence(report)}.", ""]
+    return lines
+
+
+def _within(sig: dict) -> str:
+    """How many seeds' observations are within tol of the prediction (missing ones are not)."""
+    per_seed = sig.get("per_seed")
+    if not per_seed or sig.get("predicted") is None or sig.get("tol") is None:
+        return "-"
+    ok = sum(1 for v in per_seed if v is not None and abs(v - sig["predicted"]) <= sig["tol"])
+    return f"{ok}/{len(per_seed)}"
+
+
+def _incomplete_lines(report: dict) -> list[str]:
+    inc = report.get("incomplete") or {}
+    lines = ["## Incomplete: no verdict", "",
+             "This comparison lacks runs, so benchkit computed no statistics and no verdict "
+             "(it never compares on silently fewer pairs).", ""]
+    for reason in inc.get("reasons", []):
+        lines.append(f"- {reason}")
+    missing = inc.get("missing") or []
+    if missing:
+        lines += ["", f"Missing or failed runs ({len(missing)}):", ""]
+        lines += [f"- `{m}`" for m in missing[:MAX_LISTED]]
+        if len(missing) > MAX_LISTED:
+            lines.append(f"- ... and {len(missing) - MAX_LISTED} more")
+    failed = inc.get("failed") or []
+    if failed:
+        lines += ["", f"Failed runs ({len(failed)}):", ""]
+        lines += [f"- `{f['run']}`: {_cell(f.get('message') or 'failed')}"
+                  for f in failed[:MAX_LISTED]]
+        if len(failed) > MAX_LISTED:
+            lines.append(f"- ... and {len(failed) - MAX_LISTED} more")
+    return lines + [""]
+
+
+def _runs_lines(report: dict) -> list[str]:
+    runs = report.get("runs") or []
+    env = report.get("environment") or {}
+    if not runs and not env:
+        return []
+    lines = ["## Runs and environment", ""]
+    if runs:
+        diverged = sum(1 for r in runs if r.get("diverged"))
+        reused = sum(1 for r in runs if r.get("reused"))
+        seconds = sum(r.get("seconds") or 0.0 for r in runs)
+        lines.append(f"- {len(runs)} runs recorded ({diverged} diverged, {reused} reused from "
+                     f"the run store), {seconds:.1f} s of training in total")
+    if env:
+        lines.append("- " + ", ".join(f"{k} {v}" for k, v in env.items()))
+    return lines + [""]
+
+
+def render_summary_md(report: dict) -> str:
+    """The report as a page for people: claim, protocol, per-seed table, statistics, mechanism
+    evidence, verdicts in words, warnings; for an incomplete report, what is missing."""
+    name, track = report.get("name", "?"), report.get("track", "?")
+    complete = report.get("comparison") is not None
+    lines = [f"# {name} on {track}", ""]
+    if report.get("claim"):
+        lines += [f"> **Claim:** {report['claim']}", ""]
+    lines += ["## Verdict", "",
+              f"- **practical: {report.get('practical_verdict')}**: "
+              f"{practical_sentence(report)}.",
+              f"- **system: {report.get('system_verdict')}**: {system_sentence(report)}.",
+              f"- **mechanism_ok: {_g(report.get('mechanism_ok'), 'd')}**: "
+              f"{mechanism_sentence(report)}.", ""]
+    meta = [f"module `{report['module']}`" if report.get("module") else None,
+            f"written {report['created']}" if report.get("created") else None,
+            f"bench_version {report.get('bench_version')}"]
+    lines += ["_" + ", ".join(m for m in meta if m) + "_", ""]
+    warnings = report.get("warnings") or []
+    if warnings:
+        lines += ["## Warnings", ""] + [f"- **{w}**" for w in warnings] + [""]
+    if not complete:
+        lines += _incomplete_lines(report)
+    lines += _protocol_lines(report)
+    if complete:
+        lines += _per_seed_lines(report)
+        lines += _comparison_lines(report)
+    lines += _sweep_lines(report)
+    lines += _mechanism_lines(report)
+    lines += _runs_lines(report)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# -- writing ----------------------------------------------------------------------------------
+def _note(text: str, echo: bool) -> str:
+    """Print a note to stderr once per process (a session writes many reports)."""
+    if echo and text not in _printed_notes:
+        _printed_notes.add(text)
+        # leading newline: in a pytest session this lands after the unterminated progress line
+        print(f"\nbenchkit: {text}", file=sys.stderr)
+    return text
+
+
+def write_companions(path, report: dict, *, echo: bool = True) -> list[str]:
+    """Write ``summary.md`` (always) and ``paired.png``/``sweep.png`` (when matplotlib is
+    installed and the report has a comparison) beside the report at ``path``.
+
+    Never raises: the report itself is already written, so a problem here becomes a one-line
+    note, returned (and printed to stderr once per process when ``echo``). Returns the notes;
+    an empty list means everything was written."""
+    from benchkit import plots
+
+    path = Path(path)
+    notes: list[str] = []
+    try:
+        plot_note = plots.write_plots(path.parent, report)
+    except Exception as exc:  # a plotting problem must not break the session that benched
+        plot_note = f"plots not drawn for {path}: {type(exc).__name__}: {exc}"
+    if plot_note:
+        notes.append(_note(plot_note, echo))
+    try:
+        text = render_summary_md(report)
+    except Exception as exc:
+        notes.append(_note(f"{path.parent / SUMMARY_NAME} not written: {type(exc).__name__}: "
+                           f"{exc}", echo))
+        return notes
+    if plot_note:
+        text += f"\n## Plots\n\n_Not drawn: {plot_note}._\n"
+    else:
+        text += "\n## Plots\n\n" + "\n\n".join(f"![{title}]({name})"
+                                              for name, title in plots.PLOTS) + "\n"
+    rep.write_atomic(path.parent / SUMMARY_NAME, text)
+    return notes

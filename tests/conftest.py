@@ -1,0 +1,55 @@
+"""Shared helpers of benchkit's plugin tests: read a written report and validate it.
+
+torch and benchkit are imported here, and an optimizer is stepped once (its first use imports
+torch._dynamo), before any in-process ``pytester`` run: pytester drops the modules a run
+imported when it ends, and torch's cannot be imported twice in one process. (Hypothesis's
+plugin imports its internals at every terminal summary: imported here once, not once per run.)
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import hypothesis.internal.observability  # noqa: F401  (see the docstring)
+import torch
+
+import benchkit
+import benchkit.aggregate  # noqa: F401
+import benchkit.run  # noqa: F401
+import benchkit.tracks  # noqa: F401
+
+_p = torch.zeros(1, requires_grad=True)
+_p.sum().backward()
+torch.optim.Adam([_p]).step()
+del _p
+
+SCHEMA_PATH = Path(benchkit.__file__).with_name("bench_report.schema.json")
+
+
+def validate_report(path) -> dict:
+    """Load the report at ``path`` and validate it against the shipped JSON Schema (validation
+    is skipped only while the package ships no schema yet)."""
+    path = Path(path)
+    assert path.is_file(), f"no report at {path}"
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if SCHEMA_PATH.exists():
+        import jsonschema
+
+        schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+        jsonschema.validate(report, schema)
+    return report
+
+
+def report_path(root, name: str, track: str = "tabular", report_dir: str = "reports") -> Path:
+    return Path(root) / report_dir / name / track / "bench_report.json"
+
+
+@pytest.fixture(scope="session")
+def read_report():
+    """``read_report(root, name, track="tabular", report_dir="reports")``: the validated report
+    a session run in ``root`` wrote."""
+    def read(root, name, track="tabular", report_dir="reports"):
+        return validate_report(report_path(root, name, track, report_dir))
+    return read

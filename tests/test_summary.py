@@ -1,0 +1,307 @@
+"""summary.md and the plots beside a report (benchkit.summary, benchkit.plots).
+
+Reports are fabricated through benchkit.report.build_report + decide (the code the plugin uses),
+so they have the real structure without training anything.
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchkit import plots
+from benchkit import report as rep
+from benchkit import stats, summary
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+GRID = [{"lr": 0.001}, {"lr": 0.003}, {"lr": 0.01}]
+ENV = {"benchkit": "0.1.0", "device": "cpu", "machine": "x86_64", "numpy": "2.4.6",
+       "platform": "Linux", "python": "3.11.7", "threads": 1, "torch": "2.13.0+cpu"}
+
+
+def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
+                direction: str = "lower", missing: int = 0, failed: int = 0,
+                diverge_idea_cfg: int | None = None, signature_ok: bool = True,
+                mechanism_passed: bool = True, tracks: tuple = ("tabular",),
+                name: str = "fake_idea", rng_seed: int = 0, margin=None) -> dict:
+    """A report as the plugin would write it. ``effect`` is the idea's mean shift of the test
+    metric (negative = lower); ``missing``/``failed`` drop or fail that many idea runs."""
+    rng = np.random.default_rng(rng_seed)
+    seed_list = list(range(seeds))
+    base_level = {0: 3.0, 1: 1.6, 2: 1.1}  # lr=0.01 is best
+    protocols = {t: {"track": t, "model": "mlp_tiny", "optimizer": "adam", "batch_size": 32,
+                     "epochs": 2, "metric": "mse" if direction == "lower" else "accuracy",
+                     "metric_direction": f"{direction} is better"} for t in tracks}
+    spec = {"name": name, "module": f"ideas/test_{name}.py", "tracks": list(tracks),
+            "grids": {t: GRID for t in tracks}, "seeds": seed_list,
+            "epochs": {t: 2 for t in tracks}, "claim": "a | pipe-y claim that helps",
+            "margin": margin, "protocols": protocols}
+    payloads = []
+    for t in tracks:
+        for arm in ("baseline", "idea"):
+            for k, cfg in enumerate(GRID):
+                for s in seed_list:
+                    seed_effect = rng.normal(0, 0.15)
+                    v = base_level[k] + seed_effect + (effect if arm == "idea" else 0.0)
+                    v += rng.normal(0, noise)
+                    test = v + rng.normal(0, 0.02)
+                    diverged = arm == "idea" and k == diverge_idea_cfg and s == 0
+                    sig = {}
+                    if arm == "idea":
+                        obs = 0.0 if signature_ok else 0.5
+                        sig = {"residual": {"observed": obs, "predicted": 0.0, "tol": 1e-3,
+                                            "prediction": "residual is zero",
+                                            "confirmed": signature_ok}}
+                    payloads.append({
+                        "kind": "run", "outcome": "passed", "message": None, "spec": spec,
+                        "nodeid": f"m::test_{arm}[{t}-lr={cfg['lr']}-seed{s}]",
+                        "arm": arm, "track": t, "cfg": cfg, "seed": s,
+                        "val": None if diverged else float(v),
+                        "test": None if diverged else float(test), "diverged": diverged,
+                        "seconds": 0.01, "reused": False, "signatures": sig, "logs": {},
+                        "env": ENV})
+    idea_runs = [p for p in payloads if p["arm"] == "idea" and p["cfg"] == GRID[2]]
+    for p in idea_runs[:missing]:
+        payloads.remove(p)
+    for p in idea_runs[missing:missing + failed]:
+        p["outcome"], p["message"] = "failed", "RuntimeError: CUDA is not here"
+        del p["val"]
+    mech = [{"kind": "mechanism", "outcome": "passed" if mechanism_passed else "failed",
+             "message": None if mechanism_passed else "AssertionError: residual 0.3 > 1e-9",
+             "nodeid": "m::test_claim", "spec": spec}]
+    reports = [rep.build_report(spec, t, payloads, mech, alpha=0.05) for t in tracks]
+    ps = [r["comparison"]["p_value"] for r in reports if r["comparison"]]
+    adjusted = iter(stats.holm(ps)) if ps else iter(())
+    for r in reports:
+        rep.decide(r, next(adjusted) if r["comparison"] else None, family_size=len(reports))
+        rep.stamp(r)
+    return reports[0]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"missing": 2, "failed": 1}, {"direction": "higher"},
+                                    {"tracks": ("tabular", "dynamics")}, {"margin": 0.2},
+                                    {"diverge_idea_cfg": 1}])
+def test_fabricated_reports_are_valid_reports(kwargs):
+    """The reports these tests render are ones benchkit could write (the shipped schema)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(rep.SCHEMA_PATH.read_text())
+    report = json.loads(rep.dumps(make_report(**kwargs)))
+    jsonschema.validators.validator_for(schema)(schema).validate(report)
+
+
+def write(tmp_path: Path, report: dict, sub: str = "r") -> Path:
+    path = tmp_path / sub / "bench_report.json"
+    rep.write_atomic(path, rep.dumps(report))
+    return path
+
+
+def _won_by_idea(md: str) -> int:
+    """Rows of the per-seed table whose last column ("better") is the idea."""
+    return sum(1 for line in md.splitlines() if line.endswith(" | idea |"))
+
+
+needs_mpl = pytest.mark.skipif(not plots.available(), reason="matplotlib is not installed")
+
+
+# ---------------------------------------------------------------- summary.md
+
+def test_summary_of_a_complete_report_has_the_key_numbers():
+    r = make_report(effect=-0.3)
+    assert r["practical_verdict"] == "helps" and r["system_verdict"] == "worked"
+    md = summary.render_summary_md(r)
+    comp = r["comparison"]
+    assert "# fake_idea on tabular" in md
+    assert "a | pipe-y claim that helps" in md
+    # protocol
+    assert "8 paired seeds (0, 1, 2, 3, 4, 5, 6, 7)" in md
+    assert "lr=0.001, lr=0.003, lr=0.01" in md and "epochs 2" in md
+    assert "best validation mean" in md and "never used to choose" in md
+    # per-seed table: one row per seed, diff and winner in the metric's direction
+    for s, d in enumerate(comp["per_seed_diffs"]):
+        assert f"| {s} | " in md and format(d, "+.4g") in md
+    assert f"idea wins {comp['idea_wins']}/8" in md
+    assert _won_by_idea(md) == comp["idea_wins"]
+    # statistics
+    assert format(comp["delta_mean"], "+.4g") in md
+    assert format(comp["ci95"][0], "+.4g") in md and format(comp["ci95"][1], "+.4g") in md
+    assert f"p = {comp['p_value']:.4g}" in md
+    assert "p_adjusted" not in md  # family of one
+    assert format(comp["mde"], ".4g") in md and f"{comp['mde_rel_pct']:.3g}%" in md
+    # mechanism evidence and verdicts in words
+    assert "`residual`" in md and "residual is zero" in md and "| 8/8 | yes |" in md
+    assert "`m::test_claim` | passed" in md
+    assert "**practical: helps**: the idea is significantly better by" in md
+    assert "**system: worked**: the idea helps and its mechanism is confirmed" in md
+
+
+def test_summary_of_an_inconclusive_report_says_what_the_bench_cannot_see():
+    r = make_report(effect=0.0, noise=0.3, seeds=8, signature_ok=False)
+    comp = r["comparison"]
+    assert r["practical_verdict"] == "inconclusive" and r["system_verdict"] == "failed"
+    md = summary.render_summary_md(r)
+    assert (f"not significant (p = {comp['p_value']:.3g}): with 8 seeds this bench cannot see "
+            f"effects smaller than {comp['mde_rel_pct']:.3g}% of the baseline") in md
+    assert f"a true effect of {comp['mde_power80']:.4g}" in md
+    assert "80% of the time with 8 seeds" in md
+    if comp["seeds_needed"] is not None:
+        assert f"would take about {comp['seeds_needed']} seeds (this bench used 8)" in md
+    assert "| 0/8 | no |" in md and "signature(s) not confirmed: residual" in md
+    assert "its mechanism is not confirmed" in md
+
+
+def test_summary_shows_adjusted_p_for_a_family_and_warnings():
+    r = make_report(effect=-0.3, tracks=("tabular", "dynamics"), seeds=4)
+    comp = r["comparison"]
+    assert comp["family_size"] == 2
+    md = summary.render_summary_md(r)
+    assert f"p_adjusted = {comp['p_adjusted']:.4g} (Holm over the idea's 2 tracks" in md
+    assert r["warnings"] and all(f"- **{w}**" in md for w in r["warnings"])
+    assert "only 4 seeds" in md
+
+
+def test_summary_of_higher_is_better_counts_wins_the_other_way():
+    r = make_report(effect=+0.3, direction="higher")
+    assert r["practical_verdict"] == "helps"
+    md = summary.render_summary_md(r)
+    assert "a positive diff means the idea won" in md
+    assert _won_by_idea(md) == r["comparison"]["idea_wins"] > 0
+
+
+def test_summary_of_an_incomplete_report_lists_what_is_missing_and_gives_no_verdict():
+    r = make_report(missing=2, failed=1)
+    assert r["comparison"] is None and r["practical_verdict"] == "incomplete"
+    md = summary.render_summary_md(r)
+    assert "## Incomplete: no verdict" in md
+    assert "3 of 48 runs missing or failed" in md
+    for m in r["incomplete"]["missing"]:
+        assert f"`{m}`" in md
+    assert "RuntimeError: CUDA is not here" in md
+    assert "**practical: incomplete**" in md and "no verdict" in md
+    assert "## Per seed" not in md and "## Comparison" not in md
+
+
+def test_summary_lists_a_failed_mechanism_test_and_a_diverged_config():
+    r = make_report(effect=-0.3, mechanism_passed=False, diverge_idea_cfg=1)
+    md = summary.render_summary_md(r)
+    assert "`m::test_claim` | failed | AssertionError: residual 0.3 > 1e-9" in md
+    assert "mechanism test(s) not passed: m::test_claim" in md
+    assert "not eligible: diverged on seed(s) 0" in md
+    assert "**system: partial**: the idea helps, but its mechanism is not confirmed" in md
+
+
+# ---------------------------------------------------------------- write_companions / plots
+
+@needs_mpl
+def test_companions_written_beside_the_report_with_valid_pngs(tmp_path):
+    r = make_report(effect=-0.3)
+    path = write(tmp_path, r)
+    assert summary.write_companions(path, r) == []
+    folder = path.parent
+    md = (folder / "summary.md").read_text()
+    assert md.startswith(summary.render_summary_md(r))
+    assert "![paired seeds](paired.png)" in md and "![grid sweep](sweep.png)" in md
+    for name in ("paired.png", "sweep.png"):
+        data = (folder / name).read_bytes()
+        assert data.startswith(PNG_SIGNATURE) and len(data) > 5000
+    assert not list(folder.glob(".*.tmp"))  # atomic writes leave no temp file behind
+
+
+@needs_mpl
+def test_plot_bytes_change_when_the_data_change(tmp_path):
+    a, b = make_report(effect=-0.3, rng_seed=0), make_report(effect=+0.2, rng_seed=1)
+    pa, pb = write(tmp_path, a, "a"), write(tmp_path, b, "b")
+    summary.write_companions(pa, a)
+    summary.write_companions(pb, b)
+    for name in ("paired.png", "sweep.png"):
+        assert (pa.parent / name).read_bytes() != (pb.parent / name).read_bytes()
+
+
+@needs_mpl
+def test_plots_handle_higher_is_better_a_diverged_config_and_a_non_lr_grid(tmp_path):
+    r = make_report(effect=+0.3, direction="higher", diverge_idea_cfg=0)
+    assert plots.write_plots(tmp_path, r) is None
+    g = copy.deepcopy(r)  # a two-key grid: categorical x axis
+    for entry in g["baseline"]["sweep"] + g["idea_sweep"]:
+        entry["cfg"] = {"lr": entry["cfg"]["lr"], "wd": 0.1}
+    g["baseline"]["best_cfg"] = g["baseline"]["sweep"][2]["cfg"]
+    g["idea_config"] = g["idea_sweep"][2]["cfg"]
+    plots.plot_sweep(g, tmp_path / "sweep2.png")
+    assert (tmp_path / "sweep2.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+@needs_mpl
+def test_incomplete_report_gets_a_summary_but_no_plots_and_stale_plots_go(tmp_path):
+    path = write(tmp_path, make_report())
+    summary.write_companions(path, make_report())
+    assert (path.parent / "paired.png").exists()
+    r = make_report(missing=1)
+    notes = summary.write_companions(path, r, echo=False)
+    assert notes == ["no plots for an incomplete report (no comparison to draw)"]
+    assert not (path.parent / "paired.png").exists() and not (path.parent / "sweep.png").exists()
+    assert "## Incomplete: no verdict" in (path.parent / "summary.md").read_text()
+
+
+def test_without_matplotlib_companions_write_summary_and_return_a_note(tmp_path, monkeypatch,
+                                                                       capsys):
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError(f"No module named {name!r} (simulated)")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    monkeypatch.setattr(summary, "_printed_notes", set())
+    assert not plots.available()
+    r = make_report(effect=-0.3)
+    path = write(tmp_path, r)
+    notes = summary.write_companions(path, r)
+    assert notes == [plots.MISSING] and "pip install 'benchkit[plot]'" in notes[0]
+    assert capsys.readouterr().err == f"\nbenchkit: {plots.MISSING}\n"
+    md = (path.parent / "summary.md").read_text()
+    assert "## Per seed" in md and f"_Not drawn: {plots.MISSING}._" in md
+    assert not (path.parent / "paired.png").exists()
+    summary.write_companions(path, r)  # printed once per process, returned every time
+    assert capsys.readouterr().err == ""
+
+
+def test_a_broken_report_gives_a_note_not_an_exception(tmp_path):
+    r = make_report()
+    r["comparison"]["per_seed_diffs"] = None  # malformed
+    notes = summary.write_companions(tmp_path / "bench_report.json", r, echo=False)
+    assert notes and any("TypeError" in n for n in notes)
+
+
+def test_aggregate_session_writes_the_summary_beside_each_report(tmp_path):
+    from types import SimpleNamespace
+
+    from benchkit.aggregate import aggregate_session
+
+    spec = {"name": "agg_idea", "module": "m.py", "tracks": ["tabular"],
+            "grids": {"tabular": GRID[:1]}, "seeds": [0, 1], "epochs": {"tabular": 1},
+            "claim": None, "margin": None, "protocols": {"tabular": {
+                "track": "tabular", "model": "m", "metric": "mse",
+                "metric_direction": "lower is better"}}}
+    payloads = [{"kind": "run", "outcome": "passed", "message": None, "spec": spec,
+                 "nodeid": f"x{arm}{s}", "arm": arm, "track": "tabular", "cfg": GRID[0],
+                 "seed": s, "val": 1.0 + s + (arm == "idea"), "test": 1.0 + s * 0.5,
+                 "diverged": False, "signatures": {}, "logs": {}}
+                for arm in ("baseline", "idea") for s in (0, 1)]
+    settings = SimpleNamespace(alpha=0.05, report_dir=tmp_path, gate="off")
+    written, _ = aggregate_session(payloads, settings)
+    folder = written[0][0].parent
+    assert (folder / "summary.md").read_text().startswith("# agg_idea on tabular")
+    assert json.loads((folder / "bench_report.json").read_text())["name"] == "agg_idea"
+
+
+def test_summary_of_a_non_inferior_report_names_the_margin():
+    r = make_report(effect=0.0, noise=0.01, margin=0.2)
+    assert r["practical_verdict"] == "non-inferior", r["comparison"]
+    md = summary.render_summary_md(r)
+    assert "**practical: non-inferior**: not significantly better" in md
+    assert "less than the margin of 20% of the baseline" in md
+    assert "- non-inferiority (margin 20%" in md and ", non-inferior" in md
