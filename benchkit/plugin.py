@@ -327,10 +327,11 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         payload = {"kind": "run", "outcome": outcome, "message": message,
                    "nodeid": item.nodeid}
         if the_run is not None:
-            payload.update(the_run.payload())
+            result = the_run.payload()
+            payload.update(result)
             store = item.config.stash[store_key]
-            if outcome == "passed" and not payload["reused"] and store is not None:
-                store.put(the_run.store_key, the_run.payload())
+            if outcome == "passed" and not result["reused"] and store is not None:
+                store.put(the_run.store_key, result)
             from benchkit.run import environment
             payload["env"] = environment()
     elif item.get_closest_marker("mechanism") is not None:

@@ -1,0 +1,120 @@
+"""Run reuse and resume, as users meet them: the same command twice trains nothing, an edit
+retrains what it touches, more seeds train only the new ones, an interrupted session resumes."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from conftest import validate_report
+
+IDEA = '''
+import os
+import pytest
+
+pytestmark = pytest.mark.bench(name="reuse", track="tabular", grid={{"lr": [1e-2]}}, seeds=2)
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    if os.environ.get("BENCH_TEST_INTERRUPT") == str(run.seed):
+        raise KeyboardInterrupt
+    run.fit(run.track.model(){extra})
+'''
+
+
+@pytest.fixture
+def project(pytester):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_reuse=IDEA.format(extra=""))
+    return pytester
+
+
+def bench(pytester, *args):
+    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly", *args)
+    path = pytester.path / "reports" / "reuse" / "tabular" / "bench_report.json"
+    report = validate_report(path) if path.exists() else None
+    return result, report
+
+
+def reused(report) -> dict:
+    return {(r["arm"], r["seed"]): r["reused"] for r in report["runs"]}
+
+
+def numbers(report) -> list:
+    return [(r["arm"], r["seed"], r["val"].hex(), r["test"].hex()) for r in report["runs"]]
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
+def test_unchanged_rerun_trains_nothing_and_gives_the_same_report(project, xdist):
+    first, r1 = bench(project, *xdist)
+    assert first.ret == 0
+    assert not any(reused(r1).values())
+    second, r2 = bench(project, *xdist)
+    assert second.ret == 0
+    assert all(reused(r2).values())
+    assert numbers(r1) == numbers(r2)
+    assert [r["seconds"] for r in r1["runs"]] == [r["seconds"] for r in r2["runs"]]
+    for report in (r1, r2):
+        report.pop("created")
+        for r in report["runs"]:
+            r.pop("reused")
+    assert r1 == r2
+
+
+def test_fresh_option_retrains_everything(project):
+    bench(project)
+    _, report = bench(project, "--bench-fresh")
+    assert not any(reused(report).values())
+
+
+def test_editing_the_idea_module_retrains_its_runs(project):
+    _, before = bench(project)
+    project.makepyfile(test_reuse=IDEA.format(extra=", epochs=2"))
+    _, after = bench(project)
+    assert not any(reused(after).values())
+    idea = lambda rep: [r["test"] for r in rep["runs"] if r["arm"] == "idea"]  # noqa: E731
+    assert idea(before) != idea(after)
+
+
+def test_editing_a_local_module_it_imports_retrains(project):
+    project.makepyfile(helper="EPOCHS = 1\n")
+    project.makepyfile(test_reuse=IDEA.format(extra=", epochs=helper.EPOCHS")
+                       .replace("import os\n", "import os\nimport helper\n"))
+    bench(project)
+    _, same = bench(project)
+    assert all(reused(same).values())
+    project.makepyfile(helper="EPOCHS = 2\n")
+    _, edited = bench(project)
+    assert not any(reused(edited).values())
+
+
+def test_more_seeds_train_only_the_new_seeds(project):
+    bench(project)
+    result, report = bench(project, "--bench-seeds", "3")
+    assert result.ret == 0
+    assert reused(report) == {("baseline", 0): True, ("baseline", 1): True,
+                              ("baseline", 2): False, ("idea", 0): True, ("idea", 1): True,
+                              ("idea", 2): False}
+
+
+def test_interrupted_session_writes_a_partial_report_and_resumes(project, monkeypatch):
+    monkeypatch.setenv("BENCH_TEST_INTERRUPT", "1")
+    result, partial = bench(project)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert partial["complete"] is False
+    assert partial["practical_verdict"] == "incomplete"
+    assert "the session was interrupted" in partial["incomplete"]["reasons"]
+    assert "idea[tabular-lr=0.01-seed1]" in partial["incomplete"]["missing"]
+    done = {(r["arm"], r["seed"]) for r in partial["runs"] if r["outcome"] == "passed"}
+    assert ("baseline", 0) in done and ("idea", 0) in done
+    monkeypatch.delenv("BENCH_TEST_INTERRUPT")
+    result, resumed = bench(project)
+    assert result.ret == 0 and resumed["complete"] is True
+    flags = reused(resumed)
+    assert all(flags[run] for run in done)          # nothing finished is trained again
+    assert flags[("idea", 1)] is False              # what was missing is trained now
