@@ -108,8 +108,12 @@ class Run:
             split = getattr(self.data, split)
         return _train.evaluate(model, split, self.track)
 
-    def record(self, *, val: Any, test: Any) -> None:
+    def record(self, *, val: Any = None, test: Any = None) -> None:
         """Record the result of an arm that trains with its own loop."""
+        if val is None or test is None:
+            raise TypeError("run.record needs both results: run.record(val=<validation "
+                            "metric>, test=<test metric>), each a number, numpy scalar or "
+                            "one-element tensor")
         self._set_result(to_float(val, "run.record(val=...)"),
                          to_float(test, "run.record(test=...)"))
 

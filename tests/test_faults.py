@@ -1,0 +1,101 @@
+"""Faults and bad input that the plugin suite does not cover: a dying worker, misuse of
+``run.record`` / ``run.signature``, a mechanism test that errors."""
+from __future__ import annotations
+
+import math
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+from benchkit import tracks
+from benchkit.run import Run
+from conftest import validate_report
+
+
+def make_run() -> Run:
+    return Run(arm="idea", track=tracks.get("tabular"), cfg={"lr": 1e-2}, seed=0, epochs=1)
+
+
+def test_record_without_results_says_what_is_needed():
+    with pytest.raises(TypeError, match=r"run.record\(val=.*test="):
+        make_run().record()
+    with pytest.raises(TypeError, match="single number"):
+        make_run().record(val=torch.ones(3), test=1.0)
+    with pytest.raises(TypeError, match="must be a number"):
+        make_run().record(val="0.5", test=1.0)
+
+
+def test_record_takes_tensors_and_numpy_scalars_as_plain_floats():
+    run = make_run()
+    run.record(val=torch.tensor(0.5), test=np.float32(0.25))
+    payload = run.payload()
+    assert type(payload["val"]) is float and type(payload["test"]) is float
+    assert (payload["val"], payload["test"]) == (0.5, 0.25)
+
+
+@pytest.mark.parametrize("tol", [-1.0, math.nan, math.inf])
+def test_signature_with_a_bad_tolerance_is_an_error(tol):
+    with pytest.raises(ValueError, match="tol must be a finite number >= 0"):
+        make_run().signature("x", observed=0.0, predicted=0.0, tol=tol)
+
+
+@pytest.mark.parametrize("observed", [math.nan, math.inf, torch.tensor(float("nan"))])
+def test_non_finite_signature_is_recorded_unconfirmed(observed):
+    run = make_run()
+    run.signature("x", observed=observed, predicted=0.0, tol=1e9)
+    assert run.signatures["x"]["confirmed"] is False
+    assert run.signatures["x"]["observed"] is None
+
+
+IDEA = '''
+import os
+import pytest
+pytestmark = pytest.mark.bench(name="faulty", track="tabular", grid={"lr": [1e-2]}, seeds=3)
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    if run.seed == 1 and os.environ.get("BENCH_TEST_CRASH"):
+        os._exit(3)   # the worker process dies mid-run
+    run.fit(run.track.model())
+    run.signature("zero", observed=0.0, predicted=0.0, tol=0.0)
+
+@pytest.mark.mechanism
+def test_claim_that_errors():
+    raise RuntimeError("the claim's own code is broken")
+'''
+
+
+def test_worker_that_dies_loses_no_finished_run_and_gives_no_verdict(pytester, monkeypatch):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_faulty=IDEA)
+    monkeypatch.setenv("BENCH_TEST_CRASH", "1")
+    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-n", "2",
+                                           "--bench-gate", "not-harms")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*crashed*", "benchkit: FAIL faulty tabular: incomplete*"])
+    report = validate_report(pytester.path / "reports/faulty/tabular/bench_report.json")
+    assert report["complete"] is False and report["comparison"] is None
+    assert report["incomplete"]["missing"] == ["idea[tabular-lr=0.01-seed1]"]
+    finished = {(r["arm"], r["seed"]) for r in report["runs"] if r["outcome"] == "passed"}
+    assert finished == {("baseline", 0), ("baseline", 1), ("baseline", 2), ("idea", 0),
+                        ("idea", 2)}
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
+def test_mechanism_test_that_errors_fails_the_mechanism(pytester, xdist):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_faulty=IDEA)
+    result = pytester.runpytest_subprocess("--bench-epochs", "1", *xdist)
+    result.assert_outcomes(passed=6, failed=1)
+    report = validate_report(pytester.path / "reports/faulty/tabular/bench_report.json")
+    assert report["mechanism_signature"]["confirmed"] is True
+    assert report["mechanism_ok"] == 0 and report["system_verdict"] == "failed"
+    test, = report["math_verification"]["tests"]
+    assert test["outcome"] == "failed"
+    assert "the claim's own code is broken" in test["message"]
