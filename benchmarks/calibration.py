@@ -1,0 +1,377 @@
+"""Calibration of benchkit's paired test on a real null and with known injected effects.
+
+A script, not a test (tests/test_calibration.py runs a small deterministic version of it).
+One process, one torch thread, no pytest: it calls the same code an arm test does
+(benchkit.run.seed_everything, then benchkit.run.Run.fit), then benchkit.stats.select_config
+and benchkit.stats.compare, exactly as a report does.
+
+Null (A/A with different init streams). The "idea" is the baseline model, built after
+``torch.manual_seed(seed + IDEA_INIT_OFFSET)`` instead of the seed's own init stream; the data
+(track.data(seed)) and the minibatch order (benchkit.train.order_generator(seed)) stay those of
+the seed. Both init streams are draws from the same distribution, so H0 holds exactly. Seed
+block b uses seeds SEEDS*b .. SEEDS*b + SEEDS-1; each block is one bench: every arm runs every
+grid config on every seed, each arm selects its config on the validation mean, and the
+selected configs' test MSEs are compared. The false-positive rate is the share of blocks with
+p < alpha, with its exact (Clopper-Pearson) 95% interval.
+
+Power. A known effect is injected by adding Gaussian noise of standard deviation s to the
+idea's test predictions (selected config; selection is on validation, untouched): the idea's
+expected test MSE rises by exactly s^2. The same standard-normal draws (seeded by the seed
+alone) are scaled for every s. Detection = compare's verdict "idea worse (significant)".
+
+    .venv/bin/python benchmarks/calibration.py               # the documented run
+    .venv/bin/python benchmarks/calibration.py --blocks 20   # a quick look
+    .venv/bin/python benchmarks/calibration.py --first-block 200 \
+        --out benchmarks/calibration_blocks200-399.json       # 200 more, disjoint blocks
+    .venv/bin/python benchmarks/calibration.py --merge benchmarks/calibration.json \
+        benchmarks/calibration_blocks200-399.json             # pooled rates
+
+Writes benchmarks/calibration.json; docs/calibration.md reports the numbers.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from benchkit import stats, tracks
+from benchkit.run import Run, environment, seed_everything
+
+HERE = Path(__file__).resolve().parent
+IDEA_INIT_OFFSET = 1_000_003     # the idea's init stream: torch.manual_seed(seed + this)
+NOISE_SALT = 0xCA11B            # the injected noise's own stream, seeded by the seed alone
+DEFAULTS = {"track": "tabular", "blocks": 200, "seeds": 6, "epochs": 3, "alpha": 0.05,
+            "noise_sd": [0.1, 0.2, 0.3, 0.4, 0.5, 0.7], "sim_reps": 20000}
+
+
+# ---------------------------------------------------------------- training (the real path)
+
+
+def train_one(track, seed: int, cfg: dict, epochs: int, init_seed: int | None):
+    """One run as the plugin makes it: seed everything from the seed, optionally switch the
+    torch (init) stream, build the track's default model, Run.fit. Returns (val, test,
+    test predictions as float64 numpy)."""
+    seed_everything(seed)
+    if init_seed is not None:
+        torch.manual_seed(init_seed)
+    run = Run(arm="calibration", track=track, cfg=cfg, seed=seed, epochs=epochs)
+    model = run.fit(track.model())
+    with torch.no_grad():
+        model.eval()
+        pred = model(run.data.test.x).double().numpy().reshape(-1)
+    return run.val, run.test, pred
+
+
+def run_block(track, seeds: list[int], grid, epochs: int, *, idea_offset: int | None = None,
+              same_stream: bool = False) -> dict:
+    """Both arms of one bench over `seeds` and every config of `grid`.
+
+    The idea's init stream is seed + idea_offset (default IDEA_INIT_OFFSET); same_stream=True
+    gives the idea exactly the baseline's stream (an identical A/A: diffs must be 0.0)."""
+    offset = IDEA_INIT_OFFSET if idea_offset is None else idea_offset
+    arms = {"baseline": {"val": [], "test": []}, "idea": {"val": [], "test": [], "pred": []}}
+    for cfg in grid:
+        rows = {arm: {k: [] for k in v} for arm, v in arms.items()}
+        for seed in seeds:
+            v, t, _ = train_one(track, seed, cfg, epochs, None)
+            rows["baseline"]["val"].append(v)
+            rows["baseline"]["test"].append(t)
+            v, t, p = train_one(track, seed, cfg, epochs, None if same_stream else seed + offset)
+            rows["idea"]["val"].append(v)
+            rows["idea"]["test"].append(t)
+            rows["idea"]["pred"].append(p)
+        for arm in arms:
+            for k in arms[arm]:
+                arms[arm][k].append(rows[arm][k])
+    return {"seeds": list(seeds), "grid": [dict(c) for c in grid], **arms}
+
+
+# ---------------------------------------------------------------- analysis of one block
+
+
+def noise_draws(seed: int, n_test: int) -> np.ndarray:
+    """Standard-normal draws for the injected noise of one seed (scaled by each sd)."""
+    return np.random.default_rng([NOISE_SALT, int(seed)]).standard_normal(n_test)
+
+
+def analyse_block(block: dict, track, *, alpha: float, noise_sd: list[float]) -> dict:
+    """select_config per arm on validation, compare on test (the report's path); also the
+    comparison of every fixed config (no selection) and the injected effects."""
+    direction = track.direction
+    sel = {arm: stats.select_config(block[arm]["val"], direction) for arm in ("baseline", "idea")}
+    out = {"seeds": block["seeds"], "selected": sel}
+    if sel["baseline"] is None or sel["idea"] is None:
+        out["incomplete"] = True  # a diverged run: never a verdict on fewer pairs
+        return out
+    base = block["baseline"]["test"][sel["baseline"]]
+    idea = block["idea"]["test"][sel["idea"]]
+    cmp = stats.compare(base, idea, direction=direction, alpha=alpha)
+    out.update(p=cmp["p_value"], verdict=cmp["verdict"], diffs=cmp["per_seed_diffs"],
+               base_mean=float(np.mean(base)), idea_mean=float(np.mean(idea)))
+    out["p_by_config"] = [
+        stats.compare(b, i, direction=direction, alpha=alpha)["p_value"]
+        if all(map(math.isfinite, b + i)) else None
+        for b, i in zip(block["baseline"]["test"], block["idea"]["test"])]
+    # injected effects on the idea's selected-config test predictions
+    preds = block["idea"]["pred"][sel["idea"]]
+    power = []
+    for sd in noise_sd:
+        noisy = []
+        for seed, pred in zip(block["seeds"], preds):
+            y = track.data(seed).test.y.double().numpy().reshape(-1)
+            e = sd * noise_draws(seed, len(y))
+            noisy.append(float(np.mean((pred + e - y) ** 2)))
+        c = stats.compare(base, noisy, direction=direction, alpha=alpha)
+        power.append({"sd": sd, "p": c["p_value"], "verdict": c["verdict"],
+                      "delta": c["delta_mean"], "diffs": c["per_seed_diffs"]})
+    out["power"] = power
+    return out
+
+
+# ---------------------------------------------------------------- summary over blocks
+
+
+def rate(k: int, n: int) -> dict:
+    lo, hi = stats.clopper_pearson(k, n) if n else (None, None)
+    return {"k": int(k), "n": int(n), "rate": k / n if n else None, "ci95": [lo, hi]}
+
+
+def simulated_sign_flip_power(delta: float, sd: float, n: int, alpha: float, reps: int,
+                              seed: int) -> float:
+    """Power of the sign-flip test itself (detection in delta's direction) when the n paired
+    diffs are i.i.d. normal(delta, sd): seeded simulation with benchkit's own test."""
+    d = np.random.default_rng(seed).normal(delta, sd, size=(reps, n))
+    p = np.asarray(stats.sign_flip_p_values(d))
+    hit = (p < alpha) & (np.sign(d.mean(axis=1)) == np.sign(delta))
+    return float(np.mean(hit))
+
+
+def summarize(results: list[dict], *, alpha: float, n_seeds: int, grid, n_test: int,
+              sim_reps: int = 20000) -> dict:
+    done = [r for r in results if not r.get("incomplete")]
+    n = len(done)
+    summary = {"blocks": len(results), "complete_blocks": n,
+               "incomplete_blocks": len(results) - n}
+    if not n:
+        return summary
+    p = np.array([r["p"] for r in done])
+    unit = stats.min_p_value(n_seeds)  # sign-flip p-values are multiples of 2^(1-n)
+    # exact null: P(p <= j * unit) = j * unit when diffs are exchangeable in sign (no ties)
+    attainable = math.ceil(alpha / unit) - 1
+    summary["fpr"] = {
+        "selected": rate(int(np.sum(p < alpha)), n),
+        "expected_exact": attainable * unit,
+        "by_config": [rate(sum(r["p_by_config"][k] < alpha for r in done
+                               if r["p_by_config"][k] is not None),
+                           sum(r["p_by_config"][k] is not None for r in done))
+                      for k in range(len(grid))],
+    }
+    summary["p_distribution"] = [
+        {"threshold": j * unit, "observed": float(np.mean(p <= j * unit * (1 + 1e-9))),
+         "expected": j * unit}
+        for j in (1, 2, 4, 8, 16) if j * unit <= 1]
+    sel = np.array([[r["selected"]["baseline"], r["selected"]["idea"]] for r in done])
+    summary["selection"] = {
+        "baseline_counts": [int(np.sum(sel[:, 0] == k)) for k in range(len(grid))],
+        "idea_counts": [int(np.sum(sel[:, 1] == k)) for k in range(len(grid))],
+        "arms_disagree": int(np.sum(sel[:, 0] != sel[:, 1]))}
+    diffs = np.concatenate([r["diffs"] for r in done])
+    base_mean = float(np.mean([r["base_mean"] for r in done]))
+    idea_mean = float(np.mean([r["idea_mean"] for r in done]))
+    null_sd = float(np.std(diffs, ddof=1))
+    summary["null_diffs"] = {"mean": float(np.mean(diffs)), "sd": null_sd,
+                             "share_positive": float(np.mean(diffs > 0)),
+                             "exact_zeros": int(np.sum(diffs == 0)),
+                             "baseline_mean_test": base_mean, "idea_mean_test": idea_mean}
+    power = []
+    for j, sd in enumerate(r0["sd"] for r0 in done[0]["power"]):
+        rows = [r["power"][j] for r in done]
+        k = sum(row["verdict"] == "idea worse (significant)" for row in rows)
+        delta = sd ** 2
+        # predicted sd of the diffs: the null's, plus the noise term's variance
+        # var(mean((pred - y + e)^2) - mean((pred - y)^2)) = (4 s^2 MSE + 2 s^4) / n_test
+        sd_pred = math.sqrt(null_sd ** 2 + (4 * sd ** 2 * idea_mean + 2 * sd ** 4) / n_test)
+        d_all = np.concatenate([row["diffs"] for row in rows])
+        power.append({
+            "noise_sd": sd, "delta_true": delta, "delta_rel_pct": 100 * delta / base_mean,
+            "delta_observed_mean": float(np.mean([row["delta"] for row in rows])),
+            "diff_sd_predicted": sd_pred, "diff_sd_observed": float(np.std(d_all, ddof=1)),
+            "detected": rate(k, n),
+            "predicted_t": stats.paired_t_power(delta, sd_pred, n_seeds, alpha),
+            "predicted_sign_flip_normal": simulated_sign_flip_power(
+                delta, sd_pred, n_seeds, alpha, sim_reps, seed=1000 + j),
+        })
+    summary["power"] = power
+    summary["power_mde80_t"] = stats.power_mde(n_seeds, null_sd, alpha, 0.8)
+    return summary
+
+
+# ---------------------------------------------------------------- the script
+
+
+def identical_stream_check(track, seeds, grid, epochs) -> dict:
+    """A/A with the idea on the baseline's own init stream: every diff must be exactly 0."""
+    block = run_block(track, seeds, grid, epochs, same_stream=True)
+    diffs = [float(i - b) for cb, ci in zip(block["baseline"]["test"], block["idea"]["test"])
+             for b, i in zip(cb, ci)]
+    return {"seeds": list(seeds), "runs_per_arm": len(diffs),
+            "max_abs_diff": max(abs(x) for x in diffs), "all_exactly_zero": not any(diffs)}
+
+
+def table(summary: dict, args) -> str:
+    f = summary["fpr"]
+    s = f["selected"]
+    lines = [
+        f"blocks {args.first_block}..{args.first_block + args.blocks - 1}: "
+        f"{summary['complete_blocks']} complete of {summary['blocks']}; "
+        f"{args.seeds} seeds each, grid lr={[c['lr'] for c in args.grid_cfgs]}, "
+        f"{args.epochs} epochs",
+        f"FPR at alpha={args.alpha} (selected configs): {s['k']}/{s['n']} = {s['rate']:.4f}, "
+        f"95% CI [{s['ci95'][0]:.4f}, {s['ci95'][1]:.4f}]; exact expectation "
+        f"{f['expected_exact']:.5f}",
+    ]
+    for cfg, r in zip(args.grid_cfgs, f["by_config"]):
+        lines.append(f"  fixed lr={cfg['lr']:g} (no selection): {r['k']}/{r['n']} = "
+                     f"{r['rate']:.4f}, 95% CI [{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}]")
+    lines.append("p-value calibration (P(p <= u), observed vs exact): " + ", ".join(
+        f"{d['threshold']:.4g}: {d['observed']:.3f}/{d['expected']:.3f}"
+        for d in summary["p_distribution"]))
+    sel = summary["selection"]
+    nd = summary["null_diffs"]
+    lines.append(f"selection counts baseline {sel['baseline_counts']}, idea "
+                 f"{sel['idea_counts']}, arms disagree in {sel['arms_disagree']} blocks")
+    lines.append(f"null diffs: mean {nd['mean']:.5f}, sd {nd['sd']:.5f}, share > 0 "
+                 f"{nd['share_positive']:.3f}; baseline mean test MSE "
+                 f"{nd['baseline_mean_test']:.4f}; t-MDE(80%) {summary['power_mde80_t']:.4f}")
+    lines.append("| noise sd | true delta | rel % | diff sd pred/obs | detected | 95% CI | "
+                 "pred sign-flip (normal) | pred t |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for r in summary["power"]:
+        d = r["detected"]
+        lines.append(
+            f"| {r['noise_sd']:g} | {r['delta_true']:.4f} | {r['delta_rel_pct']:.1f} | "
+            f"{r['diff_sd_predicted']:.4f}/{r['diff_sd_observed']:.4f} | {d['rate']:.3f} | "
+            f"[{d['ci95'][0]:.3f}, {d['ci95'][1]:.3f}] | {r['predicted_sign_flip_normal']:.3f} | "
+            f"{r['predicted_t']:.3f} |")
+    return "\n".join(lines)
+
+
+def merge(paths: list[Path]) -> str:
+    """Pool the rates of several runs over disjoint seed blocks (sums of counts, exact CIs)."""
+    runs = [json.loads(Path(p).read_text()) for p in paths]
+    firsts = sorted((r["protocol"].get("first_block", 0), r["protocol"]["blocks"]) for r in runs)
+    if any(a0 + n0 > a1 for (a0, n0), (a1, _) in zip(firsts, firsts[1:])):
+        raise SystemExit(f"seed blocks overlap: (first_block, blocks) = {firsts}")
+    keys = ("track", "seeds_per_block", "epochs", "grid", "alpha", "noise_sd")
+    if any(r["protocol"][k] != runs[0]["protocol"][k] for r in runs for k in keys):
+        raise SystemExit("runs differ in protocol: " + ", ".join(keys))
+
+    def pooled(get) -> str:
+        k = sum(get(r["summary"])["k"] for r in runs)
+        n = sum(get(r["summary"])["n"] for r in runs)
+        lo, hi = stats.clopper_pearson(k, n)
+        return f"{k}/{n} = {k / n:.4f} [{lo:.4f}, {hi:.4f}]"
+
+    s0 = runs[0]["summary"]
+    lines = [f"pooled over {len(runs)} runs, {sum(r['summary']['complete_blocks'] for r in runs)}"
+             f" blocks: (first_block, blocks) = {firsts}",
+             f"FPR selected: {pooled(lambda s: s['fpr']['selected'])} (exact expectation "
+             f"{s0['fpr']['expected_exact']:.5f})"]
+    for k, cfg in enumerate(runs[0]["protocol"]["grid"]):
+        lines.append(f"  fixed lr={cfg['lr']:g}: {pooled(lambda s: s['fpr']['by_config'][k])}")
+    lines.append("| noise sd | detected (pooled) | pred sign-flip (normal) | pred t |")
+    lines.append("|---|---|---|---|")
+    for j, row in enumerate(s0["power"]):
+        w = [r["summary"]["power"][j]["detected"]["n"] for r in runs]
+        avg = lambda key: sum(wi * r["summary"]["power"][j][key]  # noqa: E731
+                              for wi, r in zip(w, runs)) / sum(w)
+        lines.append(f"| {row['noise_sd']:g} | {pooled(lambda s: s['power'][j]['detected'])} | "
+                     f"{avg('predicted_sign_flip_normal'):.3f} | {avg('predicted_t'):.3f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--track", default=DEFAULTS["track"])
+    ap.add_argument("--blocks", type=int, default=DEFAULTS["blocks"])
+    ap.add_argument("--first-block", type=int, default=0,
+                    help="index of the first seed block (to add disjoint blocks to a run)")
+    ap.add_argument("--seeds", type=int, default=DEFAULTS["seeds"], help="seeds per block")
+    ap.add_argument("--epochs", type=int, default=DEFAULTS["epochs"])
+    ap.add_argument("--lrs", type=float, nargs="+", default=None,
+                    help="grid (default: the track's)")
+    ap.add_argument("--alpha", type=float, default=DEFAULTS["alpha"])
+    ap.add_argument("--noise-sd", type=float, nargs="+", default=DEFAULTS["noise_sd"])
+    ap.add_argument("--sim-reps", type=int, default=DEFAULTS["sim_reps"])
+    ap.add_argument("--out", type=Path, default=HERE / "calibration.json")
+    ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
+                    help="do not train: pool the written results of runs over disjoint blocks")
+    args = ap.parse_args(argv)
+    if args.merge:
+        print(merge(args.merge))
+        return
+    torch.set_num_threads(1)
+    track = tracks.get(args.track)
+    args.grid_cfgs = [{"lr": lr} for lr in args.lrs] if args.lrs else [dict(c) for c in track.grid]
+    n_test = len(track.data(0).test)
+
+    t0 = time.perf_counter()
+    check = identical_stream_check(track, list(range(args.seeds)), args.grid_cfgs, args.epochs)
+    print(f"identical init streams (seeds 0..{args.seeds - 1}, {check['runs_per_arm']} runs "
+          f"per arm): max |diff| = {check['max_abs_diff']!r}, all exactly zero: "
+          f"{check['all_exactly_zero']}", flush=True)
+    if not check["all_exactly_zero"]:
+        sys.exit("pairing is broken: the same seed and init stream gave different results")
+    t_check = time.perf_counter() - t0
+
+    results, t1 = [], time.perf_counter()
+    for b in range(args.first_block, args.first_block + args.blocks):
+        seeds = list(range(args.seeds * b, args.seeds * (b + 1)))
+        block = run_block(track, seeds, args.grid_cfgs, args.epochs)
+        results.append(analyse_block(block, track, alpha=args.alpha, noise_sd=args.noise_sd))
+        done = len(results)
+        if done % 20 == 0 or done == args.blocks:
+            el = time.perf_counter() - t1
+            print(f"block {done}/{args.blocks}: {el:.0f} s, {el / done:.2f} s/block, "
+                  f"null rejections so far {sum(r.get('p', 1) < args.alpha for r in results)}",
+                  flush=True)
+    t_blocks = time.perf_counter() - t1
+    runs = 2 * args.blocks * args.seeds * len(args.grid_cfgs)
+    summary = summarize(results, alpha=args.alpha, n_seeds=args.seeds, grid=args.grid_cfgs,
+                        n_test=n_test, sim_reps=args.sim_reps)
+    total = time.perf_counter() - t0
+    timing = {"identical_check_s": t_check, "blocks_s": t_blocks, "total_s": total,
+              "runs": runs, "ms_per_run": 1000 * t_blocks / runs if runs else None}
+    print(table(summary, args))
+    print(f"timing: {runs} runs in {t_blocks:.0f} s ({timing['ms_per_run']:.1f} ms/run), "
+          f"total {total:.0f} s")
+    out = {
+        "command": " ".join(["benchmarks/calibration.py", *(argv if argv is not None
+                                                             else sys.argv[1:])]),
+        "protocol": {"track": args.track, "seeds_per_block": args.seeds,
+                     "blocks": args.blocks, "first_block": args.first_block,
+                     "epochs": args.epochs, "grid": args.grid_cfgs,
+                     "alpha": args.alpha, "selection": "per arm, best validation mean",
+                     "test": "benchkit.stats.compare (two-sided paired sign-flip)",
+                     "idea_init": f"torch.manual_seed(seed + {IDEA_INIT_OFFSET})",
+                     "noise_sd": args.noise_sd, "batch_size": track.batch_size,
+                     "optimizer": track.optimizer, "n_test": n_test},
+        "identical_stream_check": check, "summary": summary, "timing": timing,
+        "environment": {**environment(), "python_impl": platform.python_implementation()},
+        "blocks": [{"seeds": [r["seeds"][0], r["seeds"][-1]], "selected": r["selected"],
+                    "p": r.get("p"), "p_by_config": r.get("p_by_config"),
+                    "p_injected": [x["p"] for x in r.get("power", [])]} for r in results],
+    }
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
