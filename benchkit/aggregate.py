@@ -28,14 +28,16 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         adjusted = iter(stats.holm(ps)) if ps else iter(())
         for r in reports:
             path = rep.report_path(settings.report_dir, name, r["track"])
+            previous = read_previous(path)
             rep.decide(r, next(adjusted) if r["comparison"] is not None else None,
                        family_size=len(ps), max_seeds=spec.get("max_seeds"),
-                       previous=read_previous(path))
+                       previous=previous)
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
-            rep.write_atomic(path, rep.dumps(rep.stamp(r)))
+            text = rep.dumps(rep.stamp(r))
+            rep.write_atomic(path, text)
             from benchkit.summary import write_companions  # summary.md (+ plots) beside it
-            write_companions(path, r)
+            write_companions(path, r, plots_current=same_report(previous, text))
             written.append((path, r))
             why = gate_failure(r, settings.gate)
             if why:
@@ -49,6 +51,16 @@ def read_previous(path) -> dict | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def same_report(previous: dict | None, text: str) -> bool:
+    """Whether the new report says what the previous one said (its timestamp aside)."""
+    if previous is None:
+        return False
+    def content(report: dict) -> dict:
+        runs = [{**r, "reused": None} for r in report.get("runs") or []]
+        return {**report, "created": None, "runs": runs}
+    return content(previous) == content(json.loads(text))
 
 
 def gate_failure(report: dict, gate: str) -> str | None:

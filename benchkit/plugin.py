@@ -352,6 +352,15 @@ def _first_line(report) -> str | None:
     return chosen.removeprefix("E ").strip()[:300] if chosen else None
 
 
+def _prepare_aggregation() -> None:
+    try:
+        import benchkit.aggregate  # noqa: F401  (scipy.stats)
+        from benchkit import plots
+        plots._matplotlib()
+    except Exception:  # only a head start: aggregation imports (and reports) for real later
+        pass
+
+
 # -- the controller -------------------------------------------------------------------------
 class BenchSession:
     """Controller-side state and hooks (registered on the controller only): every payload
@@ -368,6 +377,13 @@ class BenchSession:
         counts = getattr(node, "workeroutput", {}).get("benchkit_collection")
         if counts and self.collection is None:
             self.collection = counts
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Under xdist the controller idles while workers train: import what aggregation
+        needs (scipy, matplotlib) meanwhile, so the session's end does not wait for it."""
+        if getattr(session.config.option, "numprocesses", None):
+            import threading
+            threading.Thread(target=_prepare_aggregation, daemon=True).start()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for prop in getattr(report, "user_properties", ()):

@@ -5,12 +5,11 @@ Pure Python + numpy/scipy via :mod:`benchkit.stats`: the controller never import
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 
 from benchkit import stats
+from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
 from benchkit.spec import cfg_id, run_id
 
 BENCH_VERSION = 1
@@ -247,30 +246,6 @@ def report_path(report_dir: Path, name: str, track: str) -> Path:
 def dumps(report: dict) -> str:
     """Deterministic JSON: sorted keys are avoided to keep the v1 reading order; NaN refused."""
     return json.dumps(report, indent=2, allow_nan=False) + "\n"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and rename: a killed process never leaves a
-    half-written file behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; reports are for everyone
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def stamp(report: dict) -> dict:

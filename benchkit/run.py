@@ -6,6 +6,7 @@ changing what idea modules write.
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import random
@@ -188,12 +189,18 @@ def set_threads(threads: int) -> None:
 
 
 def environment() -> dict:
-    import platform
+    """The software and hardware a run ran on (part of its store key and of the report)."""
+    return dict(_environment(int(torch.get_num_threads())))
+
+
+@functools.lru_cache(maxsize=4)
+def _environment(threads: int) -> dict:
+    import platform  # platform.platform() reads the interpreter binary: once per process
 
     import benchkit
     return {
         "python": platform.python_version(), "torch": torch.__version__,
         "numpy": np.__version__, "benchkit": benchkit.__version__,
-        "device": "cpu", "threads": int(torch.get_num_threads()),
+        "device": "cpu", "threads": threads,
         "platform": platform.platform(), "machine": platform.machine(),
     }

@@ -18,7 +18,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from benchkit.report import write_atomic
+from benchkit.atomic import write_atomic
 
 STORE_VERSION = 1
 

@@ -386,9 +386,11 @@ def _note(text: str, echo: bool) -> str:
     return text
 
 
-def write_companions(path, report: dict, *, echo: bool = True) -> list[str]:
+def write_companions(path, report: dict, *, echo: bool = True,
+                     plots_current: bool = False) -> list[str]:
     """Write ``summary.md`` (always) and ``paired.png``/``sweep.png`` (when matplotlib is
-    installed and the report has a comparison) beside the report at ``path``.
+    installed and the report has a comparison) beside the report at ``path``. With
+    ``plots_current`` (the report did not change) existing plots are kept as they are.
 
     Never raises: the report itself is already written, so a problem here becomes a one-line
     note, returned (and printed to stderr once per process when ``echo``). Returns the notes;
@@ -398,7 +400,9 @@ def write_companions(path, report: dict, *, echo: bool = True) -> list[str]:
     path = Path(path)
     notes: list[str] = []
     try:
-        plot_note = plots.write_plots(path.parent, report)
+        drawn = all((path.parent / name).is_file() for name, _ in plots.PLOTS)
+        # an unchanged report (a rerun that reused every run) keeps its plots: no redraw
+        plot_note = None if plots_current and drawn else plots.write_plots(path.parent, report)
     except Exception as exc:  # a plotting problem must not break the session that benched
         plot_note = f"plots not drawn for {path}: {type(exc).__name__}: {exc}"
     if plot_note:
