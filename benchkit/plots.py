@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import tempfile
 from pathlib import Path
 
+from benchkit.atomic import write_atomic
+from benchkit.report import direction_of
 from benchkit.spec import cfg_id
 
 PLOTS = (("paired.png", "paired seeds"), ("sweep.png", "grid sweep"))
@@ -34,10 +34,6 @@ def available() -> bool:
     return _matplotlib() is not None
 
 
-def _direction(report: dict) -> str:
-    return "lower" if str(report.get("metric_direction", "lower")).startswith("lower") else "higher"
-
-
 def _t975(n: int) -> float:
     from scipy import stats
 
@@ -54,24 +50,11 @@ def _mean_ci(values: list[float]) -> tuple[float, float]:
     return mean, _t975(n) * sd / math.sqrt(n)
 
 
-def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _save(fig, canvas_cls, path: Path) -> None:
     canvas_cls(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI)
-    _write_bytes_atomic(path, buf.getvalue())
+    write_atomic(path, buf.getvalue())
 
 
 def _seeds(n: int) -> str:
@@ -92,7 +75,7 @@ def plot_paired(report: dict, path, mpl=None) -> None:
     error bars; a side panel of the per-seed differences with the mean's 95% CI and the MDE."""
     Figure, Canvas = mpl or _matplotlib()
     comp = report["comparison"]
-    direction = _direction(report)
+    direction = direction_of(report)
     base = report["baseline"]["full"]["per_seed"]
     idea = report["idea"]["per_seed"]
     diffs = comp["per_seed_diffs"]

@@ -21,6 +21,12 @@ TEST_NAME = ("two-sided paired sign-flip permutation test of the mean difference
 SCHEMA_PATH = Path(__file__).with_name("bench_report.schema.json")
 
 
+def direction_of(report: dict) -> str:
+    """``"lower"`` or ``"higher"``, from ``metric_direction`` ("lower is better", ...) of a
+    report or a protocol."""
+    return "lower" if str(report.get("metric_direction", "lower")).startswith("lower") else "higher"
+
+
 def arm_sweep(runs: dict, arm: str, grid: list[dict], seeds: list[int]) -> list[dict]:
     """Per grid config: the val and test values over seeds, and whether it may be selected."""
     sweep = []
@@ -77,7 +83,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     (see :func:`decide`)."""
     grid, seeds = spec["grids"][track], spec["seeds"]
     protocol = dict(spec["protocols"][track])
-    direction = "lower" if protocol["metric_direction"].startswith("lower") else "higher"
+    direction = direction_of(protocol)
     runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in run_payloads
             if r["track"] == track and r["outcome"] == "passed" and "val" in r}
     failed = sorted(({"run": f'{r["arm"]}[{run_id(track, r["cfg"], r["seed"])}]',
@@ -210,7 +216,7 @@ def decide(report: dict, p_adjusted: float | None, family_size: int, *,
     comp["p_adjusted"] = p_adjusted
     comp["family_size"] = family_size
     comp["level"] = level
-    direction = "lower" if report["metric_direction"].startswith("lower") else "higher"
+    direction = direction_of(report)
     ni = comp.get("noninferiority")
     report["practical_verdict"] = stats.practical_verdict(
         p_adjusted, comp["delta_mean"], direction, level,

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from benchkit import report as rep
+from benchkit.report import direction_of
 from benchkit.spec import cfg_id
 
 SUMMARY_NAME = "summary.md"
@@ -43,11 +44,6 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
     return lines
-
-
-def direction_of(report: dict) -> str:
-    """``"lower"`` or ``"higher"``, from ``metric_direction`` ("lower is better", ...)."""
-    return "lower" if str(report.get("metric_direction", "lower")).startswith("lower") else "higher"
 
 
 def _better(delta: float, direction: str) -> bool:
