@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -134,9 +135,18 @@ def pytest_report_header(config: pytest.Config) -> str:
     s = config.stash[settings_key]
     seeds = s.seeds if s.seeds is not None else "per idea"
     epochs = s.epochs if s.epochs is not None else "per track"
+    from importlib import metadata
+
     from benchkit import __version__
-    return (f"benchkit {__version__}: seeds {seeds}, epochs {epochs}, alpha {s.alpha}, "
-            f"gate {s.gate}, torch threads/process {s.threads}, reports {s.report_dir}")
+    try:  # read without importing torch: the controller of an xdist session never needs it
+        torch_version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch_version = "not installed"
+    profile = "ci" if os.environ.get("CI") else "default"
+    return (f"benchkit {__version__}: torch {torch_version} on cpu, "
+            f"{s.threads} torch thread(s)/process, seeds {seeds}, epochs {epochs}, "
+            f"alpha {s.alpha}, gate {s.gate}, hypothesis profile {profile}, "
+            f"reports {s.report_dir}")
 
 
 # -- collection ----------------------------------------------------------------------------
@@ -218,6 +228,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.Collector.CollectError(
             f"benchkit: {module_item.nodeid}: arm test {metafunc.function.__name__} does not "
             "take the run fixture; write it as def test_x(run): ...")
+    _warn_unreachable_family(spec, metafunc.config.stash[settings_key].alpha)
     points = [(arm_mark.args[0], track, cfg, seed) for track, cfg, seed in spec.points()]
     metafunc.parametrize("run", points, indirect=True,
                          ids=[run_id(t, c, s) for _, t, c, s in points])
@@ -245,6 +256,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         session.config.workeroutput["benchkit_collection"] = counts
     else:
         session.config.pluginmanager.get_plugin("benchkit-session").collection = counts
+
+
+class BenchWarning(pytest.PytestWarning):
+    """A bench that is declared so that it cannot reach a verdict."""
+
+
+def _warn_unreachable_family(spec: IdeaSpec, alpha: float) -> None:
+    from benchkit.spec import family_seeds_needed
+    needed = family_seeds_needed(len(spec.tracks), alpha)
+    if len(spec.seeds) < needed:
+        warnings.warn(BenchWarning(
+            f"{spec.module}: {len(spec.seeds)} seeds cannot reach p < {alpha} after Holm over "
+            f"{len(spec.tracks)} track(s) (the smallest possible p is "
+            f"{2.0 ** (1 - len(spec.seeds)):.4g}); {needed} seeds or more can"), stacklevel=1)
 
 
 def _item_spec(item: pytest.Item) -> IdeaSpec | None:
@@ -341,6 +366,10 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         return report
     payload["spec"] = spec.to_plain()
     report.user_properties.append((PROPERTY, json.dumps(payload, sort_keys=True)))
+    if payload["kind"] == "run" and "val" in payload:
+        # readable in junit-xml, which writes the item's properties with its teardown report
+        for key in ("val", "test", "diverged", "reused", "seconds"):
+            item.user_properties.append((f"bench_{key}", payload[key]))
     return report
 
 

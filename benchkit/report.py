@@ -10,7 +10,7 @@ from pathlib import Path
 
 from benchkit import stats
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
-from benchkit.spec import cfg_id, run_id
+from benchkit.spec import cfg_id, family_seeds_needed, run_id
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
@@ -110,6 +110,11 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         warnings.append(f"only {n} seeds: the smallest possible two-sided p is "
                         f"{stats.min_p_value(n):.4g} >= 0.05, so no sign-flip test can "
                         "reach p < 0.05; use 6 seeds or more")
+    family = len(spec["tracks"])
+    if family > 1 and n < family_seeds_needed(family, alpha):
+        warnings.append(f"{n} seeds cannot reach significance after Holm over {family} tracks "
+                        f"(smallest p {stats.min_p_value(n):.4g} >= {alpha}/{family}); "
+                        f"{family_seeds_needed(family, alpha)} seeds or more can")
     n_div = sum(1 for r in runs.values() if r["diverged"])
     if n_div:
         warnings.append(f"{n_div} run(s) diverged (non-finite loss or metric); their configs "

@@ -50,6 +50,15 @@ class IdeaSpec:
         }
 
 
+def family_seeds_needed(family_size: int, alpha: float) -> int:
+    """The fewest seeds whose smallest two-sided sign-flip p, 2^(1-n), passes Holm's first
+    step (alpha / family_size) in a family of ``family_size`` tracks."""
+    n = MIN_SEEDS
+    while 2.0 ** (1 - n) >= alpha / family_size:
+        n += 1
+    return n
+
+
 def cfg_id(cfg: dict) -> str:
     return "-".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in cfg.items())
 

@@ -99,3 +99,17 @@ def test_mechanism_test_that_errors_fails_the_mechanism(pytester, xdist):
     test, = report["math_verification"]["tests"]
     assert test["outcome"] == "failed"
     assert "the claim's own code is broken" in test["message"]
+
+
+def test_run_results_are_junit_xml_properties(pytester):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_faulty=IDEA)
+    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-n", "2",
+                                           "--junitxml", "junit.xml")
+    assert result.ret == 1  # the erroring claim
+    import xml.etree.ElementTree as ET
+    cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    props = {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+             for case in cases}
+    run = props["test_idea[tabular-lr=0.01-seed0]"]
+    assert float(run["bench_test"]) > 0 and run["bench_diverged"] == "False"
