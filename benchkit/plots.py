@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from benchkit.atomic import write_atomic
-from benchkit.report import direction_of
+from benchkit.report import direction_of, paired_values
 from benchkit.spec import cfg_id
 
 PLOTS = (("paired.png", "paired seeds"), ("sweep.png", "grid sweep"))
@@ -76,10 +76,7 @@ def plot_paired(report: dict, path, mpl=None) -> None:
     Figure, Canvas = mpl or _matplotlib()
     comp = report["comparison"]
     direction = direction_of(report)
-    base = report["baseline"]["full"]["per_seed"]
-    idea = report["idea"]["per_seed"]
-    diffs = comp["per_seed_diffs"]
-    seeds = (report.get("protocol") or {}).get("seeds") or list(range(len(base)))
+    seeds, base, idea, diffs = paired_values(report)
 
     fig = Figure(figsize=(8.6, 5.0))  # fixed margins: constrained layout doubles the time
     ax, axd = fig.subplots(1, 2, width_ratios=[3, 1.25])

@@ -27,6 +27,13 @@ def direction_of(report: dict) -> str:
     return "lower" if str(report.get("metric_direction", "lower")).startswith("lower") else "higher"
 
 
+def paired_values(report: dict) -> tuple[list, list, list, list]:
+    """(seeds, baseline, idea, diffs) of a complete report, seed by seed."""
+    base = report["baseline"]["full"]["per_seed"]
+    seeds = (report.get("protocol") or {}).get("seeds") or list(range(len(base)))
+    return seeds, base, report["idea"]["per_seed"], report["comparison"]["per_seed_diffs"]
+
+
 def arm_sweep(runs: dict, arm: str, grid: list[dict], seeds: list[int]) -> list[dict]:
     """Per grid config: the val and test values over seeds, and whether it may be selected."""
     sweep = []

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from benchkit import report as rep
-from benchkit.report import direction_of
+from benchkit.report import direction_of, paired_values
 from benchkit.spec import cfg_id
 
 SUMMARY_NAME = "summary.md"
@@ -176,10 +176,7 @@ def _cfg(cfg) -> str:
 def _per_seed_lines(report: dict) -> list[str]:
     comp = report["comparison"]
     direction = direction_of(report)
-    base = report["baseline"]["full"]["per_seed"]
-    idea = report["idea"]["per_seed"]
-    diffs = comp["per_seed_diffs"]
-    seeds = (report.get("protocol") or {}).get("seeds") or list(range(len(base)))
+    seeds, base, idea, diffs = paired_values(report)
     rows = []
     for s, b, i, d in zip(seeds, base, idea, diffs):
         who = "tie" if d == 0 else ("idea" if _better(d, direction) else "baseline")

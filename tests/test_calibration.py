@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchkit import stats, tracks
+from benchkit import tracks
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCKS, SEEDS, EPOCHS, ALPHA = 6, 6, 1, 0.05

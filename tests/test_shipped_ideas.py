@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 IDEAS = {"task_visible_pruning": "tabular", "moment_preserving_rank2": "dynamics"}

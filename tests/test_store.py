@@ -2,8 +2,6 @@
 retrains what it touches, more seeds train only the new ones, an interrupted session resumes."""
 from __future__ import annotations
 
-import json
-import textwrap
 
 import pytest
 
