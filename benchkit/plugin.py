@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.spec import ARMS, IdeaSpec, SpecError, parse_bench_marker, run_id
+from benchkit.spec import (ARMS, IdeaSpec, SpecError, parse_bench_marker, run_id,
+                           unreachable_family)
 
 PROPERTY = "benchkit"
 GATES = ("off", "not-harms", "non-inferior", "helps", "worked")
@@ -30,14 +31,13 @@ store_key = pytest.StashKey[object]()           # config -> RunStore | None
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("benchkit", "benchkit: bench ML ideas against a tuned baseline")
 
-    def add(flag, ini, help, type=str, default=None, **kw):
+    def add(flag, ini, help, default=None, **kw):
         group.addoption(flag, dest=ini, default=None, help=f"{help} (ini: {ini})", **kw)
         parser.addini(ini, help=help, default=default)
 
     add("--bench-report-dir", "bench_report_dir", "where reports go, relative to the rootdir "
         "(default: reports)", default="reports", metavar="DIR")
-    add("--bench-seeds", "bench_seeds", "override every idea's seed count", metavar="N",
-        type=int)
+    add("--bench-seeds", "bench_seeds", "override every idea's seed count", metavar="N")
     add("--bench-epochs", "bench_epochs", "override every track's epochs (a quick smoke: "
         "--bench-seeds 2 --bench-epochs 1)", metavar="N")
     add("--bench-alpha", "bench_alpha", "significance level (default 0.05)", default="0.05",
@@ -181,6 +181,9 @@ def _build_spec(config, module_item):
         _check_arms(module_item.nodeid, arms)
     except SpecError as exc:
         return exc
+    why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha)
+    if why:  # once per module, at collection
+        warnings.warn(BenchWarning(f"{module_item.nodeid}: {why}"), stacklevel=1)
     owners = config.stash[names_key]
     other = owners.setdefault(spec.name, module_item.nodeid)
     if other != module_item.nodeid:
@@ -228,7 +231,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.Collector.CollectError(
             f"benchkit: {module_item.nodeid}: arm test {metafunc.function.__name__} does not "
             "take the run fixture; write it as def test_x(run): ...")
-    _warn_unreachable_family(spec, metafunc.config.stash[settings_key].alpha)
     points = [(arm_mark.args[0], track, cfg, seed) for track, cfg, seed in spec.points()]
     metafunc.parametrize("run", points, indirect=True,
                          ids=[run_id(t, c, s) for _, t, c, s in points])
@@ -260,16 +262,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 class BenchWarning(pytest.PytestWarning):
     """A bench that is declared so that it cannot reach a verdict."""
-
-
-def _warn_unreachable_family(spec: IdeaSpec, alpha: float) -> None:
-    from benchkit.spec import family_seeds_needed
-    needed = family_seeds_needed(len(spec.tracks), alpha)
-    if len(spec.seeds) < needed:
-        warnings.warn(BenchWarning(
-            f"{spec.module}: {len(spec.seeds)} seeds cannot reach p < {alpha} after Holm over "
-            f"{len(spec.tracks)} track(s) (the smallest possible p is "
-            f"{2.0 ** (1 - len(spec.seeds)):.4g}); {needed} seeds or more can"), stacklevel=1)
 
 
 def _item_spec(item: pytest.Item) -> IdeaSpec | None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from benchkit import stats
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
-from benchkit.spec import cfg_id, family_seeds_needed, run_id
+from benchkit.spec import cfg_id, run_id, unreachable_family
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
@@ -100,10 +100,9 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in ("baseline", "idea")
                for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]
     sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in ("baseline", "idea")}
-    best = {arm: (stats.select_config([[(runs.get((arm, cfg_id(c), s)) or {}).get("val")
-                                        if sw["eligible"] else None for s in seeds]
-                                       for c, sw in zip(grid, sweeps[arm])], direction)
-                  if not missing else None) for arm in ("baseline", "idea")}
+    best = {arm: None if missing else stats.select_config(
+        [sw["val_result"]["per_seed"] if sw["eligible"] else [None] for sw in sweeps[arm]],
+        direction) for arm in ("baseline", "idea")}
     problems = []
     if missing:
         problems.append(f"{len(missing)} of {2 * len(grid) * len(seeds)} runs missing or failed")
@@ -118,10 +117,8 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
                         f"{stats.min_p_value(n):.4g} >= 0.05, so no sign-flip test can "
                         "reach p < 0.05; use 6 seeds or more")
     family = len(spec["tracks"])
-    if family > 1 and n < family_seeds_needed(family, alpha):
-        warnings.append(f"{n} seeds cannot reach significance after Holm over {family} tracks "
-                        f"(smallest p {stats.min_p_value(n):.4g} >= {alpha}/{family}); "
-                        f"{family_seeds_needed(family, alpha)} seeds or more can")
+    if family > 1 and unreachable_family(n, family, alpha):  # one track: said just above
+        warnings.append(unreachable_family(n, family, alpha))
     n_div = sum(1 for r in runs.values() if r["diverged"])
     if n_div:
         warnings.append(f"{n_div} run(s) diverged (non-finite loss or metric); their configs "

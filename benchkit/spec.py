@@ -59,6 +59,17 @@ def family_seeds_needed(family_size: int, alpha: float) -> int:
     return n
 
 
+def unreachable_family(n_seeds: int, family_size: int, alpha: float) -> str | None:
+    """Why ``n_seeds`` cannot give a significant result in a family of ``family_size``
+    tracks at ``alpha`` (None when they can): said at collection and in the report."""
+    needed = family_seeds_needed(family_size, alpha)
+    if n_seeds >= needed:
+        return None
+    return (f"{n_seeds} seeds cannot reach p < {alpha} after Holm over {family_size} track(s) "
+            f"(the smallest possible p is {2.0 ** (1 - n_seeds):.4g}); {needed} seeds or more "
+            "can")
+
+
 def cfg_id(cfg: dict) -> str:
     return "-".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in cfg.items())
 

@@ -45,5 +45,5 @@ def test_two_track_family_is_holm_adjusted_and_warns(pytester, xdist):
         stats.holm(ps)
     for report in reports.values():
         assert report["comparison"]["family_size"] == 2
-        assert any("after Holm over 2 tracks" in w for w in report["warnings"])
+        assert any("after Holm over 2 track(s)" in w for w in report["warnings"])
         assert report["practical_verdict"] == "inconclusive"  # 1/32 > 0.05/2: unreachable
