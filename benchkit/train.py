@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from benchkit.tracks.base import OPTIMIZERS, Split, Track
+from benchkit.optim import OPTIMIZERS
+from benchkit.tracks.base import Split, Track
 
 ORDER_SALT = 0x5EED0  # the minibatch-order stream is its own, apart from init and data
 
@@ -49,10 +50,7 @@ def train(model: nn.Module, train_split: Split, track: Track, *, lr: float, epoc
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("run.fit: the model has no trainable parameters")
-    opt = OPTIMIZERS[track.optimizer](params, lr)
-    if weight_decay:
-        for group in opt.param_groups:
-            group["weight_decay"] = weight_decay
+    opt = OPTIMIZERS[track.optimizer](params, lr, weight_decay=weight_decay)
     gen = order_generator(seed)
     n = len(train_split)
     x, y = train_split.x, train_split.y
