@@ -24,6 +24,7 @@ spec_cache_key = pytest.StashKey[dict]()        # module nodeid -> IdeaSpec | Sp
 names_key = pytest.StashKey[dict]()             # idea name -> module nodeid
 settings_key = pytest.StashKey["Settings"]()
 run_key = pytest.StashKey[object]()             # item -> Run
+stored_key = pytest.StashKey[dict]()            # item -> its stored result, when reused
 store_key = pytest.StashKey[object]()           # config -> RunStore | None
 
 
@@ -280,36 +281,35 @@ def run(request: pytest.FixtureRequest):
         raise pytest.UsageError("benchkit: the run fixture is for arm tests "
                                 "(pytest.mark.arm('baseline'/'idea') in a bench module)")
     from benchkit import tracks
-    from benchkit.run import Run, set_threads
+    from benchkit.run import Run
 
     settings = request.config.stash[settings_key]
-    set_threads(settings.threads)
     arm, track, cfg, seed = param
     spec = _item_spec(request.node)
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
                   epochs=spec.epochs[track])
     request.node.stash[run_key] = the_run
-    if request.config.stash[store_key] is not None:
+    store = request.config.stash[store_key]
+    if store is not None:
         from benchkit.run import environment
         from benchkit.store import run_key as make_key
         the_run.store_key = make_key(
             arm=arm, track=track, protocol=spec.protocols[track], cfg=cfg, seed=seed,
             module_file=str(request.node.path), rootdir=str(request.config.rootpath),
-            environment=environment())
+            environment=environment(settings.threads))
+        stored = None if settings.fresh else store.get(the_run.store_key)
+        if stored is not None:
+            request.node.stash[stored_key] = stored
     return the_run
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     """Reuse a stored run: its result is taken and the test body is not called."""
-    the_run = pyfuncitem.stash.get(run_key, None)
-    store = pyfuncitem.config.stash[store_key]
-    if the_run is None or store is None or pyfuncitem.config.stash[settings_key].fresh:
-        return None
-    stored = store.get(the_run.store_key)
+    stored = pyfuncitem.stash.get(stored_key, None)
     if stored is None:
         return None
-    the_run.restore(stored)
+    pyfuncitem.stash[run_key].restore(stored)
     return True
 
 
@@ -318,9 +318,11 @@ def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function):
     the_run = pyfuncitem.stash.get(run_key, None)
     if the_run is None:
         return (yield)
-    from benchkit.run import seed_everything
+    if stored_key not in pyfuncitem.stash:  # it trains: torch is imported from here on
+        from benchkit.run import seed_everything, set_threads
 
-    seed_everything(the_run.seed)  # last thing before the body: nothing else eats the RNG
+        set_threads(pyfuncitem.config.stash[settings_key].threads)
+        seed_everything(the_run.seed)  # last thing before the body: nothing else eats the RNG
     result = yield
     if the_run.val is None:
         pytest.fail(f"benchkit: {pyfuncitem.nodeid} recorded no result: call run.fit(model) "
@@ -350,7 +352,7 @@ def pytest_runtest_makereport(item: pytest.Item, call):
             if outcome == "passed" and not result["reused"] and store is not None:
                 store.put(the_run.store_key, result)
             from benchkit.run import environment
-            payload["env"] = environment()
+            payload["env"] = environment(item.config.stash[settings_key].threads)
     elif item.get_closest_marker("mechanism") is not None:
         payload = {"kind": "mechanism", "outcome": outcome, "message": message,
                    "nodeid": item.nodeid}
@@ -375,7 +377,7 @@ def _first_line(report) -> str | None:
 
 def _prepare_aggregation() -> None:
     try:
-        import benchkit.aggregate  # noqa: F401  (scipy.stats)
+        import benchkit.aggregate  # noqa: F401  (scipy.special)
         from benchkit import plots
         plots._matplotlib()
     except Exception:  # only a head start: aggregation imports (and reports) for real later

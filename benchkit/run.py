@@ -3,6 +3,9 @@
 The run owns the record of its result. ``fit`` is the single entry to training, so that a
 different executor (lockstep training of all members of an arm) can be put behind it without
 changing what idea modules write.
+
+torch is imported when a run trains, not before: a run restored from the store (and a rerun
+where every run is restored) never imports it.
 """
 from __future__ import annotations
 
@@ -10,15 +13,16 @@ import functools
 import math
 import numbers
 import random
+import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from torch import nn
 
-from benchkit import train as _train
 from benchkit.tracks.base import Data, Split, Track
+
+if TYPE_CHECKING:
+    from torch import nn
 
 INIT_SALT = 0  # the global RNGs (init, dropout, ...) are seeded with the seed itself
 FIT_KEYS = ("lr", "epochs", "batch_size", "weight_decay")
@@ -26,6 +30,8 @@ FIT_KEYS = ("lr", "epochs", "batch_size", "weight_decay")
 
 def seed_everything(seed: int) -> None:
     """Seed python, numpy and torch from the seed alone, before the test body."""
+    import torch
+
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(INIT_SALT + seed)
@@ -33,7 +39,8 @@ def seed_everything(seed: int) -> None:
 
 def to_float(value: Any, what: str) -> float:
     """A plain Python float from a number, numpy scalar or one-element tensor."""
-    if isinstance(value, torch.Tensor):
+    torch = sys.modules.get("torch")  # not imported: then value is no tensor
+    if torch is not None and isinstance(value, torch.Tensor):
         if value.numel() != 1:
             raise TypeError(f"{what} must be a single number, got a tensor of shape "
                             f"{tuple(value.shape)}")
@@ -92,6 +99,8 @@ class Run:
         if "lr" not in settings:
             raise TypeError("run.fit: no learning rate: the grid config has no 'lr' and no "
                             "lr= override was given")
+        from benchkit import train as _train
+
         result = _train.fit(model, self.data, self.track, lr=float(settings["lr"]),
                             epochs=int(settings["epochs"]),
                             batch_size=int(settings["batch_size"]), seed=self.seed,
@@ -107,6 +116,8 @@ class Run:
                 raise ValueError(f"run.evaluate: unknown split {split!r}; valid: "
                                  f"{list(Data._fields)}")
             split = getattr(self.data, split)
+        from benchkit import train as _train
+
         return _train.evaluate(model, split, self.track)
 
     def record(self, *, val: Any = None, test: Any = None) -> None:
@@ -184,13 +195,30 @@ def _finite_or_none(x: float | None) -> float | None:
 
 def set_threads(threads: int) -> None:
     """One thread count per process, fixed: it changes float reductions, hence the bits."""
+    import torch
+
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
 
 
-def environment() -> dict:
-    """The software and hardware a run ran on (part of its store key and of the report)."""
-    return dict(_environment(int(torch.get_num_threads())))
+def environment(threads: int | None = None) -> dict:
+    """The software and hardware a run ran on (part of its store key and of the report).
+    ``threads`` is the torch thread count the run trains with (see :func:`set_threads`);
+    without it torch is asked. Versions are read from the installed metadata, so that keying a
+    run does not import torch."""
+    if threads is None:
+        import torch
+        threads = torch.get_num_threads()
+    return dict(_environment(int(threads)))
+
+
+def _version(package: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:  # a source checkout on sys.path: ask the module
+        return str(__import__(package).__version__)
 
 
 @functools.lru_cache(maxsize=4)
@@ -199,8 +227,8 @@ def _environment(threads: int) -> dict:
 
     import benchkit
     return {
-        "python": platform.python_version(), "torch": torch.__version__,
-        "numpy": np.__version__, "benchkit": benchkit.__version__,
+        "python": platform.python_version(), "torch": _version("torch"),
+        "numpy": _version("numpy"), "benchkit": benchkit.__version__,
         "device": "cpu", "threads": threads,
         "platform": platform.platform(), "machine": platform.machine(),
     }

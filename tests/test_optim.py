@@ -50,3 +50,9 @@ def test_a_default_run_does_not_import_torch_dynamo():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"
+
+
+def test_the_tracks_validate_against_the_optimizers_that_exist():
+    from benchkit.tracks import base
+
+    assert set(base.OPTIMIZERS) == set(OPTIMIZERS)

@@ -2,6 +2,7 @@
 retrains what it touches, more seeds train only the new ones, an interrupted session resumes."""
 from __future__ import annotations
 
+import json
 
 import pytest
 
@@ -62,6 +63,25 @@ def test_unchanged_rerun_trains_nothing_and_gives_the_same_report(project, xdist
         for r in report["runs"]:
             r.pop("reused")
     assert r1 == r2
+
+
+def test_a_rerun_of_stored_runs_imports_neither_torch_nor_scipy_stats(project):
+    """The rerun's time is the harness's: a stored run is restored without importing torch
+    (1.5 s here) or scipy.stats (0.7 s)."""
+    project.makeconftest("""
+import json, sys
+
+def pytest_unconfigure(config):
+    with open("imported.json", "w") as f:
+        json.dump({m: m in sys.modules for m in ("torch", "scipy.stats")}, f)
+""")
+    bench(project)
+    imported = json.loads((project.path / "imported.json").read_text())
+    assert imported["torch"]  # the first session trains
+    result, report = bench(project)
+    assert result.ret == 0 and all(reused(report).values())
+    assert json.loads((project.path / "imported.json").read_text()) == {
+        "torch": False, "scipy.stats": False}
 
 
 def test_fresh_option_retrains_everything(project):

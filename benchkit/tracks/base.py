@@ -1,14 +1,20 @@
-"""What a track is: data + default model + loss/metric + protocol + default grid."""
+"""What a track is: data + default model + loss/metric + protocol + default grid.
+
+Nothing here imports torch: a session whose runs all come from the store (a rerun) collects,
+keys and reports without paying torch's import. Track modules import torch where they build
+data or models.
+"""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
-import torch
-from torch import nn
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
 
-from benchkit.optim import OPTIMIZERS
+OPTIMIZERS = ("adam", "sgd")  # built by benchkit.optim.OPTIMIZERS
 
 
 class Split(NamedTuple):
@@ -28,7 +34,7 @@ class Data(NamedTuple):
 
 
 def mse(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    return torch.mean((pred - y) ** 2)
+    return ((pred - y) ** 2).mean()
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import torch
 
-from benchkit.models import rnn_small
 from benchkit.tracks import register
 from benchkit.tracks.base import Data, Split, Track
 
@@ -52,6 +50,8 @@ def trajectories(rng: np.random.Generator, n: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def make_data(seed: int) -> Data:
+    import torch
+
     rng = np.random.default_rng([_DATA_SALT, seed])
     n = N_TRAIN + N_VAL + N_TEST
     traj = trajectories(rng, n)
@@ -63,10 +63,15 @@ def make_data(seed: int) -> Data:
     return Data(*(Split(x[a:b], y[a:b]) for a, b in zip(cut[:-1], cut[1:])))
 
 
+def make_model():
+    from benchkit.models import rnn_small  # torch is imported when a model is built
+    return rnn_small()
+
+
 TRACK = register(Track(
     name="dynamics",
     make_data=make_data,
-    make_model=rnn_small,
+    make_model=make_model,
     model_name="rnn_small",
     grid=({"lr": 1e-3}, {"lr": 3e-3}, {"lr": 6e-3}),
     epochs=8,

@@ -8,9 +8,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import torch
 
-from benchkit.models import mlp_tiny
 from benchkit.tracks import register
 from benchkit.tracks.base import Data, Split, Track
 
@@ -39,6 +37,8 @@ def teacher(x: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def make_data(seed: int) -> Data:
+    import torch
+
     rng = np.random.default_rng([_DATA_SALT, seed])
     n = N_TRAIN + N_VAL + N_TEST
     x = rng.normal(size=(n, N_FEATURES))
@@ -49,10 +49,15 @@ def make_data(seed: int) -> Data:
     return Data(*(Split(xt[a:b], yt[a:b]) for a, b in zip(cut[:-1], cut[1:])))
 
 
+def make_model():
+    from benchkit.models import mlp_tiny  # torch is imported when a model is built
+    return mlp_tiny()
+
+
 TRACK = register(Track(
     name="tabular",
     make_data=make_data,
-    make_model=mlp_tiny,
+    make_model=make_model,
     model_name="mlp_tiny",
     grid=({"lr": 1e-3}, {"lr": 3e-3}, {"lr": 1e-2}),
     epochs=30,
