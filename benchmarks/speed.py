@@ -119,10 +119,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--tracks", nargs="+", default=["tabular", "dynamics"])
+    ap.add_argument("--as-is-bytecode", action="store_true",
+                    help="keep PYTHONDONTWRITEBYTECODE from the environment")
     args = ap.parse_args()
     env = dict(os.environ)
+    if not args.as_is_bytecode:
+        # Python's default: compiled (and pytest-rewritten) modules are cached between sessions.
+        # With PYTHONDONTWRITEBYTECODE=1 (set on this machine) pytest re-rewrites every plugin
+        # package it imports (all of Hypothesis) in every process of every session.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     results = {"machine": {"cores": os.cpu_count(), "python": platform.python_version(),
-                           "platform": platform.platform()}, "tracks": {}}
+                           "platform": platform.platform(),
+                           "bytecode_cache": "PYTHONDONTWRITEBYTECODE" not in env}, "tracks": {}}
     for track in args.tracks:
         d = aa_dir(track)
         bare_file = d / "bare.py"
@@ -133,6 +141,8 @@ def main() -> None:
             "pytest_n2": pytest_cmd(track, "-p", "no:cacheprovider", "-n", "2"),
         }
         times = {label: [] for label in commands}
+        for cmd in commands.values():  # warm-up, not timed: page cache and bytecode cache
+            timed(cmd, d, env)
         for _ in range(args.reps):  # interleaved, so that the machine's drift hits all alike
             for label, cmd in commands.items():
                 times[label].append(timed(cmd, d, env))
@@ -171,7 +181,8 @@ def main() -> None:
 def table(results: dict) -> str:
     peak = results["matmul_peak_gflops"]
     lines = [f"machine: {results['machine']['cores']} cores; float32 matmul 2048^2 peak "
-             f"{peak['1_thread']:.1f} GFLOP/s (1 thread), {peak['2_threads']:.1f} (2 threads)",
+             f"{peak['1_thread']:.1f} GFLOP/s (1 thread), {peak['2_threads']:.1f} (2 threads); "
+             f"bytecode cache {'on' if results['machine'].get('bytecode_cache') else 'off'}",
              "A/A bench, 48 runs (2 arms x 3 lrs x 8 seeds), default protocol, medians:",
              "| track | bare loop | pytest -n 0 | overhead | pytest -n 2 | -n 2 speedup | "
              "rerun (stored) | rerun/first | GFLOP/run | GFLOP/s -n 0 | GFLOP/s -n 2 |",
