@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
-OPTIMIZERS = ("adam", "sgd")  # built by benchkit.optim.OPTIMIZERS
+OPTIMIZERS = ("adam", "sgd")  # the names of benchkit.optim.OPTIMIZERS (tests keep them equal),
+#                               here so that validating a track does not import torch
 
 
 class Split(NamedTuple):
