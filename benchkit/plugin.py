@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from benchkit import heap
 from benchkit.spec import (ARMS, IdeaSpec, SpecError, parse_bench_marker, run_id,
                            unreachable_family)
 
@@ -157,6 +158,8 @@ def module_spec(config: pytest.Config, module_item) -> IdeaSpec | None:
     cache = config.stash[spec_cache_key]
     if nodeid not in cache:
         cache[nodeid] = _build_spec(config, module_item)
+        if isinstance(cache[nodeid], IdeaSpec):
+            heap.skip_exit_collection()  # this process benches: spare it shutdown's GC
     spec = cache[nodeid]
     if isinstance(spec, SpecError):
         raise pytest.Collector.CollectError(f"benchkit: {spec}")
@@ -376,10 +379,12 @@ def _first_line(report) -> str | None:
 
 
 def _prepare_aggregation() -> None:
+    """Import the modules aggregation and plotting need, their heap frozen (benchkit.heap)."""
     try:
-        import benchkit.aggregate  # noqa: F401  (scipy.special)
-        from benchkit import plots
-        plots._matplotlib()
+        with heap.frozen_afterwards():
+            import benchkit.aggregate  # noqa: F401  (scipy.special)
+            from benchkit import plots
+            plots._matplotlib()
     except Exception:  # only a head start: aggregation imports (and reports) for real later
         pass
 
@@ -395,18 +400,12 @@ class BenchSession:
         self.written: list[dict] = []          # summaries of written reports
         self.failures: list[str] = []
         self.collection: dict | None = None   # from local collection or a worker's output
+        self._preparing = None                 # the thread of _prepare_aggregation
 
     def pytest_testnodedown(self, node, error) -> None:
         counts = getattr(node, "workeroutput", {}).get("benchkit_collection")
         if counts and self.collection is None:
             self.collection = counts
-
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Under xdist the controller idles while workers train: import what aggregation
-        needs (scipy, matplotlib) meanwhile, so the session's end does not wait for it."""
-        if getattr(session.config.option, "numprocesses", None):
-            import threading
-            threading.Thread(target=_prepare_aggregation, daemon=True).start()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for prop in getattr(report, "user_properties", ()):
@@ -414,10 +413,26 @@ class BenchSession:
             if name == PROPERTY:
                 payload = json.loads(value)
                 self.payloads[payload["nodeid"]] = payload
+                if payload.get("reused") is False:
+                    self._prepare_aggregation()
 
+    def _prepare_aggregation(self) -> None:
+        """Once a run has trained, the report will change and its plots be drawn: import what
+        that needs (scipy, matplotlib: 0.5 s) in a thread while the other runs train, on the
+        core the training leaves idle (-n 0) or on the idle controller (xdist)."""
+        if self._preparing is None:
+            import threading
+            self._preparing = threading.Thread(target=_prepare_aggregation, daemon=True,
+                                               name="benchkit-prepare-aggregation")
+            self._preparing.start()
+
+    @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers to exit: meanwhile
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        if self._preparing is not None:  # never leave it mid-import at shutdown
+            self._preparing.join()
         if not self.payloads:
             return
+        heap.skip_exit_collection()
         from benchkit.aggregate import aggregate_session
 
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
