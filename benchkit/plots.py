@@ -35,9 +35,9 @@ def available() -> bool:
 
 
 def _t975(n: int) -> float:
-    from scipy import special
+    from benchkit.distributions import t_ppf
 
-    return float(special.stdtrit(n - 1, 0.975))
+    return t_ppf(0.975, n - 1)
 
 
 def _mean_ci(values: list[float]) -> tuple[float, float]:

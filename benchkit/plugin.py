@@ -382,7 +382,9 @@ def _prepare_aggregation() -> None:
     """Import the modules aggregation and plotting need, their heap frozen (benchkit.heap)."""
     try:
         with heap.frozen_afterwards():
-            import benchkit.aggregate  # noqa: F401  (scipy.special)
+            import benchkit.aggregate  # noqa: F401
+            from benchkit import distributions
+            distributions._special()  # scipy.special, for the values not remembered
             from benchkit import plots
             plots._matplotlib()
     except Exception:  # only a head start: aggregation imports (and reports) for real later
@@ -433,11 +435,16 @@ class BenchSession:
         if not self.payloads:
             return
         heap.skip_exit_collection()
+        from benchkit import distributions
         from benchkit.aggregate import aggregate_session
 
+        cache = getattr(session.config, "cache", None)
+        if cache is not None:  # a rerun finds its distribution values there: no scipy import
+            distributions.remember_in(cache.mkdir("benchkit-memo") / "distributions.json")
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
         self.written, self.failures = aggregate_session(
             list(self.payloads.values()), self.settings, complete_session=not interrupted)
+        distributions.save()
         if self.failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

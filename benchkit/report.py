@@ -1,6 +1,6 @@
 """Assemble one idea x track report (schema v1 superset) and write it atomically.
 
-Pure Python + numpy/scipy.special via :mod:`benchkit.stats`: the controller never imports torch.
+Pure Python + numpy via :mod:`benchkit.stats`: the controller never imports torch.
 """
 from __future__ import annotations
 

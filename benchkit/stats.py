@@ -1,9 +1,10 @@
 """Pure statistics of a bench: baseline arm vs idea arm over paired seeds.
 
-No torch here, only numpy/scipy.special/stdlib, so the protocol can be tested fast and in
-isolation. The distribution functions come from scipy.special, the ufuncs scipy.stats calls
-itself (same values, tested against scipy.stats), because importing scipy.stats costs a rerun of
-an unchanged bench more than everything else it does (0.6 s of 1.4 s, measured).
+No torch here, only numpy/stdlib and :mod:`benchkit.distributions`, so the protocol can be
+tested fast and in isolation. The distribution functions are scipy.special's, the ufuncs
+scipy.stats calls itself (same values, tested against scipy.stats): importing scipy.stats costs
+a rerun of an unchanged bench more than everything else it does (0.6 s of 1.4 s, measured), and
+the values a rerun needs are remembered from the first session (benchkit.distributions).
 Every value returned is a plain Python float/int/bool/str/list/dict/None: numpy scalars do not
 survive pytest-xdist's serialisation, and reports are JSON, so non-finite numbers become None.
 """
@@ -12,27 +13,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
-try:  # the noncentral t upper tail that scipy.stats.nct.sf evaluates (Boost)
-    from scipy.special._ufuncs import _nct_sf
-except ImportError:  # pragma: no cover - a scipy that moved it: take the public, slower path
-    def _nct_sf(x, df, nc):
-        from scipy import stats
-        return stats.nct.sf(x, df, nc)
-
-
-def _t_ppf(q: float, df: float) -> float:
-    return float(special.stdtrit(df, q))
-
-
-def _t_cdf(x: float, df: float) -> float:
-    return float(special.stdtr(df, x))
-
-
-def _nct_upper(x: float, df: float, nc: float) -> float:
-    with np.errstate(over="ignore"):
-        return float(np.clip(_nct_sf(x, df, nc), 0.0, 1.0))
+from benchkit.distributions import beta_ppf, nct_upper, t_cdf, t_ppf
 
 DIRECTIONS = ("lower", "higher")
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive")
@@ -122,7 +104,7 @@ def mde(diffs, alpha: float = 0.05) -> float:
     """v1 minimal detectable effect: t(1-alpha/2, n-1) * sd(ddof=1) / sqrt(n), i.e. the
     smallest observed mean difference that a paired t-test would call significant."""
     _, n, sd = _pairs_sd(diffs)
-    return float(_t_ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n))
+    return float(t_ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n))
 
 
 def ci95(diffs) -> list[float]:
@@ -141,9 +123,9 @@ def effect_size(diffs) -> float | None:
 def _t_power(ncp: float, n: int, alpha: float) -> float:
     """Power of the two-sided paired t-test with n pairs at noncentrality ncp."""
     df = n - 1
-    crit = _t_ppf(1 - alpha / 2, df)
+    crit = t_ppf(1 - alpha / 2, df)
     # lower tail P(T < -crit) written as an upper tail: nct.cdf(-crit) is NaN at large ncp
-    return _nct_upper(crit, df, ncp) + _nct_upper(crit, df, -ncp)
+    return nct_upper(crit, df, ncp) + nct_upper(crit, df, -ncp)
 
 
 def power_mde(n: int, sd: float, alpha: float = 0.05, power: float = 0.8) -> float:
@@ -219,9 +201,9 @@ def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: floa
     se, mean, df = sd / math.sqrt(n), float(d.mean()), n - 1
     # "worse" is positive for lower-is-better: flip so that worse is always positive
     worse = mean if _direction(direction) == "lower" else -mean
-    bound_worse = worse + _t_ppf(1 - alpha, df) * se
+    bound_worse = worse + t_ppf(1 - alpha, df) * se
     if se > 0:
-        p = _t_cdf((worse - m_abs) / se, df)
+        p = t_cdf((worse - m_abs) / se, df)
     else:
         p = 0.0 if worse < m_abs else 1.0
     bound = bound_worse if direction == "lower" else -bound_worse
@@ -466,8 +448,8 @@ def clopper_pearson(k: int, n: int, conf: float = 0.95) -> list[float]:
     if not 0.0 < conf < 1.0:
         raise ValueError(f"conf must be in (0, 1), got {conf}")
     tail = (1.0 - conf) / 2.0
-    lo = 0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, tail))
-    hi = 1.0 if k == n else float(special.betaincinv(k + 1, n - k, 1.0 - tail))
+    lo = 0.0 if k == 0 else beta_ppf(k, n - k + 1, tail)
+    hi = 1.0 if k == n else beta_ppf(k + 1, n - k, 1.0 - tail)
     return [lo, hi]
 
 

@@ -109,10 +109,11 @@ def test_idea(run):
 '''
 
 PROBE = '''
-import gc, json, os, sys
+import gc, json, sys
 
 def pytest_unconfigure(config):
-    who = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    # not PYTEST_XDIST_WORKER: an outer xdist session passes that on to this subprocess
+    who = config.workerinput["workerid"] if hasattr(config, "workerinput") else "controller"
     with open(f"heap-{who}.json", "w") as f:
         json.dump({"frozen": gc.get_freeze_count(), "enabled": gc.isenabled(),
                    "torch": "torch" in sys.modules}, f)
@@ -128,8 +129,10 @@ def test_every_process_that_trains_has_torch_frozen_and_its_collector_on(pyteste
     result = pytester.runpytest_subprocess(*args, *(["-n", workers] if workers else []))
     assert result.ret == 0
     probes = {p.name: json.loads(p.read_text()) for p in pytester.path.glob("heap-*.json")}
-    trainers = ({"heap-gw0.json", "heap-gw1.json"} if workers else {"heap-controller.json"})
-    assert trainers <= set(probes)
+    trainers = {name for name, probe in probes.items() if probe["torch"]}
+    # xdist may hand all four runs to one worker; without it the one process trains
+    assert trainers and (trainers <= {"heap-gw0.json", "heap-gw1.json"} if workers
+                         else trainers == {"heap-controller.json"}), probes
     for name in trainers:
-        assert probes[name]["torch"] and probes[name]["enabled"], probes
+        assert probes[name]["enabled"], probes
         assert probes[name]["frozen"] > 100_000, probes  # torch's heap, left to the end
