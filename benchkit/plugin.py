@@ -416,9 +416,9 @@ class BenchSession:
                 payload = json.loads(value)
                 self.payloads[payload["nodeid"]] = payload
                 if payload.get("reused") is False:
-                    self._prepare_aggregation()
+                    self._start_preparing()
 
-    def _prepare_aggregation(self) -> None:
+    def _start_preparing(self) -> None:
         """Once a run has trained, the report will change and its plots be drawn: import what
         that needs (scipy, matplotlib: 0.5 s) in a thread while the other runs train, on the
         core the training leaves idle (-n 0) or on the idle controller (xdist)."""
