@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import heap
+from benchkit import heap, hypothesis_summary
 from benchkit.spec import (ARMS, IdeaSpec, SpecError, parse_bench_marker, run_id,
                            unreachable_family)
 
@@ -445,6 +445,7 @@ class BenchSession:
         self.written, self.failures = aggregate_session(
             list(self.payloads.values()), self.settings, complete_session=not interrupted)
         distributions.save()
+        hypothesis_summary.drop_if_idle(session.config)  # its summary would import Hypothesis
         if self.failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
