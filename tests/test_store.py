@@ -141,6 +141,64 @@ def test_interrupted_session_writes_a_partial_report_and_resumes(project, monkey
     assert flags[("idea", 1)] is False              # what was missing is trained now
 
 
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
+def test_a_subset_session_completes_its_report_from_stored_runs(project, xdist):
+    """-k/-m runs a part of an idea: the deselected runs that are stored fill the report, so
+    a complete report is not written over by an incomplete one."""
+    first, full = bench(project)
+    assert first.ret == 0 and full["complete"] is True
+    result, subset = bench(project, "-k", "idea and seed1", *xdist)
+    assert result.ret == 0
+    assert subset["complete"] is True
+    assert numbers(subset) == numbers(full)
+    assert subset["comparison"] == full["comparison"]
+    assert all(reused(subset).values())
+    result.stdout.fnmatch_lines(["benchkit: reuse: 3 deselected run(s) taken from the store*"])
+
+
+def test_a_subset_session_takes_only_stored_runs(project):
+    bench(project, "-k", "baseline and seed0")  # only this one is stored
+    result, subset = bench(project, "-k", "idea")
+    assert result.ret == 0
+    assert subset["complete"] is False
+    assert sorted(subset["incomplete"]["missing"]) == ["baseline[tabular-lr=0.01-seed1]"]
+    assert reused(subset) == {("baseline", 0): True, ("idea", 0): False, ("idea", 1): False}
+
+
+def test_a_fresh_subset_session_takes_nothing_from_the_store(project):
+    bench(project)
+    result, subset = bench(project, "-k", "idea", "--bench-fresh")
+    assert result.ret == 0
+    assert subset["complete"] is False
+    assert {(r["arm"], r["reused"]) for r in subset["runs"]} == {("idea", False)}
+    assert "taken from the store" not in result.stdout.str()
+
+
+def test_last_failed_reruns_the_crashed_run_and_completes_the_report(project, monkeypatch):
+    project.makepyfile(test_reuse=IDEA.format(extra="").replace(
+        "raise KeyboardInterrupt", "raise RuntimeError('crashed')"))
+    monkeypatch.setenv("BENCH_TEST_INTERRUPT", "1")
+    result, crashed = bench(project)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED and crashed["complete"] is False
+    monkeypatch.delenv("BENCH_TEST_INTERRUPT")
+    result, report = bench(project, "test_reuse.py", "--lf")  # as the README writes it
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*1 passed*"])
+    assert report["complete"] is True
+    assert reused(report) == {("baseline", 0): True, ("baseline", 1): True,
+                              ("idea", 0): True, ("idea", 1): False}
+
+
+def test_a_session_selecting_no_arm_run_still_writes_no_report(project):
+    _, full = bench(project)
+    path = project.path / "reports" / "reuse" / "tabular" / "bench_report.json"
+    before = path.read_bytes()
+    for args in (["-k", "nothing_matches"], ["--collect-only"]):
+        result, _ = bench(project, *args)
+        assert result.ret in (pytest.ExitCode.NO_TESTS_COLLECTED, pytest.ExitCode.OK)
+        assert path.read_bytes() == before, args
+
+
 SEQUENTIAL = '''
 import pytest
 
