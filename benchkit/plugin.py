@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchkit import heap, hypothesis_summary
-from benchkit.spec import (ARMS, IdeaSpec, SpecError, parse_bench_marker, run_id,
+from benchkit.spec import (ARMS, IdeaSpec, SpecError, cfg_id, parse_bench_marker, run_id,
                            unreachable_family)
 
 PROPERTY = "benchkit"
@@ -294,66 +294,65 @@ def run(request: pytest.FixtureRequest):
     request.node.stash[run_key] = the_run
     store = request.config.stash[store_key]
     if store is not None:
-        the_run.store_key = _store_key(request.node, spec, param)
+        the_run.store_key = _store_key(request.config, request.node.path,
+                                       spec.protocols[track], param)
         stored = None if settings.fresh else store.get(the_run.store_key)
         if stored is not None:
             request.node.stash[stored_key] = stored
     return the_run
 
 
-def _store_key(item: pytest.Item, spec: IdeaSpec, param: tuple) -> str:
-    """The run store's key of an arm item's run ``param`` = (arm, track, cfg, seed)."""
+def _store_key(config: pytest.Config, module_file, protocol: dict, param: tuple) -> str:
+    """The run store's key of the run ``param`` = (arm, track, cfg, seed) of a module."""
     from benchkit.run import environment
     from benchkit.store import run_key as make_key
 
     arm, track, cfg, seed = param
-    return make_key(arm=arm, track=track, protocol=spec.protocols[track], cfg=cfg, seed=seed,
-                    module_file=str(item.path), rootdir=str(item.config.rootpath),
-                    environment=environment(item.config.stash[settings_key].threads))
+    return make_key(arm=arm, track=track, protocol=protocol, cfg=cfg, seed=seed,
+                    module_file=str(module_file), rootdir=str(config.rootpath),
+                    environment=environment(config.stash[settings_key].threads))
 
 
-def pytest_deselected(items: list) -> None:
-    """Runs deselected by -k/-m whose results are stored count as reused runs of the session,
-    so a subset session completes its report from the store instead of writing it over as
-    incomplete. A run that is not stored stays missing, and --bench-fresh takes nothing."""
-    if not items:
-        return
-    config = items[0].config
-    if config.option.collectonly or items[0].session.testsfailed:
-        return
-    payloads = [p for p in (_stored_payload(item) for item in items) if p is not None]
-    if not payloads:
-        return
-    if is_worker(config):  # carried to the controller with the worker's output at its end
-        config.workeroutput.setdefault("benchkit_deselected_stored", []).extend(
-            json.dumps(p, sort_keys=True) for p in payloads)
-    else:
-        config.pluginmanager.get_plugin("benchkit-session").add_deselected_stored(payloads)
+def stored_run_payloads(config: pytest.Config, payloads: list[dict]) -> list[dict]:
+    """Payloads of the stored runs a session did not run, for the ideas it ran an arm of.
 
-
-def _stored_payload(item: pytest.Item) -> dict | None:
-    """The payload of a deselected arm item's stored run, or None."""
-    spec = _item_spec(item)
-    callspec = getattr(item, "callspec", None)
-    if spec is None or callspec is None or item.get_closest_marker("arm") is None:
-        return None
-    param = callspec.params.get("run")
-    store, settings = item.config.stash[store_key], item.config.stash[settings_key]
-    if param is None or store is None or settings.fresh:
-        return None
-    stored = store.get(_store_key(item, spec, param))
-    if stored is None:
-        return None
+    A session that selects part of an idea (``-k``, ``-m``, ``--lf``) or stops early would
+    otherwise write an incomplete report over a complete one. Looked up on the controller,
+    after the session, by the same exact key a run's fixture uses: a run with no stored
+    result stays missing, a run that failed in this session is not replaced, and
+    ``--bench-fresh`` takes nothing."""
+    store, settings = config.stash[store_key], config.stash[settings_key]
+    if store is None or settings.fresh:
+        return []
     from benchkit import tracks
     from benchkit.run import Run, environment
 
-    arm, track, cfg, seed = param
-    the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                  epochs=spec.epochs[track])
-    the_run.restore(stored)
-    return {"kind": "run", "outcome": "passed", "message": None, "nodeid": item.nodeid,
-            **the_run.payload(), "env": environment(settings.threads),
-            "spec": spec.to_plain()}
+    specs = {p["spec"]["name"]: p["spec"] for p in payloads if p["kind"] == "run"}
+    had = {(p["spec"]["name"], p["arm"], p["track"], cfg_id(p["cfg"]), p["seed"])
+           for p in payloads if p["kind"] == "run" and "cfg" in p}
+    found = []
+    for name, spec in sorted(specs.items()):
+        module_file = config.rootpath / spec["module"]
+        for track in spec["tracks"]:
+            for cfg in spec["grids"][track]:
+                for seed in spec["seeds"]:
+                    for arm in ARMS:
+                        if (name, arm, track, cfg_id(cfg), seed) in had:
+                            continue
+                        param = (arm, track, cfg, seed)
+                        stored = store.get(_store_key(config, module_file,
+                                                      spec["protocols"][track], param))
+                        if stored is None:
+                            continue
+                        the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
+                                      epochs=spec["epochs"][track])
+                        the_run.restore(stored)
+                        found.append({
+                            "kind": "run", "outcome": "passed", "message": None,
+                            "nodeid": f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]",
+                            **the_run.payload(), "env": environment(settings.threads),
+                            "spec": spec})
+    return found
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -453,34 +452,22 @@ class BenchSession:
         self.failures: list[str] = []
         self.collection: dict | None = None   # from local collection or a worker's output
         self._preparing = None                 # the thread of _prepare_aggregation
-        self.deselected_stored: dict[str, dict] = {}  # nodeid -> stored run's payload
-        self.filled_from_store: dict[str, int] = {}   # idea name -> deselected runs taken
+        self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
 
     def pytest_testnodedown(self, node, error) -> None:
         output = getattr(node, "workeroutput", {})
         counts = output.get("benchkit_collection")
         if counts and self.collection is None:
             self.collection = counts
-        self.add_deselected_stored(
-            [json.loads(text) for text in output.get("benchkit_deselected_stored", ())])
 
-    def add_deselected_stored(self, payloads: list[dict]) -> None:
-        """Stored runs of deselected items (every worker sends the same: kept once)."""
-        for payload in payloads:
-            self.deselected_stored.setdefault(payload["nodeid"], payload)
-
-    def _with_deselected_stored(self) -> list[dict]:
-        """The session's payloads, completed by stored runs of deselected items of the ideas
-        the session ran an arm of (an idea with no arm run selected gets no report, as
-        before)."""
-        ran = {p["spec"]["name"] for p in self.payloads.values() if p["kind"] == "run"}
-        merged = dict(self.payloads)
-        for nodeid, payload in self.deselected_stored.items():
-            if payload["spec"]["name"] in ran and nodeid not in merged:
-                merged[nodeid] = payload
-                self.filled_from_store[payload["spec"]["name"]] = (
-                    self.filled_from_store.get(payload["spec"]["name"], 0) + 1)
-        return list(merged.values())
+    def _completed_from_store(self, config: pytest.Config) -> list[dict]:
+        """The session's payloads and the stored runs it did not run (stored_run_payloads)."""
+        payloads = list(self.payloads.values())
+        extra = stored_run_payloads(config, payloads)
+        for payload in extra:
+            name = payload["spec"]["name"]
+            self.filled_from_store[name] = self.filled_from_store.get(name, 0) + 1
+        return payloads + extra
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for prop in getattr(report, "user_properties", ()):
@@ -516,7 +503,8 @@ class BenchSession:
             distributions.remember_in(cache.mkdir("benchkit-memo") / "distributions.json")
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
         self.written, self.failures = aggregate_session(
-            self._with_deselected_stored(), self.settings, complete_session=not interrupted)
+            self._completed_from_store(session.config), self.settings,
+            complete_session=not interrupted)
         distributions.save()
         hypothesis_summary.drop_if_idle(session.config)  # its summary would import Hypothesis
         if self.failures and session.exitstatus == pytest.ExitCode.OK:
@@ -540,8 +528,7 @@ class BenchSession:
         for line in render_summary(self.written, config.rootpath):
             tr.write_line(line)
         for name, count in sorted(self.filled_from_store.items()):
-            tr.write_line(f"benchkit: {name}: {count} deselected run(s) taken from the store, "
-                          "unchanged since they ran (--bench-fresh retrains only what is "
-                          "selected)")
+            tr.write_line(f"benchkit: {name}: {count} run(s) not run in this session taken "
+                          "from the store, unchanged since they ran (--bench-fresh takes none)")
         for line in self.failures:
             tr.write_line(line, red=True, bold=True)
