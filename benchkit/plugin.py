@@ -333,25 +333,22 @@ def stored_run_payloads(config: pytest.Config, payloads: list[dict]) -> list[dic
     found = []
     for name, spec in sorted(specs.items()):
         module_file = config.rootpath / spec["module"]
-        for track in spec["tracks"]:
-            for cfg in spec["grids"][track]:
-                for seed in spec["seeds"]:
-                    for arm in ARMS:
-                        if (name, arm, track, cfg_id(cfg), seed) in had:
-                            continue
-                        param = (arm, track, cfg, seed)
-                        stored = store.get(_store_key(config, module_file,
-                                                      spec["protocols"][track], param))
-                        if stored is None:
-                            continue
-                        the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                                      epochs=spec["epochs"][track])
-                        the_run.restore(stored)
-                        found.append({
-                            "kind": "run", "outcome": "passed", "message": None,
-                            "nodeid": f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]",
-                            **the_run.payload(), "env": environment(settings.threads),
-                            "spec": spec})
+        points = [(arm, track, cfg, seed) for track in spec["tracks"]
+                  for cfg in spec["grids"][track] for seed in spec["seeds"] for arm in ARMS]
+        for arm, track, cfg, seed in points:
+            if (name, arm, track, cfg_id(cfg), seed) in had:
+                continue
+            stored = store.get(_store_key(config, module_file, spec["protocols"][track],
+                                          (arm, track, cfg, seed)))
+            if stored is None:
+                continue
+            the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
+                          epochs=spec["epochs"][track])
+            the_run.restore(stored)
+            found.append({"kind": "run", "outcome": "passed", "message": None,
+                          "nodeid": f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]",
+                          **the_run.payload(), "env": environment(settings.threads),
+                          "spec": spec})
     return found
 
 
@@ -455,8 +452,7 @@ class BenchSession:
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
 
     def pytest_testnodedown(self, node, error) -> None:
-        output = getattr(node, "workeroutput", {})
-        counts = output.get("benchkit_collection")
+        counts = getattr(node, "workeroutput", {}).get("benchkit_collection")
         if counts and self.collection is None:
             self.collection = counts
 
