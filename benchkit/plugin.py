@@ -7,6 +7,7 @@ load time, so a plain ``pytest`` on a project that benches nothing pays nothing 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import warnings
@@ -168,7 +169,7 @@ def module_spec(config: pytest.Config, module_item) -> IdeaSpec | None:
 
 def _build_spec(config, module_item):
     marks = [m for m in module_item.own_markers if m.name == "bench"]
-    arms = _arm_functions(module_item.obj)
+    arms = _marked_functions(module_item.obj, "arm")
     if not marks:
         if arms:
             return SpecError(f"{module_item.nodeid}: arm tests ({', '.join(arms)}) but no "
@@ -185,6 +186,8 @@ def _build_spec(config, module_item):
         _check_arms(module_item.nodeid, arms)
     except SpecError as exc:
         return exc
+    spec = dataclasses.replace(spec, mechanism_tests=tuple(
+        _marked_functions(module_item.obj, "mechanism")))
     why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha)
     if why:  # once per module, at collection
         warnings.warn(BenchWarning(f"{module_item.nodeid}: {why}"), stacklevel=1)
@@ -197,15 +200,16 @@ def _build_spec(config, module_item):
     return spec
 
 
-def _arm_functions(module_obj) -> dict[str, list]:
-    """function name -> arm marker args, for every function of the module with an arm mark."""
+def _marked_functions(module_obj, mark: str) -> dict[str, list]:
+    """function name -> the mark's args, for every function of the module with that mark."""
     found = {}
     for attr, obj in vars(module_obj).items():
         marks = getattr(obj, "pytestmark", [])
-        args = [m.args for m in marks if getattr(m, "name", None) == "arm"]
+        args = [m.args for m in marks if getattr(m, "name", None) == mark]
         if args and callable(obj):
             found[attr] = args
     return found
+
 
 
 def _check_arms(where: str, arms: dict[str, list]) -> None:

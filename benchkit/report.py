@@ -119,6 +119,11 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     family = len(spec["tracks"])
     if family > 1 and unreachable_family(n, family, alpha):  # one track: said just above
         warnings.append(unreachable_family(n, family, alpha))
+    ran = {p["nodeid"].rsplit("::", 1)[-1].split("[", 1)[0] for p in mechanism_payloads}
+    not_run = [name for name in spec.get("mechanism_tests", ()) if name not in ran]
+    if not_run:  # deselected (-k/-m): the evidence below leaves them out, so say it
+        warnings.append(f"mechanism test(s) {', '.join(not_run)} did not run in this session "
+                        "(-k/-m?): mechanism_ok and the system verdict leave them out")
     n_div = sum(1 for r in runs.values() if r["diverged"])
     if n_div:
         warnings.append(f"{n_div} run(s) diverged (non-finite loss or metric); their configs "

@@ -32,6 +32,7 @@ class IdeaSpec:
     margin: float | None = None
     max_seeds: int | None = None  # the pre-specified largest seed count (sequential looks)
     protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
+    mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
 
     def points(self):
         """(track, cfg, seed) of every run an arm makes, in a stable order."""
@@ -46,7 +47,7 @@ class IdeaSpec:
             "grids": {t: [dict(c) for c in g] for t, g in self.grids.items()},
             "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
             "margin": self.margin, "max_seeds": self.max_seeds,
-            "protocols": self.protocols,
+            "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),
         }
 
 

@@ -244,3 +244,27 @@ def test_an_unplanned_extension_cannot_be_significant(pytester):
     assert extended["comparison"]["level"] == 0.0
     assert extended["practical_verdict"] == "inconclusive"
     assert any("beyond the planned max_seeds=2" in w for w in extended["warnings"])
+
+
+CLAIMED = IDEA.format(extra="") + '''
+
+@pytest.mark.mechanism
+def test_claim():
+    assert True
+'''
+
+
+@pytest.mark.parametrize("args", [["-k", "idea and not claim"], ["-m", "not mechanism"]],
+                         ids=["k", "m"])
+def test_a_session_without_the_claims_says_they_did_not_run(project, args):
+    project.makepyfile(test_reuse=CLAIMED)
+    _, full = bench(project)
+    assert full["complete"] is True and full["mechanism_ok"] == 1
+    assert not any("did not run" in w for w in full["warnings"])
+    result, subset = bench(project, *args)
+    assert result.ret == 0 and subset["complete"] is True
+    assert subset["math_verification"]["tests"] == []
+    assert ("mechanism test(s) test_claim did not run in this session (-k/-m?): mechanism_ok "
+            "and the system verdict leave them out") in subset["warnings"]
+    result.stdout.fnmatch_lines(["*WARNING reuse tabular: mechanism test(s) test_claim did not "
+                                 "run*"])
