@@ -211,7 +211,6 @@ def _marked_functions(module_obj, mark: str) -> dict[str, list]:
     return found
 
 
-
 def _check_arms(where: str, arms: dict[str, list]) -> None:
     valid = ("valid: exactly one test marked pytest.mark.arm('baseline') and one marked "
              "pytest.mark.arm('idea'), each taking the run fixture")
@@ -329,7 +328,7 @@ def stored_run_payloads(config: pytest.Config, payloads: list[dict]) -> list[dic
     if store is None or settings.fresh:
         return []
     from benchkit import tracks
-    from benchkit.run import Run, environment
+    from benchkit.run import Run
 
     specs = {p["spec"]["name"]: p["spec"] for p in payloads if p["kind"] == "run"}
     had = {(p["spec"]["name"], p["arm"], p["track"], cfg_id(p["cfg"]), p["seed"])
@@ -349,10 +348,9 @@ def stored_run_payloads(config: pytest.Config, payloads: list[dict]) -> list[dic
             the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
                           epochs=spec["epochs"][track])
             the_run.restore(stored)
-            found.append({"kind": "run", "outcome": "passed", "message": None,
-                          "nodeid": f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]",
-                          **the_run.payload(), "env": environment(settings.threads),
-                          "spec": spec})
+            nodeid = f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]"
+            found.append({**_run_payload(nodeid, "passed", None, the_run.payload(),
+                                         settings.threads), "spec": spec})
     return found
 
 
@@ -396,16 +394,13 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     outcome = "error" if setup_ended and report.failed else report.outcome
     message = _first_line(report) if outcome != "passed" else None
     if the_run is not None or item.get_closest_marker("arm") is not None:
-        payload = {"kind": "run", "outcome": outcome, "message": message,
-                   "nodeid": item.nodeid}
-        if the_run is not None:
-            result = the_run.payload()
-            payload.update(result)
-            store = item.config.stash[store_key]
-            if outcome == "passed" and not result["reused"] and store is not None:
-                store.put(the_run.store_key, result)
-            from benchkit.run import environment
-            payload["env"] = environment(item.config.stash[settings_key].threads)
+        result = the_run.payload() if the_run is not None else None
+        payload = _run_payload(item.nodeid, outcome, message, result,
+                               item.config.stash[settings_key].threads)
+        store = item.config.stash[store_key]
+        if result is not None and outcome == "passed" and not result["reused"] \
+                and store is not None:
+            store.put(the_run.store_key, result)
     elif item.get_closest_marker("mechanism") is not None:
         payload = {"kind": "mechanism", "outcome": outcome, "message": message,
                    "nodeid": item.nodeid}
@@ -418,6 +413,18 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         for key in ("val", "test", "diverged", "reused", "seconds"):
             item.user_properties.append((f"bench_{key}", payload[key]))
     return report
+
+
+def _run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,
+                 threads: int) -> dict:
+    """What an arm test sends to the controller (plain values only): its outcome, and the
+    run's result (``Run.payload``) with the environment when there is one."""
+    payload = {"kind": "run", "outcome": outcome, "message": message, "nodeid": nodeid}
+    if result is not None:
+        from benchkit.run import environment
+        payload.update(result)
+        payload["env"] = environment(threads)
+    return payload
 
 
 def _first_line(report) -> str | None:
