@@ -50,6 +50,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--bench-threads", "bench_threads", "torch threads per process (default 1: measured "
         "fastest for these models, and fixed so results are bit-identical with and without -n)",
         default="1", metavar="N")
+    add("--bench-warm", "bench_warm", "fork -n workers from a background pool that has torch "
+        "imported already (Linux; the pool exits after --bench-warm-idle minutes unused)",
+        default="false", action="store_const", const="true")
+    add("--bench-warm-idle", "bench_warm_idle", "minutes an unused warm pool stays (default 15)",
+        default="15", metavar="MIN")
     group.addoption("--bench-fresh", action="store_true", default=False, dest="bench_fresh",
                     help="retrain every run, ignoring stored runs")
 
@@ -80,6 +85,19 @@ class Settings:
             raise pytest.UsageError(f"benchkit: unknown --bench-gate {self.gate!r}; valid: "
                                     f"{', '.join(GATES)}")
         self.fresh = bool(config.getoption("bench_fresh"))
+        warm = str(get("bench_warm")).strip().lower()
+        if warm not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+            raise pytest.UsageError(f"benchkit: bench_warm {warm!r} is not a boolean; valid: "
+                                    "true or false")
+        self.warm = warm in ("true", "1", "yes", "on")
+        idle = get("bench_warm_idle")
+        try:
+            self.warm_idle = float(idle)
+        except (TypeError, ValueError):
+            self.warm_idle = -1.0
+        if not 0 < self.warm_idle <= 24 * 60:
+            raise pytest.UsageError(f"benchkit: --bench-warm-idle {idle!r} is not valid; valid: "
+                                    "minutes in (0, 1440], e.g. 15")
 
 
 def _int_option(value, flag: str, minimum: int) -> int | None:
@@ -121,6 +139,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if not is_worker(config):
         _check_report_dir(settings.report_dir)
         config.pluginmanager.register(BenchSession(settings), "benchkit-session")
+        if settings.warm:
+            from benchkit.warm import WarmWorkers
+            config.pluginmanager.register(WarmWorkers(settings.warm_idle), "benchkit-warm")
+    elif any(name.startswith("BENCHKIT_WARM_") for name in os.environ):  # started by the pool
+        from benchkit.warm import worker_state
+        worker_state(config)
 
 
 def _check_report_dir(path: Path) -> None:
