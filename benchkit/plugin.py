@@ -484,6 +484,7 @@ class BenchSession:
         self.failures: list[str] = []
         self.collection: dict | None = None   # from local collection or a worker's output
         self._preparing = None                 # the thread of _prepare_aggregation
+        self.distributed = False               # an xdist controller (its workers train)
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
 
     def pytest_testnodedown(self, node, error) -> None:
@@ -509,11 +510,15 @@ class BenchSession:
                 if payload.get("reused") is False:
                     self._start_preparing()
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.distributed = session.config.pluginmanager.has_plugin("dsession")
+
     def _start_preparing(self) -> None:
-        """Once a run has trained, the report will change and its plots be drawn: import what
-        that needs (scipy, matplotlib: 0.5 s) in a thread while the other runs train, on the
-        core the training leaves idle (-n 0) or on the idle controller (xdist)."""
-        if self._preparing is None:
+        """Once a run has trained, the report will change and its plots be drawn: under xdist,
+        import what that needs (scipy, matplotlib: 0.5 s) in a thread of the idle controller
+        while the workers train. Not without xdist: the thread would hold the GIL the training
+        needs (measured: -n 0 sessions 0.5-1 s slower with it)."""
+        if self._preparing is None and self.distributed:
             import threading
             self._preparing = threading.Thread(target=_prepare_aggregation, daemon=True,
                                                name="benchkit-prepare-aggregation")
