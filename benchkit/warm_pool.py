@@ -32,6 +32,8 @@ import time
 COLD_REASON_ENV = "BENCHKIT_WARM_COLD"   # set in a worker that started cold, and why
 WARM_ENV = "BENCHKIT_WARM_WORKER"        # set in a worker forked warm: the server's pid
 _MAX_MESSAGE = 1 << 20
+# seconds a request may take on the wire (not the worker's lifetime); a variable for the tests
+REQUEST_TIMEOUT = float(os.environ.get("BENCHKIT_WARM_REQUEST_TIMEOUT", "10"))
 
 
 # -- messages: one JSON object per line --------------------------------------------------
@@ -81,7 +83,7 @@ def connect(path: str, argv: list[str]) -> None:
     """Run argv (``-u [-B] -c CODE``) in a worker forked by the pool at path, or cold."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        conn.settimeout(10.0)
+        conn.settimeout(REQUEST_TIMEOUT)
         conn.connect(path)
         mask = os.umask(0)
         os.umask(mask)
@@ -212,7 +214,7 @@ def _reap() -> None:
 
 
 def _answer(conn, listener, files, info) -> str:
-    conn.settimeout(10.0)
+    conn.settimeout(REQUEST_TIMEOUT)
     fds: list[int] = []
     try:
         uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
@@ -293,8 +295,11 @@ def _become_worker(conn, listener, fds, message, info) -> None:
 
 
 def _watch_client(conn) -> None:
-    """End this worker when its client ends (killed by xdist or by hand): nobody else would."""
+    """End this worker when its client ends (killed by xdist or by hand): nobody else would.
+    The wait has no timeout: the request's would end a worker that trains longer."""
     import threading
+
+    conn.settimeout(None)
 
     def watch():
         try:

@@ -127,6 +127,18 @@ def test_a_different_sys_path_is_refused(pool_dir, dummy_env, tmp_path):
     proc.wait(timeout=30)
 
 
+def test_a_worker_outlives_the_request_timeout(pool_dir, dummy_env, tmp_path):
+    """A regression: the worker inherited the request's socket timeout (10 s) and ended itself
+    in the middle of a longer session."""
+    env, _ = dummy_env
+    env = dict(env, BENCHKIT_WARM_REQUEST_TIMEOUT="0.3")
+    proc, sock = start_server(pool_dir, env)
+    code = "import os, time; time.sleep(1.5); print(os.environ.get('BENCHKIT_WARM_WORKER'))"
+    done = client(sock, env, tmp_path, code=code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(proc.pid)
+
+
 def test_a_killed_client_takes_its_worker_with_it(pool_dir, dummy_env, tmp_path):
     env, _ = dummy_env
     _, sock = start_server(pool_dir, env)
