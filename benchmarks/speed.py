@@ -9,6 +9,7 @@ benchmarks/speed.json.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -132,10 +133,18 @@ def main() -> None:
                     help="keep PYTHONDONTWRITEBYTECODE from the environment")
     args = ap.parse_args()
     env = dict(os.environ)
-    pools = tempfile.mkdtemp(prefix="bkw-speed-", dir="/tmp")  # a private warm pool directory
+    with private_warm_pools(env):
+        run_all(args, env)
+
+
+@contextlib.contextmanager
+def private_warm_pools(env):
+    """--bench-warm sessions run with env use a pool directory of their own, stopped at the
+    end: a measurement neither finds nor leaves a pool of the user's."""
+    pools = tempfile.mkdtemp(prefix="bkw-speed-", dir="/tmp")
     env["BENCHKIT_WARM_DIR"] = pools
     try:
-        run_all(args, env)
+        yield
     finally:
         subprocess.run([PY, "-m", "benchkit", "warm", "--stop"], env=env,
                        stdout=subprocess.DEVNULL, check=False)

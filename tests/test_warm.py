@@ -295,3 +295,37 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except OSError:
         return False
+
+
+def test_an_interrupted_warm_session_leaves_no_worker_and_resumes(pool_dir, pytester):
+    """Ctrl-C reaches the terminal's process group: the controller and the clients, not the
+    pool's forks. The clients forward it; no fork outlives the session, and the next session
+    trains only what is missing."""
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_warmed=IDEA.replace("seeds=2", "seeds=16"))
+    args = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-n", "2", "--bench-warm", "-q"]
+    env = dict(os.environ, PYTHONPATH=str(pytester.path))
+    subprocess.run(args + ["--bench-epochs", "1", "--bench-fresh"], cwd=pytester.path, env=env,
+                   capture_output=True, timeout=300)
+    pool = wait_for(warm.pools)[0]
+    runs = pytester.path / ".pytest_cache" / "d" / "benchkit-runs"
+    before = set(runs.rglob("*.json"))
+    session = subprocess.Popen(args, cwd=pytester.path, env=env, start_new_session=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wait_for(lambda: len(set(runs.rglob("*.json")) - before) >= 3, timeout=120)
+    os.killpg(session.pid, signal.SIGINT)
+    out = session.communicate(timeout=120)[0]
+    assert session.returncode == pytest.ExitCode.INTERRUPTED, out
+    stored = len(set(runs.rglob("*.json")) - before)
+    assert stored < 32, "interrupted before the end"
+    children = Path(f"/proc/{pool['pid']}/task/{pool['pid']}/children")
+    wait_for(lambda: not [p for p in children.read_text().split() if _alive(int(p))], timeout=30)
+
+    again = subprocess.run(args, cwd=pytester.path, env=env, capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 0, again.stdout
+    assert "2 of 2 worker(s) forked from the warm pool" in again.stdout
+    report = json.loads((pytester.path / "reports" / "warmed" / "tabular" /
+                         "bench_report.json").read_text())
+    assert sum(r["reused"] for r in report["runs"]) >= stored
+    assert len(report["runs"]) == 32
