@@ -88,7 +88,7 @@ def connect(path: str, argv: list[str]) -> None:
         mask = os.umask(0)
         os.umask(mask)
         send_message(conn, {"op": "fork", "argv": argv, "cwd": os.getcwd(),
-                            "env": dict(os.environ), "sys_path": sys.path[1:], "umask": mask},
+                            "env": dict(os.environ), "sys_path": sys.path, "umask": mask},
                      fds=(0, 1, 2))
         answer = recv_message(conn)[0]
     except (OSError, ValueError) as exc:
@@ -183,7 +183,7 @@ def serve(directory: str, key: str, idle: float, modules: list[str]) -> None:
             "started": time.time()}
     last = time.monotonic()
     try:
-        while time.monotonic() - last < idle:
+        while time.monotonic() - last < idle and _still_bound(path, bound):
             _reap()
             try:
                 conn, _ = listener.accept()
@@ -201,6 +201,14 @@ def serve(directory: str, key: str, idle: float, modules: list[str]) -> None:
         except OSError:
             pass
         listener.close()
+
+
+def _still_bound(path: str, inode: int) -> bool:
+    """False once the socket file is removed or replaced: nobody can reach this pool any more."""
+    try:
+        return os.stat(path).st_ino == inode
+    except OSError:
+        return False
 
 
 def _reap() -> None:
@@ -252,7 +260,7 @@ def _refusal(message: dict, files) -> str | None:
     argv = message.get("argv", [])
     if len(argv) < 3 or argv[0] != "-u" or argv[-2] != "-c" or set(argv[1:-2]) - {"-B"}:
         return f"cannot start {argv[:-1]!r} (only -u [-B] -c CODE)"
-    if message.get("sys_path") != sys.path[1:]:
+    if message.get("sys_path") != sys.path:
         return "the interpreter's sys.path differs from the pool's (a new .pth or PYTHONPATH?)"
     return _stale(files)
 
@@ -282,7 +290,7 @@ def _become_worker(conn, listener, fds, message, info) -> None:
         sys.dont_write_bytecode = "-B" in argv
         sys.argv = ["-c"]
         if not sys.flags.safe_path:
-            sys.path[0] = ""
+            sys.path.insert(0, "")  # what -c puts first: the working directory
         _fresh_stdio()
         _fresh_main()
         _reseed_numpy()
@@ -374,6 +382,10 @@ def send_message_status(conn, status: int) -> None:
 
 
 def main(argv: list[str]) -> None:
+    if not sys.flags.safe_path:
+        # this script's folder, which Python put first: benchkit's modules must not shadow
+        # anything the pool or the worker imports (client and pool compare sys.path without it)
+        del sys.path[0]
     if len(argv) >= 2 and argv[0] == "connect":
         connect(argv[1], argv[2:])
     elif len(argv) == 5 and argv[0] == "serve":

@@ -176,6 +176,26 @@ def test_the_pool_exits_when_idle_and_refuses_other_commands(pool_dir, dummy_env
     assert not sock.exists()
 
 
+def test_the_pool_exits_when_its_socket_is_removed(pool_dir, dummy_env):
+    env, _ = dummy_env
+    proc, sock = start_server(pool_dir, env)
+    sock.unlink()
+    assert proc.wait(timeout=30) == 0
+
+
+def test_the_pool_does_not_put_benchkit_first_on_sys_path(pool_dir, dummy_env, tmp_path):
+    """Its script's folder (benchkit/) would come first, and its modules (stats, run, table,
+    ...) could shadow what a worker imports; the worker gets '' first, as python -c gives."""
+    env, _ = dummy_env
+    _, sock = start_server(pool_dir, env)
+    code = "import sys, json; print(json.dumps(sys.path))"
+    warm_path = json.loads(client(sock, env, tmp_path, code=code).stdout)
+    cold = subprocess.run([sys.executable, "-u", "-c", code], env=env, capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert warm_path == json.loads(cold.stdout)
+    assert str(warm.POOL_SCRIPT.parent) not in warm_path
+
+
 def test_one_pool_per_key(pool_dir, dummy_env):
     env, _ = dummy_env
     first, _ = start_server(pool_dir, env)
@@ -303,7 +323,8 @@ def test_an_interrupted_warm_session_leaves_no_worker_and_resumes(pool_dir, pyte
     trains only what is missing."""
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_warmed=IDEA.replace("seeds=2", "seeds=16"))
-    args = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-n", "2", "--bench-warm", "-q"]
+    args = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-n", "2", "--bench-warm",
+            "--bench-warm-idle", "2", "-q"]
     env = dict(os.environ, PYTHONPATH=str(pytester.path))
     subprocess.run(args + ["--bench-epochs", "1", "--bench-fresh"], cwd=pytester.path, env=env,
                    capture_output=True, timeout=300)
