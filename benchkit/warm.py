@@ -3,10 +3,11 @@
 Every ``-n`` worker otherwise imports torch (about 1 s) before its first run, which on a short
 bench is a large part of the session (docs/performance.md). With ``--bench-warm`` (ini
 ``bench_warm = true``) the controller points xdist's popen workers at the pool of
-``benchkit/warm_pool.py``: each worker is a fork of a process that imported torch and numpy and
-nothing else, made into exactly what ``python -u -c`` would be (environment, working directory,
-``sys.path``, stdio). When no pool answers, or the pool is stale, a worker starts cold as
-before, so the results never depend on the pool; only the time does.
+``benchkit/warm_pool.py``: each worker is a fork of a process that imported numpy, torch,
+pytest and execnet and nothing else, made into exactly what ``python -u -c`` would be
+(environment, working directory, ``sys.path``, stdio). When no pool answers, or the pool is
+stale, a worker starts cold as before, so the results never depend on the pool; only the time
+does.
 
 The pool is started after a session that used cold workers, in the background, and exits after
 ``--bench-warm-idle`` minutes without a request. One pool serves one interpreter and one set of
