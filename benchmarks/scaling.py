@@ -2,10 +2,10 @@
 
 A script, not a test. For each seed count it times ``pytest -n 0``, ``pytest -n 2`` and
 ``pytest -n 2 --bench-warm`` (medians of REPS, interleaved) and fits, over all seed counts,
-``time = fixed + runs * per_run`` for each mode. The fit separates what -n 2 can split (the training) from what every process pays once
-(start-up, the torch import, the report): the speedup tends to ``per_run(-n 0) / per_run(-n 2)``
-for a long bench, and a short bench is bounded by the fixed parts. Writes
-benchmarks/scaling.json.
+``time = fixed + runs * per_run`` for each mode. The fit separates what -n 2 can split (the
+training) from what every process pays once (start-up, the torch import, the report): the
+speedup tends to ``per_run(-n 0) / per_run(-n 2)`` for a long bench, and a short bench is
+bounded by the fixed parts. Writes benchmarks/scaling.json.
 
     .venv/bin/python benchmarks/scaling.py [--reps 3] [--track tabular] [--seeds 8 16 32]
 """
