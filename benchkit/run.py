@@ -229,9 +229,10 @@ def _environment(threads: int) -> dict:
     import platform  # platform.platform() reads the interpreter binary: once per process
 
     import benchkit
+    from benchkit import hardware
     return {
         "python": platform.python_version(), "torch": _version("torch"),
         "numpy": _version("numpy"), "benchkit": benchkit.__version__,
         "device": "cpu", "threads": threads,
-        "platform": platform.platform(), "machine": platform.machine(),
+        "platform": platform.platform(), "machine": platform.machine(), "cpu": hardware.cpu(),
     }

@@ -121,7 +121,7 @@ def run_key(*, arm: str, track: str, protocol: dict, cfg: dict, seed: int, modul
         "cfg": cfg, "seed": seed, "code": code_hash(module_file, rootdir),
         "benchkit": benchkit_source_hash(),
         "env": {k: environment.get(k) for k in ("python", "torch", "numpy", "benchkit",
-                                                 "device", "threads")},
+                                                 "device", "threads", "cpu")},
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 

@@ -268,3 +268,23 @@ def test_a_session_without_the_claims_says_they_did_not_run(project, args):
             "and the system verdict leave them out") in subset["warnings"]
     result.stdout.fnmatch_lines(["*WARNING reuse tabular: mechanism test(s) test_claim did not "
                                  "run*"])
+
+
+def test_another_cpu_retrains_and_the_report_names_the_cpu(project, monkeypatch):
+    """The same seed gives other bits on another CPU (benchkit/hardware.py), so a run cache
+    shared across machines must not hand one machine's runs to another."""
+    from benchkit import hardware
+
+    plugins = project.mkdir("plugins")
+    (plugins / "other_cpu.py").write_text(
+        "import benchkit.hardware\nbenchkit.hardware.cpu = lambda: 'Other CPU (avx2)'\n")
+    first, r1 = bench(project)
+    assert first.ret == 0 and not any(reused(r1).values())
+    assert r1["environment"]["cpu"] == hardware.cpu()
+    monkeypatch.setenv("PYTHONPATH", str(plugins))
+    other, r2 = bench(project, "-p", "other_cpu")
+    assert other.ret == 0
+    assert not any(reused(r2).values()), "runs of another CPU are not reused"
+    assert r2["environment"]["cpu"] == "Other CPU (avx2)"
+    again, r3 = bench(project, "-p", "no:other_cpu")
+    assert all(reused(r3).values()), "this CPU's stored runs are still there"
