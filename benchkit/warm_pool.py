@@ -28,6 +28,7 @@ import socket
 import struct
 import sys
 import time
+from typing import NoReturn
 
 COLD_REASON_ENV = "BENCHKIT_WARM_COLD"   # set in a worker that started cold, and why
 WARM_ENV = "BENCHKIT_WARM_WORKER"        # set in a worker forked warm: the server's pid
@@ -74,7 +75,7 @@ def request(path: str, obj: dict, timeout: float = 2.0) -> dict:
 
 
 # -- the client ------------------------------------------------------------------------------
-def _exec_cold(argv: list[str], reason: str) -> None:
+def _exec_cold(argv: list[str], reason: str) -> NoReturn:
     os.environ[COLD_REASON_ENV] = reason
     os.execv(sys.executable, [sys.executable, *argv])
 
@@ -94,11 +95,9 @@ def connect(path: str, argv: list[str]) -> None:
     except (OSError, ValueError) as exc:
         conn.close()
         _exec_cold(argv, f"no warm pool answered ({type(exc).__name__}: {exc})")
-        return
     if "pid" not in answer:
         conn.close()
         _exec_cold(argv, f"the warm pool refused: {answer.get('refused', answer)}")
-        return
     pid = int(answer["pid"])
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(signum, lambda s, _f: _kill(pid, s))
@@ -142,17 +141,6 @@ def _module_files() -> dict[str, list[int]]:
     return files
 
 
-def _stale(files: dict[str, list[int]]) -> str | None:
-    for path, stamp in files.items():
-        try:
-            st = os.stat(path)
-        except OSError:
-            return f"{path} was removed"
-        if [st.st_mtime_ns, st.st_size] != stamp:
-            return f"{path} changed on disk"
-    return None
-
-
 def serve(directory: str, key: str, idle: float, modules: list[str]) -> None:
     import fcntl
     import gc
@@ -191,15 +179,11 @@ def serve(directory: str, key: str, idle: float, modules: list[str]) -> None:
                 continue
             last = time.monotonic()
             with conn:
-                outcome = _answer(conn, listener, files, info)
-            if outcome == "exit":
-                break
+                if not _answer(conn, listener, files, info):
+                    break
     finally:
-        try:
-            if os.stat(path).st_ino == bound:
-                os.unlink(path)
-        except OSError:
-            pass
+        if _still_bound(path, bound):  # a newer pool's socket is not ours to remove
+            os.unlink(path)
         listener.close()
 
 
@@ -221,48 +205,64 @@ def _reap() -> None:
             return
 
 
-def _answer(conn, listener, files, info) -> str:
+def _answer(conn, listener, files, info) -> bool:
+    """Answer one request; False when the pool should exit (asked to, or stale)."""
     conn.settimeout(REQUEST_TIMEOUT)
     fds: list[int] = []
     try:
         uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                   struct.calcsize("3i")))[1]
         if uid != os.getuid():
-            return "continue"
+            return True
         message, fds = recv_message(conn, with_fds=True)
         op = message.get("op")
         if op == "ping":
             send_message(conn, info)
-            return "continue"
+            return True
         if op == "stop":
             send_message(conn, {"stopped": info["pid"]})
-            return "exit"
+            return False
         if op != "fork" or len(fds) != 3:
             send_message(conn, {"refused": f"unknown request {op!r}"})
-            return "continue"
-        why = _refusal(message, files)
-        if why:
+            return True
+        why = _unsupported(message.get("argv", []))
+        if why:  # this client cannot be served, the next may: the pool stays
             send_message(conn, {"refused": why})
-            return "exit"  # stale for good: the next session starts a fresh pool
+            return True
+        why = _stale(message, files)
+        if why:  # for good: the pool exits, and the next session starts a fresh one
+            send_message(conn, {"refused": why})
+            return False
         pid = os.fork()
         if pid == 0:
             _become_worker(conn, listener, fds, message, info)  # never returns
         send_message(conn, {"pid": pid})
-        return "continue"
+        return True
     except (OSError, ValueError):
-        return "continue"
+        return True
     finally:
         for fd in fds:
             os.close(fd)
 
 
-def _refusal(message: dict, files) -> str | None:
-    argv = message.get("argv", [])
+def _unsupported(argv: list[str]) -> str | None:
     if len(argv) < 3 or argv[0] != "-u" or argv[-2] != "-c" or set(argv[1:-2]) - {"-B"}:
         return f"cannot start {argv[:-1]!r} (only -u [-B] -c CODE)"
+    return None
+
+
+def _stale(message: dict, files: dict[str, list[int]]) -> str | None:
+    """Why this pool can no longer give what a fresh interpreter would, or None."""
     if message.get("sys_path") != sys.path:
         return "the interpreter's sys.path differs from the pool's (a new .pth or PYTHONPATH?)"
-    return _stale(files)
+    for path, stamp in files.items():
+        try:
+            st = os.stat(path)
+        except OSError:
+            return f"{path} was removed"
+        if [st.st_mtime_ns, st.st_size] != stamp:
+            return f"{path} changed on disk"
+    return None
 
 
 def _become_worker(conn, listener, fds, message, info) -> None:
@@ -270,8 +270,7 @@ def _become_worker(conn, listener, fds, message, info) -> None:
     status = 1
     try:
         listener.close()
-        for signum in (signal.SIGINT,):
-            signal.signal(signum, signal.default_int_handler)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
             signal.signal(signum, signal.SIG_DFL)
         for target, fd in enumerate(fds):
@@ -297,7 +296,7 @@ def _become_worker(conn, listener, fds, message, info) -> None:
         status = _run(argv[-1])
     finally:
         try:
-            send_message_status(conn, status)
+            _send_status(conn, status)
         finally:
             os._exit(status)
 
@@ -374,7 +373,7 @@ def _run(code: str) -> int:
     return status
 
 
-def send_message_status(conn, status: int) -> None:
+def _send_status(conn, status: int) -> None:
     try:
         conn.sendall(struct.pack("!i", status))
     except OSError:

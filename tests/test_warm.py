@@ -166,14 +166,21 @@ def test_a_signal_to_the_client_reaches_the_worker(pool_dir, dummy_env, tmp_path
     assert proc.wait(timeout=20) == 42
 
 
-def test_the_pool_exits_when_idle_and_refuses_other_commands(pool_dir, dummy_env, tmp_path):
+def test_the_pool_exits_when_idle(pool_dir, dummy_env):
     env, _ = dummy_env
     proc, sock = start_server(pool_dir, env, idle=1.5)
-    done = subprocess.run([sys.executable, POOL, "connect", str(sock), "-c", "print(1)"],
-                          env=env, capture_output=True, text=True, timeout=60)
-    assert "only -u [-B] -c CODE" in done.stderr or done.stdout.strip() == "1"
     assert proc.wait(timeout=30) == 0
     assert not sock.exists()
+
+
+def test_a_command_it_cannot_start_runs_cold_and_the_pool_stays(pool_dir, dummy_env, tmp_path):
+    env, _ = dummy_env
+    proc, sock = start_server(pool_dir, env)
+    done = subprocess.run([sys.executable, POOL, "connect", str(sock), "-c",
+                           "import os; print(os.environ['BENCHKIT_WARM_COLD'])"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert "only -u [-B] -c CODE" in done.stdout
+    assert warm.ping(sock) is not None and proc.poll() is None
 
 
 def test_the_pool_exits_when_its_socket_is_removed(pool_dir, dummy_env):
