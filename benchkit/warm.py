@@ -69,8 +69,9 @@ def _private_dir() -> Path | None:
     return path
 
 
-def pool_key(environ=None) -> str:
-    environ = os.environ if environ is None else environ
+def pool_key(environ) -> str:
+    """Names the pool that can serve workers started with this environment (see
+    ENV_PREFIXES) by this interpreter and this version of the pool."""
     material = {
         "executable": sys.executable,
         "pool": hashlib.sha256(POOL_SCRIPT.read_bytes()).hexdigest(),
@@ -88,9 +89,10 @@ def ping(path) -> dict | None:
         return None
 
 
-def start_pool(directory: Path, key: str, idle_minutes: float) -> None:
+def start_pool(directory: Path, key: str, idle_minutes: float, environ: dict) -> None:
     """Start a pool in the background, detached from this session (its own session, stdio to
-    a log file), so nothing waits for it: not this process, not a CI step reading our pipes."""
+    a log file), so nothing waits for it: not this process, not a CI step reading our pipes.
+    ``environ`` is the one its key was computed from."""
     log = os.open(directory / f"{key}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -98,7 +100,7 @@ def start_pool(directory: Path, key: str, idle_minutes: float) -> None:
             os.posix_spawn(sys.executable,
                            [sys.executable, "-u", str(POOL_SCRIPT), "serve", str(directory), key,
                             str(idle_minutes * 60), ",".join(PRELOAD)],
-                           dict(os.environ),
+                           environ,
                            file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 0),
                                          (os.POSIX_SPAWN_DUP2, log, 1),
                                          (os.POSIX_SPAWN_DUP2, log, 2)],
@@ -153,23 +155,29 @@ class WarmWorkers:
     def __init__(self, idle_minutes: float):
         self.idle_minutes = idle_minutes
         self.directory = _private_dir() if supported() else None
-        self.key = pool_key()
-        self.pointed = 0
-        self.started: list[str] = []      # "warm" or the reason a worker started cold
+        self.environ: dict[str, str] = {}  # what the workers start with, for key and pool
+        self.key = ""
+        self.eligible = 0                  # popen workers of this session
+        self.pointed = 0                   # ... pointed at the pool
+        self.started: list[str] = []       # "warm" or the reason a worker started cold
 
     @property
-    def socket(self) -> Path | None:
-        return None if self.directory is None else self.directory / f"{self.key}.sock"
+    def socket(self) -> Path:
+        return self.directory / f"{self.key}.sock"
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_setupnodes(self, config, specs) -> None:
-        if self.socket is None:
+        eligible = [spec for spec in specs
+                    if getattr(spec, "popen", False) and not spec.python and not spec.via]
+        self.eligible = len(eligible)
+        if self.directory is None or not eligible:
             return
+        self.environ = dict(os.environ)  # xdist starts the workers with it, right after this
+        self.key = pool_key(self.environ)
         client = shlex.join([sys.executable, str(POOL_SCRIPT), "connect", str(self.socket)])
-        for spec in specs:
-            if getattr(spec, "popen", False) and not spec.python and not spec.via:
-                spec.python = client
-                self.pointed += 1
+        for spec in eligible:
+            spec.python = client
+        self.pointed = len(eligible)
 
     def pytest_testnodedown(self, node, error) -> None:
         state = getattr(node, "workeroutput", {}).get(OUTPUT_KEY)
@@ -182,19 +190,19 @@ class WarmWorkers:
 
     def pytest_unconfigure(self, config) -> None:
         if self.pointed and ping(self.socket) is None:
-            start_pool(self.directory, self.key, self.idle_minutes)
+            start_pool(self.directory, self.key, self.idle_minutes, self.environ)
 
     @property
     def warm(self) -> int:
         return self.started.count("warm")
 
     def summary_lines(self) -> list[str]:
+        if not self.eligible:
+            return []
         if self.directory is None:
             why = ("needs Linux" if not supported() else
                    f"{pool_dir()} is not a private directory of this user")
             return [f"benchkit: --bench-warm: workers started cold ({why})"]
-        if not self.pointed:
-            return []
         lines = [f"benchkit: --bench-warm: {self.warm} of {len(self.started)} worker(s) forked "
                  "from the warm pool (torch preloaded)"]
         cold = sorted({s for s in self.started if s != "warm"})

@@ -231,6 +231,15 @@ def test_a_shared_pool_directory_is_not_used(pool_dir, pytester):
     assert not list(pool_dir.glob("*.sock"))
 
 
+def test_without_workers_the_option_does_nothing(pool_dir, pytester):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("--bench-warm", "-p", "no:randomly")
+    assert result.ret == 0
+    result.stdout.no_fnmatch_line("*--bench-warm*")
+    assert not list(pool_dir.glob("*"))
+
+
 @pytest.mark.parametrize("args, message", [
     (["--bench-warm-idle", "0"], "--bench-warm-idle '0' is not valid; valid: minutes in (0, 1440]"),
     (["--bench-warm-idle", "soon"], "--bench-warm-idle 'soon' is not valid"),
