@@ -164,18 +164,7 @@ def test_the_report_modules_get_a_head_start_only_under_xdist(pytester, xdist, e
     (measured: -n 0 sessions 0.5-1 s slower); under xdist the controller is idle."""
     pytester.makeini("[pytest]\n")
     pytester.makeconftest(HEAD_START_CONFTEST)
-    pytester.makepyfile(test_aa='''
-import pytest
-pytestmark = pytest.mark.bench(name="head", track="tabular", grid={"lr": [1e-2]}, seeds=2)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(run.track.model(), lr=3e-3)
-''')
+    pytester.makepyfile(test_aa=IDEA)
     result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly", *xdist)
     assert result.ret == 0
     threads = json.loads((pytester.path / "threads.json").read_text())

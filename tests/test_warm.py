@@ -80,6 +80,11 @@ def client(sock, env, cwd, stdin="hello\n", code=CODE, **extra_env):
                           capture_output=True, timeout=60)
 
 
+def client_in_background(sock, env, code):
+    return subprocess.Popen([sys.executable, POOL, "connect", str(sock), "-u", "-c", code],
+                            env=env, stdin=subprocess.DEVNULL)
+
+
 def test_a_forked_worker_is_what_python_u_c_would_be(pool_dir, dummy_env, tmp_path):
     env, _ = dummy_env
     proc, sock = start_server(pool_dir, env)
@@ -145,8 +150,7 @@ def test_a_killed_client_takes_its_worker_with_it(pool_dir, dummy_env, tmp_path)
     pidfile = tmp_path / "pid"
     code = (f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid()));"
             " time.sleep(120)")
-    proc = subprocess.Popen([sys.executable, POOL, "connect", str(sock), "-u", "-c", code],
-                            env=env, stdin=subprocess.DEVNULL)
+    proc = client_in_background(sock, env, code)
     pid = int(wait_for(lambda: pidfile.exists() and pidfile.read_text()))
     proc.kill()
     proc.wait()
@@ -159,8 +163,7 @@ def test_a_signal_to_the_client_reaches_the_worker(pool_dir, dummy_env, tmp_path
     ready = tmp_path / "ready"
     code = (f"import time\ntry:\n    open({str(ready)!r}, 'w').close(); time.sleep(120)\n"
             "except KeyboardInterrupt:\n    raise SystemExit(42)")
-    proc = subprocess.Popen([sys.executable, POOL, "connect", str(sock), "-u", "-c", code],
-                            env=env, stdin=subprocess.DEVNULL)
+    proc = client_in_background(sock, env, code)
     wait_for(ready.exists)
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=20) == 42
