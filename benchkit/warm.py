@@ -156,9 +156,8 @@ class WarmWorkers:
         self.idle_minutes = idle_minutes
         self.directory = _private_dir() if supported() else None
         self.environ: dict[str, str] = {}  # what the workers start with, for key and pool
-        self.key = ""
+        self.key = ""                      # set once the workers are pointed at a pool
         self.eligible = 0                  # popen workers of this session
-        self.pointed = 0                   # ... pointed at the pool
         self.started: list[str] = []       # "warm" or the reason a worker started cold
 
     @property
@@ -177,7 +176,6 @@ class WarmWorkers:
         client = shlex.join([sys.executable, str(POOL_SCRIPT), "connect", str(self.socket)])
         for spec in eligible:
             spec.python = client
-        self.pointed = len(eligible)
 
     def pytest_testnodedown(self, node, error) -> None:
         state = getattr(node, "workeroutput", {}).get(OUTPUT_KEY)
@@ -189,7 +187,7 @@ class WarmWorkers:
             terminalreporter.write_line(line)
 
     def pytest_unconfigure(self, config) -> None:
-        if self.pointed and ping(self.socket) is None:
+        if self.key and ping(self.socket) is None:
             start_pool(self.directory, self.key, self.idle_minutes, self.environ)
 
     @property
