@@ -17,6 +17,9 @@ import time
 
 import pytest
 
+# benches of several idea modules per session: longer than the suite's 120 s default
+pytestmark = pytest.mark.timeout(600)
+
 MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
 FAST = ["--bench-epochs", "1"]
 
