@@ -1,0 +1,187 @@
+"""Mutation score of the decision core: does a changed rule fail a test?
+
+Runs mutmut (configured in pyproject.toml's [tool.mutmut]: the decision modules and the tests
+that pin them) on a copy of the working tree, so the checkout never holds mutmut's `mutants/`,
+then classifies every mutant and writes benchmarks/mutation.json:
+
+- killed: a test failed (or timed out) with the mutant in place;
+- survived: every selected test passed, or no test exercised the mutated function;
+- message: a survivor whose only change is a string literal with a space in it (a message
+  for people, never a key, a verdict name or a gate name): listed, not counted as a rule.
+
+score = killed / (killed + survived), message mutants left out of both.
+Needs `pip install mutmut==3.8.1` (the `mutation` extra). Usage:
+    python benchmarks/mutation.py [--max-children 2] [--keep DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# the functions that turn runs into verdicts and gates: their mutants are the score
+DECISION_FUNCTIONS = {
+    "benchkit.stats": ["summarize", "min_p_value", "sign_flip_p_value", "mde", "ci95",
+                       "effect_size", "idea_wins", "holm", "noninferiority", "compare",
+                       "select_config", "practical_verdict", "mechanism_ok", "system_verdict",
+                       "_better", "_direction", "spent_alpha", "look_levels"],
+    "benchkit.report": ["arm_sweep", "mechanism_signature", "math_verification", "build_report",
+                        "decide"],
+    "benchkit.aggregate": ["aggregate_session", "gate_failure"],
+    "benchkit.spec": ["parse_bench_marker", "parse_grid", "family_seeds_needed",
+                      "unreachable_family"],
+}
+OUT = ROOT / "benchmarks" / "mutation.json"
+KILLED = {"killed", "timeout", "segfault"}
+SURVIVED = {"survived", "no tests"}
+NAME = re.compile(r"^\s*(?P<name>\S+__mutmut_\d+): (?P<status>.+?)\s*$")
+
+
+def copy_tree(dest: Path) -> None:
+    """Tracked and untracked-but-not-ignored files: what CI would check out, plus edits."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, files):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+
+
+def mutant_sources(work: Path) -> dict[str, tuple[str, str]]:
+    """mutant name -> (original function source, mutated function source), read from the
+    trampolined modules mutmut writes under mutants/."""
+    out = {}
+    for path in (work / "mutants").rglob("*.py"):
+        rel = path.relative_to(work / "mutants").with_suffix("")
+        module = ".".join(rel.parts)
+        text = path.read_text(encoding="utf-8")
+        if "__mutmut_" not in text:
+            continue
+        funcs = {}
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in node.name:
+                funcs[node.name] = ast.get_source_segment(text, node)
+        for name, src in funcs.items():
+            base, _, tag = name.rpartition("__mutmut_")
+            if tag.isdigit() and f"{base}__mutmut_orig" in funcs:
+                out[f"{module}.{name}"] = (funcs[f"{base}__mutmut_orig"], src)
+    return out
+
+
+def _strings_blanked(tree: ast.AST) -> str:
+    class Blank(ast.NodeTransformer):
+        def visit_Constant(self, node):
+            return ast.Constant("") if isinstance(node.value, str) else node
+    return ast.dump(Blank().visit(tree))
+
+
+def is_message_only(original: str, mutated: str) -> bool:
+    """Only string literals changed, and each changed original literal contains a space."""
+    try:
+        a, b = ast.parse(_dedent_def(original)), ast.parse(_dedent_def(mutated))
+    except SyntaxError:
+        return False
+    if _strings_blanked(a) != _strings_blanked(b):
+        return False
+    before = [n.value for n in ast.walk(a) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    after = [n.value for n in ast.walk(b) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    changed = [x for x, y in zip(before, after) if x != y]
+    return bool(changed) and all(" " in x for x in changed)
+
+
+def _dedent_def(src: str) -> str:
+    lines = src.splitlines()
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    return "\n".join(line[indent:] for line in lines)
+
+
+def diff(original: str, mutated: str) -> str:
+    a = _dedent_def(original).splitlines()
+    b = _dedent_def(mutated).splitlines()
+    changed = [ln for ln in difflib.unified_diff(a, b, lineterm="", n=0)
+               if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+    return " | ".join(ln.strip() for ln in changed)[:300]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--max-children", type=int, default=2)
+    ap.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    args = ap.parse_args(argv)
+    mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent)) or shutil.which("mutmut")
+    if mutmut is None:
+        print("mutation.py: mutmut is not installed; pip install mutmut==3.8.1", file=sys.stderr)
+        return 2
+    work = args.keep or Path(tempfile.mkdtemp(prefix="benchkit-mutation-"))
+    work.mkdir(parents=True, exist_ok=True)
+    copy_tree(work)
+    start = time.monotonic()
+    patterns = [f"{module}.x_{func}__mutmut_*" for module, funcs in DECISION_FUNCTIONS.items()
+                for func in funcs]
+    run = subprocess.run([mutmut, "run", "--max-children", str(args.max_children), *patterns],
+                         cwd=work, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    if run.returncode != 0:
+        print(run.stdout[-3000:], run.stderr[-3000:], sep="\n", file=sys.stderr)
+        return run.returncode
+    listing = subprocess.run([mutmut, "results", "--all", "true"], cwd=work, capture_output=True,
+                             text=True, check=True).stdout
+    sources = mutant_sources(work)
+    rows = []
+    for line in listing.splitlines():
+        m = NAME.match(line)
+        if not m or m["status"] == "not checked":
+            continue
+        name, status = m["name"], m["status"]
+        original, mutated = sources.get(name, ("", ""))
+        kind = ("killed" if status in KILLED else
+                "message" if status in SURVIVED and is_message_only(original, mutated) else
+                "survived" if status in SURVIVED else status)
+        rows.append({"mutant": name, "status": status, "kind": kind,
+                     "diff": diff(original, mutated) if original else ""})
+    by_module: dict[str, dict[str, int]] = {}
+    for r in rows:
+        module = r["mutant"].split(".x_", 1)[0]
+        counts = by_module.setdefault(module, {"killed": 0, "survived": 0, "message": 0})
+        if r["kind"] in counts:
+            counts[r["kind"]] += 1
+    for counts in by_module.values():
+        rule = counts["killed"] + counts["survived"]
+        counts["score"] = round(counts["killed"] / rule, 4) if rule else None
+    killed = sum(c["killed"] for c in by_module.values())
+    survived = sum(c["survived"] for c in by_module.values())
+    result = {
+        "command": "python benchmarks/mutation.py --max-children %d" % args.max_children,
+        "mutmut": subprocess.run([mutmut, "--version"], capture_output=True, text=True).stdout.strip(),
+        "seconds": round(seconds, 1), "total": len(rows), "killed": killed,
+        "survived": survived, "message": sum(c["message"] for c in by_module.values()),
+        "score": round(killed / (killed + survived), 4) if killed + survived else None,
+        "by_module": by_module,
+        "survivors": [r for r in rows if r["kind"] == "survived"],
+        "message_mutants": [r for r in rows if r["kind"] == "message"],
+    }
+    OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"{len(rows)} mutants in {seconds:.0f} s: {killed} killed, {survived} survived, "
+          f"{result['message']} message-only; score {result['score']}")
+    for module, c in sorted(by_module.items()):
+        print(f"  {module:28s} killed {c['killed']:4d}  survived {c['survived']:3d}  "
+              f"message {c['message']:3d}  score {c['score']}")
+    for r in result["survivors"]:
+        print(f"  SURVIVED {r['mutant']} ({r['status']}): {r['diff']}")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
