@@ -67,10 +67,11 @@ def mutant_sources(work: Path) -> dict[str, tuple[str, str]]:
         text = path.read_text(encoding="utf-8")
         if "__mutmut_" not in text:
             continue
+        lines = text.splitlines()
         funcs = {}
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in node.name:
-                funcs[node.name] = ast.get_source_segment(text, node)
+                funcs[node.name] = "\n".join(lines[node.lineno - 1:node.end_lineno])
         for name, src in funcs.items():
             base, _, tag = name.rpartition("__mutmut_")
             if tag.isdigit() and f"{base}__mutmut_orig" in funcs:
@@ -79,9 +80,14 @@ def mutant_sources(work: Path) -> dict[str, tuple[str, str]]:
 
 
 def _strings_blanked(tree: ast.AST) -> str:
+    """The tree with every string literal emptied and the function's own name dropped."""
     class Blank(ast.NodeTransformer):
         def visit_Constant(self, node):
             return ast.Constant("") if isinstance(node.value, str) else node
+
+        def visit_FunctionDef(self, node):
+            node.name = "f"
+            return self.generic_visit(node)
     return ast.dump(Blank().visit(tree))
 
 
@@ -91,10 +97,10 @@ def is_message_only(original: str, mutated: str) -> bool:
         a, b = ast.parse(_dedent_def(original)), ast.parse(_dedent_def(mutated))
     except SyntaxError:
         return False
-    if _strings_blanked(a) != _strings_blanked(b):
-        return False
     before = [n.value for n in ast.walk(a) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     after = [n.value for n in ast.walk(b) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    if _strings_blanked(a) != _strings_blanked(b):  # (blanks the trees in place)
+        return False
     changed = [x for x, y in zip(before, after) if x != y]
     return bool(changed) and all(" " in x for x in changed)
 
@@ -106,8 +112,8 @@ def _dedent_def(src: str) -> str:
 
 
 def diff(original: str, mutated: str) -> str:
-    a = _dedent_def(original).splitlines()
-    b = _dedent_def(mutated).splitlines()
+    a = _dedent_def(original).splitlines()[1:]  # the def lines differ by the mutant's name
+    b = _dedent_def(mutated).splitlines()[1:]
     changed = [ln for ln in difflib.unified_diff(a, b, lineterm="", n=0)
                if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
     return " | ".join(ln.strip() for ln in changed)[:300]
