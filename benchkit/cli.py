@@ -3,7 +3,6 @@
     python -m benchkit show [PATH ...]      the terminal table of every bench_report.json found
     python -m benchkit compare OLD NEW      what changed between two reports; exit 1 if worse
     python -m benchkit render [PATH ...]    (re)write summary.md and the plots beside reports
-    python -m benchkit warm [--stop]        list (or stop) the warm worker pools of --bench-warm
 
 Exit status: 0 fine, 1 ``compare`` found a regression (or ``show`` found no report), 2 a usage
 error or a file that is missing or is not a benchkit report. Never imports torch.
@@ -355,27 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
                    help="report files or folders searched recursively (default: reports)")
     p.set_defaults(func=cmd_render)
-    p = sub.add_parser("warm", help="list the warm worker pools of --bench-warm, or stop them",
-                       description="List this user's warm pools (pytest --bench-warm), or stop "
-                                   "them all with --stop.")
-    p.add_argument("--stop", action="store_true", help="stop every pool")
-    p.set_defaults(func=cmd_warm)
     return parser
-
-
-def cmd_warm(args) -> int:
-    import time
-
-    from benchkit import warm
-    found = warm.stop_all() if args.stop else warm.pools()
-    verb = "stopped" if args.stop else "running"
-    for info in found:
-        age = (time.time() - info["started"]) / 60
-        print(f"{verb}: pid {info['pid']}, preloaded {', '.join(info['modules'])}, up {age:.0f} "
-              f"min, exits after {info['idle'] / 60:g} min unused ({info['socket']})")
-    if not found:
-        print(f"no warm pool is running (in {warm.pool_dir()})")
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

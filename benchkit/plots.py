@@ -35,9 +35,9 @@ def available() -> bool:
 
 
 def _t975(n: int) -> float:
-    from benchkit.distributions import t_ppf
+    from scipy import special
 
-    return t_ppf(0.975, n - 1)
+    return float(special.stdtrit(n - 1, 0.975))
 
 
 def _mean_ci(values: list[float]) -> tuple[float, float]:

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import heap, hypothesis_summary
 from benchkit.spec import (ARMS, IdeaSpec, SpecError, cfg_id, parse_bench_marker, run_id,
                            unreachable_family)
 
@@ -50,11 +49,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--bench-threads", "bench_threads", "torch threads per process (default 1: measured "
         "fastest for these models, and fixed so results are bit-identical with and without -n)",
         default="1", metavar="N")
-    add("--bench-warm", "bench_warm", "fork -n workers from a background pool that has torch "
-        "imported already (Linux; the pool exits after --bench-warm-idle minutes unused)",
-        default="false", action="store_const", const="true")
-    add("--bench-warm-idle", "bench_warm_idle", "minutes an unused warm pool stays (default 15)",
-        default="15", metavar="MIN")
     group.addoption("--bench-fresh", action="store_true", default=False, dest="bench_fresh",
                     help="retrain every run, ignoring stored runs")
 
@@ -85,19 +79,6 @@ class Settings:
             raise pytest.UsageError(f"benchkit: unknown --bench-gate {self.gate!r}; valid: "
                                     f"{', '.join(GATES)}")
         self.fresh = bool(config.getoption("bench_fresh"))
-        warm = str(get("bench_warm")).strip().lower()
-        if warm not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
-            raise pytest.UsageError(f"benchkit: bench_warm {warm!r} is not a boolean; valid: "
-                                    "true or false")
-        self.warm = warm in ("true", "1", "yes", "on")
-        idle = get("bench_warm_idle")
-        try:
-            self.warm_idle = float(idle)
-        except (TypeError, ValueError):
-            self.warm_idle = -1.0
-        if not 0 < self.warm_idle <= 24 * 60:
-            raise pytest.UsageError(f"benchkit: --bench-warm-idle {idle!r} is not valid; valid: "
-                                    "minutes in (0, 1440], e.g. 15")
 
 
 def _int_option(value, flag: str, minimum: int) -> int | None:
@@ -139,12 +120,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if not is_worker(config):
         _check_report_dir(settings.report_dir)
         config.pluginmanager.register(BenchSession(settings), "benchkit-session")
-        if settings.warm:
-            from benchkit.warm import WarmWorkers
-            config.pluginmanager.register(WarmWorkers(settings.warm_idle), "benchkit-warm")
-    elif any(name.startswith("BENCHKIT_WARM_") for name in os.environ):  # started by the pool
-        from benchkit.warm import worker_state
-        worker_state(config)
 
 
 def _check_report_dir(path: Path) -> None:
@@ -183,8 +158,6 @@ def module_spec(config: pytest.Config, module_item) -> IdeaSpec | None:
     cache = config.stash[spec_cache_key]
     if nodeid not in cache:
         cache[nodeid] = _build_spec(config, module_item)
-        if isinstance(cache[nodeid], IdeaSpec):
-            heap.skip_exit_collection()  # this process benches: spare it shutdown's GC
     spec = cache[nodeid]
     if isinstance(spec, SpecError):
         raise pytest.Collector.CollectError(f"benchkit: {spec}")
@@ -459,19 +432,6 @@ def _first_line(report) -> str | None:
     return chosen.removeprefix("E ").strip()[:300] if chosen else None
 
 
-def _prepare_aggregation() -> None:
-    """Import the modules aggregation and plotting need, their heap frozen (benchkit.heap)."""
-    try:
-        with heap.frozen_afterwards():
-            import benchkit.aggregate  # noqa: F401
-            from benchkit import distributions
-            distributions._special()  # scipy.special, for the values not remembered
-            from benchkit import plots
-            plots._matplotlib()
-    except Exception:  # only a head start: aggregation imports (and reports) for real later
-        pass
-
-
 # -- the controller -------------------------------------------------------------------------
 class BenchSession:
     """Controller-side state and hooks (registered on the controller only): every payload
@@ -483,8 +443,6 @@ class BenchSession:
         self.written: list[dict] = []          # summaries of written reports
         self.failures: list[str] = []
         self.collection: dict | None = None   # from local collection or a worker's output
-        self._preparing = None                 # the thread of _prepare_aggregation
-        self.distributed = False               # an xdist controller (its workers train)
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
 
     def pytest_testnodedown(self, node, error) -> None:
@@ -507,42 +465,17 @@ class BenchSession:
             if name == PROPERTY:
                 payload = json.loads(value)
                 self.payloads[payload["nodeid"]] = payload
-                if payload.get("reused") is False:
-                    self._start_preparing()
-
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.distributed = session.config.pluginmanager.has_plugin("dsession")
-
-    def _start_preparing(self) -> None:
-        """Once a run has trained, the report will change and its plots be drawn: under xdist,
-        import what that needs (scipy, matplotlib: 0.5 s) in a thread of the idle controller
-        while the workers train. Not without xdist: the thread would hold the GIL the training
-        needs (measured: -n 0 sessions 0.5-1 s slower with it)."""
-        if self._preparing is None and self.distributed:
-            import threading
-            self._preparing = threading.Thread(target=_prepare_aggregation, daemon=True,
-                                               name="benchkit-prepare-aggregation")
-            self._preparing.start()
 
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers to exit: meanwhile
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
-        if self._preparing is not None:  # never leave it mid-import at shutdown
-            self._preparing.join()
         if not self.payloads:
             return
-        heap.skip_exit_collection()
-        from benchkit import distributions
         from benchkit.aggregate import aggregate_session
 
-        cache = getattr(session.config, "cache", None)
-        if cache is not None:  # a rerun finds its distribution values there: no scipy import
-            distributions.remember_in(cache.mkdir("benchkit-memo") / "distributions.json")
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
         self.written, self.failures = aggregate_session(
             self._completed_from_store(session.config), self.settings,
             complete_session=not interrupted)
-        distributions.save()
-        hypothesis_summary.drop_if_idle(session.config)  # its summary would import Hypothesis
         if self.failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -1,10 +1,8 @@
 """Pure statistics of a bench: baseline arm vs idea arm over paired seeds.
 
-No torch here, only numpy/stdlib and :mod:`benchkit.distributions`, so the protocol can be
-tested fast and in isolation. The distribution functions are scipy.special's, the ufuncs
-scipy.stats calls itself (same values, tested against scipy.stats): importing scipy.stats costs
-a rerun of an unchanged bench more than everything else it does (0.6 s of 1.4 s, measured), and
-the values a rerun needs are remembered from the first session (benchkit.distributions).
+No torch here, only numpy and stdlib at import, so the protocol can be tested fast and in
+isolation; the functions that need a t, noncentral t or beta distribution import scipy's public
+``scipy.special``/``scipy.stats`` where they are called.
 Every value returned is a plain Python float/int/bool/str/list/dict/None: numpy scalars do not
 survive pytest-xdist's serialisation, and reports are JSON, so non-finite numbers become None.
 """
@@ -13,8 +11,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from benchkit.distributions import beta_ppf, nct_upper, t_cdf, t_ppf
 
 DIRECTIONS = ("lower", "higher")
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive")
@@ -103,8 +99,10 @@ def _pairs_sd(diffs) -> tuple[np.ndarray, int, float]:
 def mde(diffs, alpha: float = 0.05) -> float:
     """v1 minimal detectable effect: t(1-alpha/2, n-1) * sd(ddof=1) / sqrt(n), i.e. the
     smallest observed mean difference that a paired t-test would call significant."""
+    from scipy import special
+
     _, n, sd = _pairs_sd(diffs)
-    return float(t_ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n))
+    return float(special.stdtrit(n - 1, 1 - alpha / 2)) * sd / math.sqrt(n)
 
 
 def ci95(diffs) -> list[float]:
@@ -122,10 +120,15 @@ def effect_size(diffs) -> float | None:
 
 def _t_power(ncp: float, n: int, alpha: float) -> float:
     """Power of the two-sided paired t-test with n pairs at noncentrality ncp."""
+    from scipy import special
+    from scipy import stats as sps
+
     df = n - 1
-    crit = t_ppf(1 - alpha / 2, df)
+    crit = float(special.stdtrit(df, 1 - alpha / 2))
     # lower tail P(T < -crit) written as an upper tail: nct.cdf(-crit) is NaN at large ncp
-    return nct_upper(crit, df, ncp) + nct_upper(crit, df, -ncp)
+    with np.errstate(over="ignore"):
+        upper, lower = (float(np.clip(sps.nct.sf(crit, df, nc), 0.0, 1.0)) for nc in (ncp, -ncp))
+    return upper + lower
 
 
 def power_mde(n: int, sd: float, alpha: float = 0.05, power: float = 0.8) -> float:
@@ -193,6 +196,8 @@ def holm(p_values) -> list[float]:
 def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: float = 0.05) -> dict:
     """One-sided (1-alpha) t test that the idea is not worse than baseline by more than
     margin * |baseline mean| (the margin is relative, so it is scale-free across tracks)."""
+    from scipy import special
+
     b, i = _paired(baseline, idea)
     d, n, sd = _pairs_sd(i - b)
     if not (math.isfinite(margin) and margin >= 0):
@@ -201,9 +206,9 @@ def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: floa
     se, mean, df = sd / math.sqrt(n), float(d.mean()), n - 1
     # "worse" is positive for lower-is-better: flip so that worse is always positive
     worse = mean if _direction(direction) == "lower" else -mean
-    bound_worse = worse + t_ppf(1 - alpha, df) * se
+    bound_worse = worse + float(special.stdtrit(df, 1 - alpha)) * se
     if se > 0:
-        p = t_cdf((worse - m_abs) / se, df)
+        p = float(special.stdtr(df, (worse - m_abs) / se))
     else:
         p = 0.0 if worse < m_abs else 1.0
     bound = bound_worse if direction == "lower" else -bound_worse
@@ -447,9 +452,11 @@ def clopper_pearson(k: int, n: int, conf: float = 0.95) -> list[float]:
         raise ValueError(f"k must be <= n, got k={k}, n={n}")
     if not 0.0 < conf < 1.0:
         raise ValueError(f"conf must be in (0, 1), got {conf}")
+    from scipy import special
+
     tail = (1.0 - conf) / 2.0
-    lo = 0.0 if k == 0 else beta_ppf(k, n - k + 1, tail)
-    hi = 1.0 if k == n else beta_ppf(k + 1, n - k, 1.0 - tail)
+    lo = 0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, tail))
+    hi = 1.0 if k == n else float(special.betaincinv(k + 1, n - k, 1.0 - tail))
     return [lo, hi]
 
 
