@@ -3,6 +3,7 @@ retrains what it touches, more seeds train only the new ones, an interrupted ses
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
