@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from benchkit.fmt import mechanism_word, num, rel_pct
 from benchkit.spec import cfg_id
 
 REPORT_NAME = "bench_report.json"
@@ -156,17 +157,13 @@ def cmd_show(args) -> int:
 
 
 # -- compare --------------------------------------------------------------------------------
-def _num(x, spec=".4g") -> str:
-    return "-" if x is None else format(x, spec)
-
-
 def _change(old, new) -> str:
     if old is None or new is None:
         return ""
     d = new - old
     if d == 0:
         return "="
-    rel = f" ({100 * d / abs(old):+.3g}%)" if old else ""
+    rel = f" ({'+' if d > 0 else '-'}{rel_pct(d, old)})" if old else ""
     return f"{d:+.4g}{rel}"
 
 
@@ -196,12 +193,12 @@ def _fields(old: dict, new: dict) -> list[tuple[str, str, str, str]]:
     numbers += [("mde", comp(old).get("mde"), comp(new).get("mde")),
                 ("mde_rel_pct", comp(old).get("mde_rel_pct"), comp(new).get("mde_rel_pct"))]
     for label, a, b in numbers:
-        rows.append((label, _num(a), _num(b), _change(a, b)))
+        rows.append((label, num(a), num(b), _change(a, b)))
     wins = [f"{comp(r)['idea_wins']}/{comp(r)['n_pairs']}" if comp(r) else "-"
             for r in (old, new)]
     rows.append(("idea wins", wins[0], wins[1], "" if wins[0] == wins[1] else "changed"))
     mo, mn = old.get("mechanism_ok"), new.get("mechanism_ok")
-    rows.append(("mechanism_ok", _num(mo, "d"), _num(mn, "d"), "" if mo == mn else "changed"))
+    rows.append(("mechanism_ok", mechanism_word(mo), mechanism_word(mn), "" if mo == mn else "changed"))
     for key in ("practical_verdict", "system_verdict"):
         a, b = old[key], new[key]
         change = ""
