@@ -207,16 +207,29 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Count arm runs selected: a session that benches nothing says so (on the controller)."""
-    selected = sum(1 for item in session.items
-                   if item_spec(item) is not None and item.get_closest_marker("arm"))
-    known = sum(1 for spec in session.config.stash[SPECS].values()
-                if isinstance(spec, IdeaSpec))
-    counts = {"bench_modules": known, "arm_runs_selected": selected}
-    if is_worker(session.config):
-        session.config.workeroutput["benchkit_collection"] = counts
+    """Count the arm runs selected and how many of them are not stored (will train): a session
+    that benches nothing says so, and ``scripts/bench`` picks ``-n`` from what is left."""
+    config = session.config
+    arms = [item for item in session.items
+            if item_spec(item) is not None and item.get_closest_marker("arm")]
+    known = sum(1 for spec in config.stash[SPECS].values() if isinstance(spec, IdeaSpec))
+    counts = {"bench_modules": known, "arm_runs_selected": len(arms),
+              "to_train": sum(1 for item in arms if not _stored(item))}
+    if is_worker(config):
+        config.workeroutput["benchkit_collection"] = counts
     else:
-        session.config.pluginmanager.get_plugin("benchkit-session").collection = counts
+        config.pluginmanager.get_plugin("benchkit-session").collection = counts
+
+
+def _stored(item: pytest.Item) -> bool:
+    """Whether the arm item's run has a stored result that this session would reuse."""
+    store, param = item.config.stash[STORE], item.callspec.params.get("run")
+    if store is None or item.config.stash[SETTINGS].fresh or param is None:
+        return False
+    arm, track, cfg, seed = param
+    key = store.key(module_file=item.path, protocol=item_spec(item).protocols[track], arm=arm,
+                    track=track, cfg=cfg, seed=seed)
+    return store.get(key) is not None
 
 
 class BenchWarning(pytest.PytestWarning):

@@ -86,6 +86,23 @@ def pytest_unconfigure(config):
     assert json.loads((project.path / "imported.json").read_text()) == {"torch": False}
 
 
+def test_the_terminal_counts_runs_trained_and_reused_and_collection_counts_what_is_left(project):
+    """scripts/bench reads the collect-only line to run without workers when nothing trains."""
+    def left(*args):
+        result = project.runpytest_subprocess("--bench-epochs", "1", "--collect-only", "-q",
+                                              *args)
+        result.stdout.fnmatch_lines([f"benchkit: 4 arm run(s) selected, * to train*"])
+        line = next(ln for ln in result.outlines if "to train" in ln)
+        return int(line.split("selected, ")[1].split()[0])
+
+    assert left() == 4
+    first, _ = bench(project)
+    first.stdout.fnmatch_lines(["benchkit: 4 run(s) trained, 0 reused*"])
+    assert left() == 0 and left("--bench-fresh") == 4
+    again, _ = bench(project)
+    again.stdout.fnmatch_lines(["benchkit: 0 run(s) trained, 4 reused*"])
+
+
 def test_fresh_option_retrains_everything(project):
     bench(project)
     _, report = bench(project, "--bench-fresh")
