@@ -18,8 +18,8 @@ from benchkit.fmt import mechanism_word, num, rel_pct
 from benchkit.spec import cfg_id
 
 REPORT_NAME = "bench_report.json"
-# = benchkit.report.BENCH_VERSION (a test checks): not imported, since benchkit.report imports
-# scipy, which would double the start-up time of every command
+# = benchkit.report.BENCH_VERSION (a test checks): not imported, so that the commands that only
+# read reports do not load numpy and the statistics
 SUPPORTED_VERSIONS = (1,)
 # compare: a verdict lower in this order is worse; an incomplete report is the worst of all
 VERDICT_RANK = {"helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "incomplete": -1}
