@@ -6,6 +6,7 @@ import json
 
 from benchkit import report as rep
 from benchkit import stats
+from benchkit.fmt import mechanism_word
 
 
 def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True):
@@ -72,7 +73,7 @@ def gate_failure(report: dict, gate: str) -> str | None:
         return "incomplete (" + "; ".join(report["incomplete"]["reasons"]) + "): no verdict"
     comp = report["comparison"]
     facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
-             f"p {comp['p_adjusted']:.4g}, mechanism_ok {report['mechanism_ok']}")
+             f"p {comp['p_adjusted']:.4g}, mechanism_ok {mechanism_word(report['mechanism_ok'])}")
     ok = {
         "not-harms": practical != "harms",
         "non-inferior": practical in ("helps", "non-inferior"),

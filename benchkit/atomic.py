@@ -1,6 +1,7 @@
 """Atomic file writes: a killed process never leaves a half-written report or stored run.
 
-Kept apart from report.py so that workers, which store runs, never import scipy.
+Kept apart from report.py so that workers, which store runs, need not import the report and
+statistics modules.
 """
 from __future__ import annotations
 

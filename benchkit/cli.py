@@ -3,7 +3,6 @@
     python -m benchkit show [PATH ...]      the terminal table of every bench_report.json found
     python -m benchkit compare OLD NEW      what changed between two reports; exit 1 if worse
     python -m benchkit render [PATH ...]    (re)write summary.md and the plots beside reports
-    python -m benchkit warm [--stop]        list (or stop) the warm worker pools of --bench-warm
 
 Exit status: 0 fine, 1 ``compare`` found a regression (or ``show`` found no report), 2 a usage
 error or a file that is missing or is not a benchkit report. Never imports torch.
@@ -15,11 +14,12 @@ import json
 import sys
 from pathlib import Path
 
+from benchkit.fmt import mechanism_word, num, rel_pct
 from benchkit.spec import cfg_id
 
 REPORT_NAME = "bench_report.json"
-# = benchkit.report.BENCH_VERSION (a test checks): not imported, since benchkit.report imports
-# scipy, which would double the start-up time of every command
+# = benchkit.report.BENCH_VERSION (a test checks): not imported, so that the commands that only
+# read reports do not load numpy and the statistics
 SUPPORTED_VERSIONS = (1,)
 # compare: a verdict lower in this order is worse; an incomplete report is the worst of all
 VERDICT_RANK = {"helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "incomplete": -1}
@@ -157,17 +157,13 @@ def cmd_show(args) -> int:
 
 
 # -- compare --------------------------------------------------------------------------------
-def _num(x, spec=".4g") -> str:
-    return "-" if x is None else format(x, spec)
-
-
 def _change(old, new) -> str:
     if old is None or new is None:
         return ""
     d = new - old
     if d == 0:
         return "="
-    rel = f" ({100 * d / abs(old):+.3g}%)" if old else ""
+    rel = f" ({'+' if d > 0 else '-'}{rel_pct(d, old)})" if old else ""
     return f"{d:+.4g}{rel}"
 
 
@@ -197,12 +193,12 @@ def _fields(old: dict, new: dict) -> list[tuple[str, str, str, str]]:
     numbers += [("mde", comp(old).get("mde"), comp(new).get("mde")),
                 ("mde_rel_pct", comp(old).get("mde_rel_pct"), comp(new).get("mde_rel_pct"))]
     for label, a, b in numbers:
-        rows.append((label, _num(a), _num(b), _change(a, b)))
+        rows.append((label, num(a), num(b), _change(a, b)))
     wins = [f"{comp(r)['idea_wins']}/{comp(r)['n_pairs']}" if comp(r) else "-"
             for r in (old, new)]
     rows.append(("idea wins", wins[0], wins[1], "" if wins[0] == wins[1] else "changed"))
     mo, mn = old.get("mechanism_ok"), new.get("mechanism_ok")
-    rows.append(("mechanism_ok", _num(mo, "d"), _num(mn, "d"), "" if mo == mn else "changed"))
+    rows.append(("mechanism_ok", mechanism_word(mo), mechanism_word(mn), "" if mo == mn else "changed"))
     for key in ("practical_verdict", "system_verdict"):
         a, b = old[key], new[key]
         change = ""
@@ -355,27 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
                    help="report files or folders searched recursively (default: reports)")
     p.set_defaults(func=cmd_render)
-    p = sub.add_parser("warm", help="list the warm worker pools of --bench-warm, or stop them",
-                       description="List this user's warm pools (pytest --bench-warm), or stop "
-                                   "them all with --stop.")
-    p.add_argument("--stop", action="store_true", help="stop every pool")
-    p.set_defaults(func=cmd_warm)
     return parser
-
-
-def cmd_warm(args) -> int:
-    import time
-
-    from benchkit import warm
-    found = warm.stop_all() if args.stop else warm.pools()
-    verb = "stopped" if args.stop else "running"
-    for info in found:
-        age = (time.time() - info["started"]) / 60
-        print(f"{verb}: pid {info['pid']}, preloaded {', '.join(info['modules'])}, up {age:.0f} "
-              f"min, exits after {info['idle'] / 60:g} min unused ({info['socket']})")
-    if not found:
-        print(f"no warm pool is running (in {warm.pool_dir()})")
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,9 +1,8 @@
 """Which CPU a run trained on, as far as its numbers can depend on it.
 
 torch's CPU kernels (ATen, MKL, oneDNN) pick their code path by the instruction sets the CPU
-offers, so the same seed gives different bits on different CPUs: measured, the shipped ideas'
-default benches on an AMD EPYC host and an Intel Xeon host agreed on 6 and 18 of 48 per-run
-test values (same torch, numpy and Python). So the CPU model and those instruction sets are part
+offers, so the same seed can give different bits on different CPUs (same torch, numpy and
+Python). So the CPU model and those instruction sets are part
 of a run's store key (a run cache shared across machines never mixes their bits) and of the
 report's environment. Read from /proc/cpuinfo without importing torch: keying a stored run must
 stay cheap.

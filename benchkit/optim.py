@@ -1,16 +1,36 @@
 """The optimizers a track can name, built for the standard loop in :mod:`benchkit.train`.
 
-Adam calls torch's fused Adam kernel directly. It is the kernel ``torch.optim.Adam(fused=True)``
-runs, with the same state and the same arguments, so the bits are the same (checked by
-``tests/test_tracks.py``). What it leaves out is ``torch.optim``'s wrappers: their first call
-imports ``torch._dynamo``, measured at 1.4 s per process on the reference machine, paid by every
-xdist worker of every session for runs that take a fraction of a second each.
+Adam steps with torch's fused Adam kernel called directly when this torch has it for the
+parameters' device and dtype, and is ``torch.optim.Adam`` otherwise. The kernel is the one
+``torch.optim.Adam(fused=True)`` runs, with the same state and arguments, so the bits are the
+same (``tests/test_optim.py``); calling it directly skips ``torch.optim``'s per-step wrappers,
+a per-step cost on the small models benchkit trains. ``torch._fused_adam_`` is the one private
+API benchkit uses, and only behind :func:`fused_available`.
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Iterable
 
 import torch
+
+
+@functools.lru_cache(maxsize=None)
+def fused_available(device: str, dtype: torch.dtype) -> bool:
+    """Whether this torch's fused Adam kernel runs on ``device``/``dtype`` with the arguments
+    :class:`FusedAdam` passes: tried once on a one-element tensor, any failure means no."""
+    kernel = getattr(torch, "_fused_adam_", None)
+    if kernel is None:
+        return False
+    try:
+        p = torch.zeros(1, device=device, dtype=dtype)
+        g, m, v = torch.ones_like(p), torch.zeros_like(p), torch.zeros_like(p)
+        kernel([p], [g], [m], [v], [], [torch.ones((), dtype=torch.float32, device=device)],
+               amsgrad=False, lr=0.1, beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8,
+               maximize=False, grad_scale=None, found_inf=None)
+    except Exception:  # an older torch, another signature, no kernel for this device
+        return False
+    return True
 
 
 class FusedAdam:
@@ -31,13 +51,12 @@ class FusedAdam:
 
     @staticmethod
     def supports(params: list[torch.Tensor]) -> bool:
-        """One floating dtype on one device where torch has the fused kernel."""
+        """One floating dtype on one device, where this torch has the fused kernel."""
         kinds = {(p.device.type, p.dtype) for p in params}
         if len(kinds) != 1:
             return False
         device, dtype = kinds.pop()
-        return device in ("cpu", "cuda") and dtype in (torch.float32, torch.float64,
-                                                       torch.float16, torch.bfloat16)
+        return dtype.is_floating_point and fused_available(device, dtype)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.params:
@@ -49,7 +68,8 @@ class FusedAdam:
         if not live:
             return
         steps = [self.steps[i] for i in live]
-        torch._foreach_add_(steps, 1)
+        for step in steps:
+            step.add_(1)
         torch._fused_adam_(
             [self.params[i] for i in live], [self.params[i].grad for i in live],
             [self.exp_avgs[i] for i in live], [self.exp_avg_sqs[i] for i in live],
@@ -59,6 +79,7 @@ class FusedAdam:
 
 
 def adam(params, lr: float, weight_decay: float = 0.0):
+    """Adam with L2 ``weight_decay`` (added to the gradient, as ``torch.optim.Adam``)."""
     params = list(params)
     if FusedAdam.supports(params):
         return FusedAdam(params, lr, weight_decay=weight_decay)

@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 from benchkit.atomic import write_atomic
+from benchkit.fmt import num, signed
 from benchkit.report import direction_of, paired_values
 from benchkit.spec import cfg_id
 
@@ -35,9 +36,9 @@ def available() -> bool:
 
 
 def _t975(n: int) -> float:
-    from benchkit.distributions import t_ppf
+    from scipy import special
 
-    return t_ppf(0.975, n - 1)
+    return float(special.stdtrit(n - 1, 0.975))
 
 
 def _mean_ci(values: list[float]) -> tuple[float, float]:
@@ -48,6 +49,13 @@ def _mean_ci(values: list[float]) -> tuple[float, float]:
         return mean, 0.0
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     return mean, _t975(n) * sd / math.sqrt(n)
+
+
+def _spans_decades(values) -> bool:
+    """A log axis reads better: every value positive and the largest 20x the smallest or more
+    (on a linear axis the smaller arm would be squashed flat)."""
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    return bool(vals) and min(vals) > 0 and max(vals) / min(vals) >= 20
 
 
 def _save(fig, canvas_cls, path: Path) -> None:
@@ -91,14 +99,17 @@ def plot_paired(report: dict, path, mpl=None) -> None:
         mean, half = _mean_ci(vals)
         ax.errorbar([x + dx], [mean], yerr=[half], fmt="D", ms=8, color=COLORS[arm], capsize=6,
                     lw=2.2, zorder=3)
-        ax.annotate(f"{mean:.4g}", (x + dx, mean), xytext=(10 if dx > 0 else -10, 0),
+        ax.annotate(num(mean), (x + dx, mean), xytext=(10 if dx > 0 else -10, 0),
                     textcoords="offset points", va="center",
                     ha="left" if dx > 0 else "right", fontsize=9, color=COLORS[arm])
     ax.set_xlim(-0.55, 1.55)
     ax.set_xticks([0, 1], labels=[
         f"baseline\n{cfg_id(report['baseline']['best_cfg'])}",
         f"idea\n{cfg_id(report['idea_config'])}"])
-    ax.set_ylabel(_ylabel(report))
+    log = _spans_decades(base + idea)
+    if log:
+        ax.set_yscale("log")
+    ax.set_ylabel(_ylabel(report) + (" (log scale)" if log else ""))
     ax.grid(axis="y", alpha=0.3)
     from matplotlib.lines import Line2D
 
@@ -120,7 +131,7 @@ def plot_paired(report: dict, path, mpl=None) -> None:
     mde = comp.get("mde")
     if mde:
         axd.axhspan(-mde, mde, color="#999999", alpha=0.15, lw=0,
-                    label=f"±MDE ({mde:.3g})")
+                    label=f"±MDE ({num(mde, '.3g')})")
     axd.axhline(0, color="k", lw=0.8)
     axd.scatter(jitter, diffs, c=colors, s=22, zorder=2)
     ci = comp.get("ci95") or [None, None]
@@ -135,9 +146,9 @@ def plot_paired(report: dict, path, mpl=None) -> None:
     axd.grid(axis="y", alpha=0.3)
     axd.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=8, frameon=False)
     p = comp.get("p_adjusted")
-    p_txt = (f"p={comp['p_value']:.3g}" if p is None or p == comp["p_value"]
-             else f"p={comp['p_value']:.3g} (adj {p:.3g})")
-    axd.set_title(f"Δ={0 if delta == 0 else format(delta, '+.3g')}, {p_txt}", fontsize=10)
+    p_txt = f"p={num(comp['p_value'], '.3g')}" + (
+        "" if p is None or p == comp["p_value"] else f" (adj {num(p, '.3g')})")
+    axd.set_title(f"Δ={signed(delta, '+.3g')}, {p_txt}", fontsize=10)
     fig.suptitle(f"{_title(report, 'paired seeds')} → {report.get('practical_verdict')}"
                  f" / {report.get('system_verdict')}", fontsize=11)
     _save(fig, Canvas, Path(path))
@@ -200,7 +211,7 @@ def plot_sweep(report: dict, path, mpl=None) -> None:
               bbox_to_anchor=(1.01, 1.0))  # beside the axes: never over the curves
     if log:
         ax.set_xscale("log")
-    if values and min(values) > 0 and max(values) / min(values) >= 20:
+    if _spans_decades(values):
         ax.set_yscale("log")
     ax.set_xticks(xs, labels=ticks)
     ax.minorticks_off()

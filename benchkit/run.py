@@ -195,10 +195,8 @@ def _finite_or_none(x: float | None) -> float | None:
 
 def set_threads(threads: int) -> None:
     """One thread count per process, fixed: it changes float reductions, hence the bits.
-    Called before a run trains, so it is where a process imports torch (see benchkit.heap)."""
-    from benchkit.heap import import_frozen
-
-    torch = import_frozen("torch")
+    Called before a run trains, so it is where a process imports torch."""
+    import torch
 
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)

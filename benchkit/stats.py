@@ -1,10 +1,8 @@
 """Pure statistics of a bench: baseline arm vs idea arm over paired seeds.
 
-No torch here, only numpy/stdlib and :mod:`benchkit.distributions`, so the protocol can be
-tested fast and in isolation. The distribution functions are scipy.special's, the ufuncs
-scipy.stats calls itself (same values, tested against scipy.stats): importing scipy.stats costs
-a rerun of an unchanged bench more than everything else it does (0.6 s of 1.4 s, measured), and
-the values a rerun needs are remembered from the first session (benchkit.distributions).
+No torch here, only numpy and stdlib at import, so the protocol can be tested fast and in
+isolation; the functions that need a t, noncentral t or beta distribution import scipy's public
+``scipy.special``/``scipy.stats`` where they are called.
 Every value returned is a plain Python float/int/bool/str/list/dict/None: numpy scalars do not
 survive pytest-xdist's serialisation, and reports are JSON, so non-finite numbers become None.
 """
@@ -13,8 +11,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from benchkit.distributions import beta_ppf, nct_upper, t_cdf, t_ppf
 
 DIRECTIONS = ("lower", "higher")
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive")
@@ -103,8 +99,10 @@ def _pairs_sd(diffs) -> tuple[np.ndarray, int, float]:
 def mde(diffs, alpha: float = 0.05) -> float:
     """v1 minimal detectable effect: t(1-alpha/2, n-1) * sd(ddof=1) / sqrt(n), i.e. the
     smallest observed mean difference that a paired t-test would call significant."""
+    from scipy import special
+
     _, n, sd = _pairs_sd(diffs)
-    return float(t_ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n))
+    return float(special.stdtrit(n - 1, 1 - alpha / 2)) * sd / math.sqrt(n)
 
 
 def ci95(diffs) -> list[float]:
@@ -122,10 +120,15 @@ def effect_size(diffs) -> float | None:
 
 def _t_power(ncp: float, n: int, alpha: float) -> float:
     """Power of the two-sided paired t-test with n pairs at noncentrality ncp."""
+    from scipy import special
+    from scipy import stats as sps
+
     df = n - 1
-    crit = t_ppf(1 - alpha / 2, df)
+    crit = float(special.stdtrit(df, 1 - alpha / 2))
     # lower tail P(T < -crit) written as an upper tail: nct.cdf(-crit) is NaN at large ncp
-    return nct_upper(crit, df, ncp) + nct_upper(crit, df, -ncp)
+    with np.errstate(over="ignore"):
+        upper, lower = (float(np.clip(sps.nct.sf(crit, df, nc), 0.0, 1.0)) for nc in (ncp, -ncp))
+    return upper + lower
 
 
 def power_mde(n: int, sd: float, alpha: float = 0.05, power: float = 0.8) -> float:
@@ -193,6 +196,8 @@ def holm(p_values) -> list[float]:
 def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: float = 0.05) -> dict:
     """One-sided (1-alpha) t test that the idea is not worse than baseline by more than
     margin * |baseline mean| (the margin is relative, so it is scale-free across tracks)."""
+    from scipy import special
+
     b, i = _paired(baseline, idea)
     d, n, sd = _pairs_sd(i - b)
     if not (math.isfinite(margin) and margin >= 0):
@@ -201,9 +206,9 @@ def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: floa
     se, mean, df = sd / math.sqrt(n), float(d.mean()), n - 1
     # "worse" is positive for lower-is-better: flip so that worse is always positive
     worse = mean if _direction(direction) == "lower" else -mean
-    bound_worse = worse + t_ppf(1 - alpha, df) * se
+    bound_worse = worse + float(special.stdtrit(df, 1 - alpha)) * se
     if se > 0:
-        p = t_cdf((worse - m_abs) / se, df)
+        p = float(special.stdtr(df, (worse - m_abs) / se))
     else:
         p = 0.0 if worse < m_abs else 1.0
     bound = bound_worse if direction == "lower" else -bound_worse
@@ -358,107 +363,3 @@ def look_levels(looks_n: list[int], max_seeds: int, alpha: float) -> list[float]
             level = math.nextafter(level, 0.0)
         levels.append(float(level))
     return levels
-
-
-def sequential_plan(looks_n: list[int], max_seeds: int, alpha: float) -> list[dict]:
-    """look_levels with the reasoning a report shows: per look its seeds, information
-    fraction t, cumulative spend, level, whether it was planned, whether its level is
-    attainable by the sign-flip test at all (min_p_value(n) < level) and a note saying why."""
-    levels = look_levels(looks_n, max_seeds, alpha)
-    m, alpha = int(max_seeds), float(alpha)
-    plan, spent = [], []
-    for k, (n, level) in enumerate(zip(looks_n, levels)):
-        n = int(n)
-        spent.append(level)
-        planned = n <= m
-        if not planned:
-            note = (f"unplanned extension: {n} seeds exceed max_seeds={m} declared before the "
-                    f"first look; the alpha was all planned for looks up to {m} seeds, so this "
-                    f"look is tested at level 0 and cannot be significant (declare a larger "
-                    f"max_seeds in pytest.mark.bench before benching, to allow it)")
-        elif len(levels) == 1 and n == m:
-            note = f"single planned look at max_seeds={m}: tested at the full alpha={alpha:g}"
-        else:
-            note = (f"look {k + 1} at {n}/{m} seeds (t={n / m:.3g}): alpha spent so far "
-                    f"{math.fsum(spent):.4g} of {alpha:g}; this look is tested at level "
-                    f"{level:.4g}, the increment of the spending function")
-        attainable = min_p_value(n) < level
-        if planned and not attainable:
-            note += (f"; but with {n} pairs the smallest two-sided sign-flip p is "
-                     f"2^(1-{n}) = {min_p_value(n):.4g}, not below {level:.4g}, so this look "
-                     f"cannot reject")
-        plan.append({"look": k + 1, "n_seeds": n, "t": min(1.0, n / m),
-                     "spent": float(math.fsum(spent)), "level": float(level),
-                     "planned": planned, "attainable": attainable, "note": note})
-    return plan
-
-
-def sequential_decision(p_values: list[float], levels: list[float]) -> dict:
-    """Reject H0 at the first look whose p is strictly below its level (as compare's p < alpha).
-
-    Returns {"rejected_at": index of that look or None, "levels": ..., "p_values": ...}."""
-    p = [float(x) for x in p_values]
-    lv = [float(x) for x in levels]
-    if len(p) != len(lv):
-        raise ValueError(f"p_values and levels differ in length: {len(p)} vs {len(lv)} "
-                         "(one level per look, see look_levels)")
-    for name, values in (("p_values", p), ("levels", lv)):
-        bad = [x for x in values if not (math.isfinite(x) and 0.0 <= x <= 1.0)]
-        if bad:
-            raise ValueError(f"{name} must be numbers in [0, 1], got {bad}")
-    rejected = next((k for k, (pk, lk) in enumerate(zip(p, lv)) if pk < lk), None)
-    return {"rejected_at": rejected, "levels": lv, "p_values": p}
-
-
-# ---------------------------------------------------------------- calibration helpers
-
-
-def sign_flip_p_values(diffs_rows, *, exact_max: int = 16, n_resamples: int = 20000,
-                       seed: int = 0, chunk: int = 128) -> list[float]:
-    """sign_flip_p_value of every row of a 2-D array (rows = replicates, columns = pairs),
-    batched for speed in simulations. Exact rows (n <= exact_max) equal sign_flip_p_value
-    row by row; above exact_max each row is sign_flip_p_value with the same seed."""
-    d = np.asarray(diffs_rows, dtype=float)
-    if d.ndim != 2 or d.shape[1] == 0:
-        raise ValueError(f"diffs_rows must be a 2-D array with >= 1 column, got shape {d.shape}")
-    if not np.all(np.isfinite(d)):
-        raise ValueError("diffs_rows contain non-finite values (NaN or inf)")
-    n = d.shape[1]
-    if n > exact_max:
-        return [sign_flip_p_value(row, exact_max=exact_max, n_resamples=n_resamples, seed=seed)
-                for row in d]
-    # patterns with the first sign fixed: the other half are their negations, same |sum|
-    bits = (np.arange(2 ** (n - 1))[:, None] >> np.arange(n - 1)) & 1
-    signs = np.hstack([np.ones((len(bits), 1)), 1.0 - 2.0 * bits])
-    out = np.empty(len(d))
-    for a in range(0, len(d), chunk):
-        block = d[a:a + chunk]
-        thr = np.abs(block.sum(axis=1)) - _REL_TOL * np.abs(block).sum(axis=1)
-        hits = np.count_nonzero(np.abs(block @ signs.T) >= thr[:, None], axis=1)
-        out[a:a + chunk] = hits / len(signs)
-    out[~np.any(d, axis=1)] = 1.0
-    return [float(x) for x in out]
-
-
-def clopper_pearson(k: int, n: int, conf: float = 0.95) -> list[float]:
-    """Exact (Clopper-Pearson) two-sided confidence interval [lo, hi] of a binomial rate."""
-    k, n = _count(k, "k", 0), _count(n, "n", 1)
-    if k > n:
-        raise ValueError(f"k must be <= n, got k={k}, n={n}")
-    if not 0.0 < conf < 1.0:
-        raise ValueError(f"conf must be in (0, 1), got {conf}")
-    tail = (1.0 - conf) / 2.0
-    lo = 0.0 if k == 0 else beta_ppf(k, n - k + 1, tail)
-    hi = 1.0 if k == n else beta_ppf(k + 1, n - k, 1.0 - tail)
-    return [lo, hi]
-
-
-def paired_t_power(delta: float, sd: float, n: int, alpha: float = 0.05) -> float:
-    """Power of the two-sided paired t-test (the t approximation behind power_mde) to detect
-    a true mean difference delta with n pairs whose differences have standard deviation sd."""
-    n = _count(n, "n", 2)
-    if not (math.isfinite(delta) and math.isfinite(sd)) or sd < 0:
-        raise ValueError(f"delta must be finite and sd finite >= 0, got {delta}, {sd}")
-    if sd == 0:
-        return 1.0 if delta != 0 else float(alpha)
-    return _t_power(abs(delta) / sd * math.sqrt(n), n, _alpha(alpha))

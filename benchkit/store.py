@@ -114,28 +114,35 @@ def code_hash(module_file: str, rootdir: str) -> str:
     return _hash_files(files)
 
 
-def run_key(*, arm: str, track: str, protocol: dict, cfg: dict, seed: int, module_file: str,
-            rootdir: str, environment: dict) -> str:
-    material = {
-        "store_version": STORE_VERSION, "arm": arm, "track": track, "protocol": protocol,
-        "cfg": cfg, "seed": seed, "code": code_hash(module_file, rootdir),
-        "benchkit": benchkit_source_hash(),
-        "env": {k: environment.get(k) for k in ("python", "torch", "numpy", "benchkit",
-                                                 "device", "threads", "cpu")},
-    }
-    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
-
-
 class RunStore:
-    """One JSON file per finished run under ``<cache>/benchkit-runs``."""
+    """Finished runs, one JSON file each under ``directory``, keyed by everything that can
+    change them (see the module's docstring)."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, rootdir: Path, threads: int):
         self.directory = Path(directory)
+        self.rootdir = Path(rootdir)
+        self.threads = int(threads)
+
+    def key(self, *, module_file, protocol: dict, arm: str, track: str, cfg: dict,
+            seed: int) -> str:
+        """The key of one run of an idea module at (arm, track, cfg, seed)."""
+        from benchkit.run import environment
+
+        env = environment(self.threads)
+        material = {
+            "store_version": STORE_VERSION, "arm": arm, "track": track, "protocol": protocol,
+            "cfg": cfg, "seed": seed, "code": code_hash(str(module_file), str(self.rootdir)),
+            "benchkit": benchkit_source_hash(),
+            "env": {k: env.get(k) for k in ("python", "torch", "numpy", "benchkit", "device",
+                                            "threads", "cpu")},
+        }
+        return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict | None:
+        """The stored result under ``key``; None when there is none or it cannot be read."""
         try:
             payload = json.loads(self._path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -144,3 +151,25 @@ class RunStore:
 
     def put(self, key: str, payload: dict) -> None:
         write_atomic(self._path(key), json.dumps({**payload, "key": key}, sort_keys=True))
+
+    def fill(self, spec: dict, present) -> list[tuple[tuple, dict]]:
+        """The stored runs of the idea ``spec`` (its plain form) that ``present`` lacks:
+        ``[((arm, track, cfg, seed), stored result), ...]``. ``present`` holds the
+        (arm, track, cfg_id, seed) of the runs the session has; a run with no stored result
+        stays missing."""
+        from benchkit.spec import ARMS, cfg_id
+
+        module_file = self.rootdir / spec["module"]
+        found = []
+        for track in spec["tracks"]:
+            for cfg in spec["grids"][track]:
+                for seed in spec["seeds"]:
+                    for arm in ARMS:
+                        if (arm, track, cfg_id(cfg), seed) in present:
+                            continue
+                        stored = self.get(self.key(
+                            module_file=module_file, protocol=spec["protocols"][track],
+                            arm=arm, track=track, cfg=cfg, seed=seed))
+                        if stored is not None:
+                            found.append(((arm, track, cfg, seed), stored))
+        return found

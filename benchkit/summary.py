@@ -10,6 +10,7 @@ from pathlib import Path
 
 from benchkit import report as rep
 from benchkit.report import direction_of, paired_values
+from benchkit.fmt import mechanism_word, num, pct, rel_pct, signed
 from benchkit.spec import cfg_id
 
 SUMMARY_NAME = "summary.md"
@@ -18,19 +19,7 @@ MAX_LISTED = 20  # missing/failed runs listed by name before "... and N more"
 _printed_notes: set[str] = set()
 
 
-# -- small formatting helpers ---------------------------------------------------------------
-def _g(x, spec: str = ".4g") -> str:
-    return "-" if x is None else format(x, spec)
-
-
-def _signed(x, spec: str = "+.4g") -> str:
-    return "-" if x is None else ("0" if x == 0 else format(x, spec))
-
-
-def _pct(x) -> str:
-    return "-" if x is None else f"{x:.3g}%"
-
-
+# -- markdown helpers ---------------------------------------------------------------------
 def _cell(text) -> str:
     """One markdown table cell: a single line, pipes escaped."""
     s = "-" if text is None else str(text)
@@ -48,12 +37,6 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
 
 def _better(delta: float, direction: str) -> bool:
     return delta < 0 if direction == "lower" else delta > 0
-
-
-def _rel(x, base_mean) -> str:
-    if x is None or not base_mean:
-        return "-"
-    return f"{100 * abs(x) / abs(base_mean):.3g}%"
 
 
 def _seed_word(n: int) -> str:
@@ -76,7 +59,7 @@ def practical_sentence(report: dict) -> str:
                                    else "")
     base_mean = (report.get("baseline") or {}).get("full", {}).get("mean")
     delta = comp["delta_mean"]
-    size = f"{abs(delta):.4g} ({_rel(delta, base_mean)} of the baseline)"
+    size = f"{abs(delta):.4g} ({rel_pct(delta, base_mean)} of the baseline)"
     if verdict == "helps":
         return f"the idea is significantly better by {size}, {p_txt} < {alpha:g}"
     if verdict == "harms":
@@ -86,16 +69,16 @@ def practical_sentence(report: dict) -> str:
         mde_txt = (f"the two arms gave identical results on all {_seed_word(n)} (every diff is "
                    "0), so there is no difference to detect")
     elif comp.get("mde") == 0:
-        mde_txt = (f"the per-seed diffs have no spread (all {_signed(diffs[0])}), so the MDE is "
+        mde_txt = (f"the per-seed diffs have no spread (all {signed(diffs[0])}), so the MDE is "
                    f"0 and only the number of seeds limits p (smallest reachable with "
                    f"{_seed_word(n)}: {2.0 ** (1 - n):.3g})")
     else:
         mde_txt = (f"with {_seed_word(n)} this bench cannot see effects smaller than "
-                   f"{_pct(comp.get('mde_rel_pct'))} of the baseline (MDE {_g(comp.get('mde'))})")
+                   f"{pct(comp.get('mde_rel_pct'))} of the baseline (MDE {num(comp.get('mde'))})")
     if verdict == "non-inferior":
         ni = comp.get("noninferiority") or {}
         return (f"not significantly better ({p_txt}), but shown to be worse by "
-                f"less than the margin of {_g(100 * ni.get('margin_rel', 0), '.3g')}% of the "
+                f"less than the margin of {pct(100 * ni.get('margin_rel', 0))} of the "
                 f"baseline; {mde_txt}")
     return f"not significant ({p_txt}): {mde_txt}"
 
@@ -160,9 +143,9 @@ def _protocol_lines(report: dict) -> list[str]:
     if proto.get("selection"):
         lines.append(f"- selection: {proto['selection']}")
     if proto.get("test"):
-        lines.append(f"- test: {proto['test']}, alpha {_g(proto.get('alpha'), 'g')}")
+        lines.append(f"- test: {proto['test']}, alpha {num(proto.get('alpha'), 'g')}")
     if proto.get("margin") is not None:
-        lines.append(f"- non-inferiority margin: {100 * proto['margin']:.3g}% of the baseline mean")
+        lines.append(f"- non-inferiority margin: {pct(100 * proto['margin'])} of the baseline mean")
     base_cfg = (report.get("baseline") or {}).get("best_cfg")
     if base_cfg is not None or report.get("idea_config") is not None:
         lines.append(f"- selected: baseline {_cfg(base_cfg)}, idea {_cfg(report.get('idea_config'))}")
@@ -180,9 +163,9 @@ def _per_seed_lines(report: dict) -> list[str]:
     rows = []
     for s, b, i, d in zip(seeds, base, idea, diffs):
         who = "tie" if d == 0 else ("idea" if _better(d, direction) else "baseline")
-        rows.append([s, _g(b), _g(i), _signed(d), who])
-    rows.append(["**mean**", _g(report["baseline"]["full"]["mean"]), _g(report["idea"]["mean"]),
-                 _signed(comp["delta_mean"]), f"idea wins {comp['idea_wins']}/{comp['n_pairs']}"])
+        rows.append([s, num(b), num(i), signed(d), who])
+    rows.append(["**mean**", num(report["baseline"]["full"]["mean"]), num(report["idea"]["mean"]),
+                 signed(comp["delta_mean"]), f"idea wins {comp['idea_wins']}/{comp['n_pairs']}"])
     metric = report.get("metric", "metric")
     return ([f"## Per seed (test {metric}, selected configs)", ""]
             + _table(["seed", "baseline", "idea", "diff (idea - baseline)", "better"], rows)
@@ -200,35 +183,35 @@ def _comparison_lines(report: dict) -> list[str]:
     delta = comp["delta_mean"]
     word = ("the idea is better" if _better(delta, direction) else
             "the idea is worse" if delta else "the arms are equal")
-    lines.append(f"- delta (idea - baseline): {_signed(delta)} ({_rel(delta, base_mean)} of the "
-                 f"baseline mean {_g(base_mean)}; {word} on average)")
+    lines.append(f"- delta (idea - baseline): {signed(delta)} ({rel_pct(delta, base_mean)} of the "
+                 f"baseline mean {num(base_mean)}; {word} on average)")
     ci = comp.get("ci95")
     if ci:
-        lines.append(f"- 95% CI of the delta: [{_signed(ci[0])}, {_signed(ci[1])}]")
+        lines.append(f"- 95% CI of the delta: [{signed(ci[0])}, {signed(ci[1])}]")
     lines.append(f"- p = {comp['p_value']:.4g} (two-sided paired sign-flip permutation test)")
     if (comp.get("family_size") or 1) > 1 and comp.get("p_adjusted") is not None:
         lines.append(f"- p_adjusted = {comp['p_adjusted']:.4g} (Holm over the idea's "
                      f"{comp['family_size']} tracks; the verdict uses this one)")
     if comp.get("effect_size") is not None:
         lines.append(f"- effect size (Cohen's dz): {comp['effect_size']:.3g}")
-    lines.append(f"- MDE: {_g(comp.get('mde'))} absolute, {_pct(comp.get('mde_rel_pct'))} of the "
+    lines.append(f"- MDE: {num(comp.get('mde'))} absolute, {pct(comp.get('mde_rel_pct'))} of the "
                  "baseline mean (the smallest mean difference this bench would call significant)")
     ni = comp.get("noninferiority")
     if ni:
-        lines.append(f"- non-inferiority (margin {100 * ni['margin_rel']:.3g}% = "
-                     f"{_g(ni.get('margin_abs'))}): one-sided bound of the delta "
-                     f"{_signed(ni.get('bound'))}, p = {_g(ni.get('p_value'), '.3g')}, "
+        lines.append(f"- non-inferiority (margin {pct(100 * ni['margin_rel'])} = "
+                     f"{num(ni.get('margin_abs'))}): one-sided bound of the delta "
+                     f"{signed(ni.get('bound'))}, p = {num(ni.get('p_value'), '.3g')}, "
                      f"{'non-inferior' if ni.get('non_inferior') else 'not shown non-inferior'}")
     if report.get("practical_verdict") in ("inconclusive", "non-inferior"):
         p80 = comp.get("mde_power80")
         if p80:
-            lines.append(f"- power: a true effect of {_g(p80)} ({_rel(p80, base_mean)} of the "
+            lines.append(f"- power: a true effect of {num(p80)} ({rel_pct(p80, base_mean)} of the "
                          f"baseline) would be detected 80% of the time with {_seed_word(n)}; "
                          "smaller true effects are usually missed")
         needed = comp.get("seeds_needed")
         if needed is not None:
             lines.append(f"- seeds needed: detecting a true effect as large as the observed "
-                         f"delta ({_signed(delta)}) with 80% power would take about {needed} "
+                         f"delta ({signed(delta)}) with 80% power would take about {needed} "
                          f"seeds (this bench used {n})")
         elif delta == 0:
             lines.append("- seeds needed: the observed delta is exactly 0, so no number of "
@@ -252,8 +235,8 @@ def _sweep_lines(report: dict) -> list[str]:
                 div = entry.get("diverged_seeds") or []
                 note = (f"not eligible: diverged on seed(s) {', '.join(map(str, div))}" if div
                         else "not eligible: runs missing")
-            rows.append([arm, f"`{cfg_id(entry['cfg'])}`", _g(entry.get("val_mean")),
-                         _g(entry.get("mean")), note])
+            rows.append([arm, f"`{cfg_id(entry['cfg'])}`", num(entry.get("val_mean")),
+                         num(entry.get("mean")), note])
     if not rows:
         return []
     return (["## Sweep (means over seeds)", ""]
@@ -264,8 +247,8 @@ def _mechanism_lines(report: dict) -> list[str]:
     lines = ["## Mechanism evidence", ""]
     sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
     if sigs:
-        rows = [[f"`{name}`", s.get("prediction") or "-", _g(s.get("predicted")),
-                 _g(s.get("observed")), _g(s.get("tol")), _within(s),
+        rows = [[f"`{name}`", s.get("prediction") or "-", num(s.get("predicted")),
+                 num(s.get("observed")), num(s.get("tol")), _within(s),
                  "yes" if s.get("confirmed") else "no"] for name, s in sigs.items()]
         lines += ["Signatures measured on the trained idea models (observed = the seed farthest "
                   "from the prediction):", ""]
@@ -282,7 +265,7 @@ def _mechanism_lines(report: dict) -> list[str]:
                          for t in tests]) + [""]
     else:
         lines += ["No mechanism test ran.", ""]
-    lines += [f"mechanism_ok = {_g(report.get('mechanism_ok'), 'd')}: "
+    lines += [f"mechanism_ok = {mechanism_word(report.get('mechanism_ok'))}: "
               f"{mechanism_sentence(report)}.", ""]
     return lines
 
@@ -348,7 +331,7 @@ def render_summary_md(report: dict) -> str:
               f"- **practical: {report.get('practical_verdict')}**: "
               f"{practical_sentence(report)}.",
               f"- **system: {report.get('system_verdict')}**: {system_sentence(report)}.",
-              f"- **mechanism_ok: {_g(report.get('mechanism_ok'), 'd')}**: "
+              f"- **mechanism_ok: {mechanism_word(report.get('mechanism_ok'))}**: "
               f"{mechanism_sentence(report)}.", ""]
     meta = [f"module `{report['module']}`" if report.get("module") else None,
             f"written {report['created']}" if report.get("created") else None,

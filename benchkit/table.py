@@ -3,14 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchkit.fmt import mechanism_word, num, pct
 from benchkit.spec import cfg_id
 
 COLUMNS = ("idea", "track", "baseline", "idea arm", "delta", "wins", "p", "MDE", "mech",
            "verdict", "report")
-
-
-def _fmt(x, spec=".4g") -> str:
-    return "-" if x is None else format(x, spec)
 
 
 def row(path: Path, r: dict, root: Path) -> tuple[str, ...]:
@@ -21,18 +18,18 @@ def row(path: Path, r: dict, root: Path) -> tuple[str, ...]:
     comp = r["comparison"]
     if comp is None:
         return (r["name"], r["track"], "-", "-", "-", "-", "-", "-",
-                _fmt(r["mechanism_ok"], "d"), "incomplete", shown)
+                mechanism_word(r["mechanism_ok"]), "incomplete", shown)
     base, idea = r["baseline"], r["idea"]
-    p = comp["p_value"] if comp.get("p_adjusted") in (None, comp["p_value"]) else (
-        f'{comp["p_value"]:.3g} (adj {comp["p_adjusted"]:.3g})')
+    p = num(comp["p_value"], ".3g")
+    if comp.get("p_adjusted") not in (None, comp["p_value"]):
+        p += f' (adj {num(comp["p_adjusted"], ".3g")})'
     return (
         r["name"], r["track"],
-        f'{cfg_id(base["best_cfg"])} {base["full"]["mean"]:.4g}±{base["full"]["std"]:.2g}',
-        f'{cfg_id(r["idea_config"])} {idea["mean"]:.4g}±{idea["std"]:.2g}',
-        f'{comp["delta_mean"]:+.3g}', f'{comp["idea_wins"]}/{comp["n_pairs"]}',
-        p if isinstance(p, str) else f"{p:.3g}",
-        f'{comp["mde"]:.3g} ({_fmt(comp["mde_rel_pct"], ".3g")}%)',
-        _fmt(r["mechanism_ok"], "d"),
+        f'{cfg_id(base["best_cfg"])} {num(base["full"]["mean"])}±{num(base["full"]["std"], ".2g")}',
+        f'{cfg_id(r["idea_config"])} {num(idea["mean"])}±{num(idea["std"], ".2g")}',
+        num(comp["delta_mean"], "+.3g"), f'{comp["idea_wins"]}/{comp["n_pairs"]}', p,
+        f'{num(comp["mde"], ".3g")} ({pct(comp["mde_rel_pct"])})',
+        mechanism_word(r["mechanism_ok"]),
         f'{r["practical_verdict"]}/{r["system_verdict"]}', shown,
     )
 

@@ -45,6 +45,8 @@ from benchkit import stats, tracks
 from benchkit.run import Run, environment, seed_everything
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import simstats  # noqa: E402
 IDEA_INIT_OFFSET = 1_000_003     # the idea's init stream: torch.manual_seed(seed + this)
 NOISE_SALT = 0xCA11B            # the injected noise's own stream, seeded by the seed alone
 DEFAULTS = {"track": "tabular", "blocks": 200, "seeds": 6, "epochs": 3, "alpha": 0.05,
@@ -139,7 +141,7 @@ def analyse_block(block: dict, track, *, alpha: float, noise_sd: list[float]) ->
 
 
 def rate(k: int, n: int) -> dict:
-    lo, hi = stats.clopper_pearson(k, n) if n else (None, None)
+    lo, hi = simstats.clopper_pearson(k, n) if n else (None, None)
     return {"k": int(k), "n": int(n), "rate": k / n if n else None, "ci95": [lo, hi]}
 
 
@@ -148,7 +150,7 @@ def simulated_sign_flip_power(delta: float, sd: float, n: int, alpha: float, rep
     """Power of the sign-flip test itself (detection in delta's direction) when the n paired
     diffs are i.i.d. normal(delta, sd): seeded simulation with benchkit's own test."""
     d = np.random.default_rng(seed).normal(delta, sd, size=(reps, n))
-    p = np.asarray(stats.sign_flip_p_values(d))
+    p = np.asarray(simstats.sign_flip_p_values(d))
     hit = (p < alpha) & (np.sign(d.mean(axis=1)) == np.sign(delta))
     return float(np.mean(hit))
 
@@ -204,7 +206,7 @@ def summarize(results: list[dict], *, alpha: float, n_seeds: int, grid, n_test: 
             "delta_observed_mean": float(np.mean([row["delta"] for row in rows])),
             "diff_sd_predicted": sd_pred, "diff_sd_observed": float(np.std(d_all, ddof=1)),
             "detected": rate(k, n),
-            "predicted_t": stats.paired_t_power(delta, sd_pred, n_seeds, alpha),
+            "predicted_t": simstats.paired_t_power(delta, sd_pred, n_seeds, alpha),
             "predicted_sign_flip_normal": simulated_sign_flip_power(
                 delta, sd_pred, n_seeds, alpha, sim_reps, seed=1000 + j),
         })
@@ -276,7 +278,7 @@ def merge(paths: list[Path]) -> str:
     def pooled(get) -> str:
         k = sum(get(r["summary"])["k"] for r in runs)
         n = sum(get(r["summary"])["n"] for r in runs)
-        lo, hi = stats.clopper_pearson(k, n)
+        lo, hi = simstats.clopper_pearson(k, n)
         return f"{k}/{n} = {k / n:.4f} [{lo:.4f}, {hi:.4f}]"
 
     s0 = runs[0]["summary"]

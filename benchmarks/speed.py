@@ -1,15 +1,15 @@
-"""Speed of benchkit on this machine: harness overhead, -n scaling, rerun, throughput.
+"""Speed of benchkit on this machine: harness cost against plain torch, -n scaling, rerun.
 
 A script, not a test: timings here are noisy, so every figure is a median of REPS repetitions
-and comparisons are ratios measured in this one run. Prints a table and writes
-benchmarks/speed.json.
+run interleaved, and comparisons are ratios measured in this one run. Writes
+benchmarks/speed.json and the table in benchmarks/README.md (between its speed-table markers).
 
     .venv/bin/python benchmarks/speed.py [--reps 3] [--tracks tabular dynamics]
+    .venv/bin/python benchmarks/speed.py --smoke     # 1 rep, 2 seeds, 1 epoch; writes nothing
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
@@ -23,6 +23,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PY = sys.executable
+START, END = "<!-- speed table: written by benchmarks/speed.py -->", "<!-- end of speed table -->"
 
 AA_MODULE = '''
 import pytest
@@ -37,31 +38,39 @@ def test_idea(run):
     run.fit(run.track.model())
 '''
 
-BARE_LOOP = '''
-import sys, time
-t0 = time.perf_counter()
+# The same 48 trainings as the A/A bench (2 arms x the grid x the seeds, the track's model, data
+# and protocol), written plainly: torch.optim.Adam and a minibatch loop, no pytest, no benchkit
+# training code. This is what a person would write without benchkit.
+PLAIN_LOOP = '''
+import random, sys
+import numpy as np
 import torch
 torch.set_num_threads(1)
 from benchkit import tracks
-from benchkit.run import seed_everything
-from benchkit.train import fit
 track = tracks.get(sys.argv[1])
+seeds, epochs = int(sys.argv[2]), int(sys.argv[3])
 for arm in ("baseline", "idea"):
     for cfg in track.grid:
-        for seed in range(8):
-            seed_everything(seed)
-            fit(track.model(), track.data(seed), track, lr=cfg["lr"], epochs=track.epochs,
-                batch_size=track.batch_size, seed=seed)
+        for seed in range(seeds):
+            random.seed(seed); np.random.seed(seed); torch.manual_seed(seed)
+            data = track.data(seed)
+            model = track.model()
+            opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
+            gen = torch.Generator().manual_seed(seed)
+            x, y = data.train.x, data.train.y
+            for _ in range(epochs):
+                order = torch.randperm(len(x), generator=gen)
+                for start in range(0, len(x), track.batch_size):
+                    idx = order[start:start + track.batch_size]
+                    loss = track.loss(model(x[idx]), y[idx])
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+            with torch.no_grad():
+                model.eval()
+                val = float(track.metric(model(data.val.x), data.val.y))
+                test = float(track.metric(model(data.test.x), data.test.y))
 '''
-
-
-# The same loop with benchkit's heap treatment (benchkit.heap: torch imported with the cyclic
-# GC paused and frozen, no collections at exit): the strict baseline for the harness overhead,
-# since that treatment is not the harness's to claim.
-BARE_LOOP_FROZEN = BARE_LOOP.replace("import torch\n", """from benchkit import heap
-torch = heap.import_frozen("torch")
-heap.skip_exit_collection()
-""", 1)
 
 
 def timed(cmd, cwd, env=None) -> float:
@@ -119,134 +128,115 @@ def matmul_peak(threads: int) -> float:
     return 2 * 2048 ** 3 / statistics.median(times) / 1e9
 
 
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--tracks", nargs="+", default=["tabular", "dynamics"])
+    ap.add_argument("--smoke", action="store_true",
+                    help="check the script runs: 1 rep, 2 seeds, 1 epoch, tabular; writes nothing")
+    ap.add_argument("--as-is-bytecode", action="store_true",
+                    help="keep PYTHONDONTWRITEBYTECODE from the environment")
+    args = ap.parse_args()
+    if args.smoke:
+        args.reps, args.tracks = 1, ["tabular"]
+    env = dict(os.environ)
+    if not args.as_is_bytecode:
+        # Python's default: compiled (and pytest-rewritten) modules are cached between sessions.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    results = {"machine": {"cores": os.cpu_count(), "python": platform.python_version(),
+                           "platform": platform.platform(), "cpu": cpu_name(),
+                           "bytecode_cache": "PYTHONDONTWRITEBYTECODE" not in env},
+               "reps": args.reps, "tracks": {}}
+    for track in args.tracks:
+        results["tracks"][track] = measure(track, args, env)
+    results["matmul_peak_gflops"] = {"1_thread": matmul_peak(1), "2_threads": matmul_peak(2)}
+    text = table(results)
+    print(text)
+    if args.smoke:
+        return
+    (HERE / "speed.json").write_text(json.dumps(results, indent=2) + "\n")
+    readme = HERE / "README.md"
+    old = readme.read_text()
+    head, rest = old.split(START, 1)
+    readme.write_text(f"{head}{START}\n{text}\n{END}{rest.split(END, 1)[1]}")
+
+
+def cpu_name() -> str:
+    from benchkit import hardware
+    return hardware.cpu()
+
+
+def measure(track: str, args, env) -> dict:
+    d = aa_dir(track)
+    from benchkit import tracks
+    from benchkit.spec import DEFAULT_SEEDS
+    if args.smoke:
+        seeds, epochs = "2", "1"
+        size = ["--bench-seeds", seeds, "--bench-epochs", epochs]
+    else:  # the idea's own protocol: DEFAULT_SEEDS seeds, the track's epochs
+        seeds, epochs, size = str(DEFAULT_SEEDS), str(tracks.get(track).epochs), []
+    (d / "plain.py").write_text(PLAIN_LOOP)
+    commands = {
+        "plain_torch": [PY, "plain.py", track, seeds, epochs],
+        "pytest_n0": pytest_cmd(track, "-n", "0", "--bench-fresh", *size),
+        "pytest_n2": pytest_cmd(track, "-n", "2", "--bench-fresh", *size),
+    }
+    times = {label: [] for label in commands}
+    for cmd in commands.values():  # warm-up, not timed: page cache and bytecode cache
+        timed(cmd, d, env)
+    for _ in range(args.reps):  # interleaved, so that the machine's drift hits all alike
+        for label, cmd in commands.items():
+            times[label].append(timed(cmd, d, env))
+    row = {label: {"median_s": statistics.median(t), "all_s": t} for label, t in times.items()}
+    # Rerun with the store: a first session (empty cache), then the same command again.
+    first, again, identical = [], [], []
+    for _ in range(args.reps):
+        shutil.rmtree(d / ".pytest_cache", ignore_errors=True)
+        shutil.rmtree(d / "reports", ignore_errors=True)
+        first.append(timed(pytest_cmd(track, *size), d, env))
+        path = d / "reports" / f"aa_{track}" / track / "bench_report.json"
+        before = strip_times(json.loads(path.read_text()))
+        again.append(timed(pytest_cmd(track, *size), d, env))
+        after = strip_times(json.loads(path.read_text()))
+        for r in after["runs"]:
+            r["reused"] = False  # the one field that must differ
+        identical.append(before == after)
+    row["first_with_store"] = {"median_s": statistics.median(first), "all_s": first}
+    row["rerun"] = {"median_s": statistics.median(again), "all_s": again,
+                    "report_identical_except_created_and_reused": all(identical)}
+    row["ratio_vs_plain"] = row["pytest_n0"]["median_s"] / row["plain_torch"]["median_s"]
+    row["n2_speedup"] = row["pytest_n0"]["median_s"] / row["pytest_n2"]["median_s"]
+    row["rerun_fraction"] = row["rerun"]["median_s"] / row["first_with_store"]["median_s"]
+    flops = flops_per_run(track)
+    row["gflop_per_run"] = flops / 1e9
+    row["gflops_n0"] = 48 * flops / row["pytest_n0"]["median_s"] / 1e9
+    shutil.rmtree(d, ignore_errors=True)
+    return row
+
+
 def strip_times(report: dict) -> dict:
     report = dict(report)
     report.pop("created", None)
     return report
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--tracks", nargs="+", default=["tabular", "dynamics"])
-    ap.add_argument("--as-is-bytecode", action="store_true",
-                    help="keep PYTHONDONTWRITEBYTECODE from the environment")
-    args = ap.parse_args()
-    env = dict(os.environ)
-    with private_warm_pools(env):
-        run_all(args, env)
-
-
-@contextlib.contextmanager
-def private_warm_pools(env):
-    """--bench-warm sessions run with env use a pool directory of their own, stopped at the
-    end: a measurement neither finds nor leaves a pool of the user's."""
-    pools = tempfile.mkdtemp(prefix="bkw-speed-", dir="/tmp")
-    env["BENCHKIT_WARM_DIR"] = pools
-    try:
-        yield
-    finally:
-        subprocess.run([PY, "-m", "benchkit", "warm", "--stop"], env=env,
-                       stdout=subprocess.DEVNULL, check=False)
-        shutil.rmtree(pools, ignore_errors=True)
-
-
-def wait_for_pool(env, timeout=120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        out = subprocess.run([PY, "-m", "benchkit", "warm"], env=env, capture_output=True,
-                             text=True).stdout
-        if out.startswith("running:"):
-            return
-        time.sleep(0.5)
-    raise SystemExit("speed.py: the warm pool did not start within 2 minutes")
-
-
-def run_all(args, env) -> None:
-    if not args.as_is_bytecode:
-        # Python's default: compiled (and pytest-rewritten) modules are cached between sessions.
-        # With PYTHONDONTWRITEBYTECODE=1 (set on this machine) pytest re-rewrites every plugin
-        # package it imports (all of Hypothesis) in every process of every session.
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-    results = {"machine": {"cores": os.cpu_count(), "python": platform.python_version(),
-                           "platform": platform.platform(),
-                           "bytecode_cache": "PYTHONDONTWRITEBYTECODE" not in env}, "tracks": {}}
-    for track in args.tracks:
-        d = aa_dir(track)
-        bare_file = d / "bare.py"
-        bare_file.write_text(BARE_LOOP)
-        (d / "bare_frozen.py").write_text(BARE_LOOP_FROZEN)
-        commands = {
-            "bare_loop": [PY, str(bare_file), track],
-            "bare_loop_frozen": [PY, str(d / "bare_frozen.py"), track],
-            "pytest_n0": pytest_cmd(track, "-p", "no:cacheprovider"),
-            "pytest_n2": pytest_cmd(track, "-p", "no:cacheprovider", "-n", "2"),
-            "pytest_n2_warm": pytest_cmd(track, "-p", "no:cacheprovider", "-n", "2",
-                                         "--bench-warm"),
-        }
-        times = {label: [] for label in commands}
-        for cmd in commands.values():  # warm-up, not timed: page cache and bytecode cache
-            timed(cmd, d, env)
-        wait_for_pool(env)  # the warm-up's --bench-warm session started it, in the background
-        for _ in range(args.reps):  # interleaved, so that the machine's drift hits all alike
-            for label, cmd in commands.items():
-                times[label].append(timed(cmd, d, env))
-        row = {label: {"median_s": statistics.median(t), "all_s": t}
-               for label, t in times.items()}
-        # Rerun with the store: first run (fresh cache) then the same command again.
-        first, again, identical = [], [], []
-        for _ in range(args.reps):
-            shutil.rmtree(d / ".pytest_cache", ignore_errors=True)
-            shutil.rmtree(d / "reports", ignore_errors=True)
-            first.append(timed(pytest_cmd(track), d, env))
-            path = d / "reports" / f"aa_{track}" / track / "bench_report.json"
-            before = strip_times(json.loads(path.read_text()))
-            again.append(timed(pytest_cmd(track), d, env))
-            after = strip_times(json.loads(path.read_text()))
-            for r in after["runs"]:
-                r["reused"] = False  # the one field that must differ
-            identical.append(before == after)
-        row["first_with_store"] = {"median_s": statistics.median(first), "all_s": first}
-        row["rerun"] = {"median_s": statistics.median(again), "all_s": again,
-                        "report_identical_except_created_and_reused": all(identical)}
-        row["overhead_ratio"] = row["pytest_n0"]["median_s"] / row["bare_loop"]["median_s"]
-        row["overhead_ratio_vs_frozen"] = (row["pytest_n0"]["median_s"]
-                                           / row["bare_loop_frozen"]["median_s"])
-        row["n2_speedup"] = row["pytest_n0"]["median_s"] / row["pytest_n2"]["median_s"]
-        row["n2_warm_speedup"] = (row["pytest_n0"]["median_s"]
-                                  / row["pytest_n2_warm"]["median_s"])
-        row["rerun_fraction"] = row["rerun"]["median_s"] / row["first_with_store"]["median_s"]
-        flops = flops_per_run(track)
-        row["gflop_per_run"] = flops / 1e9
-        row["gflops_n0"] = 48 * flops / row["pytest_n0"]["median_s"] / 1e9
-        row["gflops_n2"] = 48 * flops / row["pytest_n2"]["median_s"] / 1e9
-        results["tracks"][track] = row
-        shutil.rmtree(d, ignore_errors=True)
-    results["matmul_peak_gflops"] = {"1_thread": matmul_peak(1), "2_threads": matmul_peak(2)}
-    (HERE / "speed.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(table(results))
-
-
 def table(results: dict) -> str:
-    peak = results["matmul_peak_gflops"]
-    lines = [f"machine: {results['machine']['cores']} cores; float32 matmul 2048^2 peak "
-             f"{peak['1_thread']:.1f} GFLOP/s (1 thread), {peak['2_threads']:.1f} (2 threads); "
-             f"bytecode cache {'on' if results['machine'].get('bytecode_cache') else 'off'}",
-             "A/A bench, 48 runs (2 arms x 3 lrs x 8 seeds), default protocol, medians:",
-             "| track | bare loop | bare loop, heap frozen | pytest -n 0 | overhead (vs frozen) "
-             "| pytest -n 2 | -n 2 speedup | -n 2 --bench-warm | speedup | rerun (stored) "
-             "| rerun/first | GFLOP/run | GFLOP/s -n 0 | GFLOP/s -n 2 |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    m, peak = results["machine"], results["matmul_peak_gflops"]
+    lines = [f"Machine: {m['cpu']}, {m['cores']} cores, python {m['python']}, {m['platform']}; "
+             f"float32 matmul peak {peak['1_thread']:.1f} GFLOP/s (1 thread), "
+             f"{peak['2_threads']:.1f} (2 threads). Medians of {results['reps']}, interleaved.",
+             "",
+             "| track | plain torch loop, torch.optim.Adam | pytest -n 0 --bench-fresh "
+             "| ratio | pytest -n 2 --bench-fresh (cold workers) | -n 2 speedup "
+             "| rerun (all stored) | rerun/first | GFLOP/run | GFLOP/s -n 0 |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for track, r in results["tracks"].items():
         lines.append(
-            f"| {track} | {r['bare_loop']['median_s']:.2f} s | "
-            f"{r['bare_loop_frozen']['median_s']:.2f} s | {r['pytest_n0']['median_s']:.2f} s"
-            f" | {r['overhead_ratio']:.2f}x ({r['overhead_ratio_vs_frozen']:.2f}x) | "
-            f"{r['pytest_n2']['median_s']:.2f} s | "
-            f"{r['n2_speedup']:.2f}x | {r['pytest_n2_warm']['median_s']:.2f} s | "
-            f"{r['n2_warm_speedup']:.2f}x | {r['rerun']['median_s']:.2f} s | "
-            f"{100 * r['rerun_fraction']:.1f}% | {r['gflop_per_run']:.3f} | "
-            f"{r['gflops_n0']:.2f} | {r['gflops_n2']:.2f} |")
+            f"| {track} | {r['plain_torch']['median_s']:.2f} s | "
+            f"{r['pytest_n0']['median_s']:.2f} s | {r['ratio_vs_plain']:.2f}x | "
+            f"{r['pytest_n2']['median_s']:.2f} s | {r['n2_speedup']:.2f}x | "
+            f"{r['rerun']['median_s']:.2f} s | {100 * r['rerun_fraction']:.1f}% | "
+            f"{r['gflop_per_run']:.3f} | {r['gflops_n0']:.2f} |")
     return "\n".join(lines)
 
 

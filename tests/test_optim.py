@@ -1,4 +1,5 @@
-"""benchkit's Adam is torch's fused Adam called directly: same bits, without torch._dynamo."""
+"""benchkit's Adam: torch's fused Adam kernel called directly where this torch has it (the bits
+of torch.optim.Adam(fused=True)), torch.optim.Adam where it does not."""
 from __future__ import annotations
 
 import subprocess
@@ -7,6 +8,7 @@ import sys
 import pytest
 import torch
 
+from benchkit import optim
 from benchkit.optim import OPTIMIZERS, FusedAdam
 
 
@@ -41,6 +43,21 @@ def test_adam_falls_back_to_torch_optim_for_mixed_dtypes():
               torch.zeros(2, dtype=torch.float64, requires_grad=True)]
     assert not FusedAdam.supports(params)
     assert isinstance(OPTIMIZERS["adam"](params, 1e-3), torch.optim.Adam)
+
+
+def test_the_fused_kernel_is_found_on_cpu_float32():
+    """torch>=2.4 (the floor in pyproject.toml) has it: the fast path is the one taken."""
+    assert optim.fused_available("cpu", torch.float32)
+    assert isinstance(OPTIMIZERS["adam"]([torch.zeros(2, requires_grad=True)], 1e-3), FusedAdam)
+
+
+def test_without_the_fused_kernel_adam_is_torch_optim_adam(monkeypatch):
+    monkeypatch.setattr(optim, "fused_available", lambda device, dtype: False)
+    params = [torch.zeros(2, requires_grad=True)]
+    assert isinstance(OPTIMIZERS["adam"](params, 1e-3), torch.optim.Adam)
+    plain = _train(lambda p, wd: torch.optim.Adam(p, lr=3e-3, weight_decay=wd), 0.01)
+    ours = _train(lambda p, wd: OPTIMIZERS["adam"](p, 3e-3, weight_decay=wd), 0.01)
+    assert all(torch.equal(a, b) for a, b in zip(ours, plain))
 
 
 def test_a_default_run_does_not_import_torch_dynamo():

@@ -9,6 +9,7 @@ its own report; each test below reads only its own idea's report and lines.
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -407,7 +408,11 @@ def test_gate_alone_fails_the_session_without_a_traceback(pytester, read_report)
     result = pytester.runpytest_subprocess(*FAST, "--bench-gate=not-harms")
     result.assert_outcomes(passed=12)
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["benchkit: FAIL const tabular: *harms*"])
+    result.stdout.fnmatch_lines(["benchkit: 12 run(s) trained, 0 reused*",
+                                 "benchkit: FAIL const tabular: *harms*mechanism_ok none"])
+    assert "None" not in "\n".join(ln for ln in result.outlines if "FAIL" in ln)
+    # the session's last line says so, not only the exit status
+    assert re.search(r"12 passed, 1 benchkit gate failed", result.outlines[-1])
     no_traceback(result)
     assert read_report(pytester.path, "const")["practical_verdict"] == "harms"
 
@@ -512,30 +517,39 @@ def test_mechanism_only_session_runs_claims_and_writes_no_report(pytester):
 # ======================================================================== options
 USAGE_ERRORS = {
     "bogus-gate": (["--bench-gate", "bogus"],
-                   ["unknown --bench-gate 'bogus'", "valid: off, not-harms", "helps", "worked"]),
+                   ["--bench-gate", "unknown gate 'bogus'", "valid: off, not-harms", "helps",
+                    "worked"]),
     "alpha-not-a-number": (["--bench-alpha", "x"],
-                           ["--bench-alpha 'x' is not a number", "valid: a number in (0, 0.5]"]),
-    "alpha-out-of-range": (["--bench-alpha", "0.9"], ["out of range", "valid: a number in"]),
+                           ["--bench-alpha", "'x' is not a number", "valid: a number in (0, 0.5]"]),
+    "alpha-out-of-range": (["--bench-alpha", "0.9"],
+                           ["--bench-alpha", "out of range", "valid: a number in"]),
     "one-seed": (["--bench-seeds", "1"], ["--bench-seeds", "valid: an integer >= 2"]),
     "epochs-not-an-int": (["--bench-epochs", "many"],
-                          ["--bench-epochs 'many' is not an integer", "valid: an integer"]),
+                          ["--bench-epochs", "'many' is not an integer", "valid: an integer"]),
 }
 
 
 @pytest.mark.parametrize("args, fragments", list(USAGE_ERRORS.values()), ids=list(USAGE_ERRORS))
 def test_usage_error(pytester, args, fragments):
+    """Options are typed through pytest's parser: a wrong value is a usage error that names
+    the flag and says what is valid, before anything trains."""
     pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
     result = pytester.runpytest_subprocess(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([line_with("ERROR: benchkit:", *fragments)])
+    result.stderr.fnmatch_lines([line_with("error: argument", *fragments)])
     assert not (pytester.path / "trained").exists()
 
 
-def test_ini_gate_is_validated_too(pytester):
-    pytester.makeini("[pytest]\nbench_gate = bogus\n")
+@pytest.mark.parametrize("ini, fragments", [
+    ("bench_gate = bogus", ["unknown gate 'bogus'", "valid: off"]),
+    ("bench_seeds = 1", ["bench_seeds", "valid: an integer >= 2"]),
+    ("bench_alpha = lots", ["bench_alpha", "'lots' is not a number"]),
+])
+def test_ini_values_are_checked_too(pytester, ini, fragments):
+    pytester.makeini(f"[pytest]\n{ini}\n")
     result = pytester.runpytest_subprocess()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([line_with("unknown --bench-gate 'bogus'", "valid:")])
+    result.stderr.fnmatch_lines([line_with("ERROR: benchkit: ini option", *fragments)])
 
 
 def test_unwritable_report_dir_is_a_usage_error_before_training(pytester):

@@ -1,10 +1,13 @@
-"""Sequential seeds: alpha spending over looks (benchkit.stats.spent_alpha, look_levels,
-sequential_plan, sequential_decision), the batched sign-flip p used by the simulations, and a
+"""Sequential seeds: alpha spending over looks (benchkit.stats.spent_alpha, look_levels; the
+simulations' sequential_plan, sequential_decision in benchmarks/simstats.py), the batched
+sign-flip p used by the simulations, and a
 Monte Carlo proof that the rule keeps the family-wise error at alpha while the naive rule
 (every look at the full alpha) does not."""
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +15,9 @@ from hypothesis import given, settings, strategies as st
 from scipy import stats as sps
 
 from benchkit import stats as bs
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import simstats  # noqa: E402  (benchmarks/simstats.py: statistics only simulations use)
 
 FAST = settings(max_examples=200, deadline=None, database=None)
 ALPHAS = (0.05, 0.01, 0.1, 0.2, 1e-3)
@@ -26,7 +32,7 @@ def test_single_planned_look_at_max_seeds_is_full_alpha_v1(seeds, alpha):
     # max_seeds defaults to seeds: one look, exactly the v1 test at alpha
     assert bs.spent_alpha(seeds, seeds, alpha) == alpha
     assert bs.look_levels([seeds], seeds, alpha) == [alpha]
-    (plan,) = bs.sequential_plan([seeds], seeds, alpha)
+    (plan,) = simstats.sequential_plan([seeds], seeds, alpha)
     assert plan["level"] == alpha and plan["planned"] and "full alpha" in plan["note"]
 
 
@@ -37,7 +43,7 @@ def test_single_look_decision_is_the_v1_significance():
         base = rng.normal(1.0, 0.1, n)
         idea = base + rng.normal(rng.choice([0.0, 0.05, 0.2]), 0.1, n)
         cmp = bs.compare(base, idea, direction="lower", alpha=0.05)
-        dec = bs.sequential_decision([cmp["p_value"]], bs.look_levels([n], n, 0.05))
+        dec = simstats.sequential_decision([cmp["p_value"]], bs.look_levels([n], n, 0.05))
         assert (dec["rejected_at"] == 0) == (cmp["verdict"] != "no significant win")
 
 
@@ -80,15 +86,15 @@ def test_unplanned_look_gets_level_zero_and_the_plan_says_why():
     assert levels[2] == 0.0 and math.fsum(levels) == pytest.approx(0.05, abs=1e-17)
     # beyond max_seeds is 0 even when the planned looks did not spend everything
     assert bs.look_levels([8, 20], 16, 0.05)[1] == 0.0
-    plan = bs.sequential_plan([8, 16, 24], 16, 0.05)
+    plan = simstats.sequential_plan([8, 16, 24], 16, 0.05)
     assert [p["planned"] for p in plan] == [True, True, False]
     assert "unplanned" in plan[2]["note"] and "max_seeds=16" in plan[2]["note"]
     # level 0 never rejects, not even at p = 0
-    assert bs.sequential_decision([0.5, 0.5, 0.0], levels)["rejected_at"] is None
+    assert simstats.sequential_decision([0.5, 0.5, 0.0], levels)["rejected_at"] is None
 
 
 def test_plan_flags_a_look_whose_level_the_sign_flip_test_cannot_reach():
-    plan = bs.sequential_plan([6, 16], 16, 0.05)
+    plan = simstats.sequential_plan([6, 16], 16, 0.05)
     assert plan[0]["level"] < bs.min_p_value(6) and not plan[0]["attainable"]
     assert "cannot reject" in plan[0]["note"]
     assert plan[1]["attainable"]
@@ -96,13 +102,13 @@ def test_plan_flags_a_look_whose_level_the_sign_flip_test_cannot_reach():
 
 def test_decision_rejects_at_the_first_look_below_its_level():
     lv = [0.03, 0.02]
-    assert bs.sequential_decision([0.01, 0.5], lv)["rejected_at"] == 0
-    assert bs.sequential_decision([0.04, 0.01], lv)["rejected_at"] == 1
-    assert bs.sequential_decision([0.04, 0.03], lv)["rejected_at"] is None
-    assert bs.sequential_decision([0.03, 0.02], lv)["rejected_at"] is None  # strict p < level
-    out = bs.sequential_decision([0.01, 0.001], lv)
+    assert simstats.sequential_decision([0.01, 0.5], lv)["rejected_at"] == 0
+    assert simstats.sequential_decision([0.04, 0.01], lv)["rejected_at"] == 1
+    assert simstats.sequential_decision([0.04, 0.03], lv)["rejected_at"] is None
+    assert simstats.sequential_decision([0.03, 0.02], lv)["rejected_at"] is None  # strict p < level
+    out = simstats.sequential_decision([0.01, 0.001], lv)
     assert out == {"rejected_at": 0, "levels": lv, "p_values": [0.01, 0.001]}
-    assert bs.sequential_decision([], [])["rejected_at"] is None
+    assert simstats.sequential_decision([], [])["rejected_at"] is None
 
 
 @pytest.mark.parametrize("looks, match", [
@@ -132,7 +138,7 @@ def test_bad_plan_arguments(kwargs, match):
 ])
 def test_bad_decision_input(p, lv, match):
     with pytest.raises(ValueError, match=match):
-        bs.sequential_decision(p, lv)
+        simstats.sequential_decision(p, lv)
 
 
 # ---------------------------------------------------------------- helpers the simulations use
@@ -145,26 +151,26 @@ def test_batched_sign_flip_equals_the_one_at_a_time_test():
         d[0] = 0.0
         d[1, :] = 1.0  # ties in |sum|
         want = [bs.sign_flip_p_value(row) for row in d]
-        assert bs.sign_flip_p_values(d) == want
+        assert simstats.sign_flip_p_values(d) == want
     d = rng.normal(size=(3, 17))  # above exact_max: the seeded Monte Carlo test per row
-    assert bs.sign_flip_p_values(d, seed=3) == [bs.sign_flip_p_value(r, seed=3) for r in d]
+    assert simstats.sign_flip_p_values(d, seed=3) == [bs.sign_flip_p_value(r, seed=3) for r in d]
     with pytest.raises(ValueError, match="non-finite"):
-        bs.sign_flip_p_values([[1.0, float("nan")]])
+        simstats.sign_flip_p_values([[1.0, float("nan")]])
     with pytest.raises(ValueError, match="2-D"):
-        bs.sign_flip_p_values([1.0, 2.0])
+        simstats.sign_flip_p_values([1.0, 2.0])
 
 
 @pytest.mark.parametrize("k, n", [(0, 10), (3, 10), (10, 10), (6, 200), (517, 10000)])
 def test_clopper_pearson_matches_scipy(k, n):
     ci = sps.binomtest(k, n).proportion_ci(0.95, method="exact")
-    assert bs.clopper_pearson(k, n) == pytest.approx([ci.low, ci.high], rel=1e-9, abs=1e-12)
+    assert simstats.clopper_pearson(k, n) == pytest.approx([ci.low, ci.high], rel=1e-9, abs=1e-12)
 
 
 def test_paired_t_power_is_the_power_behind_power_mde():
     n, sd = 8, 0.3
     delta = bs.power_mde(n, sd, 0.05, 0.8)
-    assert bs.paired_t_power(delta, sd, n) == pytest.approx(0.8, abs=1e-9)
-    assert bs.paired_t_power(0.0, sd, n) == pytest.approx(0.05, abs=1e-12)
+    assert simstats.paired_t_power(delta, sd, n) == pytest.approx(0.8, abs=1e-9)
+    assert simstats.paired_t_power(0.0, sd, n) == pytest.approx(0.05, abs=1e-12)
 
 
 # ---------------------------------------------------------------- Monte Carlo: FWER
@@ -187,20 +193,20 @@ def test_sequential_rule_keeps_familywise_error_at_alpha(dist, seed):
     P(reject at look 1, or not at 1 and at look 2) <= alpha for the spending rule, while the
     naive rule (both looks at the full alpha) exceeds it."""
     d = _null_diffs(dist, np.random.default_rng(seed))
-    p1 = bs.sign_flip_p_values(d[:, :LOOKS[0]])
-    p2 = bs.sign_flip_p_values(d)
+    p1 = simstats.sign_flip_p_values(d[:, :LOOKS[0]])
+    p2 = simstats.sign_flip_p_values(d)
     # the batched test is the real one (spot-check against benchkit's own function)
     for r in range(0, REPS, REPS // 25):
         assert p1[r] == bs.sign_flip_p_value(d[r, :LOOKS[0]])
         assert p2[r] == bs.sign_flip_p_value(d[r])
 
     levels = bs.look_levels(LOOKS, MAX_SEEDS, ALPHA)
-    seq = [bs.sequential_decision([a, b], levels)["rejected_at"] for a, b in zip(p1, p2)]
-    naive = [bs.sequential_decision([a, b], [ALPHA, ALPHA])["rejected_at"] for a, b in zip(p1, p2)]
+    seq = [simstats.sequential_decision([a, b], levels)["rejected_at"] for a, b in zip(p1, p2)]
+    naive = [simstats.sequential_decision([a, b], [ALPHA, ALPHA])["rejected_at"] for a, b in zip(p1, p2)]
     k_seq = sum(r is not None for r in seq)
     k_naive = sum(r is not None for r in naive)
-    lo_seq, hi_seq = bs.clopper_pearson(k_seq, REPS)
-    lo_naive, _ = bs.clopper_pearson(k_naive, REPS)
+    lo_seq, hi_seq = simstats.clopper_pearson(k_seq, REPS)
+    lo_naive, _ = simstats.clopper_pearson(k_naive, REPS)
     msg = (f"{dist}: FWER sequential {k_seq / REPS:.4f} [{lo_seq:.4f}, {hi_seq:.4f}], "
            f"naive {k_naive / REPS:.4f} (lower bound {lo_naive:.4f}), levels {levels}")
 
@@ -219,5 +225,5 @@ def test_sequential_rule_keeps_familywise_error_at_alpha(dist, seed):
     # sanity of the simulation itself: each look alone rejects at its exact null rate
     for p, q, n in ((p1, q1, LOOKS[0]), (p2, q2, LOOKS[1])):
         k = int(np.count_nonzero(np.asarray(p) <= q / 2 ** (n - 1) * (1 + 1e-12)))
-        lo, hi = bs.clopper_pearson(k, REPS, conf=0.999)
+        lo, hi = simstats.clopper_pearson(k, REPS, conf=0.999)
         assert lo <= q / 2 ** (n - 1) <= hi, (dist, n, k)

@@ -1,0 +1,130 @@
+"""The ``run`` fixture and what happens around an arm test's call: reuse of a stored run,
+seeding, the check that a result was recorded, and the payload sent to the controller.
+
+A payload holds plain values only (it crosses process boundaries through xdist); it travels in
+the test report's ``user_properties`` under :data:`PROPERTY`.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchkit.settings import SETTINGS, SPECS, STORE
+from benchkit.spec import IdeaSpec
+
+PROPERTY = "benchkit"
+ITEM_RUN = pytest.StashKey[object]()      # item -> its Run
+ITEM_STORED = pytest.StashKey[dict]()     # item -> its stored result, when it is reused
+
+
+def item_spec(item: pytest.Item) -> IdeaSpec | None:
+    """The spec of the bench module an item belongs to (None for other tests)."""
+    module_item = item.getparent(pytest.Module)
+    if module_item is None:
+        return None
+    spec = item.config.stash[SPECS].get(module_item.nodeid)
+    return spec if isinstance(spec, IdeaSpec) else None
+
+
+@pytest.fixture
+def run(request: pytest.FixtureRequest):
+    """One training run of an arm at (track, config, seed): see benchkit.run.Run."""
+    param = getattr(request, "param", None)
+    if param is None:
+        raise pytest.UsageError("benchkit: the run fixture is for arm tests "
+                                "(pytest.mark.arm('baseline'/'idea') in a bench module)")
+    from benchkit import tracks
+    from benchkit.run import Run
+
+    arm, track, cfg, seed = param
+    spec = item_spec(request.node)
+    the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
+                  epochs=spec.epochs[track])
+    request.node.stash[ITEM_RUN] = the_run
+    store = request.config.stash[STORE]
+    if store is not None:
+        the_run.store_key = store.key(module_file=request.node.path,
+                                      protocol=spec.protocols[track], arm=arm, track=track,
+                                      cfg=cfg, seed=seed)
+        stored = None if request.config.stash[SETTINGS].fresh else store.get(the_run.store_key)
+        if stored is not None:
+            request.node.stash[ITEM_STORED] = stored
+    return the_run
+
+
+def reuse(item: pytest.Function) -> bool:
+    """Restore the item's stored run, if it has one: then its body is not called."""
+    stored = item.stash.get(ITEM_STORED, None)
+    if stored is None:
+        return False
+    item.stash[ITEM_RUN].restore(stored)
+    return True
+
+
+def before_call(item: pytest.Function) -> None:
+    """Seed a run that trains, as the last thing before its body (nothing else eats the RNG),
+    with the session's torch thread count: torch is imported from here on."""
+    if ITEM_STORED in item.stash:
+        return
+    from benchkit.run import seed_everything, set_threads
+
+    set_threads(item.config.stash[SETTINGS].threads)
+    seed_everything(item.stash[ITEM_RUN].seed)
+
+
+def after_call(item: pytest.Function) -> None:
+    if item.stash[ITEM_RUN].val is None:
+        pytest.fail(f"benchkit: {item.nodeid} recorded no result: call run.fit(model) "
+                    "or run.record(val=..., test=...)", pytrace=False)
+
+
+def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: IdeaSpec) -> None:
+    """Put the payload of an arm or mechanism test into its report, once it has an outcome
+    (after the call, or a setup that errored or skipped), and store a freshly trained run."""
+    setup_ended = call.when == "setup" and report.outcome != "passed"
+    if call.when != "call" and not setup_ended:
+        return
+    the_run = item.stash.get(ITEM_RUN, None)
+    outcome = "error" if setup_ended and report.failed else report.outcome
+    message = first_line(report) if outcome != "passed" else None
+    settings = item.config.stash[SETTINGS]
+    if the_run is not None or item.get_closest_marker("arm") is not None:
+        result = the_run.payload() if the_run is not None else None
+        payload = run_payload(item.nodeid, outcome, message, result, settings.threads)
+        store = item.config.stash[STORE]
+        if result is not None and outcome == "passed" and not result["reused"] \
+                and store is not None:
+            store.put(the_run.store_key, result)
+    elif item.get_closest_marker("mechanism") is not None:
+        payload = {"kind": "mechanism", "outcome": outcome, "message": message,
+                   "nodeid": item.nodeid}
+    else:
+        return
+    payload["spec"] = spec.to_plain()
+    report.user_properties.append((PROPERTY, json.dumps(payload, sort_keys=True)))
+    if payload["kind"] == "run" and "val" in payload:
+        # readable in junit-xml, which writes the item's properties with its teardown report
+        for key in ("val", "test", "diverged", "reused", "seconds"):
+            item.user_properties.append((f"bench_{key}", payload[key]))
+
+
+def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,
+                threads: int) -> dict:
+    """What an arm test sends to the controller: its outcome, and the run's result
+    (``Run.payload``) with the environment when there is one."""
+    payload = {"kind": "run", "outcome": outcome, "message": message, "nodeid": nodeid}
+    if result is not None:
+        from benchkit.run import environment
+        payload.update(result)
+        payload["env"] = environment(threads)
+    return payload
+
+
+def first_line(report) -> str | None:
+    """The failure's ``E`` line (or the last line) of a report, for the JSON report."""
+    text = getattr(report, "longreprtext", "") or ""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("E ")]
+    chosen = errors[0] if errors else (lines[-1] if lines else None)
+    return chosen.removeprefix("E ").strip()[:300] if chosen else None
