@@ -61,7 +61,6 @@ def test_gate_truth_table(gate, practical, system, complete):
         assert f"gate {gate!r} not met" in why and practical in why
 
 
-@pytest.mark.xfail(strict=True, reason="prints the Python repr None; fixed with the plugin split")
 def test_gate_failure_names_mechanism_ok_as_a_word():
     report = gate_report("inconclusive", "failed")
     report["mechanism_ok"] = None
