@@ -34,8 +34,7 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             path = rep.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
             rep.decide(r, p_adj if r["comparison"] is not None else None,
-                       family_size=len(ps), max_seeds=spec.get("max_seeds"),
-                       previous=previous)
+                       family_size=len(ps))
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
             text = rep.dumps(rep.stamp(r))
@@ -50,7 +49,8 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
 
 
 def read_previous(path) -> dict | None:
-    """The report this session replaces, if it is readable: it holds the earlier looks."""
+    """The report this session replaces, if it is readable: only to tell whether its plots
+    are still current (never to decide anything)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -78,6 +78,9 @@ def gate_failure(report: dict, gate: str) -> str | None:
     facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
              f"p {comp['p_adjusted']:.4g} at level {num(rep.tested_level(comp))}, "
              f"mechanism_ok {mechanism_word(report['mechanism_ok'])}")
+    if report.get("exploratory"):
+        return ("exploratory (" + "; ".join(report["exploratory"]["reasons"]) + "): not a "
+                f"look of the declared plan, so no gate passes; {facts}")
     ok = {
         "not-harms": practical != "harms",
         "non-inferior": practical in ("helps", "non-inferior"),

@@ -54,7 +54,7 @@ def is_worker(config: pytest.Config) -> bool:
 
 # -- configure -----------------------------------------------------------------------------
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, max_seeds): "
+    config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, looks, max_seeds): "
                             "declares an idea module benchkit benches")
     config.addinivalue_line("markers", "arm(name): marks the 'baseline' or the 'idea' arm test")
     config.addinivalue_line("markers", "mechanism: a test of the idea's mechanism claim")
