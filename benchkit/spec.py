@@ -71,7 +71,8 @@ def unreachable_family(n_seeds: int, family_size: int, alpha: float) -> str | No
         return None
     where = f" after Holm over {family_size} track(s)" if family_size > 1 else ""
     return (f"only {n_seeds} seeds cannot reach p < {alpha:g}{where} (the smallest possible "
-            f"two-sided sign-flip p is {2.0 ** (1 - n_seeds):.4g}); {needed} seeds or more can")
+            f"two-sided p is {2.0 ** (1 - n_seeds):.4g} with the sign-flip test); {needed} seeds or "
+            "more can")
 
 
 def parse_looks(kw: dict, where: str) -> tuple[int, ...]:
