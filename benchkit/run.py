@@ -16,6 +16,7 @@ import numbers
 import random
 import sys
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,6 +57,50 @@ def to_float(value: Any, what: str) -> float:
     return float(value)
 
 
+def check_label(name: Any, what: str) -> str:
+    """A signature's or a logged figure's name: it becomes a JSON key and a column of
+    summary.md, so a short printable string."""
+    if not isinstance(name, str) or not name or len(name) > 100 or not name.isprintable():
+        raise TypeError(f"{what}: name must be a non-empty printable string of at most 100 "
+                        f"characters, got {name!r}"[:300])
+    return name
+
+
+class FrozenCfg(Mapping):
+    """``run.cfg``: the run's grid config, read-only. The report keys every run by its config,
+    so an arm that changed it would be reported under a config it did not run."""
+
+    __slots__ = ("_cfg",)
+
+    def __init__(self, cfg: Mapping):
+        self._cfg = dict(cfg)
+
+    def __getitem__(self, key):
+        return self._cfg[key]
+
+    def __iter__(self):
+        return iter(self._cfg)
+
+    def __len__(self) -> int:
+        return len(self._cfg)
+
+    def __repr__(self) -> str:
+        return repr(self._cfg)
+
+    def __or__(self, other: Mapping) -> dict:
+        return {**self._cfg, **other}
+
+    def copy(self) -> dict:
+        return dict(self._cfg)
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("run.cfg is read-only: it is the grid config this run is reported "
+                        "under; pass changes to run.fit(model, lr=..., epochs=...) or work on "
+                        "a copy, dict(run.cfg)")
+
+    __setitem__ = __delitem__ = pop = popitem = update = setdefault = clear = _refuse
+
+
 class Run:
     """One training run of one arm at one (track, config, seed)."""
 
@@ -63,7 +108,7 @@ class Run:
                  device: str = "cpu"):
         self.arm = arm
         self.track = track
-        self.cfg = dict(cfg)
+        self.cfg = FrozenCfg(cfg)
         self.seed = int(seed)
         self.epochs = int(epochs if epochs is not None else track.epochs)
         self.device_name = str(device)  # resolved by benchkit.device: cpu, cuda:N or mps
@@ -207,8 +252,11 @@ class Run:
         Confirmed when ``|observed - predicted| <= tol``. A non-finite observation is recorded
         as unconfirmed (never silently confirmed); a negative or non-finite tolerance is an error.
         """
-        if not isinstance(name, str) or not name:
-            raise TypeError("run.signature: name must be a non-empty string")
+        check_label(name, "run.signature")
+        if prediction is not None and not isinstance(prediction, str):
+            raise TypeError(f"run.signature({name!r}, prediction=...) must be a string (what "
+                            f"the claim predicts, in words) or None, got "
+                            f"{type(prediction).__name__}")
         observed = to_float(observed, f"run.signature({name!r}, observed=...)")
         predicted = to_float(predicted, f"run.signature({name!r}, predicted=...)")
         tol = to_float(tol, f"run.signature({name!r}, tol=...)")
@@ -228,8 +276,7 @@ class Run:
 
     def log(self, name: str, value: Any) -> None:
         """Record any extra per-run figure (parameters, FLOPs, seconds)."""
-        if not isinstance(name, str) or not name:
-            raise TypeError("run.log: name must be a non-empty string")
+        check_label(name, "run.log")
         value = to_float(value, f"run.log({name!r}, ...)")
         self.logs[name] = value if math.isfinite(value) else None
 
@@ -245,7 +292,7 @@ class Run:
     def payload(self) -> dict:
         """Plain values only: this crosses process boundaries through xdist."""
         return {
-            "arm": self.arm, "track": self.track.name, "cfg": self.cfg, "seed": self.seed,
+            "arm": self.arm, "track": self.track.name, "cfg": dict(self.cfg), "seed": self.seed,
             "val": _finite_or_none(self.val), "test": _finite_or_none(self.test),
             "diverged": bool(self.diverged),
             "seconds": (self.reused_seconds if self.reused_seconds is not None
