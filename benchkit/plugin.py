@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from benchkit import device as devices
 from benchkit import settings as opts
 from benchkit.fixture import (ITEM_RUN, after_call, attach_payload, before_call, item_spec, reuse,
                               run)  # noqa: F401  (run: the fixture this plugin provides)
@@ -44,6 +45,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"{', '.join(GATES)} (default off)", opts.gate, metavar="G")
     add("--bench-threads", "bench_threads", "torch threads per process (default 1: fixed so "
         "that results are bit-identical with and without -n)", opts.threads, metavar="N")
+    add("--bench-device", "bench_device", f"where runs train: {', '.join(devices.CHOICES)} "
+        "(default cpu; auto: cuda, else mps, else cpu; with -n, one worker per GPU)",
+        devices.parse, metavar="D")
     group.addoption("--bench-fresh", action="store_true", default=False, dest="bench_fresh",
                     help="retrain every run, ignoring stored runs")
 
@@ -68,7 +72,8 @@ def pytest_configure(config: pytest.Config) -> None:
     store = None
     if cache is not None:
         from benchkit.store import RunStore
-        store = RunStore(cache.mkdir("benchkit-runs"), config.rootpath, settings.threads)
+        store = RunStore(cache.mkdir("benchkit-runs"), config.rootpath, settings.threads,
+                         device=settings.device)
     config.stash[STORE] = store
     if not is_worker(config):
         _check_report_dir(settings.report_dir)
@@ -100,7 +105,7 @@ def pytest_report_header(config: pytest.Config) -> str:
     except metadata.PackageNotFoundError:
         torch_version = "not installed"
     profile = "ci" if os.environ.get("CI") else "default"
-    return (f"benchkit {__version__}: torch {torch_version} on cpu, "
+    return (f"benchkit {__version__}: torch {torch_version} on {s.device}, "
             f"{s.threads} torch thread(s)/process, seeds {seeds}, epochs {epochs}, "
             f"alpha {s.alpha}, gate {s.gate}, hypothesis profile {profile}, "
             f"reports {s.report_dir}")
