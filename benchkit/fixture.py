@@ -89,20 +89,30 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
     outcome = "error" if setup_ended and report.failed else report.outcome
     message = first_line(report) if outcome != "passed" else None
     settings = item.config.stash[SETTINGS]
+    result = None
     if the_run is not None or item.get_closest_marker("arm") is not None:
         result = the_run.payload() if the_run is not None else None
         payload = run_payload(item.nodeid, outcome, message, result, settings.threads)
-        store = item.config.stash[STORE]
-        if result is not None and outcome == "passed" and not result["reused"] \
-                and store is not None:
-            store.put(the_run.store_key, result)
     elif item.get_closest_marker("mechanism") is not None:
         payload = {"kind": "mechanism", "outcome": outcome, "message": message,
                    "nodeid": item.nodeid}
     else:
         return
     payload["spec"] = spec.to_plain()
-    report.user_properties.append((PROPERTY, json.dumps(payload, sort_keys=True)))
+    try:
+        text = json.dumps(payload, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:  # fails this run, not the session
+        why = (f"benchkit: {item.nodeid}: its result is not plain JSON ({exc}); record "
+               "numbers and strings with run.record, run.signature and run.log")
+        report.outcome, report.longrepr, result = "failed", why, None
+        payload = {**run_payload(item.nodeid, "failed", why, None, settings.threads),
+                   "spec": payload["spec"]}
+        text = json.dumps(payload, sort_keys=True)
+    store = item.config.stash[STORE]
+    if result is not None and outcome == "passed" and not result["reused"] \
+            and store is not None:
+        store.put(the_run.store_key, result)
+    report.user_properties.append((PROPERTY, text))
     if payload["kind"] == "run" and "val" in payload:
         # readable in junit-xml, which writes the item's properties with its teardown report
         for key in ("val", "test", "diverged", "reused", "seconds"):
