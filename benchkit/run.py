@@ -10,6 +10,7 @@ where every run is restored) never imports it.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import numbers
 import random
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from torch import nn
 
 INIT_SALT = 0  # the global RNGs (init, dropout, ...) are seeded with the seed itself
-FIT_KEYS = ("lr", "epochs", "batch_size", "weight_decay")
+FIT_KEYS = ("lr", "epochs", "batch_size", "weight_decay", "momentum")
 
 
 def seed_everything(seed: int) -> None:
@@ -103,12 +104,14 @@ class FrozenCfg(Mapping):
 class Run:
     """One training run of one arm at one (track, config, seed)."""
 
-    def __init__(self, *, arm: str, track: Track, cfg: dict, seed: int, epochs: int | None = None):
+    def __init__(self, *, arm: str, track: Track, cfg: dict, seed: int, epochs: int | None = None,
+                 device: str = "cpu"):
         self.arm = arm
         self.track = track
         self.cfg = FrozenCfg(cfg)
         self.seed = int(seed)
         self.epochs = int(epochs if epochs is not None else track.epochs)
+        self.device_name = str(device)  # resolved by benchkit.device: cpu, cuda:N or mps
         self._data: Data | None = None
         self.val: float | None = None
         self.test: float | None = None
@@ -121,38 +124,97 @@ class Run:
         self.reused_seconds: float | None = None  # set when the result came from the store
 
     @property
+    def device(self):
+        """The ``torch.device`` this run trains on (``--bench-device``): ``run.data`` and the
+        models given to ``run.fit``/``run.evaluate`` live there; an arm puts its own tensors
+        there with ``.to(run.device)``."""
+        import torch
+
+        return torch.device(self.device_name)
+
+    @property
     def data(self) -> Data:
-        """The seed's train/val/test splits. Generated once per process and seed, and copied
-        per run: an arm that edits its tensors in place cannot change another run's data."""
+        """The seed's train/val/test splits on ``run.device``. Generated once per process and
+        seed, and copied per run: an arm that edits its tensors in place cannot change another
+        run's data."""
         if self._data is None:
             shared = self.track.data(self.seed)
-            self._data = Data(*(Split(s.x.clone(), s.y.clone()) for s in shared))
+            self._data = Data(*(Split(*(_copy_to(t, self.device_name) for t in s))
+                                for s in shared))
         return self._data
 
     # -- training -------------------------------------------------------------------------
-    def fit(self, model: nn.Module, **overrides: Any) -> nn.Module:
+    def fit(self, model: nn.Module, *, optimizer: Any = None, loss: Any = None,
+            schedule: Any = "constant", **overrides: Any) -> nn.Module:
         """Train ``model`` with the track's protocol and ``run.cfg`` (``overrides`` win),
-        evaluate it on val and test and record both. The last call's evaluation is the result."""
+        evaluate it on val and test and record both. The last call's evaluation is the result.
+
+        ``optimizer``: a name of :data:`benchkit.optim.OPTIMIZERS` (default: the track's) or a
+        factory ``params -> torch.optim.Optimizer`` (which then sets its own lr and weight
+        decay); ``loss``: ``(prediction, target) -> scalar tensor`` (default: the track's);
+        ``schedule``: ``constant``, ``cosine``, ``linear`` or a factory ``optimizer ->
+        LRScheduler``, stepped after every optimizer step."""
+        from benchkit import optim, train as _train
+
+        name = self.track.optimizer if optimizer is None else optimizer
+        optim.check_choices(name, schedule, loss)
+        settings = self._fit_settings(overrides, needs_lr=not callable(name))
+        momentum = settings.pop("momentum", None)
+        if callable(name):
+            given = sorted(set(overrides) & {"lr", "weight_decay", "momentum"})
+            if given:
+                raise TypeError(f"run.fit: {', '.join(given)} given with an optimizer factory; "
+                                "set them in the factory (run.cfg has the grid's values)")
+        elif name != "sgd":
+            if "momentum" in overrides:
+                raise TypeError(f"run.fit: momentum= applies to optimizer='sgd' only, not "
+                                f"{name!r}")
+            momentum = None  # a grid's momentum is for the runs that train with SGD
+        model.to(self.device_name)
+        result = _train.fit(model, self.data, self.track, seed=self.seed, optimizer=name,
+                            loss=loss, schedule=schedule, momentum=momentum,
+                            **{"lr": None, **settings})
+        self.fits += 1
+        self._set_result(result.val, result.test)
+        return model
+
+    def batches(self, epochs: int | None = None, batch_size: int | None = None):
+        """The minibatches ``run.fit`` would train on, in its order (``Split(x, y)`` pairs,
+        every epoch's in turn), for an arm with its own loop: the same generator, the same
+        tensors, on ``run.device``."""
+        overrides = {k: v for k, v in (("epochs", epochs), ("batch_size", batch_size))
+                     if v is not None}
+        settings = self._fit_settings(overrides, needs_lr=False, what="run.batches")
+        from benchkit import train as _train
+
+        return itertools.chain.from_iterable(_train.minibatches(
+            self.data.train, batch_size=settings["batch_size"], epochs=settings["epochs"],
+            seed=self.seed))
+
+    def _fit_settings(self, overrides: dict, *, needs_lr: bool, what: str = "run.fit") -> dict:
+        """lr, epochs, batch_size, weight_decay (and momentum when given) of a fit: the
+        track's, then ``run.cfg``'s, then ``overrides``; checked."""
         unknown = set(overrides) - set(FIT_KEYS)
         if unknown:
-            raise TypeError(f"run.fit: unknown override(s) {sorted(unknown)}; valid: "
-                            f"{list(FIT_KEYS)}")
+            raise TypeError(f"{what}: unknown override(s) {sorted(unknown)}; valid: "
+                            f"{list(FIT_KEYS)} and optimizer=, loss=, schedule=")
         settings = {"epochs": self.epochs, "batch_size": self.track.batch_size,
                     "weight_decay": 0.0}
         settings.update({k: v for k, v in self.cfg.items() if k in FIT_KEYS})
         settings.update(overrides)
-        if "lr" not in settings:
+        if "lr" not in settings and needs_lr:
             raise TypeError("run.fit: no learning rate: the grid config has no 'lr' and no "
                             "lr= override was given")
-        from benchkit import train as _train
-
-        result = _train.fit(model, self.data, self.track, lr=float(settings["lr"]),
-                            epochs=int(settings["epochs"]),
-                            batch_size=int(settings["batch_size"]), seed=self.seed,
-                            weight_decay=float(settings["weight_decay"]))
-        self.fits += 1
-        self._set_result(result.val, result.test)
-        return model
+        for key in ("epochs", "batch_size"):
+            value = settings[key]
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+                    or value < (0 if key == "epochs" else 1):
+                raise ValueError(f"{what}: {key} must be an integer >= "
+                                 f"{0 if key == 'epochs' else 1}, got {value!r}")
+        floats = {k: float(settings[k]) for k in ("lr", "weight_decay", "momentum")
+                  if k in settings}
+        return {**settings, **floats, "epochs": int(settings["epochs"]),
+                "batch_size": int(settings["batch_size"])}
 
     def evaluate(self, model: nn.Module, split: str | Split = "test") -> float:
         """The track's metric of ``model`` on a split (``"train"``, ``"val"``, ``"test"``)."""
@@ -161,7 +223,11 @@ class Run:
                 raise ValueError(f"run.evaluate: unknown split {split!r}; valid: "
                                  f"{list(Data._fields)}")
             split = getattr(self.data, split)
+        else:
+            split = Split(*(t.to(self.device_name) for t in split))
         from benchkit import train as _train
+
+        model.to(self.device_name)
 
         return _train.evaluate(model, split, self.track)
 
@@ -234,6 +300,11 @@ class Run:
             "reused": self.reused_seconds is not None,
             "signatures": self.signatures, "logs": self.logs,
         }
+
+
+def _copy_to(tensor, device: str):
+    """A copy of ``tensor`` on ``device`` (a plain clone on its own device)."""
+    return tensor.clone() if str(tensor.device) == device else tensor.to(device, copy=True)
 
 
 def _finite_or_none(x: float | None) -> float | None:
