@@ -19,6 +19,7 @@ from benchkit import device as devices
 from benchkit import settings as opts
 from benchkit.fixture import (ITEM_RUN, after_call, attach_payload, before_call, item_spec, reuse,
                               run)  # noqa: F401  (run: the fixture this plugin provides)
+from benchkit.guards import GUARD, Guard
 from benchkit.settings import GATES, NAMES, SETTINGS, SPECS, STORE, Settings
 from benchkit.spec import ARMS, IdeaSpec, SpecError, parse_bench_marker, run_id, unreachable_family
 
@@ -66,6 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SETTINGS] = settings
     config.stash[SPECS] = {}
     config.stash[NAMES] = {}
+    config.stash[GUARD] = Guard()
     # Thread count for torch, set before torch is imported where possible.
     os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
     cache = getattr(config, "cache", None)
@@ -242,6 +244,16 @@ class BenchWarning(pytest.PytestWarning):
 
 
 # -- the call and its report -----------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    """Every test of a bench module starts from the same process-wide state and leaves it as
+    it found it (benchkit.guards): one run's settings never reach the next."""
+    if item_spec(item) is None:
+        return (yield)
+    with item.config.stash[GUARD].around():
+        return (yield)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     """Reuse a stored run: its result is taken and the test body is not called."""
