@@ -40,7 +40,7 @@ def run(request: pytest.FixtureRequest):
     arm, track, cfg, seed = param
     spec = item_spec(request.node)
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                  epochs=spec.epochs[track])
+                  epochs=spec.epochs[track], device=request.config.stash[SETTINGS].device)
     request.node.stash[ITEM_RUN] = the_run
     store = request.config.stash[STORE]
     if store is not None:
@@ -67,9 +67,11 @@ def before_call(item: pytest.Function) -> None:
     with the session's torch thread count: torch is imported from here on."""
     if ITEM_STORED in item.stash:
         return
+    from benchkit import device
     from benchkit.run import seed_everything, set_threads
 
     set_threads(item.config.stash[SETTINGS].threads)
+    device.prepare(item.config.stash[SETTINGS].device)
     seed_everything(item.stash[ITEM_RUN].seed)
 
 
@@ -92,7 +94,8 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
     result = None
     if the_run is not None or item.get_closest_marker("arm") is not None:
         result = the_run.payload() if the_run is not None else None
-        payload = run_payload(item.nodeid, outcome, message, result, settings.threads)
+        payload = run_payload(item.nodeid, outcome, message, result, settings.threads,
+                              settings.device)
     elif item.get_closest_marker("mechanism") is not None:
         payload = {"kind": "mechanism", "outcome": outcome, "message": message,
                    "nodeid": item.nodeid}
@@ -120,14 +123,14 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
 
 
 def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,
-                threads: int) -> dict:
+                threads: int, device: str = "cpu") -> dict:
     """What an arm test sends to the controller: its outcome, and the run's result
     (``Run.payload``) with the environment when there is one."""
     payload = {"kind": "run", "outcome": outcome, "message": message, "nodeid": nodeid}
     if result is not None:
         from benchkit.run import environment
         payload.update(result)
-        payload["env"] = environment(threads)
+        payload["env"] = environment(threads, device)
     return payload
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchkit import limits
+from benchkit import device as devices
 from benchkit import settings as opts
 from benchkit.fixture import (ITEM_RUN, after_call, attach_payload, before_call, item_spec, reuse,
                               run)  # noqa: F401  (run: the fixture this plugin provides)
@@ -49,6 +50,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--bench-timeout", "bench_timeout", "stop a run that takes longer than this many "
         "seconds: it fails and its comparison is incomplete (default off; uses pytest-timeout)",
         opts.timeout, metavar="SECONDS")
+    add("--bench-device", "bench_device", f"where runs train: {', '.join(devices.CHOICES)} "
+        "(default cpu; auto: cuda, else mps, else cpu; with -n, one worker per GPU)",
+        devices.parse, metavar="D")
     group.addoption("--bench-fresh", action="store_true", default=False, dest="bench_fresh",
                     help="retrain every run, ignoring stored runs")
 
@@ -74,7 +78,8 @@ def pytest_configure(config: pytest.Config) -> None:
     store = None
     if cache is not None:
         from benchkit.store import RunStore
-        store = RunStore(cache.mkdir("benchkit-runs"), config.rootpath, settings.threads)
+        store = RunStore(cache.mkdir("benchkit-runs"), config.rootpath, settings.threads,
+                         device=settings.device)
     config.stash[STORE] = store
     if settings.timeout is not None:
         limits.check_timeout_plugin(config)
@@ -109,7 +114,7 @@ def pytest_report_header(config: pytest.Config) -> str:
     except metadata.PackageNotFoundError:
         torch_version = "not installed"
     profile = "ci" if os.environ.get("CI") else "default"
-    return (f"benchkit {__version__}: torch {torch_version} on cpu, "
+    return (f"benchkit {__version__}: torch {torch_version} on {s.device}, "
             f"{s.threads} torch thread(s)/process, seeds {seeds}, epochs {epochs}, "
             f"alpha {s.alpha}, gate {s.gate}, hypothesis profile {profile}, "
             f"reports {s.report_dir}")

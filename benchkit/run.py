@@ -320,15 +320,16 @@ def set_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
-def environment(threads: int | None = None) -> dict:
+def environment(threads: int | None = None, device: str = "cpu") -> dict:
     """The software and hardware a run ran on (part of its store key and of the report).
     ``threads`` is the torch thread count the run trains with (see :func:`set_threads`);
-    without it torch is asked. Versions are read from the installed metadata, so that keying a
+    without it torch is asked. ``device`` is the resolved ``--bench-device``
+    (:mod:`benchkit.device`), described by its kind and, on an accelerator, its model. Versions are read from the installed metadata, so that keying a
     run does not import torch."""
     if threads is None:
         import torch
         threads = torch.get_num_threads()
-    return dict(_environment(int(threads)))
+    return dict(_environment(int(threads), device))
 
 
 def _version(package: str) -> str:
@@ -341,14 +342,14 @@ def _version(package: str) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _environment(threads: int) -> dict:
+def _environment(threads: int, device: str) -> dict:
     import platform  # platform.platform() reads the interpreter binary: once per process
 
     import benchkit
-    from benchkit import hardware
+    from benchkit import device as device_, hardware
     return {
         "python": platform.python_version(), "torch": _version("torch"),
         "numpy": _version("numpy"), "benchkit": benchkit.__version__,
-        "device": "cpu", "threads": threads,
+        **device_.describe(device), "threads": threads,
         "platform": platform.platform(), "machine": platform.machine(), "cpu": hardware.cpu(),
     }

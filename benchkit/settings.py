@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from benchkit import device as devices
+
 GATES = ("off", "not-harms", "non-inferior", "helps", "worked")
 
 # Values on pytest's config (controller and workers alike).
@@ -105,3 +107,9 @@ class Settings:
         self.gate: str = get("bench_gate", gate, default="off")
         self.timeout: float | None = get("bench_timeout", timeout) or None  # None: no limit
         self.fresh = bool(config.getoption("bench_fresh"))
+        requested = get("bench_device", devices.parse, default="cpu")
+        try:  # the device of this process: an xdist worker gets its own GPU
+            self.device: str = devices.resolve(
+                requested, getattr(config, "workerinput", {}).get("workerid"))
+        except devices.DeviceError as exc:
+            raise pytest.UsageError(f"benchkit: --bench-device {requested}: {exc}") from None
