@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import limits
 from benchkit import device as devices
+from benchkit import limits
 from benchkit import settings as opts
 from benchkit.fixture import (ITEM_RUN, after_call, attach_payload, before_call, item_spec, reuse,
                               run)  # noqa: F401  (run: the fixture this plugin provides)
