@@ -74,6 +74,7 @@ class Run:
         self._started = time.perf_counter()
         self.store_key: str | None = None
         self.reused_seconds: float | None = None  # set when the result came from the store
+        self.cpu: str | None = None  # the CPU a stored result trained on (None: this one)
 
     @property
     def data(self) -> Data:
@@ -175,6 +176,7 @@ class Run:
         self.signatures = stored.get("signatures", {})
         self.logs = stored.get("logs", {})
         self.reused_seconds = float(stored.get("seconds") or 0.0)
+        self.cpu = stored.get("cpu")
 
     def payload(self) -> dict:
         """Plain values only: this crosses process boundaries through xdist."""
@@ -186,7 +188,13 @@ class Run:
                         else round(time.perf_counter() - self._started, 6)),
             "reused": self.reused_seconds is not None,
             "signatures": self.signatures, "logs": self.logs,
+            "cpu": self.cpu or _this_cpu(),
         }
+
+
+def _this_cpu() -> str:
+    from benchkit.hardware import cpu
+    return cpu()
 
 
 def _finite_or_none(x: float | None) -> float | None:

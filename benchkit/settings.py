@@ -18,7 +18,7 @@ GATES = ("off", "not-harms", "non-inferior", "helps", "worked")
 SETTINGS = pytest.StashKey["Settings"]()
 SPECS = pytest.StashKey[dict]()       # module nodeid -> IdeaSpec | SpecError | None
 NAMES = pytest.StashKey[dict]()       # idea name -> the module nodeid that declared it
-STORE = pytest.StashKey[object]()     # the session's RunStore, or None without pytest's cache
+STORE = pytest.StashKey[object]()     # the session's RunStore, or None without one
 
 
 def _integer(minimum: int):
@@ -52,6 +52,17 @@ def gate(value: str) -> str:
 
 
 seeds, epochs, threads = _integer(2), _integer(1), _integer(1)
+
+
+def shard(value: str):
+    from benchkit.shard import parse
+    return parse(value)
+
+
+def store(value: str) -> str:
+    if not str(value).strip():
+        raise ValueError("empty location; valid: a directory or an fsspec URL (s3://bucket/runs)")
+    return str(value).strip()
 
 
 def cli_type(check):
@@ -90,3 +101,8 @@ class Settings:
         self.alpha: float = get("bench_alpha", alpha, default=0.05)
         self.gate: str = get("bench_gate", gate, default="off")
         self.fresh = bool(config.getoption("bench_fresh"))
+        self.store: str | None = get("bench_store", store)   # None: pytest's cache
+        self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.shard)
+        if self.fresh and self.shard == "merge":
+            raise pytest.UsageError("benchkit: --bench-fresh retrains every run and "
+                                    "--bench-shard merge trains none: give one of them")
