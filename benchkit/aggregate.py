@@ -6,7 +6,7 @@ import json
 
 from benchkit import report as rep
 from benchkit import stats
-from benchkit.fmt import mechanism_word
+from benchkit.fmt import mechanism_word, num
 
 
 def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True):
@@ -25,12 +25,15 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         mechanisms = [p for p in group if p["kind"] == "mechanism"]
         reports = [rep.build_report(spec, track, runs, mechanisms, alpha=settings.alpha)
                    for track in spec["tracks"]]
-        ps = [r["comparison"]["p_value"] for r in reports if r["comparison"] is not None]
-        adjusted = iter(stats.holm(ps)) if ps else iter(())
-        for r in reports:
+        # the family is every declared track: an incomplete one enters Holm with p = 1, so a
+        # crashed track can never make the others' verdicts easier to reach
+        ps = [r["comparison"]["p_value"] if r["comparison"] is not None else 1.0
+              for r in reports]
+        adjusted = stats.holm(ps)
+        for r, p_adj in zip(reports, adjusted):
             path = rep.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
-            rep.decide(r, next(adjusted) if r["comparison"] is not None else None,
+            rep.decide(r, p_adj if r["comparison"] is not None else None,
                        family_size=len(ps), max_seeds=spec.get("max_seeds"),
                        previous=previous)
             if not complete_session and not r["complete"]:
@@ -73,7 +76,8 @@ def gate_failure(report: dict, gate: str) -> str | None:
         return "incomplete (" + "; ".join(report["incomplete"]["reasons"]) + "): no verdict"
     comp = report["comparison"]
     facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
-             f"p {comp['p_adjusted']:.4g}, mechanism_ok {mechanism_word(report['mechanism_ok'])}")
+             f"p {comp['p_adjusted']:.4g} at level {num(rep.tested_level(comp))}, "
+             f"mechanism_ok {mechanism_word(report['mechanism_ok'])}")
     ok = {
         "not-harms": practical != "harms",
         "non-inferior": practical in ("helps", "non-inferior"),

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from benchkit import device as devices
 from benchkit import settings as opts
 from benchkit.fixture import (ITEM_RUN, after_call, attach_payload, before_call, item_spec, reuse,
                               run)  # noqa: F401  (run: the fixture this plugin provides)
+from benchkit.guards import GUARD, Guard
 from benchkit.settings import GATES, NAMES, SETTINGS, SPECS, STORE, Settings
 from benchkit.spec import ARMS, IdeaSpec, SpecError, parse_bench_marker, run_id, unreachable_family
 
@@ -50,6 +52,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--bench-shard", "bench_shard", "train only shard K of N of every idea's runs into the "
         "store, no report; 'merge': train nothing, write the reports from the store "
         "(docs/scale-out.md)", opts.shard, metavar="K/N")
+    add("--bench-device", "bench_device", f"where runs train: {', '.join(devices.CHOICES)} "
+        "(default cpu; auto: cuda, else mps, else cpu; with -n, one worker per GPU)",
+        devices.parse, metavar="D")
     group.addoption("--bench-fresh", action="store_true", default=False, dest="bench_fresh",
                     help="retrain every run, ignoring stored runs")
 
@@ -68,6 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SETTINGS] = settings
     config.stash[SPECS] = {}
     config.stash[NAMES] = {}
+    config.stash[GUARD] = Guard()
     # Thread count for torch, set before torch is imported where possible.
     os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
     store = _open_store(config, settings)
@@ -103,7 +109,7 @@ def _open_store(config: pytest.Config, settings: Settings):
         raise pytest.UsageError(f"benchkit: --bench-store {location}: {directory} is not a "
                                 "directory; valid: a directory (created if absent) or an "
                                 "fsspec URL")
-    return RunStore(storage, config.rootpath, settings.threads,
+    return RunStore(storage, config.rootpath, settings.threads, device=settings.device,
                     any_cpu=settings.shard == "merge")
 
 
@@ -130,7 +136,7 @@ def pytest_report_header(config: pytest.Config) -> str:
     except metadata.PackageNotFoundError:
         torch_version = "not installed"
     profile = "ci" if os.environ.get("CI") else "default"
-    return (f"benchkit {__version__}: torch {torch_version} on cpu, "
+    return (f"benchkit {__version__}: torch {torch_version} on {s.device}, "
             f"{s.threads} torch thread(s)/process, seeds {seeds}, epochs {epochs}, "
             f"alpha {s.alpha}, gate {s.gate}, hypothesis profile {profile}, "
             f"reports {s.report_dir}")
@@ -273,6 +279,16 @@ class BenchWarning(pytest.PytestWarning):
 
 
 # -- the call and its report -----------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    """Every test of a bench module starts from the same process-wide state and leaves it as
+    it found it (benchkit.guards): one run's settings never reach the next."""
+    if item_spec(item) is None:
+        return (yield)
+    with item.config.stash[GUARD].around():
+        return (yield)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     """Reuse a stored run: its result is taken and the test body is not called."""

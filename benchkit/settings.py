@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from benchkit import device as devices
+
 GATES = ("off", "not-harms", "non-inferior", "helps", "worked")
 
 # Values on pytest's config (controller and workers alike).
@@ -106,3 +108,9 @@ class Settings:
         if self.fresh and self.shard == "merge":
             raise pytest.UsageError("benchkit: --bench-fresh retrains every run and "
                                     "--bench-shard merge trains none: give one of them")
+        requested = get("bench_device", devices.parse, default="cpu")
+        try:  # the device of this process: an xdist worker gets its own GPU
+            self.device: str = devices.resolve(
+                requested, getattr(config, "workerinput", {}).get("workerid"))
+        except devices.DeviceError as exc:
+            raise pytest.UsageError(f"benchkit: --bench-device {requested}: {exc}") from None

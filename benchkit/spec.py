@@ -66,9 +66,9 @@ def unreachable_family(n_seeds: int, family_size: int, alpha: float) -> str | No
     needed = family_seeds_needed(family_size, alpha)
     if n_seeds >= needed:
         return None
-    return (f"{n_seeds} seeds cannot reach p < {alpha} after Holm over {family_size} track(s) "
-            f"(the smallest possible p is {2.0 ** (1 - n_seeds):.4g}); {needed} seeds or more "
-            "can")
+    where = f" after Holm over {family_size} track(s)" if family_size > 1 else ""
+    return (f"only {n_seeds} seeds cannot reach p < {alpha:g}{where} (the smallest possible "
+            f"two-sided sign-flip p is {2.0 ** (1 - n_seeds):.4g}); {needed} seeds or more can")
 
 
 def cfg_id(cfg: dict) -> str:
@@ -155,6 +155,9 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
         if t not in registry.names():
             raise SpecError(f"{where}: unknown track {t!r}; known tracks: "
                             f"{', '.join(registry.names())}")
+        why = registry.get(t).missing()
+        if why:
+            raise SpecError(f"{where}: {why}")
     grids = {}
     for t in track_names:
         grid = kw.get("grid")

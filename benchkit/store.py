@@ -124,12 +124,14 @@ class RunStore:
     with ``any_cpu`` (a session that only collects what others trained) any CPU's, whose
     record names it."""
 
-    def __init__(self, storage, rootdir: Path, threads: int, *, any_cpu: bool = False):
+    def __init__(self, storage, rootdir: Path, threads: int, device: str = "cpu", *,
+                 any_cpu: bool = False):
         from benchkit.storage import DirectoryStorage
 
         self.storage = DirectoryStorage(storage) if isinstance(storage, (str, Path)) else storage
         self.rootdir = Path(rootdir)
         self.threads = int(threads)
+        self.device = device  # the resolved --bench-device: its kind and model are keyed
         self.any_cpu = any_cpu
 
     def key(self, *, module_file, protocol: dict, arm: str, track: str, cfg: dict,
@@ -137,13 +139,13 @@ class RunStore:
         """The key of one run of an idea module at (arm, track, cfg, seed)."""
         from benchkit.run import environment
 
-        env = environment(self.threads)
+        env = environment(self.threads, self.device)
         material = {
             "store_version": STORE_VERSION, "arm": arm, "track": track, "protocol": protocol,
             "cfg": cfg, "seed": seed, "code": code_hash(str(module_file), str(self.rootdir)),
             "benchkit": benchkit_source_hash(),
             "env": {k: env.get(k) for k in ("python", "torch", "numpy", "benchkit", "device",
-                                            "threads")},
+                                            "accelerator", "threads")},
         }
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
