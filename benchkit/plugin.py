@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchkit import device as devices
+from benchkit import limits
 from benchkit import settings as opts
 from benchkit.fixture import (ITEM_RUN, after_call, attach_payload, before_call, item_spec, reuse,
                               run)  # noqa: F401  (run: the fixture this plugin provides)
@@ -52,6 +53,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--bench-shard", "bench_shard", "train only shard K of N of every idea's runs into the "
         "store, no report; 'merge': train nothing, write the reports from the store "
         "(docs/scale-out.md)", opts.shard, metavar="K/N")
+    add("--bench-timeout", "bench_timeout", "stop a run that takes longer than this many "
+        "seconds: it fails and its comparison is incomplete (default off; uses pytest-timeout)",
+        opts.timeout, metavar="SECONDS")
     add("--bench-device", "bench_device", f"where runs train: {', '.join(devices.CHOICES)} "
         "(default cpu; auto: cuda, else mps, else cpu; with -n, one worker per GPU)",
         devices.parse, metavar="D")
@@ -78,7 +82,10 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
     store = _open_store(config, settings)
     config.stash[STORE] = store
+    if settings.timeout is not None:
+        limits.check_timeout_plugin(config)
     if not is_worker(config):
+        limits.sigterm_as_interrupt(config)
         _check_report_dir(settings.report_dir)
         from benchkit.session import BenchSession
         config.pluginmanager.register(BenchSession(settings, store, config.rootpath),
@@ -234,8 +241,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list) -> None:
-    """Under xdist a worker runs its items even after collection errors (pytest's own stop
-    lives in the runtest loop xdist replaces): stop it here, so a mistake trains nothing."""
+    """Give arm runs their time limit (--bench-timeout). Under xdist a worker runs its items
+    even after collection errors (pytest's own stop lives in the runtest loop xdist replaces):
+    stop it here, so a mistake trains nothing."""
+    if config.stash[SETTINGS].timeout is not None:
+        limits.limit_runs([item for item in items if item_spec(item) is not None],
+                          config.stash[SETTINGS].timeout)
     if (is_worker(config) and session.testsfailed
             and not config.getoption("continue_on_collection_errors")):
         config.hook.pytest_deselected(items=list(items))

@@ -53,6 +53,20 @@ def gate(value: str) -> str:
     return value
 
 
+def timeout(value: str) -> float:
+    """Seconds a run may take; 0 for no limit (given as "off" or 0)."""
+    valid = "valid: a number of seconds > 0, or off"
+    if str(value).strip().lower() == "off":
+        return 0.0
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number; {valid}") from None
+    if not 0 <= number < float("inf"):
+        raise ValueError(f"{value!r} out of range; {valid}")
+    return number
+
+
 seeds, epochs, threads = _integer(2), _integer(1), _integer(1)
 
 
@@ -102,6 +116,7 @@ class Settings:
         self.threads: int = get("bench_threads", threads, default=1)
         self.alpha: float = get("bench_alpha", alpha, default=0.05)
         self.gate: str = get("bench_gate", gate, default="off")
+        self.timeout: float | None = get("bench_timeout", timeout) or None  # None: no limit
         self.fresh = bool(config.getoption("bench_fresh"))
         self.store: str | None = get("bench_store", store)   # None: pytest's cache
         self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.shard)
