@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from benchkit import fairness
 from benchkit import report as rep
 from benchkit import stats
 from benchkit.fmt import mechanism_word
@@ -25,13 +26,16 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         mechanisms = [p for p in group if p["kind"] == "mechanism"]
         reports = [rep.build_report(spec, track, runs, mechanisms, alpha=settings.alpha)
                    for track in spec["tracks"]]
-        ps = [r["comparison"]["p_value"] for r in reports if r["comparison"] is not None]
-        adjusted = iter(stats.holm(ps)) if ps else iter(())
+        # the family: every comparison of the idea (baseline, each control) on every track
+        family = [c for r in reports for c in fairness.comparisons(r)]
+        for comp, p in zip(family, stats.holm([c["p_value"] for c in family]) if family else []):
+            comp["p_adjusted"], comp["family_size"] = p, len(family)
         for r in reports:
             path = rep.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
-            rep.decide(r, next(adjusted) if r["comparison"] is not None else None,
-                       family_size=len(ps), max_seeds=spec.get("max_seeds"),
+            comp = r["comparison"]
+            rep.decide(r, comp["p_adjusted"] if comp is not None else None,
+                       family_size=len(family), max_seeds=spec.get("max_seeds"),
                        previous=previous)
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
@@ -71,6 +75,8 @@ def gate_failure(report: dict, gate: str) -> str | None:
     practical, system = report["practical_verdict"], report["system_verdict"]
     if not report["complete"]:
         return "incomplete (" + "; ".join(report["incomplete"]["reasons"]) + "): no verdict"
+    if practical == "unmatched":
+        return fairness.unmatched_reason(report) + ": no verdict"
     comp = report["comparison"]
     facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
              f"p {comp['p_adjusted']:.4g}, mechanism_ok {mechanism_word(report['mechanism_ok'])}")
