@@ -168,6 +168,9 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
         if t not in registry.names():
             raise SpecError(f"{where}: unknown track {t!r}; known tracks: "
                             f"{', '.join(registry.names())}")
+        why = registry.get(t).missing()
+        if why:
+            raise SpecError(f"{where}: {why}")
     grids = {}
     for t in track_names:
         grid = kw.get("grid")
