@@ -24,7 +24,10 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             continue  # only claims ran (-m mechanism): nothing to compare, no report
         spec = runs[0]["spec"]
         mechanisms = [p for p in group if p["kind"] == "mechanism"]
-        reports = [rep.build_report(spec, track, runs, mechanisms, alpha=settings.alpha)
+        from benchkit.frontier import build_frontier_report
+
+        build = build_frontier_report if spec.get("frontier") else rep.build_report
+        reports = [build(spec, track, runs, mechanisms, alpha=settings.alpha)
                    for track in spec["tracks"]]
         # the family: every comparison of the idea (baseline, each control) on every track
         family = [c for r in reports for c in fairness.comparisons(r)]

@@ -221,7 +221,8 @@ def arm_label(mark, where: str) -> str:
              "number of pytest.mark.arm('control', name='<name>'), each on a test taking the "
              "run fixture")
     if len(mark.args) != 1 or mark.args[0] not in ARMS + ("control",):
-        raise SpecError(f"{where} has arm mark args {mark.args!r}: unknown arm; {valid}")
+        raise SpecError(f"{where} is marked arm({', '.join(map(repr, mark.args))}): unknown "
+                        f"arm; {valid}")
     arm, kwargs = mark.args[0], dict(mark.kwargs)
     if arm != "control":
         if kwargs:

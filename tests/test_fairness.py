@@ -212,3 +212,53 @@ def test_claim_type_is_reported(pytester, read_report):
     assert report["protocol"]["claim_type"] == "non-inferiority"
     assert "non-inferiority: the idea may be worse" in (
         pytester.path / "reports/fair/tabular/summary.md").read_text()
+
+
+# -- frontiers ----------------------------------------------------------------------------------
+FRONTIER = '''
+import pytest
+from torch import nn
+
+pytestmark = pytest.mark.bench(name="front", track="tabular", grid={"lr": [3e-3, 1e-2]},
+                               seeds=2, frontier={"width": [8, 16, 32]})
+
+def mlp(width, hidden=64):
+    return nn.Sequential(nn.Linear(10, width), nn.ReLU(), nn.Linear(width, 1))
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(mlp(run.cfg["width"]))
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.fit(mlp(run.frontier + 1))   # one unit more at every point: params is the axis
+    run.log("width", run.frontier)
+'''
+
+
+def test_a_frontier_bench_reports_every_point(pytester, read_report):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_front=FRONTIER)
+    result = pytester.runpytest("--bench-epochs", "1", "-p", "no:cacheprovider",
+                                "--bench-gate", "not-harms")
+    result.assert_outcomes(passed=24)  # 2 arms x 3 points x 2 lrs x 2 seeds
+    report = read_report(pytester.path, "front")
+    frontier = report["frontier"]
+    assert frontier["axis"] == "width" and frontier["values"] == [8, 16, 32]
+    assert [p["value"] for p in frontier["points"]] == [8, 16, 32]
+    for point in frontier["points"]:
+        assert point["complete"] and point["idea_cfg"]["width"] == point["value"]
+        assert point["baseline_cfg"]["width"] == point["value"]
+        assert len(point["comparison"]["per_seed_diffs"]) == 2
+    # the verdict's comparison pairs each arm's mean over the points, seed by seed
+    means = [sum(p["idea"]["per_seed"][s] - p["baseline"]["per_seed"][s]
+                 for p in frontier["points"]) / 3 for s in range(2)]
+    assert report["comparison"]["per_seed_diffs"] == pytest.approx(means)
+    assert report["practical_verdict"] != "unmatched"  # params is the axis
+    assert report["budgets"]["matched"] and len(report["budgets"]["points"]) == 3
+    assert report["log_medians"]["idea"] == {"width": 16}
+    assert len(report["protocol"]["grid"]) == 6
+    summary = (pytester.path / "reports/front/tabular/summary.md").read_text()
+    assert "## Frontier over `width`" in summary
+    for value in (8, 16, 32):
+        assert f"\n| {value} | " in summary
