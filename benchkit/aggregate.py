@@ -7,7 +7,7 @@ import json
 from benchkit import fairness
 from benchkit import report as rep
 from benchkit import stats
-from benchkit.fmt import mechanism_word
+from benchkit.fmt import mechanism_word, num
 
 
 def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True):
@@ -29,16 +29,19 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         build = build_frontier_report if spec.get("frontier") else rep.build_report
         reports = [build(spec, track, runs, mechanisms, alpha=settings.alpha)
                    for track in spec["tracks"]]
-        # the family: every comparison of the idea (baseline, each control) on every track
+        # the family: every comparison of the idea (baseline, each control) on every declared
+        # track; an incomplete track enters Holm with p = 1, so a crashed track can never make
+        # the others' verdicts easier to reach
         family = [c for r in reports for c in fairness.comparisons(r)]
-        for comp, p in zip(family, stats.holm([c["p_value"] for c in family]) if family else []):
-            comp["p_adjusted"], comp["family_size"] = p, len(family)
+        ps = [c["p_value"] for c in family] + [1.0 for r in reports if r["comparison"] is None]
+        for comp, p in zip(family, stats.holm(ps)):
+            comp["p_adjusted"], comp["family_size"] = p, len(ps)
         for r in reports:
             path = rep.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
             comp = r["comparison"]
             rep.decide(r, comp["p_adjusted"] if comp is not None else None,
-                       family_size=len(family), max_seeds=spec.get("max_seeds"),
+                       family_size=len(ps), max_seeds=spec.get("max_seeds"),
                        previous=previous)
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
@@ -82,7 +85,8 @@ def gate_failure(report: dict, gate: str) -> str | None:
         return fairness.unmatched_reason(report) + ": no verdict"
     comp = report["comparison"]
     facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
-             f"p {comp['p_adjusted']:.4g}, mechanism_ok {mechanism_word(report['mechanism_ok'])}")
+             f"p {comp['p_adjusted']:.4g} at level {num(rep.tested_level(comp))}, "
+             f"mechanism_ok {mechanism_word(report['mechanism_ok'])}")
     ok = {
         "not-harms": practical != "harms",
         "non-inferior": practical in ("helps", "non-inferior"),

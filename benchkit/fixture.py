@@ -40,7 +40,7 @@ def run(request: pytest.FixtureRequest):
     arm, track, cfg, seed = param
     spec = item_spec(request.node)
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                  epochs=spec.epochs[track])
+                  epochs=spec.epochs[track], device=request.config.stash[SETTINGS].device)
     the_run.frontier_axis = next(iter(spec.frontier)) if spec.frontier else None
     request.node.stash[ITEM_RUN] = the_run
     store = request.config.stash[STORE]
@@ -68,9 +68,11 @@ def before_call(item: pytest.Function) -> None:
     with the session's torch thread count: torch is imported from here on."""
     if ITEM_STORED in item.stash:
         return
+    from benchkit import device
     from benchkit.run import seed_everything, set_threads
 
     set_threads(item.config.stash[SETTINGS].threads)
+    device.prepare(item.config.stash[SETTINGS].device)
     seed_everything(item.stash[ITEM_RUN].seed)
 
 
@@ -90,20 +92,31 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
     outcome = "error" if setup_ended and report.failed else report.outcome
     message = first_line(report) if outcome != "passed" else None
     settings = item.config.stash[SETTINGS]
+    result = None
     if the_run is not None or item.get_closest_marker("arm") is not None:
         result = the_run.payload() if the_run is not None else None
-        payload = run_payload(item.nodeid, outcome, message, result, settings.threads)
-        store = item.config.stash[STORE]
-        if result is not None and outcome == "passed" and not result["reused"] \
-                and store is not None:
-            store.put(the_run.store_key, result)
+        payload = run_payload(item.nodeid, outcome, message, result, settings.threads,
+                              settings.device)
     elif item.get_closest_marker("mechanism") is not None:
         payload = {"kind": "mechanism", "outcome": outcome, "message": message,
                    "nodeid": item.nodeid}
     else:
         return
     payload["spec"] = spec.to_plain()
-    report.user_properties.append((PROPERTY, json.dumps(payload, sort_keys=True)))
+    try:
+        text = json.dumps(payload, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:  # fails this run, not the session
+        why = (f"benchkit: {item.nodeid}: its result is not plain JSON ({exc}); record "
+               "numbers and strings with run.record, run.signature and run.log")
+        report.outcome, report.longrepr, result = "failed", why, None
+        payload = {**run_payload(item.nodeid, "failed", why, None, settings.threads),
+                   "spec": payload["spec"]}
+        text = json.dumps(payload, sort_keys=True)
+    store = item.config.stash[STORE]
+    if result is not None and outcome == "passed" and not result["reused"] \
+            and store is not None:
+        store.put(the_run.store_key, result)
+    report.user_properties.append((PROPERTY, text))
     if payload["kind"] == "run" and "val" in payload:
         # readable in junit-xml, which writes the item's properties with its teardown report
         for key in ("val", "test", "diverged", "reused", "seconds"):
@@ -111,14 +124,14 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
 
 
 def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,
-                threads: int) -> dict:
+                threads: int, device: str = "cpu") -> dict:
     """What an arm test sends to the controller: its outcome, and the run's result
     (``Run.payload``) with the environment when there is one."""
     payload = {"kind": "run", "outcome": outcome, "message": message, "nodeid": nodeid}
     if result is not None:
         from benchkit.run import environment
         payload.update(result)
-        payload["env"] = environment(threads)
+        payload["env"] = environment(threads, device)
     return payload
 
 

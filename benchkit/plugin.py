@@ -15,9 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from benchkit import device as devices
+from benchkit import limits
 from benchkit import settings as opts
 from benchkit.fixture import (ITEM_RUN, after_call, attach_payload, before_call, item_spec, reuse,
                               run)  # noqa: F401  (run: the fixture this plugin provides)
+from benchkit.guards import GUARD, Guard
 from benchkit.settings import GATES, NAMES, SETTINGS, SPECS, STORE, Settings
 from benchkit.spec import (ARMS, IdeaSpec, SpecError, arm_label, parse_bench_marker, run_id,
                            unreachable_family)
@@ -45,6 +48,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"{', '.join(GATES)} (default off)", opts.gate, metavar="G")
     add("--bench-threads", "bench_threads", "torch threads per process (default 1: fixed so "
         "that results are bit-identical with and without -n)", opts.threads, metavar="N")
+    add("--bench-timeout", "bench_timeout", "stop a run that takes longer than this many "
+        "seconds: it fails and its comparison is incomplete (default off; uses pytest-timeout)",
+        opts.timeout, metavar="SECONDS")
+    add("--bench-device", "bench_device", f"where runs train: {', '.join(devices.CHOICES)} "
+        "(default cpu; auto: cuda, else mps, else cpu; with -n, one worker per GPU)",
+        devices.parse, metavar="D")
     group.addoption("--bench-fresh", action="store_true", default=False, dest="bench_fresh",
                     help="retrain every run, ignoring stored runs")
 
@@ -65,15 +74,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SETTINGS] = settings
     config.stash[SPECS] = {}
     config.stash[NAMES] = {}
+    config.stash[GUARD] = Guard()
     # Thread count for torch, set before torch is imported where possible.
     os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
     cache = getattr(config, "cache", None)
     store = None
     if cache is not None:
         from benchkit.store import RunStore
-        store = RunStore(cache.mkdir("benchkit-runs"), config.rootpath, settings.threads)
+        store = RunStore(cache.mkdir("benchkit-runs"), config.rootpath, settings.threads,
+                         device=settings.device)
     config.stash[STORE] = store
+    if settings.timeout is not None:
+        limits.check_timeout_plugin(config)
     if not is_worker(config):
+        limits.sigterm_as_interrupt(config)
         _check_report_dir(settings.report_dir)
         from benchkit.session import BenchSession
         config.pluginmanager.register(BenchSession(settings, store, config.rootpath),
@@ -103,7 +117,7 @@ def pytest_report_header(config: pytest.Config) -> str:
     except metadata.PackageNotFoundError:
         torch_version = "not installed"
     profile = "ci" if os.environ.get("CI") else "default"
-    return (f"benchkit {__version__}: torch {torch_version} on cpu, "
+    return (f"benchkit {__version__}: torch {torch_version} on {s.device}, "
             f"{s.threads} torch thread(s)/process, seeds {seeds}, epochs {epochs}, "
             f"alpha {s.alpha}, gate {s.gate}, hypothesis profile {profile}, "
             f"reports {s.report_dir}")
@@ -209,8 +223,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list) -> None:
-    """Under xdist a worker runs its items even after collection errors (pytest's own stop
-    lives in the runtest loop xdist replaces): stop it here, so a mistake trains nothing."""
+    """Give arm runs their time limit (--bench-timeout). Under xdist a worker runs its items
+    even after collection errors (pytest's own stop lives in the runtest loop xdist replaces):
+    stop it here, so a mistake trains nothing."""
+    if config.stash[SETTINGS].timeout is not None:
+        limits.limit_runs([item for item in items if item_spec(item) is not None],
+                          config.stash[SETTINGS].timeout)
     if (is_worker(config) and session.testsfailed
             and not config.getoption("continue_on_collection_errors")):
         config.hook.pytest_deselected(items=list(items))
@@ -248,6 +266,16 @@ class BenchWarning(pytest.PytestWarning):
 
 
 # -- the call and its report -----------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    """Every test of a bench module starts from the same process-wide state and leaves it as
+    it found it (benchkit.guards): one run's settings never reach the next."""
+    if item_spec(item) is None:
+        return (yield)
+    with item.config.stash[GUARD].around():
+        return (yield)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     """Reuse a stored run: its result is taken and the test body is not called."""

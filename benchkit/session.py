@@ -63,7 +63,8 @@ class BenchSession:
                 the_run.restore(stored)
                 nodeid = f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]"
                 found.append({**run_payload(nodeid, "passed", None, the_run.payload(),
-                                            self.settings.threads), "spec": spec})
+                                            self.settings.threads, self.settings.device),
+                              "spec": spec})
                 self.filled_from_store[name] = self.filled_from_store.get(name, 0) + 1
         return found
 

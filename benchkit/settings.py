@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from benchkit import device as devices
+
 GATES = ("off", "not-harms", "non-inferior", "helps", "worked")
 
 # Values on pytest's config (controller and workers alike).
@@ -49,6 +51,20 @@ def gate(value: str) -> str:
     if value not in GATES:
         raise ValueError(f"unknown gate {value!r}; valid: {', '.join(GATES)}")
     return value
+
+
+def timeout(value: str) -> float:
+    """Seconds a run may take; 0 for no limit (given as "off" or 0)."""
+    valid = "valid: a number of seconds > 0, or off"
+    if str(value).strip().lower() == "off":
+        return 0.0
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number; {valid}") from None
+    if not 0 <= number < float("inf"):
+        raise ValueError(f"{value!r} out of range; {valid}")
+    return number
 
 
 seeds, epochs, threads = _integer(2), _integer(1), _integer(1)
@@ -89,4 +105,11 @@ class Settings:
         self.threads: int = get("bench_threads", threads, default=1)
         self.alpha: float = get("bench_alpha", alpha, default=0.05)
         self.gate: str = get("bench_gate", gate, default="off")
+        self.timeout: float | None = get("bench_timeout", timeout) or None  # None: no limit
         self.fresh = bool(config.getoption("bench_fresh"))
+        requested = get("bench_device", devices.parse, default="cpu")
+        try:  # the device of this process: an xdist worker gets its own GPU
+            self.device: str = devices.resolve(
+                requested, getattr(config, "workerinput", {}).get("workerid"))
+        except devices.DeviceError as exc:
+            raise pytest.UsageError(f"benchkit: --bench-device {requested}: {exc}") from None

@@ -79,9 +79,9 @@ def unreachable_family(n_seeds: int, family_size: int, alpha: float) -> str | No
     needed = family_seeds_needed(family_size, alpha)
     if n_seeds >= needed:
         return None
-    return (f"{n_seeds} seeds cannot reach p < {alpha} after Holm over {family_size} track(s) "
-            f"(the smallest possible p is {2.0 ** (1 - n_seeds):.4g}); {needed} seeds or more "
-            "can")
+    where = f" after Holm over {family_size} track(s)" if family_size > 1 else ""
+    return (f"only {n_seeds} seeds cannot reach p < {alpha:g}{where} (the smallest possible "
+            f"two-sided sign-flip p is {2.0 ** (1 - n_seeds):.4g}); {needed} seeds or more can")
 
 
 def cfg_id(cfg: dict) -> str:

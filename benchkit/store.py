@@ -118,23 +118,24 @@ class RunStore:
     """Finished runs, one JSON file each under ``directory``, keyed by everything that can
     change them (see the module's docstring)."""
 
-    def __init__(self, directory: Path, rootdir: Path, threads: int):
+    def __init__(self, directory: Path, rootdir: Path, threads: int, device: str = "cpu"):
         self.directory = Path(directory)
         self.rootdir = Path(rootdir)
         self.threads = int(threads)
+        self.device = device  # the resolved --bench-device: its kind and model are keyed
 
     def key(self, *, module_file, protocol: dict, arm: str, track: str, cfg: dict,
             seed: int) -> str:
         """The key of one run of an idea module at (arm, track, cfg, seed)."""
         from benchkit.run import environment
 
-        env = environment(self.threads)
+        env = environment(self.threads, self.device)
         material = {
             "store_version": STORE_VERSION, "arm": arm, "track": track, "protocol": protocol,
             "cfg": cfg, "seed": seed, "code": code_hash(str(module_file), str(self.rootdir)),
             "benchkit": benchkit_source_hash(),
             "env": {k: env.get(k) for k in ("python", "torch", "numpy", "benchkit", "device",
-                                            "threads", "cpu")},
+                                            "accelerator", "threads", "cpu")},
         }
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from benchkit import fairness
 from benchkit import report as rep
-from benchkit.report import direction_of, paired_values
+from benchkit.report import direction_of, paired_values, tested_level
 from benchkit.fmt import mechanism_word, num, pct, rel_pct, signed
 from benchkit.spec import cfg_id
 
@@ -56,7 +56,7 @@ def practical_sentence(report: dict) -> str:
         reasons = "; ".join((report.get("incomplete") or {}).get("reasons", [])) or "runs missing"
         return f"{reasons}: no verdict"
     n = comp["n_pairs"]
-    alpha = comp.get("alpha", 0.05)
+    level = tested_level(comp)
     p_used = comp.get("p_adjusted")
     p_used = comp["p_value"] if p_used is None else p_used
     p_txt = f"p = {p_used:.3g}" + (" (Holm-adjusted)" if (comp.get("family_size") or 1) > 1
@@ -65,9 +65,9 @@ def practical_sentence(report: dict) -> str:
     delta = comp["delta_mean"]
     size = f"{abs(delta):.4g} ({rel_pct(delta, base_mean)} of the baseline)"
     if verdict == "helps":
-        return f"the idea is significantly better by {size}, {p_txt} < {alpha:g}"
+        return f"the idea is significantly better by {size}, {p_txt} < level {num(level)}"
     if verdict == "harms":
-        return f"the idea is significantly worse by {size}, {p_txt} < {alpha:g}"
+        return f"the idea is significantly worse by {size}, {p_txt} < level {num(level)}"
     diffs = comp.get("per_seed_diffs") or []
     if diffs and all(d == 0 for d in diffs):
         mde_txt = (f"the two arms gave identical results on all {_seed_word(n)} (every diff is "
@@ -81,10 +81,12 @@ def practical_sentence(report: dict) -> str:
                    f"{pct(comp.get('mde_rel_pct'))} of the baseline (MDE {num(comp.get('mde'))})")
     if verdict == "non-inferior":
         ni = comp.get("noninferiority") or {}
-        return (f"not significantly better ({p_txt}), but shown to be worse by "
+        return (f"not significantly better at level {num(level)} ({p_txt}), but shown to be "
+                f"worse by "
                 f"less than the margin of {pct(100 * ni.get('margin_rel', 0))} of the "
                 f"baseline; {mde_txt}")
-    return f"not significant ({p_txt}): {mde_txt}"
+    return f"not significant at level {num(level)} ({p_txt}): {mde_txt}"
+
 
 
 def mechanism_sentence(report: dict) -> str:
@@ -198,7 +200,9 @@ def _comparison_lines(report: dict) -> list[str]:
     ci = comp.get("ci95")
     if ci:
         lines.append(f"- 95% CI of the delta: [{signed(ci[0])}, {signed(ci[1])}]")
-    lines.append(f"- p = {comp['p_value']:.4g} (two-sided paired sign-flip permutation test)")
+    lines.append(f"- p = {comp['p_value']:.4g} (two-sided paired sign-flip permutation test; "
+                 "its null: each seed's difference is as likely to have either sign, i.e. the "
+                 f"differences are symmetric about 0), tested at level {num(tested_level(comp))}")
     if (comp.get("family_size") or 1) > 1 and comp.get("p_adjusted") is not None:
         lines.append(f"- p_adjusted = {comp['p_adjusted']:.4g} (Holm over the idea's "
                      f"{comp['family_size']} tracks; the verdict uses this one)")

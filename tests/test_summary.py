@@ -143,7 +143,7 @@ def test_summary_of_an_inconclusive_report_says_what_the_bench_cannot_see():
     comp = r["comparison"]
     assert r["practical_verdict"] == "inconclusive" and r["system_verdict"] == "failed"
     md = summary.render_summary_md(r)
-    assert (f"not significant (p = {comp['p_value']:.3g}): with 8 seeds this bench cannot see "
+    assert (f"not significant at level 0.05 (p = {comp['p_value']:.3g}): with 8 seeds this bench cannot see "
             f"effects smaller than {comp['mde_rel_pct']:.3g}% of the baseline") in md
     assert f"a true effect of {comp['mde_power80']:.4g}" in md
     assert "80% of the time with 8 seeds" in md
