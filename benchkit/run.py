@@ -122,6 +122,7 @@ class Run:
         self._started = time.perf_counter()
         self.store_key: str | None = None
         self.reused_seconds: float | None = None  # set when the result came from the store
+        self.cpu: str | None = None  # the CPU a stored result trained on (None: this one)
 
     @property
     def device(self):
@@ -288,6 +289,7 @@ class Run:
         self.signatures = stored.get("signatures", {})
         self.logs = stored.get("logs", {})
         self.reused_seconds = float(stored.get("seconds") or 0.0)
+        self.cpu = stored.get("cpu")
 
     def payload(self) -> dict:
         """Plain values only: this crosses process boundaries through xdist."""
@@ -299,9 +301,13 @@ class Run:
                         else round(time.perf_counter() - self._started, 6)),
             "reused": self.reused_seconds is not None,
             "signatures": self.signatures, "logs": self.logs,
+            "cpu": self.cpu or _this_cpu(),
         }
 
 
+def _this_cpu() -> str:
+    from benchkit.hardware import cpu
+    return cpu()
 def _copy_to(tensor, device: str):
     """A copy of ``tensor`` on ``device`` (a plain clone on its own device)."""
     return tensor.clone() if str(tensor.device) == device else tensor.to(device, copy=True)

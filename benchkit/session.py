@@ -72,8 +72,8 @@ class BenchSession:
 
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers to exit: meanwhile
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
-        if not self.payloads:
-            return
+        if not self.payloads or isinstance(self.settings.shard, tuple):
+            return  # a shard stores its runs; the final session writes the reports
         from benchkit.aggregate import aggregate_session
 
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
@@ -86,12 +86,22 @@ class BenchSession:
 
     def run_counts(self) -> tuple[int, int]:
         """(trained, reused) arm runs of this session."""
-        results = [p for p in self.payloads.values() if p["kind"] == "run" and "reused" in p]
+        results = [p for p in self.payloads.values()
+                   if p["kind"] == "run" and "reused" in p and p["outcome"] != "skipped"]
         reused = sum(1 for p in results if p["reused"])
         return len(results) - reused, reused
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         tr = terminalreporter
+        if isinstance(self.settings.shard, tuple):
+            from benchkit.shard import label
+            trained, reused = self.run_counts()
+            tr.write_line(f"benchkit: shard {label(self.settings.shard)} trained {trained} "
+                          f"run(s), {reused} reused; no verdict (shard)"
+                          + ("" if self.settings.gate == "off" else
+                             f": --bench-gate {self.settings.gate} applies in the final "
+                             "session"))
+            return
         if not self.payloads:
             counts = self.collection or {}
             if config.getoption("collectonly") and counts.get("arm_runs_selected"):
@@ -113,6 +123,12 @@ class BenchSession:
         trained, reused = self.run_counts()
         tr.write_line(f"benchkit: {trained} run(s) trained, {reused} reused from the run store"
                       + ("" if self.settings.fresh else " (--bench-fresh retrains them)"))
+        if self.settings.shard == "merge":
+            absent = sum(1 for p in self.payloads.values()
+                         if p["kind"] == "run" and p["outcome"] == "skipped")
+            if absent:
+                tr.write_line(f"benchkit: merge: {absent} run(s) not in the store: their "
+                              "reports are incomplete and list them", yellow=True)
         for name, count in sorted(self.filled_from_store.items()):
             tr.write_line(f"benchkit: {name}: {count} run(s) not run in this session taken "
                           "from the store, unchanged since they ran (--bench-fresh takes none)")
