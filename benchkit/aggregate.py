@@ -10,9 +10,13 @@ from benchkit import stats
 from benchkit.fmt import mechanism_word, num
 
 
-def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True):
+def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
+                      errors: list[str] | None = None):
     """Write every report this session's payloads make. Returns (written, gate failures):
-    ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines."""
+    ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines.
+    With ``errors``, a report that cannot be written adds a ``benchkit: ERROR`` line to it and
+    the other reports are still written (a previous report stays as it was: writes are
+    atomic); without it the OSError propagates."""
     by_idea: dict[str, list[dict]] = {}
     for p in payloads:
         by_idea.setdefault(p["spec"]["name"], []).append(p)
@@ -46,10 +50,17 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
             text = rep.dumps(rep.stamp(r))
-            rep.write_atomic(path, text)
-            from benchkit.summary import write_companions  # summary.md (+ plots) beside it
-            write_companions(path, r, plots_current=same_report(previous, text))
-            written.append((path, r))
+            try:
+                rep.write_atomic(path, text)
+                from benchkit.summary import write_companions  # summary.md (+ plots) beside it
+                write_companions(path, r, plots_current=same_report(previous, text))
+            except OSError as exc:
+                if errors is None:
+                    raise
+                errors.append(f"benchkit: ERROR {name} {r['track']}: cannot write "
+                              f"{exc.filename or path}: {exc.strerror or exc}")
+            else:
+                written.append((path, r))
             why = gate_failure(r, settings.gate)
             if why:
                 failures.append(f"benchkit: FAIL {name} {r['track']}: {why}")

@@ -48,9 +48,13 @@ def run(request: pytest.FixtureRequest):
         the_run.store_key = store.key(module_file=request.node.path,
                                       protocol=spec.protocols[track], arm=arm, track=track,
                                       cfg=cfg, seed=seed)
-        stored = None if request.config.stash[SETTINGS].fresh else store.get(the_run.store_key)
+        settings = request.config.stash[SETTINGS]
+        stored = None if settings.fresh else store.get(the_run.store_key)
         if stored is not None:
             request.node.stash[ITEM_STORED] = stored
+        elif settings.shard == "merge":
+            pytest.skip(f"benchkit: not in the run store {store.storage.location}: "
+                        "--bench-shard merge trains nothing (did its shard run and pass?)")
     return the_run
 
 

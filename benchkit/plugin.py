@@ -48,6 +48,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"{', '.join(GATES)} (default off)", opts.gate, metavar="G")
     add("--bench-threads", "bench_threads", "torch threads per process (default 1: fixed so "
         "that results are bit-identical with and without -n)", opts.threads, metavar="N")
+    add("--bench-store", "bench_store", "where finished runs are kept and shared: a directory "
+        "(relative to the rootdir; NFS is fine) or an fsspec URL such as s3://bucket/runs "
+        "(default: pytest's cache)", opts.store, metavar="LOCATION")
+    add("--bench-shard", "bench_shard", "train only shard K of N of every idea's runs into the "
+        "store, no report; 'merge': train nothing, write the reports from the store "
+        "(docs/scale-out.md)", opts.shard, metavar="K/N")
     add("--bench-timeout", "bench_timeout", "stop a run that takes longer than this many "
         "seconds: it fails and its comparison is incomplete (default off; uses pytest-timeout)",
         opts.timeout, metavar="SECONDS")
@@ -77,12 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[GUARD] = Guard()
     # Thread count for torch, set before torch is imported where possible.
     os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
-    cache = getattr(config, "cache", None)
-    store = None
-    if cache is not None:
-        from benchkit.store import RunStore
-        store = RunStore(cache.mkdir("benchkit-runs"), config.rootpath, settings.threads,
-                         device=settings.device)
+    store = _open_store(config, settings)
     config.stash[STORE] = store
     if settings.timeout is not None:
         limits.check_timeout_plugin(config)
@@ -92,6 +93,34 @@ def pytest_configure(config: pytest.Config) -> None:
         from benchkit.session import BenchSession
         config.pluginmanager.register(BenchSession(settings, store, config.rootpath),
                                       "benchkit-session")
+
+
+def _open_store(config: pytest.Config, settings: Settings):
+    """The session's RunStore: at ``--bench-store``, else in pytest's cache (None when the
+    cache plugin is off). A shard needs one: it is where its runs go."""
+    from benchkit.storage import open_storage
+    from benchkit.store import RunStore
+
+    location = settings.store
+    if location is None:
+        cache = getattr(config, "cache", None)
+        location = cache.mkdir("benchkit-runs") if cache is not None else None
+    if location is None:
+        if settings.shard is not None:
+            raise pytest.UsageError("benchkit: --bench-shard needs a run store: give "
+                                    "--bench-store LOCATION (or enable pytest's cache)")
+        return None
+    try:
+        storage = open_storage(location, config.rootpath)
+    except ValueError as exc:
+        raise pytest.UsageError(f"benchkit: --bench-store {exc}") from None
+    directory = getattr(storage, "directory", None)
+    if directory is not None and directory.exists() and not directory.is_dir():
+        raise pytest.UsageError(f"benchkit: --bench-store {location}: {directory} is not a "
+                                "directory; valid: a directory (created if absent) or an "
+                                "fsspec URL")
+    return RunStore(storage, config.rootpath, settings.threads, device=settings.device,
+                    any_cpu=settings.shard == "merge")
 
 
 def _check_report_dir(path: Path) -> None:
@@ -233,6 +262,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             and not config.getoption("continue_on_collection_errors")):
         config.hook.pytest_deselected(items=list(items))
         items[:] = []
+    shard = config.stash[SETTINGS].shard
+    if isinstance(shard, tuple):
+        from benchkit.shard import split
+        items[:], dropped = split(items, shard, item_spec)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -189,6 +189,10 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         report["budgets"] = fairness.budget_section(selected, spec)
         report["log_medians"] = {arm: fairness.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}
+        split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
+                            idea_sel)
+        if split:
+            warnings.append(split)
         for arm, idx in best.items():
             if len(grid) >= 3 and idx in (0, len(grid) - 1):
                 warnings.append(f"the {arm}'s selected config {cfg_id(grid[idx])} is at the "
@@ -290,13 +294,27 @@ def decide(report: dict, p_adjusted: float | None, family_size: int, *,
     return report
 
 
+def split_pairs(seeds: list, base_runs: list[dict], idea_runs: list[dict]) -> str | None:
+    """A warning when the two runs of a seed's pair trained on different CPU types (sharded
+    over unlike machines): kernels differ in their rounding there, so that pair's difference
+    is not the arms' alone."""
+    split = [(s, b.get("cpu"), i.get("cpu")) for s, b, i in zip(seeds, base_runs, idea_runs)
+             if b.get("cpu") and i.get("cpu") and b["cpu"] != i["cpu"]]
+    if not split:
+        return None
+    cpus = sorted({c for _, b, i in split for c in (b, i)})
+    return (f"the paired runs of seed(s) {', '.join(str(s) for s, _, _ in split)} trained on "
+            f"different CPU types ({'; '.join(cpus)}): their differences mix the CPUs' "
+            "rounding; train every shard on one CPU type (docs/scale-out.md)")
+
+
 def _run_row(r: dict) -> dict:
     return {"arm": r["arm"], "seed": r["seed"], "cfg": r["cfg"], "val": r.get("val"),
             "test": r.get("test"), "seconds": r.get("seconds"),
             "diverged": bool(r.get("diverged", False)), "outcome": r["outcome"],
             "reused": bool(r.get("reused", False)), "logs": r.get("logs", {}),
             "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()},
-            "budgets": r.get("budgets", {})}
+            "budgets": r.get("budgets", {}), "cpu": r.get("cpu")}
 
 
 def _arm_order(arms: list[str], arm: str) -> int:

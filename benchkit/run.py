@@ -125,6 +125,7 @@ class Run:
         self._started = time.perf_counter()
         self.store_key: str | None = None
         self.reused_seconds: float | None = None  # set when the result came from the store
+        self.cpu: str | None = None  # the CPU a stored result trained on (None: this one)
 
     @property
     def frontier(self):
@@ -322,6 +323,7 @@ class Run:
         self.logs = stored.get("logs", {})
         self.budgets = stored.get("budgets", {})
         self.reused_seconds = float(stored.get("seconds") or 0.0)
+        self.cpu = stored.get("cpu")
 
     def payload(self) -> dict:
         """Plain values only: this crosses process boundaries through xdist."""
@@ -333,9 +335,13 @@ class Run:
                         else round(time.perf_counter() - self._started, 6)),
             "reused": self.reused_seconds is not None,
             "signatures": self.signatures, "logs": self.logs, "budgets": self.budgets,
+            "cpu": self.cpu or _this_cpu(),
         }
 
 
+def _this_cpu() -> str:
+    from benchkit.hardware import cpu
+    return cpu()
 def _copy_to(tensor, device: str):
     """A copy of ``tensor`` on ``device`` (a plain clone on its own device)."""
     return tensor.clone() if str(tensor.device) == device else tensor.to(device, copy=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+import re
 from dataclasses import dataclass, field
 
 ARMS = ("baseline", "idea")
@@ -21,6 +22,18 @@ CONTROL = "control:"  # a control arm's label: "control:<name>"
 
 class SpecError(ValueError):
     """A mistake in an idea module's declaration."""
+
+
+FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+def check_folder_name(value, what: str) -> None:
+    """An idea's or a track's name names a folder under the report directory: a short name of
+    safe characters, so that it can never point outside it or break a terminal or a file
+    system."""
+    if not isinstance(value, str) or not FOLDER_NAME.fullmatch(value):
+        raise SpecError(f"{what}={value!r:.120} cannot name a report folder; valid: 1 to 100 "
+                        "letters, digits, '_', '-' or '.', starting with a letter or digit")
 
 
 @dataclass(frozen=True)
@@ -152,9 +165,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     kw = mark.kwargs
     default_name = module.rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_")
     name = kw.get("name", default_name)
-    if not isinstance(name, str) or not name or any(c in name for c in "/\\ ") or name in (".", ".."):
-        raise SpecError(f"{where}: name={name!r} must be a non-empty string without '/', '\\' "
-                        "or spaces (it names the report folder)")
+    check_folder_name(name, f"{where}: name")
     track_arg = kw.get("track")
     if track_arg is None:
         raise SpecError(f"{where}: no track given; known tracks: {', '.join(registry.names())}")
@@ -165,6 +176,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     if len(set(track_names)) != len(track_names):
         raise SpecError(f"{where}: track={track_arg!r} names a track twice")
     for t in track_names:
+        check_folder_name(t, f"{where}: track")
         if t not in registry.names():
             raise SpecError(f"{where}: unknown track {t!r}; known tracks: "
                             f"{', '.join(registry.names())}")
