@@ -41,6 +41,7 @@ def run(request: pytest.FixtureRequest):
     spec = item_spec(request.node)
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
                   epochs=spec.epochs[track], device=request.config.stash[SETTINGS].device)
+    the_run.frontier_axis = next(iter(spec.frontier)) if spec.frontier else None
     request.node.stash[ITEM_RUN] = the_run
     store = request.config.stash[STORE]
     if store is not None:

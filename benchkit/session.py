@@ -13,6 +13,7 @@ from benchkit.settings import Settings
 from benchkit.spec import cfg_id, run_id
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
+NOT_WRITTEN = "benchkit report not written"
 
 
 class BenchSession:
@@ -25,6 +26,7 @@ class BenchSession:
         self.payloads: dict[str, dict] = {}    # nodeid -> latest payload
         self.written: list = []                # (path, report) of every report written
         self.failures: list[str] = []          # "benchkit: FAIL ..." lines of the gate
+        self.write_errors: list[str] = []      # "benchkit: ERROR ..." lines: reports not written
         self.collection: dict | None = None    # from local collection or a worker's output
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
 
@@ -78,8 +80,8 @@ class BenchSession:
         payloads = list(self.payloads.values())
         self.written, self.failures = aggregate_session(
             payloads + self.stored_payloads(payloads), self.settings,
-            complete_session=not interrupted)
-        if self.failures and session.exitstatus == pytest.ExitCode.OK:
+            complete_session=not interrupted, errors=self.write_errors)
+        if (self.failures or self.write_errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def run_counts(self) -> tuple[int, int]:
@@ -113,7 +115,7 @@ class BenchSession:
         from benchkit.table import render_summary
 
         tr.section("benchkit")
-        if not self.written:
+        if not self.written and not self.write_errors:
             tr.write_line("benchkit: no arm ran in this session (all deselected?); "
                           "no report written")
         for line in render_summary(self.written, config.rootpath):
@@ -130,8 +132,13 @@ class BenchSession:
         for name, count in sorted(self.filled_from_store.items()):
             tr.write_line(f"benchkit: {name}: {count} run(s) not run in this session taken "
                           "from the store, unchanged since they ran (--bench-fresh takes none)")
-        for line in self.failures:
+        for line in self.write_errors + self.failures:
             tr.write_line(line, red=True, bold=True)
+        if self.write_errors:  # "12 passed, 1 benchkit report not written"
+            tr.stats.setdefault(NOT_WRITTEN, []).extend(
+                pytest.TestReport(nodeid="benchkit report", location=("benchkit", None, "report"),
+                                  keywords={}, outcome="failed", longrepr=line, when="call")
+                for line in self.write_errors)
         if self.failures:  # pytest's final line counts it: "12 passed, 1 benchkit gate failed"
             tr.stats.setdefault(GATE_FAILED, []).extend(
                 pytest.TestReport(nodeid="benchkit gate", location=("benchkit", None, "gate"),

@@ -201,7 +201,7 @@ class RunStore:
         for track in spec["tracks"]:
             for cfg in spec["grids"][track]:
                 for seed in spec["seeds"]:
-                    for arm in ARMS:
+                    for arm in spec.get("arms", ARMS):
                         if (arm, track, cfg_id(cfg), seed) in present:
                             continue
                         stored = self.get(self.key(
