@@ -41,15 +41,20 @@ def run(request: pytest.FixtureRequest):
     spec = item_spec(request.node)
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
                   epochs=spec.epochs[track], device=request.config.stash[SETTINGS].device)
+    the_run.frontier_axis = next(iter(spec.frontier)) if spec.frontier else None
     request.node.stash[ITEM_RUN] = the_run
     store = request.config.stash[STORE]
     if store is not None:
         the_run.store_key = store.key(module_file=request.node.path,
                                       protocol=spec.protocols[track], arm=arm, track=track,
                                       cfg=cfg, seed=seed)
-        stored = None if request.config.stash[SETTINGS].fresh else store.get(the_run.store_key)
+        settings = request.config.stash[SETTINGS]
+        stored = None if settings.fresh else store.get(the_run.store_key)
         if stored is not None:
             request.node.stash[ITEM_STORED] = stored
+        elif settings.shard == "merge":
+            pytest.skip(f"benchkit: not in the run store {store.storage.describe()}: "
+                        "--bench-shard merge trains nothing (did its shard run and pass?)")
     return the_run
 
 

@@ -20,7 +20,7 @@ GATES = ("off", "not-harms", "non-inferior", "helps", "worked")
 SETTINGS = pytest.StashKey["Settings"]()
 SPECS = pytest.StashKey[dict]()       # module nodeid -> IdeaSpec | SpecError | None
 NAMES = pytest.StashKey[dict]()       # idea name -> the module nodeid that declared it
-STORE = pytest.StashKey[object]()     # the session's RunStore, or None without pytest's cache
+STORE = pytest.StashKey[object]()     # the session's RunStore, or None without one
 
 
 def _integer(minimum: int):
@@ -70,6 +70,17 @@ def timeout(value: str) -> float:
 seeds, epochs, threads = _integer(2), _integer(1), _integer(1)
 
 
+def shard(value: str):
+    from benchkit.shard import parse
+    return parse(value)
+
+
+def store(value: str) -> str:
+    if not str(value).strip():
+        raise ValueError("empty location; valid: a directory or an fsspec URL (s3://bucket/runs)")
+    return str(value).strip()
+
+
 def cli_type(check):
     """``check`` as an argparse ``type=``: a wrong value is a usage error naming the flag."""
     def convert(value: str):
@@ -107,6 +118,11 @@ class Settings:
         self.gate: str = get("bench_gate", gate, default="off")
         self.timeout: float | None = get("bench_timeout", timeout) or None  # None: no limit
         self.fresh = bool(config.getoption("bench_fresh"))
+        self.store: str | None = get("bench_store", store)   # None: pytest's cache
+        self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.shard)
+        if self.fresh and self.shard == "merge":
+            raise pytest.UsageError("benchkit: --bench-fresh retrains every run and "
+                                    "--bench-shard merge trains none: give one of them")
         requested = get("bench_device", devices.parse, default="cpu")
         try:  # the device of this process: an xdist worker gets its own GPU
             self.device: str = devices.resolve(
