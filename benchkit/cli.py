@@ -22,7 +22,8 @@ REPORT_NAME = "bench_report.json"
 # read reports do not load numpy and the statistics
 SUPPORTED_VERSIONS = (1,)
 # compare: a verdict lower in this order is worse; an incomplete report is the worst of all
-VERDICT_RANK = {"helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "incomplete": -1}
+VERDICT_RANK = {"helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "unmatched": -1,
+                "incomplete": -1}
 _COMPARISON_KEYS = ("delta_mean", "p_value", "mde", "idea_wins", "n_pairs")
 
 

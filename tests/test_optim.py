@@ -29,21 +29,13 @@ def _train(make_opt, weight_decay: float, steps: int = 25) -> list[torch.Tensor]
 
 
 @pytest.mark.parametrize("weight_decay", [0.0, 0.01])
-def test_fused_adam_gives_the_bits_of_torch_optim_adam_fused(weight_decay):
-    ours = _train(lambda p, wd: OPTIMIZERS["adam"](p, 3e-3, weight_decay=wd), weight_decay)
-    theirs = _train(lambda p, wd: torch.optim.Adam(p, lr=3e-3, fused=True, weight_decay=wd),
-                    weight_decay)
+@pytest.mark.parametrize("name, cls", [("adam", torch.optim.Adam), ("adamw", torch.optim.AdamW)])
+def test_fused_adam_gives_the_bits_of_torch_optim_fused(name, cls, weight_decay):
+    ours = _train(lambda p, wd: OPTIMIZERS[name](p, 3e-3, weight_decay=wd), weight_decay)
+    theirs = _train(lambda p, wd: cls(p, lr=3e-3, fused=True, weight_decay=wd), weight_decay)
     assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
-    plain = _train(lambda p, wd: torch.optim.Adam(p, lr=3e-3, weight_decay=wd), weight_decay)
+    plain = _train(lambda p, wd: cls(p, lr=3e-3, weight_decay=wd), weight_decay)
     assert all(torch.allclose(a, b, rtol=1e-5, atol=1e-6) for a, b in zip(ours, plain))
-
-
-@pytest.mark.parametrize("weight_decay", [0.0, 0.01])
-def test_fused_adamw_gives_the_bits_of_torch_optim_adamw_fused(weight_decay):
-    ours = _train(lambda p, wd: OPTIMIZERS["adamw"](p, 3e-3, weight_decay=wd), weight_decay)
-    theirs = _train(lambda p, wd: torch.optim.AdamW(p, lr=3e-3, fused=True, weight_decay=wd),
-                    weight_decay)
-    assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
 
 
 def test_a_schedule_gets_torch_optims_adam_with_the_same_bits():
