@@ -102,6 +102,13 @@ def _open_store(config: pytest.Config, settings: Settings):
     from benchkit.store import RunStore
 
     location = settings.store
+    args = list(config.invocation_params.args)
+    for flag, value in zip(args, args[1:]):
+        if flag == "--bench-store" and os.path.exists(value):
+            raise pytest.UsageError(
+                f"benchkit: write --bench-store={value} (with '='): pytest takes a separate "
+                "existing path for a test path when it chooses the rootdir, and keys and "
+                "reports are relative to the rootdir")
     if location is None:
         cache = getattr(config, "cache", None)
         location = cache.mkdir("benchkit-runs") if cache is not None else None

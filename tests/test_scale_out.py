@@ -54,13 +54,14 @@ def storages(tmp_path):
 
 def test_read_write_names_on_every_backend(tmp_path):
     for storage in storages(tmp_path):
-        assert storage.read("ab/k/x.json") is None
-        assert storage.names("ab/k") == []
-        storage.write("ab/k/x.json", b"one")
-        storage.write("ab/k/x.json", b"two")       # replaced, not appended
-        storage.write("ab/k/y.json", b"three")
-        assert storage.read("ab/k/x.json") == b"two", storage.location
-        assert storage.names("ab/k") == ["ab/k/x.json", "ab/k/y.json"], storage.location
+        assert storage.get_bytes("ab/k/x.json") is None
+        assert storage.list("ab/k/") == []
+        storage.put_bytes("ab/k/x.json", b"one")
+        storage.put_bytes("ab/k/x.json", b"two")       # replaced, not appended
+        storage.put_bytes("ab/k/y.json", b"three")
+        storage.put_bytes("ab/k/sub/z.json", b"four")  # not directly in ab/k/
+        assert storage.get_bytes("ab/k/x.json") == b"two", storage.describe()
+        assert storage.list("ab/k/") == ["ab/k/x.json", "ab/k/y.json"], storage.describe()
 
 
 def test_concurrent_writers_never_tear_a_record(tmp_path):
@@ -71,11 +72,11 @@ def test_concurrent_writers_never_tear_a_record(tmp_path):
 
         def write(record):
             for _ in range(15):
-                storage.write("cd/k/r.json", record)
+                storage.put_bytes("cd/k/r.json", record)
 
         def read():
             while not stop.is_set():
-                data = storage.read("cd/k/r.json")
+                data = storage.get_bytes("cd/k/r.json")
                 if data is not None:
                     seen.append(data)
         reader = threading.Thread(target=read)
@@ -87,9 +88,9 @@ def test_concurrent_writers_never_tear_a_record(tmp_path):
             t.join()
         stop.set()
         reader.join()
-        assert all(data in records for data in seen), storage.location
-        assert storage.read("cd/k/r.json") in records
-        assert storage.names("cd/k") == ["cd/k/r.json"], "a temporary file was left behind"
+        assert all(data in records for data in seen), storage.describe()
+        assert storage.get_bytes("cd/k/r.json") in records
+        assert storage.list("cd/k/") == ["cd/k/r.json"], "a temporary file was left behind"
 
 
 def test_locations(tmp_path):
@@ -252,6 +253,7 @@ def test_a_missing_shard_is_incomplete_and_named_then_complete_once_it_ran(tmp_p
     (["--bench-shard", "merge", "--bench-fresh"], "give one of them"),
     (["--bench-shard", "1/2", "-p", "no:cacheprovider"], "--bench-shard needs a run store"),
     (["--bench-store=nosuchprotocol://b/runs"], "valid: a directory, or a URL"),
+    (["--bench-store", "."], "write --bench-store=. (with '=')"),
 ])
 def test_usage_errors(pytester, args, message):
     pytester.makeini("[pytest]\n")
