@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from benchkit import fairness
 from benchkit import report as rep
 from benchkit import stats
 from benchkit.fmt import mechanism_word, num
@@ -27,17 +28,23 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             continue  # only claims ran (-m mechanism): nothing to compare, no report
         spec = runs[0]["spec"]
         mechanisms = [p for p in group if p["kind"] == "mechanism"]
-        reports = [rep.build_report(spec, track, runs, mechanisms, alpha=settings.alpha)
+        from benchkit.frontier import build_frontier_report
+
+        build = build_frontier_report if spec.get("frontier") else rep.build_report
+        reports = [build(spec, track, runs, mechanisms, alpha=settings.alpha)
                    for track in spec["tracks"]]
-        # the family is every declared track: an incomplete one enters Holm with p = 1, so a
-        # crashed track can never make the others' verdicts easier to reach
-        ps = [r["comparison"]["p_value"] if r["comparison"] is not None else 1.0
-              for r in reports]
-        adjusted = stats.holm(ps)
-        for r, p_adj in zip(reports, adjusted):
+        # the family: every comparison of the idea (baseline, each control) on every declared
+        # track; an incomplete track enters Holm with p = 1, so a crashed track can never make
+        # the others' verdicts easier to reach
+        family = [c for r in reports for c in fairness.comparisons(r)]
+        ps = [c["p_value"] for c in family] + [1.0 for r in reports if r["comparison"] is None]
+        for comp, p in zip(family, stats.holm(ps)):
+            comp["p_adjusted"], comp["family_size"] = p, len(ps)
+        for r in reports:
             path = rep.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
-            rep.decide(r, p_adj if r["comparison"] is not None else None,
+            comp = r["comparison"]
+            rep.decide(r, comp["p_adjusted"] if comp is not None else None,
                        family_size=len(ps), max_seeds=spec.get("max_seeds"),
                        previous=previous)
             if not complete_session and not r["complete"]:
@@ -85,6 +92,8 @@ def gate_failure(report: dict, gate: str) -> str | None:
     practical, system = report["practical_verdict"], report["system_verdict"]
     if not report["complete"]:
         return "incomplete (" + "; ".join(report["incomplete"]["reasons"]) + "): no verdict"
+    if practical == "unmatched":
+        return fairness.unmatched_reason(report) + ": no verdict"
     comp = report["comparison"]
     facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
              f"p {comp['p_adjusted']:.4g} at level {num(rep.tested_level(comp))}, "

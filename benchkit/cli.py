@@ -19,7 +19,8 @@ from benchkit.reading import (REPORT_NAME, SUPPORTED_VERSIONS, ReportError,  # n
 from benchkit.spec import cfg_id
 
 # compare: a verdict lower in this order is worse; an incomplete report is the worst of all
-VERDICT_RANK = {"helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "incomplete": -1}
+VERDICT_RANK = {"helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "unmatched": -1,
+                "incomplete": -1}
 # the figures compare reads: a non-finite one (NaN written by hand) is a regression
 _FIGURES = (("baseline mean", ("baseline", "full", "mean")), ("idea mean", ("idea", "mean")),
             ("delta_mean", ("comparison", "delta_mean")), ("p_value", ("comparison", "p_value")),

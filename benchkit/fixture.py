@@ -41,6 +41,7 @@ def run(request: pytest.FixtureRequest):
     spec = item_spec(request.node)
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
                   epochs=spec.epochs[track], device=request.config.stash[SETTINGS].device)
+    the_run.frontier_axis = next(iter(spec.frontier)) if spec.frontier else None
     request.node.stash[ITEM_RUN] = the_run
     store = request.config.stash[STORE]
     if store is not None:
@@ -52,7 +53,7 @@ def run(request: pytest.FixtureRequest):
         if stored is not None:
             request.node.stash[ITEM_STORED] = stored
         elif settings.shard == "merge":
-            pytest.skip(f"benchkit: not in the run store {store.storage.location}: "
+            pytest.skip(f"benchkit: not in the run store {store.storage.describe()}: "
                         "--bench-shard merge trains nothing (did its shard run and pass?)")
     return the_run
 
@@ -132,7 +133,7 @@ def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | N
     (``Run.payload``) with the environment when there is one."""
     payload = {"kind": "run", "outcome": outcome, "message": message, "nodeid": nodeid}
     if result is not None:
-        from benchkit.run import environment
+        from benchkit.environment import environment
         payload.update(result)
         payload["env"] = environment(threads, device)
     return payload

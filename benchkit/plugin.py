@@ -22,7 +22,8 @@ from benchkit.fixture import (ITEM_RUN, after_call, attach_payload, before_call,
                               run)  # noqa: F401  (run: the fixture this plugin provides)
 from benchkit.guards import GUARD, Guard
 from benchkit.settings import GATES, NAMES, SETTINGS, SPECS, STORE, Settings
-from benchkit.spec import ARMS, IdeaSpec, SpecError, parse_bench_marker, run_id, unreachable_family
+from benchkit.spec import (ARMS, IdeaSpec, SpecError, arm_label, parse_bench_marker, run_id,
+                           unreachable_family)
 
 
 # -- options ------------------------------------------------------------------------------
@@ -69,9 +70,11 @@ def is_worker(config: pytest.Config) -> bool:
 
 # -- configure -----------------------------------------------------------------------------
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, max_seeds): "
+    config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, max_seeds, "
+                            "claim_type, budget_tolerance, budget_waiver, frontier): "
                             "declares an idea module benchkit benches")
-    config.addinivalue_line("markers", "arm(name): marks the 'baseline' or the 'idea' arm test")
+    config.addinivalue_line("markers", "arm(kind, name=None): marks the 'baseline', the 'idea' "
+                            "or a 'control' arm test (a control needs name=)")
     config.addinivalue_line("markers", "mechanism: a test of the idea's mechanism claim")
     settings = Settings(config)
     config.stash[SETTINGS] = settings
@@ -99,6 +102,13 @@ def _open_store(config: pytest.Config, settings: Settings):
     from benchkit.store import RunStore
 
     location = settings.store
+    args = list(config.invocation_params.args)
+    for flag, value in zip(args, args[1:]):
+        if flag == "--bench-store" and os.path.exists(value):
+            raise pytest.UsageError(
+                f"benchkit: write --bench-store={value} (with '='): pytest takes a separate "
+                "existing path for a test path when it chooses the rootdir, and keys and "
+                "reports are relative to the rootdir")
     if location is None:
         cache = getattr(config, "cache", None)
         location = cache.mkdir("benchkit-runs") if cache is not None else None
@@ -178,10 +188,10 @@ def _build_spec(config, module_item):
         spec = parse_bench_marker(marks[0], module_item.nodeid,
                                   seeds_override=settings.seeds,
                                   epochs_override=settings.epochs)
-        _check_arms(module_item.nodeid, arms)
+        arm_names = _check_arms(module_item.nodeid, module_item.obj)
     except SpecError as exc:
         return exc
-    spec = dataclasses.replace(spec, mechanism_tests=tuple(
+    spec = dataclasses.replace(spec, arms=arm_names, mechanism_tests=tuple(
         _marked_functions(module_item.obj, "mechanism")))
     why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha)
     if why:  # once per module, at collection
@@ -206,21 +216,28 @@ def _marked_functions(module_obj, mark: str) -> dict[str, list]:
     return found
 
 
-def _check_arms(where: str, arms: dict[str, list]) -> None:
+def _check_arms(where: str, module_obj) -> tuple[str, ...]:
+    """The module's arms (baseline, idea, then its controls in module order), checked."""
     valid = ("valid: exactly one test marked pytest.mark.arm('baseline') and one marked "
-             "pytest.mark.arm('idea'), each taking the run fixture")
-    by_arm = {a: [] for a in ARMS}
-    for func, marks in arms.items():
-        if len(marks) != 1 or len(marks[0]) != 1:
-            raise SpecError(f"{where}: {func} has arm marks {marks}; {valid}")
-        arm = marks[0][0]
-        if arm not in ARMS:
-            raise SpecError(f"{where}: {func} is marked arm({arm!r}): unknown arm; {valid}")
-        by_arm[arm].append(func)
+             "pytest.mark.arm('idea'), each taking the run fixture, plus any number marked "
+             "pytest.mark.arm('control', name='<name>')")
+    by_arm: dict[str, list[str]] = {a: [] for a in ARMS}
+    for func, marks in _arm_marks(module_obj).items():
+        if len(marks) != 1:
+            raise SpecError(f"{where}: {func} has {len(marks)} arm marks; {valid}")
+        by_arm.setdefault(arm_label(marks[0], f"{where}: {func}"), []).append(func)
     for arm, funcs in by_arm.items():
         if len(funcs) != 1:
             what = "no" if not funcs else f"{len(funcs)} ({', '.join(funcs)})"
             raise SpecError(f"{where}: {what} {arm!r} arm test; {valid}")
+    return tuple(by_arm)
+
+
+def _arm_marks(module_obj) -> dict[str, list]:
+    return {attr: [m for m in getattr(obj, "pytestmark", []) if getattr(m, "name", None) == "arm"]
+            for attr, obj in vars(module_obj).items()
+            if callable(obj) and any(getattr(m, "name", None) == "arm"
+                                     for m in getattr(obj, "pytestmark", []))}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -233,7 +250,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.Collector.CollectError(
             f"benchkit: {module_item.nodeid}: arm test {metafunc.function.__name__} does not "
             "take the run fixture; write it as def test_x(run): ...")
-    points = [(arm_mark.args[0], track, cfg, seed) for track, cfg, seed in spec.points()]
+    arm = arm_label(arm_mark, f"{module_item.nodeid}: {metafunc.function.__name__}")
+    points = [(arm, track, cfg, seed) for track, cfg, seed in spec.points()]
     metafunc.parametrize("run", points, indirect=True,
                          ids=[run_id(t, c, s) for _, t, c, s in points])
 

@@ -20,7 +20,6 @@ SCHEMA_PATH = Path(__file__).with_name("bench_report.schema.json")
 # = benchkit.report.BENCH_VERSION (a test checks): not imported, so that the commands that only
 # read reports do not load numpy and the statistics
 SUPPORTED_VERSIONS = (1,)
-VERDICTS = ("helps", "non-inferior", "inconclusive", "harms", "incomplete")
 _COMPARISON_KEYS = ("delta_mean", "p_value", "mde", "idea_wins", "n_pairs")
 
 

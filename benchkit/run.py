@@ -9,7 +9,6 @@ where every run is restored) never imports it.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import numbers
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from benchkit.environment import environment  # noqa: F401  (its old home)
 from benchkit.tracks.base import Data, Split, Track
 
 if TYPE_CHECKING:
@@ -119,10 +119,18 @@ class Run:
         self.fits = 0
         self.signatures: dict[str, dict] = {}
         self.logs: dict[str, float] = {}
+        self.budgets: dict[str, float] = {}  # what the arm spent and kept (see run.budget)
+        self._steps = 0
+        self.frontier_axis: str | None = None  # set by the fixture from the bench's frontier=
         self._started = time.perf_counter()
         self.store_key: str | None = None
         self.reused_seconds: float | None = None  # set when the result came from the store
         self.cpu: str | None = None  # the CPU a stored result trained on (None: this one)
+
+    @property
+    def frontier(self):
+        """This run's value on the bench's frontier axis (``run.cfg[axis]``), None without one."""
+        return self.cfg.get(self.frontier_axis) if self.frontier_axis else None
 
     @property
     def device(self):
@@ -176,6 +184,10 @@ class Run:
                             loss=loss, schedule=schedule, momentum=momentum,
                             **{"lr": None, **settings})
         self.fits += 1
+        self._steps += result.steps
+        self.budgets["params"] = float(sum(p.numel() for p in model.parameters()
+                                           if p.requires_grad))
+        self.budgets["steps"] = float(self._steps)
         self._set_result(result.val, result.test)
         return model
 
@@ -247,11 +259,14 @@ class Run:
 
     # -- evidence -------------------------------------------------------------------------
     def signature(self, name: str, observed: Any, predicted: Any, tol: Any,
-                  prediction: str | None = None) -> None:
+                  prediction: str | None = None, null: Any = None) -> None:
         """Record mechanism evidence measured on the trained model.
 
         Confirmed when ``|observed - predicted| <= tol``. A non-finite observation is recorded
         as unconfirmed (never silently confirmed); a negative or non-finite tolerance is an error.
+        ``null`` is the same statistic measured where the mechanism is absent (the baseline's
+        model, a randomised transform): a check whose null is also within ``tol`` cannot tell
+        the mechanism from its absence, so it is reported as non-discriminating.
         """
         check_label(name, "run.signature")
         if prediction is not None and not isinstance(prediction, str):
@@ -267,13 +282,31 @@ class Run:
             raise ValueError(f"run.signature({name!r}): tol must be a finite number >= 0, "
                              f"got {tol}")
         finite = math.isfinite(observed)
+        has_null = null is not None
+        if has_null:
+            null = to_float(null, f"run.signature({name!r}, null=...)")
+            null = null if math.isfinite(null) else None  # never within tol: discriminates
         self.signatures[name] = {
+            "has_null": has_null, "null": null,
             "observed": observed if finite else None,
             "predicted": predicted,
             "tol": tol,
             "prediction": prediction,
             "confirmed": bool(finite and abs(observed - predicted) <= tol),
         }
+
+    def budget(self, name: str, value: Any) -> None:
+        """Record what the run spent or kept (stored numbers per state, FLOPs, seconds): the
+        report compares every budget between the arms. ``run.fit`` records ``params``
+        (trainable parameters of the last model fitted) and ``steps`` (optimizer steps of all
+        fits); an arm with its own loop records them here, and a later call replaces a value."""
+        if not isinstance(name, str) or not name:
+            raise TypeError("run.budget: name must be a non-empty string")
+        value = to_float(value, f"run.budget({name!r}, ...)")
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"run.budget({name!r}, ...): a budget must be a finite number "
+                             f">= 0, got {value}")
+        self.budgets[name] = value
 
     def log(self, name: str, value: Any) -> None:
         """Record any extra per-run figure (parameters, FLOPs, seconds)."""
@@ -288,6 +321,7 @@ class Run:
         self.diverged = bool(stored["diverged"])
         self.signatures = stored.get("signatures", {})
         self.logs = stored.get("logs", {})
+        self.budgets = stored.get("budgets", {})
         self.reused_seconds = float(stored.get("seconds") or 0.0)
         self.cpu = stored.get("cpu")
 
@@ -300,7 +334,7 @@ class Run:
             "seconds": (self.reused_seconds if self.reused_seconds is not None
                         else round(time.perf_counter() - self._started, 6)),
             "reused": self.reused_seconds is not None,
-            "signatures": self.signatures, "logs": self.logs,
+            "signatures": self.signatures, "logs": self.logs, "budgets": self.budgets,
             "cpu": self.cpu or _this_cpu(),
         }
 
@@ -324,38 +358,3 @@ def set_threads(threads: int) -> None:
 
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
-
-
-def environment(threads: int | None = None, device: str = "cpu") -> dict:
-    """The software and hardware a run ran on (part of its store key and of the report).
-    ``threads`` is the torch thread count the run trains with (see :func:`set_threads`);
-    without it torch is asked. ``device`` is the resolved ``--bench-device``
-    (:mod:`benchkit.device`), described by its kind and, on an accelerator, its model. Versions are read from the installed metadata, so that keying a
-    run does not import torch."""
-    if threads is None:
-        import torch
-        threads = torch.get_num_threads()
-    return dict(_environment(int(threads), device))
-
-
-def _version(package: str) -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:  # a source checkout on sys.path: ask the module
-        return str(__import__(package).__version__)
-
-
-@functools.lru_cache(maxsize=4)
-def _environment(threads: int, device: str) -> dict:
-    import platform  # platform.platform() reads the interpreter binary: once per process
-
-    import benchkit
-    from benchkit import device as device_, hardware
-    return {
-        "python": platform.python_version(), "torch": _version("torch"),
-        "numpy": _version("numpy"), "benchkit": benchkit.__version__,
-        **device_.describe(device), "threads": threads,
-        "platform": platform.platform(), "machine": platform.machine(), "cpu": hardware.cpu(),
-    }

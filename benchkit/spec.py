@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 ARMS = ("baseline", "idea")
 DEFAULT_SEEDS = 8
 MIN_SEEDS = 2
-BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "max_seeds")
+BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "max_seeds", "claim_type",
+                "budget_tolerance", "budget_waiver", "frontier")
+CLAIM_TYPES = ("superiority", "non-inferiority")
+CONTROL = "control:"  # a control arm's label: "control:<name>"
 
 
 class SpecError(ValueError):
@@ -46,6 +49,11 @@ class IdeaSpec:
     max_seeds: int | None = None  # the pre-specified largest seed count (sequential looks)
     protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
     mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
+    arms: tuple[str, ...] = ARMS  # baseline, idea, then each "control:<name>" in module order
+    claim_type: str = "superiority"
+    budget_tolerance: dict = field(default_factory=dict)  # budget -> relative tolerance
+    budget_waiver: dict = field(default_factory=dict)     # budget -> the stated reason
+    frontier: dict | None = None  # {axis: [values]}: every arm is benched at each value
 
     def points(self):
         """(track, cfg, seed) of every run an arm makes, in a stable order."""
@@ -61,6 +69,11 @@ class IdeaSpec:
             "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
             "margin": self.margin, "max_seeds": self.max_seeds,
             "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),
+            "arms": list(self.arms), "claim_type": self.claim_type,
+            "budget_tolerance": dict(self.budget_tolerance),
+            "budget_waiver": dict(self.budget_waiver),
+            "frontier": ({k: list(v) for k, v in self.frontier.items()}
+                         if self.frontier else None),
         }
 
 
@@ -195,9 +208,42 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
                         "the most seeds you plan to bench over all sessions (alpha is spent "
                         "across the looks up to it)")
     epochs = {t: int(epochs_override or registry.get(t).epochs) for t in track_names}
+    from benchkit.fairness import parse_fairness  # claim type, budgets, frontier
+
+    fair = parse_fairness(kw, where, margin)
+    if fair["frontier"]:
+        (axis, values), = fair["frontier"].items()
+        for t, grid in grids.items():
+            if any(axis in cfg for cfg in grid):
+                raise SpecError(f"{where}: frontier axis {axis!r} is also a grid key; name "
+                                "the axis apart from the grid (it reaches the arm as run.cfg["
+                                f"{axis!r}] and run.frontier)")
+            grids[t] = tuple({**cfg, axis: v} for v in values for cfg in grid)
     return IdeaSpec(
         name=name, module=module, tracks=track_names, grids=grids,
         seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,
         max_seeds=max_seeds,
-        protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names},
+        protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names}, **fair,
     )
+
+
+def arm_label(mark, where: str) -> str:
+    """The arm an ``arm`` mark declares: ``baseline``, ``idea`` or ``control:<name>``."""
+    valid = ("valid: pytest.mark.arm('baseline'), pytest.mark.arm('idea') (one each) and any "
+             "number of pytest.mark.arm('control', name='<name>'), each on a test taking the "
+             "run fixture")
+    if len(mark.args) != 1 or mark.args[0] not in ARMS + ("control",):
+        raise SpecError(f"{where} is marked arm({', '.join(map(repr, mark.args))}): unknown "
+                        f"arm; {valid}")
+    arm, kwargs = mark.args[0], dict(mark.kwargs)
+    if arm != "control":
+        if kwargs:
+            raise SpecError(f"{where}: arm({arm!r}) takes no keyword arguments, got "
+                            f"{sorted(kwargs)}; {valid}")
+        return arm
+    name = kwargs.pop("name", None)
+    if kwargs or not isinstance(name, str) or not name or any(c in name for c in "[]:/ "):
+        raise SpecError(f"{where}: a control arm needs name='<name>' (a non-empty string "
+                        f"without spaces, ':', '/' or brackets) and nothing else, got "
+                        f"{mark.kwargs!r}; {valid}")
+    return CONTROL + name

@@ -137,7 +137,7 @@ class RunStore:
     def key(self, *, module_file, protocol: dict, arm: str, track: str, cfg: dict,
             seed: int) -> str:
         """The key of one run of an idea module at (arm, track, cfg, seed)."""
-        from benchkit.run import environment
+        from benchkit.environment import environment
 
         env = environment(self.threads, self.device)
         material = {
@@ -150,12 +150,15 @@ class RunStore:
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
     @staticmethod
-    def _name(key: str, cpu: str) -> str:
-        return f"{key[:2]}/{key}/{hashlib.sha256(cpu.encode()).hexdigest()[:16]}.json"
+    def _folder(key: str) -> str:
+        return f"{key[:2]}/{key}/"
+
+    def _name(self, key: str, cpu: str) -> str:
+        return f"{self._folder(key)}{hashlib.sha256(cpu.encode()).hexdigest()[:16]}.json"
 
     def _read(self, name: str, key: str) -> dict | None:
         try:
-            data = self.storage.read(name)
+            data = self.storage.get_bytes(name)
             payload = json.loads(data) if data is not None else None
         except (OSError, ValueError):
             return None
@@ -169,7 +172,7 @@ class RunStore:
         found = self._read(self._name(key, cpu()), key)
         if found is None and self.any_cpu:
             try:
-                names = self.storage.names(f"{key[:2]}/{key}")
+                names = self.storage.list(self._folder(key))
             except OSError:
                 names = []
             for name in names:
@@ -183,7 +186,7 @@ class RunStore:
         from benchkit.hardware import cpu
 
         record = {**payload, "key": key, "cpu": payload.get("cpu") or cpu()}
-        self.storage.write(self._name(key, record["cpu"]),
+        self.storage.put_bytes(self._name(key, record["cpu"]),
                            json.dumps(record, sort_keys=True).encode("utf-8"))
 
     def fill(self, spec: dict, present) -> list[tuple[tuple, dict]]:
@@ -198,7 +201,7 @@ class RunStore:
         for track in spec["tracks"]:
             for cfg in spec["grids"][track]:
                 for seed in spec["seeds"]:
-                    for arm in ARMS:
+                    for arm in spec.get("arms", ARMS):
                         if (arm, track, cfg_id(cfg), seed) in present:
                             continue
                         stored = self.get(self.key(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from benchkit import fairness
 from benchkit import report as rep
 from benchkit.report import direction_of, paired_values, tested_level
 from benchkit.fmt import mechanism_word, num, pct, rel_pct, signed
@@ -48,6 +49,9 @@ def practical_sentence(report: dict) -> str:
     """The practical verdict in plain words, with the numbers that decided it."""
     comp = report.get("comparison")
     verdict = report.get("practical_verdict")
+    if verdict == "unmatched":
+        return ("no verdict: " + fairness.unmatched_reason(report) + "; match the budgets, "
+                "waive one with its reason (budget_waiver=) or bench it as a frontier")
     if comp is None or verdict == "incomplete":
         reasons = "; ".join((report.get("incomplete") or {}).get("reasons", [])) or "runs missing"
         return f"{reasons}: no verdict"
@@ -87,6 +91,10 @@ def practical_sentence(report: dict) -> str:
 
 def mechanism_sentence(report: dict) -> str:
     ok = report.get("mechanism_ok")
+    if ok is None and fairness.non_discriminating(report):
+        return ("mechanism not shown: signature(s) "
+                + ", ".join(fairness.non_discriminating(report))
+                + " pass, but so does their null (non-discriminating)")
     if ok is None:
         return "no mechanism evidence: the idea states no signature and no mechanism test"
     if ok == 1:
@@ -109,6 +117,8 @@ def system_sentence(report: dict) -> str:
     ok = report.get("mechanism_ok")
     if verdict == "incomplete" or report.get("comparison") is None:
         return "no verdict without a complete comparison"
+    if verdict == "unmatched":
+        return "no verdict: the arms' budgets differ (see Budgets)"
     if verdict == "worked":
         return "the idea helps and its mechanism is confirmed"
     if verdict == "partial":
@@ -247,42 +257,6 @@ def _sweep_lines(report: dict) -> list[str]:
             + _table(["arm", "config", "val mean", "test mean", "note"], rows) + [""])
 
 
-def _mechanism_lines(report: dict) -> list[str]:
-    lines = ["## Mechanism evidence", ""]
-    sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
-    if sigs:
-        rows = [[f"`{name}`", s.get("prediction") or "-", num(s.get("predicted")),
-                 num(s.get("observed")), num(s.get("tol")), _within(s),
-                 "yes" if s.get("confirmed") else "no"] for name, s in sigs.items()]
-        lines += ["Signatures measured on the trained idea models (observed = the seed farthest "
-                  "from the prediction):", ""]
-        lines += _table(["signature", "prediction", "predicted", "observed", "tol",
-                         "seeds within tol", "confirmed"], rows) + [""]
-    else:
-        lines += ["No signature recorded" + (" (no comparison: the selected runs are missing)."
-                                             if report.get("comparison") is None else "."), ""]
-    tests = (report.get("math_verification") or {}).get("tests") or []
-    if tests:
-        lines += ["Mechanism tests:", ""]
-        lines += _table(["test", "outcome", "message"],
-                        [[f"`{t['test']}`", t.get("outcome"), t.get("message") or ""]
-                         for t in tests]) + [""]
-    else:
-        lines += ["No mechanism test ran.", ""]
-    lines += [f"mechanism_ok = {mechanism_word(report.get('mechanism_ok'))}: "
-              f"{mechanism_sentence(report)}.", ""]
-    return lines
-
-
-def _within(sig: dict) -> str:
-    """How many seeds' observations are within tol of the prediction (missing ones are not)."""
-    per_seed = sig.get("per_seed")
-    if not per_seed or sig.get("predicted") is None or sig.get("tol") is None:
-        return "-"
-    ok = sum(1 for v in per_seed if v is not None and abs(v - sig["predicted"]) <= sig["tol"])
-    return f"{ok}/{len(per_seed)}"
-
-
 def _incomplete_lines(report: dict) -> list[str]:
     inc = report.get("incomplete") or {}
     lines = ["## Incomplete: no verdict", "",
@@ -350,8 +324,11 @@ def render_summary_md(report: dict) -> str:
     if complete:
         lines += _per_seed_lines(report)
         lines += _comparison_lines(report)
+    from benchkit import evidence  # budgets, controls, frontier, mechanism: its own module
+
+    lines += evidence.fairness_lines(report)
     lines += _sweep_lines(report)
-    lines += _mechanism_lines(report)
+    lines += evidence.mechanism_lines(report, mechanism_sentence(report))
     lines += _runs_lines(report)
     return "\n".join(lines).rstrip() + "\n"
 
