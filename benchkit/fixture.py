@@ -40,16 +40,21 @@ def run(request: pytest.FixtureRequest):
     arm, track, cfg, seed = param
     spec = item_spec(request.node)
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                  epochs=spec.epochs[track])
+                  epochs=spec.epochs[track], device=request.config.stash[SETTINGS].device)
+    the_run.frontier_axis = next(iter(spec.frontier)) if spec.frontier else None
     request.node.stash[ITEM_RUN] = the_run
     store = request.config.stash[STORE]
     if store is not None:
         the_run.store_key = store.key(module_file=request.node.path,
                                       protocol=spec.protocols[track], arm=arm, track=track,
                                       cfg=cfg, seed=seed)
-        stored = None if request.config.stash[SETTINGS].fresh else store.get(the_run.store_key)
+        settings = request.config.stash[SETTINGS]
+        stored = None if settings.fresh else store.get(the_run.store_key)
         if stored is not None:
             request.node.stash[ITEM_STORED] = stored
+        elif settings.shard == "merge":
+            pytest.skip(f"benchkit: not in the run store {store.storage.location}: "
+                        "--bench-shard merge trains nothing (did its shard run and pass?)")
     return the_run
 
 
@@ -67,9 +72,11 @@ def before_call(item: pytest.Function) -> None:
     with the session's torch thread count: torch is imported from here on."""
     if ITEM_STORED in item.stash:
         return
+    from benchkit import device
     from benchkit.run import seed_everything, set_threads
 
     set_threads(item.config.stash[SETTINGS].threads)
+    device.prepare(item.config.stash[SETTINGS].device)
     seed_everything(item.stash[ITEM_RUN].seed)
 
 
@@ -92,7 +99,8 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
     result = None
     if the_run is not None or item.get_closest_marker("arm") is not None:
         result = the_run.payload() if the_run is not None else None
-        payload = run_payload(item.nodeid, outcome, message, result, settings.threads)
+        payload = run_payload(item.nodeid, outcome, message, result, settings.threads,
+                              settings.device)
     elif item.get_closest_marker("mechanism") is not None:
         payload = {"kind": "mechanism", "outcome": outcome, "message": message,
                    "nodeid": item.nodeid}
@@ -120,14 +128,14 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
 
 
 def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,
-                threads: int) -> dict:
+                threads: int, device: str = "cpu") -> dict:
     """What an arm test sends to the controller: its outcome, and the run's result
     (``Run.payload``) with the environment when there is one."""
     payload = {"kind": "run", "outcome": outcome, "message": message, "nodeid": nodeid}
     if result is not None:
-        from benchkit.run import environment
+        from benchkit.environment import environment
         payload.update(result)
-        payload["env"] = environment(threads)
+        payload["env"] = environment(threads, device)
     return payload
 
 

@@ -56,3 +56,54 @@ class CNNDigits(nn.Module):
 
 def cnn_digits() -> CNNDigits:
     return CNNDigits()
+
+
+class CausalBlock(nn.Module):
+    """A pre-norm transformer block: ``x + attn(norm1(x))`` then ``x + mlp(norm2(x))``, with
+    causal multi-head self-attention (``scaled_dot_product_attention``, no dropout)."""
+
+    def __init__(self, width: int, heads: int, mlp_ratio: int = 4):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+        self.norm2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, mlp_ratio * width), nn.GELU(),
+                                 nn.Linear(mlp_ratio * width, width))
+
+    def attention(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, w = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, w // self.heads).permute(2, 0, 3, 1, 4)
+        out = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(out.transpose(1, 2).reshape(b, t, w))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attention(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class CharTransformer(nn.Module):
+    """A causal character model: token + learned position embeddings, ``layers`` pre-norm
+    blocks, a final LayerNorm and a linear head; ``(batch, time)`` token ids to
+    ``(batch, time, vocab)`` next-character logits."""
+
+    def __init__(self, vocab: int, width: int = 64, layers: int = 2, heads: int = 4,
+                 context: int = 64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.position = nn.Parameter(torch.randn(context, width) * 0.02)
+        self.blocks = nn.ModuleList(CausalBlock(width, heads) for _ in range(layers))
+        self.norm = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.embed(tokens) + self.position[:tokens.shape[1]]
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x))
+
+
+def char_transformer(vocab: int, context: int = 64) -> CharTransformer:
+    """2 layers, width 64, 4 heads."""
+    return CharTransformer(vocab, width=64, layers=2, heads=4, context=context)

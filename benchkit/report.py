@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit import signflip, stats
+from benchkit import fairness, signflip, stats
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
-from benchkit.spec import cfg_id, run_id, unreachable_family
+from benchkit.spec import ARMS, cfg_id, run_id, unreachable_family
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
@@ -88,11 +88,16 @@ def mechanism_signature(idea_runs: list[dict]) -> dict:
         finite = [e["observed"] for e in present if e["observed"] is not None]
         predicted = present[0]["predicted"]
         farthest = max(finite, key=lambda v: abs(v - predicted)) if finite else None
+        confirmed = len(present) == len(entries) and all(e["confirmed"] for e in present)
+        tol = max(e["tol"] for e in present)
+        status, discriminating, nulls = fairness.signature_status(confirmed, entries,
+                                                                  predicted, tol)
         out[name] = {
             "prediction": present[0]["prediction"], "predicted": predicted,
-            "tol": max(e["tol"] for e in present), "observed": farthest,
+            "tol": tol, "observed": farthest,
             "per_seed": [e["observed"] if e else None for e in entries],
-            "confirmed": len(present) == len(entries) and all(e["confirmed"] for e in present),
+            "confirmed": confirmed, "status": status, "discriminating": discriminating,
+            "null_per_seed": nulls,
         }
     return {"signatures": out,
             "confirmed": all(s["confirmed"] for s in out.values()) if out else None}
@@ -119,16 +124,18 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
                       "message": r["message"]} for r in run_payloads
                      if r["track"] == track and r["outcome"] != "passed" and "cfg" in r),
                     key=lambda f: f["run"])
-    missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in ("baseline", "idea")
+    arms = spec.get("arms") or list(ARMS)
+    missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
                for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]
-    sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in ("baseline", "idea")}
+    sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in arms}
     best = {arm: None if missing else stats.select_config(
         [sw["val_result"]["per_seed"] if sw["eligible"] else [None] for sw in sweeps[arm]],
-        direction) for arm in ("baseline", "idea")}
+        direction) for arm in arms}
     problems = []
     if missing:
-        problems.append(f"{len(missing)} of {2 * len(grid) * len(seeds)} runs missing or failed")
-    for arm in ("baseline", "idea"):
+        problems.append(f"{len(missing)} of {len(arms) * len(grid) * len(seeds)} runs missing "
+                        "or failed")
+    for arm in arms:
         if not missing and best[arm] is None:
             problems.append(f"every config of the {arm} arm diverged: no config is eligible")
         elif not missing and sweeps[arm][best[arm]]["test_diverged_seeds"]:
@@ -161,7 +168,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         "incomplete": None if complete else {"reasons": problems, "missing": missing,
                                              "failed": failed},
         "baseline": None, "idea": None, "idea_config": None,
-        "idea_sweep": sweeps["idea"], "comparison": None,
+        "idea_sweep": sweeps["idea"], "comparison": None, "frontier": None,
     }
     idea_sel = []
     if complete:
@@ -175,28 +182,44 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         report["idea_config"] = i_cfg
         report["comparison"] = stats.compare(base, idea, direction=direction, alpha=alpha,
                                              margin=spec.get("margin"))
+        selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
+                    for arm in arms}
+        report["controls"] = {arm.removeprefix("control:"): fairness.control_section(
+            arm, sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]], idea,
+            direction=direction, alpha=alpha, margin=spec.get("margin"))
+            for arm in arms if arm not in ARMS}
+        report["budgets"] = fairness.budget_section(selected, spec)
+        report["log_medians"] = {arm: fairness.median_figures(rs, "logs")
+                                 for arm, rs in selected.items()}
+        split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
+                            idea_sel)
+        if split:
+            warnings.append(split)
         for arm, idx in best.items():
             if len(grid) >= 3 and idx in (0, len(grid) - 1):
                 warnings.append(f"the {arm}'s selected config {cfg_id(grid[idx])} is at the "
                                 "edge of the grid: a wider grid may tune it better")
     else:
         report["baseline"] = {"best_cfg": None, "sweep": sweeps["baseline"], "full": None}
+        report["controls"] = {}
+        report["budgets"] = report["log_medians"] = None
     mech_tests = math_verification(mechanism_payloads)
     mech_sig = mechanism_signature(idea_sel)
     report.update({
         "mechanism_signature": mech_sig,
         "math_verification": mech_tests,
-        "mechanism_ok": stats.mechanism_ok(
-            [s["confirmed"] for s in mech_sig["signatures"].values()],
+        "mechanism_ok": fairness.mechanism_ok(
+            mech_sig["signatures"],
             [t["outcome"] == "passed" for t in mech_tests["tests"]
              if t["outcome"] != "skipped"]),
         "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha,
                      "selection": SELECTION_RULE, "test": TEST_NAME,
-                     "margin": spec.get("margin")},
+                     "margin": spec.get("margin"),
+                     "claim_type": spec.get("claim_type", "superiority")},
         "warnings": warnings,
         "runs": [_run_row(r) for r in sorted(
             (r for r in run_payloads if r["track"] == track and "cfg" in r),
-            key=lambda r: (r["arm"] != "baseline", grid.index(r["cfg"])
+            key=lambda r: (_arm_order(arms, r["arm"]), grid.index(r["cfg"])
                            if r["cfg"] in grid else len(grid), r["seed"]))],
         "environment": _environment(run_payloads),
     })
@@ -295,7 +318,22 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     comp["system_worked"] = report["practical_verdict"] == "helps"
     report["system_verdict"] = stats.system_verdict(report["practical_verdict"],
                                                     report["mechanism_ok"])
+    fairness.finish_verdicts(report, level)  # every control beaten too; budgets matched
     return report
+
+
+def split_pairs(seeds: list, base_runs: list[dict], idea_runs: list[dict]) -> str | None:
+    """A warning when the two runs of a seed's pair trained on different CPU types (sharded
+    over unlike machines): kernels differ in their rounding there, so that pair's difference
+    is not the arms' alone."""
+    split = [(s, b.get("cpu"), i.get("cpu")) for s, b, i in zip(seeds, base_runs, idea_runs)
+             if b.get("cpu") and i.get("cpu") and b["cpu"] != i["cpu"]]
+    if not split:
+        return None
+    cpus = sorted({c for _, b, i in split for c in (b, i)})
+    return (f"the paired runs of seed(s) {', '.join(str(s) for s, _, _ in split)} trained on "
+            f"different CPU types ({'; '.join(cpus)}): their differences mix the CPUs' "
+            "rounding; train every shard on one CPU type (docs/scale-out.md)")
 
 
 def _run_row(r: dict) -> dict:
@@ -303,7 +341,12 @@ def _run_row(r: dict) -> dict:
             "test": r.get("test"), "seconds": r.get("seconds"),
             "diverged": bool(r.get("diverged", False)), "outcome": r["outcome"],
             "reused": bool(r.get("reused", False)), "logs": r.get("logs", {}),
-            "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()}}
+            "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()},
+            "budgets": r.get("budgets", {}), "cpu": r.get("cpu")}
+
+
+def _arm_order(arms: list[str], arm: str) -> int:
+    return arms.index(arm) if arm in arms else len(arms)
 
 
 def _environment(run_payloads: list[dict]) -> dict:

@@ -1,4 +1,5 @@
-"""The run store: finished runs kept in pytest's cache so that nothing trains twice.
+"""The run store: finished runs kept (in pytest's cache, or where ``--bench-store`` says: see
+:mod:`benchkit.storage`) so that nothing trains twice.
 
 A stored run is reused only on an exact key match, and the key covers everything that can
 change a run: arm, track protocol, config, seed, the idea module's source and the
@@ -18,15 +19,16 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from benchkit.atomic import write_atomic
 
 STORE_VERSION = 1
 
 
-def _hash_files(paths) -> str:
+def _hash_files(paths, root) -> str:
+    """Names relative to ``root`` and contents: a checkout or an environment at another path
+    (another machine, another CI job) hashes the same."""
     h = hashlib.sha256()
     for p in sorted(set(paths)):
-        h.update(str(p).encode())
+        h.update(os.path.relpath(os.path.realpath(p), os.path.realpath(root)).encode())
         h.update(b"\0")
         h.update(Path(p).read_bytes())
         h.update(b"\0")
@@ -36,7 +38,7 @@ def _hash_files(paths) -> str:
 @functools.lru_cache(maxsize=1)
 def benchkit_source_hash() -> str:
     root = Path(__file__).parent
-    return _hash_files(p for p in root.rglob("*") if p.suffix in (".py", ".json"))
+    return _hash_files((p for p in root.rglob("*") if p.suffix in (".py", ".json")), root)
 
 
 def _excluded_roots() -> tuple[str, ...]:
@@ -111,46 +113,81 @@ def conftests_above(module_file: Path, rootdir: Path) -> list[Path]:
 def code_hash(module_file: str, rootdir: str) -> str:
     files = local_dependencies(Path(module_file), Path(rootdir))
     files += conftests_above(Path(module_file), Path(rootdir))
-    return _hash_files(files)
+    return _hash_files(files, rootdir)
 
 
 class RunStore:
-    """Finished runs, one JSON file each under ``directory``, keyed by everything that can
-    change them (see the module's docstring)."""
+    """Finished runs, one JSON record each in ``storage`` (:mod:`benchkit.storage`; a path is
+    taken as a directory), keyed by everything that can change them (see the module's
+    docstring) but the CPU: a record sits under its key and the CPU it trained on, so that
+    machines of several CPU types can share one store. ``get`` takes this CPU's record, or
+    with ``any_cpu`` (a session that only collects what others trained) any CPU's, whose
+    record names it."""
 
-    def __init__(self, directory: Path, rootdir: Path, threads: int):
-        self.directory = Path(directory)
+    def __init__(self, storage, rootdir: Path, threads: int, device: str = "cpu", *,
+                 any_cpu: bool = False):
+        from benchkit.storage import DirectoryStorage
+
+        self.storage = DirectoryStorage(storage) if isinstance(storage, (str, Path)) else storage
         self.rootdir = Path(rootdir)
         self.threads = int(threads)
+        self.device = device  # the resolved --bench-device: its kind and model are keyed
+        self.any_cpu = any_cpu
 
     def key(self, *, module_file, protocol: dict, arm: str, track: str, cfg: dict,
             seed: int) -> str:
         """The key of one run of an idea module at (arm, track, cfg, seed)."""
-        from benchkit.run import environment
+        from benchkit.environment import environment
 
-        env = environment(self.threads)
+        env = environment(self.threads, self.device)
         material = {
             "store_version": STORE_VERSION, "arm": arm, "track": track, "protocol": protocol,
             "cfg": cfg, "seed": seed, "code": code_hash(str(module_file), str(self.rootdir)),
             "benchkit": benchkit_source_hash(),
             "env": {k: env.get(k) for k in ("python", "torch", "numpy", "benchkit", "device",
-                                            "threads", "cpu")},
+                                            "accelerator", "threads")},
         }
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
-    def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
+    @staticmethod
+    def _folder(key: str) -> str:
+        return f"{key[:2]}/{key}"
 
-    def get(self, key: str) -> dict | None:
-        """The stored result under ``key``; None when there is none or it cannot be read."""
+    def _name(self, key: str, cpu: str) -> str:
+        return f"{self._folder(key)}/{hashlib.sha256(cpu.encode()).hexdigest()[:16]}.json"
+
+    def _read(self, name: str, key: str) -> dict | None:
         try:
-            payload = json.loads(self._path(key).read_text(encoding="utf-8"))
+            data = self.storage.read(name)
+            payload = json.loads(data) if data is not None else None
         except (OSError, ValueError):
             return None
         return payload if isinstance(payload, dict) and payload.get("key") == key else None
 
+    def get(self, key: str) -> dict | None:
+        """The stored result under ``key`` trained on this CPU (with ``any_cpu``: else on any
+        CPU, the first in name order); None when there is none or it cannot be read."""
+        from benchkit.hardware import cpu
+
+        found = self._read(self._name(key, cpu()), key)
+        if found is None and self.any_cpu:
+            try:
+                names = self.storage.names(self._folder(key))
+            except OSError:
+                names = []
+            for name in names:
+                found = self._read(name, key)
+                if found is not None:
+                    break
+        return found
+
     def put(self, key: str, payload: dict) -> None:
-        write_atomic(self._path(key), json.dumps({**payload, "key": key}, sort_keys=True))
+        """Store a run this machine trained, under its key and this CPU."""
+        from benchkit.hardware import cpu
+
+        record = {**payload, "key": key, "cpu": payload.get("cpu") or cpu()}
+        self.storage.write(self._name(key, record["cpu"]),
+                           json.dumps(record, sort_keys=True).encode("utf-8"))
 
     def fill(self, spec: dict, present) -> list[tuple[tuple, dict]]:
         """The stored runs of the idea ``spec`` (its plain form) that ``present`` lacks:
@@ -164,7 +201,7 @@ class RunStore:
         for track in spec["tracks"]:
             for cfg in spec["grids"][track]:
                 for seed in spec["seeds"]:
-                    for arm in ARMS:
+                    for arm in spec.get("arms", ARMS):
                         if (arm, track, cfg_id(cfg), seed) in present:
                             continue
                         stored = self.get(self.key(

@@ -183,42 +183,6 @@ def _sweep_lines(report: dict) -> list[str]:
             + _table(["arm", "config", "val mean", "test mean", "note"], rows) + [""])
 
 
-def _mechanism_lines(report: dict) -> list[str]:
-    lines = ["## Mechanism evidence", ""]
-    sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
-    if sigs:
-        rows = [[f"`{name}`", s.get("prediction") or "-", num(s.get("predicted")),
-                 num(s.get("observed")), num(s.get("tol")), _within(s),
-                 "yes" if s.get("confirmed") else "no"] for name, s in sigs.items()]
-        lines += ["Signatures measured on the trained idea models (observed = the seed farthest "
-                  "from the prediction):", ""]
-        lines += _table(["signature", "prediction", "predicted", "observed", "tol",
-                         "seeds within tol", "confirmed"], rows) + [""]
-    else:
-        lines += ["No signature recorded" + (" (no comparison: the selected runs are missing)."
-                                             if report.get("comparison") is None else "."), ""]
-    tests = (report.get("math_verification") or {}).get("tests") or []
-    if tests:
-        lines += ["Mechanism tests:", ""]
-        lines += _table(["test", "outcome", "message"],
-                        [[f"`{t['test']}`", t.get("outcome"), t.get("message") or ""]
-                         for t in tests]) + [""]
-    else:
-        lines += ["No mechanism test ran.", ""]
-    lines += [f"mechanism_ok = {mechanism_word(report.get('mechanism_ok'))}: "
-              f"{mechanism_sentence(report)}.", ""]
-    return lines
-
-
-def _within(sig: dict) -> str:
-    """How many seeds' observations are within tol of the prediction (missing ones are not)."""
-    per_seed = sig.get("per_seed")
-    if not per_seed or sig.get("predicted") is None or sig.get("tol") is None:
-        return "-"
-    ok = sum(1 for v in per_seed if v is not None and abs(v - sig["predicted"]) <= sig["tol"])
-    return f"{ok}/{len(per_seed)}"
-
-
 def _incomplete_lines(report: dict) -> list[str]:
     inc = report.get("incomplete") or {}
     lines = ["## Incomplete: no verdict", "",
@@ -290,8 +254,11 @@ def render_summary_md(report: dict) -> str:
     if complete:
         lines += _per_seed_lines(report)
         lines += _comparison_lines(report)
+    from benchkit import evidence  # budgets, controls, frontier, mechanism: its own module
+
+    lines += evidence.fairness_lines(report)
     lines += _sweep_lines(report)
-    lines += _mechanism_lines(report)
+    lines += evidence.mechanism_lines(report, mechanism_sentence(report))
     lines += _runs_lines(report)
     return "\n".join(lines).rstrip() + "\n"
 

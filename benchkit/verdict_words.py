@@ -2,6 +2,7 @@
 sentences summary.md opens with. Pure Python: reads the report dict only."""
 from __future__ import annotations
 
+from benchkit import fairness
 from benchkit.fmt import num, pct, rel_pct, signed
 from benchkit.report import tested_level
 
@@ -14,6 +15,9 @@ def practical_sentence(report: dict) -> str:
     """The practical verdict in plain words, with the numbers that decided it."""
     comp = report.get("comparison")
     verdict = report.get("practical_verdict")
+    if verdict == "unmatched":
+        return ("no verdict: " + fairness.unmatched_reason(report) + "; match the budgets, "
+                "waive one with its reason (budget_waiver=) or bench it as a frontier")
     if comp is None or verdict == "incomplete":
         reasons = "; ".join((report.get("incomplete") or {}).get("reasons", [])) or "runs missing"
         return f"{reasons}: no verdict"
@@ -53,6 +57,10 @@ def practical_sentence(report: dict) -> str:
 
 def mechanism_sentence(report: dict) -> str:
     ok = report.get("mechanism_ok")
+    if ok is None and fairness.non_discriminating(report):
+        return ("mechanism not shown: signature(s) "
+                + ", ".join(fairness.non_discriminating(report))
+                + " pass, but so does their null (non-discriminating)")
     if ok is None:
         return "no mechanism evidence: the idea states no signature and no mechanism test"
     if ok == 1:
@@ -75,6 +83,8 @@ def system_sentence(report: dict) -> str:
     ok = report.get("mechanism_ok")
     if verdict == "incomplete" or report.get("comparison") is None:
         return "no verdict without a complete comparison"
+    if verdict == "unmatched":
+        return "no verdict: the arms' budgets differ (see Budgets)"
     if verdict == "worked":
         return "the idea helps and its mechanism is confirmed"
     if verdict == "partial":

@@ -180,3 +180,64 @@ def test_a_bad_value_fails_its_run_only(pytester, xdist):
     assert "run.cfg is read-only" in failed["idea[tabular-lr=0.01-seed1]"]
     idea2, = (r for r in report["runs"] if r["arm"] == "idea" and r["seed"] == 2)
     assert idea2["logs"] == {"zero_d_tensor": 2.0}
+
+
+# ------------------------------------------------------- global state does not leak between runs
+
+LEAKY = '''
+import numpy as np
+import pytest
+import torch
+pytestmark = pytest.mark.bench(name="leaky", track="tabular", grid={"lr": [1e-2]}, seeds=3)
+
+def state():
+    return {"float32": torch.get_default_dtype() == torch.float32,
+            "grad": torch.is_grad_enabled(),
+            "deterministic": not torch.are_deterministic_algorithms_enabled(),
+            "anomaly": not torch.is_anomaly_enabled(),
+            "matmul": torch.get_float32_matmul_precision() == "highest",
+            "threads": torch.get_num_threads() == 1,
+            "numpy": np.geterr()["divide"] == "warn"}
+
+def leak():
+    torch.set_default_dtype(torch.float64)
+    torch.set_grad_enabled(False)
+    torch.use_deterministic_algorithms(True)
+    torch.autograd.set_detect_anomaly(True)
+    torch.set_float32_matmul_precision("medium")
+    torch.set_num_threads(2)
+    np.seterr(all="raise")
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    for name, ok in state().items():
+        run.log(name, float(ok))
+    run.fit(run.track.model())
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    for name, ok in state().items():
+        run.log(name, float(ok))
+    run.fit(run.track.model())
+    leak()
+
+@pytest.mark.mechanism
+def test_claim_leaks_too():
+    leak()
+
+@pytest.mark.mechanism
+def test_claim_sees_a_clean_state():
+    assert all(state().values()), state()
+'''
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
+def test_global_state_set_by_one_run_reaches_no_other(pytester, xdist):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_leaky=LEAKY)
+    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly", *xdist)
+    result.assert_outcomes(passed=8)
+    report = validate_report(pytester.path / "reports/leaky/tabular/bench_report.json")
+    for r in report["runs"]:
+        assert r["logs"] and all(v == 1.0 for v in r["logs"].values()), r
+    assert report["complete"] is True and report["comparison"] is not None

@@ -72,7 +72,7 @@ def test_a_seed_count_that_is_no_look_is_exploratory_and_fails_every_gate():
     assert report["practical_verdict"] == "helps"
     for gate in ("not-harms", "non-inferior", "helps", "worked"):
         why = gate_failure(report, gate)
-        assert why.startswith("exploratory (8 seeds is not a declared look"), why
+        assert "exploratory (8 seeds is not a declared look" in why, why
     assert gate_failure(report, "off") is None
 
 
@@ -85,6 +85,9 @@ def test_an_override_session_is_exploratory_even_at_a_declared_look(overrides, s
     assert report["exploratory"]["reasons"] == [f"{said} the module's plan"]
     assert any(w.startswith("exploratory:") for w in report["warnings"])
     assert gate_failure(report, "not-harms").startswith("exploratory (")
+    report["practical_verdict"] = "harms"   # a gate missed anyway says both
+    why = gate_failure(report, "not-harms")
+    assert why.startswith("gate 'not-harms' not met, and exploratory (")
 
 
 # ------------------------------------------------------------------------------ end to end
@@ -103,7 +106,7 @@ def test_a_quick_look_in_the_report_folder_does_not_change_the_later_verdict(
                                           "-p", "no:cacheprovider")
     assert quick.ret == 1
     quick.stdout.fnmatch_lines(["*inconclusive/partial (exploratory)*",
-                                "benchkit: FAIL rec tabular: exploratory (--bench-seeds 2*"])
+                                "benchkit: FAIL rec tabular: *exploratory (--bench-seeds 2*"])
     assert read_report(pytester.path, "rec")["exploratory"] is not None
     full = pytester.runpytest_subprocess("--bench-gate=helps", "-p", "no:cacheprovider")
     report = read_report(pytester.path, "rec")

@@ -27,7 +27,7 @@ def test_idea(run):
 
 @pytest.mark.parametrize("extra, verdict, exits", [
     ("", "non-inferior", {"non-inferior": 0, "helps": 1}),
-    (", epochs=0", "harms", {"non-inferior": 1, "not-harms": 1}),   # an untrained idea
+    (", lr=1e-6", "harms", {"non-inferior": 1, "not-harms": 1}),   # an untrained idea
 ], ids=["same-as-baseline", "untrained"])
 def test_margin_gives_a_non_inferior_verdict_and_gate(pytester, extra, verdict, exits):
     pytester.makeini("[pytest]\n")

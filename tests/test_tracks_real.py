@@ -12,7 +12,7 @@ import torch
 from benchkit import tracks
 from benchkit.spec import cfg_id
 
-REAL = ("digits",)
+REAL = ("digits", "charlm")
 
 
 def uncached(track):
@@ -74,10 +74,56 @@ def test_digits_without_scikit_learn_names_the_extra(monkeypatch):
         digits.load()
 
 
+def test_charlm_windows_are_disjoint_and_targets_are_the_next_character():
+    from benchkit.tracks import charlm
+
+    starts = charlm.window_starts(3)
+    assert [len(s) for s in starts] == [charlm.N_TRAIN, charlm.N_VAL, charlm.N_TEST]
+    chars = [{int(a) + i for a in s for i in range(charlm.CONTEXT + 1)} for s in starts]
+    assert sum(len(c) for c in chars) == (charlm.CONTEXT + 1) * sum(len(s) for s in starts)
+    assert np.array_equal(np.sort(np.concatenate(starts)), np.unique(np.concatenate(starts)))
+    assert not np.array_equal(starts[0], charlm.window_starts(4)[0])
+    data = tracks.get("charlm").data(3)
+    ids = charlm.tokens()
+    for split, first in zip(data, (s[0] for s in starts)):
+        assert split.x.shape == split.y.shape == (len(split), charlm.CONTEXT)
+        assert split.x.dtype == torch.int64
+        assert torch.equal(split.x[0], torch.from_numpy(ids[first:first + 64].astype(np.int64)))
+        assert torch.equal(split.x[:, 1:], split.y[:, :-1])  # the target is the next character
+    assert int(ids.max()) < charlm.VOCAB
+
+
+def test_charlm_tokens_keep_ascii_and_the_protocol_names_the_python_version():
+    import platform
+
+    from benchkit.tracks import charlm
+
+    ids = charlm.tokens()
+    assert len(ids) > 100_000
+    text = "".join(" " if i == 96 else "\n" if i == 95 else chr(32 + int(i)) for i in ids[:2000])
+    assert "assert" in text or "the" in text  # English and Python, not noise
+    track = tracks.get("charlm")
+    assert platform.python_version() in track.protocol()["text"]
+    assert platform.python_version() in track.description
+    assert track.direction == "lower" and track.metric_name == "bits_per_char"
+
+
+def test_charlm_bits_per_char_of_a_uniform_guess_is_log2_of_the_vocabulary():
+    from benchkit.tracks import charlm
+
+    track = tracks.get("charlm")
+    logits = torch.zeros(3, charlm.CONTEXT, charlm.VOCAB)
+    y = torch.randint(0, charlm.VOCAB, (3, charlm.CONTEXT))
+    assert float(track.metric(logits, y)) == pytest.approx(np.log2(charlm.VOCAB), rel=1e-6)
+    torch.manual_seed(0)
+    out = track.model()(tracks.get("charlm").data(0).val.x[:4])
+    assert out.shape == (4, charlm.CONTEXT, charlm.VOCAB)
+
+
 AA_IDEA = '''
 import pytest
 
-pytestmark = pytest.mark.bench(name="aa_{track}", track="{track}")
+pytestmark = pytest.mark.bench(name="aa_{track}", track="{track}", grid={grid})
 
 
 @pytest.mark.arm("baseline")
@@ -93,7 +139,7 @@ def test_idea(run):
 
 def test_digits_without_scikit_learn_is_a_collection_error_naming_the_extra(pytester):
     pytester.makeconftest("import sys\nsys.modules['sklearn'] = None\n")
-    pytester.makepyfile(test_aa=AA_IDEA.format(track="digits"))
+    pytester.makepyfile(test_aa=AA_IDEA.format(track="digits", grid=None))
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert ("track 'digits' needs sklearn, which is not installed: pip install benchkit[tracks]"
@@ -102,13 +148,14 @@ def test_digits_without_scikit_learn_is_a_collection_error_naming_the_extra(pyte
     assert not (pytester.path / "reports").exists()
 
 
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", REAL)
-def test_an_aa_module_benches_end_to_end(pytester, read_report, name):
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name, grid", [("digits", None),  # the default grid
+                                        ("charlm", {"lr": [1e-2, 3e-2]})])  # 8 runs, not 12
+def test_an_aa_module_benches_end_to_end(pytester, read_report, name, grid):
     track = tracks.get(name)
-    pytester.makepyfile(test_aa=AA_IDEA.format(track=name))
+    pytester.makepyfile(test_aa=AA_IDEA.format(track=name, grid=grid))
     result = pytester.runpytest("--bench-seeds", "2", "--bench-epochs", "1")
-    n_runs = 2 * 2 * len(track.grid)
+    n_runs = 2 * 2 * (len(track.grid) if grid is None else len(grid["lr"]))
     result.assert_outcomes(passed=n_runs)
     report = read_report(pytester.path, f"aa_{name}", track=name)
     assert report["metric_direction"] == f"{track.direction} is better"

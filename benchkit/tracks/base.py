@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
-OPTIMIZERS = ("adam", "sgd")  # the names of benchkit.optim.OPTIMIZERS (tests keep them equal),
-#                               here so that validating a track does not import torch
+# the names of benchkit.optim.OPTIMIZERS (tests keep them equal), here so that validating a
+# track does not import torch
+OPTIMIZERS = ("adam", "adamw", "sgd")
 
 
 class Split(NamedTuple):
