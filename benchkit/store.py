@@ -137,7 +137,7 @@ class RunStore:
     def key(self, *, module_file, protocol: dict, arm: str, track: str, cfg: dict,
             seed: int) -> str:
         """The key of one run of an idea module at (arm, track, cfg, seed)."""
-        from benchkit.run import environment
+        from benchkit.environment import environment
 
         env = environment(self.threads, self.device)
         material = {

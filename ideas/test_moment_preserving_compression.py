@@ -83,7 +83,7 @@ def solve_cubic(z: torch.Tensor, target: torch.Tensor):
     start = torch.zeros_like(target)
     start[..., 0] = target[..., 0].sqrt()
     theta = start.clone()
-    scale = target[..., :1].sqrt() ** torch.tensor([2.0, 3.0, 4.0], dtype=z.dtype)
+    scale = target[..., :1].sqrt() ** torch.tensor([2.0, 3.0, 4.0], dtype=z.dtype, device=z.device)
     for _ in range(NEWTON_STEPS):
         f, jac = _moment_system(w, theta, target)
         residual = (f.abs() / scale).amax(-1)
