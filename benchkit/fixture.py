@@ -53,7 +53,7 @@ def run(request: pytest.FixtureRequest):
         if stored is not None:
             request.node.stash[ITEM_STORED] = stored
         elif settings.shard == "merge":
-            pytest.skip(f"benchkit: not in the run store {store.storage.describe()}: "
+            pytest.skip(f"benchkit: not in the run store {store.storage.location}: "
                         "--bench-shard merge trains nothing (did its shard run and pass?)")
     return the_run
 

@@ -151,14 +151,14 @@ class RunStore:
 
     @staticmethod
     def _folder(key: str) -> str:
-        return f"{key[:2]}/{key}/"
+        return f"{key[:2]}/{key}"
 
     def _name(self, key: str, cpu: str) -> str:
-        return f"{self._folder(key)}{hashlib.sha256(cpu.encode()).hexdigest()[:16]}.json"
+        return f"{self._folder(key)}/{hashlib.sha256(cpu.encode()).hexdigest()[:16]}.json"
 
     def _read(self, name: str, key: str) -> dict | None:
         try:
-            data = self.storage.get_bytes(name)
+            data = self.storage.read(name)
             payload = json.loads(data) if data is not None else None
         except (OSError, ValueError):
             return None
@@ -172,7 +172,7 @@ class RunStore:
         found = self._read(self._name(key, cpu()), key)
         if found is None and self.any_cpu:
             try:
-                names = self.storage.list(self._folder(key))
+                names = self.storage.names(self._folder(key))
             except OSError:
                 names = []
             for name in names:
@@ -186,7 +186,7 @@ class RunStore:
         from benchkit.hardware import cpu
 
         record = {**payload, "key": key, "cpu": payload.get("cpu") or cpu()}
-        self.storage.put_bytes(self._name(key, record["cpu"]),
+        self.storage.write(self._name(key, record["cpu"]),
                            json.dumps(record, sort_keys=True).encode("utf-8"))
 
     def fill(self, spec: dict, present) -> list[tuple[tuple, dict]]:

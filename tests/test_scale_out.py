@@ -59,14 +59,14 @@ def storages(tmp_path):
 
 def test_read_write_names_on_every_backend(tmp_path):
     for storage in storages(tmp_path):
-        assert storage.get_bytes("ab/k/x.json") is None
-        assert storage.list("ab/k/") == []
-        storage.put_bytes("ab/k/x.json", b"one")
-        storage.put_bytes("ab/k/x.json", b"two")       # replaced, not appended
-        storage.put_bytes("ab/k/y.json", b"three")
-        storage.put_bytes("ab/k/sub/z.json", b"four")  # not directly in ab/k/
-        assert storage.get_bytes("ab/k/x.json") == b"two", storage.describe()
-        assert storage.list("ab/k/") == ["ab/k/x.json", "ab/k/y.json"], storage.describe()
+        assert storage.read("ab/k/x.json") is None
+        assert storage.names("ab/k") == []
+        storage.write("ab/k/x.json", b"one")
+        storage.write("ab/k/x.json", b"two")       # replaced, not appended
+        storage.write("ab/k/y.json", b"three")
+        storage.write("ab/k/sub/z.json", b"four")  # not directly in ab/k/
+        assert storage.read("ab/k/x.json") == b"two", storage.location
+        assert storage.names("ab/k") == ["ab/k/x.json", "ab/k/y.json"], storage.location
 
 
 def test_concurrent_writers_never_tear_a_record(tmp_path):
@@ -77,11 +77,11 @@ def test_concurrent_writers_never_tear_a_record(tmp_path):
 
         def write(record):
             for _ in range(15):
-                storage.put_bytes("cd/k/r.json", record)
+                storage.write("cd/k/r.json", record)
 
         def read():
             while not stop.is_set():
-                data = storage.get_bytes("cd/k/r.json")
+                data = storage.read("cd/k/r.json")
                 if data is not None:
                     seen.append(data)
         reader = threading.Thread(target=read)
@@ -93,9 +93,9 @@ def test_concurrent_writers_never_tear_a_record(tmp_path):
             t.join()
         stop.set()
         reader.join()
-        assert all(data in records for data in seen), storage.describe()
-        assert storage.get_bytes("cd/k/r.json") in records
-        assert storage.list("cd/k/") == ["cd/k/r.json"], "a temporary file was left behind"
+        assert all(data in records for data in seen), storage.location
+        assert storage.read("cd/k/r.json") in records
+        assert storage.names("cd/k") == ["cd/k/r.json"], "a temporary file was left behind"
 
 
 def test_locations(tmp_path):
