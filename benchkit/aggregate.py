@@ -9,7 +9,8 @@ from benchkit import stats
 from benchkit.fmt import mechanism_word
 
 
-def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True):
+def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
+                      rootpath=None):
     """Write every report this session's payloads make. Returns (written, gate failures):
     ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines."""
     by_idea: dict[str, list[dict]] = {}
@@ -33,6 +34,9 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             rep.decide(r, next(adjusted) if r["comparison"] is not None else None,
                        family_size=len(ps), max_seeds=spec.get("max_seeds"),
                        previous=previous)
+            if rootpath is not None:
+                from benchkit.provenance import provenance
+                r["provenance"] = provenance(rootpath, spec["module"])
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
             text = rep.dumps(rep.stamp(r))

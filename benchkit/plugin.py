@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from benchkit import settings as opts
-from benchkit.fixture import (ITEM_RUN, after_call, attach_payload, before_call, item_spec, reuse,
-                              run)  # noqa: F401  (run: the fixture this plugin provides)
+from benchkit.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_payload, before_call,
+                              item_key, item_spec, reuse,
+                              run, stop_recording)  # noqa: F401  (run: the fixture provided)
 from benchkit.settings import GATES, NAMES, SETTINGS, SPECS, STORE, Settings
 from benchkit.spec import ARMS, IdeaSpec, SpecError, parse_bench_marker, run_id, unreachable_family
 
@@ -44,6 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"{', '.join(GATES)} (default off)", opts.gate, metavar="G")
     add("--bench-threads", "bench_threads", "torch threads per process (default 1: fixed so "
         "that results are bit-identical with and without -n)", opts.threads, metavar="N")
+    add("--bench-audit", "bench_audit", "retrain K stored runs drawn by a fixed seed and fail "
+        "when any differs in bits from its record (default 0)", opts.audit, metavar="K")
     group.addoption("--bench-fresh", action="store_true", default=False, dest="bench_fresh",
                     help="retrain every run, ignoring stored runs")
 
@@ -64,11 +67,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[NAMES] = {}
     # Thread count for torch, set before torch is imported where possible.
     os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
-    cache = getattr(config, "cache", None)
-    store = None
-    if cache is not None:
-        from benchkit.store import RunStore
-        store = RunStore(cache.mkdir("benchkit-runs"), config.rootpath, settings.threads)
+    from benchkit.store import open_store
+    store = open_store(config, settings.threads)
     config.stash[STORE] = store
     if not is_worker(config):
         _check_report_dir(settings.report_dir)
@@ -139,7 +139,9 @@ def _build_spec(config, module_item):
     except SpecError as exc:
         return exc
     spec = dataclasses.replace(spec, mechanism_tests=tuple(
-        _marked_functions(module_item.obj, "mechanism")))
+        _marked_functions(module_item.obj, "mechanism")), arm_tests=tuple(
+        (marks[0][0], getattr(module_item.obj, func).__qualname__)
+        for func, marks in arms.items()))
     why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha)
     if why:  # once per module, at collection
         warnings.warn(BenchWarning(f"{module_item.nodeid}: {why}"), stacklevel=1)
@@ -213,8 +215,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     arms = [item for item in session.items
             if item_spec(item) is not None and item.get_closest_marker("arm")]
     known = sum(1 for spec in config.stash[SPECS].values() if isinstance(spec, IdeaSpec))
+    stored = [item for item in arms if _stored(item)]
+    _draw_audit(stored, config.stash[SETTINGS].audit)
     counts = {"bench_modules": known, "arm_runs_selected": len(arms),
-              "to_train": sum(1 for item in arms if not _stored(item))}
+              "to_train": len(arms) - len(stored)}
     if is_worker(config):
         config.workeroutput["benchkit_collection"] = counts
     else:
@@ -226,10 +230,22 @@ def _stored(item: pytest.Item) -> bool:
     store, param = item.config.stash[STORE], item.callspec.params.get("run")
     if store is None or item.config.stash[SETTINGS].fresh or param is None:
         return False
-    arm, track, cfg, seed = param
-    key = store.key(module_file=item.path, protocol=item_spec(item).protocols[track], arm=arm,
-                    track=track, cfg=cfg, seed=seed)
-    return store.get(key) is not None
+    return store.lookup(item_key(item, store), item.path) is not None
+
+
+def _draw_audit(stored: list, k: int) -> None:
+    """Mark ``k`` of the stored runs, drawn with a fixed seed from their node ids (the same
+    draw in every xdist worker), to be retrained and compared with their records."""
+    if not k or not stored:
+        return
+    import random
+
+    ordered = sorted(stored, key=lambda item: item.nodeid)
+    for item in random.Random(AUDIT_SEED).sample(ordered, min(k, len(ordered))):
+        item.stash[ITEM_AUDIT] = True
+
+
+AUDIT_SEED = 20240917
 
 
 class BenchWarning(pytest.PytestWarning):
@@ -248,7 +264,10 @@ def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function):
     if ITEM_RUN not in pyfuncitem.stash:
         return (yield)
     before_call(pyfuncitem)
-    result = yield
+    try:
+        result = yield
+    finally:
+        stop_recording(pyfuncitem)
     after_call(pyfuncitem)
     return result
 

@@ -251,6 +251,8 @@ def _run_row(r: dict) -> dict:
             "test": r.get("test"), "seconds": r.get("seconds"),
             "diverged": bool(r.get("diverged", False)), "outcome": r["outcome"],
             "reused": bool(r.get("reused", False)), "logs": r.get("logs", {}),
+            "digest": r.get("digest"), "key": r.get("key"), "origin": r.get("origin"),
+            "trained_in": r.get("trained_in"),
             "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()}}
 
 

@@ -51,7 +51,7 @@ def gate(value: str) -> str:
     return value
 
 
-seeds, epochs, threads = _integer(2), _integer(1), _integer(1)
+seeds, epochs, threads, audit = _integer(2), _integer(1), _integer(1), _integer(0)
 
 
 def cli_type(check):
@@ -90,3 +90,4 @@ class Settings:
         self.alpha: float = get("bench_alpha", alpha, default=0.05)
         self.gate: str = get("bench_gate", gate, default="off")
         self.fresh = bool(config.getoption("bench_fresh"))
+        self.audit: int = get("bench_audit", audit, default=0)

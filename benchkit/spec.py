@@ -33,6 +33,7 @@ class IdeaSpec:
     max_seeds: int | None = None  # the pre-specified largest seed count (sequential looks)
     protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
     mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
+    arm_tests: tuple[tuple[str, str], ...] = ()  # (arm, qualname of its test function)
 
     def points(self):
         """(track, cfg, seed) of every run an arm makes, in a stable order."""
@@ -48,6 +49,7 @@ class IdeaSpec:
             "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
             "margin": self.margin, "max_seeds": self.max_seeds,
             "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),
+            "arm_tests": dict(self.arm_tests),
         }
 
 
