@@ -3,6 +3,7 @@
     python -m benchkit show [PATH ...]      the terminal table of every bench_report.json found
     python -m benchkit compare OLD NEW      what changed between two reports; exit 1 if worse
     python -m benchkit render [PATH ...]    (re)write summary.md and the plots beside reports
+    python -m benchkit verify REPORT        check a report's runs against the run store
 
 Exit status: 0 fine, 1 ``compare`` found a regression (or ``show`` found no report), 2 a usage
 error or a file that is missing or is not a benchkit report. Never imports torch.
@@ -22,7 +23,8 @@ REPORT_NAME = "bench_report.json"
 # read reports do not load numpy and the statistics
 SUPPORTED_VERSIONS = (1,)
 # compare: a verdict lower in this order is worse; an incomplete report is the worst of all
-VERDICT_RANK = {"helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "incomplete": -1}
+VERDICT_RANK = {"helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "unmatched": -1,
+                "incomplete": -1}
 _COMPARISON_KEYS = ("delta_mean", "p_value", "mde", "idea_wins", "n_pairs")
 
 
@@ -351,6 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
                    help="report files or folders searched recursively (default: reports)")
     p.set_defaults(func=cmd_render)
+    from benchkit.verify import add_parser
+    add_parser(sub)
     return parser
 
 

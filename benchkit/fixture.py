@@ -43,17 +43,21 @@ def run(request: pytest.FixtureRequest):
     arm, track, cfg, seed = param
     spec = item_spec(request.node)
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                  epochs=spec.epochs[track])
+                  epochs=spec.epochs[track], device=request.config.stash[SETTINGS].device)
+    the_run.frontier_axis = next(iter(spec.frontier)) if spec.frontier else None
     request.node.stash[ITEM_RUN] = the_run
     store = request.config.stash[STORE]
     if store is not None:
         the_run.store_key = item_key(request.node, store)
-        record = None if request.config.stash[SETTINGS].fresh else \
-            store.lookup(the_run.store_key, request.node.path)
+        settings = request.config.stash[SETTINGS]
+        record = None if settings.fresh else store.lookup(the_run.store_key, request.node.path)
         if record is not None and request.node.stash.get(ITEM_AUDIT, False):
             the_run.audit_expected = record["run_digest"]
         elif record is not None:
             request.node.stash[ITEM_STORED] = record
+        elif settings.shard == "merge":
+            pytest.skip(f"benchkit: not in the run store {store.storage.location}: "
+                        "--bench-shard merge trains nothing (did its shard run and pass?)")
     return the_run
 
 
@@ -73,7 +77,7 @@ def reuse(item: pytest.Function) -> bool:
     if record is None:
         return False
     the_run = item.stash[ITEM_RUN]
-    the_run.restore(record["result"])
+    the_run.restore({**record["result"], "cpu": record["cpu"]})
     here = item_spec(item).module
     the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
                           "origin": "reused" if record["origin"]["module"] == here else "shared",
@@ -86,9 +90,11 @@ def before_call(item: pytest.Function) -> None:
     with the session's torch thread count: torch is imported from here on."""
     if ITEM_STORED in item.stash:
         return
+    from benchkit import device
     from benchkit.run import seed_everything, set_threads
 
     set_threads(item.config.stash[SETTINGS].threads)
+    device.prepare(item.config.stash[SETTINGS].device)
     seed_everything(item.stash[ITEM_RUN].seed)
     if item.config.stash[STORE] is not None:
         from benchkit.recorder import Recording
@@ -119,6 +125,7 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
     outcome = "error" if setup_ended and report.failed else report.outcome
     message = first_line(report) if outcome != "passed" else None
     settings = item.config.stash[SETTINGS]
+    result = None
     if the_run is not None or item.get_closest_marker("arm") is not None:
         store = item.config.stash[STORE]
         result = the_run.payload() if the_run is not None else None
@@ -126,7 +133,8 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
                 and store is not None:
             keep(item, the_run, result, store, spec)
             result.update(the_run.provenance)
-        payload = run_payload(item.nodeid, outcome, message, result, settings.threads)
+        payload = run_payload(item.nodeid, outcome, message, result, settings.threads,
+                              settings.device)
         if store is not None and store.problems:
             payload["store_problems"] = list(store.problems)
     elif item.get_closest_marker("mechanism") is not None:
@@ -135,7 +143,16 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
     else:
         return
     payload["spec"] = spec.to_plain()
-    report.user_properties.append((PROPERTY, json.dumps(payload, sort_keys=True)))
+    try:
+        text = json.dumps(payload, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:  # fails this run, not the session
+        why = (f"benchkit: {item.nodeid}: its result is not plain JSON ({exc}); record "
+               "numbers and strings with run.record, run.signature and run.log")
+        report.outcome, report.longrepr, result = "failed", why, None
+        payload = {**run_payload(item.nodeid, "failed", why, None, settings.threads),
+                   "spec": payload["spec"]}
+        text = json.dumps(payload, sort_keys=True)
+    report.user_properties.append((PROPERTY, text))
     if payload["kind"] == "run" and "val" in payload:
         # readable in junit-xml, which writes the item's properties with its teardown report
         for key in ("val", "test", "diverged", "reused", "seconds"):
@@ -152,7 +169,7 @@ def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) ->
     try:
         deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
         record = records.build(the_run.store_key, result, result, deps,
-                               {"module": spec.module, "nodeid": item.nodeid})
+                               {"module": spec.module, "nodeid": item.nodeid}, result["cpu"])
     except Exception as exc:  # never the session: an unrecordable run is just not stored
         store.problem(f"{item.nodeid}: its dependencies could not be recorded "
                       f"({exc.__class__.__name__}: {exc}): it is not stored")
@@ -168,14 +185,14 @@ def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) ->
 
 
 def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,
-                threads: int) -> dict:
+                threads: int, device: str = "cpu") -> dict:
     """What an arm test sends to the controller: its outcome, and the run's result
     (``Run.payload``) with the environment when there is one."""
     payload = {"kind": "run", "outcome": outcome, "message": message, "nodeid": nodeid}
     if result is not None:
         from benchkit.run import environment
         payload.update(result)
-        payload["env"] = environment(threads)
+        payload["env"] = environment(threads, device)
     return payload
 
 

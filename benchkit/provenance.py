@@ -9,7 +9,10 @@ from pathlib import Path
 
 
 def provenance(rootdir, module: str) -> dict:
-    """``{"module_digest": sha256 of the module file or null, "git": {...} or null}``."""
+    """``{"module_digest": sha256 of the module file or null, "git": {...} or null}``; both
+    null without a rootdir."""
+    if rootdir is None:
+        return {"module_digest": None, "git": None}
     try:
         module_digest = hashlib.sha256(Path(rootdir, module).read_bytes()).hexdigest()
     except OSError:

@@ -3,7 +3,7 @@
 A record is one JSON object::
 
     {"record_version": 2, "key": lookup key, "run": {arm, track, cfg, seed},
-     "result": {val, test, diverged, seconds, signatures, logs},
+     "result": {val, test, diverged, seconds, signatures, logs, budgets}, "cpu": CPU model,
      "deps": {"REF|KIND|NAME": hash, ...}, "origin": {"module": ..., "nodeid": ...},
      "run_digest": ..., "digest": ...}
 
@@ -20,7 +20,7 @@ import json
 import math
 
 RECORD_VERSION = 2
-RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs")
+RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")
 SIGNATURE_KEYS = {"observed", "predicted", "tol", "prediction", "confirmed"}
 
 
@@ -42,14 +42,14 @@ def run_digest(key: str, result: dict) -> str:
     return _sha({"key": key, **{k: result[k] for k in RESULT_KEYS if k != "seconds"}})
 
 
-def build(key: str, run: dict, result: dict, deps: dict, origin: dict) -> dict:
+def build(key: str, run: dict, result: dict, deps: dict, origin: dict, cpu: str) -> dict:
     """The record of a freshly trained run (``result`` as :meth:`benchkit.run.Run.payload`
     gives it)."""
     body = {
         "record_version": RECORD_VERSION, "key": key,
         "run": {k: run[k] for k in ("arm", "track", "cfg", "seed")},
         "result": {k: result[k] for k in RESULT_KEYS},
-        "deps": dict(deps), "origin": dict(origin),
+        "deps": dict(deps), "origin": dict(origin), "cpu": cpu,
     }
     body["run_digest"] = run_digest(key, body["result"])
     body["digest"] = _sha(body)
@@ -90,7 +90,7 @@ def check(record, key: str) -> None:
     _need(record.get("record_version") == RECORD_VERSION,
           f"record_version {record.get('record_version')!r}, not {RECORD_VERSION}")
     _need(record.get("key") == key, "its key is not the one it is stored under")
-    fields = {"record_version", "key", "run", "result", "deps", "origin", "run_digest",
+    fields = {"record_version", "key", "run", "result", "deps", "origin", "cpu", "run_digest",
               "digest"}
     _need(set(record) == fields, f"fields {sorted(set(record) ^ fields)} wrong")
     run, result = record["run"], record["result"]
@@ -99,6 +99,7 @@ def check(record, key: str) -> None:
           and isinstance(run["cfg"], dict) and isinstance(run["seed"], int)
           and not isinstance(run["seed"], bool), "bad run fields")
     check_result(result)
+    _need(isinstance(record["cpu"], str), "cpu is not text")
     deps, origin = record["deps"], record["origin"]
     _need(isinstance(deps, dict) and all(isinstance(k, str) and isinstance(v, str)
                                          for k, v in deps.items()), "bad deps")
@@ -126,9 +127,10 @@ def check_result(result) -> None:
           "diverged must be true exactly when val or test is null (non-finite)")
     _number(result["seconds"], "seconds", minimum=0)
     logs, sigs = result["logs"], result["signatures"]
-    _need(isinstance(logs, dict), "logs is not an object")
-    for name, value in logs.items():
-        _number(value, f"log {name!r}", nullable=True)
+    for what, values in (("logs", logs), ("budgets", result["budgets"])):
+        _need(isinstance(values, dict), f"{what} is not an object")
+        for name, value in values.items():
+            _number(value, f"{what} {name!r}", nullable=True)
     _need(isinstance(sigs, dict), "signatures is not an object")
     for name, sig in sigs.items():
         _need(isinstance(sig, dict) and set(sig) == SIGNATURE_KEYS,

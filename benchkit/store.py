@@ -3,17 +3,18 @@ the run executed has changed.
 
 A run is found by its lookup key: the arm test's own source (docstring-free), the arm, track,
 protocol, config and seed, benchkit's source, and what changes bits (python, torch and numpy
-versions, thread count, device, CPU). Several records may sit under one key (the same arm code
-in another module, or an older tree); the one used is the first whose recorded dependencies
-(:mod:`benchkit.recorder`) all still match the tree. A baseline that is identical in several
-idea modules is therefore trained once.
+versions, thread count, device kind and accelerator model). Records sit under their key and the
+CPU they trained on (bits differ across CPU types), so machines of several CPU types can share
+a store; a session that only collects what others trained (``any_cpu``) takes any CPU's record,
+which names it. Several records may sit under one key (the same arm code in another module, an
+older tree); the one used is the first whose recorded dependencies (:mod:`benchkit.recorder`)
+all still match the tree. A baseline identical in several idea modules is trained once.
 
 Every record read is checked (:mod:`benchkit.records`); an invalid one is a miss. A store that
 cannot be read or written costs reuse, never the session: each problem becomes one line in
 :attr:`RunStore.problems` (shown in the terminal) and training goes on.
 
-Where records live is a backend with three operations (``get_bytes``, ``put_bytes``, ``list``)
-over ``/``-separated names; :class:`DirectoryBackend` keeps them in a folder.
+Where records live is :mod:`benchkit.storage`'s business (``read``, ``write``, ``names``).
 """
 from __future__ import annotations
 
@@ -22,52 +23,12 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Protocol
 
 from benchkit import fingerprint as fp
 from benchkit import records
-from benchkit.atomic import write_atomic
 
 STORE_VERSION = 2
-ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "threads", "cpu")
-
-
-class Backend(Protocol):
-    """Where records live. Names are ``/``-separated and relative; ``put_bytes`` replaces a
-    name whole or not at all (never a torn record); errors are ``OSError``."""
-
-    def get_bytes(self, name: str) -> bytes | None: ...     # None: no such record
-    def put_bytes(self, name: str, data: bytes) -> None: ...
-    def list(self, prefix: str) -> list[str]: ...           # names directly under a folder
-    def describe(self) -> str: ...
-
-
-class DirectoryBackend:
-    """Records as files under a folder, written atomically (temp file + rename)."""
-
-    def __init__(self, root: Path):
-        self.root = Path(root)
-
-    def describe(self) -> str:
-        return str(self.root)
-
-    def get_bytes(self, name: str) -> bytes | None:
-        try:
-            return (self.root / name).read_bytes()
-        except FileNotFoundError:
-            return None
-
-    def put_bytes(self, name: str, data: bytes) -> None:
-        write_atomic(self.root / name, data)
-
-    def list(self, prefix: str) -> list[str]:
-        folder = self.root / prefix
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            return []
-        return sorted(f"{prefix}{e.name}" for e in entries
-                      if not e.name.startswith(".") and e.is_file())
+ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "accelerator", "threads")
 
 
 @functools.lru_cache(maxsize=1)
@@ -79,12 +40,18 @@ def benchkit_source_digest() -> str:
 
 
 class RunStore:
-    """Finished runs under a backend, looked up by key and checked against the tree."""
+    """Finished runs in ``storage`` (:mod:`benchkit.storage`; a path is taken as a directory),
+    looked up by key and CPU, and checked against the tree."""
 
-    def __init__(self, backend: Backend, rootdir: Path, threads: int):
-        self.backend = backend
+    def __init__(self, storage, rootdir: Path, threads: int, device: str = "cpu", *,
+                 any_cpu: bool = False):
+        from benchkit.storage import DirectoryStorage
+
+        self.storage = DirectoryStorage(storage) if isinstance(storage, (str, Path)) else storage
         self.rootdir = Path(rootdir)
         self.threads = int(threads)
+        self.device = device  # the resolved --bench-device: its kind and model are keyed
+        self.any_cpu = any_cpu
         self.problems: list[str] = []   # one line each, in order, without repeats
 
     def problem(self, line: str) -> None:
@@ -97,7 +64,7 @@ class RunStore:
         """The lookup key of one run of an arm at (track, cfg, seed)."""
         from benchkit.run import environment
 
-        env = environment(self.threads)
+        env = environment(self.threads, self.device)
         material = {
             "store_version": STORE_VERSION, "arm": arm, "arm_code": arm_fingerprint,
             "track": track, "protocol": protocol, "cfg": cfg, "seed": seed,
@@ -107,21 +74,30 @@ class RunStore:
 
     @staticmethod
     def _folder(key: str) -> str:
-        return f"v{STORE_VERSION}/{key[:2]}/{key}/"
+        return f"v{STORE_VERSION}/{key[:2]}/{key}"
+
+    @staticmethod
+    def _cpu_tag(cpu: str) -> str:
+        return hashlib.sha256(cpu.encode()).hexdigest()[:16]
 
     def records(self, key: str) -> list[dict]:
-        """Every valid record stored under ``key`` (invalid ones are reported, not returned)."""
-        where = self.backend.describe()
+        """Every valid record stored under ``key`` for this CPU (any CPU's with ``any_cpu``,
+        this CPU's first); invalid ones are reported, not returned."""
+        from benchkit.hardware import cpu
+
+        where = self.storage.location
+        mine = f"{self._folder(key)}/{self._cpu_tag(cpu())}-"
         try:
-            names = self.backend.list(self._folder(key))
+            names = self.storage.names(self._folder(key))
         except OSError as exc:
             self.problem(f"cannot read the run store at {where} ({_why(exc)}): runs are "
                          "trained, not reused")
             return []
+        names = sorted(names, key=lambda n: not n.startswith(mine))
         found = []
-        for name in names:
+        for name in names if self.any_cpu else [n for n in names if n.startswith(mine)]:
             try:
-                data = self.backend.get_bytes(name)
+                data = self.storage.read(name)
             except OSError as exc:
                 self.problem(f"cannot read stored run {name} ({_why(exc)}): trained again")
                 continue
@@ -142,12 +118,14 @@ class RunStore:
         return None
 
     def put(self, record: dict) -> bool:
-        """Store a record; False (and a problem line) when it cannot be written."""
-        name = f"{self._folder(record['key'])}{record['digest'][:24]}.json"
+        """Store a record under its key and CPU; False (and a problem line) when it cannot be
+        written."""
+        name = (f"{self._folder(record['key'])}/{self._cpu_tag(record['cpu'])}-"
+                f"{record['digest'][:24]}.json")
         try:
-            self.backend.put_bytes(name, records.dumps(record))
+            self.storage.write(name, records.dumps(record))
         except (OSError, ValueError) as exc:
-            self.problem(f"cannot write to the run store at {self.backend.describe()} "
+            self.problem(f"cannot write to the run store at {self.storage.location} "
                          f"({_why(exc)}): runs are not stored")
             return False
         return True
@@ -184,36 +162,23 @@ def _why(exc: BaseException) -> str:
         else f"{exc.__class__.__name__}: {exc}"
 
 
-def open_store(config, threads: int) -> RunStore | None:
-    """The session's store in pytest's cache (None without the cache plugin). A cache folder
-    that cannot be made is a problem line, not an error: runs then train without reuse."""
-    cache = getattr(config, "cache", None)
-    if cache is None:
-        return None
-    try:
-        folder = cache.mkdir("benchkit-runs")
-    except OSError as exc:
-        store = RunStore(_Unusable(exc), config.rootpath, threads)
-        store.problem(f"cannot create the run store in pytest's cache ({_why(exc)}): runs are "
-                      "trained, not reused or stored")
-        return store
-    return RunStore(DirectoryBackend(folder), config.rootpath, threads)
+def unusable_store(exc: OSError, rootdir: Path, threads: int, device: str) -> RunStore:
+    """The store of a session whose store folder cannot be made: nothing is found or kept,
+    and the problem is said once (runs train without reuse)."""
+    store = RunStore(_Unusable(), rootdir, threads, device)
+    store.problem(f"cannot create the run store in pytest's cache ({_why(exc)}): runs are "
+                  "trained, not reused or stored")
+    return store
 
 
 class _Unusable:
-    """A backend that could not be opened: nothing is found, nothing is written."""
+    location = "pytest's cache"
 
-    def __init__(self, exc: OSError):
-        self.exc = exc
-
-    def describe(self) -> str:
-        return "pytest's cache"
-
-    def get_bytes(self, name: str) -> bytes | None:
+    def read(self, name: str) -> bytes | None:
         return None
 
-    def put_bytes(self, name: str, data: bytes) -> None:
+    def write(self, name: str, data: bytes) -> None:
         return None  # the problem was said once, when opening
 
-    def list(self, prefix: str) -> list[str]:
+    def names(self, folder: str) -> list[str]:
         return []

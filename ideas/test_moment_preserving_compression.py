@@ -75,7 +75,7 @@ def moment_residual(h: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     """max over states and k of |m_k(c) - m_k(h)| / sd(h)^k: relative, scale-free residuals
     (the mean is measured in units of sd, so a zero-mean state is no special case)."""
     mh, mc = moments(h), moments(c)
-    scale = mh[..., 1:2].sqrt() ** torch.arange(1, 5, dtype=h.dtype)
+    scale = mh[..., 1:2].sqrt() ** torch.arange(1, 5, dtype=h.dtype, device=h.device)
     return ((mc - mh).abs() / scale).max()
 
 

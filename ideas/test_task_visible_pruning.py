@@ -97,7 +97,8 @@ def one_sided(model, x, q=QUANTILE):
     """Per hidden layer, (always_active, always_inactive) masks from the z quantiles on x."""
     masks = []
     for z in preactivations(model, x):
-        lo, hi = torch.quantile(z, torch.tensor([q, 1 - q], dtype=z.dtype), dim=0)
+        lo, hi = torch.quantile(z, torch.tensor([q, 1 - q], dtype=z.dtype, device=z.device),
+                                dim=0)
         masks.append((lo > 0, hi < 0))
     return masks
 
@@ -133,7 +134,8 @@ class CompactMLP(nn.Module):
 
 def _linear(weight, bias=None) -> nn.Linear:
     lin = nn.utils.skip_init(nn.Linear, weight.shape[1], weight.shape[0],
-                             bias=bias is not None, dtype=weight.dtype)  # no RNG consumed
+                             bias=bias is not None, dtype=weight.dtype,
+                             device=weight.device)  # no RNG consumed
     lin.weight.copy_(weight)
     if bias is not None:
         lin.bias.copy_(bias)

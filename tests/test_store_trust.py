@@ -122,8 +122,12 @@ def test_an_unwritable_store_costs_reuse_not_the_session(project, xdist):
 def test_audit_retrains_drawn_runs_and_fails_naming_an_edited_value(project):
     """A careful planter recomputes the digests: reuse cannot tell, the audit can."""
     from benchkit import records as rec
+    from benchkit.cli import main
 
     bench(project)
+    folder = str(project.path / "reports" / "trust" / "tabular")
+    store = str(project.path / ".pytest_cache" / "d" / "benchkit-runs")
+    assert main(["verify", folder, "--store", store]) == 0
     for path in records(project):
         record = json.loads(path.read_text())
         if record["run"]["arm"] == "idea" and record["result"]["test"] is not None:
@@ -132,6 +136,7 @@ def test_audit_retrains_drawn_runs_and_fails_naming_an_edited_value(project):
             body["run_digest"] = rec.run_digest(record["key"], record["result"])
             body["digest"] = rec._sha(body)
             path.write_text(json.dumps(body))
+    assert main(["verify", folder, "--store", store]) == 1  # the report's bits are not there
     planted, _ = bench(project)
     assert planted.ret == 0  # reuse alone takes it
     audited, report = bench(project, "--bench-audit", "8")

@@ -1,0 +1,113 @@
+"""The controller's aggregation, called in-process: Holm across an idea's tracks, the gate's
+FAIL lines, interrupted sessions, and which payloads make a report."""
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from benchkit.aggregate import aggregate_session
+
+CFG = {"lr": 1e-3}
+PROTOCOL = {"model": "m", "metric": "mse", "metric_direction": "lower is better"}
+
+
+def spec(name="agg", tracks=("tabular", "dynamics"), seeds=6):
+    return {"name": name, "module": f"ideas/test_{name}.py", "tracks": list(tracks),
+            "grids": {t: [CFG] for t in tracks}, "seeds": list(range(seeds)),
+            "epochs": {t: 1 for t in tracks}, "claim": None, "margin": None,
+            "protocols": {t: {"track": t, **PROTOCOL} for t in tracks}}
+
+
+def payloads(sp, gain=lambda track, seed: 0.1 + 0.01 * seed, skip=()):
+    """Paired runs where the idea's test MSE is lower by ``gain(track, seed)``."""
+    out = []
+    for track in sp["tracks"]:
+        for seed in sp["seeds"]:
+            for arm in ("baseline", "idea"):
+                if (arm, track, seed) in skip:
+                    continue
+                base = 1.0 + 0.1 * seed
+                value = base - (gain(track, seed) if arm == "idea" else 0.0)
+                out.append({"kind": "run", "outcome": "passed", "message": None, "spec": sp,
+                            "nodeid": f"{sp['module']}::{arm}[{track}-{seed}]", "arm": arm,
+                            "track": track, "cfg": CFG, "seed": seed, "val": value,
+                            "test": value, "diverged": False, "signatures": {}, "logs": {}})
+    return out
+
+
+def settings(tmp_path, gate="helps", alpha=0.05):
+    return SimpleNamespace(alpha=alpha, report_dir=tmp_path, gate=gate)
+
+
+def by_track(written):
+    return {r["track"]: r for _, r in written}
+
+
+def test_each_track_is_judged_on_its_holm_adjusted_p(tmp_path):
+    # 6 seeds, idea wins all: raw p = 2/64 per track, Holm over two tracks doubles it
+    written, failures = aggregate_session(payloads(spec()), settings(tmp_path))
+    reports = by_track(written)
+    assert set(reports) == {"tabular", "dynamics"}
+    for r in reports.values():
+        assert r["comparison"]["p_value"] == pytest.approx(1 / 32)
+        assert r["comparison"]["p_adjusted"] == pytest.approx(1 / 16)
+        assert r["practical_verdict"] != "helps"
+    assert len(failures) == 2
+    assert all(f.startswith("benchkit: FAIL agg ") and "gate 'helps' not met" in f
+               for f in failures)
+
+
+def test_a_single_track_idea_is_judged_on_its_raw_p(tmp_path):
+    written, failures = aggregate_session(payloads(spec(tracks=("tabular",))),
+                                          settings(tmp_path))
+    (r,) = by_track(written).values()
+    assert r["comparison"]["p_adjusted"] == r["comparison"]["p_value"] == pytest.approx(1 / 32)
+    assert r["practical_verdict"] == "helps"
+    assert failures == []
+
+
+def test_reports_are_written_where_the_settings_say(tmp_path):
+    written, _ = aggregate_session(payloads(spec()), settings(tmp_path, gate="off"))
+    for path, r in written:
+        assert path == tmp_path / "agg" / r["track"] / "bench_report.json"
+        assert json.loads(path.read_text())["practical_verdict"] == r["practical_verdict"]
+
+
+def test_a_missing_run_makes_that_track_incomplete_and_fails_the_gate(tmp_path):
+    sp = spec(tracks=("tabular",))
+    written, failures = aggregate_session(payloads(sp, skip={("idea", "tabular", 3)}),
+                                          settings(tmp_path, gate="not-harms"))
+    (r,) = by_track(written).values()
+    assert r["complete"] is False and r["practical_verdict"] == "incomplete"
+    assert failures and "incomplete" in failures[0]
+
+
+def test_an_interrupted_session_says_so_in_an_incomplete_report(tmp_path):
+    sp = spec(tracks=("tabular",))
+    written, _ = aggregate_session(payloads(sp, skip={("idea", "tabular", 0)}),
+                                   settings(tmp_path, gate="off"), complete_session=False)
+    (r,) = by_track(written).values()
+    assert "the session was interrupted" in r["incomplete"]["reasons"]
+
+
+def test_the_gate_off_never_fails(tmp_path):
+    harms = payloads(spec(tracks=("tabular",)), gain=lambda t, s: -0.5)
+    written, failures = aggregate_session(harms, settings(tmp_path, gate="off"))
+    assert by_track(written)["tabular"]["practical_verdict"] == "harms"
+    assert failures == []
+
+
+def test_only_mechanism_payloads_make_no_report(tmp_path):
+    claim = {"kind": "mechanism", "spec": spec(), "nodeid": "m::test_claim",
+             "outcome": "passed", "message": None}
+    assert aggregate_session([claim], settings(tmp_path)) == ([], [])
+
+
+def test_each_idea_gets_its_own_reports_and_failures(tmp_path):
+    good, bad = spec("good", ("tabular",)), spec("bad", ("tabular",))
+    both = payloads(good) + payloads(bad, gain=lambda t, s: -0.5)
+    written, failures = aggregate_session(both, settings(tmp_path, gate="not-harms"))
+    assert sorted(r["name"] for _, r in written) == ["bad", "good"]
+    assert len(failures) == 1 and failures[0].startswith("benchkit: FAIL bad tabular")
