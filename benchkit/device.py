@@ -118,5 +118,5 @@ def describe(device: str) -> dict:
         determinism = (f"torch.use_deterministic_algorithms(True), CUBLAS_WORKSPACE_CONFIG="
                        f"{os.environ.get('CUBLAS_WORKSPACE_CONFIG')}, cudnn.benchmark=False")
     else:
-        accelerator, determinism = "Apple MPS", "none available on MPS"
+        accelerator, determinism = "Apple MPS", "none applied (MPS)"
     return {"device": kind, "accelerator": accelerator, "determinism": determinism}

@@ -190,7 +190,7 @@ def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | N
     (``Run.payload``) with the environment when there is one."""
     payload = {"kind": "run", "outcome": outcome, "message": message, "nodeid": nodeid}
     if result is not None:
-        from benchkit.run import environment
+        from benchkit.environment import environment
         payload.update(result)
         payload["env"] = environment(threads, device)
     return payload

@@ -106,6 +106,13 @@ def _open_store(config: pytest.Config, settings: Settings):
 
     location = settings.store
     unusable = None
+    args = list(config.invocation_params.args)
+    for flag, value in zip(args, args[1:]):
+        if flag == "--bench-store" and os.path.exists(value):
+            raise pytest.UsageError(
+                f"benchkit: write --bench-store={value} (with '='): pytest takes a separate "
+                "existing path for a test path when it chooses the rootdir, and keys and "
+                "reports are relative to the rootdir")
     if location is None:
         cache = getattr(config, "cache", None)
         try:
@@ -197,7 +204,8 @@ def _build_spec(config, module_item):
         _marked_functions(module_item.obj, "mechanism")), arm_tests=tuple(
         (arm_label(marks[0], module_item.nodeid), getattr(module_item.obj, func).__qualname__)
         for func, marks in _arm_marks(module_item.obj).items()))
-    why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha)
+    why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha,
+                             comparators=len(spec.arms) - 1)
     if why:  # once per module, at collection
         warnings.warn(BenchWarning(f"{module_item.nodeid}: {why}"), stacklevel=1)
     owners = config.stash[NAMES]

@@ -9,7 +9,6 @@ where every run is restored) never imports it.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import numbers
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from benchkit.environment import environment  # noqa: F401  (its old home)
 from benchkit.tracks.base import Data, Split, Track
 
 if TYPE_CHECKING:
@@ -362,38 +362,3 @@ def set_threads(threads: int) -> None:
 
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
-
-
-def environment(threads: int | None = None, device: str = "cpu") -> dict:
-    """The software and hardware a run ran on (part of its store key and of the report).
-    ``threads`` is the torch thread count the run trains with (see :func:`set_threads`);
-    without it torch is asked. ``device`` is the resolved ``--bench-device``
-    (:mod:`benchkit.device`), described by its kind and, on an accelerator, its model. Versions are read from the installed metadata, so that keying a
-    run does not import torch."""
-    if threads is None:
-        import torch
-        threads = torch.get_num_threads()
-    return dict(_environment(int(threads), device))
-
-
-def _version(package: str) -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:  # a source checkout on sys.path: ask the module
-        return str(__import__(package).__version__)
-
-
-@functools.lru_cache(maxsize=4)
-def _environment(threads: int, device: str) -> dict:
-    import platform  # platform.platform() reads the interpreter binary: once per process
-
-    import benchkit
-    from benchkit import device as device_, hardware
-    return {
-        "python": platform.python_version(), "torch": _version("torch"),
-        "numpy": _version("numpy"), "benchkit": benchkit.__version__,
-        **device_.describe(device), "threads": threads,
-        "platform": platform.platform(), "machine": platform.machine(), "cpu": hardware.cpu(),
-    }

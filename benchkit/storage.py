@@ -1,13 +1,14 @@
 """Where stored runs live: a directory (local, or a shared filesystem such as NFS) or an fsspec
 URL (``s3://``, ``gs://``, ``memory://``, ``file://``, ...).
 
-The contract is three calls on ``/``-separated names relative to the location:
+The contract is three calls on ``/``-separated names relative to the location, and its name:
 ``read(name)`` gives the bytes or None when there is no such name; ``write(name, data)`` makes
 ``data`` appear whole or not at all, so that many sessions on many machines may write the same
 location at the same time (a reader sees either the old record or the new one, never a torn
-one; two writers of one name leave one of their records); ``names(folder)`` lists a folder's
-entries (absent folder: none). A location that cannot be reached raises ``OSError``; callers
-decide what that costs. What a record contains is :mod:`benchkit.store`'s business.
+one; two writers of one name leave one of their records); ``names(folder)`` gives the files
+directly in a folder as ``folder/leaf`` (absent folder: none); ``location`` names it in
+messages. A location that cannot be reached raises ``OSError``; callers decide what that costs.
+What a record contains is :mod:`benchkit.store`'s business.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from benchkit.atomic import write_atomic
 # fsspec protocols whose single PUT is atomic (the object appears whole or not at all)
 OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss",
                            "memory"})
-TEMP_PREFIX = "."  # a write's temporary name starts with it; names() never lists those
+TEMP_PREFIX = "."  # a write's temporary name starts with it; names() never gives those
 
 
 class DirectoryStorage:
@@ -44,10 +45,11 @@ class DirectoryStorage:
 
     def names(self, folder: str) -> list[str]:
         try:
-            entries = os.listdir(self.directory / folder)
+            entries = list(os.scandir(self.directory / folder))
         except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(f"{folder}/{e}" for e in entries if not e.startswith(TEMP_PREFIX))
+        return sorted(f"{folder}/{e.name}" for e in entries
+                      if not e.name.startswith(TEMP_PREFIX) and e.is_file())
 
 
 class FsspecStorage:
@@ -99,19 +101,21 @@ class FsspecStorage:
             raise OSError(f"{self.location}: cannot write {name}: {exc}") from exc
 
     def names(self, folder: str) -> list[str]:
+        prefix = f"{folder}/"
+        folder = self._path(folder).rstrip("/")
         try:
-            entries = self.fs.ls(self._path(folder), detail=False)
+            entries = self.fs.ls(folder, detail=True)
         except (FileNotFoundError, NotADirectoryError):
             return []
         except Exception as exc:
-            raise OSError(f"{self.location}: cannot list {folder}: {exc}") from exc
-        base = self._path(folder).rstrip("/") + "/"
+            raise OSError(f"{self.location}: cannot list {prefix}: {exc}") from exc
         found = []
         for entry in entries:
-            entry = str(entry).rstrip("/")
-            leaf = entry.rsplit("/", 1)[-1]
-            if entry.lstrip("/").startswith(base.lstrip("/")) and not leaf.startswith(TEMP_PREFIX):
-                found.append(f"{folder}/{leaf}")
+            path = str(entry["name"]).rstrip("/")
+            leaf = path.rsplit("/", 1)[-1]
+            if (entry.get("type") == "file" and not leaf.startswith(TEMP_PREFIX)
+                    and path.lstrip("/") == f"{folder.lstrip('/')}/{leaf}"):
+                found.append(f"{prefix}{leaf}")
         return sorted(found)
 
 

@@ -62,7 +62,7 @@ class RunStore:
     def key(self, *, arm_fingerprint: str, protocol: dict, arm: str, track: str, cfg: dict,
             seed: int) -> str:
         """The lookup key of one run of an arm at (track, cfg, seed)."""
-        from benchkit.run import environment
+        from benchkit.environment import environment
 
         env = environment(self.threads, self.device)
         material = {

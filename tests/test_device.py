@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from benchkit import device, run as run_module
+from benchkit import device, environment as run_module
 from benchkit.device import DeviceError, for_worker, parse, resolve
 from benchkit.store import RunStore
 

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from benchkit.store import RunStore
 from conftest import validate_report
 
 IDEA = '''
+import os, time
 import pytest
 
 pytestmark = pytest.mark.bench(name="spread", track="tabular", grid={"lr": [1e-2, 3e-3]},
@@ -36,6 +38,9 @@ def test_baseline(run):
 
 @pytest.mark.arm("idea")
 def test_idea(run):
+    if os.environ.get("HANG_AT") == f"{run.cfg['lr']}-{run.seed}":  # to be killed here
+        open("hanging", "w").close()
+        time.sleep(600)
     run.fit(run.track.model(), lr=run.cfg["lr"] * 1.5)
 
 @pytest.mark.mechanism
@@ -60,6 +65,7 @@ def test_read_write_names_on_every_backend(tmp_path):
         storage.write("ab/k/x.json", b"one")
         storage.write("ab/k/x.json", b"two")       # replaced, not appended
         storage.write("ab/k/y.json", b"three")
+        storage.write("ab/k/sub/z.json", b"four")  # not directly in ab/k/
         assert storage.read("ab/k/x.json") == b"two", storage.location
         assert storage.names("ab/k") == ["ab/k/x.json", "ab/k/y.json"], storage.location
 
@@ -170,8 +176,8 @@ def copy_of_project(root: Path) -> Path:
     return root
 
 
-def pytest_in(path: Path, *args) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+def pytest_in(path: Path, *args, **env_extra) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")} | env_extra
     return subprocess.Popen([sys.executable, "-m", "pytest", *FAST, *args], cwd=path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -257,11 +263,31 @@ def test_a_missing_shard_is_incomplete_and_named_then_complete_once_it_ran(tmp_p
     assert per_seed(report_of(c)) == per_seed(one_machine)
 
 
+@pytest.mark.timeout(600)
+def test_a_killed_shard_leaves_its_unfinished_runs_missing_and_named(tmp_path):
+    store = tmp_path / "store"
+    a, c = (copy_of_project(tmp_path / name / "checkout") for name in ("a", "ccc"))
+    shard = pytest_in(a, f"--bench-store={store}", "--bench-shard=1/1", HANG_AT="0.01-1")
+    deadline = time.monotonic() + 540
+    while not (a / "hanging").exists() and shard.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert (a / "hanging").exists(), finish(shard)[1]
+    shard.kill()  # SIGKILL: no teardown, no report, nothing more stored
+    finish(shard)
+    rc, out = run_in(c, f"--bench-store={store}", "--bench-shard=merge")
+    report = report_of(c)
+    unfinished = ["idea[tabular-lr=0.01-seed1]", "idea[tabular-lr=0.01-seed2]"] + [
+        f"idea[tabular-lr=0.003-seed{s}]" for s in SEEDS]   # the arms run in this order
+    assert rc == 0 and "benchkit: 0 run(s) trained, 7 reused" in out, out
+    assert sorted(report["incomplete"]["missing"]) == sorted(unfinished)
+
+
 @pytest.mark.parametrize("args, message", [
     (["--bench-shard", "3/2"], "--bench-shard: '3/2' is not a shard; valid: K/N"),
     (["--bench-shard", "merge", "--bench-fresh"], "give one of them"),
     (["--bench-shard", "1/2", "-p", "no:cacheprovider"], "--bench-shard needs a run store"),
     (["--bench-store=nosuchprotocol://b/runs"], "valid: a directory, or a URL"),
+    (["--bench-store", "."], "write --bench-store=. (with '=')"),
 ])
 def test_usage_errors(pytester, args, message):
     pytester.makeini("[pytest]\n")
