@@ -193,7 +193,8 @@ def _build_spec(config, module_item):
         return exc
     spec = dataclasses.replace(spec, arms=arm_names, mechanism_tests=tuple(
         _marked_functions(module_item.obj, "mechanism")))
-    why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha)
+    why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha,
+                             comparators=len(spec.arms) - 1)
     if why:  # once per module, at collection
         warnings.warn(BenchWarning(f"{module_item.nodeid}: {why}"), stacklevel=1)
     owners = config.stash[NAMES]

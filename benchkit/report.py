@@ -145,7 +145,8 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     complete = not problems
     n = len(seeds)
     warnings = []
-    unreachable = unreachable_family(n, len(spec["tracks"]), alpha)
+    unreachable = unreachable_family(n, len(spec["tracks"]), alpha,
+                                     comparators=len(arms) - 1)
     if unreachable:  # at the session's alpha; decide() adds the look's level when lower
         warnings.append(unreachable)
     ran = {p["nodeid"].rsplit("::", 1)[-1].split("[", 1)[0] for p in mechanism_payloads}
