@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 
+from benchkit import fairness
 from benchkit import report as rep
 from benchkit import stats
-from benchkit.fmt import mechanism_word
+from benchkit.fmt import mechanism_word, num
 
 
-def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True):
+def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
+                      errors: list[str] | None = None, rootpath=None):
     """Write every report this session's payloads make. Returns (written, gate failures):
-    ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines."""
+    ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines.
+    With ``errors``, a report that cannot be written adds a ``benchkit: ERROR`` line to it and
+    the other reports are still written (a previous report stays as it was: writes are
+    atomic); without it the OSError propagates."""
     by_idea: dict[str, list[dict]] = {}
     for p in payloads:
         by_idea.setdefault(p["spec"]["name"], []).append(p)
@@ -23,23 +28,41 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             continue  # only claims ran (-m mechanism): nothing to compare, no report
         spec = runs[0]["spec"]
         mechanisms = [p for p in group if p["kind"] == "mechanism"]
-        reports = [rep.build_report(spec, track, runs, mechanisms, alpha=settings.alpha)
+        from benchkit.frontier import build_frontier_report
+
+        build = build_frontier_report if spec.get("frontier") else rep.build_report
+        reports = [build(spec, track, runs, mechanisms, alpha=settings.alpha)
                    for track in spec["tracks"]]
-        ps = [r["comparison"]["p_value"] for r in reports if r["comparison"] is not None]
-        adjusted = iter(stats.holm(ps)) if ps else iter(())
+        # the family: every comparison of the idea (baseline, each control) on every declared
+        # track; an incomplete track enters Holm with p = 1, so a crashed track can never make
+        # the others' verdicts easier to reach
+        family = [c for r in reports for c in fairness.comparisons(r)]
+        ps = [c["p_value"] for c in family] + [1.0 for r in reports if r["comparison"] is None]
+        for comp, p in zip(family, stats.holm(ps)):
+            comp["p_adjusted"], comp["family_size"] = p, len(ps)
         for r in reports:
             path = rep.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
-            rep.decide(r, next(adjusted) if r["comparison"] is not None else None,
+            comp = r["comparison"]
+            rep.decide(r, comp["p_adjusted"] if comp is not None else None,
                        family_size=len(ps), max_seeds=spec.get("max_seeds"),
                        previous=previous)
+            from benchkit.provenance import provenance
+            r["provenance"] = provenance(rootpath, spec["module"])
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
             text = rep.dumps(rep.stamp(r))
-            rep.write_atomic(path, text)
-            from benchkit.summary import write_companions  # summary.md (+ plots) beside it
-            write_companions(path, r, plots_current=same_report(previous, text))
-            written.append((path, r))
+            try:
+                rep.write_atomic(path, text)
+                from benchkit.summary import write_companions  # summary.md (+ plots) beside it
+                write_companions(path, r, plots_current=same_report(previous, text))
+            except OSError as exc:
+                if errors is None:
+                    raise
+                errors.append(f"benchkit: ERROR {name} {r['track']}: cannot write "
+                              f"{exc.filename or path}: {exc.strerror or exc}")
+            else:
+                written.append((path, r))
             why = gate_failure(r, settings.gate)
             if why:
                 failures.append(f"benchkit: FAIL {name} {r['track']}: {why}")
@@ -71,9 +94,12 @@ def gate_failure(report: dict, gate: str) -> str | None:
     practical, system = report["practical_verdict"], report["system_verdict"]
     if not report["complete"]:
         return "incomplete (" + "; ".join(report["incomplete"]["reasons"]) + "): no verdict"
+    if practical == "unmatched":
+        return fairness.unmatched_reason(report) + ": no verdict"
     comp = report["comparison"]
     facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
-             f"p {comp['p_adjusted']:.4g}, mechanism_ok {mechanism_word(report['mechanism_ok'])}")
+             f"p {comp['p_adjusted']:.4g} at level {num(rep.tested_level(comp))}, "
+             f"mechanism_ok {mechanism_word(report['mechanism_ok'])}")
     ok = {
         "not-harms": practical != "harms",
         "non-inferior": practical in ("helps", "non-inferior"),

@@ -1,5 +1,6 @@
 """The ``run`` fixture and what happens around an arm test's call: reuse of a stored run,
-seeding, the check that a result was recorded, and the payload sent to the controller.
+seeding, recording what the body executes, the check that a result was recorded, storing the
+run, and the payload sent to the controller.
 
 A payload holds plain values only (it crosses process boundaries through xdist); it travels in
 the test report's ``user_properties`` under :data:`PROPERTY`.
@@ -15,7 +16,9 @@ from benchkit.spec import IdeaSpec
 
 PROPERTY = "benchkit"
 ITEM_RUN = pytest.StashKey[object]()      # item -> its Run
-ITEM_STORED = pytest.StashKey[dict]()     # item -> its stored result, when it is reused
+ITEM_STORED = pytest.StashKey[dict]()     # item -> its stored record, when it is reused
+ITEM_AUDIT = pytest.StashKey[bool]()      # item -> retrain it and compare with its record
+ITEM_RECORDING = pytest.StashKey[object]()  # item -> what its body executed (a Recording)
 
 
 def item_spec(item: pytest.Item) -> IdeaSpec | None:
@@ -40,25 +43,45 @@ def run(request: pytest.FixtureRequest):
     arm, track, cfg, seed = param
     spec = item_spec(request.node)
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                  epochs=spec.epochs[track])
+                  epochs=spec.epochs[track], device=request.config.stash[SETTINGS].device)
+    the_run.frontier_axis = next(iter(spec.frontier)) if spec.frontier else None
     request.node.stash[ITEM_RUN] = the_run
     store = request.config.stash[STORE]
     if store is not None:
-        the_run.store_key = store.key(module_file=request.node.path,
-                                      protocol=spec.protocols[track], arm=arm, track=track,
-                                      cfg=cfg, seed=seed)
-        stored = None if request.config.stash[SETTINGS].fresh else store.get(the_run.store_key)
-        if stored is not None:
-            request.node.stash[ITEM_STORED] = stored
+        the_run.store_key = item_key(request.node, store)
+        settings = request.config.stash[SETTINGS]
+        record = None if settings.fresh else store.lookup(the_run.store_key, request.node.path)
+        if record is not None and request.node.stash.get(ITEM_AUDIT, False):
+            the_run.audit_expected = record["run_digest"]
+        elif record is not None:
+            request.node.stash[ITEM_STORED] = record
+        elif settings.shard == "merge":
+            pytest.skip(f"benchkit: not in the run store {store.storage.location}: "
+                        "--bench-shard merge trains nothing (did its shard run and pass?)")
     return the_run
+
+
+def item_key(item: pytest.Function, store) -> str:
+    """The store's lookup key of an arm item's run."""
+    from benchkit.fingerprint import arm_fingerprint
+
+    arm, track, cfg, seed = item.callspec.params["run"]
+    return store.key(arm_fingerprint=arm_fingerprint(item.function),
+                     protocol=item_spec(item).protocols[track], arm=arm, track=track, cfg=cfg,
+                     seed=seed)
 
 
 def reuse(item: pytest.Function) -> bool:
     """Restore the item's stored run, if it has one: then its body is not called."""
-    stored = item.stash.get(ITEM_STORED, None)
-    if stored is None:
+    record = item.stash.get(ITEM_STORED, None)
+    if record is None:
         return False
-    item.stash[ITEM_RUN].restore(stored)
+    the_run = item.stash[ITEM_RUN]
+    the_run.restore({**record["result"], "cpu": record["cpu"]})
+    here = item_spec(item).module
+    the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
+                          "origin": "reused" if record["origin"]["module"] == here else "shared",
+                          "trained_in": record["origin"]["module"]}
     return True
 
 
@@ -67,10 +90,23 @@ def before_call(item: pytest.Function) -> None:
     with the session's torch thread count: torch is imported from here on."""
     if ITEM_STORED in item.stash:
         return
+    from benchkit import device
     from benchkit.run import seed_everything, set_threads
 
     set_threads(item.config.stash[SETTINGS].threads)
+    device.prepare(item.config.stash[SETTINGS].device)
     seed_everything(item.stash[ITEM_RUN].seed)
+    if item.config.stash[STORE] is not None:
+        from benchkit.recorder import Recording
+
+        item.stash[ITEM_RECORDING] = Recording()
+        item.stash[ITEM_RECORDING].start()
+
+
+def stop_recording(item: pytest.Function) -> None:
+    recording = item.stash.get(ITEM_RECORDING, None)
+    if recording is not None:
+        recording.stop()
 
 
 def after_call(item: pytest.Function) -> None:
@@ -89,35 +125,74 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
     outcome = "error" if setup_ended and report.failed else report.outcome
     message = first_line(report) if outcome != "passed" else None
     settings = item.config.stash[SETTINGS]
+    result = None
     if the_run is not None or item.get_closest_marker("arm") is not None:
-        result = the_run.payload() if the_run is not None else None
-        payload = run_payload(item.nodeid, outcome, message, result, settings.threads)
         store = item.config.stash[STORE]
+        result = the_run.payload() if the_run is not None else None
         if result is not None and outcome == "passed" and not result["reused"] \
                 and store is not None:
-            store.put(the_run.store_key, result)
+            keep(item, the_run, result, store, spec)
+            result.update(the_run.provenance)
+        payload = run_payload(item.nodeid, outcome, message, result, settings.threads,
+                              settings.device)
+        if store is not None and store.problems:
+            payload["store_problems"] = list(store.problems)
     elif item.get_closest_marker("mechanism") is not None:
         payload = {"kind": "mechanism", "outcome": outcome, "message": message,
                    "nodeid": item.nodeid}
     else:
         return
     payload["spec"] = spec.to_plain()
-    report.user_properties.append((PROPERTY, json.dumps(payload, sort_keys=True)))
+    try:
+        text = json.dumps(payload, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:  # fails this run, not the session
+        why = (f"benchkit: {item.nodeid}: its result is not plain JSON ({exc}); record "
+               "numbers and strings with run.record, run.signature and run.log")
+        report.outcome, report.longrepr, result = "failed", why, None
+        payload = {**run_payload(item.nodeid, "failed", why, None, settings.threads),
+                   "spec": payload["spec"]}
+        text = json.dumps(payload, sort_keys=True)
+    report.user_properties.append((PROPERTY, text))
     if payload["kind"] == "run" and "val" in payload:
         # readable in junit-xml, which writes the item's properties with its teardown report
         for key in ("val", "test", "diverged", "reused", "seconds"):
             item.user_properties.append((f"bench_{key}", payload[key]))
 
 
+def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) -> None:
+    """Record a freshly trained run (its ``result`` payload) with what it depended on, and
+    store it (an audited run is compared with its record instead)."""
+    from benchkit import records
+    from benchkit.recorder import dependencies
+
+    recording = item.stash.get(ITEM_RECORDING, None)
+    try:
+        deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
+        record = records.build(the_run.store_key, result, result, deps,
+                               {"module": spec.module, "nodeid": item.nodeid}, result["cpu"])
+    except Exception as exc:  # never the session: an unrecordable run is just not stored
+        store.problem(f"{item.nodeid}: its dependencies could not be recorded "
+                      f"({exc.__class__.__name__}: {exc}): it is not stored")
+        return
+    the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
+                          "origin": "fresh", "trained_in": spec.module}
+    expected = getattr(the_run, "audit_expected", None)
+    if expected is not None:
+        the_run.provenance["audit"] = {"stored": expected, "same": expected ==
+                                       record["run_digest"]}
+    else:
+        store.put(record)
+
+
 def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,
-                threads: int) -> dict:
+                threads: int, device: str = "cpu") -> dict:
     """What an arm test sends to the controller: its outcome, and the run's result
     (``Run.payload``) with the environment when there is one."""
     payload = {"kind": "run", "outcome": outcome, "message": message, "nodeid": nodeid}
     if result is not None:
-        from benchkit.run import environment
+        from benchkit.environment import environment
         payload.update(result)
-        payload["env"] = environment(threads)
+        payload["env"] = environment(threads, device)
     return payload
 
 

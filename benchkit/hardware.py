@@ -2,9 +2,10 @@
 
 torch's CPU kernels (ATen, MKL, oneDNN) pick their code path by the instruction sets the CPU
 offers, so the same seed can give different bits on different CPUs (same torch, numpy and
-Python). So the CPU model and those instruction sets are part
-of a run's store key (a run cache shared across machines never mixes their bits) and of the
-report's environment. Read from /proc/cpuinfo without importing torch: keying a stored run must
+Python). So the CPU model and those instruction sets name the folder a stored run is filed
+under (a session reuses only its own CPU type's records; only ``--bench-shard merge`` collects
+other CPUs' runs, and the report names each run's CPU) and are part of the report's
+environment. Read from /proc/cpuinfo without importing torch: keying a stored run must
 stay cheap.
 """
 from __future__ import annotations

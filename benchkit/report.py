@@ -5,19 +5,22 @@ Pure Python + numpy via :mod:`benchkit.stats`: the controller never imports torc
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
-from benchkit import stats
+from benchkit import fairness, stats
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
-from benchkit.spec import cfg_id, run_id, unreachable_family
+from benchkit.spec import ARMS, cfg_id, run_id, unreachable_family
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
                   "(ties: first in grid order; configs with a diverged seed are not eligible); "
                   "the test split is never used to choose")
-TEST_NAME = ("two-sided paired sign-flip permutation test of the mean difference "
-             "(exact up to 16 pairs, seeded Monte Carlo above)")
+TEST_NAME = ("two-sided paired sign-flip permutation test of the mean difference; its null "
+             "is that each seed's difference is symmetric about 0 (either sign equally likely), "
+             "not only a zero mean (exact up to 16 pairs, seeded Monte Carlo above)")
+V1_VERDICTS = {"helps": "idea better (significant)", "harms": "idea worse (significant)"}
 SCHEMA_PATH = Path(__file__).with_name("bench_report.schema.json")
 
 
@@ -25,6 +28,13 @@ def direction_of(report: dict) -> str:
     """``"lower"`` or ``"higher"``, from ``metric_direction`` ("lower is better", ...) of a
     report or a protocol."""
     return "lower" if str(report.get("metric_direction", "lower")).startswith("lower") else "higher"
+
+
+def tested_level(comp: dict) -> float | None:
+    """The level a comparison's verdict was tested at (the look's level; alpha for a bench
+    planned as one look)."""
+    level = comp.get("level")
+    return comp.get("alpha") if level is None else level
 
 
 def paired_values(report: dict) -> tuple[list, list, list, list]:
@@ -35,24 +45,34 @@ def paired_values(report: dict) -> tuple[list, list, list, list]:
 
 
 def arm_sweep(runs: dict, arm: str, grid: list[dict], seeds: list[int]) -> list[dict]:
-    """Per grid config: the val and test values over seeds, and whether it may be selected."""
+    """Per grid config: the val and test values over seeds, and whether it may be selected.
+
+    Eligibility is decided on the validation split alone (every seed present with a finite
+    validation value): a non-finite *test* value must not change which config is selected,
+    or the test split would take part in the choice."""
     sweep = []
     for cfg in grid:
         rows = [runs.get((arm, cfg_id(cfg), s)) for s in seeds]
-        val = [r["val"] if r and not r["diverged"] else None for r in rows]
-        test = [r["test"] if r and not r["diverged"] else None for r in rows]
-        diverged = [s for s, r in zip(seeds, rows) if r and r["diverged"]]
-        ok = not diverged and all(v is not None for v in val + test)
+        val = [_finite(r.get("val")) if r else None for r in rows]
+        test = [_finite(r.get("test")) if r else None for r in rows]
+        diverged = [s for s, v, r in zip(seeds, val, rows) if r and v is None]
+        ok = all(v is not None for v in val)
+        tested = ok and all(t is not None for t in test)
         sweep.append({
             "cfg": cfg,
-            "mean": stats.summarize(test)["mean"] if ok else None,
+            "mean": stats.summarize(test)["mean"] if tested else None,
             "val_mean": stats.summarize(val)["mean"] if ok else None,
             "eligible": ok,
             "diverged_seeds": diverged,
-            "result": stats.summarize(test) if ok else None,
+            "result": stats.summarize(test) if tested else None,
             "val_result": stats.summarize(val) if ok else None,
+            "test_diverged_seeds": [s for s, t, r in zip(seeds, test, rows) if r and t is None],
         })
     return sweep
+
+
+def _finite(x) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
 def mechanism_signature(idea_runs: list[dict]) -> dict:
@@ -66,11 +86,16 @@ def mechanism_signature(idea_runs: list[dict]) -> dict:
         finite = [e["observed"] for e in present if e["observed"] is not None]
         predicted = present[0]["predicted"]
         farthest = max(finite, key=lambda v: abs(v - predicted)) if finite else None
+        confirmed = len(present) == len(entries) and all(e["confirmed"] for e in present)
+        tol = max(e["tol"] for e in present)
+        status, discriminating, nulls = fairness.signature_status(confirmed, entries,
+                                                                  predicted, tol)
         out[name] = {
             "prediction": present[0]["prediction"], "predicted": predicted,
-            "tol": max(e["tol"] for e in present), "observed": farthest,
+            "tol": tol, "observed": farthest,
             "per_seed": [e["observed"] if e else None for e in entries],
-            "confirmed": len(present) == len(entries) and all(e["confirmed"] for e in present),
+            "confirmed": confirmed, "status": status, "discriminating": discriminating,
+            "null_per_seed": nulls,
         }
     return {"signatures": out,
             "confirmed": all(s["confirmed"] for s in out.values()) if out else None}
@@ -97,28 +122,33 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
                       "message": r["message"]} for r in run_payloads
                      if r["track"] == track and r["outcome"] != "passed" and "cfg" in r),
                     key=lambda f: f["run"])
-    missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in ("baseline", "idea")
+    arms = spec.get("arms") or list(ARMS)
+    missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
                for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]
-    sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in ("baseline", "idea")}
+    sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in arms}
     best = {arm: None if missing else stats.select_config(
         [sw["val_result"]["per_seed"] if sw["eligible"] else [None] for sw in sweeps[arm]],
-        direction) for arm in ("baseline", "idea")}
+        direction) for arm in arms}
     problems = []
     if missing:
-        problems.append(f"{len(missing)} of {2 * len(grid) * len(seeds)} runs missing or failed")
-    for arm in ("baseline", "idea"):
+        problems.append(f"{len(missing)} of {len(arms) * len(grid) * len(seeds)} runs missing "
+                        "or failed")
+    for arm in arms:
         if not missing and best[arm] is None:
             problems.append(f"every config of the {arm} arm diverged: no config is eligible")
+        elif not missing and sweeps[arm][best[arm]]["test_diverged_seeds"]:
+            bad = sweeps[arm][best[arm]]["test_diverged_seeds"]
+            problems.append(
+                f"the {arm} arm's config {cfg_id(grid[best[arm]])}, selected on validation, "
+                f"has a non-finite test metric on seed(s) {', '.join(map(str, bad))}: no paired "
+                "test on non-finite values (the test split never changes the selection)")
     complete = not problems
     n = len(seeds)
     warnings = []
-    if n < 6:
-        warnings.append(f"only {n} seeds: the smallest possible two-sided p is "
-                        f"{stats.min_p_value(n):.4g} >= 0.05, so no sign-flip test can "
-                        "reach p < 0.05; use 6 seeds or more")
-    family = len(spec["tracks"])
-    if family > 1 and unreachable_family(n, family, alpha):  # one track: said just above
-        warnings.append(unreachable_family(n, family, alpha))
+    unreachable = unreachable_family(n, len(spec["tracks"]), alpha,
+                                     comparators=len(arms) - 1)
+    if unreachable:  # at the session's alpha; decide() adds the look's level when lower
+        warnings.append(unreachable)
     ran = {p["nodeid"].rsplit("::", 1)[-1].split("[", 1)[0] for p in mechanism_payloads}
     not_run = [name for name in spec.get("mechanism_tests", ()) if name not in ran]
     if not_run:  # deselected (-k/-m): the evidence below leaves them out, so say it
@@ -137,7 +167,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         "incomplete": None if complete else {"reasons": problems, "missing": missing,
                                              "failed": failed},
         "baseline": None, "idea": None, "idea_config": None,
-        "idea_sweep": sweeps["idea"], "comparison": None,
+        "idea_sweep": sweeps["idea"], "comparison": None, "frontier": None,
     }
     idea_sel = []
     if complete:
@@ -151,28 +181,44 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         report["idea_config"] = i_cfg
         report["comparison"] = stats.compare(base, idea, direction=direction, alpha=alpha,
                                              margin=spec.get("margin"))
+        selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
+                    for arm in arms}
+        report["controls"] = {arm.removeprefix("control:"): fairness.control_section(
+            arm, sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]], idea,
+            direction=direction, alpha=alpha, margin=spec.get("margin"))
+            for arm in arms if arm not in ARMS}
+        report["budgets"] = fairness.budget_section(selected, spec)
+        report["log_medians"] = {arm: fairness.median_figures(rs, "logs")
+                                 for arm, rs in selected.items()}
+        split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
+                            idea_sel)
+        if split:
+            warnings.append(split)
         for arm, idx in best.items():
             if len(grid) >= 3 and idx in (0, len(grid) - 1):
                 warnings.append(f"the {arm}'s selected config {cfg_id(grid[idx])} is at the "
                                 "edge of the grid: a wider grid may tune it better")
     else:
         report["baseline"] = {"best_cfg": None, "sweep": sweeps["baseline"], "full": None}
+        report["controls"] = {}
+        report["budgets"] = report["log_medians"] = None
     mech_tests = math_verification(mechanism_payloads)
     mech_sig = mechanism_signature(idea_sel)
     report.update({
         "mechanism_signature": mech_sig,
         "math_verification": mech_tests,
-        "mechanism_ok": stats.mechanism_ok(
-            [s["confirmed"] for s in mech_sig["signatures"].values()],
+        "mechanism_ok": fairness.mechanism_ok(
+            mech_sig["signatures"],
             [t["outcome"] == "passed" for t in mech_tests["tests"]
              if t["outcome"] != "skipped"]),
         "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha,
                      "selection": SELECTION_RULE, "test": TEST_NAME,
-                     "margin": spec.get("margin")},
+                     "margin": spec.get("margin"),
+                     "claim_type": spec.get("claim_type", "superiority")},
         "warnings": warnings,
         "runs": [_run_row(r) for r in sorted(
             (r for r in run_payloads if r["track"] == track and "cfg" in r),
-            key=lambda r: (r["arm"] != "baseline", grid.index(r["cfg"])
+            key=lambda r: (_arm_order(arms, r["arm"]), grid.index(r["cfg"])
                            if r["cfg"] in grid else len(grid), r["seed"]))],
         "environment": _environment(run_payloads),
     })
@@ -223,10 +269,12 @@ def decide(report: dict, p_adjusted: float | None, family_size: int, *,
         report["warnings"].append(
             f"look {len(looks) + 1} of a sequential bench (max_seeds={planned}): tested at "
             f"level {level:.4g}, not {alpha}, so that all looks together stay within alpha")
-    if 0 < level < alpha and level <= stats.min_p_value(n):  # (the full-alpha case warns above)
-        report["warnings"].append(
+    if 0 < level < alpha and stats.min_p_value(n) * family_size >= level:
+        report["warnings"].append(  # (the full-alpha case is warned by build_report)
             f"this look is tested at level {level:.4g}, but with {n} seeds the smallest "
-            f"possible p is {stats.min_p_value(n):.4g}: it cannot be significant")
+            f"possible p is {stats.min_p_value(n):.4g}"
+            + (f" ({family_size} x that after Holm)" if family_size > 1 else "")
+            + ": it cannot be significant")
     comp["p_adjusted"] = p_adjusted
     comp["family_size"] = family_size
     comp["level"] = level
@@ -235,15 +283,30 @@ def decide(report: dict, p_adjusted: float | None, family_size: int, *,
     report["practical_verdict"] = stats.practical_verdict(
         p_adjusted, comp["delta_mean"], direction, level,
         non_inferior=ni["non_inferior"] if ni else None)
-    if level != alpha and comp["verdict"] != "no significant win" and p_adjusted >= level:
-        comp["verdict"] = "no significant win"
-        comp["system_worked"] = False
+    # the reference-format fields say what the practical verdict says (Holm, the look's level)
+    comp["verdict"] = V1_VERDICTS.get(report["practical_verdict"], "no significant win")
+    comp["system_worked"] = report["practical_verdict"] == "helps"
     report["system_verdict"] = stats.system_verdict(report["practical_verdict"],
                                                     report["mechanism_ok"])
     looks.append({"n_seeds": n, "p_value": comp["p_value"], "p_adjusted": p_adjusted,
                   "level": level, "significant": report["practical_verdict"] in
                   ("helps", "harms")})
+    fairness.finish_verdicts(report, level)  # every control beaten too; budgets matched
     return report
+
+
+def split_pairs(seeds: list, base_runs: list[dict], idea_runs: list[dict]) -> str | None:
+    """A warning when the two runs of a seed's pair trained on different CPU types (sharded
+    over unlike machines): kernels differ in their rounding there, so that pair's difference
+    is not the arms' alone."""
+    split = [(s, b.get("cpu"), i.get("cpu")) for s, b, i in zip(seeds, base_runs, idea_runs)
+             if b.get("cpu") and i.get("cpu") and b["cpu"] != i["cpu"]]
+    if not split:
+        return None
+    cpus = sorted({c for _, b, i in split for c in (b, i)})
+    return (f"the paired runs of seed(s) {', '.join(str(s) for s, _, _ in split)} trained on "
+            f"different CPU types ({'; '.join(cpus)}): their differences mix the CPUs' "
+            "rounding; train every shard on one CPU type (docs/scale-out.md)")
 
 
 def _run_row(r: dict) -> dict:
@@ -251,7 +314,14 @@ def _run_row(r: dict) -> dict:
             "test": r.get("test"), "seconds": r.get("seconds"),
             "diverged": bool(r.get("diverged", False)), "outcome": r["outcome"],
             "reused": bool(r.get("reused", False)), "logs": r.get("logs", {}),
-            "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()}}
+            "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()},
+            "budgets": r.get("budgets", {}), "cpu": r.get("cpu"),
+            "digest": r.get("digest"), "key": r.get("key"), "origin": r.get("origin"),
+            "trained_in": r.get("trained_in")}
+
+
+def _arm_order(arms: list[str], arm: str) -> int:
+    return arms.index(arm) if arm in arms else len(arms)
 
 
 def _environment(run_payloads: list[dict]) -> dict:

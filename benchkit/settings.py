@@ -12,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from benchkit import device as devices
+
 GATES = ("off", "not-harms", "non-inferior", "helps", "worked")
 
 # Values on pytest's config (controller and workers alike).
 SETTINGS = pytest.StashKey["Settings"]()
 SPECS = pytest.StashKey[dict]()       # module nodeid -> IdeaSpec | SpecError | None
 NAMES = pytest.StashKey[dict]()       # idea name -> the module nodeid that declared it
-STORE = pytest.StashKey[object]()     # the session's RunStore, or None without pytest's cache
+STORE = pytest.StashKey[object]()     # the session's RunStore, or None without one
 
 
 def _integer(minimum: int):
@@ -51,7 +53,32 @@ def gate(value: str) -> str:
     return value
 
 
-seeds, epochs, threads = _integer(2), _integer(1), _integer(1)
+def timeout(value: str) -> float:
+    """Seconds a run may take; 0 for no limit (given as "off" or 0)."""
+    valid = "valid: a number of seconds > 0, or off"
+    if str(value).strip().lower() == "off":
+        return 0.0
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number; {valid}") from None
+    if not 0 <= number < float("inf"):
+        raise ValueError(f"{value!r} out of range; {valid}")
+    return number
+
+
+seeds, epochs, threads, audit = _integer(2), _integer(1), _integer(1), _integer(0)
+
+
+def shard(value: str):
+    from benchkit.shard import parse
+    return parse(value)
+
+
+def store(value: str) -> str:
+    if not str(value).strip():
+        raise ValueError("empty location; valid: a directory or an fsspec URL (s3://bucket/runs)")
+    return str(value).strip()
 
 
 def cli_type(check):
@@ -89,4 +116,17 @@ class Settings:
         self.threads: int = get("bench_threads", threads, default=1)
         self.alpha: float = get("bench_alpha", alpha, default=0.05)
         self.gate: str = get("bench_gate", gate, default="off")
+        self.timeout: float | None = get("bench_timeout", timeout) or None  # None: no limit
         self.fresh = bool(config.getoption("bench_fresh"))
+        self.audit: int = get("bench_audit", audit, default=0)
+        self.store: str | None = get("bench_store", store)   # None: pytest's cache
+        self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.shard)
+        if self.fresh and self.shard == "merge":
+            raise pytest.UsageError("benchkit: --bench-fresh retrains every run and "
+                                    "--bench-shard merge trains none: give one of them")
+        requested = get("bench_device", devices.parse, default="cpu")
+        try:  # the device of this process: an xdist worker gets its own GPU
+            self.device: str = devices.resolve(
+                requested, getattr(config, "workerinput", {}).get("workerid"))
+        except devices.DeviceError as exc:
+            raise pytest.UsageError(f"benchkit: --bench-device {requested}: {exc}") from None

@@ -8,16 +8,32 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+import re
 from dataclasses import dataclass, field
 
 ARMS = ("baseline", "idea")
 DEFAULT_SEEDS = 8
 MIN_SEEDS = 2
-BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "max_seeds")
+BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "max_seeds", "claim_type",
+                "budget_tolerance", "budget_waiver", "frontier")
+CLAIM_TYPES = ("superiority", "non-inferiority")
+CONTROL = "control:"  # a control arm's label: "control:<name>"
 
 
 class SpecError(ValueError):
     """A mistake in an idea module's declaration."""
+
+
+FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+def check_folder_name(value, what: str) -> None:
+    """An idea's or a track's name names a folder under the report directory: a short name of
+    safe characters, so that it can never point outside it or break a terminal or a file
+    system."""
+    if not isinstance(value, str) or not FOLDER_NAME.fullmatch(value):
+        raise SpecError(f"{what}={value!r:.120} cannot name a report folder; valid: 1 to 100 "
+                        "letters, digits, '_', '-' or '.', starting with a letter or digit")
 
 
 @dataclass(frozen=True)
@@ -33,6 +49,12 @@ class IdeaSpec:
     max_seeds: int | None = None  # the pre-specified largest seed count (sequential looks)
     protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
     mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
+    arm_tests: tuple[tuple[str, str], ...] = ()  # (arm, qualname of its test function)
+    arms: tuple[str, ...] = ARMS  # baseline, idea, then each "control:<name>" in module order
+    claim_type: str = "superiority"
+    budget_tolerance: dict = field(default_factory=dict)  # budget -> relative tolerance
+    budget_waiver: dict = field(default_factory=dict)     # budget -> the stated reason
+    frontier: dict | None = None  # {axis: [values]}: every arm is benched at each value
 
     def points(self):
         """(track, cfg, seed) of every run an arm makes, in a stable order."""
@@ -48,6 +70,12 @@ class IdeaSpec:
             "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
             "margin": self.margin, "max_seeds": self.max_seeds,
             "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),
+            "arm_tests": dict(self.arm_tests),
+            "arms": list(self.arms), "claim_type": self.claim_type,
+            "budget_tolerance": dict(self.budget_tolerance),
+            "budget_waiver": dict(self.budget_waiver),
+            "frontier": ({k: list(v) for k, v in self.frontier.items()}
+                         if self.frontier else None),
         }
 
 
@@ -60,15 +88,20 @@ def family_seeds_needed(family_size: int, alpha: float) -> int:
     return n
 
 
-def unreachable_family(n_seeds: int, family_size: int, alpha: float) -> str | None:
+def unreachable_family(n_seeds: int, family_size: int, alpha: float,
+                       comparators: int = 1) -> str | None:
     """Why ``n_seeds`` cannot give a significant result in a family of ``family_size``
-    tracks at ``alpha`` (None when they can): said at collection and in the report."""
-    needed = family_seeds_needed(family_size, alpha)
+    tracks, each comparing the idea with ``comparators`` arms (the baseline and each control),
+    at ``alpha`` (None when they can): said at collection and in the report."""
+    needed = family_seeds_needed(family_size * comparators, alpha)
     if n_seeds >= needed:
         return None
-    return (f"{n_seeds} seeds cannot reach p < {alpha} after Holm over {family_size} track(s) "
-            f"(the smallest possible p is {2.0 ** (1 - n_seeds):.4g}); {needed} seeds or more "
-            "can")
+    where = f" after Holm over {family_size} track(s)" if family_size > 1 else ""
+    if comparators > 1:
+        where = (f" after Holm over {family_size * comparators} comparisons ({family_size} "
+                 f"track(s) x the baseline and {comparators - 1} control(s))")
+    return (f"only {n_seeds} seeds cannot reach p < {alpha:g}{where} (the smallest possible "
+            f"two-sided sign-flip p is {2.0 ** (1 - n_seeds):.4g}); {needed} seeds or more can")
 
 
 def cfg_id(cfg: dict) -> str:
@@ -139,9 +172,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     kw = mark.kwargs
     default_name = module.rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_")
     name = kw.get("name", default_name)
-    if not isinstance(name, str) or not name or any(c in name for c in "/\\ ") or name in (".", ".."):
-        raise SpecError(f"{where}: name={name!r} must be a non-empty string without '/', '\\' "
-                        "or spaces (it names the report folder)")
+    check_folder_name(name, f"{where}: name")
     track_arg = kw.get("track")
     if track_arg is None:
         raise SpecError(f"{where}: no track given; known tracks: {', '.join(registry.names())}")
@@ -152,9 +183,13 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     if len(set(track_names)) != len(track_names):
         raise SpecError(f"{where}: track={track_arg!r} names a track twice")
     for t in track_names:
+        check_folder_name(t, f"{where}: track")
         if t not in registry.names():
             raise SpecError(f"{where}: unknown track {t!r}; known tracks: "
                             f"{', '.join(registry.names())}")
+        why = registry.get(t).missing()
+        if why:
+            raise SpecError(f"{where}: {why}")
     grids = {}
     for t in track_names:
         grid = kw.get("grid")
@@ -180,9 +215,42 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
                         "the most seeds you plan to bench over all sessions (alpha is spent "
                         "across the looks up to it)")
     epochs = {t: int(epochs_override or registry.get(t).epochs) for t in track_names}
+    from benchkit.fairness import parse_fairness  # claim type, budgets, frontier
+
+    fair = parse_fairness(kw, where, margin)
+    if fair["frontier"]:
+        (axis, values), = fair["frontier"].items()
+        for t, grid in grids.items():
+            if any(axis in cfg for cfg in grid):
+                raise SpecError(f"{where}: frontier axis {axis!r} is also a grid key; name "
+                                "the axis apart from the grid (it reaches the arm as run.cfg["
+                                f"{axis!r}] and run.frontier)")
+            grids[t] = tuple({**cfg, axis: v} for v in values for cfg in grid)
     return IdeaSpec(
         name=name, module=module, tracks=track_names, grids=grids,
         seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,
         max_seeds=max_seeds,
-        protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names},
+        protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names}, **fair,
     )
+
+
+def arm_label(mark, where: str) -> str:
+    """The arm an ``arm`` mark declares: ``baseline``, ``idea`` or ``control:<name>``."""
+    valid = ("valid: pytest.mark.arm('baseline'), pytest.mark.arm('idea') (one each) and any "
+             "number of pytest.mark.arm('control', name='<name>'), each on a test taking the "
+             "run fixture")
+    if len(mark.args) != 1 or mark.args[0] not in ARMS + ("control",):
+        raise SpecError(f"{where} is marked arm({', '.join(map(repr, mark.args))}): unknown "
+                        f"arm; {valid}")
+    arm, kwargs = mark.args[0], dict(mark.kwargs)
+    if arm != "control":
+        if kwargs:
+            raise SpecError(f"{where}: arm({arm!r}) takes no keyword arguments, got "
+                            f"{sorted(kwargs)}; {valid}")
+        return arm
+    name = kwargs.pop("name", None)
+    if kwargs or not isinstance(name, str) or not name or any(c in name for c in "[]:/ "):
+        raise SpecError(f"{where}: a control arm needs name='<name>' (a non-empty string "
+                        f"without spaces, ':', '/' or brackets) and nothing else, got "
+                        f"{mark.kwargs!r}; {valid}")
+    return CONTROL + name

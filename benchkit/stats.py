@@ -146,6 +146,8 @@ def power_mde(n: int, sd: float, alpha: float = 0.05, power: float = 0.8) -> flo
     hi = 1.0
     while _t_power(hi, n, alpha) < power:
         hi *= 2
+        if hi > 1e15:  # no effect reaches it: alpha below float resolution (critical t = inf)
+            return math.inf
     lo = 0.0  # bisection: power grows with ncp; invariant power(lo) < power <= power(hi)
     while hi - lo > 1e-12 * max(1.0, hi):
         mid = 0.5 * (lo + hi)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from benchkit import fairness
 from benchkit import report as rep
-from benchkit.report import direction_of, paired_values
+from benchkit.report import direction_of, paired_values, tested_level
 from benchkit.fmt import mechanism_word, num, pct, rel_pct, signed
 from benchkit.spec import cfg_id
 
@@ -48,11 +49,14 @@ def practical_sentence(report: dict) -> str:
     """The practical verdict in plain words, with the numbers that decided it."""
     comp = report.get("comparison")
     verdict = report.get("practical_verdict")
+    if verdict == "unmatched":
+        return ("no verdict: " + fairness.unmatched_reason(report) + "; match the budgets, "
+                "waive one with its reason (budget_waiver=) or bench it as a frontier")
     if comp is None or verdict == "incomplete":
         reasons = "; ".join((report.get("incomplete") or {}).get("reasons", [])) or "runs missing"
         return f"{reasons}: no verdict"
     n = comp["n_pairs"]
-    alpha = comp.get("alpha", 0.05)
+    level = tested_level(comp)
     p_used = comp.get("p_adjusted")
     p_used = comp["p_value"] if p_used is None else p_used
     p_txt = f"p = {p_used:.3g}" + (" (Holm-adjusted)" if (comp.get("family_size") or 1) > 1
@@ -61,9 +65,9 @@ def practical_sentence(report: dict) -> str:
     delta = comp["delta_mean"]
     size = f"{abs(delta):.4g} ({rel_pct(delta, base_mean)} of the baseline)"
     if verdict == "helps":
-        return f"the idea is significantly better by {size}, {p_txt} < {alpha:g}"
+        return f"the idea is significantly better by {size}, {p_txt} < level {num(level)}"
     if verdict == "harms":
-        return f"the idea is significantly worse by {size}, {p_txt} < {alpha:g}"
+        return f"the idea is significantly worse by {size}, {p_txt} < level {num(level)}"
     diffs = comp.get("per_seed_diffs") or []
     if diffs and all(d == 0 for d in diffs):
         mde_txt = (f"the two arms gave identical results on all {_seed_word(n)} (every diff is "
@@ -77,14 +81,20 @@ def practical_sentence(report: dict) -> str:
                    f"{pct(comp.get('mde_rel_pct'))} of the baseline (MDE {num(comp.get('mde'))})")
     if verdict == "non-inferior":
         ni = comp.get("noninferiority") or {}
-        return (f"not significantly better ({p_txt}), but shown to be worse by "
+        return (f"not significantly better at level {num(level)} ({p_txt}), but shown to be "
+                f"worse by "
                 f"less than the margin of {pct(100 * ni.get('margin_rel', 0))} of the "
                 f"baseline; {mde_txt}")
-    return f"not significant ({p_txt}): {mde_txt}"
+    return f"not significant at level {num(level)} ({p_txt}): {mde_txt}"
+
 
 
 def mechanism_sentence(report: dict) -> str:
     ok = report.get("mechanism_ok")
+    if ok is None and fairness.non_discriminating(report):
+        return ("mechanism not shown: signature(s) "
+                + ", ".join(fairness.non_discriminating(report))
+                + " pass, but so does their null (non-discriminating)")
     if ok is None:
         return "no mechanism evidence: the idea states no signature and no mechanism test"
     if ok == 1:
@@ -107,6 +117,8 @@ def system_sentence(report: dict) -> str:
     ok = report.get("mechanism_ok")
     if verdict == "incomplete" or report.get("comparison") is None:
         return "no verdict without a complete comparison"
+    if verdict == "unmatched":
+        return "no verdict: the arms' budgets differ (see Budgets)"
     if verdict == "worked":
         return "the idea helps and its mechanism is confirmed"
     if verdict == "partial":
@@ -188,7 +200,9 @@ def _comparison_lines(report: dict) -> list[str]:
     ci = comp.get("ci95")
     if ci:
         lines.append(f"- 95% CI of the delta: [{signed(ci[0])}, {signed(ci[1])}]")
-    lines.append(f"- p = {comp['p_value']:.4g} (two-sided paired sign-flip permutation test)")
+    lines.append(f"- p = {comp['p_value']:.4g} (two-sided paired sign-flip permutation test; "
+                 "its null: each seed's difference is as likely to have either sign, i.e. the "
+                 f"differences are symmetric about 0), tested at level {num(tested_level(comp))}")
     if (comp.get("family_size") or 1) > 1 and comp.get("p_adjusted") is not None:
         lines.append(f"- p_adjusted = {comp['p_adjusted']:.4g} (Holm over the idea's "
                      f"{comp['family_size']} tracks; the verdict uses this one)")
@@ -241,42 +255,6 @@ def _sweep_lines(report: dict) -> list[str]:
         return []
     return (["## Sweep (means over seeds)", ""]
             + _table(["arm", "config", "val mean", "test mean", "note"], rows) + [""])
-
-
-def _mechanism_lines(report: dict) -> list[str]:
-    lines = ["## Mechanism evidence", ""]
-    sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
-    if sigs:
-        rows = [[f"`{name}`", s.get("prediction") or "-", num(s.get("predicted")),
-                 num(s.get("observed")), num(s.get("tol")), _within(s),
-                 "yes" if s.get("confirmed") else "no"] for name, s in sigs.items()]
-        lines += ["Signatures measured on the trained idea models (observed = the seed farthest "
-                  "from the prediction):", ""]
-        lines += _table(["signature", "prediction", "predicted", "observed", "tol",
-                         "seeds within tol", "confirmed"], rows) + [""]
-    else:
-        lines += ["No signature recorded" + (" (no comparison: the selected runs are missing)."
-                                             if report.get("comparison") is None else "."), ""]
-    tests = (report.get("math_verification") or {}).get("tests") or []
-    if tests:
-        lines += ["Mechanism tests:", ""]
-        lines += _table(["test", "outcome", "message"],
-                        [[f"`{t['test']}`", t.get("outcome"), t.get("message") or ""]
-                         for t in tests]) + [""]
-    else:
-        lines += ["No mechanism test ran.", ""]
-    lines += [f"mechanism_ok = {mechanism_word(report.get('mechanism_ok'))}: "
-              f"{mechanism_sentence(report)}.", ""]
-    return lines
-
-
-def _within(sig: dict) -> str:
-    """How many seeds' observations are within tol of the prediction (missing ones are not)."""
-    per_seed = sig.get("per_seed")
-    if not per_seed or sig.get("predicted") is None or sig.get("tol") is None:
-        return "-"
-    ok = sum(1 for v in per_seed if v is not None and abs(v - sig["predicted"]) <= sig["tol"])
-    return f"{ok}/{len(per_seed)}"
 
 
 def _incomplete_lines(report: dict) -> list[str]:
@@ -346,8 +324,11 @@ def render_summary_md(report: dict) -> str:
     if complete:
         lines += _per_seed_lines(report)
         lines += _comparison_lines(report)
+    from benchkit import evidence  # budgets, controls, frontier, mechanism: its own module
+
+    lines += evidence.fairness_lines(report)
     lines += _sweep_lines(report)
-    lines += _mechanism_lines(report)
+    lines += evidence.mechanism_lines(report, mechanism_sentence(report))
     lines += _runs_lines(report)
     return "\n".join(lines).rstrip() + "\n"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from benchkit.fmt import mechanism_word, num, pct
 from benchkit.spec import cfg_id
 
-COLUMNS = ("idea", "track", "baseline", "idea arm", "delta", "wins", "p", "MDE", "mech",
-           "verdict", "report")
+COLUMNS = ("idea", "track", "baseline", "idea arm", "delta", "wins", "p", "level", "MDE",
+           "mech", "verdict", "report")
 
 
 def row(path: Path, r: dict, root: Path) -> tuple[str, ...]:
@@ -17,7 +17,7 @@ def row(path: Path, r: dict, root: Path) -> tuple[str, ...]:
         shown = str(path)
     comp = r["comparison"]
     if comp is None:
-        return (r["name"], r["track"], "-", "-", "-", "-", "-", "-",
+        return (r["name"], r["track"], "-", "-", "-", "-", "-", "-", "-",
                 mechanism_word(r["mechanism_ok"]), "incomplete", shown)
     base, idea = r["baseline"], r["idea"]
     p = num(comp["p_value"], ".3g")
@@ -28,6 +28,7 @@ def row(path: Path, r: dict, root: Path) -> tuple[str, ...]:
         f'{cfg_id(base["best_cfg"])} {num(base["full"]["mean"])}±{num(base["full"]["std"], ".2g")}',
         f'{cfg_id(r["idea_config"])} {num(idea["mean"])}±{num(idea["std"], ".2g")}',
         num(comp["delta_mean"], "+.3g"), f'{comp["idea_wins"]}/{comp["n_pairs"]}', p,
+        num(comp["alpha"] if comp.get("level") is None else comp["level"], ".4g"),
         f'{num(comp["mde"], ".3g")} ({pct(comp["mde_rel_pct"])})',
         mechanism_word(r["mechanism_ok"]),
         f'{r["practical_verdict"]}/{r["system_verdict"]}', shown,

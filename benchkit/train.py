@@ -1,19 +1,23 @@
 """The standard training and evaluation loop: in-memory tensors, no DataLoader.
 
 Minibatches are slices of a per-epoch permutation drawn from a generator seeded by the run's
-seed alone, so both arms of a seed see the same order. Non-finite losses are detected without a
-per-step host sync (a flag tensor checked once per epoch); a diverged run stops early and is
-reported as diverged, never raised.
+seed alone, so both arms of a seed see the same order. :func:`minibatches` is the one place that
+draws them: ``run.fit`` trains on it and ``run.batches`` hands it to an arm with its own loop,
+so the two cannot drift apart. Non-finite losses are detected without a per-step host sync (a
+flag tensor checked once per epoch); a diverged run stops early and is reported as diverged,
+never raised.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, Iterator
 
 import torch
 from torch import nn
 
-from benchkit.optim import OPTIMIZERS
+from benchkit import recorder
+from benchkit.optim import make_optimizer, make_schedule
 from benchkit.tracks.base import Split, Track
 
 ORDER_SALT = 0x5EED0  # the minibatch-order stream is its own, apart from init and data
@@ -32,6 +36,20 @@ def order_generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(ORDER_SALT + int(seed))
 
 
+def minibatches(split: Split, *, batch_size: int, epochs: int,
+                seed: int) -> Iterator[Iterator[Split]]:
+    """Per epoch, an iterator over that epoch's minibatches (``Split(x, y)``, on the split's
+    device). The permutation is drawn on the CPU from :func:`order_generator`, whatever the
+    device, so that every device sees the same order."""
+    gen = order_generator(seed)
+    x, y = split.x, split.y
+    for _ in range(epochs):
+        order = torch.randperm(len(split), generator=gen)
+        if order.device != x.device:
+            order = order.to(x.device)
+        yield (Split(x[idx], y[idx]) for idx in order.split(batch_size))
+
+
 @torch.no_grad()
 def evaluate(model: nn.Module, split: Split, track: Track) -> float:
     """The track's metric on one split, in one batched forward."""
@@ -44,38 +62,61 @@ def evaluate(model: nn.Module, split: Split, track: Track) -> float:
     return value
 
 
-def train(model: nn.Module, train_split: Split, track: Track, *, lr: float, epochs: int,
-          batch_size: int, seed: int, weight_decay: float = 0.0) -> tuple[bool, int]:
-    """Train in place with the track's loss and optimizer. Returns (diverged, steps)."""
+def train(model: nn.Module, train_split: Split, track: Track, *, lr: float | None, epochs: int,
+          batch_size: int, seed: int, weight_decay: float = 0.0, optimizer=None,
+          loss: Callable | None = None, schedule="constant",
+          momentum: float | None = None) -> tuple[bool, int]:
+    """Train in place. Returns (diverged, steps). ``optimizer`` (default: the track's),
+    ``schedule`` and ``loss`` (default: the track's) are as in :mod:`benchkit.optim`."""
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("run.fit: the model has no trainable parameters")
-    opt = OPTIMIZERS[track.optimizer](params, lr, weight_decay=weight_decay)
-    gen = order_generator(seed)
-    n = len(train_split)
-    x, y = train_split.x, train_split.y
+    loss_fn = track.loss if loss is None else loss
+    opt = make_optimizer(track.optimizer if optimizer is None else optimizer, params, lr=lr,
+                         weight_decay=weight_decay, momentum=momentum,
+                         schedulable=schedule != "constant")
+    per_epoch = -(-len(train_split) // batch_size)
+    scheduler = make_schedule(schedule, opt, per_epoch * epochs)
     model.train()
-    steps = 0
-    for _ in range(epochs):
-        finite = torch.ones((), dtype=torch.bool)
-        order = torch.randperm(n, generator=gen)
-        for start in range(0, n, batch_size):
-            idx = order[start:start + batch_size]
-            loss = track.loss(model(x[idx]), y[idx])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            finite &= torch.isfinite(loss.detach())
-            steps += 1
-        if not bool(finite):
-            return True, steps
-    return False, steps
+    steps, paused = 0, None
+    try:
+        for number, epoch in enumerate(minibatches(train_split, batch_size=batch_size,
+                                                   epochs=epochs, seed=seed)):
+            if number == 1:  # later epochs repeat the first one's calls: see benchkit.recorder
+                paused = recorder.pause()
+            finite = torch.ones((), dtype=torch.bool, device=train_split.x.device)
+            for x, y in epoch:
+                value = loss_fn(model(x), y)
+                if steps == 0 and loss is not None:
+                    _check_loss(value)
+                opt.zero_grad(set_to_none=True)
+                value.backward()
+                opt.step()
+                if scheduler is not None:
+                    scheduler.step()
+                finite &= torch.isfinite(value.detach())
+                steps += 1
+            if not bool(finite):
+                return True, steps
+        return False, steps
+    finally:
+        recorder.resume(paused)
 
 
-def fit(model: nn.Module, data, track: Track, *, lr: float, epochs: int, batch_size: int,
-        seed: int, weight_decay: float = 0.0) -> FitResult:
+def _check_loss(value) -> None:
+    if not isinstance(value, torch.Tensor) or value.numel() != 1:
+        got = (f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor)
+               else f"{type(value).__name__}")
+        raise TypeError(f"run.fit: loss must return a scalar tensor (one element, with a "
+                        f"gradient), got {got}")
+
+
+def fit(model: nn.Module, data, track: Track, *, lr: float | None, epochs: int,
+        batch_size: int, seed: int, **choices) -> FitResult:
+    """Train (``choices``: ``weight_decay``, ``optimizer``, ``loss``, ``schedule``,
+    ``momentum``, as :func:`train`) and evaluate on val and test."""
     diverged, steps = train(model, data.train, track, lr=lr, epochs=epochs,
-                            batch_size=batch_size, seed=seed, weight_decay=weight_decay)
+                            batch_size=batch_size, seed=seed, **choices)
     if diverged:
         return FitResult(math.nan, math.nan, True, epochs, steps)
     val = evaluate(model, data.val, track)

@@ -42,7 +42,8 @@ import numpy as np
 import torch
 
 from benchkit import stats, tracks
-from benchkit.run import Run, environment, seed_everything
+from benchkit.environment import environment
+from benchkit.run import Run, seed_everything
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

@@ -1,37 +1,33 @@
 """Moment-preserving rank-2 compression of the GRU hidden state.
 
-Claim. After every GRU step, view the 64-d hidden state h as an 8x8 matrix, replace it by its
-rank-2 approximation (truncated SVD) and correct that so the distribution of its 64 entries keeps
-four moments of h's entries exactly: the mean, the variance, and the third and fourth central
-moments. The compressed recurrence should predict the dynamics as well as the plain GRU.
+Claim. After every GRU step, view the 64-d hidden state h as an 8x8 matrix and store it as its
+rank-2 factors plus a 4-coefficient cubic correction: at most 38 numbers instead of 64. The
+decoded state keeps four moments of h's entries (mean, variance, third and fourth central
+moments) wherever the correction has a solution, and the compressed recurrence predicts the
+dynamics no worse than the plain GRU (non-inferiority, margin 10% of the baseline's MSE).
 
-The correction is rank-order (quantile) matching: the corrected state puts h's own 64 values in
-the order of the rank-2 approximation L's entries (the smallest value of h where L is smallest,
-and so on). Why this construction:
+Encoding (`encode`): L = the truncated-SVD rank-2 approximation of h, stored as U*S (8x2) and V
+(8x2), 32 numbers; z = L's entries standardised; the cubic p(z) = a + b z + c z^2 + d z^3 whose
+values have h's four moments (Newton on the three central-moment equations from the linear map
+b = sd(h), c = d = 0, which already matches mean and variance; a then fixes the mean), 4
+numbers. Total STORED = 36 <= 38. Where Newton does not converge (no real cubic, or not from
+that start), the linear map is stored instead: mean and variance kept, the third and fourth
+moments not; `cubic_solved_fraction` logs how often the cubic was found, and the signature
+counts only those states. Decoding (`decode`) rebuilds L from its factors and applies p.
 
-* exact for every input: the entries are a permutation of h's, so the whole empirical
-  distribution is kept and every moment agrees up to summation-order rounding (~1e-16
-  relative in float64). A smooth closed-form correction (e.g. a cubic map of L's entries, as in
-  Fleishman's method) matches skewness and kurtosis only when a nonlinear system has a real
-  solution, which is not always the case;
-* optimal within its constraint: by the rearrangement inequality it is the matrix closest to L
-  in Frobenius norm among all matrices whose entries have exactly h's distribution;
-* differentiable and cheap: the output is a permutation of h, so gradients flow to h through
-  sort/scatter; L only chooses the permutation, so the SVD runs under no_grad (no unstable SVD
-  backward through repeated singular values), batched over the minibatch.
+Training passes gradients straight through the compression (h + (decode(encode(h)) - h)
+.detach()): the forward pass uses the stored state only, the backward pass treats compression
+as the identity (no SVD backward through repeated singular values, no Newton backward).
 
-Caveat a reviewer should weigh: what is compressed is the *arrangement* (to a rank-2 pattern);
-the 64 values themselves pass through. `relative_perturbation` logs how far h moves.
+Controls: plain rank-2 (the 32 factors, no correction) and a GRU whose state has 36 numbers
+(the stored size). Budgets: the weights differ for the small GRU and the stored state differs
+from the baseline's by design; both are waived with that reason and shown in the report.
 
-Idempotence does NOT hold in general: compress(M) is not of rank 2, and its own rank-2
-approximation may order the entries differently, so compress(compress(M)) is another
-permutation of M's entries (same moments) that can differ from compress(M). Matrices of rank <= 2
-are fixed points (up to swaps of entries closer than the SVD's rounding). The tests check all
-three statements.
-
-Signatures, on the trained model over every step of every test sequence: `moment_residual`, the
-largest |m_k(compressed) - m_k(h)| / sd(h)^k (k = 1..4), predicted 0 within 1e-4 (float32);
-and the log `relative_perturbation` = ||H - compress(H)||_F / ||H||_F over all those states.
+Signature, on the trained model over every step of every test sequence: `moment_residual`, the
+largest |m_k(decoded) - m_k(h)| / sd(h)^k (k = 1..4) over the states whose cubic was solved,
+predicted 0 within 1e-3. Null: the same statistic for the uncorrected rank-2 state. (A random
+permutation of h is no null for this claim: it keeps every moment, which is why the earlier
+permutation-based version of this idea confirmed nothing; a null must be a compressor.)
 """
 from __future__ import annotations
 
@@ -44,24 +40,110 @@ from torch import nn
 
 from benchkit.models import rnn_small
 
-SIDE, RANK = 8, 2  # the 64-d hidden state as an 8x8 matrix, kept at rank 2
+SIDE, RANK = 8, 2          # the 64-d hidden state as an 8x8 matrix, kept at rank 2
+STORED = 2 * SIDE * RANK + 4  # numbers stored per state: rank-2 factors + cubic coefficients
+NEWTON_STEPS, SOLVED_TOL = 12, 1e-6  # standardised moment residual counted as solved
 
 pytestmark = pytest.mark.bench(
     name="moment_preserving_rank2", track="dynamics",
-    claim="rank-2 compression preserves four hidden-state moments")
+    claim_type="non-inferiority", margin=0.10,
+    budget_waiver={
+        "params": "the GRU control's 36-d state needs fewer weights; the claim compresses the "
+                  "state, not the weights",
+        "stored_numbers": "compression is the claim: the baseline stores 64 numbers per state "
+                          "by design, the controls 32 (rank-2) and 36 (GRU)"},
+    claim="a 36-number rank-2 + cubic encoding of the 64-d GRU state keeps four moments and "
+          "predicts no worse than the plain GRU")
+
+
+def rank2_factors(h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(..., 64) -> (U*S, V), each (..., 8, 2): the truncated-SVD rank-2 factors."""
+    u, s, vh = torch.linalg.svd(h.reshape(*h.shape[:-1], SIDE, SIDE), full_matrices=False)
+    return u[..., :RANK] * s[..., None, :RANK], vh[..., :RANK, :].transpose(-1, -2)
 
 
 def rank2(h: torch.Tensor) -> torch.Tensor:
-    """(..., 64) -> (..., 8, 8): the truncated-SVD rank-2 approximation of each state."""
-    u, s, vh = torch.linalg.svd(h.reshape(*h.shape[:-1], SIDE, SIDE), full_matrices=False)
-    return (u[..., :RANK] * s[..., None, :RANK]) @ vh[..., :RANK, :]
+    """(..., 64) -> (..., 8, 8): the rank-2 approximation of each state."""
+    us, v = rank2_factors(h)
+    return us @ v.transpose(-1, -2)
+
+
+def _standardised(entries: torch.Tensor):
+    mean = entries.mean(-1, keepdim=True)
+    sd = (entries - mean).pow(2).mean(-1, keepdim=True).sqrt()
+    return (entries - mean) / sd.clamp_min(1e-12), sd
+
+
+def solve_cubic(z: torch.Tensor, target: torch.Tensor):
+    """Coefficients (b, c, d) of b z + c z^2 + d z^3 whose centred values have the central
+    moments ``target`` (..., 3) = (m2, m3, m4), by batched Newton from (sd, 0, 0); and a mask of
+    the states where it converged (elsewhere (sd, 0, 0) is returned)."""
+    basis = torch.stack([z, z * z, z ** 3], -1)            # (..., 64, 3)
+    w = basis - basis.mean(-2, keepdim=True)               # centred: the mean drops out
+    start = torch.zeros_like(target)
+    start[..., 0] = target[..., 0].sqrt()
+    theta = start.clone()
+    scale = target[..., :1].sqrt() ** torch.tensor([2.0, 3.0, 4.0], dtype=z.dtype, device=z.device)
+    for _ in range(NEWTON_STEPS):
+        f, jac = _moment_system(w, theta, target)
+        residual = (f.abs() / scale).amax(-1)
+        if not bool((residual > SOLVED_TOL * 1e-3).any()):
+            break  # every state converged (one that cannot converge keeps iterating)
+        step, info = torch.linalg.solve_ex(jac, f)
+        theta = torch.where((info == 0).unsqueeze(-1) & step.isfinite().all(-1, keepdim=True),
+                            theta - step, theta)
+    residual = (_moment_system(w, theta, target)[0].abs() / scale).amax(-1)
+    solved = residual.isfinite() & (residual < SOLVED_TOL)
+    return torch.where(solved.unsqueeze(-1), theta, start), solved
+
+
+def _moment_system(w: torch.Tensor, theta: torch.Tensor, target: torch.Tensor):
+    """(f, J): the central moments 2..4 of the centred values w @ theta minus ``target``, and
+    their Jacobian in theta."""
+    d = (w @ theta.unsqueeze(-1)).squeeze(-1)
+    d2 = d * d
+    d3 = d2 * d
+    f = torch.stack([d2.mean(-1), d3.mean(-1), (d2 * d2).mean(-1)], -1) - target
+    jac = torch.stack([k * (p.unsqueeze(-2) @ w).squeeze(-2) / w.shape[-2]
+                       for k, p in ((2, d), (3, d2), (4, d3))], -2)
+    return f, jac
+
+
+@torch.no_grad()
+def encode(h: torch.Tensor):
+    """(..., 64) -> (stored (..., 36), solved (...,)): the rank-2 factors and the cubic's
+    coefficients (a, b, c, d) in the standardised entries of the rank-2 approximation."""
+    h64 = torch.nan_to_num(h).double()
+    us, v = rank2_factors(h64)
+    z, _ = _standardised((us @ v.transpose(-1, -2)).flatten(-2))
+    mh = moments(h64)
+    theta, solved = solve_cubic(z, mh[..., 1:])
+    values = (torch.stack([z, z * z, z ** 3], -1) @ theta.unsqueeze(-1)).squeeze(-1)
+    a = mh[..., :1] - values.mean(-1, keepdim=True)
+    stored = torch.cat([us.flatten(-2), v.flatten(-2), a, theta], -1)
+    return stored.to(h.dtype), solved
+
+
+def decode(stored: torch.Tensor) -> torch.Tensor:
+    """(..., 36) -> (..., 64): the state rebuilt from its stored numbers alone."""
+    n = SIDE * RANK
+    us = stored[..., :n].reshape(*stored.shape[:-1], SIDE, RANK)
+    v = stored[..., n:2 * n].reshape(*stored.shape[:-1], SIDE, RANK)
+    a, b, c, d = stored[..., 2 * n:].unbind(-1)
+    z, _ = _standardised((us @ v.transpose(-1, -2)).flatten(-2))
+    return a[..., None] + b[..., None] * z + c[..., None] * z * z + d[..., None] * z ** 3
 
 
 def compress(h: torch.Tensor) -> torch.Tensor:
-    """(..., 64) -> (..., 64): h's values, arranged in the rank order of rank2(h)'s entries."""
-    with torch.no_grad():  # the order only; NaN-safe so that a diverged run yields NaN, not raise
-        order = rank2(torch.nan_to_num(h)).flatten(-2).argsort(-1)
-    return torch.zeros_like(h).scatter(-1, order, h.sort(-1).values)
+    """The stored state in the forward pass, the identity in the backward pass."""
+    return h + (decode(encode(h)[0]) - h).detach()
+
+
+def plain_rank2(h: torch.Tensor) -> torch.Tensor:
+    """The control: the rank-2 factors alone (32 numbers), straight-through like compress."""
+    with torch.no_grad():
+        low = rank2(torch.nan_to_num(h)).flatten(-2)
+    return h + (low - h).detach()
 
 
 def moments(h: torch.Tensor) -> torch.Tensor:
@@ -75,7 +157,7 @@ def moment_residual(h: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     """max over states and k of |m_k(c) - m_k(h)| / sd(h)^k: relative, scale-free residuals
     (the mean is measured in units of sd, so a zero-mean state is no special case)."""
     mh, mc = moments(h), moments(c)
-    scale = mh[..., 1:2].sqrt() ** torch.arange(1, 5, dtype=h.dtype)
+    scale = mh[..., 1:2].sqrt() ** torch.arange(1, 5, dtype=h.dtype, device=h.device)
     return ((mc - mh).abs() / scale).max()
 
 
@@ -109,24 +191,46 @@ class CompressedGRU(nn.Module):
 
 @torch.no_grad()
 def hidden_states(model: CompressedGRU, x: torch.Tensor):
-    """Every step's state before and after compression, stacked: two (B * T, 64) tensors."""
+    """Every step's state before compression, stacked: (B * T, 64)."""
     trace: list = []
     model(x, trace)
-    return torch.cat([r for r, _ in trace]), torch.cat([c for _, c in trace])
+    return torch.cat([r for r, _ in trace])
 
 
 @pytest.mark.arm("baseline")
 def test_baseline(run):
     run.fit(run.track.model())
+    run.budget("stored_numbers", SIDE * SIDE)
+
+
+@pytest.mark.arm("control", name="plain_rank2")
+def test_plain_rank2(run):
+    run.fit(CompressedGRU(run.track.model(), squash=plain_rank2))
+    run.budget("stored_numbers", 2 * SIDE * RANK)
+
+
+@pytest.mark.arm("control", name="gru_equal_state")
+def test_gru_with_an_equal_size_state(run):
+    run.fit(rnn_small(hidden=STORED))
+    run.budget("stored_numbers", STORED)
 
 
 @pytest.mark.arm("idea")
 def test_idea(run):
     model = run.fit(CompressedGRU.for_track(run.track))
-    raw, compressed = hidden_states(model, run.data.test.x)
-    run.signature("moment_residual", observed=moment_residual(raw, compressed), predicted=0.0,
-                  tol=1e-4, prediction="four moments of every test hidden state preserved")
-    run.log("relative_perturbation", (raw - compressed).norm() / raw.norm())
+    run.budget("stored_numbers", STORED)
+    raw = hidden_states(model, run.data.test.x).double()
+    stored, solved = encode(raw)
+    run.log("cubic_solved_fraction", solved.double().mean())
+    decoded = decode(stored)
+    low = rank2(raw).flatten(-2)
+    run.log("relative_error", (raw - decoded).norm() / raw.norm())
+    run.log("relative_error_plain_rank2", (raw - low).norm() / raw.norm())
+    keep = solved & (moments(raw)[:, 1] > 1e-12)
+    run.signature("moment_residual", observed=moment_residual(raw[keep], decoded[keep]),
+                  predicted=0.0, tol=1e-3, null=moment_residual(raw[keep], low[keep]),
+                  prediction="four moments of every test hidden state kept where the cubic "
+                             "is solved")
 
 
 # -- mechanism: arbitrary bounded, non-degenerate 8x8 float64 matrices ------------------------
@@ -141,9 +245,17 @@ def as_state(m: np.ndarray) -> torch.Tensor:
 @pytest.mark.mechanism
 @settings(max_examples=200, deadline=None)
 @given(matrices)
-def test_compression_preserves_four_moments(m):
+def test_the_state_is_rebuilt_from_its_stored_numbers_keeping_four_moments(m):
     h = as_state(m)
-    assert moment_residual(h, compress(h)) < 1e-9
+    stored, solved = encode(h)
+    assert stored.shape[-1] == STORED <= 38
+    decoded = decode(stored)  # from the stored numbers alone
+    if solved.all():
+        assert moment_residual(h, decoded) < 1e-5
+    else:  # the visible fallback: the linear map keeps mean and variance exactly
+        mh, md = moments(h), moments(decoded)
+        torch.testing.assert_close(md[..., :2], mh[..., :2], rtol=1e-6,
+                                   atol=1e-9 * float(h.abs().max()) ** 2)
 
 
 @pytest.mark.mechanism
@@ -154,29 +266,13 @@ def test_pre_correction_matrix_has_rank_at_most_2(m):
 
 
 @pytest.mark.mechanism
-@settings(max_examples=200, deadline=None)
-@given(matrices)
-def test_repeated_compression_still_preserves_the_distribution(m):
-    h = as_state(m)
-    twice = compress(compress(h))
-    assert torch.equal(twice.sort(-1).values, h.sort(-1).values)
-    assert moment_residual(h, twice) < 1e-9
-
-
-@pytest.mark.mechanism
-@settings(max_examples=200, deadline=None)
-@given(arrays(np.float64, (2, SIDE, RANK), elements=st.floats(-30, 30)))
-def test_rank_2_matrices_are_fixed_points(uv):
-    h = as_state(uv[0] @ uv[1].T)
-    # rounding in the SVD may swap two entries closer than ~1e-13: they are then ~equal anyway
-    torch.testing.assert_close(compress(h), h, rtol=0, atol=1e-9 * float(h.abs().max()))
-
-
-@pytest.mark.mechanism
-def test_compression_is_not_idempotent_in_general():
-    h = torch.from_numpy(np.random.default_rng(0).standard_normal((1, SIDE * SIDE)))
-    once = compress(h)
-    assert not torch.allclose(compress(once), once)
+def test_the_cubic_is_solved_on_most_gaussian_states_and_the_null_does_not_match():
+    h = torch.from_numpy(np.random.default_rng(0).standard_normal((500, SIDE * SIDE)))
+    stored, solved = encode(h)
+    assert solved.double().mean() > 0.9
+    decoded, low = decode(stored), rank2(h).flatten(-2)
+    assert moment_residual(h[solved], decoded[solved]) < 1e-5
+    assert moment_residual(h[solved], low[solved]) > 1e-2  # plain rank-2 loses the moments
 
 
 @pytest.mark.mechanism
@@ -185,5 +281,6 @@ def test_cell_stepping_matches_nn_gru_and_gradients_flow():
     base, x = rnn_small(), torch.randn(5, 7, 3)
     plain = CompressedGRU(base, squash=lambda h: h)  # no compression: must be nn.GRU exactly
     torch.testing.assert_close(plain(x), base(x), rtol=1e-5, atol=1e-6)
-    h = torch.randn(4, SIDE * SIDE, dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(compress, (h,))
+    h = torch.randn(4, SIDE * SIDE, requires_grad=True)
+    compress(h).sum().backward()  # straight through: the identity's gradient
+    torch.testing.assert_close(h.grad, torch.ones_like(h))

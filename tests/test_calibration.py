@@ -30,7 +30,8 @@ def _load_calibration():
 
 cal = _load_calibration()
 TRACK = tracks.get("tabular")
-GRID = [dict(c) for c in TRACK.grid]
+GRID = [{"lr": 1e-3}, {"lr": 3e-3}, {"lr": 1e-2}]  # the grid the documented calibration ran on
+#                                                      (docs/calibration.md), not the default
 
 
 def _seeds(b: int) -> list[int]:

@@ -112,3 +112,132 @@ def test_run_results_are_junit_xml_properties(pytester):
              for case in cases}
     run = props["test_idea[tabular-lr=0.01-seed0]"]
     assert float(run["bench_test"]) > 0 and run["bench_diverged"] == "False"
+
+
+# ------------------------------------------------------- values validated where they are given
+
+def test_run_cfg_is_read_only_and_says_how_to_change_a_setting():
+    run = make_run()
+    for change in (lambda c: c.pop("lr"), lambda c: c.__setitem__("lr", 1.0),
+                   lambda c: c.update(lr=1.0), lambda c: c.clear()):
+        with pytest.raises(TypeError, match=r"run.cfg is read-only.*run.fit\(model, lr="):
+            change(run.cfg)
+    assert run.cfg == {"lr": 1e-2} and dict(run.cfg) == {"lr": 1e-2}
+    assert {**run.cfg, "lr": 1.0} == run.cfg | {"lr": 1.0} == {"lr": 1.0}
+    assert run.payload()["cfg"] == {"lr": 1e-2} and type(run.payload()["cfg"]) is dict
+
+
+@pytest.mark.parametrize("call, fragment", [
+    (lambda r: r.signature("s", 0.0, 0.0, 0.0, prediction=object()),
+     r"run.signature\('s', prediction=...\) must be a string"),
+    (lambda r: r.signature(3, 0.0, 0.0, 0.0), "run.signature: name must be"),
+    (lambda r: r.signature("a\x1b[31m", 0.0, 0.0, 0.0), "printable"),
+    (lambda r: r.log("x" * 101, 1.0), "run.log: name must be .*at most 100"),
+    (lambda r: r.log("n", object()), r"run.log\('n', ...\) must be a number"),
+    (lambda r: r.log("n", torch.ones(2)), "single number"),
+    (lambda r: r.record(val={"a": 1}, test=1.0), r"run.record\(val=...\) must be a number"),
+])
+def test_values_that_cannot_enter_a_report_are_refused_where_given(call, fragment):
+    with pytest.raises(TypeError, match=fragment):
+        call(make_run())
+
+
+BAD_VALUES = '''
+import pytest
+import torch
+pytestmark = pytest.mark.bench(name="bad_values", track="tabular", grid={"lr": [1e-2]}, seeds=3)
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.fit(run.track.model())
+    if run.seed == 0:
+        run.signature("s", observed=0.0, predicted=0.0, tol=0.0, prediction=object())
+    if run.seed == 1:
+        run.cfg["lr"] = torch.tensor(1.0)
+    run.log("zero_d_tensor", torch.tensor(2.0))
+'''
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
+def test_a_bad_value_fails_its_run_only(pytester, xdist):
+    """A non-JSON value used to be an INTERNALERROR that stopped the session."""
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_bad_values=BAD_VALUES)
+    result = pytester.runpytest_subprocess("--bench-epochs", "1", *xdist)
+    result.assert_outcomes(passed=4, failed=2)
+    assert result.ret == 1 and "INTERNALERROR" not in result.stdout.str()
+    report = validate_report(pytester.path / "reports/bad_values/tabular/bench_report.json")
+    assert report["complete"] is False and len(report["runs"]) == 6
+    assert {r["cfg"]["lr"] for r in report["runs"]} == {1e-2}
+    assert {(r["arm"], r["seed"]) for r in report["runs"] if r["outcome"] == "failed"} == {
+        ("idea", 0), ("idea", 1)}
+    failed = {f["run"]: f["message"] for f in report["incomplete"]["failed"]}
+    assert "prediction=...) must be a string" in failed["idea[tabular-lr=0.01-seed0]"]
+    assert "run.cfg is read-only" in failed["idea[tabular-lr=0.01-seed1]"]
+    idea2, = (r for r in report["runs"] if r["arm"] == "idea" and r["seed"] == 2)
+    assert idea2["logs"] == {"zero_d_tensor": 2.0}
+
+
+# ------------------------------------------------------- global state does not leak between runs
+
+LEAKY = '''
+import numpy as np
+import pytest
+import torch
+pytestmark = pytest.mark.bench(name="leaky", track="tabular", grid={"lr": [1e-2]}, seeds=3)
+
+def state():
+    return {"float32": torch.get_default_dtype() == torch.float32,
+            "grad": torch.is_grad_enabled(),
+            "deterministic": not torch.are_deterministic_algorithms_enabled(),
+            "anomaly": not torch.is_anomaly_enabled(),
+            "matmul": torch.get_float32_matmul_precision() == "highest",
+            "threads": torch.get_num_threads() == 1,
+            "numpy": np.geterr()["divide"] == "warn"}
+
+def leak():
+    torch.set_default_dtype(torch.float64)
+    torch.set_grad_enabled(False)
+    torch.use_deterministic_algorithms(True)
+    torch.autograd.set_detect_anomaly(True)
+    torch.set_float32_matmul_precision("medium")
+    torch.set_num_threads(2)
+    np.seterr(all="raise")
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    for name, ok in state().items():
+        run.log(name, float(ok))
+    run.fit(run.track.model())
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    for name, ok in state().items():
+        run.log(name, float(ok))
+    run.fit(run.track.model())
+    leak()
+
+@pytest.mark.mechanism
+def test_claim_leaks_too():
+    leak()
+
+@pytest.mark.mechanism
+def test_claim_sees_a_clean_state():
+    assert all(state().values()), state()
+'''
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
+def test_global_state_set_by_one_run_reaches_no_other(pytester, xdist):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_leaky=LEAKY)
+    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly", *xdist)
+    result.assert_outcomes(passed=8)
+    report = validate_report(pytester.path / "reports/leaky/tabular/bench_report.json")
+    for r in report["runs"]:
+        assert r["logs"] and all(v == 1.0 for v in r["logs"].values()), r
+    assert report["complete"] is True and report["comparison"] is not None

@@ -29,13 +29,23 @@ def _train(make_opt, weight_decay: float, steps: int = 25) -> list[torch.Tensor]
 
 
 @pytest.mark.parametrize("weight_decay", [0.0, 0.01])
-def test_fused_adam_gives_the_bits_of_torch_optim_adam_fused(weight_decay):
-    ours = _train(lambda p, wd: OPTIMIZERS["adam"](p, 3e-3, weight_decay=wd), weight_decay)
-    theirs = _train(lambda p, wd: torch.optim.Adam(p, lr=3e-3, fused=True, weight_decay=wd),
-                    weight_decay)
+@pytest.mark.parametrize("name, cls", [("adam", torch.optim.Adam), ("adamw", torch.optim.AdamW)])
+def test_fused_adam_gives_the_bits_of_torch_optim_fused(name, cls, weight_decay):
+    ours = _train(lambda p, wd: OPTIMIZERS[name](p, 3e-3, weight_decay=wd), weight_decay)
+    theirs = _train(lambda p, wd: cls(p, lr=3e-3, fused=True, weight_decay=wd), weight_decay)
     assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
-    plain = _train(lambda p, wd: torch.optim.Adam(p, lr=3e-3, weight_decay=wd), weight_decay)
+    plain = _train(lambda p, wd: cls(p, lr=3e-3, weight_decay=wd), weight_decay)
     assert all(torch.allclose(a, b, rtol=1e-5, atol=1e-6) for a, b in zip(ours, plain))
+
+
+def test_a_schedule_gets_torch_optims_adam_with_the_same_bits():
+    params = [torch.zeros(2, requires_grad=True)]
+    assert isinstance(OPTIMIZERS["adam"](params, 1e-3, schedulable=True), torch.optim.Adam)
+    assert isinstance(OPTIMIZERS["adamw"](params, 1e-3, schedulable=True), torch.optim.AdamW)
+    scheduled = _train(lambda p, wd: OPTIMIZERS["adam"](p, 3e-3, weight_decay=wd,
+                                                        schedulable=True), 0.01)
+    fused = _train(lambda p, wd: OPTIMIZERS["adam"](p, 3e-3, weight_decay=wd), 0.01)
+    assert all(torch.equal(a, b) for a, b in zip(scheduled, fused))
 
 
 def test_adam_falls_back_to_torch_optim_for_mixed_dtypes():
@@ -52,7 +62,7 @@ def test_the_fused_kernel_is_found_on_cpu_float32():
 
 
 def test_without_the_fused_kernel_adam_is_torch_optim_adam(monkeypatch):
-    monkeypatch.setattr(optim, "fused_available", lambda device, dtype: False)
+    monkeypatch.setattr(optim, "fused_available", lambda device, dtype, kernel: False)
     params = [torch.zeros(2, requires_grad=True)]
     assert isinstance(OPTIMIZERS["adam"](params, 1e-3), torch.optim.Adam)
     plain = _train(lambda p, wd: torch.optim.Adam(p, lr=3e-3, weight_decay=wd), 0.01)

@@ -97,10 +97,11 @@ def test_closed_and_open_objects_are_as_documented():
 
 def test_enums_match_benchkit():
     props = SCHEMA["properties"]
-    assert set(props["practical_verdict"]["enum"]) == set(stats.PRACTICAL) | {"incomplete"}
+    withheld = {"incomplete", "unmatched"}  # no verdict: runs missing, budgets differ
+    assert set(props["practical_verdict"]["enum"]) == set(stats.PRACTICAL) | withheld
     assert set(props["practical_verdict"]["enum"]) == {
-        "helps", "harms", "inconclusive", "non-inferior", "incomplete"}
-    assert set(props["system_verdict"]["enum"]) == {"worked", "partial", "failed", "incomplete"}
+        "helps", "harms", "inconclusive", "non-inferior", "incomplete", "unmatched"}
+    assert set(props["system_verdict"]["enum"]) == {"worked", "partial", "failed"} | withheld
     assert props["mechanism_ok"]["enum"] == [0, 1, None]
     comp = props["comparison"]["properties"]
     assert set(comp["verdict"]["enum"]) == {

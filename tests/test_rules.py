@@ -272,8 +272,6 @@ def test_decide_uses_the_holm_adjusted_p_not_the_raw_one():
     assert report["comparison"]["p_adjusted"] == adjusted
 
 
-@pytest.mark.xfail(strict=True, reason="reference-format fields do not follow a Holm-adjusted "
-                                       "verdict (D9); fixed with the statistics work")
 def test_reference_format_fields_follow_the_practical_verdict():
     report = paired_report(BASE8, IDEA8)
     decide(report, stats.holm([P8] * 4)[0], 4)

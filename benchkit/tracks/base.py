@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
-OPTIMIZERS = ("adam", "sgd")  # the names of benchkit.optim.OPTIMIZERS (tests keep them equal),
-#                               here so that validating a track does not import torch
+# the names of benchkit.optim.OPTIMIZERS (tests keep them equal), here so that validating a
+# track does not import torch
+OPTIMIZERS = ("adam", "adamw", "sgd")
 
 
 class Split(NamedTuple):
@@ -61,6 +62,7 @@ class Track:
     optimizer: str = "adam"
     description: str = ""
     extra_protocol: dict = field(default_factory=dict)
+    requires: tuple[tuple[str, str], ...] = ()  # (module, how to install it) the data needs
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):
@@ -69,6 +71,20 @@ class Track:
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"track {self.name!r}: unknown optimizer {self.optimizer!r}; "
                              f"valid: {sorted(OPTIMIZERS)}")
+
+    def missing(self) -> str | None:
+        """Why this track cannot run here (a module it needs is not installed), or None.
+        Asked at collection, so that the mistake is named before anything trains."""
+        import importlib.util
+
+        for module, install in self.requires:
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                return f"track {self.name!r} needs {module}, which is not installed: {install}"
+        return None
 
     def model(self) -> nn.Module:
         """A fresh default model (built from the global torch RNG, seeded per run)."""

@@ -59,7 +59,7 @@ TRACK = register(Track(
     make_data=make_data,
     make_model=make_model,
     model_name="mlp_tiny",
-    grid=({"lr": 1e-3}, {"lr": 3e-3}, {"lr": 1e-2}),
+    grid=({"lr": 5e-4}, {"lr": 1e-3}, {"lr": 2e-3}, {"lr": 5e-3}),  # benchmarks/grids.json
     epochs=30,
     description="10-feature nonlinear regression (tanh teacher + interaction + linear, "
                 f"noise sd {NOISE_SD}); mlp_tiny 10-64-64-1; test MSE",

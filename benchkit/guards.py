@@ -1,0 +1,110 @@
+"""Process-wide settings a bench test may change, kept from leaking into the tests after it.
+
+A run that calls ``torch.set_default_dtype(torch.float64)`` or ``torch.set_grad_enabled(False)``
+and does not undo it would change every run that follows in its process, and which runs follow
+it depends on how xdist schedules them: the results would depend on ``-n``. So every test of a
+bench module (arm or mechanism) starts from the state its process had at its first bench test
+(the state conftest files and idea modules set up, identical in every process), and whatever
+it changes is undone after its teardown.
+
+Covered (:data:`COVERED`): torch's default dtype and default device, grad mode, deterministic
+algorithms (and warn-only), anomaly detection (and its NaN check), float32 matmul precision,
+cuDNN's deterministic and benchmark flags, the intra-op thread count; numpy's floating-point
+error handling (``np.seterr``). Not covered: torch's inter-op thread count (fixed once a process
+has used it), an ``inference_mode`` or other context entered and never left, and random number
+generators (seeded before every run instead).
+
+torch is looked at only when it is already imported: a session that reuses every run never
+imports it.
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import pytest
+
+COVERED = ("default_dtype", "default_device", "grad", "deterministic", "anomaly",
+           "matmul_precision", "cudnn", "threads", "numpy_errors")
+
+
+def _torch_state(torch) -> dict:
+    return {
+        "default_dtype": torch.get_default_dtype(),
+        "default_device": str(torch.get_default_device()),
+        "grad": torch.is_grad_enabled(),
+        "deterministic": (torch.are_deterministic_algorithms_enabled(),
+                          torch.is_deterministic_algorithms_warn_only_enabled()),
+        "anomaly": (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
+        "matmul_precision": torch.get_float32_matmul_precision(),
+        "cudnn": (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark),
+        "threads": torch.get_num_threads(),
+    }
+
+
+def _torch_defaults(torch) -> dict:
+    """torch's state as imported (the thread count is left alone: benchkit sets it per run)."""
+    return {"default_dtype": torch.float32, "default_device": "cpu", "grad": True,
+            "deterministic": (False, False), "anomaly": (False, True),
+            "matmul_precision": "highest", "cudnn": (False, False)}
+
+
+def _cudnn(torch, flags) -> None:
+    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = flags
+
+
+_SETTERS = {
+    "default_dtype": lambda torch, v: torch.set_default_dtype(v),
+    "default_device": lambda torch, v: torch.set_default_device(None if v == "cpu" else v),
+    "grad": lambda torch, v: torch.set_grad_enabled(v),
+    "deterministic": lambda torch, v: torch.use_deterministic_algorithms(v[0], warn_only=v[1]),
+    "anomaly": lambda torch, v: torch.autograd.set_detect_anomaly(v[0], check_nan=v[1]),
+    "matmul_precision": lambda torch, v: torch.set_float32_matmul_precision(v),
+    "cudnn": _cudnn,
+    "threads": lambda torch, v: torch.set_num_threads(v),
+}
+
+
+def snapshot() -> dict:
+    """The covered settings now (``torch`` is None while torch is not imported)."""
+    import numpy as np
+
+    torch = sys.modules.get("torch")
+    return {"torch": _torch_state(torch) if torch is not None else None,
+            "numpy_errors": np.geterr()}
+
+
+def apply(state: dict) -> None:
+    """Set the covered settings to ``state``, touching only those that differ."""
+    import numpy as np
+
+    np.seterr(**state["numpy_errors"])
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    wanted = state["torch"] if state["torch"] is not None else _torch_defaults(torch)
+    now = _torch_state(torch)
+    for key, value in wanted.items():
+        if now[key] != value:
+            _SETTERS[key](torch, value)
+
+
+class Guard:
+    """One per process: the state of its first bench test, restored around each bench test."""
+
+    def __init__(self):
+        self.start: dict | None = None
+
+    @contextlib.contextmanager
+    def around(self):
+        before = snapshot()
+        if self.start is None:
+            self.start = before
+        apply(self.start)
+        try:
+            yield
+        finally:
+            apply(before)
+
+
+GUARD = pytest.StashKey[Guard]()  # on pytest's config: the process's Guard

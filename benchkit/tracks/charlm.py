@@ -1,0 +1,99 @@
+"""``charlm``: a character-level language model on the documentation topics that ship with
+every CPython (``pydoc_data.topics``, about 465k characters of English and code).
+
+The text is the topics in sorted order, joined; characters are printable ASCII and newline
+(96 tokens) plus one token for everything else. The text cut into blocks of ``CONTEXT + 1``
+characters, from an offset drawn per seed; each seed draws disjoint blocks for train, val and
+test (no character is in two splits). Input: the first ``CONTEXT`` characters of a block;
+target: the same shifted by one. The metric is bits per character of the next-character
+prediction over every position (lower is better). The text depends on the Python version (the
+topics are regenerated with each release), so the version is part of the track's protocol, and
+so of every run's key and report.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import platform
+
+import numpy as np
+
+from benchkit.tracks import register
+from benchkit.tracks.base import Data, Split, Track
+
+CONTEXT = 64
+N_TRAIN, N_VAL, N_TEST = 2048, 256, 512   # windows (blocks of CONTEXT + 1 characters)
+VOCAB = 97                                # printable ASCII + newline, then "other"
+PYTHON = platform.python_version()
+_DATA_SALT = 0xC4A2
+
+
+@functools.lru_cache(maxsize=1)
+def tokens() -> np.ndarray:
+    """The whole text as token ids (uint8): ' '..'~' -> 0..94, newline -> 95, other -> 96."""
+    from pydoc_data.topics import topics
+
+    text = "".join(topics[key] for key in sorted(topics))
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    ids = np.full(codes.shape, VOCAB - 1, dtype=np.uint8)
+    printable = (codes >= 32) & (codes < 127)
+    ids[printable] = (codes[printable] - 32).astype(np.uint8)
+    ids[codes == 10] = 95
+    return ids
+
+
+def window_starts(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start offsets of the train, val and test blocks of ``seed``: blocks of CONTEXT + 1
+    characters on a grid with a per-seed offset, drawn without replacement (so disjoint)."""
+    rng = np.random.default_rng([_DATA_SALT, seed])
+    block = CONTEXT + 1
+    offset = int(rng.integers(block))
+    n_blocks = (len(tokens()) - offset) // block
+    chosen = rng.choice(n_blocks, size=N_TRAIN + N_VAL + N_TEST, replace=False)
+    starts = offset + block * chosen
+    return starts[:N_TRAIN], starts[N_TRAIN:N_TRAIN + N_VAL], starts[N_TRAIN + N_VAL:]
+
+
+@functools.lru_cache(maxsize=64)
+def make_data(seed: int) -> Data:
+    import torch
+
+    ids = tokens()
+    splits = []
+    for starts in window_starts(seed):
+        blocks = torch.from_numpy(ids[starts[:, None] + np.arange(CONTEXT + 1)].astype(np.int64))
+        splits.append(Split(blocks[:, :-1], blocks[:, 1:]))
+    return Data(*splits)
+
+
+def cross_entropy(logits, y):
+    import torch.nn.functional as F
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+def bits_per_char(logits, y):
+    return cross_entropy(logits, y) / math.log(2)
+
+
+def make_model():
+    from benchkit.models import char_transformer  # torch is imported when a model is built
+    return char_transformer(VOCAB, context=CONTEXT)
+
+
+TRACK = register(Track(
+    name="charlm",
+    make_data=make_data,
+    make_model=make_model,
+    model_name="char_transformer",
+    grid=({"lr": 3e-3}, {"lr": 1e-2}, {"lr": 3e-2}),
+    epochs=1,
+    metric_name="bits_per_char",
+    direction="lower",
+    loss=cross_entropy,
+    metric=bits_per_char,
+    description=f"next character of pydoc_data.topics (the text of Python {PYTHON}), windows "
+                f"of {CONTEXT}; char_transformer (2 pre-norm layers, width 64, 4 heads); "
+                "test bits per character",
+    extra_protocol={"text": f"pydoc_data.topics of Python {PYTHON}", "context": CONTEXT,
+                    "vocab": VOCAB, "n_train": N_TRAIN, "n_val": N_VAL, "n_test": N_TEST},
+))

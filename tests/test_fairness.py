@@ -1,0 +1,272 @@
+"""Fair and falsifiable benches: budgets recorded and matched, control arms, signatures with a
+null, claim types and frontiers — through the plugin as users meet them, and the rules
+in-process."""
+from __future__ import annotations
+
+import pytest
+
+from benchkit import fairness
+
+IDEA = '''
+import pytest
+from torch import nn
+
+pytestmark = pytest.mark.bench(name="{name}", track="tabular", grid={{"lr": [1e-2]}},
+                               seeds={seeds}{extra})
+
+def mlp(width):
+    return nn.Sequential(nn.Linear(10, width), nn.ReLU(), nn.Linear(width, 64), nn.ReLU(),
+                         nn.Linear(64, 1))
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(mlp(64){base})
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    model = run.fit(mlp({width}){idea})
+{body}
+'''
+
+
+def bench(pytester, *args, name="fair", seeds=2, extra="", width=64, base="", idea="",
+          body="", controls=""):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(**{f"test_{name}": IDEA.format(
+        name=name, seeds=seeds, extra=extra, width=width, base=base, idea=idea,
+        body=body) + controls})
+    return pytester.runpytest("--bench-epochs", "1", "-p", "no:cacheprovider", *args)
+
+
+# -- budgets ------------------------------------------------------------------------------------
+def test_an_idea_with_a_quarter_more_parameters_is_unmatched_and_fails_every_gate(
+        pytester, read_report):
+    result = bench(pytester, "--bench-gate", "not-harms", width=81)  # 6204 vs 4929 params
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["benchkit: FAIL fair tabular: unmatched (params idea 6204 vs "
+                                 "baseline 4929): no verdict"])
+    report = read_report(pytester.path, "fair")
+    assert report["practical_verdict"] == report["system_verdict"] == "unmatched"
+    budgets = report["budgets"]
+    assert budgets["arms"]["idea"] == {"params": 6204, "steps": 13}
+    assert budgets["arms"]["baseline"] == {"params": 4929, "steps": 13}
+    params = next(c for c in budgets["checks"] if c["budget"] == "params")
+    assert params["matched"] is False and params["rel_diff"] == pytest.approx(1275 / 4929)
+    assert all(r["budgets"]["params"] in (4929, 6204) for r in report["runs"])
+    summary = (pytester.path / "reports/fair/tabular/summary.md").read_text()
+    assert "**unmatched: params idea 6204 vs baseline 4929** (tolerance 5%)" in summary
+    assert "practical: unmatched" in summary
+
+
+@pytest.mark.parametrize("gate", ["helps", "off"])
+def test_a_stated_waiver_lifts_unmatched_and_is_recorded(pytester, read_report, gate):
+    result = bench(pytester, "--bench-gate", gate, width=81,
+                   extra=', budget_waiver={"params": "the claim is about width"}')
+    assert result.ret == (1 if gate == "helps" else 0)
+    assert "FAIL fair tabular: unmatched" not in result.stdout.str()
+    report = read_report(pytester.path, "fair")
+    assert report["practical_verdict"] in ("inconclusive", "helps", "harms")
+    assert report["budgets"]["waivers"] == {"params": "the claim is about width"}
+    assert "waived: the claim is about width" in (
+        pytester.path / "reports/fair/tabular/summary.md").read_text()
+
+
+def test_declared_budgets_and_tolerance(pytester, read_report):
+    body = '''    run.budget("stored_numbers", 38)
+    run.log("norm", 2.0)'''
+    controls = '''
+@pytest.mark.arm("control", name="rank2")
+def test_rank2(run):
+    run.fit(mlp(64))
+    run.budget("stored_numbers", 32)
+'''
+    bench(pytester, body=body, controls=controls, width=70,  # 5319 params: 7.9% more
+          extra=', budget_tolerance={"params": 0.1, "stored_numbers": 0.2}')
+    report = read_report(pytester.path, "fair")
+    checks = {(c["budget"], c["arm"]): c for c in report["budgets"]["checks"]}
+    assert checks[("params", "baseline")]["matched"] and checks[("params", "baseline")][
+        "tolerance"] == 0.1
+    assert checks[("stored_numbers", "control:rank2")]["matched"]  # 38 vs 32: 18.75%
+    assert checks[("stored_numbers", "baseline")]["matched"] is False  # the baseline has none
+    assert report["practical_verdict"] == "unmatched"
+    assert report["log_medians"]["idea"] == {"norm": 2.0}
+    summary = (pytester.path / "reports/fair/tabular/summary.md").read_text()
+    assert "| `norm` | n/a | 2 | n/a |" in summary
+
+
+# -- control arms -------------------------------------------------------------------------------
+CONTROL = '''
+@pytest.mark.arm("control", name="better")
+def test_better_control(run):
+    run.fit(mlp(64), lr=3e-2)
+'''
+
+
+def test_a_control_that_beats_the_idea_makes_it_not_help(pytester, read_report):
+    result = bench(pytester, "--bench-gate", "helps", seeds=8, base=", lr=1e-5",
+                   idea=", lr=3e-3", controls=CONTROL)
+    report = read_report(pytester.path, "fair")
+    comp, control = report["comparison"], report["controls"]["better"]
+    assert comp["delta_mean"] < 0 and comp["p_adjusted"] < 0.05  # beats the baseline ...
+    assert control["comparison"]["delta_mean"] > 0                # ... not the control
+    assert control["verdict"] != "helps" and report["practical_verdict"] != "helps"
+    assert comp["family_size"] == 2
+    assert control["comparison"]["p_adjusted"] >= control["comparison"]["p_value"]
+    assert {r["arm"] for r in report["runs"]} == {"baseline", "idea", "control:better"}
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["benchkit: FAIL fair tabular: gate 'helps' not met*"])
+    assert "## Control arms" in (pytester.path / "reports/fair/tabular/summary.md").read_text()
+
+
+@pytest.mark.parametrize("marks, message", [
+    ('@pytest.mark.arm("control")', "a control arm needs name="),
+    ('@pytest.mark.arm("control", name="a b")', "a control arm needs name="),
+    ('@pytest.mark.arm("idea", name="x")', "takes no keyword arguments"),
+    ('@pytest.mark.arm("contrl", name="x")', "unknown arm"),
+])
+def test_malformed_control_arms_are_collection_errors(pytester, marks, message):
+    result = bench(pytester, controls=f"\n{marks}\ndef test_c(run):\n    run.fit(mlp(64))\n")
+    assert result.ret == 2
+    result.stdout.fnmatch_lines([f"*{message}*"])
+
+
+# -- signatures with a null ---------------------------------------------------------------------
+SIGNATURE = '''    run.signature("effect", observed=0.0, predicted=0.0, tol=1e-3{null})'''
+
+
+@pytest.mark.parametrize("null, status, ok", [
+    (", null=5e-4", "non_discriminating", None),
+    (", null=1.0", "confirmed", 1),
+    ("", "confirmed (discrimination unchecked)", 1),
+])
+def test_a_null_within_tolerance_is_non_discriminating(pytester, read_report, null, status, ok):
+    bench(pytester, body=SIGNATURE.format(null=null))
+    report = read_report(pytester.path, "fair")
+    sig = report["mechanism_signature"]["signatures"]["effect"]
+    assert sig["status"] == status and sig["confirmed"] is True
+    assert report["mechanism_ok"] == ok
+    summary = (pytester.path / "reports/fair/tabular/summary.md").read_text()
+    assert status in summary
+    if ok is None:
+        assert "pass, but so does their null (non-discriminating)" in summary
+
+
+def test_signature_status_rules():
+    entry = lambda null, has=True: {"has_null": has, "null": null}  # noqa: E731
+    assert fairness.signature_status(True, [entry(2.0), entry(None)], 0.0, 1.0)[:2] == (
+        "confirmed", True)  # a non-finite null is outside any tolerance
+    assert fairness.signature_status(True, [entry(2.0), entry(0.5)], 0.0, 1.0)[:2] == (
+        "non_discriminating", False)
+    assert fairness.signature_status(True, [entry(2.0), entry(None, False)], 0.0, 1.0)[:2] == (
+        "non_discriminating", False)  # a seed without its null cannot show discrimination
+    assert fairness.signature_status(False, [entry(0.5)], 0.0, 1.0)[0] == "not confirmed"
+    assert fairness.signature_status(True, [None], 0.0, 1.0) == (
+        "confirmed (discrimination unchecked)", None, [])
+
+
+# -- the rules in-process -----------------------------------------------------------------------
+def runs(**budgets):
+    return [{"budgets": dict(budgets)}] * 3
+
+
+@pytest.mark.parametrize("idea, other, spec, matched", [
+    (105, 100, {}, True),                          # 5% is within the default
+    (106, 100, {}, False),
+    (106, 100, {"budget_tolerance": {"*": 0.1}}, True),
+    (106, 100, {"budget_waiver": {"params": "why"}}, True),
+    (106, 100, {"frontier": {"keep": [1, 2]}}, True),   # params is a frontier's axis
+    (0, 0, {}, True),
+    (1, 0, {}, False),
+])
+def test_budget_rule(idea, other, spec, matched):
+    section = fairness.budget_section({"baseline": runs(params=other),
+                                       "idea": runs(params=idea)}, spec)
+    assert section["matched"] is matched
+    assert bool(section["unmatched"]) is not matched
+
+
+def test_steps_are_not_lifted_by_a_frontier():
+    section = fairness.budget_section({"baseline": runs(steps=100), "idea": runs(steps=200)},
+                                      {"frontier": {"keep": [1, 2]}})
+    assert section["unmatched"] == ["steps idea 200 vs baseline 100"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('claim_type="better"', "claim_type='better'; valid: 'superiority', 'non-inferiority'"),
+    ('claim_type="non-inferiority"', "needs margin="),
+    ("budget_tolerance=-1", "budget_tolerance=-1 must be a number >= 0"),
+    ('budget_waiver={"params": ""}', "budget_waiver={'params': ''} must be a dict"),
+    ('frontier={"keep": [0.5]}', "two or more distinct"),
+    ('frontier={"lr": [1, 2]}', "frontier axis 'lr' is also a grid key"),
+    ('frontier=[1, 2]', "valid: one axis and at least two values"),
+])
+def test_bad_fairness_arguments_are_collection_errors(pytester, extra, message):
+    result = bench(pytester, "--collect-only", extra=", " + extra)
+    assert result.ret == 2
+    result.stdout.fnmatch_lines([f"*{message}*"])
+
+
+def test_claim_type_is_reported(pytester, read_report):
+    bench(pytester, extra=', margin=0.2, claim_type="non-inferiority"')
+    report = read_report(pytester.path, "fair")
+    assert report["protocol"]["claim_type"] == "non-inferiority"
+    assert "non-inferiority: the idea may be worse" in (
+        pytester.path / "reports/fair/tabular/summary.md").read_text()
+
+
+# -- frontiers ----------------------------------------------------------------------------------
+FRONTIER = '''
+import pytest
+from torch import nn
+
+pytestmark = pytest.mark.bench(name="front", track="tabular", grid={"lr": [3e-3, 1e-2]},
+                               seeds=2, frontier={"width": [8, 16, 32]})
+
+def mlp(width, hidden=64):
+    return nn.Sequential(nn.Linear(10, width), nn.ReLU(), nn.Linear(width, 1))
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(mlp(run.cfg["width"]))
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.fit(mlp(run.frontier + 1))   # one unit more at every point: params is the axis
+    run.log("width", run.frontier)
+'''
+
+
+def test_a_frontier_bench_reports_every_point(pytester, read_report):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_front=FRONTIER)
+    result = pytester.runpytest("--bench-epochs", "1", "-p", "no:cacheprovider",
+                                "--bench-gate", "not-harms")
+    result.assert_outcomes(passed=24)  # 2 arms x 3 points x 2 lrs x 2 seeds
+    report = read_report(pytester.path, "front")
+    frontier = report["frontier"]
+    assert frontier["axis"] == "width" and frontier["values"] == [8, 16, 32]
+    assert [p["value"] for p in frontier["points"]] == [8, 16, 32]
+    for point in frontier["points"]:
+        assert point["complete"] and point["idea_cfg"]["width"] == point["value"]
+        assert point["baseline_cfg"]["width"] == point["value"]
+        assert len(point["comparison"]["per_seed_diffs"]) == 2
+    # the verdict's comparison pairs each arm's mean over the points, seed by seed
+    means = [sum(p["idea"]["per_seed"][s] - p["baseline"]["per_seed"][s]
+                 for p in frontier["points"]) / 3 for s in range(2)]
+    assert report["comparison"]["per_seed_diffs"] == pytest.approx(means)
+    assert report["practical_verdict"] != "unmatched"  # params is the axis
+    assert report["budgets"]["matched"] and len(report["budgets"]["points"]) == 3
+    assert report["log_medians"]["idea"] == {"width": 16}
+    assert len(report["protocol"]["grid"]) == 6
+    summary = (pytester.path / "reports/front/tabular/summary.md").read_text()
+    assert "## Frontier over `width`" in summary
+    for value in (8, 16, 32):
+        assert f"\n| {value} | " in summary
+
+
+def test_controls_enlarge_the_family_the_seed_warning_counts():
+    from benchkit.spec import unreachable_family
+    assert unreachable_family(6, 1, 0.05) is None
+    assert unreachable_family(7, 1, 0.05, comparators=2) is None
+    assert "after Holm over 2 comparisons (1 track(s) x the baseline and 1 control(s))" in (
+        unreachable_family(6, 1, 0.05, comparators=2))

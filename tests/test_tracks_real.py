@@ -1,0 +1,169 @@
+"""The real-data tracks (digits, charlm): data deterministic in the seed, splits disjoint,
+the metric's direction honoured end to end, and a clear error when an optional dependency is
+missing."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from benchkit import tracks
+from benchkit.spec import cfg_id
+
+REAL = ("digits", "charlm")
+
+
+def uncached(track):
+    return getattr(track.make_data, "__wrapped__", track.make_data)
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_data_is_deterministic_in_the_seed_and_fresh_per_seed(name):
+    track = tracks.get(name)
+    make = uncached(track)
+    first, again, other = make(5), make(5), make(6)
+    for a, b, c in zip(first, again, other, strict=True):
+        assert torch.equal(a.x, b.x) and torch.equal(a.y, b.y)
+        assert not torch.equal(a.x, c.x)
+
+
+def test_digits_split_is_stratified_disjoint_and_complete():
+    from benchkit.tracks import digits
+
+    images, labels = digits.load()
+    rng = np.random.default_rng(0)
+    parts = digits.stratified_split(labels, rng)
+    joined = np.concatenate(parts)
+    assert sorted(joined.tolist()) == list(range(len(labels)))  # disjoint and complete
+    counts = [np.bincount(labels[p], minlength=10) for p in parts]
+    total = np.bincount(labels, minlength=10)
+    for part, frac in zip(counts[1:], (digits.VAL_FRACTION, digits.TEST_FRACTION)):
+        assert np.all(np.abs(part - total * frac) <= 1)  # every class in proportion
+    data = tracks.get("digits").data(0)
+    assert [len(s) for s in data] == [len(p) for p in parts]
+    assert data.train.x.shape[1:] == (1, 8, 8) and data.train.x.dtype == torch.float32
+    assert data.train.y.dtype == torch.int64
+    assert 0.0 <= float(data.train.x.min()) and float(data.train.x.max()) <= 1.0
+    rows = [{r.numpy().tobytes() for r in s.x.reshape(len(s), -1)} for s in data]
+    assert rows[0].isdisjoint(rows[1]) and rows[0].isdisjoint(rows[2])
+    assert rows[1].isdisjoint(rows[2])
+
+
+def test_digits_metric_is_accuracy_and_higher_is_better():
+    track = tracks.get("digits")
+    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [3.0, 0.0], [0.0, 5.0]])
+    assert float(track.metric(logits, torch.tensor([0, 1, 1, 1]))) == 0.75
+    assert track.direction == "higher" and track.better(0.9, 0.8)
+    assert track.protocol()["metric_direction"] == "higher is better"
+    data = track.data(0)
+    torch.manual_seed(0)
+    out = track.model()(data.val.x)
+    assert out.shape == (len(data.val), 10)
+    assert torch.isfinite(track.loss(out, data.val.y))
+
+
+def test_digits_without_scikit_learn_names_the_extra(monkeypatch):
+    from benchkit.tracks import digits
+
+    monkeypatch.setitem(sys.modules, "sklearn", None)
+    monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
+    assert "pip install benchkit[tracks]" in tracks.get("digits").missing()
+    with pytest.raises(ImportError, match=r"pip install benchkit\[tracks\]"):
+        digits.load()
+
+
+def test_charlm_windows_are_disjoint_and_targets_are_the_next_character():
+    from benchkit.tracks import charlm
+
+    starts = charlm.window_starts(3)
+    assert [len(s) for s in starts] == [charlm.N_TRAIN, charlm.N_VAL, charlm.N_TEST]
+    chars = [{int(a) + i for a in s for i in range(charlm.CONTEXT + 1)} for s in starts]
+    assert sum(len(c) for c in chars) == (charlm.CONTEXT + 1) * sum(len(s) for s in starts)
+    assert np.array_equal(np.sort(np.concatenate(starts)), np.unique(np.concatenate(starts)))
+    assert not np.array_equal(starts[0], charlm.window_starts(4)[0])
+    data = tracks.get("charlm").data(3)
+    ids = charlm.tokens()
+    for split, first in zip(data, (s[0] for s in starts)):
+        assert split.x.shape == split.y.shape == (len(split), charlm.CONTEXT)
+        assert split.x.dtype == torch.int64
+        assert torch.equal(split.x[0], torch.from_numpy(ids[first:first + 64].astype(np.int64)))
+        assert torch.equal(split.x[:, 1:], split.y[:, :-1])  # the target is the next character
+    assert int(ids.max()) < charlm.VOCAB
+
+
+def test_charlm_tokens_keep_ascii_and_the_protocol_names_the_python_version():
+    import platform
+
+    from benchkit.tracks import charlm
+
+    ids = charlm.tokens()
+    assert len(ids) > 100_000
+    text = "".join(" " if i == 96 else "\n" if i == 95 else chr(32 + int(i)) for i in ids[:2000])
+    assert "assert" in text or "the" in text  # English and Python, not noise
+    track = tracks.get("charlm")
+    assert platform.python_version() in track.protocol()["text"]
+    assert platform.python_version() in track.description
+    assert track.direction == "lower" and track.metric_name == "bits_per_char"
+
+
+def test_charlm_bits_per_char_of_a_uniform_guess_is_log2_of_the_vocabulary():
+    from benchkit.tracks import charlm
+
+    track = tracks.get("charlm")
+    logits = torch.zeros(3, charlm.CONTEXT, charlm.VOCAB)
+    y = torch.randint(0, charlm.VOCAB, (3, charlm.CONTEXT))
+    assert float(track.metric(logits, y)) == pytest.approx(np.log2(charlm.VOCAB), rel=1e-6)
+    torch.manual_seed(0)
+    out = track.model()(tracks.get("charlm").data(0).val.x[:4])
+    assert out.shape == (4, charlm.CONTEXT, charlm.VOCAB)
+
+
+AA_IDEA = '''
+import pytest
+
+pytestmark = pytest.mark.bench(name="aa_{track}", track="{track}", grid={grid})
+
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.fit(run.track.model())
+'''
+
+
+def test_digits_without_scikit_learn_is_a_collection_error_naming_the_extra(pytester):
+    pytester.makeconftest("import sys\nsys.modules['sklearn'] = None\n")
+    pytester.makepyfile(test_aa=AA_IDEA.format(track="digits", grid=None))
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert ("track 'digits' needs sklearn, which is not installed: pip install benchkit[tracks]"
+            in result.stdout.str())
+    assert "Traceback" not in result.stdout.str()
+    assert not (pytester.path / "reports").exists()
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name, grid", [("digits", None),  # the default grid
+                                        ("charlm", {"lr": [1e-2, 3e-2]})])  # 8 runs, not 12
+def test_an_aa_module_benches_end_to_end(pytester, read_report, name, grid):
+    track = tracks.get(name)
+    pytester.makepyfile(test_aa=AA_IDEA.format(track=name, grid=grid))
+    result = pytester.runpytest("--bench-seeds", "2", "--bench-epochs", "1")
+    n_runs = 2 * 2 * (len(track.grid) if grid is None else len(grid["lr"]))
+    result.assert_outcomes(passed=n_runs)
+    report = read_report(pytester.path, f"aa_{name}", track=name)
+    assert report["metric_direction"] == f"{track.direction} is better"
+    assert report["metric"] == track.metric_name
+    assert report["comparison"]["delta_mean"] == 0.0  # A/A: the same bits seed by seed
+    assert report["practical_verdict"] == "inconclusive"
+    sweep = report["baseline"]["sweep"]
+    pick = max if track.direction == "higher" else min
+    best = pick(sweep, key=lambda row: row["val_mean"])
+    assert cfg_id(report["baseline"]["best_cfg"]) == cfg_id(best["cfg"])
+    assert len({row["val_mean"] for row in sweep}) > 1  # the direction decided something
