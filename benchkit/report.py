@@ -315,7 +315,9 @@ def _run_row(r: dict) -> dict:
             "diverged": bool(r.get("diverged", False)), "outcome": r["outcome"],
             "reused": bool(r.get("reused", False)), "logs": r.get("logs", {}),
             "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()},
-            "budgets": r.get("budgets", {}), "cpu": r.get("cpu")}
+            "budgets": r.get("budgets", {}), "cpu": r.get("cpu"),
+            "digest": r.get("digest"), "key": r.get("key"), "origin": r.get("origin"),
+            "trained_in": r.get("trained_in")}
 
 
 def _arm_order(arms: list[str], arm: str) -> int:

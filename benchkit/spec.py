@@ -49,6 +49,7 @@ class IdeaSpec:
     max_seeds: int | None = None  # the pre-specified largest seed count (sequential looks)
     protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
     mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
+    arm_tests: tuple[tuple[str, str], ...] = ()  # (arm, qualname of its test function)
     arms: tuple[str, ...] = ARMS  # baseline, idea, then each "control:<name>" in module order
     claim_type: str = "superiority"
     budget_tolerance: dict = field(default_factory=dict)  # budget -> relative tolerance
@@ -69,6 +70,7 @@ class IdeaSpec:
             "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
             "margin": self.margin, "max_seeds": self.max_seeds,
             "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),
+            "arm_tests": dict(self.arm_tests),
             "arms": list(self.arms), "claim_type": self.claim_type,
             "budget_tolerance": dict(self.budget_tolerance),
             "budget_waiver": dict(self.budget_waiver),
