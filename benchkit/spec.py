@@ -49,6 +49,7 @@ class IdeaSpec:
     max_seeds: int | None = None  # the pre-specified largest seed count (sequential looks)
     protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
     mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
+    arm_tests: tuple[tuple[str, str], ...] = ()  # (arm, qualname of its test function)
     arms: tuple[str, ...] = ARMS  # baseline, idea, then each "control:<name>" in module order
     claim_type: str = "superiority"
     budget_tolerance: dict = field(default_factory=dict)  # budget -> relative tolerance
@@ -69,6 +70,7 @@ class IdeaSpec:
             "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
             "margin": self.margin, "max_seeds": self.max_seeds,
             "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),
+            "arm_tests": dict(self.arm_tests),
             "arms": list(self.arms), "claim_type": self.claim_type,
             "budget_tolerance": dict(self.budget_tolerance),
             "budget_waiver": dict(self.budget_waiver),
@@ -86,13 +88,18 @@ def family_seeds_needed(family_size: int, alpha: float) -> int:
     return n
 
 
-def unreachable_family(n_seeds: int, family_size: int, alpha: float) -> str | None:
+def unreachable_family(n_seeds: int, family_size: int, alpha: float,
+                       comparators: int = 1) -> str | None:
     """Why ``n_seeds`` cannot give a significant result in a family of ``family_size``
-    tracks at ``alpha`` (None when they can): said at collection and in the report."""
-    needed = family_seeds_needed(family_size, alpha)
+    tracks, each comparing the idea with ``comparators`` arms (the baseline and each control),
+    at ``alpha`` (None when they can): said at collection and in the report."""
+    needed = family_seeds_needed(family_size * comparators, alpha)
     if n_seeds >= needed:
         return None
     where = f" after Holm over {family_size} track(s)" if family_size > 1 else ""
+    if comparators > 1:
+        where = (f" after Holm over {family_size * comparators} comparisons ({family_size} "
+                 f"track(s) x the baseline and {comparators - 1} control(s))")
     return (f"only {n_seeds} seeds cannot reach p < {alpha:g}{where} (the smallest possible "
             f"two-sided sign-flip p is {2.0 ** (1 - n_seeds):.4g}); {needed} seeds or more can")
 
