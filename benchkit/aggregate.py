@@ -11,7 +11,7 @@ from benchkit.fmt import mechanism_word, num
 
 
 def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
-                      errors: list[str] | None = None):
+                      errors: list[str] | None = None, rootpath=None):
     """Write every report this session's payloads make. Returns (written, gate failures):
     ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines.
     With ``errors``, a report that cannot be written adds a ``benchkit: ERROR`` line to it and
@@ -46,6 +46,8 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             comp = r["comparison"]
             rep.decide(r, comp["p_adjusted"] if comp is not None else None,
                        family_size=len(ps))
+            from benchkit.provenance import provenance
+            r["provenance"] = provenance(rootpath, spec["module"])
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
             text = rep.dumps(rep.stamp(r))

@@ -3,6 +3,7 @@
     python -m benchkit show [PATH ...]      the terminal table of every bench_report.json found
     python -m benchkit compare OLD NEW      what changed between two reports; exit 1 if worse
     python -m benchkit render [PATH ...]    (re)write summary.md and the plots beside reports
+    python -m benchkit verify REPORT        check a report's runs against the run store
 
 Exit status: 0 fine, 1 ``compare`` found a regression (or ``show`` found no report), 2 a usage
 error or a file that is missing or is not a benchkit report. Never imports torch.
@@ -290,6 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
                    help="report files or folders searched recursively (default: reports)")
     p.set_defaults(func=cmd_render)
+    from benchkit.verify import add_parser
+    add_parser(sub)
     return parser
 
 

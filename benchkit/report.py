@@ -147,7 +147,8 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     complete = not problems
     n = len(seeds)
     warnings = []
-    unreachable = unreachable_family(n, len(spec["tracks"]), alpha)
+    unreachable = unreachable_family(n, len(spec["tracks"]), alpha,
+                                     comparators=len(arms) - 1)
     if unreachable:  # at the session's alpha; decide() adds the look's level when lower
         warnings.append(unreachable)
     ran = {p["nodeid"].rsplit("::", 1)[-1].split("[", 1)[0] for p in mechanism_payloads}
@@ -342,7 +343,9 @@ def _run_row(r: dict) -> dict:
             "diverged": bool(r.get("diverged", False)), "outcome": r["outcome"],
             "reused": bool(r.get("reused", False)), "logs": r.get("logs", {}),
             "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()},
-            "budgets": r.get("budgets", {}), "cpu": r.get("cpu")}
+            "budgets": r.get("budgets", {}), "cpu": r.get("cpu"),
+            "digest": r.get("digest"), "key": r.get("key"), "origin": r.get("origin"),
+            "trained_in": r.get("trained_in")}
 
 
 def _arm_order(arms: list[str], arm: str) -> int:

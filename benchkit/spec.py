@@ -51,6 +51,7 @@ class IdeaSpec:
     overrides: dict = field(default_factory=dict)  # --bench-seeds/--bench-epochs given: exploratory
     protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
     mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
+    arm_tests: tuple[tuple[str, str], ...] = ()  # (arm, qualname of its test function)
     arms: tuple[str, ...] = ARMS  # baseline, idea, then each "control:<name>" in module order
     claim_type: str = "superiority"
     budget_tolerance: dict = field(default_factory=dict)  # budget -> relative tolerance
@@ -72,6 +73,7 @@ class IdeaSpec:
             "margin": self.margin, "looks": list(self.looks),
             "looks_declared": self.looks_declared, "overrides": dict(self.overrides),
             "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),
+            "arm_tests": dict(self.arm_tests),
             "arms": list(self.arms), "claim_type": self.claim_type,
             "budget_tolerance": dict(self.budget_tolerance),
             "budget_waiver": dict(self.budget_waiver),
@@ -89,13 +91,18 @@ def family_seeds_needed(family_size: int, alpha: float) -> int:
     return n
 
 
-def unreachable_family(n_seeds: int, family_size: int, alpha: float) -> str | None:
+def unreachable_family(n_seeds: int, family_size: int, alpha: float,
+                       comparators: int = 1) -> str | None:
     """Why ``n_seeds`` cannot give a significant result in a family of ``family_size``
-    tracks at ``alpha`` (None when they can): said at collection and in the report."""
-    needed = family_seeds_needed(family_size, alpha)
+    tracks, each comparing the idea with ``comparators`` arms (the baseline and each control),
+    at ``alpha`` (None when they can): said at collection and in the report."""
+    needed = family_seeds_needed(family_size * comparators, alpha)
     if n_seeds >= needed:
         return None
     where = f" after Holm over {family_size} track(s)" if family_size > 1 else ""
+    if comparators > 1:
+        where = (f" after Holm over {family_size * comparators} comparisons ({family_size} "
+                 f"track(s) x the baseline and {comparators - 1} control(s))")
     return (f"only {n_seeds} seeds cannot reach p < {alpha:g}{where} (the smallest possible "
             f"two-sided p is {2.0 ** (1 - n_seeds):.4g} with the sign-flip test); {needed} seeds or "
             "more can")

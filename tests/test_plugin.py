@@ -293,10 +293,10 @@ def test_mechanism_ok(suite, mode):
 def test_few_seeds_warn_loudly(suite, mode):
     _, result = suite.session(mode)
     result.stdout.fnmatch_lines([line_with(
-        "benchkit: WARNING same tabular:", "only 3 seeds", "smallest possible two-sided p",
+        "benchkit: WARNING same tabular:", "only 3 seeds", "smallest possible two-sided sign-flip p",
         "0.25")])
     report = suite.report(mode, "same")
-    assert any("smallest possible two-sided p" in w and "0.25" in w
+    assert any("smallest possible two-sided sign-flip p" in w and "0.25" in w
                for w in report["warnings"]), report["warnings"]
 
 
@@ -402,7 +402,7 @@ def test_idea_ignoring_its_input_harms(suite, mode):
     assert report["comparison"]["p_value"] < 0.05
     assert report["comparison"]["delta_mean"] > 0  # MSE: higher is worse
     assert report["n_seeds"] == 6
-    assert not any("smallest possible two-sided p" in w for w in report["warnings"])
+    assert not any("smallest possible two-sided sign-flip p" in w for w in report["warnings"])
     _, result = suite.session(mode)
     result.stdout.fnmatch_lines(["benchkit: FAIL const tabular: *harms*"])
 
@@ -452,7 +452,7 @@ COLLECTION_ERRORS = {
         ["arm('ideaa')", "unknown arm", "valid:", "pytest.mark.arm('idea')"]),
     "unknown-track": (
         {"test_e": module(bench("e", track='"tabulr"'), BASELINE, IDEA_SAME)},
-        ["unknown track 'tabulr'", "known tracks: dynamics, tabular"]),
+        ["unknown track 'tabulr'", "known tracks: charlm, digits, dynamics, tabular"]),
     "empty-grid": (
         {"test_e": module(bench("e", grid="{}"), BASELINE, IDEA_SAME)},
         ["grid is empty", "valid: a dict of non-empty lists"]),

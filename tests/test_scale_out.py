@@ -21,6 +21,7 @@ import pytest
 from benchkit import shard as sh
 from benchkit.report import build_report
 from benchkit.storage import DirectoryStorage, FsspecStorage, open_storage
+from benchkit import hardware
 from benchkit.store import RunStore
 from conftest import validate_report
 
@@ -106,14 +107,23 @@ def test_locations(tmp_path):
 
 
 def test_a_merge_store_takes_a_record_of_another_cpu_and_names_it(tmp_path):
+    from benchkit import records
+
     storage = FsspecStorage(f"memory://cpu-{os.getpid()}")
     plain = RunStore(storage, tmp_path, 1)
     merge = RunStore(storage, tmp_path, 1, any_cpu=True)
-    plain.put("ab" * 32, {"val": 1.0, "test": 2.0, "cpu": "Other CPU (avx512f)"})
-    assert plain.get("ab" * 32) is None        # this machine would compute other bits
-    assert merge.get("ab" * 32)["cpu"] == "Other CPU (avx512f)"
-    plain.put("ab" * 32, {"val": 3.0, "test": 4.0})    # trained here: filed under this CPU
-    assert plain.get("ab" * 32)["val"] == 3.0 and merge.get("ab" * 32)["val"] == 3.0
+    key, run = "ab" * 32, {"arm": "idea", "track": "tabular", "cfg": {}, "seed": 0}
+
+    def record(val, cpu):
+        result = {"val": val, "test": 2.0, "diverged": False, "seconds": 0.1,
+                  "signatures": {}, "logs": {}, "budgets": {}}
+        return records.build(key, run, result, {}, {"module": "m", "nodeid": "n"}, cpu)
+    plain.put(record(1.0, "Other CPU (avx512f)"))
+    assert plain.lookup(key, tmp_path / "m") is None     # this machine would compute other bits
+    assert merge.lookup(key, tmp_path / "m")["cpu"] == "Other CPU (avx512f)"
+    plain.put(record(3.0, hardware.cpu()))                 # trained here: filed under this CPU
+    assert plain.lookup(key, tmp_path / "m")["result"]["val"] == 3.0
+    assert merge.lookup(key, tmp_path / "m")["result"]["val"] == 3.0
 
 
 # -- the assignment ---------------------------------------------------------------------------

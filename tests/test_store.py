@@ -62,7 +62,8 @@ def test_unchanged_rerun_trains_nothing_and_gives_the_same_report(project, xdist
     for report in (r1, r2):
         report.pop("created")
         for r in report["runs"]:
-            r.pop("reused")
+            assert r.pop("origin") == ("reused" if r.pop("reused") else "fresh")
+            assert r["trained_in"] == "test_reuse.py" and len(r["digest"]) == 64
     assert r1 == r2
 
 
@@ -109,11 +110,12 @@ def test_fresh_option_retrains_everything(project):
     assert not any(reused(report).values())
 
 
-def test_editing_the_idea_module_retrains_its_runs(project):
+def test_editing_the_idea_arm_retrains_only_its_runs(project):
     _, before = bench(project)
     project.makepyfile(test_reuse=IDEA.format(extra=", epochs=2"))
     _, after = bench(project)
-    assert not any(reused(after).values())
+    assert reused(after) == {("baseline", 0): True, ("baseline", 1): True,
+                             ("idea", 0): False, ("idea", 1): False}
     idea = lambda rep: [r["test"] for r in rep["runs"] if r["arm"] == "idea"]  # noqa: E731
     assert idea(before) != idea(after)
 
@@ -127,7 +129,8 @@ def test_editing_a_local_module_it_imports_retrains(project):
     assert all(reused(same).values())
     project.makepyfile(helper="EPOCHS = 2\n")
     _, edited = bench(project)
-    assert not any(reused(edited).values())
+    assert reused(edited) == {("baseline", 0): True, ("baseline", 1): True,
+                              ("idea", 0): False, ("idea", 1): False}
 
 
 def test_more_seeds_train_only_the_new_seeds(project):
