@@ -310,6 +310,11 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     comp["level"] = level
     comp.update(planning(comp, level / family_size, significant=p_adjusted < level))
     direction = direction_of(report)
+    if comp.get("noninferiority"):  # at this look's level (Holm's first step), not alpha
+        comp["noninferiority"] = stats.noninferiority(
+            report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
+            direction=direction, margin=comp["noninferiority"]["margin_rel"],
+            alpha=level / family_size)
     ni = comp.get("noninferiority")
     report["practical_verdict"] = stats.practical_verdict(
         p_adjusted, comp["delta_mean"], direction, level,

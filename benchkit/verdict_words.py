@@ -47,10 +47,13 @@ def practical_sentence(report: dict) -> str:
                    f"{pct(comp.get('mde_rel_pct'))} of the baseline (MDE {num(comp.get('mde'))})")
     if verdict == "non-inferior":
         ni = comp.get("noninferiority") or {}
-        return (f"not significantly better at level {num(level)} ({p_txt}), but shown to be "
-                f"worse by "
-                f"less than the margin of {pct(100 * ni.get('margin_rel', 0))} of the "
-                f"baseline; {mde_txt}")
+        within = (f"shown to be worse by less than the margin of "
+                  f"{pct(100 * ni.get('margin_rel', 0))} of the baseline (one-sided sign-flip "
+                  f"p = {num(ni.get('p_value'), '.3g')}); {mde_txt}")
+        if p_used < level:  # a harm within the margin: non-inferior, and the harm is stated
+            return (f"significantly worse by {size}, {p_txt} < level {num(level)}, but "
+                    + within)
+        return f"not significantly better at level {num(level)} ({p_txt}), but " + within
     return f"not significant at level {num(level)} ({p_txt}): {mde_txt}"
 
 

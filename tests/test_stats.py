@@ -332,12 +332,13 @@ def test_noninferiority_by_hand():
     assert r["margin_rel"] == 0.05 and r["margin_abs"] == pytest.approx(0.5)
     assert r["bound"] == pytest.approx(d.mean() + tq * se)
     assert r["non_inferior"] is True
-    assert r["p_value"] == pytest.approx(sps.t.cdf((d.mean() - 0.5) / se, 4))
+    assert r["p_value"] == 1 / 32  # every seed's w < 0: the smallest one-sided sign-flip p
     assert bs.noninferiority(base, idea, direction="lower", margin=0.001)["non_inferior"] is False
     # "higher": the same numbers mean the idea is better, bound is a lower bound
     h = bs.noninferiority(base, idea, direction="higher", margin=0.0)
     assert h["bound"] == pytest.approx(d.mean() - tq * se)
-    assert h["non_inferior"] is (h["bound"] > 0)
+    assert h["non_inferior"] is (h["p_value"] < 0.05)  # the sign-flip test decides
+    assert h["p_value"] == 2 / 32   # w = (0.1, 0.2, 0, 0.1, 0.1) with signs flipped; a zero
     worse = bs.noninferiority(idea, base, direction="higher", margin=0.01)
     assert worse["non_inferior"] is False and worse["p_value"] > 0.05
 
@@ -419,7 +420,7 @@ def test_select_config():
     (0.01, -1.0, "lower", None, "helps"),
     (0.01, 1.0, "lower", None, "harms"),
     (0.01, 1.0, "higher", None, "helps"),
-    (0.01, -1.0, "higher", True, "harms"),
+    (0.01, -1.0, "higher", True, "non-inferior"),  # a harm within the margin (D3)
     (0.05, -1.0, "lower", None, "inconclusive"),  # p == alpha is not significant
     (0.30, -1.0, "lower", True, "non-inferior"),
     (0.30, 1.0, "lower", False, "inconclusive"),
