@@ -243,8 +243,6 @@ def compare(baseline, idea, *, direction: str, alpha: float = 0.05, seed: int = 
         "verdict": verdict, "system_worked": verdict == "idea better (significant)",
         "direction": direction, "alpha": float(alpha),
         "ci95": [_json_float(x) for x in ci95(d)], "effect_size": effect_size(d),
-        "mde_power80": _json_float(power_mde(n, sd, alpha, 0.8)),
-        "seeds_needed": None if significant else seeds_needed(delta, sd, alpha),
         "noninferiority": None if margin is None else noninferiority(
             b, i, direction=direction, margin=margin, alpha=alpha),
     }
