@@ -71,7 +71,7 @@ def is_worker(config: pytest.Config) -> bool:
 # -- configure -----------------------------------------------------------------------------
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, max_seeds, "
-                            "claim_type, budget_tolerance, budget_waiver, frontier): "
+                            "claim_type, budget_tolerance, budget_waiver, frontier, extend): "
                             "declares an idea module benchkit benches")
     config.addinivalue_line("markers", "arm(kind, name=None): marks the 'baseline', the 'idea' "
                             "or a 'control' arm test (a control needs name=)")
@@ -193,6 +193,7 @@ def _build_spec(config, module_item):
         return exc
     spec = dataclasses.replace(spec, arms=arm_names, mechanism_tests=tuple(
         _marked_functions(module_item.obj, "mechanism")))
+    spec = _extended_from_store(config, module_item, spec)
     why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha)
     if why:  # once per module, at collection
         warnings.warn(BenchWarning(f"{module_item.nodeid}: {why}"), stacklevel=1)
@@ -203,6 +204,34 @@ def _build_spec(config, module_item):
                          f"{other}; their reports would collide: give each module its own "
                          "name=")
     return spec
+
+
+def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
+    """The spec with each track's grid extended as far as the stored runs call for
+    (benchkit.extend): this session then trains the extension, and the report applies the
+    same rule to the runs. Without a store, or with --bench-fresh, the declared grid."""
+    settings = config.stash[SETTINGS]
+    if settings.seeds is not None or settings.epochs is not None or spec.frontier:
+        # an override session is exploratory, and a frontier's axis is the budget: the edge
+        # of such a grid is a warning, not a reason to train more
+        return dataclasses.replace(spec, extend=0)
+    store = config.stash[STORE]
+    if store is None or settings.fresh or spec.extend == 0:
+        return spec
+    from benchkit import extend, tracks
+
+    def val_of(track):
+        def val(arm, cfg, seed):
+            rec = store.get(store.key(module_file=module_item.path, protocol=spec.protocols[track],
+                                      arm=arm, track=track, cfg=cfg, seed=seed))
+            return None if rec is None else (float("nan") if rec["diverged"] else rec["val"])
+        return val
+
+    grids = {t: tuple(extend.resolve(list(spec.declared_grids[t]), val_of(t), list(spec.seeds),
+                                     tracks.get(t).direction, spec.extend,
+                                     spec.arms)["grid"])
+             for t in spec.tracks}
+    return dataclasses.replace(spec, grids=grids)
 
 
 def _marked_functions(module_obj, mark: str) -> dict[str, list]:
