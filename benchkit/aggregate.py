@@ -11,7 +11,7 @@ from benchkit.fmt import mechanism_word, num
 
 
 def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
-                      errors: list[str] | None = None):
+                      errors: list[str] | None = None, rootpath=None):
     """Write every report this session's payloads make. Returns (written, gate failures):
     ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines.
     With ``errors``, a report that cannot be written adds a ``benchkit: ERROR`` line to it and
@@ -45,8 +45,9 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             previous = read_previous(path)
             comp = r["comparison"]
             rep.decide(r, comp["p_adjusted"] if comp is not None else None,
-                       family_size=len(ps), max_seeds=spec.get("max_seeds"),
-                       previous=previous)
+                       family_size=len(ps))
+            from benchkit.provenance import provenance
+            r["provenance"] = provenance(rootpath, spec["module"])
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
             text = rep.dumps(rep.stamp(r))
@@ -68,7 +69,8 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
 
 
 def read_previous(path) -> dict | None:
-    """The report this session replaces, if it is readable: it holds the earlier looks."""
+    """The report this session replaces, if it is readable: only to tell whether its plots
+    are still current (never to decide anything)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -104,4 +106,10 @@ def gate_failure(report: dict, gate: str) -> str | None:
         "helps": practical == "helps",
         "worked": system == "worked",
     }[gate]
-    return None if ok else f"gate {gate!r} not met: {facts}"
+    exploratory = report.get("exploratory")
+    why = "exploratory (" + "; ".join((exploratory or {}).get("reasons", [])) + ")"
+    if not ok:
+        return f"gate {gate!r} not met" + (f", and {why}" if exploratory else "") + f": {facts}"
+    if exploratory:  # the verdicts of a session that is no planned look never pass a gate
+        return f"{why}: not a look of the declared plan, so no gate passes; {facts}"
+    return None

@@ -3,6 +3,7 @@
     python -m benchkit show [PATH ...]      the terminal table of every bench_report.json found
     python -m benchkit compare OLD NEW      what changed between two reports; exit 1 if worse
     python -m benchkit render [PATH ...]    (re)write summary.md and the plots beside reports
+    python -m benchkit verify REPORT        check a report's runs against the run store
 
 Exit status: 0 fine, 1 ``compare`` found a regression (or ``show`` found no report), 2 a usage
 error or a file that is missing or is not a benchkit report. Never imports torch.
@@ -10,94 +11,21 @@ error or a file that is missing or is not a benchkit report. Never imports torch
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from benchkit.fmt import mechanism_word, num, rel_pct
+from benchkit.reading import (REPORT_NAME, SUPPORTED_VERSIONS, ReportError,  # noqa: F401
+                              is_finite, load_report, printable)
 from benchkit.spec import cfg_id
 
-REPORT_NAME = "bench_report.json"
-# = benchkit.report.BENCH_VERSION (a test checks): not imported, so that the commands that only
-# read reports do not load numpy and the statistics
-SUPPORTED_VERSIONS = (1,)
 # compare: a verdict lower in this order is worse; an incomplete report is the worst of all
 VERDICT_RANK = {"helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "unmatched": -1,
                 "incomplete": -1}
-_COMPARISON_KEYS = ("delta_mean", "p_value", "mde", "idea_wins", "n_pairs")
-
-
-class ReportError(Exception):
-    """A path that cannot be read as a benchkit report; the message says why, in one line."""
-
-
-# -- loading --------------------------------------------------------------------------------
-def _versions() -> str:
-    return ", ".join(map(str, SUPPORTED_VERSIONS))
-
-
-def load_report(path) -> dict:
-    """Read and check one report. A folder holding a bench_report.json stands for that file."""
-    path = Path(path)
-    if path.is_dir() and (path / REPORT_NAME).is_file():
-        path = path / REPORT_NAME
-    if not path.exists():
-        raise ReportError(f"{path}: no such file")
-    if path.is_dir():
-        raise ReportError(f"{path}: is a folder without a {REPORT_NAME}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{path}: cannot be read ({exc})") from None
-    try:
-        report = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}: not JSON ({exc.msg} at line {exc.lineno} column "
-                          f"{exc.colno})") from None
-    if not isinstance(report, dict) or "bench_version" not in report:
-        raise ReportError(f"{path}: not a benchkit report (no bench_version); supported "
-                          f"bench_version: {_versions()}")
-    version = report["bench_version"]
-    if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
-        raise ReportError(f"{path}: bench_version {version!r} is not supported; this benchkit "
-                          f"reads bench_version {_versions()}")
-    _check(report, path)
-    return report
-
-
-def _check(report: dict, path: Path) -> None:
-    """Enough structure for show/compare, so that a damaged report is a message, not a crash."""
-    def need(cond: bool, what: str) -> None:
-        if not cond:
-            raise ReportError(f"{path}: not a valid benchkit report ({what})")
-
-    for key in ("track", "metric_direction", "comparison", "practical_verdict",
-                "system_verdict"):
-        need(key in report, f"missing key {key!r}")
-    need(isinstance(report["track"], str), "track is not a string")
-    need(report["practical_verdict"] in VERDICT_RANK,
-         f"unknown practical_verdict {report['practical_verdict']!r}")
-    comp = report["comparison"]
-    if comp is None:
-        need(report["practical_verdict"] == "incomplete",
-             "no comparison but a verdict other than 'incomplete'")
-        return
-    need(isinstance(comp, dict), "comparison is not an object")
-    for key in _COMPARISON_KEYS:
-        need(key in comp, f"comparison has no {key!r}")
-    for key in ("delta_mean", "p_value"):
-        need(_is_number(comp[key]), f"comparison.{key} is not a number")
-    need(comp["mde"] is None or _is_number(comp["mde"]), "comparison.mde is not a number")
-    base, idea = report.get("baseline"), report.get("idea")
-    need(isinstance(base, dict) and isinstance(base.get("full"), dict)
-         and _is_number(base["full"].get("mean")), "baseline.full.mean missing")
-    need(isinstance(idea, dict) and _is_number(idea.get("mean")), "idea.mean missing")
-    need(isinstance(base.get("best_cfg"), dict) and isinstance(report.get("idea_config"), dict),
-         "selected configs missing")
-
-
-def _is_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+# the figures compare reads: a non-finite one (NaN written by hand) is a regression
+_FIGURES = (("baseline mean", ("baseline", "full", "mean")), ("idea mean", ("idea", "mean")),
+            ("delta_mean", ("comparison", "delta_mean")), ("p_value", ("comparison", "p_value")),
+            ("mde", ("comparison", "mde")))
 
 
 def _idea_name(report: dict, path: Path) -> str:
@@ -146,7 +74,7 @@ def cmd_show(args) -> int:
             errors.append(str(exc))
     if written:
         for line in render_summary(written, Path.cwd()):
-            print(line)
+            _say(line)
     for e in errors:
         _error(e)
     if errors:
@@ -173,20 +101,15 @@ def _fields(old: dict, new: dict) -> list[tuple[str, str, str, str]]:
     def comp(r):
         return r["comparison"] or {}
 
-    def get(r, *keys):
-        for k in keys:
-            r = r.get(k) if isinstance(r, dict) else None
-        return r
-
     rows = []
     for label, keys in (("baseline config", ("baseline", "best_cfg")),
                         ("idea config", ("idea_config",))):
-        a, b = get(old, *keys), get(new, *keys)
+        a, b = _get(old, *keys), _get(new, *keys)
         a, b = ("-" if a is None else cfg_id(a)), ("-" if b is None else cfg_id(b))
         rows.append((label, a, b, "" if a == b else "changed"))
-    numbers = [("baseline mean", get(old, "baseline", "full", "mean"),
-                get(new, "baseline", "full", "mean")),
-               ("idea mean", get(old, "idea", "mean"), get(new, "idea", "mean")),
+    numbers = [("baseline mean", _get(old, "baseline", "full", "mean"),
+                _get(new, "baseline", "full", "mean")),
+               ("idea mean", _get(old, "idea", "mean"), _get(new, "idea", "mean")),
                ("delta_mean", comp(old).get("delta_mean"), comp(new).get("delta_mean")),
                ("p_value", comp(old).get("p_value"), comp(new).get("p_value"))]
     if (comp(old).get("family_size") or 1) > 1 or (comp(new).get("family_size") or 1) > 1:
@@ -226,11 +149,22 @@ def _protocol_notes(old: dict, new: dict) -> list[str]:
     return notes
 
 
+def _get(r, *keys):
+    for k in keys:
+        r = r.get(k) if isinstance(r, dict) else None
+    return r
+
+
 def regressions(old: dict, new: dict) -> tuple[list[str], list[str]]:
     """(why NEW is worse than OLD, notes). Worse: the practical verdict dropped in the order
     helps > non-inferior > inconclusive > harms > incomplete, or the idea's metric moved the
     wrong way by more than OLD's MDE."""
     why, notes = [], []
+    for label, keys in _FIGURES:
+        for which, r in (("OLD", old), ("NEW", new)):
+            value = _get(r, *keys)
+            if value is not None and not is_finite(value):
+                why.append(f"{which}'s {label} is {value}, not a finite number")
     vo, vn = old["practical_verdict"], new["practical_verdict"]
     if VERDICT_RANK[vn] < VERDICT_RANK[vo]:
         why.append(f"practical verdict got worse: {vo} -> {vn}")
@@ -269,22 +203,22 @@ def cmd_compare(args) -> int:
     if old["track"] != new["track"]:
         return _error(f"the reports are of different tracks: {old['track']!r} (OLD "
                       f"{args.old}) vs {new['track']!r} (NEW {args.new})")
-    print(f"benchkit compare: {names[0]} on {old['track']} ({new['metric_direction']})")
+    _say(f"benchkit compare: {names[0]} on {old['track']} ({new['metric_direction']})")
     for label, p, r in (("OLD", args.old, old), ("NEW", args.new, new)):
-        print(f"  {label} {p}" + (f"  ({r['created']})" if r.get("created") else ""))
-    print()
+        _say(f"  {label} {p}" + (f"  ({r['created']})" if r.get("created") else ""))
+    _say()
     rows = [("field", "OLD", "NEW", "change"), *_fields(old, new)]
     lines = _render_rows(rows)
-    print("\n".join([lines[0], "-" * len(lines[0]), *lines[1:]]))
-    print()
+    _say("\n".join([lines[0], "-" * len(lines[0]), *lines[1:]]))
+    _say()
     why, notes = regressions(old, new)
     for line in _protocol_notes(old, new) + notes:
-        print(line)
+        _say(line)
     if why:
         for w in why:
-            print(f"REGRESSION: {w}")
+            _say(f"REGRESSION: {w}")
         return 1
-    print("OK: no regression (verdict not worse, idea's metric within OLD's MDE)")
+    _say("OK: no regression (verdict not worse, idea's metric within OLD's MDE)")
     return 0
 
 
@@ -300,7 +234,7 @@ def cmd_render(args) -> int:
             errors.append(str(exc))
             continue
         notes = write_companions(f, report, echo=False)
-        print(f"{f.parent}: summary.md" + ("".join(f"; {n}" for n in notes) if notes
+        _say(f"{f.parent}: summary.md" + ("".join(f"; {n}" for n in notes) if notes
                                            else ", paired.png, sweep.png"))
     for e in errors:
         _error(e)
@@ -313,8 +247,13 @@ def cmd_render(args) -> int:
 
 
 # -- entry ------------------------------------------------------------------------------------
+def _say(text: str = "", file=None) -> None:
+    """Print ``text`` with its control characters escaped: report files and paths are input."""
+    print("\n".join(printable(line) for line in str(text).split("\n")), file=file)
+
+
 def _error(message: str) -> int:
-    print(f"benchkit: error: {message}", file=sys.stderr)
+    _say(f"benchkit: error: {message}", file=sys.stderr)
     return 2
 
 
@@ -352,6 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
                    help="report files or folders searched recursively (default: reports)")
     p.set_defaults(func=cmd_render)
+    from benchkit.verify import add_parser
+    add_parser(sub)
     return parser
 
 

@@ -1,5 +1,6 @@
 """The ``run`` fixture and what happens around an arm test's call: reuse of a stored run,
-seeding, the check that a result was recorded, and the payload sent to the controller.
+seeding, recording what the body executes, the check that a result was recorded, storing the
+run, and the payload sent to the controller.
 
 A payload holds plain values only (it crosses process boundaries through xdist); it travels in
 the test report's ``user_properties`` under :data:`PROPERTY`.
@@ -15,7 +16,9 @@ from benchkit.spec import IdeaSpec
 
 PROPERTY = "benchkit"
 ITEM_RUN = pytest.StashKey[object]()      # item -> its Run
-ITEM_STORED = pytest.StashKey[dict]()     # item -> its stored result, when it is reused
+ITEM_STORED = pytest.StashKey[dict]()     # item -> its stored record, when it is reused
+ITEM_AUDIT = pytest.StashKey[bool]()      # item -> retrain it and compare with its record
+ITEM_RECORDING = pytest.StashKey[object]()  # item -> what its body executed (a Recording)
 
 
 def item_spec(item: pytest.Item) -> IdeaSpec | None:
@@ -45,25 +48,40 @@ def run(request: pytest.FixtureRequest):
     request.node.stash[ITEM_RUN] = the_run
     store = request.config.stash[STORE]
     if store is not None:
-        the_run.store_key = store.key(module_file=request.node.path,
-                                      protocol=spec.protocols[track], arm=arm, track=track,
-                                      cfg=cfg, seed=seed)
+        the_run.store_key = item_key(request.node, store)
         settings = request.config.stash[SETTINGS]
-        stored = None if settings.fresh else store.get(the_run.store_key)
-        if stored is not None:
-            request.node.stash[ITEM_STORED] = stored
+        record = None if settings.fresh else store.lookup(the_run.store_key, request.node.path)
+        if record is not None and request.node.stash.get(ITEM_AUDIT, False):
+            the_run.audit_expected = record["run_digest"]
+        elif record is not None:
+            request.node.stash[ITEM_STORED] = record
         elif settings.shard == "merge":
-            pytest.skip(f"benchkit: not in the run store {store.storage.describe()}: "
+            pytest.skip(f"benchkit: not in the run store {store.storage.location}: "
                         "--bench-shard merge trains nothing (did its shard run and pass?)")
     return the_run
 
 
+def item_key(item: pytest.Function, store) -> str:
+    """The store's lookup key of an arm item's run."""
+    from benchkit.fingerprint import arm_fingerprint
+
+    arm, track, cfg, seed = item.callspec.params["run"]
+    return store.key(arm_fingerprint=arm_fingerprint(item.function),
+                     protocol=item_spec(item).protocols[track], arm=arm, track=track, cfg=cfg,
+                     seed=seed)
+
+
 def reuse(item: pytest.Function) -> bool:
     """Restore the item's stored run, if it has one: then its body is not called."""
-    stored = item.stash.get(ITEM_STORED, None)
-    if stored is None:
+    record = item.stash.get(ITEM_STORED, None)
+    if record is None:
         return False
-    item.stash[ITEM_RUN].restore(stored)
+    the_run = item.stash[ITEM_RUN]
+    the_run.restore({**record["result"], "cpu": record["cpu"]})
+    here = item_spec(item).module
+    the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
+                          "origin": "reused" if record["origin"]["module"] == here else "shared",
+                          "trained_in": record["origin"]["module"]}
     return True
 
 
@@ -78,6 +96,17 @@ def before_call(item: pytest.Function) -> None:
     set_threads(item.config.stash[SETTINGS].threads)
     device.prepare(item.config.stash[SETTINGS].device)
     seed_everything(item.stash[ITEM_RUN].seed)
+    if item.config.stash[STORE] is not None:
+        from benchkit.recorder import Recording
+
+        item.stash[ITEM_RECORDING] = Recording()
+        item.stash[ITEM_RECORDING].start()
+
+
+def stop_recording(item: pytest.Function) -> None:
+    recording = item.stash.get(ITEM_RECORDING, None)
+    if recording is not None:
+        recording.stop()
 
 
 def after_call(item: pytest.Function) -> None:
@@ -98,9 +127,16 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
     settings = item.config.stash[SETTINGS]
     result = None
     if the_run is not None or item.get_closest_marker("arm") is not None:
+        store = item.config.stash[STORE]
         result = the_run.payload() if the_run is not None else None
+        if result is not None and outcome == "passed" and not result["reused"] \
+                and store is not None:
+            keep(item, the_run, result, store, spec)
+            result.update(the_run.provenance)
         payload = run_payload(item.nodeid, outcome, message, result, settings.threads,
                               settings.device)
+        if store is not None and store.problems:
+            payload["store_problems"] = list(store.problems)
     elif item.get_closest_marker("mechanism") is not None:
         payload = {"kind": "mechanism", "outcome": outcome, "message": message,
                    "nodeid": item.nodeid}
@@ -116,15 +152,36 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
         payload = {**run_payload(item.nodeid, "failed", why, None, settings.threads),
                    "spec": payload["spec"]}
         text = json.dumps(payload, sort_keys=True)
-    store = item.config.stash[STORE]
-    if result is not None and outcome == "passed" and not result["reused"] \
-            and store is not None:
-        store.put(the_run.store_key, result)
     report.user_properties.append((PROPERTY, text))
     if payload["kind"] == "run" and "val" in payload:
         # readable in junit-xml, which writes the item's properties with its teardown report
         for key in ("val", "test", "diverged", "reused", "seconds"):
             item.user_properties.append((f"bench_{key}", payload[key]))
+
+
+def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) -> None:
+    """Record a freshly trained run (its ``result`` payload) with what it depended on, and
+    store it (an audited run is compared with its record instead)."""
+    from benchkit import records
+    from benchkit.recorder import dependencies
+
+    recording = item.stash.get(ITEM_RECORDING, None)
+    try:
+        deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
+        record = records.build(the_run.store_key, result, result, deps,
+                               {"module": spec.module, "nodeid": item.nodeid}, result["cpu"])
+    except Exception as exc:  # never the session: an unrecordable run is just not stored
+        store.problem(f"{item.nodeid}: its dependencies could not be recorded "
+                      f"({exc.__class__.__name__}: {exc}): it is not stored")
+        return
+    the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
+                          "origin": "fresh", "trained_in": spec.module}
+    expected = getattr(the_run, "audit_expected", None)
+    if expected is not None:
+        the_run.provenance["audit"] = {"stored": expected, "same": expected ==
+                                       record["run_digest"]}
+    else:
+        store.put(record)
 
 
 def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,

@@ -18,8 +18,9 @@ import pytest
 from benchkit import device as devices
 from benchkit import limits
 from benchkit import settings as opts
-from benchkit.fixture import (ITEM_RUN, after_call, attach_payload, before_call, item_spec, reuse,
-                              run)  # noqa: F401  (run: the fixture this plugin provides)
+from benchkit.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_payload, before_call,
+                              item_key, item_spec, reuse,
+                              run, stop_recording)  # noqa: F401  (run: the fixture provided)
 from benchkit.guards import GUARD, Guard
 from benchkit.settings import GATES, NAMES, SETTINGS, SPECS, STORE, Settings
 from benchkit.spec import (ARMS, IdeaSpec, SpecError, arm_label, parse_bench_marker, run_id,
@@ -48,6 +49,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"{', '.join(GATES)} (default off)", opts.gate, metavar="G")
     add("--bench-threads", "bench_threads", "torch threads per process (default 1: fixed so "
         "that results are bit-identical with and without -n)", opts.threads, metavar="N")
+    add("--bench-audit", "bench_audit", "retrain K stored runs drawn by a fixed seed and fail "
+        "when any differs in bits from its record (default 0)", opts.audit, metavar="K")
     add("--bench-store", "bench_store", "where finished runs are kept and shared: a directory "
         "(relative to the rootdir; NFS is fine) or an fsspec URL such as s3://bucket/runs "
         "(default: pytest's cache)", opts.store, metavar="LOCATION")
@@ -70,8 +73,8 @@ def is_worker(config: pytest.Config) -> bool:
 
 # -- configure -----------------------------------------------------------------------------
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, max_seeds, "
-                            "claim_type, budget_tolerance, budget_waiver, frontier, extend): "
+    config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, looks, "
+                            "max_seeds, claim_type, budget_tolerance, budget_waiver, frontier, extend): "
                             "declares an idea module benchkit benches")
     config.addinivalue_line("markers", "arm(kind, name=None): marks the 'baseline', the 'idea' "
                             "or a 'control' arm test (a control needs name=)")
@@ -99,9 +102,10 @@ def _open_store(config: pytest.Config, settings: Settings):
     """The session's RunStore: at ``--bench-store``, else in pytest's cache (None when the
     cache plugin is off). A shard needs one: it is where its runs go."""
     from benchkit.storage import open_storage
-    from benchkit.store import RunStore
+    from benchkit.store import RunStore, unusable_store
 
     location = settings.store
+    unusable = None
     args = list(config.invocation_params.args)
     for flag, value in zip(args, args[1:]):
         if flag == "--bench-store" and os.path.exists(value):
@@ -111,7 +115,12 @@ def _open_store(config: pytest.Config, settings: Settings):
                 "reports are relative to the rootdir")
     if location is None:
         cache = getattr(config, "cache", None)
-        location = cache.mkdir("benchkit-runs") if cache is not None else None
+        try:
+            location = cache.mkdir("benchkit-runs") if cache is not None else None
+        except OSError as exc:  # costs reuse, not the session (benchkit.store)
+            location, unusable = None, exc
+    if unusable is not None:
+        return unusable_store(unusable, config.rootpath, settings.threads, settings.device)
     if location is None:
         if settings.shard is not None:
             raise pytest.UsageError("benchkit: --bench-shard needs a run store: give "
@@ -192,9 +201,12 @@ def _build_spec(config, module_item):
     except SpecError as exc:
         return exc
     spec = dataclasses.replace(spec, arms=arm_names, mechanism_tests=tuple(
-        _marked_functions(module_item.obj, "mechanism")))
+        _marked_functions(module_item.obj, "mechanism")), arm_tests=tuple(
+        (arm_label(marks[0], module_item.nodeid), getattr(module_item.obj, func).__qualname__)
+        for func, marks in _arm_marks(module_item.obj).items()))
     spec = _extended_from_store(config, module_item, spec)
-    why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha)
+    why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha,
+                             comparators=len(spec.arms) - 1)
     if why:  # once per module, at collection
         warnings.warn(BenchWarning(f"{module_item.nodeid}: {why}"), stacklevel=1)
     owners = config.stash[NAMES]
@@ -313,8 +325,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     arms = [item for item in session.items
             if item_spec(item) is not None and item.get_closest_marker("arm")]
     known = sum(1 for spec in config.stash[SPECS].values() if isinstance(spec, IdeaSpec))
+    stored = [item for item in arms if _stored(item)]
+    _draw_audit(stored, config.stash[SETTINGS].audit)
     counts = {"bench_modules": known, "arm_runs_selected": len(arms),
-              "to_train": sum(1 for item in arms if not _stored(item))}
+              "to_train": len(arms) - len(stored)}
     if is_worker(config):
         config.workeroutput["benchkit_collection"] = counts
     else:
@@ -326,10 +340,22 @@ def _stored(item: pytest.Item) -> bool:
     store, param = item.config.stash[STORE], item.callspec.params.get("run")
     if store is None or item.config.stash[SETTINGS].fresh or param is None:
         return False
-    arm, track, cfg, seed = param
-    key = store.key(module_file=item.path, protocol=item_spec(item).protocols[track], arm=arm,
-                    track=track, cfg=cfg, seed=seed)
-    return store.get(key) is not None
+    return store.lookup(item_key(item, store), item.path) is not None
+
+
+def _draw_audit(stored: list, k: int) -> None:
+    """Mark ``k`` of the stored runs, drawn with a fixed seed from their node ids (the same
+    draw in every xdist worker), to be retrained and compared with their records."""
+    if not k or not stored:
+        return
+    import random
+
+    ordered = sorted(stored, key=lambda item: item.nodeid)
+    for item in random.Random(AUDIT_SEED).sample(ordered, min(k, len(ordered))):
+        item.stash[ITEM_AUDIT] = True
+
+
+AUDIT_SEED = 20240917
 
 
 class BenchWarning(pytest.PytestWarning):
@@ -358,7 +384,10 @@ def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function):
     if ITEM_RUN not in pyfuncitem.stash:
         return (yield)
     before_call(pyfuncitem)
-    result = yield
+    try:
+        result = yield
+    finally:
+        stop_recording(pyfuncitem)
     after_call(pyfuncitem)
     return result
 

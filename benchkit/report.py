@@ -9,7 +9,9 @@ import math
 import time
 from pathlib import Path
 
-from benchkit import extend, fairness, stats
+import numpy as np
+
+from benchkit import extend, fairness, signflip, stats
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
 from benchkit.spec import ARMS, cfg_id, run_id, unreachable_family
 
@@ -157,7 +159,8 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     complete = not problems
     n = len(seeds)
     warnings = []
-    unreachable = unreachable_family(n, len(spec["tracks"]), alpha)
+    unreachable = unreachable_family(n, len(spec["tracks"]), alpha,
+                                     comparators=len(arms) - 1)
     if unreachable:  # at the session's alpha; decide() adds the look's level when lower
         warnings.append(unreachable)
     ran = {p["nodeid"].rsplit("::", 1)[-1].split("[", 1)[0] for p in mechanism_payloads}
@@ -238,53 +241,81 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
                            if r["cfg"] in grid else len(grid), r["seed"]))],
         "environment": _environment(run_payloads),
     })
+    report.update(plan_of(spec, n))
+    if report["exploratory"]:
+        warnings.append("exploratory: " + "; ".join(report["exploratory"]["reasons"])
+                        + ". Not a look of the plan: no verdict of this session counts and "
+                        "every gate fails")
     return report
 
 
-SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending, alpha(t) = alpha*ln(1+(e-1)t) with "
-                   "t = n_seeds/max_seeds; each look is tested at its increment of alpha(t) "
-                   "(union bound: the looks together never exceed alpha); a look beyond "
-                   "max_seeds is tested at level 0")
+SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declared in "
+                   "pytest.mark.bench, alpha(t) = alpha*ln(1+(e-1)t) with t = n_seeds/last look; "
+                   "each look is tested at its increment of alpha(t) (union bound: the looks "
+                   "together never exceed alpha). The level follows from the declaration alone: "
+                   "no earlier report is read")
 
 
-def prior_looks(previous: dict | None, report: dict) -> list[dict]:
-    """The looks of the previous report of this idea and track that this one extends: same
-    protocol but for the seeds, fewer seeds. Anything else starts a new series."""
-    if not isinstance(previous, dict) or previous.get("bench_version") != BENCH_VERSION:
-        return []
-    same = lambda d: {k: v for k, v in (d or {}).items() if k not in ("seeds",)}  # noqa: E731
-    if (previous.get("name"), previous.get("track")) != (report["name"], report["track"]) or \
-            same(previous.get("protocol")) != same(report["protocol"]):
-        return []
-    looks = previous.get("looks") or []
-    return [dict(look) for look in looks if look.get("n_seeds", 0) < report["n_seeds"]]
+def plan_of(spec: dict, n: int) -> dict:
+    """The sequential plan (``report["sequential"]``) and, when this session is not one of its
+    looks, why (``report["exploratory"]``): an override of seeds or epochs, or a seed count the
+    module does not declare as a look. A function of the module's declaration and this
+    session's options only."""
+    looks = [int(k) for k in spec.get("looks") or [n]]
+    look = looks.index(n) + 1 if n in looks else None
+    reasons = [f"--bench-{k} {v} overrides the module's plan" for k, v in
+               sorted((spec.get("overrides") or {}).items())]
+    if look is None:
+        reasons.append(f"{n} seeds is not a declared look (looks={tuple(looks)}): declare it "
+                       "in pytest.mark.bench (looks=...) before the first look")
+    sequential = {"looks": looks, "max_seeds": looks[-1],
+                  "declared": bool(spec.get("looks_declared")), "look": look,
+                  "rule": SEQUENTIAL_RULE}
+    return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}
 
 
-def decide(report: dict, p_adjusted: float | None, family_size: int, *,
-           max_seeds: int | None = None, previous: dict | None = None) -> dict:
-    """Verdicts on the family-adjusted p (Holm over the tracks an idea is benched on), tested
-    at this look's level of the sequential plan (the full alpha for a single look)."""
+def look_level(sequential: dict, alpha: float) -> float:
+    """The level of this session's look; alpha for a seed count that is no look (exploratory,
+    never counted: the verdict at alpha is descriptive only and every gate fails)."""
+    looks, look = sequential["looks"], sequential["look"]
+    if look is None:
+        return alpha
+    return stats.look_levels(looks[:look], looks[-1], alpha)[-1]
+
+
+def planning(comp: dict, level: float, *, significant: bool) -> dict:
+    """The figures of the sign-flip test at the level its first Holm step uses (the look's
+    level over the family size): the interval that inverts it, the effect it detects 80% of
+    the time and, when not significant, the seeds that would detect the observed effect."""
+    d = comp["per_seed_diffs"]
+    n, sd = len(d), float(np.std(d, ddof=1))
+    lo, hi = signflip.sign_flip_ci(d, level)
+    return {
+        "signflip_ci": {"confidence": 1.0 - level, "lo": lo, "hi": hi},
+        "mde_power80": signflip.mde_power80(n, sd, level),
+        "seeds_needed": None if significant else signflip.seeds_needed(comp["delta_mean"], sd,
+                                                                      level),
+        "planning": {"level": level, "min_seeds": signflip.min_pairs(level),
+                     "assumption": signflip.ASSUMPTION},
+    }
+
+
+def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
+    """Verdicts on the family-adjusted p (Holm over the tracks an idea declares), tested at
+    this look's level of the plan declared in the module (the full alpha for one look)."""
     comp = report["comparison"]
     alpha = report["protocol"]["alpha"]
-    looks = prior_looks(previous, report)
-    report["looks"] = looks
-    n = report["n_seeds"]
-    planned = max_seeds or (looks[0]["n_seeds"] if looks else n)
-    report["sequential"] = {"max_seeds": planned, "declared": max_seeds is not None,
-                            "rule": SEQUENTIAL_RULE}
+    sequential = report["sequential"]
     if comp is None:
         report["practical_verdict"] = report["system_verdict"] = "incomplete"
         return report
-    level = stats.look_levels([lk["n_seeds"] for lk in looks] + [n], planned, alpha)[-1]
-    if n > planned:
+    n = report["n_seeds"]
+    level = look_level(sequential, alpha)
+    if sequential["look"] is not None and len(sequential["looks"]) > 1:
         report["warnings"].append(
-            f"{n} seeds is beyond the planned max_seeds={planned}: an unplanned extension is "
-            "tested at level 0 and cannot be significant; declare max_seeds in "
-            "pytest.mark.bench before the first look to extend seeds later")
-    elif looks:
-        report["warnings"].append(
-            f"look {len(looks) + 1} of a sequential bench (max_seeds={planned}): tested at "
-            f"level {level:.4g}, not {alpha}, so that all looks together stay within alpha")
+            f"look {sequential['look']} of {len(sequential['looks'])} declared "
+            f"(looks={tuple(sequential['looks'])}): tested at level {level:.4g}, not "
+            f"{alpha:g}, so that all looks together stay within alpha")
     if 0 < level < alpha and stats.min_p_value(n) * family_size >= level:
         report["warnings"].append(  # (the full-alpha case is warned by build_report)
             f"this look is tested at level {level:.4g}, but with {n} seeds the smallest "
@@ -294,6 +325,7 @@ def decide(report: dict, p_adjusted: float | None, family_size: int, *,
     comp["p_adjusted"] = p_adjusted
     comp["family_size"] = family_size
     comp["level"] = level
+    comp.update(planning(comp, level / family_size, significant=p_adjusted < level))
     direction = direction_of(report)
     ni = comp.get("noninferiority")
     report["practical_verdict"] = stats.practical_verdict(
@@ -304,9 +336,6 @@ def decide(report: dict, p_adjusted: float | None, family_size: int, *,
     comp["system_worked"] = report["practical_verdict"] == "helps"
     report["system_verdict"] = stats.system_verdict(report["practical_verdict"],
                                                     report["mechanism_ok"])
-    looks.append({"n_seeds": n, "p_value": comp["p_value"], "p_adjusted": p_adjusted,
-                  "level": level, "significant": report["practical_verdict"] in
-                  ("helps", "harms")})
     fairness.finish_verdicts(report, level)  # every control beaten too; budgets matched
     return report
 
@@ -338,7 +367,9 @@ def _run_row(r: dict) -> dict:
             "diverged": bool(r.get("diverged", False)), "outcome": r["outcome"],
             "reused": bool(r.get("reused", False)), "logs": r.get("logs", {}),
             "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()},
-            "budgets": r.get("budgets", {}), "cpu": r.get("cpu")}
+            "budgets": r.get("budgets", {}), "cpu": r.get("cpu"),
+            "digest": r.get("digest"), "key": r.get("key"), "origin": r.get("origin"),
+            "trained_in": r.get("trained_in")}
 
 
 def _arm_order(arms: list[str], arm: str) -> int:

@@ -125,6 +125,8 @@ class Run:
         self._started = time.perf_counter()
         self.store_key: str | None = None
         self.reused_seconds: float | None = None  # set when the result came from the store
+        self.provenance: dict = {}  # key, digest, origin, trained_in (see benchkit.fixture)
+        self.audit_expected: str | None = None  # the stored digest an audited run must give
         self.cpu: str | None = None  # the CPU a stored result trained on (None: this one)
 
     @property
@@ -316,9 +318,11 @@ class Run:
 
     # -- payload --------------------------------------------------------------------------
     def restore(self, stored: dict) -> None:
-        """Take the result of a stored run (see benchkit.store) instead of training."""
-        self.val, self.test = stored["val"], stored["test"]
-        self.diverged = bool(stored["diverged"])
+        """Take the result of a stored run (see benchkit.records) instead of training. A
+        diverged run's missing metrics come back as NaN: it stays a diverged run."""
+        self.val, self.test = (math.nan if stored[k] is None else stored[k]
+                               for k in ("val", "test"))
+        self.diverged = stored["diverged"] is True
         self.signatures = stored.get("signatures", {})
         self.logs = stored.get("logs", {})
         self.budgets = stored.get("budgets", {})
@@ -335,7 +339,7 @@ class Run:
                         else round(time.perf_counter() - self._started, 6)),
             "reused": self.reused_seconds is not None,
             "signatures": self.signatures, "logs": self.logs, "budgets": self.budgets,
-            "cpu": self.cpu or _this_cpu(),
+            "cpu": self.cpu or _this_cpu(), **self.provenance,
         }
 
 

@@ -16,6 +16,14 @@ GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with 
 NOT_WRITTEN = "benchkit report not written"
 
 
+def audit_failures(payloads: list[dict]) -> list[str]:
+    """``benchkit: FAIL audit ...`` for every audited run whose bits differ from its record."""
+    return [f"benchkit: FAIL audit: {p['nodeid']} retrained differs in bits from its stored "
+            f"run (digest {p['digest'][:12]}, stored {p['audit']['stored'][:12]}): the store "
+            "holds a result this code does not give" for p in payloads
+            if p.get("audit") and not p["audit"]["same"]]
+
+
 class BenchSession:
     """Every payload received, then the reports, the terminal table and the gate."""
 
@@ -59,10 +67,15 @@ class BenchSession:
         for name, spec in sorted(specs.items()):
             present = {(p["arm"], p["track"], cfg_id(p["cfg"]), p["seed"])
                        for p in runs if p["spec"]["name"] == name and "cfg" in p}
-            for (arm, track, cfg, seed), stored in self.store.fill(spec, present):
+            for (arm, track, cfg, seed), record in self.store.fill(spec, present):
                 the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
                               epochs=spec["epochs"][track])
-                the_run.restore(stored)
+                the_run.restore({**record["result"], "cpu": record["cpu"]})
+                trained_in = record["origin"]["module"]
+                the_run.provenance = {
+                    "key": record["key"], "digest": record["run_digest"],
+                    "origin": "reused" if trained_in == spec["module"] else "shared",
+                    "trained_in": trained_in}
                 nodeid = f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]"
                 found.append({**run_payload(nodeid, "passed", None, the_run.payload(),
                                             self.settings.threads, self.settings.device),
@@ -80,22 +93,31 @@ class BenchSession:
         payloads = list(self.payloads.values())
         self.written, self.failures = aggregate_session(
             payloads + self.stored_payloads(payloads), self.settings,
-            complete_session=not interrupted, errors=self.write_errors)
+            complete_session=not interrupted, errors=self.write_errors,
+            rootpath=self.rootpath)
+        self.failures += audit_failures(payloads)
         if (self.failures or self.write_errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def run_counts(self) -> tuple[int, int]:
-        """(trained, reused) arm runs of this session."""
+    def run_counts(self) -> tuple[int, int, int]:
+        """(trained, reused, of which trained by another module) arm runs of this session."""
         results = [p for p in self.payloads.values()
                    if p["kind"] == "run" and "reused" in p and p["outcome"] != "skipped"]
         reused = sum(1 for p in results if p["reused"])
-        return len(results) - reused, reused
+        shared = sum(1 for p in results if p.get("origin") == "shared")
+        return len(results) - reused, reused, shared
+
+    def store_problems(self) -> list[str]:
+        """Every store problem of this session (workers' and the controller's), once each."""
+        lines = [line for p in self.payloads.values() for line in p.get("store_problems", ())]
+        lines += self.store.problems if self.store is not None else []
+        return list(dict.fromkeys(lines))
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         tr = terminalreporter
         if isinstance(self.settings.shard, tuple):
             from benchkit.shard import label
-            trained, reused = self.run_counts()
+            trained, reused, _ = self.run_counts()
             tr.write_line(f"benchkit: shard {label(self.settings.shard)} trained {trained} "
                           f"run(s), {reused} reused; no verdict (shard)"
                           + ("" if self.settings.gate == "off" else
@@ -120,8 +142,11 @@ class BenchSession:
                           "no report written")
         for line in render_summary(self.written, config.rootpath):
             tr.write_line(line)
-        trained, reused = self.run_counts()
+        for line in self.store_problems():
+            tr.write_line(line, yellow=True)
+        trained, reused, shared = self.run_counts()
         tr.write_line(f"benchkit: {trained} run(s) trained, {reused} reused from the run store"
+                      + (f" ({shared} trained by another idea module)" if shared else "")
                       + ("" if self.settings.fresh else " (--bench-fresh retrains them)"))
         if self.settings.shard == "merge":
             absent = sum(1 for p in self.payloads.values()

@@ -67,7 +67,7 @@ def timeout(value: str) -> float:
     return number
 
 
-seeds, epochs, threads = _integer(2), _integer(1), _integer(1)
+seeds, epochs, threads, audit = _integer(2), _integer(1), _integer(1), _integer(0)
 
 
 def shard(value: str):
@@ -118,6 +118,7 @@ class Settings:
         self.gate: str = get("bench_gate", gate, default="off")
         self.timeout: float | None = get("bench_timeout", timeout) or None  # None: no limit
         self.fresh = bool(config.getoption("bench_fresh"))
+        self.audit: int = get("bench_audit", audit, default=0)
         self.store: str | None = get("bench_store", store)   # None: pytest's cache
         self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.shard)
         if self.fresh and self.shard == "merge":

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 ARMS = ("baseline", "idea")
 DEFAULT_SEEDS = 8
 MIN_SEEDS = 2
-BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "max_seeds", "claim_type",
-                "budget_tolerance", "budget_waiver", "frontier", "extend")
+BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "max_seeds",
+                "claim_type", "budget_tolerance", "budget_waiver", "frontier", "extend")
 CLAIM_TYPES = ("superiority", "non-inferiority")
 CONTROL = "control:"  # a control arm's label: "control:<name>"
 DEFAULT_EXTEND = 2  # grid steps an edge selection may add per axis and side (benchkit.extend)
@@ -47,9 +47,12 @@ class IdeaSpec:
     epochs: dict                # track -> epochs used
     claim: str | None = None
     margin: float | None = None
-    max_seeds: int | None = None  # the pre-specified largest seed count (sequential looks)
+    looks: tuple[int, ...] = ()  # the planned seed counts, in order: (seeds,) unless declared
+    looks_declared: bool = False  # looks= (or max_seeds=) in pytest.mark.bench
+    overrides: dict = field(default_factory=dict)  # --bench-seeds/--bench-epochs given: exploratory
     protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
     mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
+    arm_tests: tuple[tuple[str, str], ...] = ()  # (arm, qualname of its test function)
     arms: tuple[str, ...] = ARMS  # baseline, idea, then each "control:<name>" in module order
     claim_type: str = "superiority"
     budget_tolerance: dict = field(default_factory=dict)  # budget -> relative tolerance
@@ -70,8 +73,10 @@ class IdeaSpec:
             "name": self.name, "module": self.module, "tracks": list(self.tracks),
             "grids": {t: [dict(c) for c in g] for t, g in self.grids.items()},
             "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
-            "margin": self.margin, "max_seeds": self.max_seeds,
+            "margin": self.margin, "looks": list(self.looks),
+            "looks_declared": self.looks_declared, "overrides": dict(self.overrides),
             "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),
+            "arm_tests": dict(self.arm_tests),
             "arms": list(self.arms), "claim_type": self.claim_type,
             "budget_tolerance": dict(self.budget_tolerance),
             "budget_waiver": dict(self.budget_waiver),
@@ -92,15 +97,46 @@ def family_seeds_needed(family_size: int, alpha: float) -> int:
     return n
 
 
-def unreachable_family(n_seeds: int, family_size: int, alpha: float) -> str | None:
+def unreachable_family(n_seeds: int, family_size: int, alpha: float,
+                       comparators: int = 1) -> str | None:
     """Why ``n_seeds`` cannot give a significant result in a family of ``family_size``
-    tracks at ``alpha`` (None when they can): said at collection and in the report."""
-    needed = family_seeds_needed(family_size, alpha)
+    tracks, each comparing the idea with ``comparators`` arms (the baseline and each control),
+    at ``alpha`` (None when they can): said at collection and in the report."""
+    needed = family_seeds_needed(family_size * comparators, alpha)
     if n_seeds >= needed:
         return None
     where = f" after Holm over {family_size} track(s)" if family_size > 1 else ""
+    if comparators > 1:
+        where = (f" after Holm over {family_size * comparators} comparisons ({family_size} "
+                 f"track(s) x the baseline and {comparators - 1} control(s))")
     return (f"only {n_seeds} seeds cannot reach p < {alpha:g}{where} (the smallest possible "
-            f"two-sided sign-flip p is {2.0 ** (1 - n_seeds):.4g}); {needed} seeds or more can")
+            f"two-sided p is {2.0 ** (1 - n_seeds):.4g} with the sign-flip test); {needed} seeds or "
+            "more can")
+
+
+def parse_looks(kw: dict, where: str) -> tuple[int, ...]:
+    """The planned looks of ``pytest.mark.bench``: ``looks=(8, 16)``, strictly increasing seed
+    counts, each tested at its own level so that all of them together keep alpha. The
+    shorthand ``max_seeds=M`` means looks at the declared seeds and at M (resolved by the
+    caller, which knows the seeds); only one of the two may be given. () when neither is."""
+    valid = (f"valid: looks=(8, 16), strictly increasing integers >= {MIN_SEEDS}, or "
+             f"max_seeds=16 (one look at seeds, one at max_seeds); not both")
+    if "looks" in kw and "max_seeds" in kw:
+        raise SpecError(f"{where}: looks= and max_seeds= both given; {valid}")
+    if "max_seeds" in kw:
+        m = kw["max_seeds"]
+        if isinstance(m, bool) or not isinstance(m, int) or m < MIN_SEEDS:
+            raise SpecError(f"{where}: max_seeds={m!r} must be an integer >= {MIN_SEEDS}: the "
+                            f"most seeds you plan to bench over all sessions; {valid}")
+        return (m,)
+    if "looks" not in kw:
+        return ()
+    looks = kw["looks"]
+    if isinstance(looks, (str, bytes)) or not isinstance(looks, (list, tuple)) or not looks or \
+            any(isinstance(n, bool) or not isinstance(n, int) or n < MIN_SEEDS for n in looks) \
+            or any(b <= a for a, b in zip(looks, looks[1:])):
+        raise SpecError(f"{where}: looks={looks!r}; {valid}")
+    return tuple(looks)
 
 
 def cfg_id(cfg: dict) -> str:
@@ -193,10 +229,21 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     for t in track_names:
         grid = kw.get("grid")
         grids[t] = parse_grid(grid, where) if grid is not None else registry.get(t).grid
-    n_seeds = kw.get("seeds", DEFAULT_SEEDS) if seeds_override is None else seeds_override
-    if isinstance(n_seeds, bool) or not isinstance(n_seeds, int) or n_seeds < MIN_SEEDS:
-        raise SpecError(f"{where}: seeds={n_seeds!r}: need an integer >= {MIN_SEEDS} (paired "
-                        "statistics need two pairs at least; 6 or more can reach p < 0.05)")
+    looks = parse_looks(kw, where)
+    declared_seeds = kw.get("seeds", looks[0] if "looks" in kw else DEFAULT_SEEDS)
+    for n_seeds in (declared_seeds, seeds_override):
+        if n_seeds is not None and (isinstance(n_seeds, bool) or not isinstance(n_seeds, int)
+                                    or n_seeds < MIN_SEEDS):
+            raise SpecError(f"{where}: seeds={n_seeds!r}: need an integer >= {MIN_SEEDS} (paired "
+                            "statistics need two pairs at least; 6 or more can reach p < 0.05)")
+    if "max_seeds" in kw:  # the shorthand: this look, then one at max_seeds
+        if looks[-1] < declared_seeds:
+            raise SpecError(f"{where}: max_seeds={looks[-1]} is below seeds={declared_seeds}: "
+                            "it must be >= seeds: the most seeds you plan to bench over all looks")
+        looks = tuple(sorted({declared_seeds, looks[-1]}))
+    n_seeds = declared_seeds if seeds_override is None else seeds_override
+    overrides = {k: v for k, v in (("seeds", seeds_override), ("epochs", epochs_override))
+                 if v is not None}
     claim = kw.get("claim")
     if claim is not None and not isinstance(claim, str):
         raise SpecError(f"{where}: claim must be a string, got {type(claim).__name__}")
@@ -207,12 +254,6 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
             raise SpecError(f"{where}: margin={margin!r} must be a number in (0, 1): the "
                             "non-inferiority margin relative to the baseline mean")
         margin = float(margin)
-    max_seeds = kw.get("max_seeds")
-    if max_seeds is not None and (isinstance(max_seeds, bool) or not isinstance(max_seeds, int)
-                                  or max_seeds < MIN_SEEDS):
-        raise SpecError(f"{where}: max_seeds={max_seeds!r} must be an integer >= {MIN_SEEDS}: "
-                        "the most seeds you plan to bench over all sessions (alpha is spent "
-                        "across the looks up to it)")
     extend = kw.get("extend", DEFAULT_EXTEND)
     if isinstance(extend, bool) or not isinstance(extend, int) or extend < 0:
         raise SpecError(f"{where}: extend={extend!r} must be an integer >= 0: how many grid "
@@ -233,7 +274,8 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     return IdeaSpec(
         name=name, module=module, tracks=track_names, grids=grids,
         seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,
-        max_seeds=max_seeds, extend=extend, declared_grids=dict(grids),
+        looks=looks or (declared_seeds,), looks_declared=bool(looks), overrides=overrides,
+        extend=extend, declared_grids=dict(grids),
         protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names}, **fair,
     )
 

@@ -146,6 +146,8 @@ def power_mde(n: int, sd: float, alpha: float = 0.05, power: float = 0.8) -> flo
     hi = 1.0
     while _t_power(hi, n, alpha) < power:
         hi *= 2
+        if hi > 1e15:  # no effect reaches it: alpha below float resolution (critical t = inf)
+            return math.inf
     lo = 0.0  # bisection: power grows with ncp; invariant power(lo) < power <= power(hi)
     while hi - lo > 1e-12 * max(1.0, hi):
         mid = 0.5 * (lo + hi)
@@ -241,8 +243,6 @@ def compare(baseline, idea, *, direction: str, alpha: float = 0.05, seed: int = 
         "verdict": verdict, "system_worked": verdict == "idea better (significant)",
         "direction": direction, "alpha": float(alpha),
         "ci95": [_json_float(x) for x in ci95(d)], "effect_size": effect_size(d),
-        "mde_power80": _json_float(power_mde(n, sd, alpha, 0.8)),
-        "seeds_needed": None if significant else seeds_needed(delta, sd, alpha),
         "noninferiority": None if margin is None else noninferiority(
             b, i, direction=direction, margin=margin, alpha=alpha),
     }

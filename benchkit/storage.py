@@ -1,15 +1,14 @@
 """Where stored runs live: a directory (local, or a shared filesystem such as NFS) or an fsspec
 URL (``s3://``, ``gs://``, ``memory://``, ``file://``, ...).
 
-The contract is four calls on ``/``-separated names relative to the location:
-``get_bytes(name)`` gives the bytes or None when there is no such name; ``put_bytes(name,
-data)`` makes ``data`` appear whole or not at all, so that many sessions on many machines may
-write the same location at the same time (a reader sees either the old record or the new one,
-never a torn one; two writers of one name leave one of their records); ``list(prefix)`` gives
-the names directly in the folder ``prefix`` (ending in ``/``; absent folder: none);
-``describe()`` names the location for messages. A location that cannot be reached raises
-``OSError``; callers decide what that costs. What a record contains is :mod:`benchkit.store`'s
-business.
+The contract is three calls on ``/``-separated names relative to the location, and its name:
+``read(name)`` gives the bytes or None when there is no such name; ``write(name, data)`` makes
+``data`` appear whole or not at all, so that many sessions on many machines may write the same
+location at the same time (a reader sees either the old record or the new one, never a torn
+one; two writers of one name leave one of their records); ``names(folder)`` gives the files
+directly in a folder as ``folder/leaf`` (absent folder: none); ``location`` names it in
+messages. A location that cannot be reached raises ``OSError``; callers decide what that costs.
+What a record contains is :mod:`benchkit.store`'s business.
 """
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from benchkit.atomic import write_atomic
 # fsspec protocols whose single PUT is atomic (the object appears whole or not at all)
 OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss",
                            "memory"})
-TEMP_PREFIX = "."  # a write's temporary name starts with it; list() never gives those
+TEMP_PREFIX = "."  # a write's temporary name starts with it; names() never gives those
 
 
 class DirectoryStorage:
@@ -33,26 +32,24 @@ class DirectoryStorage:
 
     def __init__(self, directory: Path | str):
         self.directory = Path(directory)
+        self.location = str(self.directory)
 
-    def get_bytes(self, name: str) -> bytes | None:
+    def read(self, name: str) -> bytes | None:
         try:
             return (self.directory / name).read_bytes()
         except (FileNotFoundError, NotADirectoryError):
             return None
 
-    def put_bytes(self, name: str, data: bytes) -> None:
+    def write(self, name: str, data: bytes) -> None:
         write_atomic(self.directory / name, data)
 
-    def list(self, prefix: str) -> list[str]:
+    def names(self, folder: str) -> list[str]:
         try:
-            entries = list(os.scandir(self.directory / prefix))
+            entries = list(os.scandir(self.directory / folder))
         except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(f"{prefix}{e.name}" for e in entries
+        return sorted(f"{folder}/{e.name}" for e in entries
                       if not e.name.startswith(TEMP_PREFIX) and e.is_file())
-
-    def describe(self) -> str:
-        return str(self.directory)
 
 
 class FsspecStorage:
@@ -73,7 +70,7 @@ class FsspecStorage:
     def _path(self, name: str) -> str:
         return f"{self.root}/{name}"
 
-    def get_bytes(self, name: str) -> bytes | None:
+    def read(self, name: str) -> bytes | None:
         try:
             return self.fs.cat_file(self._path(name))
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
@@ -83,7 +80,7 @@ class FsspecStorage:
         except Exception as exc:  # a backend's own error type (botocore, gcsfs, ...)
             raise OSError(f"{self.location}: cannot read {name}: {exc}") from exc
 
-    def put_bytes(self, name: str, data: bytes) -> None:
+    def write(self, name: str, data: bytes) -> None:
         path = self._path(name)
         try:
             if self.atomic_put:
@@ -103,8 +100,9 @@ class FsspecStorage:
         except Exception as exc:
             raise OSError(f"{self.location}: cannot write {name}: {exc}") from exc
 
-    def list(self, prefix: str) -> list[str]:
-        folder = self._path(prefix).rstrip("/")
+    def names(self, folder: str) -> list[str]:
+        prefix = f"{folder}/"
+        folder = self._path(folder).rstrip("/")
         try:
             entries = self.fs.ls(folder, detail=True)
         except (FileNotFoundError, NotADirectoryError):
@@ -119,9 +117,6 @@ class FsspecStorage:
                     and path.lstrip("/") == f"{folder.lstrip('/')}/{leaf}"):
                 found.append(f"{prefix}{leaf}")
         return sorted(found)
-
-    def describe(self) -> str:
-        return self.location
 
 
 def is_url(location: str) -> bool:

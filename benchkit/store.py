@@ -1,128 +1,47 @@
-"""The run store: finished runs kept (in pytest's cache, or where ``--bench-store`` says: see
-:mod:`benchkit.storage`) so that nothing trains twice.
+"""The run store: finished runs kept so that nothing trains twice, and reused only when nothing
+the run executed has changed.
 
-A stored run is reused only on an exact key match, and the key covers everything that can
-change a run: arm, track protocol, config, seed, the idea module's source and the
-project-local modules it imports (transitively), the conftest files above it, benchkit's own
-source, the torch/numpy/python versions and the thread count. When in doubt, retrain: a module
-whose imports can't be resolved still hashes its own source, and any error reading the store is
-a miss.
+A run is found by its lookup key: the arm test's own source (docstring-free), the arm, track,
+protocol, config and seed, benchkit's source, and what changes bits (python, torch and numpy
+versions, thread count, device kind and accelerator model). Records sit under their key and the
+CPU they trained on (bits differ across CPU types), so machines of several CPU types can share
+a store; a session that only collects what others trained (``any_cpu``) takes any CPU's record,
+which names it. Several records may sit under one key (the same arm code in another module, an
+older tree); the one used is the first whose recorded dependencies (:mod:`benchkit.recorder`)
+all still match the tree. A baseline identical in several idea modules is trained once.
+
+Every record read is checked (:mod:`benchkit.records`); an invalid one is a miss. A store that
+cannot be read or written costs reuse, never the session: each problem becomes one line in
+:attr:`RunStore.problems` (shown in the terminal) and training goes on.
+
+Where records live is :mod:`benchkit.storage`'s business (``read``, ``write``, ``names``).
 """
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import json
 import os
-import sys
-import sysconfig
 from pathlib import Path
 
+from benchkit import fingerprint as fp
+from benchkit import records
 
-STORE_VERSION = 1
-
-
-def _hash_files(paths, root) -> str:
-    """Names relative to ``root`` and contents: a checkout or an environment at another path
-    (another machine, another CI job) hashes the same."""
-    h = hashlib.sha256()
-    for p in sorted(set(paths)):
-        h.update(os.path.relpath(os.path.realpath(p), os.path.realpath(root)).encode())
-        h.update(b"\0")
-        h.update(Path(p).read_bytes())
-        h.update(b"\0")
-    return h.hexdigest()
+STORE_VERSION = 2
+ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "accelerator", "threads")
 
 
 @functools.lru_cache(maxsize=1)
-def benchkit_source_hash() -> str:
+def benchkit_source_digest() -> str:
+    """benchkit's own code, comment- and docstring-free: a change to it retrains everything."""
     root = Path(__file__).parent
-    return _hash_files((p for p in root.rglob("*") if p.suffix in (".py", ".json")), root)
-
-
-def _excluded_roots() -> tuple[str, ...]:
-    paths = sysconfig.get_paths()
-    return tuple(os.path.realpath(paths[k]) for k in ("stdlib", "purelib", "platlib")
-                 if k in paths) + (os.path.realpath(sys.prefix),)
-
-
-def local_dependencies(module_file: Path, rootdir: Path) -> list[Path]:
-    """The module's file and every project-local module it imports, transitively (files under
-    ``rootdir`` that are not installed packages or the interpreter's)."""
-    root = os.path.realpath(rootdir)
-    excluded = _excluded_roots()
-    seen: set[str] = set()
-    stack = [os.path.realpath(module_file)]
-    while stack:
-        path = stack.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        try:
-            tree = ast.parse(Path(path).read_bytes())
-        except (OSError, SyntaxError, ValueError):
-            continue
-        package = _package_of(path)
-        for name in _imported_names(tree, package):
-            mod = sys.modules.get(name)
-            file = getattr(mod, "__file__", None)
-            if not file:
-                continue
-            real = os.path.realpath(file)
-            if real.startswith(root + os.sep) and not real.startswith(excluded):
-                stack.append(real)
-    return [Path(p) for p in seen]
-
-
-def _package_of(path: str) -> str:
-    for mod in list(sys.modules.values()):
-        if getattr(mod, "__file__", None) and os.path.realpath(mod.__file__) == path:
-            return mod.__package__ or ""
-    return ""
-
-
-def _imported_names(tree: ast.AST, package: str):
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                parts = alias.name.split(".")
-                yield from (".".join(parts[:i]) for i in range(1, len(parts) + 1))
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                pkg = package.split(".") if package else []
-                pkg = pkg[:len(pkg) - node.level + 1] if node.level > 1 else pkg
-                base = ".".join([*pkg, base] if base else pkg)
-            if base:
-                yield base
-                yield from (f"{base}.{a.name}" for a in node.names)
-
-
-def conftests_above(module_file: Path, rootdir: Path) -> list[Path]:
-    found, here, root = [], Path(module_file).resolve().parent, Path(rootdir).resolve()
-    while True:
-        if (here / "conftest.py").is_file():
-            found.append(here / "conftest.py")
-        if here == root or here.parent == here:
-            return found
-        here = here.parent
-
-
-@functools.lru_cache(maxsize=256)
-def code_hash(module_file: str, rootdir: str) -> str:
-    files = local_dependencies(Path(module_file), Path(rootdir))
-    files += conftests_above(Path(module_file), Path(rootdir))
-    return _hash_files(files, rootdir)
+    return fp.digest("\n".join(f"{path.relative_to(root).as_posix()}:{fp.code_digest(path)}"
+                                for path in sorted(root.rglob("*.py"))))
 
 
 class RunStore:
-    """Finished runs, one JSON record each in ``storage`` (:mod:`benchkit.storage`; a path is
-    taken as a directory), keyed by everything that can change them (see the module's
-    docstring) but the CPU: a record sits under its key and the CPU it trained on, so that
-    machines of several CPU types can share one store. ``get`` takes this CPU's record, or
-    with ``any_cpu`` (a session that only collects what others trained) any CPU's, whose
-    record names it."""
+    """Finished runs in ``storage`` (:mod:`benchkit.storage`; a path is taken as a directory),
+    looked up by key and CPU, and checked against the tree."""
 
     def __init__(self, storage, rootdir: Path, threads: int, device: str = "cpu", *,
                  any_cpu: bool = False):
@@ -133,80 +52,133 @@ class RunStore:
         self.threads = int(threads)
         self.device = device  # the resolved --bench-device: its kind and model are keyed
         self.any_cpu = any_cpu
+        self.problems: list[str] = []   # one line each, in order, without repeats
 
-    def key(self, *, module_file, protocol: dict, arm: str, track: str, cfg: dict,
+    def problem(self, line: str) -> None:
+        line = f"benchkit: store: {line}"
+        if line not in self.problems:
+            self.problems.append(line)
+
+    def key(self, *, arm_fingerprint: str, protocol: dict, arm: str, track: str, cfg: dict,
             seed: int) -> str:
-        """The key of one run of an idea module at (arm, track, cfg, seed)."""
+        """The lookup key of one run of an arm at (track, cfg, seed)."""
         from benchkit.environment import environment
 
         env = environment(self.threads, self.device)
         material = {
-            "store_version": STORE_VERSION, "arm": arm, "track": track, "protocol": protocol,
-            "cfg": cfg, "seed": seed, "code": code_hash(str(module_file), str(self.rootdir)),
-            "benchkit": benchkit_source_hash(),
-            "env": {k: env.get(k) for k in ("python", "torch", "numpy", "benchkit", "device",
-                                            "accelerator", "threads")},
+            "store_version": STORE_VERSION, "arm": arm, "arm_code": arm_fingerprint,
+            "track": track, "protocol": protocol, "cfg": cfg, "seed": seed,
+            "benchkit": benchkit_source_digest(), "env": {k: env.get(k) for k in ENV_KEYS},
         }
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
     @staticmethod
     def _folder(key: str) -> str:
-        return f"{key[:2]}/{key}/"
+        return f"v{STORE_VERSION}/{key[:2]}/{key}"
 
-    def _name(self, key: str, cpu: str) -> str:
-        return f"{self._folder(key)}{hashlib.sha256(cpu.encode()).hexdigest()[:16]}.json"
+    @staticmethod
+    def _cpu_tag(cpu: str) -> str:
+        return hashlib.sha256(cpu.encode()).hexdigest()[:16]
 
-    def _read(self, name: str, key: str) -> dict | None:
-        try:
-            data = self.storage.get_bytes(name)
-            payload = json.loads(data) if data is not None else None
-        except (OSError, ValueError):
-            return None
-        return payload if isinstance(payload, dict) and payload.get("key") == key else None
-
-    def get(self, key: str) -> dict | None:
-        """The stored result under ``key`` trained on this CPU (with ``any_cpu``: else on any
-        CPU, the first in name order); None when there is none or it cannot be read."""
+    def records(self, key: str) -> list[dict]:
+        """Every valid record stored under ``key`` for this CPU (any CPU's with ``any_cpu``,
+        this CPU's first); invalid ones are reported, not returned."""
         from benchkit.hardware import cpu
 
-        found = self._read(self._name(key, cpu()), key)
-        if found is None and self.any_cpu:
+        where = self.storage.location
+        mine = f"{self._folder(key)}/{self._cpu_tag(cpu())}-"
+        try:
+            names = self.storage.names(self._folder(key))
+        except OSError as exc:
+            self.problem(f"cannot read the run store at {where} ({_why(exc)}): runs are "
+                         "trained, not reused")
+            return []
+        names = sorted(names, key=lambda n: not n.startswith(mine))
+        found = []
+        for name in names if self.any_cpu else [n for n in names if n.startswith(mine)]:
             try:
-                names = self.storage.list(self._folder(key))
-            except OSError:
-                names = []
-            for name in names:
-                found = self._read(name, key)
-                if found is not None:
-                    break
+                data = self.storage.read(name)
+            except OSError as exc:
+                self.problem(f"cannot read stored run {name} ({_why(exc)}): trained again")
+                continue
+            if data is None:
+                continue
+            try:
+                found.append(records.load(data, key))
+            except records.InvalidRecord as exc:
+                self.problem(f"stored run {where}/{name} is invalid ({exc}): not used, the "
+                             "run is trained again")
         return found
 
-    def put(self, key: str, payload: dict) -> None:
-        """Store a run this machine trained, under its key and this CPU."""
-        from benchkit.hardware import cpu
+    def lookup(self, key: str, arm_module: Path) -> dict | None:
+        """The stored record of ``key`` whose dependencies all still match, or None."""
+        for record in self.records(key):
+            if fp.changed(record["deps"], self.rootdir, Path(arm_module)) is None:
+                return record
+        return None
 
-        record = {**payload, "key": key, "cpu": payload.get("cpu") or cpu()}
-        self.storage.put_bytes(self._name(key, record["cpu"]),
-                           json.dumps(record, sort_keys=True).encode("utf-8"))
+    def put(self, record: dict) -> bool:
+        """Store a record under its key and CPU; False (and a problem line) when it cannot be
+        written."""
+        name = (f"{self._folder(record['key'])}/{self._cpu_tag(record['cpu'])}-"
+                f"{record['digest'][:24]}.json")
+        try:
+            self.storage.write(name, records.dumps(record))
+        except (OSError, ValueError) as exc:
+            self.problem(f"cannot write to the run store at {self.storage.location} "
+                         f"({_why(exc)}): runs are not stored")
+            return False
+        return True
 
     def fill(self, spec: dict, present) -> list[tuple[tuple, dict]]:
         """The stored runs of the idea ``spec`` (its plain form) that ``present`` lacks:
-        ``[((arm, track, cfg, seed), stored result), ...]``. ``present`` holds the
-        (arm, track, cfg_id, seed) of the runs the session has; a run with no stored result
+        ``[((arm, track, cfg, seed), record), ...]``. ``present`` holds the
+        (arm, track, cfg_id, seed) of the runs the session has; a run with no usable record
         stays missing."""
         from benchkit.spec import ARMS, cfg_id
 
         module_file = self.rootdir / spec["module"]
+        arm_tests = spec.get("arm_tests") or {}
         found = []
-        for track in spec["tracks"]:
-            for cfg in spec["grids"][track]:
-                for seed in spec["seeds"]:
-                    for arm in spec.get("arms", ARMS):
+        for arm in ARMS:
+            if arm not in arm_tests:
+                continue
+            code = fp.arm_fingerprint_in(module_file, arm_tests[arm])
+            for track in spec["tracks"]:
+                for cfg in spec["grids"][track]:
+                    for seed in spec["seeds"]:
                         if (arm, track, cfg_id(cfg), seed) in present:
                             continue
-                        stored = self.get(self.key(
-                            module_file=module_file, protocol=spec["protocols"][track],
-                            arm=arm, track=track, cfg=cfg, seed=seed))
-                        if stored is not None:
-                            found.append(((arm, track, cfg, seed), stored))
+                        record = self.lookup(self.key(
+                            arm_fingerprint=code, protocol=spec["protocols"][track], arm=arm,
+                            track=track, cfg=cfg, seed=seed), module_file)
+                        if record is not None:
+                            found.append(((arm, track, cfg, seed), record))
         return found
+
+
+def _why(exc: BaseException) -> str:
+    return f"{exc.__class__.__name__}: {exc.strerror or exc}" if isinstance(exc, OSError) \
+        else f"{exc.__class__.__name__}: {exc}"
+
+
+def unusable_store(exc: OSError, rootdir: Path, threads: int, device: str) -> RunStore:
+    """The store of a session whose store folder cannot be made: nothing is found or kept,
+    and the problem is said once (runs train without reuse)."""
+    store = RunStore(_Unusable(), rootdir, threads, device)
+    store.problem(f"cannot create the run store in pytest's cache ({_why(exc)}): runs are "
+                  "trained, not reused or stored")
+    return store
+
+
+class _Unusable:
+    location = "pytest's cache"
+
+    def read(self, name: str) -> bytes | None:
+        return None
+
+    def write(self, name: str, data: bytes) -> None:
+        return None  # the problem was said once, when opening
+
+    def names(self, folder: str) -> list[str]:
+        return []

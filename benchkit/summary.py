@@ -8,11 +8,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from benchkit import fairness
 from benchkit import report as rep
 from benchkit.report import direction_of, paired_values, tested_level
 from benchkit.fmt import mechanism_word, num, pct, rel_pct, signed
 from benchkit.spec import cfg_id
+from benchkit.verdict_words import mechanism_sentence, practical_sentence, system_sentence
 
 SUMMARY_NAME = "summary.md"
 MAX_LISTED = 20  # missing/failed runs listed by name before "... and N more"
@@ -42,94 +42,6 @@ def _better(delta: float, direction: str) -> bool:
 
 def _seed_word(n: int) -> str:
     return f"{n} seed" + ("" if n == 1 else "s")
-
-
-# -- the verdicts in words ------------------------------------------------------------------
-def practical_sentence(report: dict) -> str:
-    """The practical verdict in plain words, with the numbers that decided it."""
-    comp = report.get("comparison")
-    verdict = report.get("practical_verdict")
-    if verdict == "unmatched":
-        return ("no verdict: " + fairness.unmatched_reason(report) + "; match the budgets, "
-                "waive one with its reason (budget_waiver=) or bench it as a frontier")
-    if comp is None or verdict == "incomplete":
-        reasons = "; ".join((report.get("incomplete") or {}).get("reasons", [])) or "runs missing"
-        return f"{reasons}: no verdict"
-    n = comp["n_pairs"]
-    level = tested_level(comp)
-    p_used = comp.get("p_adjusted")
-    p_used = comp["p_value"] if p_used is None else p_used
-    p_txt = f"p = {p_used:.3g}" + (" (Holm-adjusted)" if (comp.get("family_size") or 1) > 1
-                                   else "")
-    base_mean = (report.get("baseline") or {}).get("full", {}).get("mean")
-    delta = comp["delta_mean"]
-    size = f"{abs(delta):.4g} ({rel_pct(delta, base_mean)} of the baseline)"
-    if verdict == "helps":
-        return f"the idea is significantly better by {size}, {p_txt} < level {num(level)}"
-    if verdict == "harms":
-        return f"the idea is significantly worse by {size}, {p_txt} < level {num(level)}"
-    diffs = comp.get("per_seed_diffs") or []
-    if diffs and all(d == 0 for d in diffs):
-        mde_txt = (f"the two arms gave identical results on all {_seed_word(n)} (every diff is "
-                   "0), so there is no difference to detect")
-    elif comp.get("mde") == 0:
-        mde_txt = (f"the per-seed diffs have no spread (all {signed(diffs[0])}), so the MDE is "
-                   f"0 and only the number of seeds limits p (smallest reachable with "
-                   f"{_seed_word(n)}: {2.0 ** (1 - n):.3g})")
-    else:
-        mde_txt = (f"with {_seed_word(n)} this bench cannot see effects smaller than "
-                   f"{pct(comp.get('mde_rel_pct'))} of the baseline (MDE {num(comp.get('mde'))})")
-    if verdict == "non-inferior":
-        ni = comp.get("noninferiority") or {}
-        return (f"not significantly better at level {num(level)} ({p_txt}), but shown to be "
-                f"worse by "
-                f"less than the margin of {pct(100 * ni.get('margin_rel', 0))} of the "
-                f"baseline; {mde_txt}")
-    return f"not significant at level {num(level)} ({p_txt}): {mde_txt}"
-
-
-
-def mechanism_sentence(report: dict) -> str:
-    ok = report.get("mechanism_ok")
-    if ok is None and fairness.non_discriminating(report):
-        return ("mechanism not shown: signature(s) "
-                + ", ".join(fairness.non_discriminating(report))
-                + " pass, but so does their null (non-discriminating)")
-    if ok is None:
-        return "no mechanism evidence: the idea states no signature and no mechanism test"
-    if ok == 1:
-        return "mechanism confirmed: every signature within tolerance, every mechanism test passed"
-    bad = [name for name, s in (report.get("mechanism_signature") or {}).get(
-        "signatures", {}).items() if not s.get("confirmed")]
-    failed = [t["test"] for t in (report.get("math_verification") or {}).get("tests", [])
-              if t.get("outcome") != "passed"]
-    parts = []
-    if bad:
-        parts.append("signature(s) not confirmed: " + ", ".join(bad))
-    if failed:
-        parts.append("mechanism test(s) not passed: " + ", ".join(failed))
-    return "mechanism not confirmed: " + ("; ".join(parts) or "see below")
-
-
-def system_sentence(report: dict) -> str:
-    verdict = report.get("system_verdict")
-    practical = report.get("practical_verdict")
-    ok = report.get("mechanism_ok")
-    if verdict == "incomplete" or report.get("comparison") is None:
-        return "no verdict without a complete comparison"
-    if verdict == "unmatched":
-        return "no verdict: the arms' budgets differ (see Budgets)"
-    if verdict == "worked":
-        return "the idea helps and its mechanism is confirmed"
-    if verdict == "partial":
-        if practical == "helps":
-            return "the idea helps, but its mechanism is not confirmed"
-        return (f"the mechanism evidence holds, but the idea does not significantly help "
-                f"({practical})")
-    if practical == "harms":
-        return "the idea significantly harms"
-    why = "no mechanism evidence was stated" if ok is None else "its mechanism is not confirmed"
-    return f"the idea does not significantly help ({practical}) and {why}"
 
 
 # -- sections ---------------------------------------------------------------------------------
@@ -199,7 +111,14 @@ def _comparison_lines(report: dict) -> list[str]:
                  f"baseline mean {num(base_mean)}; {word} on average)")
     ci = comp.get("ci95")
     if ci:
-        lines.append(f"- 95% CI of the delta: [{signed(ci[0])}, {signed(ci[1])}]")
+        lines.append(f"- 95% CI of the delta (paired t, reference format): [{signed(ci[0])}, "
+                     f"{signed(ci[1])}]")
+    sci = comp.get("signflip_ci")
+    if sci:
+        lines.append(f"- {pct(100 * sci['confidence'])} interval that inverts the sign-flip "
+                     f"test at level {num(comp['planning']['level'])}: "
+                     f"[{signed(sci['lo']) if sci['lo'] is not None else '-inf'}, "
+                     f"{signed(sci['hi']) if sci['hi'] is not None else '+inf'}]")
     lines.append(f"- p = {comp['p_value']:.4g} (two-sided paired sign-flip permutation test; "
                  "its null: each seed's difference is as likely to have either sign, i.e. the "
                  f"differences are symmetric about 0), tested at level {num(tested_level(comp))}")
@@ -209,7 +128,8 @@ def _comparison_lines(report: dict) -> list[str]:
     if comp.get("effect_size") is not None:
         lines.append(f"- effect size (Cohen's dz): {comp['effect_size']:.3g}")
     lines.append(f"- MDE: {num(comp.get('mde'))} absolute, {pct(comp.get('mde_rel_pct'))} of the "
-                 "baseline mean (the smallest mean difference this bench would call significant)")
+                 "baseline mean (paired t, reference format: the smallest mean difference a "
+                 "t-test on these seeds would call significant)")
     ni = comp.get("noninferiority")
     if ni:
         lines.append(f"- non-inferiority (margin {pct(100 * ni['margin_rel'])} = "
@@ -217,16 +137,22 @@ def _comparison_lines(report: dict) -> list[str]:
                      f"{signed(ni.get('bound'))}, p = {num(ni.get('p_value'), '.3g')}, "
                      f"{'non-inferior' if ni.get('non_inferior') else 'not shown non-inferior'}")
     if report.get("practical_verdict") in ("inconclusive", "non-inferior"):
+        plan = comp.get("planning") or {}
+        at = f"the sign-flip test at level {num(plan.get('level'))}"
         p80 = comp.get("mde_power80")
         if p80:
             lines.append(f"- power: a true effect of {num(p80)} ({rel_pct(p80, base_mean)} of the "
-                         f"baseline) would be detected 80% of the time with {_seed_word(n)}; "
-                         "smaller true effects are usually missed")
+                         f"baseline) would be detected 80% of the time by {at} with "
+                         f"{_seed_word(n)}; smaller true effects are usually missed")
+        elif plan and n < plan["min_seeds"]:
+            lines.append(f"- power: none: {at} needs {plan['min_seeds']} seeds or more before "
+                         "any p can be below it")
         needed = comp.get("seeds_needed")
         if needed is not None:
             lines.append(f"- seeds needed: detecting a true effect as large as the observed "
-                         f"delta ({signed(delta)}) with 80% power would take about {needed} "
-                         f"seeds (this bench used {n})")
+                         f"delta ({signed(delta)}) with 80% power by {at} would take about "
+                         f"{needed} seeds (this bench used {n}); a planning figure: "
+                         f"{plan.get('assumption')}")
         elif delta == 0:
             lines.append("- seeds needed: the observed delta is exactly 0, so no number of "
                          "seeds would make it significant")
@@ -311,6 +237,10 @@ def render_summary_md(report: dict) -> str:
               f"- **system: {report.get('system_verdict')}**: {system_sentence(report)}.",
               f"- **mechanism_ok: {mechanism_word(report.get('mechanism_ok'))}**: "
               f"{mechanism_sentence(report)}.", ""]
+    if report.get("exploratory"):
+        lines[-1:-1] = ["- **exploratory**: " + "; ".join(report["exploratory"]["reasons"])
+                        + ". This session is not a look of the declared plan: its verdicts "
+                        "are descriptive only and every gate fails."]
     meta = [f"module `{report['module']}`" if report.get("module") else None,
             f"written {report['created']}" if report.get("created") else None,
             f"bench_version {report.get('bench_version')}"]

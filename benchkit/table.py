@@ -31,7 +31,8 @@ def row(path: Path, r: dict, root: Path) -> tuple[str, ...]:
         num(comp["alpha"] if comp.get("level") is None else comp["level"], ".4g"),
         f'{num(comp["mde"], ".3g")} ({pct(comp["mde_rel_pct"])})',
         mechanism_word(r["mechanism_ok"]),
-        f'{r["practical_verdict"]}/{r["system_verdict"]}', shown,
+        f'{r["practical_verdict"]}/{r["system_verdict"]}'
+        + (" (exploratory)" if r.get("exploratory") else ""), shown,
     )
 
 

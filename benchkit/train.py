@@ -16,6 +16,7 @@ from typing import Callable, Iterator
 import torch
 from torch import nn
 
+from benchkit import recorder
 from benchkit.optim import make_optimizer, make_schedule
 from benchkit.tracks.base import Split, Track
 
@@ -77,23 +78,29 @@ def train(model: nn.Module, train_split: Split, track: Track, *, lr: float | Non
     per_epoch = -(-len(train_split) // batch_size)
     scheduler = make_schedule(schedule, opt, per_epoch * epochs)
     model.train()
-    steps = 0
-    for epoch in minibatches(train_split, batch_size=batch_size, epochs=epochs, seed=seed):
-        finite = torch.ones((), dtype=torch.bool, device=train_split.x.device)
-        for x, y in epoch:
-            value = loss_fn(model(x), y)
-            if steps == 0 and loss is not None:
-                _check_loss(value)
-            opt.zero_grad(set_to_none=True)
-            value.backward()
-            opt.step()
-            if scheduler is not None:
-                scheduler.step()
-            finite &= torch.isfinite(value.detach())
-            steps += 1
-        if not bool(finite):
-            return True, steps
-    return False, steps
+    steps, paused = 0, None
+    try:
+        for number, epoch in enumerate(minibatches(train_split, batch_size=batch_size,
+                                                   epochs=epochs, seed=seed)):
+            if number == 1:  # later epochs repeat the first one's calls: see benchkit.recorder
+                paused = recorder.pause()
+            finite = torch.ones((), dtype=torch.bool, device=train_split.x.device)
+            for x, y in epoch:
+                value = loss_fn(model(x), y)
+                if steps == 0 and loss is not None:
+                    _check_loss(value)
+                opt.zero_grad(set_to_none=True)
+                value.backward()
+                opt.step()
+                if scheduler is not None:
+                    scheduler.step()
+                finite &= torch.isfinite(value.detach())
+                steps += 1
+            if not bool(finite):
+                return True, steps
+        return False, steps
+    finally:
+        recorder.resume(paused)
 
 
 def _check_loss(value) -> None:

@@ -19,6 +19,7 @@ import argparse
 import ast
 import difflib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -123,7 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-children", type=int, default=2)
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    ap.add_argument("--only", metavar="MODULE", action="append",
+                    help="mutate only this module's decision functions (e.g. benchkit.report); "
+                         "repeatable; the score then covers only them")
     args = ap.parse_args(argv)
+    unknown = set(args.only or ()) - set(DECISION_FUNCTIONS)
+    if unknown:
+        ap.error(f"--only {sorted(unknown)}: valid modules are {sorted(DECISION_FUNCTIONS)}")
     mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent)) or shutil.which("mutmut")
     if mutmut is None:
         print("mutation.py: mutmut is not installed; pip install mutmut==3.8.1", file=sys.stderr)
@@ -133,9 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     copy_tree(work)
     start = time.monotonic()
     patterns = [f"{module}.x_{func}__mutmut_*" for module, funcs in DECISION_FUNCTIONS.items()
-                for func in funcs]
+                if not args.only or module in args.only for func in funcs]
+    # pytester's subprocess runs must import the mutated package, not an editable install
+    env = {**os.environ, "PYTHONPATH": str(work / "mutants")}
     run = subprocess.run([mutmut, "run", "--max-children", str(args.max_children), *patterns],
-                         cwd=work, capture_output=True, text=True)
+                         cwd=work, capture_output=True, text=True, env=env)
     seconds = time.monotonic() - start
     if run.returncode != 0:
         print(run.stdout[-3000:], run.stderr[-3000:], sep="\n", file=sys.stderr)
@@ -167,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     killed = sum(c["killed"] for c in by_module.values())
     survived = sum(c["survived"] for c in by_module.values())
     result = {
-        "command": "python benchmarks/mutation.py --max-children %d" % args.max_children,
+        "command": " ".join(["python benchmarks/mutation.py", "--max-children",
+                             str(args.max_children), *(f"--only {m}" for m in args.only or ())]),
         "mutmut": subprocess.run([mutmut, "--version"], capture_output=True, text=True).stdout.strip(),
         "seconds": round(seconds, 1), "total": len(rows), "killed": killed,
         "survived": survived, "message": sum(c["message"] for c in by_module.values()),

@@ -98,7 +98,7 @@ def test_the_gpu_model_is_keyed_and_its_index_is_not(gpus, tmp_path):
 
     def key(dev):
         store = RunStore(tmp_path, tmp_path, threads=1, device=dev)
-        return store.key(module_file=tmp_path / "test_x.py", protocol={}, arm="idea",
+        return store.key(arm_fingerprint="f", protocol={}, arm="idea",
                          track="tabular", cfg={"lr": 0.1}, seed=0)
     (tmp_path / "test_x.py").write_text("")
     assert key("cuda:0") == key("cuda:1")

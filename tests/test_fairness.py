@@ -262,3 +262,11 @@ def test_a_frontier_bench_reports_every_point(pytester, read_report):
     assert "## Frontier over `width`" in summary
     for value in (8, 16, 32):
         assert f"\n| {value} | " in summary
+
+
+def test_controls_enlarge_the_family_the_seed_warning_counts():
+    from benchkit.spec import unreachable_family
+    assert unreachable_family(6, 1, 0.05) is None
+    assert unreachable_family(7, 1, 0.05, comparators=2) is None
+    assert "after Holm over 2 comparisons (1 track(s) x the baseline and 1 control(s))" in (
+        unreachable_family(6, 1, 0.05, comparators=2))

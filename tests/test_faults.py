@@ -11,6 +11,7 @@ import torch
 from benchkit import tracks
 from benchkit.run import Run
 from conftest import validate_report
+from test_report_faults import idea_source
 
 
 def make_run() -> Run:
@@ -142,24 +143,12 @@ def test_values_that_cannot_enter_a_report_are_refused_where_given(call, fragmen
         call(make_run())
 
 
-BAD_VALUES = '''
-import pytest
-import torch
-pytestmark = pytest.mark.bench(name="bad_values", track="tabular", grid={"lr": [1e-2]}, seeds=3)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(run.track.model())
+BAD_VALUES = idea_source("bad_values", """run.fit(run.track.model())
     if run.seed == 0:
         run.signature("s", observed=0.0, predicted=0.0, tol=0.0, prediction=object())
     if run.seed == 1:
         run.cfg["lr"] = torch.tensor(1.0)
-    run.log("zero_d_tensor", torch.tensor(2.0))
-'''
+    run.log("zero_d_tensor", torch.tensor(2.0))""", seeds=3, imports="import torch")
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])

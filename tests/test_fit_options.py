@@ -7,8 +7,9 @@ for the fused kernel), and ``run.batches`` is the order run.fit trains in.
 """
 from __future__ import annotations
 
+import importlib.util
 import math
-import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -186,38 +187,26 @@ def test_an_own_loop_over_batches_equals_fit():
     assert bits(own) == bits(fitted(make_run(epochs=1)))
 
 
-AA_MODULE = textwrap.dedent('''
-    import pytest
-    import torch
-
-    pytestmark = pytest.mark.bench(name="aa_batches", track="tabular",
-                                   grid={"lr": [3e-3]}, seeds=2)
-
-
-    @pytest.mark.arm("baseline")
-    def test_baseline(run):
-        run.fit(run.track.model())
-
-
-    @pytest.mark.arm("idea")
-    def test_idea(run):
-        model = run.track.model().to(run.device)
-        opt = torch.optim.Adam(model.parameters(), lr=run.cfg["lr"], fused=True)
-        for x, y in run.batches():
-            loss = run.track.loss(model(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        run.record(val=run.evaluate(model, "val"), test=run.evaluate(model, "test"))
-    ''')
+def aa_module(track: str) -> str:
+    """benchmarks/device_check.py's A/A idea (baseline run.fit; idea its own loop over
+    run.batches with torch.optim.Adam(fused=True)): one text for the test and the GPU check."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "device_check.py"
+    spec = importlib.util.spec_from_file_location("benchkit_device_check", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.AA_MODULE.format(track=track)
 
 
 @pytest.mark.timeout(300)
 def test_an_aa_bench_with_an_own_loop_over_batches_has_zero_diffs(pytester, read_report):
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_aa=AA_MODULE)
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly")
-    result.assert_outcomes(passed=4)
-    report = read_report(pytester.path, "aa_batches")
+    pytester.makepyfile(test_aa=aa_module("tabular"))
+    result = pytester.runpytest_subprocess("--bench-seeds", "2", "--bench-epochs", "1",
+                                           "-p", "no:randomly")
+    result.assert_outcomes(passed=2 * len(tracks.get("tabular").grid) * 2)  # arms x grid x seeds
+    report = read_report(pytester.path, "aa_tabular")
     assert report["comparison"]["per_seed_diffs"] == [0.0, 0.0]
     assert report["idea"]["per_seed"] == report["baseline"]["full"]["per_seed"]
+    by_arm = {arm: {(r["cfg"]["lr"], r["seed"]): (r["val"], r["test"])
+                    for r in report["runs"] if r["arm"] == arm} for arm in ("baseline", "idea")}
+    assert by_arm["idea"] == by_arm["baseline"]  # every config, not only the selected one

@@ -12,28 +12,15 @@ from pathlib import Path
 import pytest
 
 from conftest import validate_report
+from test_report_faults import idea_source
 
 pytestmark = pytest.mark.timeout(600)
 MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
 
-HANGS = '''
-import os
-import time
-from pathlib import Path
-import pytest
-pytestmark = pytest.mark.bench(name="hangs", track="tabular", grid={"lr": [1e-2]}, seeds=3)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    if run.seed == 1:
+HANGS = idea_source("hangs", """if run.seed == 1:
         Path("hung.pid").write_text(str(os.getpid()))
         time.sleep(3600)
-    run.fit(run.track.model())
-'''
+    run.fit(run.track.model())""", seeds=3, imports="import os\nimport time\nfrom pathlib import Path")
 
 
 def test_bench_timeout_is_checked_like_every_option(pytester):

@@ -30,4 +30,5 @@ def test_the_readme_idea_runs_and_its_claim_passes(pytester, read_report):
     result.assert_outcomes(passed=15)  # 2 arms x 3 lrs x 2 seeds, and the mechanism tests
     report = read_report(pytester.path, "l2_decay")
     assert report["complete"] and report["mechanism_ok"] == 1
-    assert all("weight_norm" in r["logs"] for r in report["runs"] if r["arm"] == "idea")
+    sig = report["mechanism_signature"]["signatures"]["l2_step_gap"]
+    assert sig["status"] == "confirmed" and sig["discriminating"] is True

@@ -12,9 +12,15 @@ from conftest import validate_report
 
 pytestmark = pytest.mark.timeout(600)
 
-IDEA = '''
+def idea_source(name: str, idea_body: str = "run.fit(run.track.model())", *, seeds: int = 2,
+                track: str = "tabular", imports: str = "") -> str:
+    """A small idea module: one lr, ``seeds`` seeds, a plain baseline, ``idea_body`` (lines
+    indented by four spaces after the first) as the idea arm."""
+    return f'''
 import pytest
-pytestmark = pytest.mark.bench(name={name!r}, track={track!r}, grid={{"lr": [1e-2]}}, seeds=2)
+{imports}
+pytestmark = pytest.mark.bench(name={name!r}, track={track!r}, grid={{"lr": [1e-2]}},
+                               seeds={seeds})
 
 @pytest.mark.arm("baseline")
 def test_baseline(run):
@@ -22,8 +28,9 @@ def test_baseline(run):
 
 @pytest.mark.arm("idea")
 def test_idea(run):
-    run.fit(run.track.model())
+    {idea_body}
 '''
+
 
 ESCAPING_TRACK = '''
 import dataclasses
@@ -38,7 +45,7 @@ tracks.register(dataclasses.replace(tracks.get("tabular"), name="../../escaped")
 def test_a_name_that_cannot_name_a_report_folder_is_a_collection_error(pytester, name, track):
     pytester.makeini("[pytest]\n")
     pytester.makeconftest(ESCAPING_TRACK)
-    pytester.makepyfile(test_named=IDEA.format(name=name, track=track))
+    pytester.makepyfile(test_named=idea_source(name, track=track))
     result = pytester.runpytest_subprocess("--bench-epochs", "1")
     assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error: nothing trains
     result.stdout.fnmatch_lines(["*cannot name a report folder; valid: 1 to 100 letters, "
@@ -51,8 +58,8 @@ def test_a_name_that_cannot_name_a_report_folder_is_a_collection_error(pytester,
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
 def test_a_report_that_cannot_be_written_spares_the_other_ideas(pytester, xdist):
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_blocked=IDEA.format(name="blocked", track="tabular"),
-                        test_fine=IDEA.format(name="fine", track="tabular"))
+    pytester.makepyfile(test_blocked=idea_source("blocked"),
+                        test_fine=idea_source("fine"))
     (pytester.path / "reports").mkdir()
     (pytester.path / "reports" / "blocked").write_text("a file where a folder should be")
     result = pytester.runpytest_subprocess("--bench-epochs", "1", *xdist)
@@ -82,7 +89,7 @@ def pytest_sessionfinish(session):
 @pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
 def test_a_file_size_limit_keeps_the_previous_report_intact(pytester):
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_fine=IDEA.format(name="fine", track="tabular"))
+    pytester.makepyfile(test_fine=idea_source("fine"))
     cmd = [sys.executable, "-m", "pytest", "--bench-epochs", "1", "-p", "no:cacheprovider"]
     first = subprocess.run(cmd, cwd=pytester.path, capture_output=True, text=True)
     assert first.returncode == 0, first.stdout

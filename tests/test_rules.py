@@ -132,11 +132,13 @@ PROTOCOL = {"track": TRACK, "model": "mlp_tiny", "metric": "mse",
             "metric_direction": "lower is better", "epochs": 30}
 
 
-def make_spec(grid, seeds, *, direction="lower is better", margin=None, max_seeds=None,
-              mechanism_tests=()):
+def make_spec(grid, seeds, *, direction="lower is better", margin=None, looks=None,
+              mechanism_tests=(), overrides=None):
     return {"name": "rules", "module": "ideas/test_rules.py", "tracks": [TRACK],
             "grids": {TRACK: [dict(c) for c in grid]}, "seeds": list(range(seeds)),
-            "epochs": {TRACK: 30}, "claim": None, "margin": margin, "max_seeds": max_seeds,
+            "epochs": {TRACK: 30}, "claim": None, "margin": margin,
+            "looks": list(looks or [seeds]), "looks_declared": looks is not None,
+            "overrides": dict(overrides or {}),
             "protocols": {TRACK: {**PROTOCOL, "metric_direction": direction}},
             "mechanism_tests": list(mechanism_tests)}
 
@@ -225,13 +227,14 @@ def test_a_missing_run_gives_no_verdict_and_names_it():
 
 
 def paired_report(base, idea, *, alpha=ALPHA, direction="lower is better", margin=None,
-                  signatures=None, max_seeds=None):
+                  signatures=None, looks=None, overrides=None):
     """A one-config report whose test values are given per seed (validation equal to test)."""
     grid = GRID[:1]
     runs = [make_run("baseline", grid[0], s, b, b) for s, b in enumerate(base)]
     runs += [make_run("idea", grid[0], s, i, i, signatures=(signatures or [None] * len(idea))[s])
              for s, i in enumerate(idea)]
-    spec = make_spec(grid, len(base), direction=direction, margin=margin, max_seeds=max_seeds)
+    spec = make_spec(grid, len(base), direction=direction, margin=margin, looks=looks,
+                     overrides=overrides)
     return build_report(spec, TRACK, runs, [], alpha=alpha)
 
 
@@ -373,7 +376,8 @@ def parse(**kwargs):
     ({"margin": 0.05}, True), ({"margin": 0.999}, True), ({"margin": 0}, False),
     ({"margin": 1}, False), ({"margin": 5}, False), ({"margin": -0.1}, False),
     ({"margin": True}, False), ({"margin": math.nan}, False), ({"margin": "0.05"}, False),
-    ({"max_seeds": 2}, True), ({"max_seeds": 16}, True), ({"max_seeds": 1}, False),
+    ({"max_seeds": 8}, True), ({"max_seeds": 16}, True), ({"max_seeds": 1}, False),
+    ({"max_seeds": 2}, False), ({"looks": (8, 16)}, True), ({"looks": (8, 4)}, False),
     ({"max_seeds": 16.0}, False), ({"max_seeds": False}, False),
     ({"grid": {"lr": [1e-3]}}, True), ({"grid": {"lr": [0]}}, False),
     ({"grid": {"lr": [-1e-3]}}, False), ({"grid": {"lr": [math.nan]}}, False),

@@ -21,6 +21,7 @@ import pytest
 from benchkit import shard as sh
 from benchkit.report import build_report
 from benchkit.storage import DirectoryStorage, FsspecStorage, open_storage
+from benchkit import hardware
 from benchkit.store import RunStore
 from conftest import validate_report
 
@@ -59,14 +60,14 @@ def storages(tmp_path):
 
 def test_read_write_names_on_every_backend(tmp_path):
     for storage in storages(tmp_path):
-        assert storage.get_bytes("ab/k/x.json") is None
-        assert storage.list("ab/k/") == []
-        storage.put_bytes("ab/k/x.json", b"one")
-        storage.put_bytes("ab/k/x.json", b"two")       # replaced, not appended
-        storage.put_bytes("ab/k/y.json", b"three")
-        storage.put_bytes("ab/k/sub/z.json", b"four")  # not directly in ab/k/
-        assert storage.get_bytes("ab/k/x.json") == b"two", storage.describe()
-        assert storage.list("ab/k/") == ["ab/k/x.json", "ab/k/y.json"], storage.describe()
+        assert storage.read("ab/k/x.json") is None
+        assert storage.names("ab/k") == []
+        storage.write("ab/k/x.json", b"one")
+        storage.write("ab/k/x.json", b"two")       # replaced, not appended
+        storage.write("ab/k/y.json", b"three")
+        storage.write("ab/k/sub/z.json", b"four")  # not directly in ab/k/
+        assert storage.read("ab/k/x.json") == b"two", storage.location
+        assert storage.names("ab/k") == ["ab/k/x.json", "ab/k/y.json"], storage.location
 
 
 def test_concurrent_writers_never_tear_a_record(tmp_path):
@@ -77,11 +78,11 @@ def test_concurrent_writers_never_tear_a_record(tmp_path):
 
         def write(record):
             for _ in range(15):
-                storage.put_bytes("cd/k/r.json", record)
+                storage.write("cd/k/r.json", record)
 
         def read():
             while not stop.is_set():
-                data = storage.get_bytes("cd/k/r.json")
+                data = storage.read("cd/k/r.json")
                 if data is not None:
                     seen.append(data)
         reader = threading.Thread(target=read)
@@ -93,9 +94,9 @@ def test_concurrent_writers_never_tear_a_record(tmp_path):
             t.join()
         stop.set()
         reader.join()
-        assert all(data in records for data in seen), storage.describe()
-        assert storage.get_bytes("cd/k/r.json") in records
-        assert storage.list("cd/k/") == ["cd/k/r.json"], "a temporary file was left behind"
+        assert all(data in records for data in seen), storage.location
+        assert storage.read("cd/k/r.json") in records
+        assert storage.names("cd/k") == ["cd/k/r.json"], "a temporary file was left behind"
 
 
 def test_locations(tmp_path):
@@ -106,14 +107,23 @@ def test_locations(tmp_path):
 
 
 def test_a_merge_store_takes_a_record_of_another_cpu_and_names_it(tmp_path):
+    from benchkit import records
+
     storage = FsspecStorage(f"memory://cpu-{os.getpid()}")
     plain = RunStore(storage, tmp_path, 1)
     merge = RunStore(storage, tmp_path, 1, any_cpu=True)
-    plain.put("ab" * 32, {"val": 1.0, "test": 2.0, "cpu": "Other CPU (avx512f)"})
-    assert plain.get("ab" * 32) is None        # this machine would compute other bits
-    assert merge.get("ab" * 32)["cpu"] == "Other CPU (avx512f)"
-    plain.put("ab" * 32, {"val": 3.0, "test": 4.0})    # trained here: filed under this CPU
-    assert plain.get("ab" * 32)["val"] == 3.0 and merge.get("ab" * 32)["val"] == 3.0
+    key, run = "ab" * 32, {"arm": "idea", "track": "tabular", "cfg": {}, "seed": 0}
+
+    def record(val, cpu):
+        result = {"val": val, "test": 2.0, "diverged": False, "seconds": 0.1,
+                  "signatures": {}, "logs": {}, "budgets": {}}
+        return records.build(key, run, result, {}, {"module": "m", "nodeid": "n"}, cpu)
+    plain.put(record(1.0, "Other CPU (avx512f)"))
+    assert plain.lookup(key, tmp_path / "m") is None     # this machine would compute other bits
+    assert merge.lookup(key, tmp_path / "m")["cpu"] == "Other CPU (avx512f)"
+    plain.put(record(3.0, hardware.cpu()))                 # trained here: filed under this CPU
+    assert plain.lookup(key, tmp_path / "m")["result"]["val"] == 3.0
+    assert merge.lookup(key, tmp_path / "m")["result"]["val"] == 3.0
 
 
 # -- the assignment ---------------------------------------------------------------------------

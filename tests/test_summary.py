@@ -146,7 +146,7 @@ def test_summary_of_an_inconclusive_report_says_what_the_bench_cannot_see():
     assert (f"not significant at level 0.05 (p = {comp['p_value']:.3g}): with 8 seeds this bench cannot see "
             f"effects smaller than {comp['mde_rel_pct']:.3g}% of the baseline") in md
     assert f"a true effect of {comp['mde_power80']:.4g}" in md
-    assert "80% of the time with 8 seeds" in md
+    assert "80% of the time by the sign-flip test at level 0.05 with 8 seeds" in md
     if comp["seeds_needed"] is not None:
         assert f"would take about {comp['seeds_needed']} seeds (this bench used 8)" in md
     assert "| 0/8 | no null | not confirmed |" in md and "signature(s) not confirmed: residual" in md
