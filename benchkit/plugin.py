@@ -220,8 +220,7 @@ def _build_spec(config, module_item):
 
 def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
     """The spec with each track's grid extended as far as the stored runs call for
-    (benchkit.extend): this session then trains the extension, and the report applies the
-    same rule to the runs. Without a store, or with --bench-fresh, the declared grid."""
+    (benchkit.extend); the report applies the same rule to the runs."""
     settings = config.stash[SETTINGS]
     if settings.seeds is not None or settings.epochs is not None or spec.frontier:
         # an override session is exploratory, and a frontier's axis is the budget: the edge
@@ -230,19 +229,8 @@ def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
     store = config.stash[STORE]
     if store is None or settings.fresh or spec.extend == 0:
         return spec
-    from benchkit import extend, tracks
-
-    def val_of(track):
-        def val(arm, cfg, seed):
-            rec = store.get(store.key(module_file=module_item.path, protocol=spec.protocols[track],
-                                      arm=arm, track=track, cfg=cfg, seed=seed))
-            return None if rec is None else (float("nan") if rec["diverged"] else rec["val"])
-        return val
-
-    grids = {t: tuple(extend.resolve(list(spec.declared_grids[t]), val_of(t), list(spec.seeds),
-                                     tracks.get(t).direction, spec.extend,
-                                     spec.arms)["grid"])
-             for t in spec.tracks}
+    from benchkit.extend import grids_from_store
+    grids = grids_from_store(spec, store, module_item.obj, module_item.path)
     return dataclasses.replace(spec, grids=grids)
 
 
