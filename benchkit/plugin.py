@@ -74,7 +74,7 @@ def is_worker(config: pytest.Config) -> bool:
 # -- configure -----------------------------------------------------------------------------
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, looks, "
-                            "max_seeds, claim_type, budget_tolerance, budget_waiver, frontier): "
+                            "max_seeds, claim_type, budget_tolerance, budget_waiver, frontier, extend): "
                             "declares an idea module benchkit benches")
     config.addinivalue_line("markers", "arm(kind, name=None): marks the 'baseline', the 'idea' "
                             "or a 'control' arm test (a control needs name=)")
@@ -204,6 +204,7 @@ def _build_spec(config, module_item):
         _marked_functions(module_item.obj, "mechanism")), arm_tests=tuple(
         (arm_label(marks[0], module_item.nodeid), getattr(module_item.obj, func).__qualname__)
         for func, marks in _arm_marks(module_item.obj).items()))
+    spec = _extended_from_store(config, module_item, spec)
     why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha,
                              comparators=len(spec.arms) - 1)
     if why:  # once per module, at collection
@@ -215,6 +216,22 @@ def _build_spec(config, module_item):
                          f"{other}; their reports would collide: give each module its own "
                          "name=")
     return spec
+
+
+def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
+    """The spec with each track's grid extended as far as the stored runs call for
+    (benchkit.extend); the report applies the same rule to the runs."""
+    settings = config.stash[SETTINGS]
+    if settings.seeds is not None or settings.epochs is not None or spec.frontier:
+        # an override session is exploratory, and a frontier's axis is the budget: the edge
+        # of such a grid is a warning, not a reason to train more
+        return dataclasses.replace(spec, extend=0)
+    store = config.stash[STORE]
+    if store is None or settings.fresh or spec.extend == 0:
+        return spec
+    from benchkit.extend import grids_from_store
+    grids = grids_from_store(spec, store, module_item.obj, module_item.path)
+    return dataclasses.replace(spec, grids=grids)
 
 
 def _marked_functions(module_obj, mark: str) -> dict[str, list]:

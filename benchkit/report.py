@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit import fairness, signflip, stats
+from benchkit import extend, fairness, signflip, stats
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
 from benchkit.spec import ARMS, cfg_id, run_id, unreachable_family
 
@@ -115,7 +115,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
                  *, alpha: float) -> dict:
     """Everything about one idea on one track except the family-wise adjustment and verdicts
     (see :func:`decide`)."""
-    grid, seeds = spec["grids"][track], spec["seeds"]
+    seeds = spec["seeds"]
     protocol = dict(spec["protocols"][track])
     direction = direction_of(protocol)
     runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in run_payloads
@@ -125,6 +125,12 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
                      if r["track"] == track and r["outcome"] != "passed" and "cfg" in r),
                     key=lambda f: f["run"])
     arms = spec.get("arms") or list(ARMS)
+    limit = spec.get("extend", 0)
+    # the declared grid is where the rule starts; without extension, the grid the runs ran on
+    declared = ((spec.get("declared_grids") if limit else None) or spec["grids"])[track]
+    resolved = extend.resolve(declared, lambda arm, cfg, s: _val(runs.get((arm, cfg_id(cfg), s))),
+                              seeds, direction, limit, arms)
+    grid = resolved["grid"]
     missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
                for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]
     sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in arms}
@@ -132,6 +138,12 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         [sw["val_result"]["per_seed"] if sw["eligible"] else [None] for sw in sweeps[arm]],
         direction) for arm in arms}
     problems = []
+    collected = {cfg_id(c) for c in spec["grids"][track]}
+    new_cfgs = [cfg_id(c) for c in grid if cfg_id(c) not in collected]
+    if new_cfgs:
+        problems.append(f"the selection sat at the edge of the grid, which extends to "
+                        f"{', '.join(new_cfgs)} for both arms: run the same command again to "
+                        "train the extension (stored runs are reused)")
     if missing:
         problems.append(f"{len(missing)} of {len(arms) * len(grid) * len(seeds)} runs missing "
                         "or failed")
@@ -196,10 +208,11 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
                             idea_sel)
         if split:
             warnings.append(split)
-        for arm, idx in best.items():
-            if len(grid) >= 3 and idx in (0, len(grid) - 1):
-                warnings.append(f"the {arm}'s selected config {cfg_id(grid[idx])} is at the "
-                                "edge of the grid: a wider grid may tune it better")
+        for arm, axis, side in resolved["at_edge"]:
+            steps = sum(1 for e in resolved["extensions"] if (e["axis"], e["side"]) == (axis, side))
+            warnings.append(f"the {arm}'s selected config {cfg_id(grid[best[arm]])} is at the "
+                            f"{side} edge of {axis} after {steps} extension(s) (extend={limit}): "
+                            "a wider grid may tune it better")
     else:
         report["baseline"] = {"best_cfg": None, "sweep": sweeps["baseline"], "full": None}
         report["controls"] = {}
@@ -213,7 +226,11 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
             mech_sig["signatures"],
             [t["outcome"] == "passed" for t in mech_tests["tests"]
              if t["outcome"] != "skipped"]),
-        "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha,
+        "grid_extensions": {"limit": limit, "declared_grid": declared,
+                            "extensions": resolved["extensions"],
+                            "at_edge": [{"arm": a, "axis": k, "side": sd}
+                                        for a, k, sd in resolved["at_edge"]]},
+        "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha, "extend": limit,
                      "selection": SELECTION_RULE, "test": TEST_NAME,
                      "margin": spec.get("margin"),
                      "claim_type": spec.get("claim_type", "superiority")},
@@ -340,6 +357,13 @@ def split_pairs(seeds: list, base_runs: list[dict], idea_runs: list[dict]) -> st
     return (f"the paired runs of seed(s) {', '.join(str(s) for s, _, _ in split)} trained on "
             f"different CPU types ({'; '.join(cpus)}): their differences mix the CPUs' "
             "rounding; train every shard on one CPU type (docs/scale-out.md)")
+
+
+def _val(run: dict | None) -> float | None:
+    """A run's validation value for the extension rule: None when missing, nan if diverged."""
+    if run is None:
+        return None
+    return float("nan") if run["diverged"] or run["val"] is None else run["val"]
 
 
 def _run_row(r: dict) -> dict:

@@ -15,9 +15,10 @@ ARMS = ("baseline", "idea")
 DEFAULT_SEEDS = 8
 MIN_SEEDS = 2
 BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "max_seeds",
-                "claim_type", "budget_tolerance", "budget_waiver", "frontier")
+                "claim_type", "budget_tolerance", "budget_waiver", "frontier", "extend")
 CLAIM_TYPES = ("superiority", "non-inferiority")
 CONTROL = "control:"  # a control arm's label: "control:<name>"
+DEFAULT_EXTEND = 2  # grid steps an edge selection may add per axis and side (benchkit.extend)
 
 
 class SpecError(ValueError):
@@ -57,6 +58,8 @@ class IdeaSpec:
     budget_tolerance: dict = field(default_factory=dict)  # budget -> relative tolerance
     budget_waiver: dict = field(default_factory=dict)     # budget -> the stated reason
     frontier: dict | None = None  # {axis: [values]}: every arm is benched at each value
+    extend: int = DEFAULT_EXTEND  # the edge-extension limit (benchkit.extend)
+    declared_grids: dict = field(default_factory=dict)  # track -> the grid as declared
 
     def points(self):
         """(track, cfg, seed) of every run an arm makes, in a stable order."""
@@ -79,6 +82,9 @@ class IdeaSpec:
             "budget_waiver": dict(self.budget_waiver),
             "frontier": ({k: list(v) for k, v in self.frontier.items()}
                          if self.frontier else None),
+            "extend": self.extend,
+            "declared_grids": {t: [dict(c) for c in g]
+                               for t, g in (self.declared_grids or self.grids).items()},
         }
 
 
@@ -248,6 +254,11 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
             raise SpecError(f"{where}: margin={margin!r} must be a number in (0, 1): the "
                             "non-inferiority margin relative to the baseline mean")
         margin = float(margin)
+    extend = kw.get("extend", DEFAULT_EXTEND)
+    if isinstance(extend, bool) or not isinstance(extend, int) or extend < 0:
+        raise SpecError(f"{where}: extend={extend!r} must be an integer >= 0: how many grid "
+                        "steps an arm's selection at the edge of an axis may add on that side "
+                        f"(default {DEFAULT_EXTEND}; 0 turns the extension off)")
     epochs = {t: int(epochs_override or registry.get(t).epochs) for t in track_names}
     from benchkit.fairness import parse_fairness  # claim type, budgets, frontier
 
@@ -264,6 +275,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
         name=name, module=module, tracks=track_names, grids=grids,
         seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,
         looks=looks or (declared_seeds,), looks_declared=bool(looks), overrides=overrides,
+        extend=extend, declared_grids=dict(grids),
         protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names}, **fair,
     )
 

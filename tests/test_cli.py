@@ -191,3 +191,15 @@ def test_the_cli_reads_the_version_benchkit_writes():
     from benchkit import cli
 
     assert rep.BENCH_VERSION in cli.SUPPORTED_VERSIONS
+
+
+def test_reports_written_by_an_earlier_benchkit_stay_readable():
+    """The committed reports predate budgets, controls, frontiers, exploratory flags and
+    signature nulls: show and compare still read them (the new fields are optional)."""
+    root = Path(__file__).resolve().parents[1] / "reports"
+    shown = bench("show", str(root))
+    assert shown.returncode == 0, shown.stderr
+    assert "error" not in shown.stderr
+    for report in sorted(root.glob("*/*/bench_report.json")):
+        same = bench("compare", str(report), str(report))
+        assert same.returncode == 0, same.stdout + same.stderr
