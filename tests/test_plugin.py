@@ -293,10 +293,10 @@ def test_mechanism_ok(suite, mode):
 def test_few_seeds_warn_loudly(suite, mode):
     _, result = suite.session(mode)
     result.stdout.fnmatch_lines([line_with(
-        "benchkit: WARNING same tabular:", "only 3 seeds", "smallest possible two-sided sign-flip p",
-        "0.25")])
+        "benchkit: WARNING same tabular:", "only 3 seeds", "smallest possible two-sided p is 0.25",
+        "sign-flip")])
     report = suite.report(mode, "same")
-    assert any("smallest possible two-sided sign-flip p" in w and "0.25" in w
+    assert any("smallest possible two-sided p is 0.25" in w and "sign-flip" in w
                for w in report["warnings"]), report["warnings"]
 
 
