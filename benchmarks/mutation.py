@@ -40,6 +40,11 @@ DECISION_FUNCTIONS = {
     "benchkit.aggregate": ["aggregate_session", "gate_failure"],
     "benchkit.spec": ["parse_bench_marker", "parse_grid", "family_seeds_needed",
                       "unreachable_family"],
+    "benchkit.signflip": ["min_pairs", "sign_flip_ci", "power", "mde_power80", "seeds_needed"],
+    "benchkit.fairness": ["tolerance_of", "comparisons", "finish_verdicts", "unmatched_reason",
+                          "signature_status", "mechanism_ok", "non_discriminating"],
+    "benchkit.extend": ["axes", "log_spaced", "next_value", "extended", "selected_edges",
+                        "resolve"],
 }
 OUT = ROOT / "benchmarks" / "mutation.json"
 KILLED = {"killed", "timeout", "segfault"}
