@@ -123,8 +123,10 @@ def _comparison_lines(report: dict) -> list[str]:
                  "its null: each seed's difference is as likely to have either sign, i.e. the "
                  f"differences are symmetric about 0), tested at level {num(tested_level(comp))}")
     if (comp.get("family_size") or 1) > 1 and comp.get("p_adjusted") is not None:
+        what = ("comparisons: its tracks x the baseline and each control"
+                if report.get("controls") else "tracks")
         lines.append(f"- p_adjusted = {comp['p_adjusted']:.4g} (Holm over the idea's "
-                     f"{comp['family_size']} tracks; the verdict uses this one)")
+                     f"{comp['family_size']} {what}; the verdict uses this one)")
     if comp.get("effect_size") is not None:
         lines.append(f"- effect size (Cohen's dz): {comp['effect_size']:.3g}")
     lines.append(f"- MDE: {num(comp.get('mde'))} absolute, {pct(comp.get('mde_rel_pct'))} of the "
