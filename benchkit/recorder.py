@@ -19,6 +19,7 @@ project modules they import.
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sys
@@ -96,11 +97,15 @@ def resume(tracer) -> None:
         sys.settrace(tracer)
 
 
+# A run's dependencies resolve every loaded module's file: once per path per process, not per run.
+_realpath = functools.lru_cache(maxsize=None)(os.path.realpath)
+
+
+@functools.lru_cache(maxsize=1)
 def _excluded() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
-    roots = {os.path.realpath(paths[k]) for k in ("stdlib", "purelib", "platlib") if k in paths}
-    roots |= {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
-              os.path.realpath(Path(__file__).parent)}
+    roots = {_realpath(paths[k]) for k in ("stdlib", "purelib", "platlib") if k in paths}
+    roots |= {_realpath(sys.prefix), _realpath(sys.base_prefix), _realpath(str(Path(__file__).parent))}
     return tuple(r + os.sep for r in roots)
 
 
@@ -108,22 +113,22 @@ class _Project:
     """Which files are project-local, and how the dependencies name them."""
 
     def __init__(self, rootdir: Path, arm_module: Path):
-        self.root = os.path.realpath(rootdir)
-        self.arm = os.path.realpath(arm_module)
+        self.root = _realpath(os.fspath(rootdir))
+        self.arm = _realpath(os.fspath(arm_module))
         self.excluded = _excluded()
         self._local: dict[str, str | None] = {}
         self.packages = {}
         for mod in list(sys.modules.values()):
             file = getattr(mod, "__file__", None)
             if isinstance(file, str):
-                self.packages[os.path.realpath(file)] = mod.__package__ or ""
+                self.packages[_realpath(file)] = mod.__package__ or ""
 
     def local(self, filename) -> str | None:
         """The real path of a project file, None for anything else."""
         if not isinstance(filename, str) or not os.path.isabs(filename):
             return None  # <frozen ...>, <string>: not a file of the project
         if filename not in self._local:
-            real = os.path.realpath(filename)
+            real = _realpath(filename)
             ok = real.startswith(self.root + os.sep) and not real.startswith(self.excluded) \
                 and "site-packages" not in real and "dist-packages" not in real
             self._local[filename] = real if ok else None

@@ -346,6 +346,8 @@ class Run:
 def _this_cpu() -> str:
     from benchkit.hardware import cpu
     return cpu()
+
+
 def _copy_to(tensor, device: str):
     """A copy of ``tensor`` on ``device`` (a plain clone on its own device)."""
     return tensor.clone() if str(tensor.device) == device else tensor.to(device, copy=True)
