@@ -44,12 +44,13 @@ def _budget_lines(report: dict) -> list[str]:
     rows = [[f"`{n}`"] + [num(budgets["arms"][a].get(n)) for a in arms] for n in names]
     lines += _table(["budget"] + [arm_name(a) for a in arms], rows) + [""]
     for check in budgets["checks"]:
+        at = "".join(f" at {k}={num(v)}" for k, v in (check.get("point") or {}).items())
         if check["waived"]:
-            lines.append(f"- `{check['budget']}` vs {arm_name(check['arm'])} waived: "
+            lines.append(f"- `{check['budget']}` vs {arm_name(check['arm'])}{at} waived: "
                          f"{check['waived']}")
         elif check["axis"]:
-            lines.append(f"- `{check['budget']}` vs {arm_name(check['arm'])}: the frontier's "
-                         "axis, reported per point, not matched")
+            lines.append(f"- `{check['budget']}` vs {arm_name(check['arm'])}{at}: the "
+                         "frontier's axis, not matched")
     for text in budgets["unmatched"]:
         lines.append(f"- **unmatched: {text}** (tolerance "
                      f"{pct(100 * _tolerance(budgets, text))}): no verdict")

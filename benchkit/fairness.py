@@ -152,18 +152,21 @@ def comparisons(report: dict) -> list[dict]:
 def finish_verdicts(report: dict, level: float) -> None:
     """The idea's practical verdict against every comparator (worst of them), then withheld as
     ``unmatched`` when a budget does not match; the system verdict follows."""
+    report["decided_by"] = None
     if report.get("comparison") is None:
         return
     direction = "lower" if report["metric_direction"].startswith("lower") else "higher"
-    verdicts = [report["practical_verdict"]]
+    verdicts = [(report["practical_verdict"], "baseline")]
     for control in (report.get("controls") or {}).values():
         comp = control["comparison"]
         ni = comp.get("noninferiority")
         control["verdict"] = stats.practical_verdict(
             comp["p_adjusted"], comp["delta_mean"], direction, level,
             non_inferior=ni["non_inferior"] if ni else None)
-        verdicts.append(control["verdict"])
-    report["practical_verdict"] = min(verdicts, key=VERDICT_ORDER.index)
+        verdicts.append((control["verdict"], control["arm"]))
+    # the worst verdict decides; on a tie the baseline comparison is the one named
+    report["practical_verdict"], report["decided_by"] = min(
+        verdicts, key=lambda v: VERDICT_ORDER.index(v[0]))
     report["system_verdict"] = stats.system_verdict(report["practical_verdict"],
                                                     report["mechanism_ok"])
     budgets = report.get("budgets")

@@ -56,7 +56,8 @@ def build_frontier_report(spec: dict, track: str, run_payloads: list[dict],
     budgets["unmatched"] = [f"at {axis}={value}: {text}" for value, p in points
                             for text in p["budgets"]["unmatched"]]
     budgets["matched"] = not budgets["unmatched"]
-    budgets["checks"] = [c for _, p in points for c in p["budgets"]["checks"]]
+    budgets["checks"] = [{**c, "point": {axis: value}} for value, p in points
+                         for c in p["budgets"]["checks"]]
     budgets["points"] = [{"value": value, **p["budgets"]} for value, p in points]
     top["budgets"] = budgets
     top["log_medians"] = {arm: fairness.median_figures(rows, "logs")

@@ -216,7 +216,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     else:
         report["baseline"] = {"best_cfg": None, "sweep": sweeps["baseline"], "full": None}
         report["controls"] = {}
-        report["budgets"] = report["log_medians"] = None
+        report["budgets"] = report["log_medians"] = report["decided_by"] = None
     mech_tests = math_verification(mechanism_payloads)
     mech_sig = mechanism_signature(idea_sel)
     report.update({

@@ -21,19 +21,39 @@ def practical_sentence(report: dict) -> str:
     if comp is None or verdict == "incomplete":
         reasons = "; ".join((report.get("incomplete") or {}).get("reasons", [])) or "runs missing"
         return f"{reasons}: no verdict"
+    control = (report.get("controls") or {}).get(
+        str(report.get("decided_by") or "").removeprefix("control:"))
+    if control is not None:  # a control's comparison is the worst: it decides the verdict
+        return (_decision(report, verdict, control["comparison"], control["full"]["mean"],
+                          f"than the control {control['arm'].removeprefix('control:')}")
+                + "; against the baseline: " + _decision(report, report["comparison"]["verdict"],
+                                                         comp, None, "", brief=True))
+    base_mean = (report.get("baseline") or {}).get("full", {}).get("mean")
+    return _decision(report, verdict, comp, base_mean, "")
+
+
+def _decision(report: dict, verdict: str, comp: dict, other_mean, than: str, *,
+              brief: bool = False) -> str:
+    """One comparison in words: the idea against the baseline (``than`` empty) or a control.
+    ``brief``: the numbers only (the baseline comparison beside a control's verdict)."""
     n = comp["n_pairs"]
     level = tested_level(comp)
     p_used = comp.get("p_adjusted")
     p_used = comp["p_value"] if p_used is None else p_used
     p_txt = f"p = {p_used:.3g}" + (" (Holm-adjusted)" if (comp.get("family_size") or 1) > 1
                                    else "")
-    base_mean = (report.get("baseline") or {}).get("full", {}).get("mean")
     delta = comp["delta_mean"]
-    size = f"{abs(delta):.4g} ({rel_pct(delta, base_mean)} of the baseline)"
+    if brief:
+        better = (delta < 0) == comp.get("direction", "lower").startswith("lower")
+        return (f"{'better' if better else 'worse'} by {abs(delta):.4g}, {p_txt} at level "
+                f"{num(level)}")
+    of = "the control" if than else "the baseline"
+    size = f"{abs(delta):.4g} ({rel_pct(delta, other_mean)} of {of})"
+    than = f" {than}" if than else ""
     if verdict == "helps":
-        return f"the idea is significantly better by {size}, {p_txt} < level {num(level)}"
+        return f"the idea is significantly better{than} by {size}, {p_txt} < level {num(level)}"
     if verdict == "harms":
-        return f"the idea is significantly worse by {size}, {p_txt} < level {num(level)}"
+        return f"the idea is significantly worse{than} by {size}, {p_txt} < level {num(level)}"
     diffs = comp.get("per_seed_diffs") or []
     if diffs and all(d == 0 for d in diffs):
         mde_txt = (f"the two arms gave identical results on all {_seed_word(n)} (every diff is "
@@ -44,17 +64,18 @@ def practical_sentence(report: dict) -> str:
                    f"{_seed_word(n)}: {2.0 ** (1 - n):.3g})")
     else:
         mde_txt = (f"with {_seed_word(n)} this bench cannot see effects smaller than "
-                   f"{pct(comp.get('mde_rel_pct'))} of the baseline (MDE {num(comp.get('mde'))})")
+                   f"{pct(comp.get('mde_rel_pct'))} of {of} (MDE {num(comp.get('mde'))})")
     if verdict == "non-inferior":
         ni = comp.get("noninferiority") or {}
         within = (f"shown to be worse by less than the margin of "
-                  f"{pct(100 * ni.get('margin_rel', 0))} of the baseline (one-sided sign-flip "
+                  f"{pct(100 * ni.get('margin_rel', 0))} of {of} (one-sided sign-flip "
                   f"p = {num(ni.get('p_value'), '.3g')}); {mde_txt}")
         if p_used < level:  # a harm within the margin: non-inferior, and the harm is stated
-            return (f"significantly worse by {size}, {p_txt} < level {num(level)}, but "
+            return (f"significantly worse{than} by {size}, {p_txt} < level {num(level)}, but "
                     + within)
-        return f"not significantly better at level {num(level)} ({p_txt}), but " + within
-    return f"not significant at level {num(level)} ({p_txt}): {mde_txt}"
+        return (f"not significantly better{than} at level {num(level)} ({p_txt}), but "
+                + within)
+    return f"not significant{than} at level {num(level)} ({p_txt}): {mde_txt}"
 
 
 

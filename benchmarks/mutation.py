@@ -146,7 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     patterns = [f"{module}.x_{func}__mutmut_*" for module, funcs in DECISION_FUNCTIONS.items()
                 if not args.only or module in args.only for func in funcs]
-    # pytester's subprocess runs must import the mutated package, not an editable install
+    # Every process must import the mutated package, not the editable install. The folder must
+    # exist before mutmut starts: Python caches a sys.path entry that is missing at the first
+    # import as "nothing here", and would then never look in it again.
+    (work / "mutants").mkdir(exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(work / "mutants")}
     run = subprocess.run([mutmut, "run", "--max-children", str(args.max_children), *patterns],
                          cwd=work, capture_output=True, text=True, env=env)

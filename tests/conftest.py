@@ -8,6 +8,7 @@ plugin imports its internals at every terminal summary: imported here once, not 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,15 @@ torch.optim.Adam([_p]).step()
 del _p
 
 SCHEMA_PATH = Path(benchkit.__file__).with_name("bench_report.schema.json")
+
+
+@pytest.fixture(autouse=True)
+def _no_mutmut_stats_in_subprocesses(request, monkeypatch):
+    """Under mutmut's coverage pass (benchmarks/mutation.py), a pytester subprocess would try to
+    record its calls and cannot find mutmut's configuration from its own folder: there the
+    subprocess runs the original code. Mutants are then chosen by in-process calls only."""
+    if os.environ.get("MUTANT_UNDER_TEST") == "stats" and "pytester" in request.fixturenames:
+        monkeypatch.setenv("MUTANT_UNDER_TEST", "")
 
 
 def validate_report(path) -> dict:

@@ -115,7 +115,13 @@ def test_a_control_that_beats_the_idea_makes_it_not_help(pytester, read_report):
     assert {r["arm"] for r in report["runs"]} == {"baseline", "idea", "control:better"}
     assert result.ret == 1
     result.stdout.fnmatch_lines(["benchkit: FAIL fair tabular: gate 'helps' not met*"])
-    assert "## Control arms" in (pytester.path / "reports/fair/tabular/summary.md").read_text()
+    summary = (pytester.path / "reports/fair/tabular/summary.md").read_text()
+    assert "## Control arms" in summary
+    # the verdict's sentence gives the control's numbers, which decided it, not the baseline's
+    assert report["decided_by"] == "control:better"
+    verdict_line = next(ln for ln in summary.splitlines() if ln.startswith("- **practical:"))
+    assert "than the control better" in verdict_line, verdict_line
+    assert f"against the baseline: better by {abs(comp['delta_mean']):.4g}" in verdict_line
 
 
 @pytest.mark.parametrize("marks, message", [
