@@ -21,7 +21,7 @@ import math
 
 RECORD_VERSION = 2
 RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")
-SIGNATURE_KEYS = {"observed", "predicted", "tol", "prediction", "confirmed"}
+SIGNATURE_KEYS = {"observed", "predicted", "tol", "prediction", "confirmed", "has_null", "null"}
 
 
 class InvalidRecord(ValueError):
@@ -137,6 +137,11 @@ def check_result(result) -> None:
               f"signature {name!r} fields wrong")
         _number(sig["observed"], f"signature {name!r} observed", nullable=True)
         _number(sig["predicted"], f"signature {name!r} predicted")
+        _need(isinstance(sig["has_null"], bool), f"signature {name!r} has_null is not true or "
+              "false")
+        _number(sig["null"], f"signature {name!r} null", nullable=True)
+        _need(sig["has_null"] or sig["null"] is None, f"signature {name!r} has a null value "
+              "but has_null is false")
         _number(sig["tol"], f"signature {name!r} tol", minimum=0)
         _need(sig["prediction"] is None or isinstance(sig["prediction"], str),
               f"signature {name!r} prediction is not text")

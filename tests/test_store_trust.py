@@ -24,6 +24,7 @@ def test_idea(run):
         run.record(val=float("nan"), test=float("nan"))   # this run diverges
         return
     run.fit(run.track.model(), lr=run.cfg["lr"] / 2)
+    run.signature("gap", 0.0, 0.0, 1e-3, null=1.0)      # stored with its null, and reused
 '''
 
 
