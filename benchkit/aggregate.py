@@ -102,7 +102,8 @@ def gate_failure(report: dict, gate: str) -> str | None:
              f"mechanism_ok {mechanism_word(report['mechanism_ok'])}")
     ok = {
         "not-harms": practical != "harms",
-        "non-inferior": practical in ("helps", "non-inferior"),
+        "non-inferior": practical in ("helps", "non-inferior", "equivalent"),
+        "equivalent": practical == "equivalent",
         "helps": practical == "helps",
         "worked": system == "worked",
     }[gate]

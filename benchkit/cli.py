@@ -20,7 +20,7 @@ from benchkit.reading import (REPORT_NAME, SUPPORTED_VERSIONS, ReportError,  # n
 from benchkit.spec import cfg_id
 
 # compare: a verdict lower in this order is worse; an incomplete report is the worst of all
-VERDICT_RANK = {"helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "unmatched": -1,
+VERDICT_RANK = {"equivalent": 4, "helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "unmatched": -1,
                 "incomplete": -1}
 # the figures compare reads: a non-finite one (NaN written by hand) is a regression
 _FIGURES = (("baseline mean", ("baseline", "full", "mean")), ("idea mean", ("idea", "mean")),
@@ -157,8 +157,8 @@ def _get(r, *keys):
 
 def regressions(old: dict, new: dict) -> tuple[list[str], list[str]]:
     """(why NEW is worse than OLD, notes). Worse: the practical verdict dropped in the order
-    helps > non-inferior > inconclusive > harms > incomplete, or the idea's metric moved the
-    wrong way by more than OLD's MDE."""
+    equivalent > helps > non-inferior > inconclusive > harms > incomplete, or the idea's
+    metric moved the wrong way by more than OLD's MDE."""
     why, notes = [], []
     for label, keys in _FIGURES:
         for which, r in (("OLD", old), ("NEW", new)):
@@ -276,8 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", help="what changed between two reports of one idea and track",
         description="Per-field changes from OLD to NEW (selected configs, baseline and idea "
                     "means, delta_mean, p, MDE, wins, mechanism, verdicts). Exits 1 when NEW "
-                    "is worse: its practical verdict is lower in the order helps > "
-                    "non-inferior > inconclusive > harms > incomplete, or the idea's metric "
+                    "is worse: its practical verdict is lower in the order equivalent > "
+                    "helps > non-inferior > inconclusive > harms > incomplete, or the idea's metric "
                     "moved the wrong way (in the metric's direction) by more than OLD's MDE.",
         epilog="exit status: 0 no regression; 1 regression; 2 missing/invalid report, or the "
                "reports are of different ideas or tracks")

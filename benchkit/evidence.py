@@ -23,6 +23,10 @@ def _claim_lines(report: dict) -> list[str]:
     if kind == "non-inferiority":
         text = (f"non-inferiority: the idea may be worse than the baseline and every control by "
                 f"less than the margin of {pct(100 * (proto.get('margin') or 0))} of their mean")
+    elif kind == "equivalence":
+        text = (f"equivalence: the idea must be within the margin of "
+                f"{pct(100 * (proto.get('margin') or 0))} of the baseline's and every control's "
+                "mean, either way (two one-sided sign-flip tests)")
     else:
         text = "superiority: the idea must beat the baseline and every control"
     return ["## Claim tested", "", f"- {text}.", ""]

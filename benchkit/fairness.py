@@ -13,8 +13,9 @@ A verdict is only worth its comparison. This module holds the rules that keep it
 * **Signature nulls.** A signature that passes but whose null (the same statistic where the
   mechanism is absent) passes too is ``non_discriminating``: it cannot count toward
   ``mechanism_ok = 1``. One without a null is confirmed with its discrimination unchecked.
-* **Claim types.** ``claim_type="superiority"`` (default) or ``"non-inferiority"`` (needs
-  ``margin=``), stated in the report and summary.
+* **Claim types.** ``claim_type="superiority"`` (default), ``"non-inferiority"`` or
+  ``"equivalence"`` (both need ``margin=``; see :mod:`benchkit.equivalence`), stated in the
+  report and summary.
 
 Pure Python over payloads and report dicts: the controller never imports torch.
 """
@@ -24,12 +25,12 @@ import math
 import numbers
 import statistics
 
-from benchkit import stats
+from benchkit import equivalence, stats
 from benchkit.spec import CLAIM_TYPES, CONTROL, SpecError
 
 DEFAULT_TOLERANCE = 0.05          # relative, for every budget unless declared otherwise
 FRONTIER_BUDGET = "params"        # the budget a frontier trades against: reported, not matched
-VERDICT_ORDER = ("harms", "inconclusive", "non-inferior", "helps")  # worst first
+VERDICT_ORDER = ("harms", "inconclusive", "non-inferior", "helps", "equivalent")  # worst first
 
 
 # -- the bench marker's fairness arguments -------------------------------------------------------
@@ -39,9 +40,11 @@ def parse_fairness(kw: dict, where: str, margin: float | None) -> dict:
     if claim_type not in CLAIM_TYPES:
         raise SpecError(f"{where}: claim_type={claim_type!r}; valid: "
                         f"{', '.join(map(repr, CLAIM_TYPES))}")
-    if claim_type == "non-inferiority" and margin is None:
-        raise SpecError(f"{where}: claim_type='non-inferiority' needs margin=<fraction of the "
-                        "baseline mean in (0, 1)>: the largest loss the claim accepts")
+    if claim_type != "superiority" and margin is None:
+        raise SpecError(f"{where}: claim_type={claim_type!r} needs margin=<fraction of the "
+                        "baseline mean in (0, 1)>: the largest " + (
+                            "loss" if claim_type == "non-inferiority" else
+                            "difference either way") + " the claim accepts")
     given = kw.get("budget_tolerance", {})
     tolerance = {"*": given} if _number(given) else given
     if not isinstance(tolerance, dict) or not all(
@@ -158,11 +161,11 @@ def finish_verdicts(report: dict, level: float) -> None:
     direction = "lower" if report["metric_direction"].startswith("lower") else "higher"
     verdicts = [(report["practical_verdict"], "baseline")]
     for control in (report.get("controls") or {}).values():
-        comp = control["comparison"]
-        ni = comp.get("noninferiority")
-        control["verdict"] = stats.practical_verdict(
-            comp["p_adjusted"], comp["delta_mean"], direction, level,
-            non_inferior=ni["non_inferior"] if ni else None)
+        control["verdict"] = equivalence.verdict(
+            control["comparison"], control["full"]["per_seed"], report["idea"]["per_seed"],
+            direction=direction, level=level,
+            family_size=control["comparison"].get("family_size") or 1,
+            claim_type=report["protocol"].get("claim_type", "superiority"))
         verdicts.append((control["verdict"], control["arm"]))
     # the worst verdict decides; on a tie the baseline comparison is the one named
     report["practical_verdict"], report["decided_by"] = min(

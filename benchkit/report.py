@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit import extend, fairness, signflip, stats
+from benchkit import equivalence, extend, fairness, signflip, stats
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
 from benchkit.spec import ARMS, cfg_id, run_id, unreachable_family
 
@@ -326,16 +326,10 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     comp["family_size"] = family_size
     comp["level"] = level
     comp.update(planning(comp, level / family_size, significant=p_adjusted < level))
-    direction = direction_of(report)
-    if comp.get("noninferiority"):  # at this look's level (Holm's first step), not alpha
-        comp["noninferiority"] = stats.noninferiority(
-            report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
-            direction=direction, margin=comp["noninferiority"]["margin_rel"],
-            alpha=level / family_size)
-    ni = comp.get("noninferiority")
-    report["practical_verdict"] = stats.practical_verdict(
-        p_adjusted, comp["delta_mean"], direction, level,
-        non_inferior=ni["non_inferior"] if ni else None)
+    report["practical_verdict"] = equivalence.verdict(  # margin tests at this look's level
+        comp, report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
+        direction=direction_of(report), level=level, family_size=family_size,
+        claim_type=report["protocol"].get("claim_type", "superiority"))
     # the reference-format fields say what the practical verdict says (Holm, the look's level)
     comp["verdict"] = V1_VERDICTS.get(report["practical_verdict"], "no significant win")
     comp["system_worked"] = report["practical_verdict"] == "helps"

@@ -14,7 +14,7 @@ import pytest
 
 from benchkit import device as devices
 
-GATES = ("off", "not-harms", "non-inferior", "helps", "worked")
+GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
 
 # Values on pytest's config (controller and workers alike).
 SETTINGS = pytest.StashKey["Settings"]()

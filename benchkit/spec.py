@@ -16,7 +16,7 @@ DEFAULT_SEEDS = 8
 MIN_SEEDS = 2
 BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "max_seeds",
                 "claim_type", "budget_tolerance", "budget_waiver", "frontier", "extend")
-CLAIM_TYPES = ("superiority", "non-inferiority")
+CLAIM_TYPES = ("superiority", "non-inferiority", "equivalence")
 CONTROL = "control:"  # a control arm's label: "control:<name>"
 DEFAULT_EXTEND = 2  # grid steps an edge selection may add per axis and side (benchkit.extend)
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 DIRECTIONS = ("lower", "higher")
-PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive")
+PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
 _REL_TOL = 1e-12  # float ties in the permutation null: sums in another order differ by ulps
 
 

@@ -69,7 +69,7 @@ def _protocol_lines(report: dict) -> list[str]:
     if proto.get("test"):
         lines.append(f"- test: {proto['test']}, alpha {num(proto.get('alpha'), 'g')}")
     if proto.get("margin") is not None:
-        lines.append(f"- non-inferiority margin: {pct(100 * proto['margin'])} of the baseline mean")
+        lines.append(f"- margin: {pct(100 * proto['margin'])} of the baseline mean")
     base_cfg = (report.get("baseline") or {}).get("best_cfg")
     if base_cfg is not None or report.get("idea_config") is not None:
         lines.append(f"- selected: baseline {_cfg(base_cfg)}, idea {_cfg(report.get('idea_config'))}")
@@ -138,6 +138,13 @@ def _comparison_lines(report: dict) -> list[str]:
                      f"{num(ni.get('margin_abs'))}): one-sided bound of the delta "
                      f"{signed(ni.get('bound'))}, p = {num(ni.get('p_value'), '.3g')}, "
                      f"{'non-inferior' if ni.get('non_inferior') else 'not shown non-inferior'}")
+    eq = comp.get("equivalence")
+    if eq:
+        lines.append(f"- equivalence (margin {pct(100 * eq['margin_rel'])} either way = "
+                     f"{num(eq.get('margin_abs'))}): one-sided sign-flip p = "
+                     f"{num(eq.get('p_worse'), '.3g')} (worse), {num(eq.get('p_better'), '.3g')}"
+                     f" (better) at level {num(eq.get('level'))}, "
+                     f"{'equivalent' if eq.get('equivalent') else 'not shown equivalent'}")
     if report.get("practical_verdict") in ("inconclusive", "non-inferior"):
         plan = comp.get("planning") or {}
         at = f"the sign-flip test at level {num(plan.get('level'))}"

@@ -65,6 +65,16 @@ def _decision(report: dict, verdict: str, comp: dict, other_mean, than: str, *,
     else:
         mde_txt = (f"with {_seed_word(n)} this bench cannot see effects smaller than "
                    f"{pct(comp.get('mde_rel_pct'))} of {of} (MDE {num(comp.get('mde'))})")
+    if verdict == "equivalent":
+        eq = comp.get("equivalence") or {}
+        return (f"shown equivalent to {of} within the margin of "
+                f"{pct(100 * eq.get('margin_rel', 0))} either way (two one-sided sign-flip "
+                f"tests, p = {num(eq.get('p_worse'), '.3g')} against worse and "
+                f"{num(eq.get('p_better'), '.3g')} against better, both < level "
+                f"{num(eq.get('level'), '.4g')}"
+                + ("" if eq.get("level") == level else f": the look's level {num(level)} over "
+                   f"{comp.get('family_size')} comparisons") + f"); the difference is "
+                f"{signed(delta)} ({rel_pct(delta, other_mean)} of {of}), {p_txt}")
     if verdict == "non-inferior":
         ni = comp.get("noninferiority") or {}
         within = (f"shown to be worse by less than the margin of "

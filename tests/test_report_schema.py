@@ -100,7 +100,7 @@ def test_enums_match_benchkit():
     withheld = {"incomplete", "unmatched"}  # no verdict: runs missing, budgets differ
     assert set(props["practical_verdict"]["enum"]) == set(stats.PRACTICAL) | withheld
     assert set(props["practical_verdict"]["enum"]) == {
-        "helps", "harms", "inconclusive", "non-inferior", "incomplete", "unmatched"}
+        "helps", "harms", "inconclusive", "non-inferior", "equivalent", "incomplete", "unmatched"}
     assert set(props["system_verdict"]["enum"]) == {"worked", "partial", "failed"} | withheld
     assert props["mechanism_ok"]["enum"] == [0, 1, None]
     comp = props["comparison"]["properties"]

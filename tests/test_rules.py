@@ -19,8 +19,8 @@ from benchkit.aggregate import gate_failure
 from benchkit.report import build_report, decide, mechanism_signature, math_verification
 from benchkit.spec import SpecError, parse_bench_marker
 
-GATES = ("off", "not-harms", "non-inferior", "helps", "worked")
-PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive")
+GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
+PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
 SYSTEM = ("worked", "partial", "failed")
 
 
@@ -44,7 +44,8 @@ def gate_passes(gate: str, practical: str, system: str, complete: bool) -> bool:
     if not complete:
         return False
     return {"not-harms": practical != "harms",
-            "non-inferior": practical in ("helps", "non-inferior"),
+            "non-inferior": practical in ("helps", "non-inferior", "equivalent"),
+            "equivalent": practical == "equivalent",
             "helps": practical == "helps",
             "worked": system == "worked"}[gate]
 
