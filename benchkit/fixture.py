@@ -81,7 +81,8 @@ def reuse(item: pytest.Function) -> bool:
     here = item_spec(item).module
     the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
                           "origin": "reused" if record["origin"]["module"] == here else "shared",
-                          "trained_in": record["origin"]["module"]}
+                          "trained_in": record["origin"]["module"],
+                          "planned_looks": record["origin"].get("looks")}
     return True
 
 
@@ -169,7 +170,8 @@ def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) ->
     try:
         deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
         record = records.build(the_run.store_key, result, result, deps,
-                               {"module": spec.module, "nodeid": item.nodeid}, result["cpu"])
+                               {"module": spec.module, "nodeid": item.nodeid,
+                                "looks": list(spec.looks)}, result["cpu"])
     except Exception as exc:  # never the session: an unrecordable run is just not stored
         store.problem(f"{item.nodeid}: its dependencies could not be recorded "
                       f"({exc.__class__.__name__}: {exc}): it is not stored")

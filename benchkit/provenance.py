@@ -1,5 +1,6 @@
-"""What ties a report to the code that produced it: the idea module's digest and, in a git
-checkout, the commit and whether the tree had uncommitted changes."""
+"""What ties a report to what produced it: the idea module's digest, in a git checkout the
+commit and whether the tree had uncommitted changes, and the plan each stored run was trained
+under."""
 from __future__ import annotations
 
 import functools
@@ -37,3 +38,16 @@ def git_state(rootdir: str) -> dict | None:
         return None
     status = git("status", "--porcelain", "--untracked-files=no")
     return {"commit": commit.strip(), "dirty": None if status is None else bool(status.strip())}
+
+
+def plan_changes(looks: list[int], runs) -> list[str]:
+    """Why the session is exploratory when stored runs of this module (origin ``reused``) were
+    trained under other declared looks: the plan changed after a look, and a plan chosen after
+    seeing results is no plan. Empty when it did not (or the records predate the field)."""
+    before = sorted({tuple(r["planned_looks"]) for r in runs if r.get("origin") == "reused"
+                     and r.get("planned_looks") not in (None, list(looks))})
+    if not before:
+        return []
+    return [f"the plan changed after a look: stored runs were trained under looks="
+            f"{', '.join(map(str, before))}, now looks={tuple(looks)} (declare every look "
+            "before the first; --bench-fresh retrains under the new plan)"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit import equivalence, extend, fairness, signflip, stats
+from benchkit import equivalence, extend, fairness, provenance, signflip, stats
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
 from benchkit.spec import ARMS, cfg_id, run_id, unreachable_family
 
@@ -241,7 +241,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
                            if r["cfg"] in grid else len(grid), r["seed"]))],
         "environment": _environment(run_payloads),
     })
-    report.update(plan_of(spec, n))
+    report.update(plan_of(spec, n, run_payloads))
     if report["exploratory"]:
         warnings.append("exploratory: " + "; ".join(report["exploratory"]["reasons"])
                         + ". Not a look of the plan: no verdict of this session counts and "
@@ -256,15 +256,15 @@ SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declare
                    "no earlier report is read")
 
 
-def plan_of(spec: dict, n: int) -> dict:
+def plan_of(spec: dict, n: int, runs: list[dict] = ()) -> dict:
     """The sequential plan (``report["sequential"]``) and, when this session is not one of its
-    looks, why (``report["exploratory"]``): an override of seeds or epochs, or a seed count the
-    module does not declare as a look. A function of the module's declaration and this
-    session's options only."""
+    looks, why (``report["exploratory"]``): an override of seeds or epochs, a seed count the
+    module does not declare as a look, or a plan changed after a look (``runs``)."""
     looks = [int(k) for k in spec.get("looks") or [n]]
     look = looks.index(n) + 1 if n in looks else None
     reasons = [f"--bench-{k} {v} overrides the module's plan" for k, v in
                sorted((spec.get("overrides") or {}).items())]
+    reasons += provenance.plan_changes(looks, runs)
     if look is None:
         reasons.append(f"{n} seeds is not a declared look (looks={tuple(looks)}): declare it "
                        "in pytest.mark.bench (looks=...) before the first look")

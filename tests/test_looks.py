@@ -115,3 +115,24 @@ def test_a_quick_look_in_the_report_folder_does_not_change_the_later_verdict(
     assert report["comparison"]["level"] == LEVEL_8_OF_16
     assert report["practical_verdict"] == "helps"
     full.stdout.no_fnmatch_line("benchkit: FAIL*")
+
+
+def test_a_plan_changed_after_a_look_is_exploratory(pytester, read_report):
+    """Issue 16: max_seeds added after a look. The first look's runs are stored under looks=(8,);
+    the module then declares looks at 8 and 16 and reuses them: the new plan was chosen after
+    seeing results, so the session is exploratory and fails every gate."""
+    module = RECORDED.format(name="replan", base=BASE8, idea=IDEA8, claim_holds=True)
+    pytester.makepyfile(test_replan=module)
+    first = pytester.runpytest_subprocess("--bench-gate=helps")
+    assert first.ret == 0, first.stdout.str()[-2000:]
+    pytester.makepyfile(test_replan=module.replace("seeds=8)", "max_seeds=16)"))
+    second = pytester.runpytest_subprocess("--bench-gate=helps")
+    report = read_report(pytester.path, "replan")
+    assert {r["origin"] for r in report["runs"]} == {"reused"}
+    assert report["practical_verdict"] == "helps"        # at the look's level, but it is no look
+    assert report["exploratory"]["reasons"] == [
+        "the plan changed after a look: stored runs were trained under looks=(8,), now "
+        "looks=(8, 16) (declare every look before the first; --bench-fresh retrains under the "
+        "new plan)"]
+    assert second.ret == 1
+    second.stdout.fnmatch_lines(["benchkit: FAIL replan tabular: exploratory (the plan changed*"])
