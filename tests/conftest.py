@@ -28,6 +28,19 @@ del _p
 SCHEMA_PATH = Path(benchkit.__file__).with_name("bench_report.schema.json")
 
 
+SUITE_TIMEOUT = 120  # seconds: a hang fails one test with a traceback, not the CI job
+
+
+def pytest_collection_modifyitems(items):
+    """Every test of this suite without its own ``timeout`` marker gets SUITE_TIMEOUT
+    (pytest-timeout). Not an ini setting: ideas/ shares the rootdir's ini, and a suite
+    timeout there would stop real benches (their limit is --bench-timeout)."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(SUITE_TIMEOUT))
+
+
 @pytest.fixture(autouse=True)
 def _no_mutmut_stats_in_subprocesses(request, monkeypatch):
     """Under mutmut's coverage pass (benchmarks/mutation.py), a pytester subprocess would try to
