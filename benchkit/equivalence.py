@@ -46,11 +46,13 @@ def tost(baseline, idea, *, direction: str, margin: float, level: float) -> dict
 
 
 def verdict(comp: dict, baseline, idea, *, direction: str, level: float, family_size: int,
-            claim_type: str) -> str:
+            claim_type: str, margin_level: float | None = None) -> str:
     """The practical verdict of one comparison at this look's ``level``: the margin tests
     (non-inferiority when a margin is declared, TOST under an equivalence claim) are redone
-    at level / family_size (Holm's first step) and stored in ``comp``."""
-    test_level = level / family_size
+    at ``margin_level`` (default ``level``; the union-bound level under an exact boundary,
+    which is calibrated for the two-sided test only) / family_size (Holm's first step) and
+    stored in ``comp``."""
+    test_level = (level if margin_level is None else margin_level) / family_size
     ni = comp.get("noninferiority")
     if ni:
         comp["noninferiority"] = ni = stats.noninferiority(

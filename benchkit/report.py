@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from benchkit import equivalence, extend, fairness, provenance, signflip, stats
+from benchkit import sequential as seq
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
 from benchkit.spec import ARMS, cfg_id, run_id, unreachable_family
 
@@ -270,17 +271,9 @@ def plan_of(spec: dict, n: int, runs: list[dict] = ()) -> dict:
                        "in pytest.mark.bench (looks=...) before the first look")
     sequential = {"looks": looks, "max_seeds": looks[-1],
                   "declared": bool(spec.get("looks_declared")), "look": look,
-                  "rule": SEQUENTIAL_RULE}
+                  "boundary": spec.get("boundary", "union"),
+                  "rule": seq.EXACT_RULE if spec.get("boundary") == "exact" else SEQUENTIAL_RULE}
     return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}
-
-
-def look_level(sequential: dict, alpha: float) -> float:
-    """The level of this session's look; alpha for a seed count that is no look (exploratory,
-    never counted: the verdict at alpha is descriptive only and every gate fails)."""
-    looks, look = sequential["looks"], sequential["look"]
-    if look is None:
-        return alpha
-    return stats.look_levels(looks[:look], looks[-1], alpha)[-1]
 
 
 def planning(comp: dict, level: float, *, significant: bool) -> dict:
@@ -310,7 +303,7 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
         report["practical_verdict"] = report["system_verdict"] = "incomplete"
         return report
     n = report["n_seeds"]
-    level = look_level(sequential, alpha)
+    level, margin_level = seq.levels(sequential, comp["per_seed_diffs"], alpha, family_size)
     if sequential["look"] is not None and len(sequential["looks"]) > 1:
         report["warnings"].append(
             f"look {sequential['look']} of {len(sequential['looks'])} declared "
@@ -329,6 +322,7 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     report["practical_verdict"] = equivalence.verdict(  # margin tests at this look's level
         comp, report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
         direction=direction_of(report), level=level, family_size=family_size,
+        margin_level=margin_level,
         claim_type=report["protocol"].get("claim_type", "superiority"))
     # the reference-format fields say what the practical verdict says (Holm, the look's level)
     comp["verdict"] = V1_VERDICTS.get(report["practical_verdict"], "no significant win")

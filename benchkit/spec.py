@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 ARMS = ("baseline", "idea")
 DEFAULT_SEEDS = 8
 MIN_SEEDS = 2
-BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "max_seeds",
+BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "boundary", "max_seeds",
                 "claim_type", "budget_tolerance", "budget_waiver", "frontier", "extend")
 CLAIM_TYPES = ("superiority", "non-inferiority", "equivalence")
 CONTROL = "control:"  # a control arm's label: "control:<name>"
@@ -49,6 +49,7 @@ class IdeaSpec:
     margin: float | None = None
     looks: tuple[int, ...] = ()  # the planned seed counts, in order: (seeds,) unless declared
     looks_declared: bool = False  # looks= (or max_seeds=) in pytest.mark.bench
+    boundary: str = "union"  # how the looks share alpha (benchkit.sequential)
     overrides: dict = field(default_factory=dict)  # --bench-seeds/--bench-epochs given: exploratory
     protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
     mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
@@ -74,7 +75,8 @@ class IdeaSpec:
             "grids": {t: [dict(c) for c in g] for t, g in self.grids.items()},
             "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
             "margin": self.margin, "looks": list(self.looks),
-            "looks_declared": self.looks_declared, "overrides": dict(self.overrides),
+            "looks_declared": self.looks_declared, "boundary": self.boundary,
+            "overrides": dict(self.overrides),
             "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),
             "arm_tests": dict(self.arm_tests),
             "arms": list(self.arms), "claim_type": self.claim_type,
@@ -241,6 +243,9 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
             raise SpecError(f"{where}: max_seeds={looks[-1]} is below seeds={declared_seeds}: "
                             "it must be >= seeds: the most seeds you plan to bench over all looks")
         looks = tuple(sorted({declared_seeds, looks[-1]}))
+    from benchkit.sequential import parse_boundary
+
+    boundary = parse_boundary(kw, where, looks)
     n_seeds = declared_seeds if seeds_override is None else seeds_override
     overrides = {k: v for k, v in (("seeds", seeds_override), ("epochs", epochs_override))
                  if v is not None}
@@ -274,7 +279,8 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     return IdeaSpec(
         name=name, module=module, tracks=track_names, grids=grids,
         seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,
-        looks=looks or (declared_seeds,), looks_declared=bool(looks), overrides=overrides,
+        looks=looks or (declared_seeds,), looks_declared=bool(looks), boundary=boundary,
+        overrides=overrides,
         extend=extend, declared_grids=dict(grids),
         protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names}, **fair,
     )

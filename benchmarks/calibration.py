@@ -300,6 +300,39 @@ def merge(paths: list[Path]) -> str:
     return "\n".join(lines)
 
 
+def sequential_boundaries(reps: int, alpha: float, effect: float, seed: int = 17) -> dict:
+    """FWER and power of the two boundary kinds at looks (8, 16), on simulated paired
+    differences (no training): per condition ``reps`` benches of 16 differences, seeded; a
+    bench rejects when look 1 (8 seeds) has p below its level, or look 2 (16) does. Exact
+    Clopper-Pearson 95% intervals."""
+    from benchkit import sequential
+
+    looks = [8, 16]
+    union = stats.look_levels(looks, looks[-1], alpha)
+    draws = {"normal, H0": lambda r: r.normal(0.0, 1.0, 16),
+             "t(3), H0": lambda r: r.standard_t(3, 16),
+             f"normal, effect {effect:g} sd": lambda r: r.normal(effect, 1.0, 16)}
+    out = {"looks": looks, "alpha": alpha, "reps": reps, "seed": seed,
+           "union_levels": union, "conditions": {}}
+    for k, (name, draw) in enumerate(draws.items()):
+        rng = np.random.default_rng(seed + k)
+        hits = {"union": 0, "exact": 0}
+        final_levels = []
+        for _ in range(reps):
+            d = draw(rng)
+            p1, p2 = stats.sign_flip_p_value(d[:8]), stats.sign_flip_p_value(d)
+            exact = sequential.exact_levels(d, looks, alpha)
+            final_levels.append(exact[1])
+            hits["union"] += p1 < union[0] or p2 < union[1]
+            hits["exact"] += p1 < exact[0] or p2 < exact[1]
+        out["conditions"][name] = {
+            kind: {"rejected": h, "rate": h / reps, "ci95": simstats.clopper_pearson(h, reps)}
+            for kind, h in hits.items()}
+        out["conditions"][name]["exact_final_level_median"] = float(np.median(final_levels))
+        print(name, {k: out["conditions"][name][k]["rate"] for k in hits}, flush=True)
+    return out
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--track", default=DEFAULTS["track"])
@@ -316,7 +349,19 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, default=HERE / "calibration.json")
     ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
                     help="do not train: pool the written results of runs over disjoint blocks")
+    ap.add_argument("--sequential", action="store_true",
+                    help="do not train: FWER and power of the union and exact boundaries at "
+                         "looks (8, 16) on simulated differences -> --out")
+    ap.add_argument("--effect", type=float, default=0.75,
+                    help="with --sequential: the true mean difference in sd units for power")
     args = ap.parse_args(argv)
+    if args.sequential:
+        t0 = time.perf_counter()
+        result = sequential_boundaries(args.sim_reps, args.alpha, args.effect)
+        result["seconds"] = time.perf_counter() - t0
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"wrote {args.out} ({result['seconds']:.0f} s)")
+        return
     if args.merge:
         print(merge(args.merge))
         return
