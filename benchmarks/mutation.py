@@ -9,7 +9,8 @@ then classifies every mutant and writes benchmarks/mutation.json:
 - message: a survivor whose only change is a string literal with a space in it (a message
   for people, never a key, a verdict name or a gate name): listed, not counted as a rule.
 
-score = killed / (killed + survived), message mutants left out of both.
+score = killed / (killed + survived), message mutants left out of both. Mutants are killed by
+the in-process tests: tests/conftest.py skips the pytester sessions while mutmut runs.
 Needs `pip install mutmut==3.8.1` (the `mutation` extra). Usage:
     python benchmarks/mutation.py [--max-children 2] [--keep DIR]
 """

@@ -29,25 +29,24 @@ SCHEMA_PATH = Path(benchkit.__file__).with_name("bench_report.schema.json")
 
 
 SUITE_TIMEOUT = 120  # seconds: a hang fails one test with a traceback, not the CI job
+# benchmarks/mutation.py runs the tests once per mutant: there the pytest sessions a test starts
+# with pytester (seconds to a minute each; the suite itself runs them) are left out, and the
+# rules are pinned by the in-process tests.
+MUTATION_SKIP = "a pytester session: not run per mutant (benchmarks/mutation.py)"
 
 
 def pytest_collection_modifyitems(items):
     """Every test of this suite without its own ``timeout`` marker gets SUITE_TIMEOUT
     (pytest-timeout). Not an ini setting: ideas/ shares the rootdir's ini, and a suite
-    timeout there would stop real benches (their limit is --bench-timeout)."""
+    timeout there would stop real benches (their limit is --bench-timeout). Under mutmut,
+    pytester tests are skipped (MUTATION_SKIP)."""
     here = Path(__file__).parent
+    mutating = "MUTANT_UNDER_TEST" in os.environ
     for item in items:
         if here in item.path.parents and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(SUITE_TIMEOUT))
-
-
-@pytest.fixture(autouse=True)
-def _no_mutmut_stats_in_subprocesses(request, monkeypatch):
-    """Under mutmut's coverage pass (benchmarks/mutation.py), a pytester subprocess would try to
-    record its calls and cannot find mutmut's configuration from its own folder: there the
-    subprocess runs the original code. Mutants are then chosen by in-process calls only."""
-    if os.environ.get("MUTANT_UNDER_TEST") == "stats" and "pytester" in request.fixturenames:
-        monkeypatch.setenv("MUTANT_UNDER_TEST", "")
+        if mutating and "pytester" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.skip(reason=MUTATION_SKIP))
 
 
 def validate_report(path) -> dict:
