@@ -4,6 +4,7 @@
     python -m benchkit compare OLD NEW      what changed between two reports; exit 1 if worse
     python -m benchkit render [PATH ...]    (re)write summary.md and the plots beside reports
     python -m benchkit verify REPORT        check a report's runs against the run store
+    python -m benchkit leaderboard [PATH]   ideas benched against one baseline, ranked (Holm)
 
 Exit status: 0 fine, 1 ``compare`` found a regression (or ``show`` found no report), 2 a usage
 error or a file that is missing or is not a benchkit report. Never imports torch.
@@ -246,6 +247,35 @@ def cmd_render(args) -> int:
     return 0
 
 
+# -- leaderboard ----------------------------------------------------------------------------
+def cmd_leaderboard(args) -> int:
+    from benchkit import leaderboard as lb
+
+    files, errors = find_reports(args.paths)
+    every, bad = lb.collect(files)
+    entries = [e for e in every if args.track in (None, e.track)]
+    for e in errors + bad:
+        _error(e)
+    if errors or bad:
+        return 2
+    if not files:
+        _error(f"no {REPORT_NAME} found under {', '.join(args.paths)}")
+        return 1
+    if not entries:
+        tracks = ", ".join(sorted({e.track for e in every}))
+        return _error(f"no report of track {args.track!r}; the reports' tracks: {tracks}")
+    result = lb.build(entries)
+    for line in lb.render(result):
+        _say(line)
+    if args.json:
+        lb.write_json(result, args.json)
+        _say(f"wrote {args.json}")
+    if args.plot:
+        note = lb.plot(result, args.plot)
+        _say(f"plot: {note}" if note else f"wrote {args.plot}")
+    return 0
+
+
 # -- entry ------------------------------------------------------------------------------------
 def _say(text: str = "", file=None) -> None:
     """Print ``text`` with its control characters escaped: report files and paths are input."""
@@ -291,6 +321,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
                    help="report files or folders searched recursively (default: reports)")
     p.set_defaults(func=cmd_render)
+    p = sub.add_parser(
+        "leaderboard", help="ideas benched against the same baseline runs, ranked",
+        description="Group the ideas whose reports share the same baseline runs (track, "
+                    "config, and per seed the stored run's digest) into boards; rank each "
+                    "board's ideas by mean paired improvement, with sign-flip p-values "
+                    "Holm-adjusted across the board's ideas and a verdict per idea at the "
+                    "reports' alpha (docs/leaderboard.md).",
+        epilog="exit status: 0 ok; 1 no report found; 2 missing path, unreadable or invalid "
+               "report, or no report of --track")
+    p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
+                   help="report files or folders searched recursively (default: reports)")
+    p.add_argument("--track", help="only the reports of this track")
+    p.add_argument("--json", metavar="PATH", help="also write the boards as JSON to PATH")
+    p.add_argument("--plot", metavar="PATH",
+                   help="also draw per-idea intervals to PATH (needs matplotlib: benchkit[plot])")
+    p.set_defaults(func=cmd_leaderboard)
     from benchkit.verify import add_parser
     add_parser(sub)
     return parser

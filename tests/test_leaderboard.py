@@ -1,0 +1,150 @@
+"""``python -m benchkit leaderboard``: ideas benched against one baseline, grouped by identical
+baseline runs, ranked, Holm-adjusted across the board, verdicts valid for the whole board."""
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+from benchkit import leaderboard as lb
+from benchkit.stats import holm as stats_holm
+
+MODULE = '''
+import pytest
+
+pytestmark = pytest.mark.bench(name="{name}", track="tabular", grid={{"lr": [1e-3]}}, seeds=8)
+
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.fit(run.track.model(), lr={lr})
+'''
+
+
+def leaderboard(*args, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "benchkit", "leaderboard", *map(str, args)],
+                          cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def one_error_line(res, *fragments) -> None:
+    assert res.returncode == 2, res
+    assert "Traceback" not in res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("benchkit: error: "), res.stderr
+    for f in fragments:
+        assert f in lines[0], (f, lines[0])
+
+
+def test_three_ideas_sharing_one_baseline_are_ranked_with_holm(pytester):
+    """fast (lr 3e-2) helps, same (the baseline's lr) is a tie, slow (1e-5) harms at 1 epoch;
+    the baseline is trained once and shared through the run store."""
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_fast=MODULE.format(name="fast", lr="3e-2"),
+                        test_same=MODULE.format(name="same", lr="1e-3"),
+                        test_slow=MODULE.format(name="slow", lr="1e-5"))
+    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly")
+    result.stdout.fnmatch_lines(["benchkit: 32 run(s) trained, 16 reused from the run store*"])
+    res = leaderboard("reports", "--json", "board.json", cwd=pytester.path)
+    assert res.returncode == 0, res.stderr
+    board, = json.loads((pytester.path / "board.json").read_text())["boards"]
+    assert board["family_size"] == 3 and board["adjustment"] == "holm"
+    ideas = {r["name"]: r for r in board["ideas"]}
+    assert [r["name"] for r in board["ideas"]] == ["fast", "same", "slow"]
+    assert [r["rank"] for r in board["ideas"]] == [1, 2, 3]
+    # 8 seeds all one way: exact p 2/256; Holm over 3 ideas: 3 * p for the smallest, running max
+    assert ideas["fast"]["p_value"] == ideas["slow"]["p_value"] == 2 / 256
+    assert ideas["fast"]["p_adjusted"] == ideas["slow"]["p_adjusted"] == 3 * 2 / 256
+    assert ideas["same"]["p_value"] == ideas["same"]["p_adjusted"] == 1.0
+    assert [ideas[n]["verdict"] for n in ("fast", "same", "slow")] == ["helps", "inconclusive", "harms"]
+    assert ideas["fast"]["interval"][0] > 0 > ideas["slow"]["interval"][1]
+    assert board["interval_level"] == pytest.approx(0.05 / 3)
+    assert len(board["baseline"]["digests"]) == 8 and board["baseline"]["seeds"] == list(range(8))
+    assert "1     fast" in res.stdout and "helps (exploratory)" in res.stdout  # --bench-epochs
+    assert leaderboard("reports", "--track", "tabular", cwd=pytester.path).returncode == 0
+
+    one_error_line(leaderboard("nowhere", cwd=pytester.path), "nowhere: no such file or folder")
+    one_error_line(leaderboard("reports", "--track", "digits", cwd=pytester.path),
+                   "no report of track 'digits'", "tabular")
+    bad = pytester.path / "reports" / "same" / "tabular" / "bench_report.json"
+    report = json.loads(bad.read_text())
+    report["runs"][0]["seed"] = "zero"
+    bad.write_text(json.dumps(report))
+    one_error_line(leaderboard("reports", cwd=pytester.path), "not a valid benchkit report",
+                   "runs[0].seed")
+    bad.write_text("{")
+    one_error_line(leaderboard("reports", cwd=pytester.path), "not JSON")
+
+
+# -- in process -----------------------------------------------------------------------------
+def report(improvements, *, digests=None, seeds=None, track="tabular", lower=True) -> dict:
+    """A minimal report whose idea beats a baseline of 1.0 by ``improvements`` per seed."""
+    seeds = list(range(len(improvements))) if seeds is None else seeds
+    digests = [f"d{s}" for s in seeds] if digests is None else digests
+    runs = []
+    for s, d, g in zip(seeds, improvements, digests):
+        runs.append({"arm": "baseline", "seed": s, "cfg": {"lr": 1}, "test": 1.0, "digest": g})
+        runs.append({"arm": "idea", "seed": s, "cfg": {"lr": 1},
+                     "test": 1.0 - d if lower else 1.0 + d, "digest": "i"})
+    return {"track": track, "metric": "mse", "comparison": {"alpha": 0.05},
+            "metric_direction": "lower is better" if lower else "higher is better",
+            "baseline": {"best_cfg": {"lr": 1}}, "idea_config": {"lr": 1}, "runs": runs,
+            "practical_verdict": "inconclusive"}
+
+
+def entries(**reports) -> list:
+    return [lb.Entry(name, lb.Path(f"{name}.json"), r) for name, r in reports.items()]
+
+
+def test_holm_is_statsmodels_rule_as_in_benchkit_stats():
+    rng = random.Random(3)
+    for _ in range(300):
+        ps = [rng.choice([rng.random(), 0.0078125, 0.5, 1.0]) for _ in range(rng.randint(1, 12))]
+        assert lb.holm(ps) == pytest.approx(stats_holm(ps), abs=1e-15)
+    assert lb.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
+    win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
+    result = lb.build(entries(
+        a=report(win), b=report([-x for x in win]),
+        other_runs=report(win, digests=[f"d{s}" for s in range(7)] + ["changed"]),
+        other_seeds=report(win, seeds=list(range(1, 9))),
+        no_digest=report(win, digests=[None] * 8),
+        incomplete={**report(win), "comparison": None, "practical_verdict": "incomplete"},
+        higher=report(win, lower=False, track="digits")))
+    boards = result["boards"]
+    assert [(b["track"], sorted(r["name"] for r in b["ideas"])) for b in boards] == [
+        ("digits", ["higher"]), ("tabular", ["a", "b"]), ("tabular", ["other_runs"]),
+        ("tabular", ["other_seeds"])]
+    ab = boards[1]
+    assert [(r["name"], r["verdict"]) for r in ab["ideas"]] == [("a", "helps"), ("b", "harms")]
+    assert ab["ideas"][0]["p_adjusted"] == 2 * 2 / 256
+    assert boards[0]["ideas"][0]["verdict"] == "helps"          # higher is better
+    assert "different results at seed(s) 7" in boards[2]["notes"][0]
+    assert "other baseline seeds" in boards[3]["notes"][0]
+    why = {u["name"]: u["reason"] for u in result["unplaced"]}
+    assert set(why) == {"no_digest", "incomplete"}
+    assert "no digest" in why["no_digest"] and "incomplete" in why["incomplete"]
+    text = "\n".join(lb.render(result))
+    assert "not placed: no_digest" in text and "board 2: tabular" in text
+
+
+def test_a_verdict_needs_the_board_adjusted_p():
+    """One idea alone at 8 seeds (p 2/256) helps; among 7 ideas Holm multiplies by 7 and the
+    same idea is inconclusive; at 5 seeds 3 ideas cannot reach alpha and the board says so."""
+    win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
+    alone = lb.build(entries(a=report(win)))["boards"][0]["ideas"][0]
+    assert (alone["p_adjusted"], alone["verdict"]) == (2 / 256, "helps")
+    crowd = lb.build(entries(a=report(win), **{f"n{k}": report([0.0] * 8) for k in range(6)}))
+    top = crowd["boards"][0]["ideas"][0]
+    assert (top["name"], top["p_adjusted"], top["verdict"]) == ("a", 7 * 2 / 256, "inconclusive")
+    few = lb.build(entries(a=report(win[:5]), b=report(win[:5]), c=report(win[:5])))["boards"][0]
+    assert any("no idea on this board can be significant" in n for n in few["notes"])
