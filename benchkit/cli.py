@@ -252,7 +252,14 @@ def cmd_leaderboard(args) -> int:
     from benchkit import leaderboard as lb
 
     files, errors = find_reports(args.paths)
-    every, bad = lb.collect(files)
+    every, bad = [], []
+    for f in files:
+        try:
+            report = load_report(f)
+        except ReportError as exc:
+            bad.append(str(exc))
+            continue
+        every.append(lb.Entry(_idea_name(report, f), f, report))
     entries = [e for e in every if args.track in (None, e.track)]
     for e in errors + bad:
         _error(e)

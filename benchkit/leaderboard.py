@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchkit.reading import REPORT_NAME, ReportError, is_finite, load_report
+from benchkit.reading import is_finite
 from benchkit.spec import cfg_id
 
 ADJUSTMENT = "holm"
@@ -50,12 +50,14 @@ class Entry:
         self.alpha = float(comp.get("alpha") or (report.get("protocol") or {}).get("alpha") or 0.05)
         self.seeds: list[int] = []
         self.improvements: list[float] = []
+        self.baseline_values: list[float] = []
         self.baseline_runs: list[tuple[int, str]] = []
         self.baseline_cfg = (report.get("baseline") or {}).get("best_cfg")
 
     def pair(self) -> str | None:
         """Fill seeds, improvements and baseline_runs from the run rows; the reason it cannot
-        be placed on a board, or None."""
+        be placed on a board, or None. Idempotent."""
+        self.seeds, self.improvements, self.baseline_runs, self.baseline_values = [], [], [], []
         r = self.report
         if r["comparison"] is None:
             return "incomplete report (no comparison)"
@@ -74,6 +76,7 @@ class Entry:
             self.seeds.append(seed)
             self.improvements.append(b["test"] - i["test"] if self.lower else i["test"] - b["test"])
             self.baseline_runs.append((seed, b["digest"]))
+            self.baseline_values.append(b["test"])
         if len(self.seeds) < 2:
             return f"fewer than 2 seeds with finite results in both arms ({len(self.seeds)})"
         return None
@@ -81,26 +84,6 @@ class Entry:
     def board_key(self) -> tuple:
         return (self.track, cfg_id(self.baseline_cfg), str(self.report.get("metric")),
                 self.lower, tuple(self.baseline_runs))
-
-
-def _name(report: dict, path: Path) -> str:
-    if isinstance(report.get("name"), str):
-        return report["name"]
-    folder = path.parent
-    return folder.parent.name if folder.name == report["track"] else folder.name
-
-
-def collect(files: list[Path]) -> tuple[list[Entry], list[str]]:
-    """Entries of the readable reports and an error line per bad one."""
-    entries, errors = [], []
-    for f in files:
-        try:
-            report = load_report(f)
-        except ReportError as exc:
-            errors.append(str(exc))
-            continue
-        entries.append(Entry(_name(report, f), f, report))
-    return entries, errors
 
 
 def holm(p_values: list[float]) -> list[float]:
@@ -116,6 +99,14 @@ def holm(p_values: list[float]) -> list[float]:
     return out
 
 
+def board_p_values(improvements: list[list[float]]) -> tuple[list[float], list[float]]:
+    """(each idea's two-sided sign-flip p, the Holm-adjusted p over the board), in input order."""
+    from benchkit.stats import sign_flip_p_value
+
+    ps = [sign_flip_p_value(d) for d in improvements]
+    return ps, holm(ps)
+
+
 def verdict(p_adjusted: float, mean_improvement: float, alpha: float) -> str:
     """helps / harms when the adjusted p is below alpha, by the sign of the mean improvement."""
     if p_adjusted < alpha and mean_improvement > 0:
@@ -129,11 +120,10 @@ def rank_board(entries: list[Entry], alpha: float) -> dict:
     """The board of ideas that share one baseline: each idea's sign-flip p, Holm over the
     board, verdict, simultaneous interval; ranked by mean improvement (best first)."""
     from benchkit.signflip import sign_flip_ci
-    from benchkit.stats import min_p_value, sign_flip_p_value
+    from benchkit.stats import min_p_value
 
     m = len(entries)
-    ps = [sign_flip_p_value(e.improvements) for e in entries]
-    adj = holm(ps)
+    ps, adj = board_p_values([e.improvements for e in entries])
     rows = []
     for e, p, pa in zip(entries, ps, adj):
         mean = sum(e.improvements) / len(e.improvements)
@@ -202,7 +192,53 @@ def build(entries: list[Entry], alpha: float | None = None) -> dict:
         else:
             first_of_track[key[0]] = key
         boards.append(board)
-    return {"adjustment": ADJUSTMENT, "boards": boards, "unplaced": unplaced}
+    placed = [e for e in entries if e.seeds and e.name in
+              {r["name"] for b in boards if b["track"] == e.track for r in b["ideas"]}]
+    return {"adjustment": ADJUSTMENT, "boards": boards, "unplaced": unplaced,
+            "aggregate": aggregate(placed)}
+
+
+BOOTSTRAP = 2000  # paired bootstrap resamples of the cross-track aggregate (seeded)
+
+
+def aggregate(entries: list[Entry], *, seed: int = 0) -> list[dict]:
+    """For each idea placed on boards of two or more tracks: the mean over tracks of its
+    normalised improvement (per seed, improvement / |baseline mean| on that track, so tracks
+    in other units weigh alike) and its probability of improvement (the share of seeds on which
+    the idea is better, ties counting half, averaged over tracks), each with a 95% percentile
+    interval from a paired bootstrap that resamples seeds within each track (a seed's idea and
+    baseline runs stay together). Descriptive: not adjusted across ideas, no verdict."""
+    import numpy as np
+
+    by_idea: dict[str, list[Entry]] = {}
+    for e in entries:
+        by_idea.setdefault(e.name, []).append(e)
+    out = []
+    for name in sorted(by_idea):
+        tracks = sorted(by_idea[name], key=lambda e: e.track)
+        if len({e.track for e in tracks}) < 2 or len(tracks) != len({e.track for e in tracks}):
+            continue
+        rng = np.random.default_rng(seed)
+        scores, wins = [], []
+        for e in tracks:
+            scale = abs(sum(e.baseline_values) / len(e.baseline_values)) or 1.0
+            d = np.asarray(e.improvements) / scale
+            w = (d > 0) + 0.5 * (d == 0)
+            pick = rng.integers(0, len(d), size=(BOOTSTRAP, len(d)))
+            scores.append((d.mean(), d[pick].mean(axis=1)))
+            wins.append((w.mean(), w[pick].mean(axis=1)))
+
+        def summary(parts):
+            boot = np.mean([b for _, b in parts], axis=0)
+            return (float(np.mean([m for m, _ in parts])),
+                    [float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))])
+
+        score, score_ci = summary(scores)
+        poi, poi_ci = summary(wins)
+        out.append({"name": name, "tracks": [e.track for e in tracks], "normalised_improvement":
+                    score, "interval": score_ci, "probability_of_improvement": poi,
+                    "poi_interval": poi_ci, "bootstrap": BOOTSTRAP})
+    return out
 
 
 def _num(x) -> str:
@@ -234,6 +270,15 @@ def render(result: dict) -> list[str]:
     if any(r["exploratory"] for b in result["boards"] for r in b["ideas"]):
         lines.append("(exploratory): the idea's report is exploratory (its plan was changed or "
                      "overridden); its verdict here does not count either")
+    if result.get("aggregate"):
+        lines += ["", "across tracks (improvement / |baseline mean| per track, mean over tracks; "
+                  f"95% paired bootstrap intervals, {BOOTSTRAP} resamples; descriptive):"]
+        for a in result["aggregate"]:
+            lo, hi = a["interval"]
+            plo, phi = a["poi_interval"]
+            lines.append(f"  {a['name']} ({', '.join(a['tracks'])}): normalised improvement "
+                         f"{a['normalised_improvement']:+.4g} [{lo:+.4g}, {hi:+.4g}], probability "
+                         f"of improvement {a['probability_of_improvement']:.3g} [{plo:.3g}, {phi:.3g}]")
     for u in result["unplaced"]:
         lines.append(f"not placed: {u['name']} on {u['track']} ({u['report']}): {u['reason']}")
     return lines
