@@ -185,3 +185,16 @@ def test_ideas_on_several_tracks_get_a_normalised_aggregate_with_bootstrap_inter
     assert agg["poi_interval"][0] < agg["probability_of_improvement"] <= agg["poi_interval"][1] <= 1
     assert lb.build(ens)["aggregate"] == result["aggregate"]          # seeded
     assert "across tracks" in "\n".join(lb.render(result))
+
+
+def test_the_plot_is_drawn_or_skipped_with_a_note_without_matplotlib(tmp_path, monkeypatch):
+    from benchkit import plots
+
+    win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
+    result = lb.build(entries(a=report(win), b=report([-x for x in win])))
+    if plots.available():
+        assert lb.plot(result, tmp_path / "board.png") is None
+        assert (tmp_path / "board.png").read_bytes()[:4] == b"\x89PNG"
+    monkeypatch.setattr(plots, "_matplotlib", lambda: None)
+    assert lb.plot(result, tmp_path / "none.png") == plots.MISSING
+    assert not (tmp_path / "none.png").exists()
