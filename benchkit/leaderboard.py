@@ -6,7 +6,8 @@ baseline config and, seed by seed, the same stored baseline run (its ``digest``:
 result bits under its store key, shared by every module whose baseline is the same code). Ideas
 whose baseline runs differ anywhere (other seeds, other config, other results) go on separate
 boards, and the output says which and why; a report without run digests (written before runs
-recorded them) or without a comparison cannot be placed at all.
+recorded them), without a comparison, or whose idea lacks a finite result at a seed where the
+baseline has one (a diverged run is not dropped silently) cannot be placed at all.
 
 On a board, each idea's per-seed paired improvement (baseline - idea when lower is better,
 idea - baseline otherwise) is tested by the two-sided sign-flip test benchkit decides with, and
@@ -66,10 +67,13 @@ class Entry:
             return "the report has no run rows"
         base = {x["seed"]: x for x in rows if x["arm"] == "baseline" and x["cfg"] == self.baseline_cfg}
         idea = {x["seed"]: x for x in rows if x["arm"] == "idea" and x["cfg"] == r.get("idea_config")}
-        for seed in sorted(set(base) & set(idea)):
+        seeds = sorted(s for s, b in base.items() if is_finite(b.get("test")))
+        missing = [s for s in seeds if not is_finite((idea.get(s) or {}).get("test"))]
+        if missing:
+            return (f"the idea has no finite test result at seed(s) {', '.join(map(str, missing))}"
+                    " (diverged, failed or not run) where the baseline has one")
+        for seed in seeds:
             b, i = base[seed], idea[seed]
-            if not (is_finite(b.get("test")) and is_finite(i.get("test"))):
-                continue
             if not b.get("digest"):
                 return ("its baseline runs carry no digest (written before runs recorded their "
                         "store digest): re-bench it to place it")
@@ -78,7 +82,7 @@ class Entry:
             self.baseline_runs.append((seed, b["digest"]))
             self.baseline_values.append(b["test"])
         if len(self.seeds) < 2:
-            return f"fewer than 2 seeds with finite results in both arms ({len(self.seeds)})"
+            return f"fewer than 2 seeds with a finite baseline result ({len(self.seeds)})"
         return None
 
     def board_key(self) -> tuple:
@@ -86,22 +90,9 @@ class Entry:
                 self.lower, tuple(self.baseline_runs))
 
 
-def holm(p_values: list[float]) -> list[float]:
-    """Holm step-down adjusted p-values in input order (the same rule as benchkit.stats.holm,
-    kept here without numpy): sorted ascending, the k-th (0-based) of m gets the running max
-    of (m - k) * p_(k), capped at 1."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: (p_values[i], i))
-    out, running = [0.0] * m, 0.0
-    for k, i in enumerate(order):
-        running = max(running, min(1.0, (m - k) * p_values[i]))
-        out[i] = running
-    return out
-
-
 def board_p_values(improvements: list[list[float]]) -> tuple[list[float], list[float]]:
     """(each idea's two-sided sign-flip p, the Holm-adjusted p over the board), in input order."""
-    from benchkit.stats import sign_flip_p_value
+    from benchkit.stats import holm, sign_flip_p_value
 
     ps = [sign_flip_p_value(d) for d in improvements]
     return ps, holm(ps)

@@ -3,7 +3,6 @@ baseline runs, ranked, Holm-adjusted across the board, verdicts valid for the wh
 from __future__ import annotations
 
 import json
-import random
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,6 @@ import pytest
 
 from benchkit import cli
 from benchkit import leaderboard as lb
-from benchkit.stats import holm as stats_holm
 
 MODULE = '''
 import pytest
@@ -105,12 +103,15 @@ def entries(**reports) -> list:
     return [lb.Entry(name, Path(f"{name}.json"), r) for name, r in reports.items()]
 
 
-def test_holm_is_statsmodels_rule_as_in_benchkit_stats():
-    rng = random.Random(3)
-    for _ in range(300):
-        ps = [rng.choice([rng.random(), 0.0078125, 0.5, 1.0]) for _ in range(rng.randint(1, 12))]
-        assert lb.holm(ps) == pytest.approx(stats_holm(ps), abs=1e-15)
-    assert lb.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+def test_board_p_values_are_each_ideas_sign_flip_p_and_holm_over_the_board():
+    ps, adj = lb.board_p_values([[1.0] * 8, [0.5, -0.1, 0.3, 0.2, 0.4, 0.1, 0.2, 0.3],
+                                 [1.0, -1.0] * 4])
+    # the second: |sum| 1.9 is reached by 3 of the 128 flips per sign (-0.1 flipped, and with 0.1)
+    assert ps == [2 / 256, 6 / 256, 1.0]
+    assert adj == [3 * 2 / 256, 2 * 6 / 256, 1.0]       # Holm step-down, input order
+    assert lb.board_p_values([[-1.0] * 7, [1.0] * 7])[1] == [2 * 2 / 128] * 2
+    assert lb.verdict(0.049, 1e-9, 0.05) == "helps" and lb.verdict(0.049, -1.0, 0.05) == "harms"
+    assert lb.verdict(0.05, 1.0, 0.05) == "inconclusive" == lb.verdict(0.01, 0.0, 0.05)
 
 
 def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
@@ -120,6 +121,8 @@ def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
         other_runs=report(win, digests=[f"d{s}" for s in range(7)] + ["changed"]),
         other_seeds=report(win, seeds=list(range(1, 9))),
         no_digest=report(win, digests=[None] * 8),
+        diverged={**report(win), "runs": [r for r in report(win)["runs"]
+                                          if (r["arm"], r["seed"]) != ("idea", 3)]},
         incomplete={**report(win), "comparison": None, "practical_verdict": "incomplete"},
         higher=report(win, lower=False, track="digits")))
     boards = result["boards"]
@@ -133,8 +136,11 @@ def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
     assert "different results at seed(s) 7" in boards[2]["notes"][0]
     assert "other baseline seeds" in boards[3]["notes"][0]
     why = {u["name"]: u["reason"] for u in result["unplaced"]}
-    assert set(why) == {"no_digest", "incomplete"}
+    assert set(why) == {"no_digest", "incomplete", "diverged"}
+    assert "no finite test result at seed(s) 3" in why["diverged"]
     assert "no digest" in why["no_digest"] and "incomplete" in why["incomplete"]
+    twice = lb.build(entries(a=report(win)) + entries(a=report(win)))
+    assert not twice["boards"] and "more than one report" in twice["unplaced"][0]["reason"]
     text = "\n".join(lb.render(result))
     assert "not placed: no_digest" in text and "board 2: tabular" in text
 
