@@ -62,17 +62,23 @@ def find_reports(paths: list[str]) -> tuple[list[Path], list[str]]:
     return unique, errors
 
 
+def _read(files: list[Path], errors: list[str]) -> list[tuple[Path, dict]]:
+    """(file, report) for every readable report; a line in ``errors`` for each that is not."""
+    read = []
+    for f in files:
+        try:
+            read.append((f, load_report(f)))
+        except ReportError as exc:
+            errors.append(str(exc))
+    return read
+
+
 # -- show -----------------------------------------------------------------------------------
 def cmd_show(args) -> int:
     from benchkit.table import render_summary
 
     files, errors = find_reports(args.paths)
-    written = []
-    for f in files:
-        try:
-            written.append((f, _for_table(load_report(f), f)))
-        except ReportError as exc:
-            errors.append(str(exc))
+    written = [(f, _for_table(r, f)) for f, r in _read(files, errors)]
     if written:
         for line in render_summary(written, Path.cwd()):
             _say(line)
@@ -228,12 +234,7 @@ def cmd_render(args) -> int:
     from benchkit.summary import write_companions
 
     files, errors = find_reports(args.paths)
-    for f in files:
-        try:
-            report = load_report(f)
-        except ReportError as exc:
-            errors.append(str(exc))
-            continue
+    for f, report in _read(files, errors):
         notes = write_companions(f, report, echo=False)
         _say(f"{f.parent}: summary.md" + ("".join(f"; {n}" for n in notes) if notes
                                            else ", paired.png, sweep.png"))
@@ -252,18 +253,11 @@ def cmd_leaderboard(args) -> int:
     from benchkit import leaderboard as lb
 
     files, errors = find_reports(args.paths)
-    every, bad = [], []
-    for f in files:
-        try:
-            report = load_report(f)
-        except ReportError as exc:
-            bad.append(str(exc))
-            continue
-        every.append(lb.Entry(_idea_name(report, f), f, report))
+    every = [lb.Entry(_idea_name(r, f), f, r) for f, r in _read(files, errors)]
     entries = [e for e in every if args.track in (None, e.track)]
-    for e in errors + bad:
+    for e in errors:
         _error(e)
-    if errors or bad:
+    if errors:
         return 2
     if not files:
         _error(f"no {REPORT_NAME} found under {', '.join(args.paths)}")
