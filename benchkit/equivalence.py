@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchkit import stats
+from benchkit import robust, stats
 
 CLAIM = "equivalence"
 VERDICT = "equivalent"
@@ -63,6 +63,6 @@ def verdict(comp: dict, baseline, idea, *, direction: str, level: float, family_
         if comp["equivalence"]["equivalent"]:
             return VERDICT
     p = comp["p_adjusted"]
-    return stats.practical_verdict(p if p is not None else comp["p_value"], comp["delta_mean"],
-                                   direction, level,
+    return stats.practical_verdict(p if p is not None else comp["p_value"],
+                                   robust.verdict_delta(comp), direction, level,
                                    non_inferior=ni["non_inferior"] if ni else None)

@@ -74,8 +74,9 @@ def is_worker(config: pytest.Config) -> bool:
 # -- configure -----------------------------------------------------------------------------
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, looks, "
-                            "boundary, max_seeds, claim_type, budget_tolerance, budget_waiver, frontier, extend): "
-                            "declares an idea module benchkit benches")
+                            "boundary, test, max_seeds, claim_type, budget_tolerance, "
+                            "budget_waiver, frontier, extend): declares an idea module benchkit "
+                            "benches")
     config.addinivalue_line("markers", "arm(kind, name=None): marks the 'baseline', the 'idea' "
                             "or a 'control' arm test (a control needs name=)")
     config.addinivalue_line("markers", "mechanism: a test of the idea's mechanism claim")

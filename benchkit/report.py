@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from benchkit import equivalence, extend, fairness, provenance, signflip, stats
+from benchkit import robust
 from benchkit import sequential as seq
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
 from benchkit.spec import ARMS, cfg_id, run_id, unreachable_family
@@ -118,7 +119,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     (see :func:`decide`)."""
     seeds = spec["seeds"]
     protocol = dict(spec["protocols"][track])
-    direction = direction_of(protocol)
+    direction, test = direction_of(protocol), spec.get("test", "mean")
     runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in run_payloads
             if r["track"] == track and r["outcome"] == "passed" and "val" in r}
     failed = sorted(({"run": f'{r["arm"]}[{run_id(track, r["cfg"], r["seed"])}]',
@@ -194,14 +195,16 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
                               "full": stats.summarize(base)}
         report["idea"] = stats.summarize(idea)
         report["idea_config"] = i_cfg
-        report["comparison"] = stats.compare(base, idea, direction=direction, alpha=alpha,
-                                             margin=spec.get("margin"))
+        report["comparison"] = robust.apply(stats.compare(
+            base, idea, direction=direction, alpha=alpha, margin=spec.get("margin")), test)
         selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
                     for arm in arms}
         report["controls"] = {arm.removeprefix("control:"): fairness.control_section(
             arm, sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]], idea,
             direction=direction, alpha=alpha, margin=spec.get("margin"))
             for arm in arms if arm not in ARMS}
+        for control in report["controls"].values():
+            robust.apply(control["comparison"], test)
         report["budgets"] = fairness.budget_section(selected, spec)
         report["log_medians"] = {arm: fairness.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}
@@ -232,7 +235,8 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
                             "at_edge": [{"arm": a, "axis": k, "side": sd}
                                         for a, k, sd in resolved["at_edge"]]},
         "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha, "extend": limit,
-                     "selection": SELECTION_RULE, "test": TEST_NAME,
+                     "selection": SELECTION_RULE,
+                     "test": robust.SIGN_TEST_NAME if test == "sign" else TEST_NAME,
                      "margin": spec.get("margin"),
                      "claim_type": spec.get("claim_type", "superiority")},
         "warnings": warnings,

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 ARMS = ("baseline", "idea")
 DEFAULT_SEEDS = 8
 MIN_SEEDS = 2
-BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "boundary", "max_seeds",
-                "claim_type", "budget_tolerance", "budget_waiver", "frontier", "extend")
+BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "boundary",
+                "test", "max_seeds", "claim_type", "budget_tolerance", "budget_waiver", "frontier", "extend")
 CLAIM_TYPES = ("superiority", "non-inferiority", "equivalence")
 CONTROL = "control:"  # a control arm's label: "control:<name>"
 DEFAULT_EXTEND = 2  # grid steps an edge selection may add per axis and side (benchkit.extend)
@@ -50,6 +50,7 @@ class IdeaSpec:
     looks: tuple[int, ...] = ()  # the planned seed counts, in order: (seeds,) unless declared
     looks_declared: bool = False  # looks= (or max_seeds=) in pytest.mark.bench
     boundary: str = "union"  # how the looks share alpha (benchkit.sequential)
+    test: str = "mean"  # the paired test that decides (benchkit.robust)
     overrides: dict = field(default_factory=dict)  # --bench-seeds/--bench-epochs given: exploratory
     protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
     mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
@@ -75,7 +76,7 @@ class IdeaSpec:
             "grids": {t: [dict(c) for c in g] for t, g in self.grids.items()},
             "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
             "margin": self.margin, "looks": list(self.looks),
-            "looks_declared": self.looks_declared, "boundary": self.boundary,
+            "looks_declared": self.looks_declared, "boundary": self.boundary, "test": self.test,
             "overrides": dict(self.overrides),
             "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),
             "arm_tests": dict(self.arm_tests),
@@ -246,6 +247,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     from benchkit.sequential import parse_boundary
 
     boundary = parse_boundary(kw, where, looks)
+    from benchkit.robust import parse_test
     n_seeds = declared_seeds if seeds_override is None else seeds_override
     overrides = {k: v for k, v in (("seeds", seeds_override), ("epochs", epochs_override))
                  if v is not None}
@@ -280,6 +282,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
         name=name, module=module, tracks=track_names, grids=grids,
         seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,
         looks=looks or (declared_seeds,), looks_declared=bool(looks), boundary=boundary,
+        test=parse_test(kw, where),
         overrides=overrides,
         extend=extend, declared_grids=dict(grids),
         protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names}, **fair,

@@ -40,15 +40,16 @@ def _decision(report: dict, verdict: str, comp: dict, other_mean, than: str, *,
     level = tested_level(comp)
     p_used = comp.get("p_adjusted")
     p_used = comp["p_value"] if p_used is None else p_used
-    p_txt = f"p = {p_used:.3g}" + (" (Holm-adjusted)" if (comp.get("family_size") or 1) > 1
-                                   else "")
-    delta = comp["delta_mean"]
+    p_txt = (("sign-test " if comp.get("test") == "sign" else "") + f"p = {p_used:.3g}"
+             + (" (Holm-adjusted)" if (comp.get("family_size") or 1) > 1 else ""))
+    delta = comp.get("median_delta", comp["delta_mean"])  # the sign test: the median
     if brief:
         better = (delta < 0) == comp.get("direction", "lower").startswith("lower")
         return (f"{'better' if better else 'worse'} by {abs(delta):.4g}, {p_txt} at level "
                 f"{num(level)}")
     of = "the control" if than else "the baseline"
-    size = f"{abs(delta):.4g} ({rel_pct(delta, other_mean)} of {of})"
+    size = ("a median of " if "median_delta" in comp else "") + (
+        f"{abs(delta):.4g} ({rel_pct(delta, other_mean)} of {of})")
     than = f" {than}" if than else ""
     if verdict == "helps":
         return f"the idea is significantly better{than} by {size}, {p_txt} < level {num(level)}"

@@ -1,0 +1,91 @@
+"""test="sign": the exact sign test decides, robust to a rare catastrophic seed."""
+from __future__ import annotations
+
+import pytest
+from scipy import stats as sps
+
+from benchkit import robust
+from benchkit.report import build_report, decide
+from benchkit.spec import SpecError
+from test_rules import GRID, TRACK, make_run, make_spec
+
+
+@pytest.mark.parametrize("diffs", [
+    [-1, -2, -3, -4, -5, -6, -7, -8, -9, 100],   # 9 wins, 1 catastrophic loss
+    [-1, 2, -3, 4, -5, 6], [1.0] * 6, [-1, -1, 0, 0, -1, -1, -1, -1], [0.5, -0.5, 0.2],
+])
+def test_sign_test_p_is_the_exact_binomial_test(diffs):
+    pos, neg = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
+    expected = sps.binomtest(pos, pos + neg, 0.5).pvalue
+    assert robust.sign_test_p(diffs) == pytest.approx(expected, rel=1e-12)
+
+
+def test_no_nonzero_difference_gives_p_1():
+    assert robust.sign_test_p([0.0, 0.0, 0.0]) == 1.0
+
+
+def _report(test, base, idea):
+    grid = GRID[:1]
+    runs = [make_run("baseline", grid[0], s, b, b) for s, b in enumerate(base)]
+    runs += [make_run("idea", grid[0], s, i, i) for s, i in enumerate(idea)]
+    spec = {**make_spec(grid, len(base)), "test": test}
+    report = build_report(spec, TRACK, runs, [], alpha=0.05)
+    return decide(report, report["comparison"]["p_value"], 1)
+
+
+def test_a_catastrophic_seed_sinks_the_mean_test_not_the_sign_test():
+    """10 seeds: the idea is better by 0.1 on 9 and diverges to +50 on one (lower is better)."""
+    base = [1.0 + 0.01 * s for s in range(10)]
+    idea = [b - 0.1 for b in base[:9]] + [base[9] + 50.0]
+    mean, sign = _report("mean", base, idea), _report("sign", base, idea)
+    assert mean["practical_verdict"] == "inconclusive"
+    assert sign["practical_verdict"] == "helps"
+    comp = sign["comparison"]
+    assert comp["test"] == "sign" and comp["p_value"] == pytest.approx(22 / 1024)
+    assert comp["p_mean"] == mean["comparison"]["p_value"] > 0.05
+    assert comp["median_delta"] == pytest.approx(-0.1)
+    assert "sign test" in sign["protocol"]["test"] and "median" in sign["protocol"]["test"]
+    assert "sign-flip" in mean["protocol"]["test"] and mean["comparison"]["test"] == "mean"
+
+
+def test_the_test_is_validated():
+    with pytest.raises(SpecError, match="test='median'; valid: 'mean' .* or 'sign'"):
+        robust.parse_test({"test": "median"}, "m.py")
+    assert robust.parse_test({}, "m.py") == "mean"
+
+
+IDEA = '''
+import pytest
+pytestmark = pytest.mark.bench(name="rb", track="tabular", grid={"lr": [1e-2], "epochs": [1]},
+                               seeds=6, test="sign")
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.fit(run.track.model(), lr=1e-6)
+'''
+
+
+def test_sign_test_through_the_plugin(pytester):
+    from conftest import validate_report
+
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_rb=IDEA)
+    result = pytester.runpytest_subprocess()
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    report = validate_report(pytester.path / "reports/rb/tabular/bench_report.json")
+    comp = report["comparison"]
+    assert comp["test"] == "sign" and comp["p_value"] == robust.sign_test_p(
+        comp["per_seed_diffs"])
+    assert report["practical_verdict"] == "harms"   # an untrained idea: worse on all 6 seeds
+    summary = (pytester.path / "reports/rb/tabular/summary.md").read_text()
+    assert "sign-test p = 0.0312 < level 0.05" in summary
+    bad = pytester.makepyfile(test_rb=IDEA.replace('test="sign"', 'test="median"'))
+    assert bad.exists()
+    result = pytester.runpytest_subprocess()
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*test='median'; valid: 'mean'*"])
+    assert "Traceback" not in result.stdout.str()
