@@ -3,15 +3,19 @@
 A record is one JSON object::
 
     {"record_version": 2, "key": lookup key, "run": {arm, track, cfg, seed},
-     "result": {val, test, diverged, seconds, signatures, logs, budgets}, "cpu": CPU model,
+     "result": {val, test, diverged, seconds, signatures, logs, budgets[, curve]},
+     "cpu": CPU model,
      "deps": {"REF|KIND|NAME": hash, ...}, "origin": {"module": ..., "nodeid": ...},
      "run_digest": ..., "digest": ...}
 
 ``run_digest`` names the run's result in bits (key and result, not the seconds): a run
 retrained under the same key must give the same one, which is what ``--bench-audit`` and
 ``python -m benchkit verify`` check. ``digest`` covers the whole record, so an edited or
-damaged file is caught on read. A record that fails any check is not used: the reason is one
-line, and the run is trained again. Pure Python: no torch, no numpy.
+damaged file is caught on read. ``curve`` (``run.fit``'s validation curve, see
+:mod:`benchkit.convergence`) is optional, so records written before it stay readable, and
+outside ``run_digest``, so such a record and its retrained run still audit equal. A record
+that fails any check is not used: the reason is one line, and the run is trained again.
+Pure Python: no torch, no numpy.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import math
 
 RECORD_VERSION = 2
 RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")
+OPTIONAL_RESULT_KEYS = ("curve",)
 SIGNATURE_KEYS = {"observed", "predicted", "tol", "prediction", "confirmed", "has_null", "null"}
 
 
@@ -48,7 +53,8 @@ def build(key: str, run: dict, result: dict, deps: dict, origin: dict, cpu: str)
     body = {
         "record_version": RECORD_VERSION, "key": key,
         "run": {k: run[k] for k in ("arm", "track", "cfg", "seed")},
-        "result": {k: result[k] for k in RESULT_KEYS},
+        "result": {k: result[k] for k in RESULT_KEYS + OPTIONAL_RESULT_KEYS
+                   if result.get(k) is not None or k in RESULT_KEYS},
         "deps": dict(deps), "origin": dict(origin), "cpu": cpu,
     }
     body["run_digest"] = run_digest(key, body["result"])
@@ -116,8 +122,10 @@ def check(record, key: str) -> None:
 
 def check_result(result) -> None:
     """A run's result: finite metrics unless it diverged, and then at least one is null."""
-    _need(isinstance(result, dict) and set(result) == set(RESULT_KEYS),
-          "result fields wrong")
+    _need(isinstance(result, dict) and set(RESULT_KEYS) <= set(result)
+          <= set(RESULT_KEYS + OPTIONAL_RESULT_KEYS), "result fields wrong")
+    if "curve" in result:
+        check_curve(result["curve"])
     _need(isinstance(result["diverged"], bool),
           f"diverged is {result['diverged']!r}, not true or false")
     _number(result["val"], "val", nullable=True)
@@ -149,3 +157,18 @@ def check_result(result) -> None:
             abs(sig["observed"] - sig["predicted"]) <= sig["tol"]
         _need(sig["confirmed"] is confirmed, f"signature {name!r} confirmed is not "
               "|observed - predicted| <= tol")
+
+
+def check_curve(curve) -> None:
+    """A validation curve: a non-empty list of {epoch, val}, epochs integers >= 1 increasing,
+    val a finite number or null."""
+    _need(isinstance(curve, list) and curve, "curve is not a non-empty list")
+    last = 0
+    for point in curve:
+        _need(isinstance(point, dict) and set(point) == {"epoch", "val"},
+              "curve point fields wrong (valid: epoch, val)")
+        epoch = point["epoch"]
+        _need(isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > last,
+              f"curve epoch {epoch!r} is not an integer above the previous {last}")
+        _number(point["val"], f"curve val at epoch {epoch}", nullable=True)
+        last = epoch

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit import equivalence, extend, fairness, provenance, signflip, stats
+from benchkit import convergence, equivalence, extend, fairness, provenance, signflip, stats
 from benchkit import robust
 from benchkit import sequential as seq
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
@@ -208,6 +208,8 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         report["budgets"] = fairness.budget_section(selected, spec)
         report["log_medians"] = {arm: fairness.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}
+        report["convergence"], flags = convergence.section(track, selected, direction)
+        warnings += flags
         split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
                             idea_sel)
         if split:
@@ -221,6 +223,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         report["baseline"] = {"best_cfg": None, "sweep": sweeps["baseline"], "full": None}
         report["controls"] = {}
         report["budgets"] = report["log_medians"] = report["decided_by"] = None
+        report["convergence"] = convergence.section(track, {}, direction)[0]
     mech_tests = math_verification(mechanism_payloads)
     mech_sig = mechanism_signature(idea_sel)
     report.update({
@@ -364,7 +367,7 @@ def _run_row(r: dict) -> dict:
             "diverged": bool(r.get("diverged", False)), "outcome": r["outcome"],
             "reused": bool(r.get("reused", False)), "logs": r.get("logs", {}),
             "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()},
-            "budgets": r.get("budgets", {}), "cpu": r.get("cpu"),
+            "budgets": r.get("budgets", {}), "cpu": r.get("cpu"), "curve": r.get("curve"),
             "digest": r.get("digest"), "key": r.get("key"), "origin": r.get("origin"),
             "trained_in": r.get("trained_in")}
 

@@ -120,6 +120,7 @@ class Run:
         self.signatures: dict[str, dict] = {}
         self.logs: dict[str, float] = {}
         self.budgets: dict[str, float] = {}  # what the arm spent and kept (see run.budget)
+        self.curve: list[dict] | None = None  # run.fit's val curve (benchkit.convergence)
         self._steps = 0
         self.frontier_axis: str | None = None  # set by the fixture from the bench's frontier=
         self._started = time.perf_counter()
@@ -191,6 +192,7 @@ class Run:
                                            if p.requires_grad))
         self.budgets["steps"] = float(self._steps)
         self._set_result(result.val, result.test)
+        self.curve = [{"epoch": e, "val": _finite_or_none(v)} for e, v in result.curve] or None
         return model
 
     def batches(self, epochs: int | None = None, batch_size: int | None = None):
@@ -252,6 +254,7 @@ class Run:
             raise TypeError("run.record needs both results: run.record(val=<validation "
                             "metric>, test=<test metric>), each a number, numpy scalar or "
                             "one-element tensor")
+        self.curve = None  # an arm's own result: no curve of run.fit's describes it
         self._set_result(to_float(val, "run.record(val=...)"),
                          to_float(test, "run.record(test=...)"))
 
@@ -326,6 +329,7 @@ class Run:
         self.signatures = stored.get("signatures", {})
         self.logs = stored.get("logs", {})
         self.budgets = stored.get("budgets", {})
+        self.curve = stored.get("curve")  # records from before curves have none
         self.reused_seconds = float(stored.get("seconds") or 0.0)
         self.cpu = stored.get("cpu")
 
@@ -339,7 +343,7 @@ class Run:
                         else round(time.perf_counter() - self._started, 6)),
             "reused": self.reused_seconds is not None,
             "signatures": self.signatures, "logs": self.logs, "budgets": self.budgets,
-            "cpu": self.cpu or _this_cpu(), **self.provenance,
+            "curve": self.curve, "cpu": self.cpu or _this_cpu(), **self.provenance,
         }
 
 

@@ -64,6 +64,11 @@ def _protocol_lines(report: dict) -> list[str]:
     train = [f"{k} {proto[k]}" for k in ("epochs", "optimizer", "batch_size") if k in proto]
     if train:
         lines.append("- training: " + ", ".join(train).replace("batch_size", "batch size"))
+    conv = report.get("convergence") or {}
+    if conv.get("budget"):
+        lines.append("- epochs: " + ("a fixed budget" if conv["budget"] == "fixed" else
+                                     "meant to converge") + ", as the track declares"
+                     + (f" ({conv['budget_reason']})" if conv.get("budget_reason") else ""))
     if proto.get("selection"):
         lines.append(f"- selection: {proto['selection']}")
     if proto.get("test"):

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from benchkit import recorder
+from benchkit.convergence import curve_epochs
 from benchkit.optim import make_optimizer, make_schedule
 from benchkit.tracks.base import Split, Track
 
@@ -30,6 +31,7 @@ class FitResult:
     diverged: bool
     epochs: int
     steps: int
+    curve: tuple[tuple[int, float], ...] = ()  # (epochs done, val): see benchkit.convergence
 
 
 def order_generator(seed: int) -> torch.Generator:
@@ -65,9 +67,11 @@ def evaluate(model: nn.Module, split: Split, track: Track) -> float:
 def train(model: nn.Module, train_split: Split, track: Track, *, lr: float | None, epochs: int,
           batch_size: int, seed: int, weight_decay: float = 0.0, optimizer=None,
           loss: Callable | None = None, schedule="constant",
-          momentum: float | None = None) -> tuple[bool, int]:
+          momentum: float | None = None,
+          on_epoch: Callable[[int], None] | None = None) -> tuple[bool, int]:
     """Train in place. Returns (diverged, steps). ``optimizer`` (default: the track's),
-    ``schedule`` and ``loss`` (default: the track's) are as in :mod:`benchkit.optim`."""
+    ``schedule`` and ``loss`` (default: the track's) are as in :mod:`benchkit.optim`;
+    ``on_epoch(epochs_done)`` is called after each finite epoch."""
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("run.fit: the model has no trainable parameters")
@@ -98,6 +102,8 @@ def train(model: nn.Module, train_split: Split, track: Track, *, lr: float | Non
                 steps += 1
             if not bool(finite):
                 return True, steps
+            if on_epoch is not None:
+                on_epoch(number + 1)
         return False, steps
     finally:
         recorder.resume(paused)
@@ -114,11 +120,23 @@ def _check_loss(value) -> None:
 def fit(model: nn.Module, data, track: Track, *, lr: float | None, epochs: int,
         batch_size: int, seed: int, **choices) -> FitResult:
     """Train (``choices``: ``weight_decay``, ``optimizer``, ``loss``, ``schedule``,
-    ``momentum``, as :func:`train`) and evaluate on val and test."""
+    ``momentum``, as :func:`train`) and evaluate on val and test. The validation metric is
+    also taken at the points of :func:`benchkit.convergence.curve_epochs` (one batched forward
+    each, in eval mode: no training state changes) and returned as ``curve``."""
+    points = set(curve_epochs(epochs)) - {epochs}
+    curve: list[tuple[int, float]] = []
+
+    def on_epoch(done: int) -> None:
+        if done in points:
+            curve.append((done, evaluate(model, data.val, track)))
+
     diverged, steps = train(model, data.train, track, lr=lr, epochs=epochs,
-                            batch_size=batch_size, seed=seed, **choices)
+                            batch_size=batch_size, seed=seed, on_epoch=on_epoch, **choices)
     if diverged:
-        return FitResult(math.nan, math.nan, True, epochs, steps)
+        return FitResult(math.nan, math.nan, True, epochs, steps, tuple(curve))
     val = evaluate(model, data.val, track)
     test = evaluate(model, data.test, track)
-    return FitResult(val, test, not (math.isfinite(val) and math.isfinite(test)), epochs, steps)
+    if epochs > 0:
+        curve.append((epochs, val))
+    return FitResult(val, test, not (math.isfinite(val) and math.isfinite(test)), epochs, steps,
+                     tuple(curve))

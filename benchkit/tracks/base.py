@@ -63,11 +63,16 @@ class Track:
     description: str = ""
     extra_protocol: dict = field(default_factory=dict)
     requires: tuple[tuple[str, str], ...] = ()  # (module, how to install it) the data needs
+    budget: str = "fixed"  # "convergence": epochs aim at a trained-out model; "fixed": a budget
+    budget_reason: str = ""  # one line: why (the report states both; benchkit.convergence)
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):
             raise ValueError(f"track {self.name!r}: direction must be 'lower' or 'higher', "
                              f"got {self.direction!r}")
+        if self.budget not in ("convergence", "fixed"):
+            raise ValueError(f"track {self.name!r}: budget must be 'convergence' or 'fixed', "
+                             f"got {self.budget!r}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"track {self.name!r}: unknown optimizer {self.optimizer!r}; "
                              f"valid: {sorted(OPTIMIZERS)}")

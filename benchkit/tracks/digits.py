@@ -6,6 +6,10 @@ pixels are scaled from 0..16 to 0..1. The metric is accuracy (higher is better),
 cross-entropy. scikit-learn is an optional dependency (``pip install benchkit[tracks]``): the
 track is always registered, and benching on it without scikit-learn is a collection error
 naming the extra.
+
+Budget ``convergence``: at its default epochs the baseline's validation accuracy has levelled
+off (benchmarks/convergence.json: under 1% over the last quarter, no gain from twice the
+epochs), so the epochs aim at a trained-out model.
 """
 from __future__ import annotations
 
@@ -80,6 +84,9 @@ TRACK = register(Track(
     model_name="cnn_digits",
     grid=({"lr": 3e-3}, {"lr": 1e-2}, {"lr": 3e-2}),
     epochs=10,
+    budget="convergence",
+    budget_reason="validation accuracy levels off by 10 epochs; twice as many do not help "
+                  "(benchmarks/convergence.json)",
     metric_name="accuracy",
     direction="higher",
     loss=cross_entropy,

@@ -2,6 +2,10 @@
 
 The teacher is the same for every seed (its weights come from a constant stream); each seed
 draws fresh inputs and noise, so seeds randomize the sample as well as the training.
+
+Budget ``convergence``: at its default epochs the baseline's validation has levelled off
+(benchmarks/convergence.json: longer training stops helping and starts to overfit), so the
+epochs aim at a trained-out model.
 """
 from __future__ import annotations
 
@@ -61,6 +65,9 @@ TRACK = register(Track(
     model_name="mlp_tiny",
     grid=({"lr": 5e-4}, {"lr": 1e-3}, {"lr": 2e-3}, {"lr": 5e-3}),  # benchmarks/grids.json
     epochs=30,
+    budget="convergence",
+    budget_reason="validation levels off by 30 epochs; twice as many overfit "
+                  "(benchmarks/convergence.json)",
     description="10-feature nonlinear regression (tanh teacher + interaction + linear, "
                 f"noise sd {NOISE_SD}); mlp_tiny 10-64-64-1; test MSE",
     extra_protocol={"n_train": N_TRAIN, "n_val": N_VAL, "n_test": N_TEST,
