@@ -170,8 +170,17 @@ def _sweep_axis(cfgs: list[dict]):
     return list(range(len(cfgs))), "grid config", False, [cfg_id(c) for c in cfgs]
 
 
+def edge_note(report: dict, arm: str) -> str | None:
+    """The label of an arm's selection still at a grid edge after the extension limit
+    (``grid_extensions.at_edge``), or None."""
+    ext = report.get("grid_extensions") or {}
+    sides = [f"{e['side']} edge of {e['axis']}" for e in ext.get("at_edge", ()) if e["arm"] == arm]
+    return (f"at the {', '.join(sides)}\n(extend={ext.get('limit')})") if sides else None
+
+
 def plot_sweep(report: dict, path, mpl=None) -> None:
-    """Both arms' validation and test means over the grid, selected configs ringed."""
+    """Both arms' validation and test means over the grid, selected configs ringed (and
+    labelled when still at a grid edge after the extensions)."""
     Figure, Canvas = mpl or _matplotlib()
     arms = {"baseline": (report["baseline"]["sweep"], report["baseline"]["best_cfg"]),
             "idea": (report["idea_sweep"], report["idea_config"])}
@@ -198,6 +207,10 @@ def plot_sweep(report: dict, path, mpl=None) -> None:
             if split == "val" and sel and not math.isnan(sel[0][1]):
                 ax.plot(*sel[0], marker="o", ms=15, mfc="none", mec=color, mew=2.2, ls="",
                         zorder=3)
+                note = edge_note(report, arm)
+                if note:
+                    ax.annotate(note, sel[0], xytext=(0, -22), textcoords="offset points",
+                                color=color, fontsize=8, ha="center", va="top")
         for xx, e in zip(x, sweep):
             if e.get("eligible") is False:
                 ax.annotate("not eligible", (xx, 0.02), xycoords=("data", "axes fraction"),

@@ -233,6 +233,18 @@ def test_plots_handle_higher_is_better_a_diverged_config_and_a_non_lr_grid(tmp_p
     assert (tmp_path / "sweep2.png").read_bytes().startswith(PNG_SIGNATURE)
 
 
+def test_a_selection_still_at_the_edge_is_labelled_on_the_sweep_plot(tmp_path):
+    r = make_report(effect=+0.3, direction="higher")
+    r["grid_extensions"] = {"limit": 2, "declared_grid": [], "extensions": [], "at_edge": [
+        {"arm": "idea", "axis": "lr", "side": "high"}]}
+    assert plots.edge_note(r, "idea") == "at the high edge of lr\n(extend=2)"
+    assert plots.edge_note(r, "baseline") is None
+    assert plots.edge_note({}, "idea") is None
+    if plots.available():
+        plots.plot_sweep(r, tmp_path / "sweep.png")
+        assert (tmp_path / "sweep.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
 @needs_mpl
 def test_incomplete_report_gets_a_summary_but_no_plots_and_stale_plots_go(tmp_path):
     path = write(tmp_path, make_report())
