@@ -101,19 +101,25 @@ def _frontier_lines(report: dict) -> list[str]:
     frontier = report.get("frontier")
     if not frontier:
         return []
+    controls = sorted({name for point in frontier["points"]
+                       for name in point.get("controls") or {}})
     rows = []
     for point in frontier["points"]:
         comp = point.get("comparison")
         if comp is None:
-            rows.append([point["value"], "-", "-", "-", "-", "incomplete"])
+            rows.append([point["value"], "-", "-", "-", "-", "incomplete"] + ["-"] * len(controls))
             continue
+        vs = [(point.get("controls") or {}).get(name) for name in controls]
         rows.append([point["value"], num(point["baseline"]["mean"]), num(point["idea"]["mean"]),
                      signed(comp["delta_mean"]), f"{comp['idea_wins']}/{comp['n_pairs']}",
-                     num(comp["p_value"], ".3g")])
+                     num(comp["p_value"], ".3g")]
+                    + [f"{signed(c['delta_mean'])} ({c['idea_wins']}/{c['n_pairs']}, p "
+                       f"{num(c['p_value'], '.3g')})" if c else "-" for c in vs])
     return ([f"## Frontier over `{frontier['axis']}`", "",
              "Each point benched alone (each arm selects its config there; p unadjusted). The "
              "comparison above pairs, seed by seed, each arm's mean over the points.", ""]
-            + _table([frontier["axis"], "baseline", "idea", "delta", "idea wins", "p"], rows)
+            + _table([frontier["axis"], "baseline", "idea", "delta", "idea wins", "p"]
+                     + [f"idea - {name} (wins, p)" for name in controls], rows)
             + [""])
 
 

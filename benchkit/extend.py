@@ -82,7 +82,7 @@ def selected_edges(grid: list[dict], chosen: dict, declared_axes: dict) -> list[
 
 
 def resolve(declared: list[dict], val_of: Callable, seeds: list[int], direction: str,
-            limit: int, arms=("baseline", "idea")) -> dict:
+            limit: int, arms=("baseline", "idea"), fixed=()) -> dict:
     """Apply the rule to the runs: ``val_of(arm, cfg, seed)`` is a run's validation value
     (None when the run is missing, nan when it diverged).
 
@@ -90,11 +90,12 @@ def resolve(declared: list[dict], val_of: Callable, seeds: list[int], direction:
     ``extensions`` (what was added and why), ``pending`` (True when the grid's runs are not all
     there yet, so the selection and any further extension are not known) and ``at_edge``
     (arm, axis, side) still at an edge after the limit (or where no valid step exists).
-    Every arm in ``arms`` (controls included) tunes on the same grid."""
+    Every arm in ``arms`` (controls included) tunes on the same grid. Axes in ``fixed`` (a
+    frontier's budget axis) are never at an edge: each of their values is benched alone."""
     from benchkit import stats
 
     grid = [dict(c) for c in declared]
-    ax = axes(grid)
+    ax = {k: v for k, v in axes(grid).items() if k not in fixed}
     steps = {(k, s): 0 for k in ax for s in ("low", "high")}
     extensions = []
     while True:

@@ -131,7 +131,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     # the declared grid is where the rule starts; without extension, the grid the runs ran on
     declared = ((spec.get("declared_grids") if limit else None) or spec["grids"])[track]
     resolved = extend.resolve(declared, lambda arm, cfg, s: _val(runs.get((arm, cfg_id(cfg), s))),
-                              seeds, direction, limit, arms)
+                              seeds, direction, limit, arms, fixed=spec.get("frontier") or {})
     grid = resolved["grid"]
     missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
                for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]

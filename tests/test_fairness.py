@@ -239,6 +239,10 @@ def test_baseline(run):
 def test_idea(run):
     run.fit(mlp(run.frontier + 1))   # one unit more at every point: params is the axis
     run.log("width", run.frontier)
+
+@pytest.mark.arm("control", name="same")
+def test_same(run):
+    run.fit(mlp(run.frontier + 1))
 '''
 
 
@@ -247,8 +251,10 @@ def test_a_frontier_bench_reports_every_point(pytester, read_report):
     pytester.makepyfile(test_front=FRONTIER)
     result = pytester.runpytest("--bench-epochs", "1", "-p", "no:cacheprovider",
                                 "--bench-gate", "not-harms")
-    result.assert_outcomes(passed=24)  # 2 arms x 3 points x 2 lrs x 2 seeds
-    report = read_report(pytester.path, "front")
+    result.assert_outcomes(passed=36)  # 3 arms x 3 points x 2 lrs x 2 seeds
+    report = read_report(pytester.path, "front")  # valid: a control arm may be named anywhere
+    # the budget axis is benched point by point: never "at the edge", for no arm
+    assert all(e["axis"] != "width" for e in report["grid_extensions"]["at_edge"])
     frontier = report["frontier"]
     assert frontier["axis"] == "width" and frontier["values"] == [8, 16, 32]
     assert [p["value"] for p in frontier["points"]] == [8, 16, 32]
@@ -265,7 +271,7 @@ def test_a_frontier_bench_reports_every_point(pytester, read_report):
     assert report["log_medians"]["idea"] == {"width": 16}
     assert len(report["protocol"]["grid"]) == 6
     summary = (pytester.path / "reports/front/tabular/summary.md").read_text()
-    assert "## Frontier over `width`" in summary
+    assert "## Frontier over `width`" in summary and "| idea - same (wins, p) |" in summary
     for value in (8, 16, 32):
         assert f"\n| {value} | " in summary
 
