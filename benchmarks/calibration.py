@@ -25,6 +25,7 @@ alone) are scaled for every s. Detection = compare's verdict "idea worse (signif
         --out benchmarks/calibration_blocks200-399.json       # 200 more, disjoint blocks
     .venv/bin/python benchmarks/calibration.py --merge benchmarks/calibration.json \
         benchmarks/calibration_blocks200-399.json             # pooled rates
+    .venv/bin/python benchmarks/calibration.py --sequential   # union vs exact look boundaries
 
 Writes benchmarks/calibration.json; docs/calibration.md reports the numbers.
 """
@@ -317,7 +318,8 @@ def sequential_boundaries(reps: int, alpha: float, effect: float, seed: int = 17
     for k, (name, draw) in enumerate(draws.items()):
         rng = np.random.default_rng(seed + k)
         hits = {"union": 0, "exact": 0}
-        final_levels = []
+        final_levels, conditional = [], {"union": [], "exact": []}
+        prefix = np.arange(2 ** 16) & (2 ** 8 - 1)  # row r's first 8 signs: row r mod 256
         for _ in range(reps):
             d = draw(rng)
             p1, p2 = stats.sign_flip_p_value(d[:8]), stats.sign_flip_p_value(d)
@@ -325,8 +327,18 @@ def sequential_boundaries(reps: int, alpha: float, effect: float, seed: int = 17
             final_levels.append(exact[1])
             hits["union"] += p1 < union[0] or p2 < union[1]
             hits["exact"] += p1 < exact[0] or p2 < exact[1]
+            # the error given these magnitudes, over every sign vector: under H0 its mean over
+            # benches is the FWER, with far less Monte Carlo error than the rejection count
+            r1 = sequential._p_per_row(sequential._signs(8), np.abs(d[:8]))[prefix]
+            r2 = sequential._p_per_row(sequential._signs(16), np.abs(d))
+            for kind, lv in (("union", union), ("exact", exact)):
+                conditional[kind].append(float(np.mean((r1 < lv[0]) | (r2 < lv[1]))))
         out["conditions"][name] = {
-            kind: {"rejected": h, "rate": h / reps, "ci95": simstats.clopper_pearson(h, reps)}
+            kind: {"rejected": h, "rate": h / reps, "ci95": simstats.clopper_pearson(h, reps),
+                   "null_error_given_magnitudes": {
+                       "mean": float(np.mean(conditional[kind])),
+                       "max": float(np.max(conditional[kind])),
+                       "se": float(np.std(conditional[kind], ddof=1) / math.sqrt(reps))}}
             for kind, h in hits.items()}
         out["conditions"][name]["exact_final_level_median"] = float(np.median(final_levels))
         print(name, {k: out["conditions"][name][k]["rate"] for k in hits}, flush=True)
@@ -346,7 +358,8 @@ def main(argv=None) -> None:
     ap.add_argument("--alpha", type=float, default=DEFAULTS["alpha"])
     ap.add_argument("--noise-sd", type=float, nargs="+", default=DEFAULTS["noise_sd"])
     ap.add_argument("--sim-reps", type=int, default=DEFAULTS["sim_reps"])
-    ap.add_argument("--out", type=Path, default=HERE / "calibration.json")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default calibration.json (sequential_boundaries.json with --sequential)")
     ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
                     help="do not train: pool the written results of runs over disjoint blocks")
     ap.add_argument("--sequential", action="store_true",
@@ -355,6 +368,8 @@ def main(argv=None) -> None:
     ap.add_argument("--effect", type=float, default=0.75,
                     help="with --sequential: the true mean difference in sd units for power")
     args = ap.parse_args(argv)
+    if args.out is None:
+        args.out = HERE / ("sequential_boundaries.json" if args.sequential else "calibration.json")
     if args.sequential:
         t0 = time.perf_counter()
         result = sequential_boundaries(args.sim_reps, args.alpha, args.effect)
