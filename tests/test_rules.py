@@ -32,7 +32,8 @@ def gate_report(practical: str, system: str, complete: bool = True) -> dict:
         "system_verdict": system if complete else "incomplete",
         "complete": complete,
         "incomplete": None if complete else {"reasons": ["1 of 4 runs missing or failed"]},
-        "comparison": {"delta_mean": -0.1, "p_adjusted": 0.01} if complete else None,
+        "comparison": {"delta_mean": -0.1, "p_adjusted": 0.01, "level": 0.031} if complete
+        else None,
         "mechanism_ok": 1,
     }
 
@@ -62,11 +63,46 @@ def test_gate_truth_table(gate, practical, system, complete):
         assert f"gate {gate!r} not met" in why and practical in why
 
 
-def test_gate_failure_names_mechanism_ok_as_a_word():
+@pytest.mark.parametrize("mechanism_ok, word", [(1, "yes"), (0, "no"), (None, "none")])
+def test_the_gate_failure_line_states_verdicts_numbers_and_level(mechanism_ok, word):
     report = gate_report("inconclusive", "failed")
-    report["mechanism_ok"] = None
-    why = gate_failure(report, "helps")
-    assert "None" not in why
+    report["mechanism_ok"] = mechanism_ok
+    assert gate_failure(report, "helps") == (
+        "gate 'helps' not met: inconclusive/failed, delta -0.1, p 0.01 at level 0.031, "
+        f"mechanism_ok {word}")
+
+
+def test_an_incomplete_report_names_every_reason():
+    report = gate_report("helps", "worked", complete=False)
+    report["incomplete"]["reasons"].append("interrupted")
+    assert gate_failure(report, "not-harms") == (
+        "incomplete (1 of 4 runs missing or failed; interrupted): no verdict")
+
+
+@pytest.mark.parametrize("gate", GATES)
+def test_an_unmatched_report_fails_every_gate_with_its_budgets(gate):
+    report = gate_report("unmatched", "unmatched")
+    report["budgets"] = {"unmatched": ["params idea 1,250 vs baseline 1,000", "steps x"]}
+    expected = None if gate == "off" else (
+        "unmatched (params idea 1,250 vs baseline 1,000; steps x): no verdict")
+    assert gate_failure(report, gate) == expected
+
+
+@pytest.mark.parametrize("gate, practical, system", [
+    pytest.param(g, p, s, id=f"{g}-{p}-{s}")
+    for g, p, s in itertools.product(GATES, PRACTICAL, SYSTEM)])
+def test_an_exploratory_session_fails_every_gate(gate, practical, system):
+    report = gate_report(practical, system)
+    report["exploratory"] = {"reasons": ["--bench-seeds 2 overrides the module's plan", "b"]}
+    why = gate_failure(report, gate)
+    facts = (f"{practical}/{system}, delta -0.1, p 0.01 at level 0.031, mechanism_ok yes")
+    plan = "exploratory (--bench-seeds 2 overrides the module's plan; b)"
+    if gate == "off":
+        assert why is None
+    elif gate_passes(gate, practical, system, True):
+        assert why == f"{plan}: not a look of the declared plan, so no gate passes; {facts}"
+    else:
+        assert why == f"gate {gate!r} not met, and {plan}: {facts}"
 
 
 # ------------------------------------------------------------------------- verdict rules
