@@ -30,6 +30,39 @@ def test_steps_are_geometric_on_log_axes_and_stay_valid():
     assert extend.next_value([0.0, 0.1, 0.2], "low", "wd", False) == -0.1
 
 
+def test_the_edges_of_the_valid_range():
+    assert not extend.log_spaced([0.0, 0.1, 0.2])          # a zero: never log-spaced
+    assert not extend.log_spaced([-1e-3, 1e-3, 3e-3])
+    assert extend.next_value([3, 5, 7], "low", "epochs", False) == 1    # 1 epoch is valid
+    assert extend.next_value([2, 3, 4], "low", "batch_size", False) == 1
+    eight = extend.next_value([2.0, 4.0, 6.0], "high", "epochs", False)
+    assert eight == 8 and isinstance(eight, int)            # a count stays an integer
+    assert extend.next_value([8, 16, 32], "high", "width", True) == 64  # an int axis too
+    assert extend.next_value([1e-3, 2e-3, 4e-3], "low", "wd", False) == 0.0
+
+
+def test_each_arm_selects_on_its_own_values_and_the_extension_names_its_arms():
+    def val(arm, cfg, seed):  # the baseline's optimum lies below the grid, the idea's inside
+        return bowl(1e-4 if arm == "baseline" else 2e-3)(arm, cfg, seed)
+    out = extend.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], val, [0], "lower", 1)
+    assert out["extensions"] == [{"axis": "lr", "side": "low", "from": 1e-3, "value": 5e-4,
+                                  "arms": ["baseline"]}]
+    assert out["at_edge"] == [("baseline", "lr", "low")]   # the limit of one step
+
+
+def test_a_step_out_of_the_valid_range_leaves_the_selection_at_the_edge():
+    out = extend.resolve([{"lr": v} for v in (0.1, 0.2, 0.3)], bowl(1e-3), [0], "lower", 2)
+    assert out["extensions"] == [] and out["grid"] == [{"lr": v} for v in (0.1, 0.2, 0.3)]
+    assert out["at_edge"] == [("baseline", "lr", "low"), ("idea", "lr", "low")]
+
+
+def test_a_frontier_axis_is_fixed():
+    grid = [{"keep": k, "lr": v} for k in (0.25, 0.5, 1.0) for v in (1e-3, 2e-3, 4e-3)]
+    out = extend.resolve(grid, lambda a, c, s: bowl(2e-3)(a, c, s) + c["keep"], [0], "lower",
+                         2, fixed={"keep": [0.25, 0.5, 1.0]})
+    assert out["extensions"] == [] and out["at_edge"] == []
+
+
 @pytest.mark.parametrize("limit, grid, edges", [
     (2, [1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2], []),          # interior after two steps
     (1, [1e-3, 2e-3, 4e-3, 8e-3], ["baseline", "idea"]),  # still at the edge: the limit

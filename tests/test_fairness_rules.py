@@ -1,0 +1,110 @@
+"""The rules that finish a report's verdicts with control arms and budgets, in process: the worst
+comparison decides (and is named), each control is judged at the look's level on its Holm-adjusted
+p in the metric's direction, unmatched budgets withhold every verdict, the system verdict follows.
+"""
+from __future__ import annotations
+
+import pytest
+
+from benchkit import fairness, stats
+
+LEVEL = 0.05
+BELOW, ABOVE = 0.049, 0.051
+
+
+def control(name: str, p_adjusted: float, delta: float) -> dict:
+    return {"arm": f"control:{name}", "full": {"per_seed": [1.0] * 4},
+            "comparison": {"p_adjusted": p_adjusted, "p_value": p_adjusted / 2,
+                           "delta_mean": delta, "family_size": 2}}
+
+
+def report(practical: str, *controls: dict, direction: str = "lower is better",
+           mechanism_ok=1, matched: bool = True) -> dict:
+    return {"practical_verdict": practical,
+            "system_verdict": stats.system_verdict(practical, mechanism_ok),
+            "comparison": {"p_adjusted": 0.01, "delta_mean": -0.5}, "metric_direction": direction,
+            "mechanism_ok": mechanism_ok, "controls": {c["arm"][8:]: c for c in controls},
+            "idea": {"per_seed": [0.5] * 4}, "protocol": {"claim_type": "superiority"},
+            "budgets": {"matched": matched, "unmatched": [] if matched else ["params x"]}}
+
+
+@pytest.mark.parametrize("baseline, controls, practical, decided_by", [
+    ("helps", [], "helps", "baseline"),
+    ("helps", [("a", BELOW, -0.1)], "helps", "baseline"),            # beats the control too
+    ("helps", [("a", ABOVE, -0.1)], "inconclusive", "control:a"),    # not the control
+    ("helps", [("a", BELOW, +0.1)], "harms", "control:a"),           # loses to it
+    ("helps", [("a", BELOW, -0.1), ("b", ABOVE, +0.2)], "inconclusive", "control:b"),
+    ("helps", [("a", ABOVE, +0.1), ("b", BELOW, +0.2)], "harms", "control:b"),  # worst wins
+    ("inconclusive", [("a", ABOVE, +0.1)], "inconclusive", "baseline"),  # tie: the baseline
+    ("harms", [("a", BELOW, -0.1)], "harms", "baseline"),
+    ("inconclusive", [("a", BELOW, +0.1)], "harms", "control:a"),
+])
+def test_the_worst_comparison_decides_and_is_named(baseline, controls, practical, decided_by):
+    rep = report(baseline, *(control(*c) for c in controls))
+    fairness.finish_verdicts(rep, LEVEL)
+    assert (rep["practical_verdict"], rep["decided_by"]) == (practical, decided_by)
+    assert rep["system_verdict"] == stats.system_verdict(practical, 1)
+
+
+@pytest.mark.parametrize("direction, delta, verdict", [
+    ("lower is better", -0.1, "helps"), ("lower is better", +0.1, "harms"),
+    ("higher is better", +0.1, "helps"), ("higher is better", -0.1, "harms"),
+])
+def test_a_control_is_judged_in_the_metric_direction(direction, delta, verdict):
+    rep = report("helps", control("a", BELOW, delta), direction=direction)
+    fairness.finish_verdicts(rep, LEVEL)
+    assert rep["controls"]["a"]["verdict"] == verdict
+
+
+@pytest.mark.parametrize("p, level, verdict", [
+    (0.03, 0.05, "helps"), (0.03, 0.031, "helps"), (0.031, 0.031, "inconclusive"),
+    (0.03, 0.029, "inconclusive"),
+])
+def test_a_control_is_judged_on_its_adjusted_p_at_the_looks_level(p, level, verdict):
+    rep = report("helps", control("a", p, -0.1))
+    rep["controls"]["a"]["comparison"]["p_value"] = 0.0  # the raw p never decides
+    fairness.finish_verdicts(rep, level)
+    assert rep["controls"]["a"]["verdict"] == verdict
+
+
+def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged():
+    rep = report("helps", control("a", BELOW, -0.1), matched=False)
+    fairness.finish_verdicts(rep, LEVEL)
+    assert rep["practical_verdict"] == rep["system_verdict"] == "unmatched"
+    assert rep["controls"]["a"]["verdict"] == "helps" and rep["decided_by"] == "baseline"
+    assert fairness.unmatched_reason(rep) == "unmatched (params x)"
+
+
+@pytest.mark.parametrize("mechanism_ok, system", [(1, "partial"), (0, "failed"),
+                                                  (None, "failed")])
+def test_the_system_verdict_follows_the_decided_practical_one(mechanism_ok, system):
+    rep = report("helps", control("a", ABOVE, -0.1), mechanism_ok=mechanism_ok)
+    assert rep["system_verdict"] == stats.system_verdict("helps", mechanism_ok)
+    fairness.finish_verdicts(rep, LEVEL)
+    assert (rep["practical_verdict"], rep["system_verdict"]) == ("inconclusive", system)
+
+
+def test_without_a_comparison_nothing_is_decided():
+    rep = report("inconclusive")
+    rep["practical_verdict"] = rep["system_verdict"] = "incomplete"
+    rep["comparison"] = None
+    fairness.finish_verdicts(rep, LEVEL)
+    assert rep["decided_by"] is None and rep["practical_verdict"] == "incomplete"
+    assert fairness.comparisons(rep) == []
+
+
+def test_the_holm_family_is_the_baseline_then_every_control():
+    rep = report("helps", control("a", BELOW, -0.1), control("b", ABOVE, 0.1))
+    assert fairness.comparisons(rep) == [rep["comparison"], rep["controls"]["a"]["comparison"],
+                                         rep["controls"]["b"]["comparison"]]
+    rep["controls"] = None
+    assert fairness.comparisons(rep) == [rep["comparison"]]
+
+
+@pytest.mark.parametrize("declared, budget, tolerance", [
+    (None, "params", fairness.DEFAULT_TOLERANCE), ({"params": 0.1}, "params", 0.1),
+    ({"params": 0.1}, "steps", fairness.DEFAULT_TOLERANCE), ({"*": 0.2}, "steps", 0.2),
+    ({"*": 0.2, "steps": 0.0}, "steps", 0.0),
+])
+def test_tolerance_of_a_budget(declared, budget, tolerance):
+    assert fairness.tolerance_of({"budget_tolerance": declared}, budget) == tolerance
