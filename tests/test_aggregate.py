@@ -111,3 +111,52 @@ def test_each_idea_gets_its_own_reports_and_failures(tmp_path):
     written, failures = aggregate_session(both, settings(tmp_path, gate="not-harms"))
     assert sorted(r["name"] for _, r in written) == ["bad", "good"]
     assert len(failures) == 1 and failures[0].startswith("benchkit: FAIL bad tabular")
+
+
+def test_mechanism_tests_join_their_ideas_report(tmp_path):
+    sp = spec(tracks=("tabular",))
+    claims = [{"kind": "mechanism", "spec": sp, "nodeid": f"m::test_claim{i}", "outcome": out,
+               "message": None} for i, out in enumerate(("passed", "failed"))]
+    written, _ = aggregate_session(claims + payloads(sp), settings(tmp_path))
+    report = by_track(written)["tabular"]
+    assert [t["outcome"] for t in report["math_verification"]["tests"]] == ["passed", "failed"]
+    assert report["mechanism_ok"] == 0 and report["system_verdict"] == "partial"  # helps
+
+
+def test_a_frontier_spec_gets_a_frontier_report(tmp_path):
+    sp = spec(tracks=("tabular",))
+    sp["frontier"] = {"keep": [0.5, 1.0]}
+    sp["grids"] = {"tabular": [{"keep": k, **CFG} for k in (0.5, 1.0)]}
+    runs = []
+    for keep in (0.5, 1.0):
+        for p in payloads(sp):
+            runs.append({**p, "cfg": {"keep": keep, **CFG}, "nodeid": p["nodeid"] + str(keep)})
+    written, _ = aggregate_session(runs, settings(tmp_path))
+    report = by_track(written)["tabular"]
+    assert [p["value"] for p in report["frontier"]["points"]] == [0.5, 1.0]
+    assert report["comparison"]["family_size"] == 1
+
+
+def test_an_unwritable_report_is_an_error_line_and_the_others_are_written(tmp_path):
+    good, bad = spec("good", ("tabular",)), spec("bad", ("tabular",))
+    (tmp_path / "bad").write_text("a file where the report folder goes")
+    errors = []
+    written, _ = aggregate_session(payloads(good) + payloads(bad), settings(tmp_path),
+                                   errors=errors)
+    assert [r["name"] for _, r in written] == ["good"]
+    assert len(errors) == 1 and errors[0].startswith("benchkit: ERROR bad tabular: ")
+    assert str(tmp_path / "bad") in errors[0]
+    with pytest.raises(OSError):
+        aggregate_session(payloads(bad), settings(tmp_path))
+
+
+def test_reports_carry_their_provenance(tmp_path):
+    sp = spec(tracks=("tabular",))
+    module = tmp_path / sp["module"]
+    module.parent.mkdir(parents=True)
+    module.write_text("# the idea\n")
+    written, _ = aggregate_session(payloads(sp), settings(tmp_path / "reports"),
+                                   rootpath=tmp_path)
+    import hashlib
+    assert by_track(written)["tabular"]["provenance"]["module_digest"] == (
+        hashlib.sha256(b"# the idea\n").hexdigest())
