@@ -21,9 +21,12 @@ Pure Python over payloads and report dicts: the controller never imports torch.
 """
 from __future__ import annotations
 
+import ast
+import inspect
 import math
 import numbers
 import statistics
+import textwrap
 
 from benchkit import equivalence, stats
 from benchkit.spec import CLAIM_TYPES, CONTROL, SpecError
@@ -221,3 +224,42 @@ def non_discriminating(report: dict) -> list[str]:
     """Names of the report's signatures that pass, but whose null passes too."""
     sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
     return [name for name, s in sigs.items() if s.get("status") == "non_discriminating"]
+
+
+def signatures_that_cannot_fail(function) -> list[str]:
+    """What the source of an arm shows about its ``run.signature`` calls before anything runs:
+    a literal null within ``tol`` of a literal prediction, or a literal observed value, is a
+    check that cannot fail (a collection-time warning; the report judges the measured nulls)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    found = []
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "signature"):
+            continue
+        given = dict(zip(("name", "observed", "predicted", "tol", "prediction", "null"),
+                         call.args))
+        given.update({k.arg: k.value for k in call.keywords if k.arg})
+        value = {k: _literal(v) for k, v in given.items()}
+        name = value.get("name") if isinstance(value.get("name"), str) else "?"
+        predicted, tol, null = value.get("predicted"), value.get("tol"), value.get("null")
+        if isinstance(value.get("observed"), (int, float)):
+            found.append(f"run.signature({name!r}): observed is the constant "
+                         f"{value['observed']!r}, so the check cannot fail; pass the statistic "
+                         "measured on the trained model")
+        elif None not in (predicted, tol, null) and abs(null - predicted) <= tol:
+            found.append(f"run.signature({name!r}): its null {null!r} is within tol {tol!r} of "
+                         f"the prediction {predicted!r}, so the check cannot tell the mechanism "
+                         "from its absence")
+    return found
+
+
+def _literal(node):
+    """A number or string written literally in the call, else None."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None

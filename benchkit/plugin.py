@@ -208,6 +208,10 @@ def _build_spec(config, module_item):
     spec = _extended_from_store(config, module_item, spec)
     why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha,
                              comparators=len(spec.arms) - 1)
+    from benchkit.fairness import signatures_that_cannot_fail
+    for func in _arm_marks(module_item.obj):
+        why_not = signatures_that_cannot_fail(getattr(module_item.obj, func))
+        why = "; ".join(filter(None, [why, *why_not]))
     if why:  # once per module, at collection
         warnings.warn(BenchWarning(f"{module_item.nodeid}: {why}"), stacklevel=1)
     owners = config.stash[NAMES]

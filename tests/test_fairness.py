@@ -146,7 +146,10 @@ SIGNATURE = '''    run.signature("effect", observed=0.0, predicted=0.0, tol=1e-3
     ("", "confirmed (discrimination unchecked)", 1),
 ])
 def test_a_null_within_tolerance_is_non_discriminating(pytester, read_report, null, status, ok):
-    bench(pytester, body=SIGNATURE.format(null=null))
+    result = bench(pytester, body=SIGNATURE.format(null=null))
+    # seen in the source at collection: the observed value is a constant
+    result.stdout.fnmatch_lines(["*run.signature('effect'): observed is the constant 0.0, so "
+                                 "the check cannot fail*"])
     report = read_report(pytester.path, "fair")
     sig = report["mechanism_signature"]["signatures"]["effect"]
     assert sig["status"] == status and sig["confirmed"] is True

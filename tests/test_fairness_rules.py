@@ -108,3 +108,18 @@ def test_the_holm_family_is_the_baseline_then_every_control():
 ])
 def test_tolerance_of_a_budget(declared, budget, tolerance):
     assert fairness.tolerance_of({"budget_tolerance": declared}, budget) == tolerance
+
+
+def test_signatures_that_cannot_fail_are_seen_in_the_source():
+    def arm(run):
+        run.signature("gap", run.cfg["x"], 0.0, 1e-3, null=5e-4)  # null within tol
+        run.signature("const", observed=0.0, predicted=0.0, tol=1e-3)  # a constant observed
+        run.signature(name="ok", observed=run.cfg["x"], predicted=0.0, tol=1e-3, null=1.0)
+        run.signature("measured", run.cfg["x"], 0.0, 1e-3, null=run.cfg["y"])  # unknown: fine
+
+    assert fairness.signatures_that_cannot_fail(arm) == [
+        "run.signature('gap'): its null 0.0005 is within tol 0.001 of the prediction 0.0, so "
+        "the check cannot tell the mechanism from its absence",
+        "run.signature('const'): observed is the constant 0.0, so the check cannot fail; pass "
+        "the statistic measured on the trained model"]
+    assert fairness.signatures_that_cannot_fail(len) == []   # no Python source
