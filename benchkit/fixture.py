@@ -82,7 +82,7 @@ def reuse(item: pytest.Function) -> bool:
     the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
                           "origin": "reused" if record["origin"]["module"] == here else "shared",
                           "trained_in": record["origin"]["module"],
-                          "planned_looks": record["origin"].get("looks")}
+                          "planned": record["origin"].get("plan")}
     return True
 
 
@@ -164,6 +164,7 @@ def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) ->
     """Record a freshly trained run (its ``result`` payload) with what it depended on, and
     store it (an audited run is compared with its record instead)."""
     from benchkit import records
+    from benchkit.provenance import declared_plan
     from benchkit.recorder import dependencies
 
     recording = item.stash.get(ITEM_RECORDING, None)
@@ -171,7 +172,7 @@ def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) ->
         deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
         record = records.build(the_run.store_key, result, result, deps,
                                {"module": spec.module, "nodeid": item.nodeid,
-                                "looks": list(spec.looks)}, result["cpu"])
+                                "plan": declared_plan(spec.to_plain())}, result["cpu"])
     except Exception as exc:  # never the session: an unrecordable run is just not stored
         store.problem(f"{item.nodeid}: its dependencies could not be recorded "
                       f"({exc.__class__.__name__}: {exc}): it is not stored")

@@ -40,14 +40,26 @@ def git_state(rootdir: str) -> dict | None:
     return {"commit": commit.strip(), "dirty": None if status is None else bool(status.strip())}
 
 
-def plan_changes(looks: list[int], runs) -> list[str]:
+PLAN_KEYS = ("looks", "boundary", "test", "claim_type", "margin")
+
+
+def declared_plan(spec: dict) -> dict:
+    """How the module says its runs are judged (not what they train): recorded with each run,
+    since a change to it after a look changes what the verdict means."""
+    return {k: (list(spec[k]) if k == "looks" else spec.get(k)) for k in PLAN_KEYS
+            if k == "looks" or spec.get(k) is not None}
+
+
+def plan_changes(plan: dict, runs) -> list[str]:
     """Why the session is exploratory when stored runs of this module (origin ``reused``) were
-    trained under other declared looks: the plan changed after a look, and a plan chosen after
-    seeing results is no plan. Empty when it did not (or the records predate the field)."""
-    before = sorted({tuple(r["planned_looks"]) for r in runs if r.get("origin") == "reused"
-                     and r.get("planned_looks") not in (None, list(looks))})
-    if not before:
+    trained under another declared plan: a plan chosen after seeing results is no plan. Empty
+    when none was (records without a plan are not judged)."""
+    before = [r["planned"] for r in runs if r.get("origin") == "reused"
+              and r.get("planned") is not None and r["planned"] != plan]
+    changes = sorted({f"{k} {old.get(k)!r} -> {plan.get(k)!r}" for old in before
+                      for k in PLAN_KEYS if old.get(k) != plan.get(k)})
+    if not changes:
         return []
-    return [f"the plan changed after a look: stored runs were trained under looks="
-            f"{', '.join(map(str, before))}, now looks={tuple(looks)} (declare every look "
-            "before the first; --bench-fresh retrains under the new plan)"]
+    return [f"the plan changed after a look: stored runs were judged under another plan "
+            f"({'; '.join(changes)}); declare it before the first look, or --bench-fresh "
+            "retrains under the new one"]

@@ -75,7 +75,7 @@ class BenchSession:
                 the_run.provenance = {
                     "key": record["key"], "digest": record["run_digest"],
                     "origin": "reused" if trained_in == spec["module"] else "shared",
-                    "trained_in": trained_in, "planned_looks": record["origin"].get("looks")}
+                    "trained_in": trained_in, "planned": record["origin"].get("plan")}
                 nodeid = f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]"
                 found.append({**run_payload(nodeid, "passed", None, the_run.payload(),
                                             self.settings.threads, self.settings.device),

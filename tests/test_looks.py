@@ -131,8 +131,30 @@ def test_a_plan_changed_after_a_look_is_exploratory(pytester, read_report):
     assert {r["origin"] for r in report["runs"]} == {"reused"}
     assert report["practical_verdict"] == "helps"        # at the look's level, but it is no look
     assert report["exploratory"]["reasons"] == [
-        "the plan changed after a look: stored runs were trained under looks=(8,), now "
-        "looks=(8, 16) (declare every look before the first; --bench-fresh retrains under the "
-        "new plan)"]
+        "the plan changed after a look: stored runs were judged under another plan (looks [8] "
+        "-> [8, 16]); declare it before the first look, or --bench-fresh retrains under the "
+        "new one"]
     assert second.ret == 1
     second.stdout.fnmatch_lines(["benchkit: FAIL replan tabular: exploratory (the plan changed*"])
+
+
+@pytest.mark.parametrize("key, before, said", [
+    ("looks", [8], "looks [8] -> [8, 16]"),
+    ("boundary", "exact", "boundary 'exact' -> 'union'"),
+    ("test", "sign", "test 'sign' -> 'mean'"),
+    ("margin", 0.1, "margin 0.1 -> None"),
+    ("claim_type", "non-inferiority", "claim_type 'non-inferiority' -> 'superiority'"),
+])
+def test_any_change_to_how_runs_are_judged_is_a_changed_plan(key, before, said):
+    from benchkit.provenance import declared_plan, plan_changes
+
+    spec = {"looks": [8, 16], "boundary": "union", "test": "mean",
+            "claim_type": "superiority", "margin": None, "seeds": [0, 1], "grids": {}}
+    plan = declared_plan(spec)
+    assert plan_changes(plan, [{"origin": "reused", "planned": declared_plan(spec)}]) == []
+    old = {"origin": "reused", "planned": declared_plan({**spec, key: before})}
+    [reason] = plan_changes(plan, [old])
+    assert f"judged under another plan ({said})" in reason
+    # another module's shared baseline, and records without a plan, are not judged
+    shared = {**old, "origin": "shared"}
+    assert plan_changes(plan, [shared, {"origin": "reused", "planned": None}]) == []
