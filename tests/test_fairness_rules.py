@@ -123,3 +123,44 @@ def test_signatures_that_cannot_fail_are_seen_in_the_source():
         "run.signature('const'): observed is the constant 0.0, so the check cannot fail; pass "
         "the statistic measured on the trained model"]
     assert fairness.signatures_that_cannot_fail(len) == []   # no Python source
+
+
+# -- signatures and their nulls --------------------------------------------------------------
+def entry(null, has=True):
+    return {"has_null": has, "null": null}
+
+
+@pytest.mark.parametrize("null, discriminating", [
+    (3.5, True), (0.5, True),                # outside tol 1 of the prediction 2
+    (3.0, False), (1.0, False), (2.5, False),  # |null - 2| <= 1: that check could not fail
+    (-2.0, True),                            # far on the other side (|null + 2| would be 0)
+])
+def test_a_null_discriminates_only_outside_tol_of_the_prediction(null, discriminating):
+    status, found, nulls = fairness.signature_status(True, [entry(null)], 2.0, 1.0)
+    assert found is discriminating and nulls == [null]
+    assert status == ("confirmed" if discriminating else "non_discriminating")
+
+
+def signature(status: str, confirmed: bool = True) -> dict:
+    return {"status": status, "confirmed": confirmed}
+
+
+@pytest.mark.parametrize("statuses, tests, ok", [
+    ({"a": signature("confirmed")}, [True], 1),
+    ({"a": signature("confirmed"), "b": signature("non_discriminating")}, [True], None),
+    ({"a": signature("non_discriminating")}, [], None),
+    ({"a": signature("non_discriminating")}, [False], 0),     # a failed test still fails
+    ({"a": signature("not confirmed", False)}, [True], 0),
+    ({"a": signature("confirmed (discrimination unchecked)")}, [True], 1),
+    ({}, [], None),
+])
+def test_a_non_discriminating_signature_is_no_evidence(statuses, tests, ok):
+    assert fairness.mechanism_ok(statuses, tests) == ok
+
+
+def test_non_discriminating_names_the_signatures_whose_null_passes_too():
+    report = {"mechanism_signature": {"signatures": {
+        "a": signature("confirmed"), "b": signature("non_discriminating"),
+        "c": signature("non_discriminating")}}}
+    assert fairness.non_discriminating(report) == ["b", "c"]
+    assert fairness.non_discriminating({"mechanism_signature": None}) == []
