@@ -46,7 +46,7 @@ PLAN_KEYS = ("looks", "boundary", "test", "claim_type", "margin")
 def declared_plan(spec: dict) -> dict:
     """How the module says its runs are judged (not what they train): recorded with each run,
     since a change to it after a look changes what the verdict means."""
-    return {k: (list(spec[k]) if k == "looks" else spec.get(k)) for k in PLAN_KEYS
+    return {k: (list(spec.get(k) or ()) if k == "looks" else spec.get(k)) for k in PLAN_KEYS
             if k == "looks" or spec.get(k) is not None}
 
 

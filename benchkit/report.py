@@ -272,7 +272,7 @@ def plan_of(spec: dict, n: int, runs: list[dict] = ()) -> dict:
     look = looks.index(n) + 1 if n in looks else None
     reasons = [f"--bench-{k} {v} overrides the module's plan" for k, v in
                sorted((spec.get("overrides") or {}).items())]
-    reasons += provenance.plan_changes(provenance.declared_plan(spec), runs)
+    reasons += provenance.plan_changes(provenance.declared_plan({**spec, "looks": looks}), runs)
     if look is None:
         reasons.append(f"{n} seeds is not a declared look (looks={tuple(looks)}): declare it "
                        "in pytest.mark.bench (looks=...) before the first look")
