@@ -73,6 +73,19 @@ def _read(files: list[Path], errors: list[str]) -> list[tuple[Path, dict]]:
     return read
 
 
+def _reading_status(found, errors, paths) -> int | None:
+    """Print the reading errors; the exit status they make (2; 1 when nothing was found),
+    None when the command goes on."""
+    for e in errors:
+        _error(e)
+    if errors:
+        return 2
+    if not found:
+        _error(f"no {REPORT_NAME} found under {', '.join(paths)}")
+        return 1
+    return None
+
+
 # -- show -----------------------------------------------------------------------------------
 def cmd_show(args) -> int:
     from benchkit.table import render_summary
@@ -82,14 +95,7 @@ def cmd_show(args) -> int:
     if written:
         for line in render_summary(written, Path.cwd()):
             _say(line)
-    for e in errors:
-        _error(e)
-    if errors:
-        return 2
-    if not written:
-        _error(f"no {REPORT_NAME} found under {', '.join(args.paths)}")
-        return 1
-    return 0
+    return _reading_status(written, errors, args.paths) or 0
 
 
 # -- compare --------------------------------------------------------------------------------
@@ -238,14 +244,7 @@ def cmd_render(args) -> int:
         notes = write_companions(f, report, echo=False)
         _say(f"{f.parent}: summary.md" + ("".join(f"; {n}" for n in notes) if notes
                                            else ", paired.png, sweep.png"))
-    for e in errors:
-        _error(e)
-    if errors:
-        return 2
-    if not files:
-        _error(f"no {REPORT_NAME} found under {', '.join(args.paths)}")
-        return 1
-    return 0
+    return _reading_status(files, errors, args.paths) or 0
 
 
 # -- leaderboard ----------------------------------------------------------------------------
@@ -255,13 +254,9 @@ def cmd_leaderboard(args) -> int:
     files, errors = find_reports(args.paths)
     every = [lb.Entry(_idea_name(r, f), f, r) for f, r in _read(files, errors)]
     entries = [e for e in every if args.track in (None, e.track)]
-    for e in errors:
-        _error(e)
-    if errors:
-        return 2
-    if not files:
-        _error(f"no {REPORT_NAME} found under {', '.join(args.paths)}")
-        return 1
+    status = _reading_status(files, errors, args.paths)
+    if status:
+        return status
     if not entries:
         tracks = ", ".join(sorted({e.track for e in every}))
         return _error(f"no report of track {args.track!r}; the reports' tracks: {tracks}")
