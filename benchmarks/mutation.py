@@ -2,7 +2,9 @@
 
 Runs mutmut (configured in pyproject.toml's [tool.mutmut]: the decision modules and the tests
 that pin them) on a copy of the working tree, so the checkout never holds mutmut's `mutants/`,
-then classifies every mutant and writes benchmarks/mutation.json:
+then classifies every mutant and writes benchmarks/mutation/<module>.json: one file per
+module, so modules can be measured one at a time; the totals printed cover every module
+recorded there. Kinds:
 
 - killed: a test failed (or timed out) with the mutant in place;
 - survived: every selected test passed, or no test exercised the mutated function;
@@ -47,7 +49,7 @@ DECISION_FUNCTIONS = {
     "benchkit.extend": ["axes", "log_spaced", "next_value", "extended", "selected_edges",
                         "resolve"],
 }
-OUT = ROOT / "benchmarks" / "mutation.json"
+OUT = ROOT / "benchmarks" / "mutation"  # one <module>.json per measured module
 KILLED = {"killed", "timeout", "segfault"}
 SURVIVED = {"survived", "no tests"}
 NAME = re.compile(r"^\s*(?P<name>\S+__mutmut_\d+): (?P<status>.+?)\s*$")
@@ -126,6 +128,36 @@ def diff(original: str, mutated: str) -> str:
     return " | ".join(ln.strip() for ln in changed)[:300]
 
 
+def recorded(by_module: dict[str, dict], folder: Path) -> dict:
+    """Write this run's modules to folder/<module>.json (replacing earlier runs of them) and
+    return the totals over every module recorded there, so that modules can be measured one
+    at a time, also by people working in parallel."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for module, counts in by_module.items():
+        (folder / f"{module}.json").write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
+    modules = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))}
+    killed = sum(c["killed"] for c in modules.values())
+    survived = sum(c["survived"] for c in modules.values())
+    return {"killed": killed, "survived": survived,
+            "score": round(killed / (killed + survived), 4) if killed + survived else None,
+            "modules": {m: c["score"] for m, c in modules.items()}}
+
+
+def table(folder: Path) -> str:
+    """The markdown table of every module recorded in `folder` (for benchmarks/README.md)."""
+    rows = ["| module | killed | survived | score | measured by | seconds |", "|---|---|---|---|---|---|"]
+    killed = survived = 0
+    for path in sorted(folder.glob("*.json")):
+        c = json.loads(path.read_text(encoding="utf-8"))
+        killed, survived = killed + c["killed"], survived + c["survived"]
+        rows.append(f"| {path.stem} | {c['killed']} | {c['survived']} | {c['score']:.3f} | "
+                    f"`{c.get('command', '?')}` | {c.get('seconds', '?')} |")
+    if killed + survived:
+        rows.append(f"| **all recorded** | {killed} | {survived} | "
+                    f"**{killed / (killed + survived):.3f}** | | |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-children", type=int, default=2)
@@ -133,7 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", metavar="MODULE", action="append",
                     help="mutate only this module's decision functions (e.g. benchkit.report); "
                          "repeatable; the score then covers only them")
+    ap.add_argument("--table", action="store_true",
+                    help="print the markdown table of the recorded modules and exit")
     args = ap.parse_args(argv)
+    if args.table:
+        print(table(OUT))
+        return 0
     unknown = set(args.only or ()) - set(DECISION_FUNCTIONS)
     if unknown:
         ap.error(f"--only {sorted(unknown)}: valid modules are {sorted(DECISION_FUNCTIONS)}")
@@ -182,26 +219,24 @@ def main(argv: list[str] | None = None) -> int:
     for counts in by_module.values():
         rule = counts["killed"] + counts["survived"]
         counts["score"] = round(counts["killed"] / rule, 4) if rule else None
-    killed = sum(c["killed"] for c in by_module.values())
-    survived = sum(c["survived"] for c in by_module.values())
-    result = {
-        "command": " ".join(["python benchmarks/mutation.py", "--max-children",
-                             str(args.max_children), *(f"--only {m}" for m in args.only or ())]),
-        "mutmut": subprocess.run([mutmut, "--version"], capture_output=True, text=True).stdout.strip(),
-        "seconds": round(seconds, 1), "total": len(rows), "killed": killed,
-        "survived": survived, "message": sum(c["message"] for c in by_module.values()),
-        "score": round(killed / (killed + survived), 4) if killed + survived else None,
-        "by_module": by_module,
-        "survivors": [r for r in rows if r["kind"] == "survived"],
-        "message_mutants": [r for r in rows if r["kind"] == "message"],
-    }
-    OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"{len(rows)} mutants in {seconds:.0f} s: {killed} killed, {survived} survived, "
-          f"{result['message']} message-only; score {result['score']}")
+    ran = {"command": " ".join(["python benchmarks/mutation.py", "--max-children",
+                                str(args.max_children), *(f"--only {m}" for m in args.only or ())]),
+           "seconds": round(seconds, 1)}
+    for module, counts in by_module.items():
+        counts.update(ran, survivors=[r for r in rows if r["kind"] == "survived"
+                                      and r["mutant"].startswith(module + ".x_")],
+                      message_mutants=[r for r in rows if r["kind"] == "message"
+                                       and r["mutant"].startswith(module + ".x_")])
+    version = subprocess.run([mutmut, "--version"], capture_output=True, text=True).stdout
+    for counts in by_module.values():
+        counts["mutmut"] = version.strip()
+    result = recorded(by_module, OUT)
+    print(f"{len(rows)} mutants in {seconds:.0f} s; every module measured so far: "
+          f"{result['killed']} killed, {result['survived']} survived, score {result['score']}")
     for module, c in sorted(by_module.items()):
         print(f"  {module:28s} killed {c['killed']:4d}  survived {c['survived']:3d}  "
               f"message {c['message']:3d}  score {c['score']}")
-    for r in result["survivors"]:
+    for r in (r for c in by_module.values() for r in c["survivors"]):
         print(f"  SURVIVED {r['mutant']} ({r['status']}): {r['diff']}")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
