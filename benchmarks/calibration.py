@@ -27,7 +27,10 @@ alone) are scaled for every s. Detection = compare's verdict "idea worse (signif
         benchmarks/calibration_blocks200-399.json             # pooled rates
     .venv/bin/python benchmarks/calibration.py --sequential   # union vs exact look boundaries
 
-Writes benchmarks/calibration.json; docs/calibration.md reports the numbers.
+    .venv/bin/python benchmarks/calibration.py --doc          # docs/calibration.md from the JSON
+
+Writes benchmarks/calibration.json; ``--doc`` renders docs/calibration.md from the JSON files
+(benchmarks/calibration_doc.py).
 """
 from __future__ import annotations
 
@@ -367,7 +370,14 @@ def main(argv=None) -> None:
                          "looks (8, 16) on simulated differences -> --out")
     ap.add_argument("--effect", type=float, default=0.75,
                     help="with --sequential: the true mean difference in sd units for power")
+    ap.add_argument("--doc", action="store_true",
+                    help="do not train: render docs/calibration.md from the JSON files")
     args = ap.parse_args(argv)
+    if args.doc:
+        import calibration_doc
+
+        print(f"wrote {calibration_doc.write()}")
+        return
     if args.out is None:
         args.out = HERE / ("sequential_boundaries.json" if args.sequential else "calibration.json")
     if args.sequential:

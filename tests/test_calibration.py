@@ -141,3 +141,23 @@ def test_summary_of_the_small_run(analysed):
     large = s["power"][1]
     assert large["delta_true"] == LARGE_SD ** 2
     assert large["predicted_sign_flip_normal"] > 0.9 and large["predicted_t"] > 0.9
+
+
+# ------------------------------------------------ docs/calibration.md is rendered from the JSON
+import calibration_doc  # noqa: E402  (benchmarks/ is on sys.path once calibration.py is loaded)
+
+
+def test_the_committed_document_is_the_rendering_of_the_committed_json():
+    """docs/calibration.md is `calibration.py --doc`'s output: a hand edit, or a JSON file
+    rewritten without re-rendering, fails here (re-render with `calibration.py --doc`)."""
+    rendered = calibration_doc.render(calibration_doc.load())
+    assert calibration_doc.DOC.read_text() == rendered
+
+
+def test_the_document_reads_its_numbers_from_the_json():
+    data = calibration_doc.load()
+    data["runs"][0]["summary"]["fpr"]["selected"]["k"] = 9
+    data["sequential"]["conditions"]["normal, H0"]["union"]["rate"] = 0.0123
+    text = calibration_doc.render(data)
+    assert "| 9/200 = 0.045 [" in text and "**14/400 = 0.035 [" in text
+    assert "| normal, H0 | 0.0123 [" in text
