@@ -326,6 +326,7 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     comp["family_size"] = family_size
     comp["level"] = level
     comp.update(planning(comp, level / family_size, significant=p_adjusted < level))
+    robust.add_interval(comp, level / family_size)
     report["practical_verdict"] = equivalence.verdict(  # margin tests at this look's level
         comp, report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
         direction=direction_of(report), level=level, family_size=family_size,

@@ -10,8 +10,10 @@ seed counts once however large its difference. It has less power than the mean t
 differences are well behaved (it ignores their sizes).
 
 Under ``test="sign"`` the comparison's ``p_value`` (and so Holm, the level and the verdict) is
-the sign test's; the mean test's p stays beside it (``p_mean``). Margin tests
-(non-inferiority, equivalence) and the planning figures stay those of the mean sign-flip test.
+the sign test's; the mean test's p stays beside it (``p_mean``), and ``sign_ci`` is the
+interval that inverts the sign test (a distribution-free interval for the median difference).
+Margin tests (non-inferiority, equivalence) and the other planning figures stay those of the
+mean sign-flip test.
 """
 from __future__ import annotations
 
@@ -51,6 +53,44 @@ def sign_test_p(diffs) -> float:
     return float(min(1.0, 2.0 * tail))
 
 
+def sign_test_ci(diffs, level: float) -> list[float | None]:
+    """[lo, hi]: the shifts c at which the sign test of ``diffs - c`` has p >= level, i.e. the
+    order-statistic interval of the median difference that matches the test.
+
+    p(c) depends only on how many differences lie above and below c (those equal to c drop
+    out), so it is constant between consecutive distinct values; testing each value and one
+    point in each gap finds the accepted set exactly. None for an unbounded end (too few seeds
+    for p < level). 0 lies outside [lo, hi] exactly when sign_test_p(diffs) < level: an end
+    that is open at exactly 0 is moved off it by one float step."""
+    d = np.asarray(diffs, dtype=float).reshape(-1)
+    if len(d) < 1 or not np.all(np.isfinite(d)):
+        raise ValueError(f"diffs must be finite and non-empty, got {d.tolist()}")
+    values = np.unique(d)
+    gaps = (values[:-1] + values[1:]) / 2.0
+    below, above = values[0] - 1.0, values[-1] + 1.0
+    points = np.sort(np.concatenate([[below], values, gaps, [above]]))
+    accepted = [c for c in points if sign_test_p(d - c) >= level]
+    if not accepted:        # cannot happen: p is 1 at the median; kept as a guard
+        return [float(np.median(d))] * 2
+    lo, hi = min(accepted), max(accepted)
+    lo = None if lo == below else _closed_end(lo, values, d, level, step=-1)
+    hi = None if hi == above else _closed_end(hi, values, d, level, step=+1)
+    return [lo, hi]
+
+
+def _closed_end(c: float, values: np.ndarray, d: np.ndarray, level: float, *, step: int) -> float:
+    """The reported end for an accepted point c: c itself when c is a data value; for a gap
+    point, the data value bounding the gap on the outside (the gap is accepted, that value is
+    not), moved one float step inwards if it is exactly 0, so that 0 is inside the reported
+    interval only when the test accepts it."""
+    if c in values:
+        return float(c)
+    end = float(values[values < c].max() if step < 0 else values[values > c].min())
+    if end == 0.0 and sign_test_p(d) < level:
+        end = math.nextafter(0.0, -step)
+    return end
+
+
 def apply(comp: dict, test: str) -> dict:
     """Make ``comp`` (a stats.compare result) decide by ``test``: for "sign", p_value becomes
     the sign test's and the mean test's p is kept as p_mean. Returns comp."""
@@ -60,6 +100,15 @@ def apply(comp: dict, test: str) -> dict:
         comp["p_mean"] = comp["p_value"]
         comp["p_value"] = sign_test_p(d)
         comp["median_delta"] = float(np.median(d))
+    return comp
+
+
+def add_interval(comp: dict, level: float) -> dict:
+    """Under test="sign", the interval that inverts the sign test at ``level`` (the planning
+    level: the look's level over the family size) as ``comp["sign_ci"]``. Returns comp."""
+    if comp.get("test") == "sign":
+        lo, hi = sign_test_ci(comp["per_seed_diffs"], level)
+        comp["sign_ci"] = {"confidence": 1.0 - level, "lo": lo, "hi": hi}
     return comp
 
 

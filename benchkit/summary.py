@@ -103,6 +103,12 @@ def _per_seed_lines(report: dict) -> list[str]:
                "that seed.", ""])
 
 
+def _interval(ci: dict) -> str:
+    """[lo, hi] of an interval whose unbounded ends are None."""
+    return (f"[{signed(ci['lo']) if ci['lo'] is not None else '-inf'}, "
+            f"{signed(ci['hi']) if ci['hi'] is not None else '+inf'}]")
+
+
 def _comparison_lines(report: dict) -> list[str]:
     comp = report["comparison"]
     base_mean = report["baseline"]["full"]["mean"]
@@ -121,12 +127,22 @@ def _comparison_lines(report: dict) -> list[str]:
     sci = comp.get("signflip_ci")
     if sci:
         lines.append(f"- {pct(100 * sci['confidence'])} interval that inverts the sign-flip "
-                     f"test at level {num(comp['planning']['level'])}: "
-                     f"[{signed(sci['lo']) if sci['lo'] is not None else '-inf'}, "
-                     f"{signed(sci['hi']) if sci['hi'] is not None else '+inf'}]")
-    lines.append(f"- p = {comp['p_value']:.4g} (two-sided paired sign-flip permutation test; "
-                 "its null: each seed's difference is as likely to have either sign, i.e. the "
-                 f"differences are symmetric about 0), tested at level {num(tested_level(comp))}")
+                     f"test at level {num(comp['planning']['level'])}: {_interval(sci)}")
+    sign_ci = comp.get("sign_ci")
+    if sign_ci:
+        lines.append(f"- {pct(100 * sign_ci['confidence'])} interval of the median difference "
+                     f"that inverts the sign test at level {num(comp['planning']['level'])}: "
+                     f"{_interval(sign_ci)}")
+    if comp.get("test") == "sign":
+        lines.append(f"- p = {comp['p_value']:.4g} (two-sided exact sign test; its null: on a "
+                     "seed the idea is as likely better as worse, i.e. the median difference is "
+                     f"0), tested at level {num(tested_level(comp))}; the mean sign-flip test "
+                     f"gives p = {comp['p_mean']:.4g}")
+    else:
+        lines.append(f"- p = {comp['p_value']:.4g} (two-sided paired sign-flip permutation "
+                     "test; its null: each seed's difference is as likely to have either sign, "
+                     f"i.e. the differences are symmetric about 0), tested at level "
+                     f"{num(tested_level(comp))}")
     if (comp.get("family_size") or 1) > 1 and comp.get("p_adjusted") is not None:
         what = ("comparisons: its tracks x the baseline and each control"
                 if report.get("controls") else "tracks")

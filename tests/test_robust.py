@@ -48,6 +48,63 @@ def test_a_catastrophic_seed_sinks_the_mean_test_not_the_sign_test():
     assert "sign-flip" in mean["protocol"]["test"] and mean["comparison"]["test"] == "mean"
 
 
+@pytest.mark.parametrize("n,level,k", [(10, 0.05, 2), (10, 0.01, 1), (20, 0.05, 6), (6, 0.05, 1)])
+def test_the_sign_interval_is_the_textbook_order_statistic_interval(n, level, k):
+    """Distinct values: [d_(k), d_(n+1-k)] with k the largest count whose two-sided binomial
+    tail stays below level (n=10, 0.05: d_(2)..d_(9); n=6, 0.05: d_(1)..d_(6))."""
+    d = [float(3 * j % (2 * n + 1) - n) / 7 for j in range(1, n + 1)]  # distinct, shuffled
+    s = sorted(d)
+    assert robust.sign_test_ci(d, level) == [s[k - 1], s[n - k]]
+
+
+def test_the_sign_interval_is_unbounded_when_no_p_can_reach_the_level():
+    assert robust.sign_test_ci([1.0, 2.0, 3.0, 4.0, 5.0], 0.05) == [None, None]  # min p 1/16
+    assert robust.sign_test_ci([0.0, 0.0, 1.0], 0.05) == [None, None]
+
+
+def test_the_sign_interval_excludes_0_exactly_when_the_sign_test_rejects():
+    """Ties and exact zeros included (rounded draws): 0 in [lo, hi] <=> p >= level."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(600):
+        n = int(rng.integers(1, 14))
+        d = np.round(rng.normal(rng.normal(0, 1), 1, n), int(rng.integers(0, 2)))
+        level = float(rng.choice([0.01, 0.025, 0.05, 0.1]))
+        lo, hi = robust.sign_test_ci(d, level)
+        inside = (lo is None or lo <= 0) and (hi is None or 0 <= hi)
+        assert inside == (robust.sign_test_p(d) >= level), (d.tolist(), level, lo, hi)
+        checked += robust.sign_test_p(d) < level
+    assert checked > 50  # both sides of the rule were exercised
+
+
+def test_an_end_open_at_exactly_0_is_moved_off_it():
+    """[0, 1..6]: at 0 the zero drops out and six wins give p 1/32 < 0.05; just above 0 the
+    split is 1 vs 6, p 0.125, accepted. The reported lower end is the float above 0, not 0."""
+    d = [0.0] + [float(j) for j in range(1, 7)]
+    assert robust.sign_test_p(d) == pytest.approx(1 / 32)
+    lo, hi = robust.sign_test_ci(d, 0.05)
+    assert 0.0 < lo < 1e-300 and hi == 6.0
+
+
+def test_the_report_and_summary_carry_the_sign_interval_only_under_the_sign_test():
+    from benchkit.summary import render_summary_md as render_summary
+
+    base = [1.0 + 0.01 * s for s in range(10)]
+    idea = [b - 0.1 - 0.01 * s for s, b in enumerate(base)]
+    sign, mean = _report("sign", base, idea), _report("mean", base, idea)
+    ci = sign["comparison"]["sign_ci"]
+    assert ci["confidence"] == pytest.approx(0.95)
+    assert [ci["lo"], ci["hi"]] == pytest.approx([-0.18, -0.11])   # d_(2), d_(9)
+    assert "sign_ci" not in mean["comparison"]
+    text = render_summary(sign)
+    assert "95% interval of the median difference that inverts the sign test at level 0.05: " \
+           "[-0.18, -0.11]" in text
+    assert "two-sided exact sign test" in text and "sign-flip permutation test;" not in text
+    assert "sign test" not in render_summary(mean)
+
+
 def test_the_test_is_validated():
     with pytest.raises(SpecError, match="test='median'; valid: 'mean' .* or 'sign'"):
         robust.parse_test({"test": "median"}, "m.py")
