@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from benchkit import convergence, equivalence, extend, fairness, provenance, signflip, stats
-from benchkit import robust
+from benchkit import futility, robust
 from benchkit import sequential as seq
 from benchkit.atomic import write_atomic  # noqa: F401  (re-exported)
 from benchkit.spec import ARMS, cfg_id, run_id, unreachable_family
@@ -279,6 +279,7 @@ def plan_of(spec: dict, n: int, runs: list[dict] = ()) -> dict:
     sequential = {"looks": looks, "max_seeds": looks[-1],
                   "declared": bool(spec.get("looks_declared")), "look": look,
                   "boundary": spec.get("boundary", "union"),
+                  "futility": futility.declared(spec.get("futility")),
                   "rule": seq.EXACT_RULE if spec.get("boundary") == "exact" else SEQUENTIAL_RULE}
     return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}
 
@@ -338,6 +339,7 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     report["system_verdict"] = stats.system_verdict(report["practical_verdict"],
                                                     report["mechanism_ok"])
     fairness.finish_verdicts(report, level)  # every control beaten too; budgets matched
+    futility.assess(report, family_size)
     return report
 
 

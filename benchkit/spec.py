@@ -15,7 +15,8 @@ ARMS = ("baseline", "idea")
 DEFAULT_SEEDS = 8
 MIN_SEEDS = 2
 BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "boundary",
-                "test", "max_seeds", "claim_type", "budget_tolerance", "budget_waiver", "frontier", "extend")
+                "test", "max_seeds", "claim_type", "budget_tolerance", "budget_waiver", "frontier", "extend",
+                "futility")
 CLAIM_TYPES = ("superiority", "non-inferiority", "equivalence")
 CONTROL = "control:"  # a control arm's label: "control:<name>"
 DEFAULT_EXTEND = 2  # grid steps an edge selection may add per axis and side (benchkit.extend)
@@ -62,6 +63,7 @@ class IdeaSpec:
     frontier: dict | None = None  # {axis: [values]}: every arm is benched at each value
     extend: int = DEFAULT_EXTEND  # the edge-extension limit (benchkit.extend)
     declared_grids: dict = field(default_factory=dict)  # track -> the grid as declared
+    futility: float | None = None  # the non-binding futility threshold (benchkit.futility)
 
     def points(self):
         """(track, cfg, seed) of every run an arm makes, in a stable order."""
@@ -85,7 +87,7 @@ class IdeaSpec:
             "budget_waiver": dict(self.budget_waiver),
             "frontier": ({k: list(v) for k, v in self.frontier.items()}
                          if self.frontier else None),
-            "extend": self.extend,
+            "extend": self.extend, "futility": self.futility,
             "declared_grids": {t: [dict(c) for c in g]
                                for t, g in (self.declared_grids or self.grids).items()},
         }
@@ -247,6 +249,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     from benchkit.sequential import parse_boundary
 
     boundary = parse_boundary(kw, where, looks)
+    from benchkit.futility import parse_futility
     from benchkit.robust import parse_test
     n_seeds = declared_seeds if seeds_override is None else seeds_override
     overrides = {k: v for k, v in (("seeds", seeds_override), ("epochs", epochs_override))
@@ -285,6 +288,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
         test=parse_test(kw, where),
         overrides=overrides,
         extend=extend, declared_grids=dict(grids),
+        futility=parse_futility(kw, where, looks or (declared_seeds,), fair["claim_type"]),
         protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names}, **fair,
     )
 

@@ -148,6 +148,12 @@ def _comparison_lines(report: dict) -> list[str]:
                 if report.get("controls") else "tracks")
         lines.append(f"- p_adjusted = {comp['p_adjusted']:.4g} (Holm over the idea's "
                      f"{comp['family_size']} {what}; the verdict uses this one)")
+    fut = (report.get("sequential") or {}).get("futility")
+    if fut and fut["conditional_power"] is not None:
+        lines.append(f"- futility (non-binding, futility={fut['threshold']:g}): the last look "
+                     f"({report['sequential']['max_seeds']} seeds) finds the idea better with "
+                     f"probability {fut['conditional_power']:.3g} if the effect so far is the "
+                     f"true one: {'stop' if fut['stop'] else 'continue'}")
     if comp.get("effect_size") is not None:
         lines.append(f"- effect size (Cohen's dz): {comp['effect_size']:.3g}")
     lines.append(f"- MDE: {num(comp.get('mde'))} absolute, {pct(comp.get('mde_rel_pct'))} of the "
