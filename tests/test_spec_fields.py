@@ -5,6 +5,8 @@ fails here directly rather than only through a whole bench.
 """
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from benchkit import tracks as registry
@@ -117,3 +119,210 @@ def test_seeds_needed_for_a_family_is_the_first_reachable_count(family, alpha, n
     assert 2.0 ** (1 - needed) < alpha / family <= 2.0 ** (2 - needed)
     assert unreachable_family(needed, family, alpha) is None
     assert f"{needed} seeds or more" in unreachable_family(needed - 1, family, alpha)
+
+
+# ----------------------------------------------- every argument's range, at its boundaries
+WHERE = f"{MODULE}: pytest.mark.bench"
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"name": "../up"}, ": name='../up' cannot name a report folder"),
+    ({"track": "a b"}, ": track='a b' cannot name a report folder"),
+    ({"grid": {"lr": []}}, ": grid['lr'] is an empty list; valid: a dict"),
+    ({"looks": (8, 4)}, ": looks=(8, 4); valid: looks=(8, 16)"),
+    ({"boundary": "pocock"}, ": boundary='pocock'; valid: 'union', 'exact'"),
+    ({"boundary": "exact"}, ": boundary='exact' needs two or more declared looks"),
+    ({"claim_type": "better"}, ": claim_type='better'; valid:"),
+    ({"claim_type": "non-inferiority"}, ": claim_type='non-inferiority' needs margin="),
+    ({"seeds": 1}, ": seeds=1: need an integer >= 2"),
+    ({"extend": -1}, ": extend=-1 must be an integer >= 0"),
+    ({"test": "median"}, ": test='median'; valid: 'mean'"),
+])
+def test_every_marker_error_names_the_module_and_the_argument(kwargs, words):
+    """The error starts with where the declaration is (module and marker), then the argument."""
+    kwargs.setdefault("track", "tabular")
+    with pytest.raises(SpecError) as err:
+        parse(**kwargs)
+    assert str(err.value).startswith(WHERE + words), str(err.value)
+
+
+def test_the_default_name_is_the_file_name_without_test_and_py_at_any_depth():
+    for module in ("ideas/sub/test_deep_idea.py", "test_deep_idea.py", "a/b/c/test_deep_idea.py"):
+        spec = parse_bench_marker(pytest.mark.bench(track="tabular").mark, module,
+                                  seeds_override=None, epochs_override=None)
+        assert spec.name == "deep_idea" and spec.module == module
+
+
+@pytest.mark.parametrize("track", [[], (), [1], ["tabular", 2]])
+def test_an_empty_or_non_string_track_list_is_refused(track):
+    with pytest.raises(SpecError, match=r"must be a track name or a list of names; known tracks"):
+        parse(track=track)
+
+
+def test_a_track_whose_data_module_is_missing_is_refused_at_collection(monkeypatch):
+    import dataclasses
+    needs = dataclasses.replace(registry.get("tabular"), name="needs_x",
+                                requires=(("no_such_module_for_benchkit", "pip install x"),))
+    monkeypatch.setitem(registry._REGISTRY, "needs_x", needs)
+    with pytest.raises(SpecError) as err:
+        parse(track="needs_x")
+    assert str(err.value) == (f"{WHERE}: track 'needs_x' needs no_such_module_for_benchkit, "
+                              "which is not installed: pip install x")
+
+
+@pytest.mark.parametrize("kwargs, seeds, looks", [
+    ({"looks": (4, 10)}, 4, (4, 10)),          # seeds default to the first look, not 8
+    ({"looks": (3, 5, 9)}, 3, (3, 5, 9)),
+    ({"looks": (4, 10), "seeds": 10}, 10, (4, 10)),
+    ({"max_seeds": 12}, DEFAULT_SEEDS, (DEFAULT_SEEDS, 12)),
+    ({"max_seeds": 12, "seeds": 5}, 5, (5, 12)),
+])
+def test_the_seeds_follow_the_first_declared_look(kwargs, seeds, looks):
+    spec = parse(track="tabular", **kwargs)
+    assert spec.seeds == tuple(range(seeds)) and spec.looks == looks and spec.looks_declared
+
+
+def test_max_seeds_below_the_seeds_is_refused():
+    with pytest.raises(SpecError, match=r"max_seeds=4 is below seeds=6: it must be >= seeds"):
+        parse(track="tabular", max_seeds=4, seeds=6)
+    assert parse(track="tabular", max_seeds=6, seeds=6).looks == (6,)
+
+
+@pytest.mark.parametrize("kwargs, boundary", [
+    ({}, "union"), ({"looks": (4, 8)}, "union"), ({"looks": (4, 8), "boundary": "exact"}, "exact"),
+    ({"max_seeds": 16, "boundary": "exact"}, "exact"),   # max_seeds: two looks (8, 16)
+])
+def test_the_boundary_is_read_with_the_looks(kwargs, boundary):
+    assert parse(track="tabular", **kwargs).boundary == boundary
+
+
+@pytest.mark.parametrize("seeds_override, epochs_override, overrides", [
+    (None, None, {}), (4, None, {"seeds": 4}), (None, 2, {"epochs": 2}),
+    (3, 1, {"seeds": 3, "epochs": 1}),
+])
+def test_overrides_are_recorded_as_given(seeds_override, epochs_override, overrides):
+    spec = parse(seeds_override, epochs_override, track="tabular")
+    assert spec.overrides == overrides
+    assert spec.to_plain()["overrides"] == overrides
+
+
+@pytest.mark.parametrize("seeds_override", [1, 0, True, 2.5])
+def test_a_seed_override_below_two_or_not_an_integer_is_refused(seeds_override):
+    with pytest.raises(SpecError, match=f"seeds={seeds_override!r}: need an integer >= 2"):
+        parse(seeds_override, None, track="tabular")
+
+
+@pytest.mark.parametrize("extend, ok", [
+    (0, True), (1, True), (2, True), (5, True), (-1, False), (True, False), (False, False),
+    (1.0, False), ("2", False), (None, False),
+])
+def test_extend_is_an_integer_from_zero(extend, ok):
+    if ok:
+        assert parse(track="tabular", extend=extend).extend == extend
+    else:
+        with pytest.raises(SpecError, match=f"extend={extend!r} must be an integer >= 0"):
+            parse(track="tabular", extend=extend)
+
+
+def test_extend_defaults_to_two_steps():
+    assert parse(track="tabular").extend == 2
+
+
+@pytest.mark.parametrize("claim_type, margin", [
+    ("superiority", None), ("non-inferiority", 0.05), ("equivalence", 0.1),
+])
+def test_claim_types_with_a_margin_are_kept(claim_type, margin):
+    spec = parse(track="tabular", claim_type=claim_type, margin=margin)
+    assert spec.claim_type == claim_type and spec.margin == margin
+
+
+def test_the_frontier_multiplies_every_grid_config_by_its_values():
+    spec = parse(track=["tabular", "dynamics"], grid={"lr": [1e-3, 3e-3]},
+                 frontier={"width": [8, 16]})
+    expected = ({"lr": 1e-3, "width": 8}, {"lr": 3e-3, "width": 8},
+                {"lr": 1e-3, "width": 16}, {"lr": 3e-3, "width": 16})
+    assert spec.grids == {"tabular": expected, "dynamics": expected}
+    assert spec.frontier == {"width": (8, 16)}
+    with pytest.raises(SpecError, match="frontier axis 'lr' is also a grid key"):
+        parse(track="tabular", grid={"lr": [1e-3]}, frontier={"lr": [1e-3, 1e-2]})
+
+
+@pytest.mark.parametrize("key", ["epochs", "batch_size"])
+@pytest.mark.parametrize("value, ok", [(1, True), (2, True), (0, False), (-1, False),
+                                       (1.0, False), ("1", False)])
+def test_epochs_and_batch_size_grid_axes_are_positive_integers(key, value, ok):
+    if ok:
+        assert parse_grid({key: [value]}, "here") == ({key: value},)
+    else:
+        with pytest.raises(SpecError, match=f"{key}={value!r} must be a positive integer"):
+            parse_grid({key: [value]}, "here")
+
+
+def test_real_numbers_of_other_types_become_floats():
+    from fractions import Fraction
+    (cfg,) = parse_grid({"lr": [Fraction(1, 4)], "width": [3], "act": ["relu"], "bn": [True]},
+                        "here")
+    assert cfg == {"lr": 0.25, "width": 3, "act": "relu", "bn": True}
+    assert [type(v) for v in cfg.values()] == [float, int, str, bool]
+
+
+def test_a_malformed_grid_names_the_valid_forms():
+    for grid in ({}, [], {"lr": []}, {"lr": 1}, {1: [1]}, [{}], 3):
+        with pytest.raises(SpecError, match=r"; valid: a dict of non-empty lists such as "
+                                            r"\{'lr': \[1e-3, 3e-3\]\}, or a non-empty list"):
+            parse_grid(grid, "here")
+
+
+@pytest.mark.parametrize("kwargs, boundary, test", [
+    ({}, "union", "mean"), ({"test": "sign"}, "union", "sign"),
+    ({"looks": (4, 8), "boundary": "exact", "test": "mean"}, "exact", "mean"),
+])
+def test_every_parsed_field_reaches_the_spec(kwargs, boundary, test):
+    spec = parse(track="tabular", extend=3, **kwargs)
+    assert (spec.boundary, spec.test, spec.extend) == (boundary, test, 3)
+    assert spec.declared_grids == spec.grids == {"tabular": registry.get("tabular").grid}
+    assert spec.claim_type == "superiority" and spec.frontier is None
+    assert spec.budget_tolerance == {} and spec.budget_waiver == {}
+    plain = spec.to_plain()
+    assert (plain["boundary"], plain["test"], plain["extend"]) == (boundary, test, 3)
+
+
+def test_declared_budgets_reach_the_spec():
+    spec = parse(track="tabular", budget_tolerance={"params": 0.1},
+                 budget_waiver={"steps": "the claim is about steps"})
+    assert spec.budget_tolerance == {"params": 0.1}
+    assert spec.budget_waiver == {"steps": "the claim is about steps"}
+
+
+@pytest.mark.parametrize("n, family, comparators, said", [
+    (5, 1, 1, "only 5 seeds cannot reach p < 0.05 (the smallest possible two-sided p is "
+              "0.0625 with the sign-flip test); 6 seeds or more can"),
+    (6, 2, 1, "only 6 seeds cannot reach p < 0.05 after Holm over 2 track(s) (the smallest "
+              "possible two-sided p is 0.03125 with the sign-flip test); 7 seeds or more can"),
+    (6, 1, 2, "only 6 seeds cannot reach p < 0.05 after Holm over 2 comparisons (1 track(s) "
+              "x the baseline and 1 control(s)) (the smallest possible two-sided p is 0.03125 "
+              "with the sign-flip test); 7 seeds or more can"),
+    (6, 2, 3, "only 6 seeds cannot reach p < 0.05 after Holm over 6 comparisons (2 track(s) "
+              "x the baseline and 2 control(s)) (the smallest possible two-sided p is 0.03125 "
+              "with the sign-flip test); 8 seeds or more can"),
+])
+def test_the_unreachable_sentence_names_the_family(n, family, comparators, said):
+    assert unreachable_family(n, family, 0.05, comparators=comparators) == said
+
+
+@pytest.mark.parametrize("n, family, comparators, reachable", [
+    (6, 1, 1, True), (6, 2, 1, False), (7, 2, 1, True), (7, 1, 2, True), (6, 1, 2, False),
+    (8, 2, 3, True), (7, 2, 3, False), (2, 1, 1, False),
+])
+def test_reachability_counts_every_comparison_of_the_family(n, family, comparators, reachable):
+    assert (unreachable_family(n, family, 0.05, comparators=comparators) is None) == reachable
+
+
+@pytest.mark.parametrize("family, alpha, needed", [
+    (1, 0.125, 5),   # 2^(1-4) = 0.125 is not < 0.125: p must be strictly below the level
+    (2, 0.25, 5), (1, 0.5, 3), (1, math.nextafter(0.125, 1.0), 4),
+])
+def test_seeds_needed_when_the_smallest_p_sits_on_the_level(family, alpha, needed):
+    assert family_seeds_needed(family, alpha) == needed
+    assert unreachable_family(needed, family, alpha) is None
+    assert unreachable_family(needed - 1, family, alpha) is not None
