@@ -60,6 +60,10 @@ class Entry:
         be placed on a board, or None. Idempotent."""
         self.seeds, self.improvements, self.baseline_runs, self.baseline_values = [], [], [], []
         r = self.report
+        if r.get("frontier"):
+            return ("a frontier report: its comparison pools each seed over the frontier's "
+                    "points, so it has no single baseline run per seed to share with other "
+                    "ideas; its points are compared in its own report (frontier.points)")
         if r["comparison"] is None:
             return "incomplete report (no comparison)"
         rows = r.get("runs")

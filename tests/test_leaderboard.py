@@ -124,6 +124,8 @@ def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
         diverged={**report(win), "runs": [r for r in report(win)["runs"]
                                           if (r["arm"], r["seed"]) != ("idea", 3)]},
         incomplete={**report(win), "comparison": None, "practical_verdict": "incomplete"},
+        frontier={**report(win), "frontier": {"axis": "keep", "values": [0.5, 1.0]},
+                  "baseline": {"best_cfg": {"keep": "selected per point (see frontier.points)"}}},
         higher=report(win, lower=False, track="digits")))
     boards = result["boards"]
     assert [(b["track"], sorted(r["name"] for r in b["ideas"])) for b in boards] == [
@@ -136,7 +138,8 @@ def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
     assert "different results at seed(s) 7" in boards[2]["notes"][0]
     assert "other baseline seeds" in boards[3]["notes"][0]
     why = {u["name"]: u["reason"] for u in result["unplaced"]}
-    assert set(why) == {"no_digest", "incomplete", "diverged"}
+    assert set(why) == {"no_digest", "incomplete", "diverged", "frontier"}
+    assert why["frontier"].startswith("a frontier report: its comparison pools each seed")
     assert "no finite test result at seed(s) 3" in why["diverged"]
     assert "no digest" in why["no_digest"] and "incomplete" in why["incomplete"]
     twice = lb.build(entries(a=report(win)) + entries(a=report(win)))
