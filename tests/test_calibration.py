@@ -161,3 +161,33 @@ def test_the_document_reads_its_numbers_from_the_json():
     text = calibration_doc.render(data)
     assert "| 9/200 = 0.045 [" in text and "**14/400 = 0.035 [" in text
     assert "| normal, H0 | 0.0123 [" in text
+
+
+def test_the_statistics_code_path_at_tiny_reps():
+    """`calibration.py --statistics`'s simulations (minus the planning figures, which take
+    tens of seconds) at a few benches each: deterministic, the interval agrees with p, and
+    the renderer turns them into its sections."""
+    look1 = cal.stats.look_levels([8, 16], 16, 0.05)[0]
+    iv = cal.interval_statistics(12, look1)
+    again = cal.interval_statistics(12, look1)
+    assert iv == again
+    assert iv["agreement"]["benches"] == 12
+    assert sum(iv["agreement"]["disagreements"].values()) == 0
+    for row in iv["coverage"]:
+        assert row["signflip_ci_disagrees_with_p"]["k"] == 0
+        assert 0.9 < row["exact_coverage"] < 1 and row["covered"]["n"] == 12
+    st = {"sim_reps": 30, "look1_level": look1, "interval": iv,
+          "spending": cal.spending_statistics(30),
+          "margins": {"noninferiority_at_margin": cal.noninferiority_at_margin(30, look1),
+                      "harm_within_margin": cal.harm_within_margin(6, seeds=(8, 12)),
+                      "tost_at_margin": cal.tost_at_margin(30)}}
+    assert st["margins"]["tost_at_margin"] == cal.tost_at_margin(30)
+    for key in ("interval", "spending", "margins"):
+        st[key]["seconds"] = 0.0
+    assert [r["level"] for r in st["margins"]["noninferiority_at_margin"]] == \
+        [0.05, 0.05, look1, 0.05, 0.05]
+    assert all(r["non_inferior"]["n"] == 30 for r in st["margins"]["noninferiority_at_margin"])
+    text = "\n".join([calibration_doc.spending_section(st), calibration_doc.interval_section(st),
+                      calibration_doc.margins_section(st)])
+    assert "disagreed in: 0 at level 0.05, 0 at level 0.01, 0 at level 0.03101" in text
+    assert "| 8 | 5% worse | " in text and "| higher | 8 | 0.05 | 0.05 | " in text
