@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -167,7 +168,7 @@ def expectation(runs: list[dict]) -> str:
                   f"when training is this short. So the \"selected\" rate here equals the "
                   f"lr = {p['grid'][k]['lr']:g} rate, and this run does not test how selection "
                   f"interacts with the null. A protocol where configs compete (more epochs) "
-                  f"would, at a multiple of the cost.")
+                  f"would test it, at a higher cost.")
     else:
         caveat = (f"Configs selected over the {total} blocks (baseline + idea): "
                   f"{counts.tolist()}.")
@@ -714,6 +715,18 @@ def statistics_sections(st: dict) -> list[str]:
     return [planning_section(st), interval_section(st), margins_section(st)]
 
 
+def wrap(text: str, width: int = 96) -> str:
+    """Refill the prose paragraphs (not tables, code, headings, lists or comments)."""
+    blocks, out = text.split("\n\n"), []
+    for block in blocks:
+        if block.lstrip().startswith(("|", "```", "#", "<!--", "- ", "1. ")):
+            out.append(block)
+        else:
+            out.append(textwrap.fill(" ".join(block.split()), width, break_long_words=False,
+                                     break_on_hyphens=False))
+    return "\n\n".join(out)
+
+
 def render(data: dict) -> str:
     runs, seq, st = data["runs"], data["sequential"], data.get("statistics")
     parts = [intro(runs), protocol(runs), expectation(runs), fpr(runs), power(runs)]
@@ -723,7 +736,7 @@ def render(data: dict) -> str:
     if st is not None:
         parts += statistics_sections(st)
     parts.append(reproduce(runs, seq, st))
-    return "\n\n".join(parts) + "\n"
+    return "\n\n".join(wrap(part) for part in parts) + "\n"
 
 
 def write(folder: Path = HERE, doc: Path = DOC) -> Path:
