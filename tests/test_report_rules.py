@@ -12,7 +12,8 @@ import math
 import pytest
 
 from benchkit import fairness, robust, stats
-from benchkit.report import arm_sweep, build_report, decide, math_verification, mechanism_signature
+from benchkit.report import (SELECTION_RULE, TEST_NAME, arm_sweep, build_report, decide,
+                             math_verification, mechanism_signature)
 from benchkit.spec import cfg_id
 from test_rules import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_run, make_spec,
                         paired_report, runs_from)
@@ -169,6 +170,7 @@ LEVEL_8_OF_16 = stats.look_levels([8], 16, ALPHA)[0]    # 0.0310
     ((8, 16), 8, 1, False),
     (None, 8, 8, False),      # at the full alpha: build_report's warning, not this one
     ((6, 12), 6, 1, True),    # 2^-5 = 0.03125 >= 0.0310
+    ((6, 12), 6, 2, True),
 ])
 def test_a_look_whose_level_the_seeds_cannot_reach_is_warned(looks, n, family, warned):
     report = paired_report(BASE8[:n], IDEA8[:n], looks=looks)
@@ -344,17 +346,23 @@ def test_diverged_runs_are_counted_in_a_warning():
 
 
 def test_mechanism_tests_that_did_not_run_are_named():
-    spec = make_spec(GRID[:1], 8, mechanism_tests=("test_a", "test_b", "test_c"))
+    spec = make_spec(GRID[:1], 8, mechanism_tests=("test_a", "test_b", "test_c", "test_d",
+                                                   "test_e"))
     runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
     runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8)]
     mechs = [{"nodeid": "ideas/test_rules.py::test_a", "outcome": "passed", "message": None},
-             {"nodeid": "ideas/test_rules.py::test_c[1]", "outcome": "skipped", "message": None}]
+             {"nodeid": "ideas/test_rules.py::test_c[1]", "outcome": "skipped", "message": None},
+             {"nodeid": "ideas/test_rules.py::test_d[x[1]]", "outcome": "passed",
+              "message": None},
+             {"nodeid": "ideas/test_rules.py::TestK::test_e", "outcome": "passed",
+              "message": None}]
     report = build_report(spec, TRACK, runs, mechs, alpha=ALPHA)
     assert report["warnings"] == [
         "mechanism test(s) test_b did not run in this session (-k/-m?): mechanism_ok and the "
         "system verdict leave them out"]
     assert [t["test"] for t in report["math_verification"]["tests"]] == [
-        "ideas/test_rules.py::test_a", "ideas/test_rules.py::test_c[1]"]
+        "ideas/test_rules.py::TestK::test_e", "ideas/test_rules.py::test_a",
+        "ideas/test_rules.py::test_c[1]", "ideas/test_rules.py::test_d[x[1]]"]
     assert report["mechanism_ok"] == 1
 
 
@@ -515,3 +523,170 @@ def test_an_override_makes_the_report_exploratory_and_says_so_last():
         "exploratory: --bench-seeds 8 overrides the module's plan. Not a look of the plan: no "
         "verdict of this session counts and every gate fails")
     assert report["sequential"]["look"] == 1 and report["sequential"]["looks"] == [8]
+
+
+# ------------------------------------------------------------- margins and claim types
+@pytest.mark.parametrize("family, practical", [
+    (1, "helps"),            # two-sided p 0.0156 < 0.05
+    (8, "non-inferior"),     # adjusted 0.125: not better; margin test p 1/256 < 0.05 / 8
+    (16, "inconclusive"),    # 1/256 = 0.0039 >= 0.05 / 16 = 0.0031
+])
+def test_the_margin_test_runs_at_holms_first_step(family, practical):
+    report = paired_report(BASE8, IDEA8, margin=0.05)
+    decide(report, min(1.0, family * P8), family)
+    ni = report["comparison"]["noninferiority"]
+    assert ni["p_value"] == 1 / 256 and ni["margin_rel"] == 0.05
+    assert ni["non_inferior"] is (family < 16)
+    assert report["practical_verdict"] == practical
+    assert report["comparison"]["verdict"] == ("idea better (significant)" if family == 1
+                                               else "no significant win")
+
+
+def test_a_worse_idea_within_no_margin_is_not_non_inferior():
+    """The idea 0.5 worse on 7 seeds of 8: the margin (5% of the baseline) does not cover it,
+    whichever way the seeds are read."""
+    report = paired_report(IDEA8, BASE8, margin=0.05)
+    decide(report, 1.0, 8)
+    assert report["comparison"]["noninferiority"]["non_inferior"] is False
+    assert report["practical_verdict"] == "inconclusive"
+
+
+def equivalence_report(claim_type):
+    idea = [b + (0.01 if s % 2 else -0.01) for s, b in enumerate(BASE8)]
+    spec = {**make_spec(GRID[:1], 8, margin=0.05), "claim_type": claim_type}
+    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
+    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(idea)]
+    return build_report(spec, TRACK, runs, [], alpha=ALPHA)
+
+
+@pytest.mark.parametrize("claim_type, practical", [
+    ("equivalence", "equivalent"), ("non-inferiority", "non-inferior"),
+    ("superiority", "non-inferior"),
+])
+def test_an_equivalence_claim_is_judged_by_both_margin_tests(claim_type, practical):
+    report = equivalence_report(claim_type)
+    assert report["protocol"]["claim_type"] == claim_type
+    decide(report, 1.0, 1)
+    assert report["practical_verdict"] == practical
+    assert ("equivalence" in report["comparison"]) is (claim_type == "equivalence")
+    if claim_type == "equivalence":
+        assert report["comparison"]["equivalence"]["p_value"] == 1 / 256
+    assert report["comparison"]["verdict"] == "no significant win"
+    assert report["comparison"]["system_worked"] is False
+
+
+# ------------------------------------------------------------------- report header
+def test_the_report_header_comes_from_the_spec_and_the_protocol():
+    spec = make_spec(GRID[:1], 6)
+    spec.update(name="hdr", claim="it helps", module="ideas/test_hdr.py",
+                tracks=[TRACK, "other"])
+    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8[:6])]
+    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8[:6])]
+    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    assert {k: report[k] for k in ("bench_version", "name", "claim", "module", "track", "model",
+                                   "metric", "metric_direction", "n_seeds")} == {
+        "bench_version": 1, "name": "hdr", "claim": "it helps", "module": "ideas/test_hdr.py",
+        "track": TRACK, "model": "mlp_tiny", "metric": "mse",
+        "metric_direction": "lower is better", "n_seeds": 6}
+    assert report["protocol"]["test"] == TEST_NAME and report["comparison"]["test"] == "mean"
+    assert report["protocol"]["selection"] == SELECTION_RULE
+    # two tracks: 6 seeds cannot pass Holm's first step (2 * 2^-5 = 0.0625)
+    assert report["warnings"] == [
+        "only 6 seeds cannot reach p < 0.05 after Holm over 2 track(s) (the smallest possible "
+        "two-sided p is 0.03125 with the sign-flip test); 7 seeds or more can"]
+
+
+def test_an_incomplete_report_still_describes_convergence_and_the_protocol():
+    n = 6
+    runs = runs_from({("baseline", 0): [(1.0, 1.0)] * n}, GRID[:1])
+    report = build_report(make_spec(GRID[:1], n), TRACK, runs, [], alpha=ALPHA)
+    assert not report["complete"]
+    assert report["convergence"]["arms"] == {}
+    assert report["convergence"]["threshold"] == 0.01
+    assert report["protocol"]["grid"] == GRID[:1] and report["protocol"]["alpha"] == ALPHA
+    assert report["runs"][0]["arm"] == "baseline" and len(report["runs"]) == n
+
+
+def test_a_control_at_the_edge_extends_the_grid_for_every_arm():
+    n = 6
+    rows = {("baseline", 1): 1.0, ("idea", 1): 1.0, (CONTROL, 0): 1.0}
+    runs = [make_run(arm, GRID[k], s, rows.get((arm, k), 2.0), 1.0)
+            for arm in ("baseline", "idea", CONTROL) for k in range(3) for s in range(n)]
+    spec = {**make_spec(GRID, n), "extend": 1, "declared_grids": {TRACK: GRID},
+            "arms": ["baseline", "idea", CONTROL]}
+    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    assert report["grid_extensions"]["extensions"] == [
+        {"axis": "lr", "side": "low", "from": 0.001, "value": EXT["lr"], "arms": [CONTROL]}]
+    assert report["complete"] is False
+    assert report["incomplete"]["reasons"][-1] == "18 of 72 runs missing or failed"
+
+
+# ------------------------------------------------------------- the exact boundary
+def exact_report(margin=None, n=8):
+    """The second look of looks=(4, 8): the idea 0.04 worse on 3 seeds and 0.01 better on 5,
+    inconclusive two-sided."""
+    base = [round(1.0 + 0.1 * s, 2) for s in range(n)]
+    idea = [round(b + (0.04 if s < 3 else -0.01), 2) for s, b in enumerate(base)]
+    spec = {**make_spec(GRID[:1], n, margin=margin, looks=(4, 8)), "boundary": "exact"}
+    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(base)]
+    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(idea)]
+    return build_report(spec, TRACK, runs, [], alpha=ALPHA)
+
+
+UNION_LAST = stats.look_levels([4, 8], 8, ALPHA)[1]   # 0.0190, as for any two looks
+
+
+def test_the_exact_boundary_sets_the_two_sided_level_and_the_union_one_the_margins():
+    """At the second look the exact level is 0.05 (calibrated on these differences), the
+    union-bound level 0.0190; the margin test (p 0.03125) runs at the union level."""
+    report = exact_report(margin=0.025)
+    decide(report, report["comparison"]["p_value"], 1)
+    comp = report["comparison"]
+    assert comp["level"] == 0.05 and comp["p_value"] == pytest.approx(0.390625)
+    assert comp["noninferiority"]["p_value"] == pytest.approx(0.03125)
+    assert comp["noninferiority"]["non_inferior"] is False     # 0.03125 >= 0.0190
+    assert report["practical_verdict"] == "inconclusive"
+
+
+def test_the_exact_boundary_applies_to_a_single_comparison_only():
+    report = exact_report()
+    decide(report, 1e-9, 2)   # (a significant p: the level does not read it)
+    assert report["comparison"]["level"] == UNION_LAST
+
+
+# --------------------------------------------------------------- futility, sign interval
+def test_the_futility_stop_uses_the_last_looks_level_over_the_family():
+    base = BASE8
+    idea = [b + (0.05 if s % 2 else -0.04) for s, b in enumerate(base)]
+    spec = {**make_spec(GRID[:1], 8, looks=(8, 16)), "futility": 0.1}
+    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(base)]
+    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(idea)]
+    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    decide(report, 1.0, 2)
+    assert report["practical_verdict"] == "inconclusive"
+    fut = report["sequential"]["futility"]
+    assert fut["last_level"] == UNION_LAST / 2
+    assert fut["threshold"] == 0.1 and fut["stop"] is True and fut["conditional_power"] < 0.1
+    assert any(w.startswith("futility: ") for w in report["warnings"])
+
+
+def test_the_sign_interval_is_at_holms_first_step():
+    n = 8
+    runs = rich_runs(n, cpu_split=False)
+    report = build_report(rich_spec(n), TRACK, runs, [], alpha=ALPHA)
+    decide_with_holm(report)
+    assert report["comparison"]["sign_ci"]["confidence"] == 1.0 - ALPHA / 2
+    assert report["comparison"]["signflip_ci"]["confidence"] == 1.0 - ALPHA / 2
+
+
+def test_a_frontier_axis_is_never_extended():
+    n = 6
+    grid = [{"lr": 0.001, "width": w} for w in (8, 16, 32)]
+    runs = [make_run(arm, grid[k], s, 1.0 + k, 1.0) for arm in ("baseline", "idea")
+            for k in range(3) for s in range(n)]
+    spec = {**make_spec(grid, n), "extend": 2, "declared_grids": {TRACK: grid},
+            "frontier": {"width": [8, 16, 32]}}
+    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    assert report["complete"] and report["baseline"]["best_cfg"] == grid[0]
+    assert report["grid_extensions"]["extensions"] == []
+    assert report["grid_extensions"]["at_edge"] == []

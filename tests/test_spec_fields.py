@@ -326,3 +326,24 @@ def test_seeds_needed_when_the_smallest_p_sits_on_the_level(family, alpha, neede
     assert family_seeds_needed(family, alpha) == needed
     assert unreachable_family(needed, family, alpha) is None
     assert unreachable_family(needed - 1, family, alpha) is not None
+
+
+@pytest.mark.parametrize("kwargs, futility", [
+    ({}, None), ({"looks": (4, 8), "futility": 0.1}, 0.1), ({"max_seeds": 16, "futility": 0.2},
+                                                            0.2),
+])
+def test_the_futility_threshold_reaches_the_spec(kwargs, futility):
+    spec = parse(track="tabular", **kwargs)
+    assert spec.futility == futility and spec.to_plain()["futility"] == futility
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"futility": 0.1}, ": futility=0.1 needs looks to stop at"),
+    ({"looks": (4, 8), "futility": 0.1, "claim_type": "non-inferiority", "margin": 0.05},
+     ": futility=0.1 applies to superiority claims only; claim_type='non-inferiority'"),
+    ({"looks": (4, 8), "futility": 1}, ": futility=1; valid: a conditional power in (0, 1)"),
+])
+def test_a_futility_threshold_without_looks_or_for_another_claim_is_refused(kwargs, words):
+    with pytest.raises(SpecError) as err:
+        parse(track="tabular", **kwargs)
+    assert str(err.value).startswith(WHERE + words), str(err.value)
