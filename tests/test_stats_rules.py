@@ -76,6 +76,13 @@ def test_the_interval_of_six_same_sign_pairs_is_their_range():
     assert sf.sign_flip_ci([-6.0, -2.0, -3.0, -4.0, -5.0, -1.0], 0.05) == [-6.0, -1.0]
 
 
+def test_the_interval_flattens_its_input_and_takes_one_pair():
+    assert sf.sign_flip_ci(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), 0.05) == [1.0, 6.0]
+    assert sf.sign_flip_ci([1, 2, 3, 4, 5, 6], 0.05) == [1.0, 6.0]
+    assert sf.sign_flip_ci([2.0], 0.05) == [None, None]       # one pair: p is always 1
+    assert sf.sign_flip_ci([2.0], 1.0) == [None, None]
+
+
 @pytest.mark.parametrize("n", [2, 5, 7])
 def test_the_interval_is_unbounded_at_a_level_equal_to_the_smallest_p(n):
     d = list(np.linspace(1.0, 2.0, n))
@@ -170,8 +177,9 @@ def test_seeds_needed_is_none_when_undefined():
     for delta, sd in [(0.0, 1.0), (1.0, 0.0), (math.inf, 1.0), (1.0, math.inf),
                       (math.nan, 1.0), (1.0, math.nan), (-math.inf, 1.0)]:
         assert sf.seeds_needed(delta, sd, 0.05) is None, (delta, sd)
-    # no effect is undefined even where the target is below the level (any n would do)
-    assert sf.seeds_needed(0.0, 1.0, 0.05, target=0.01) is None
+    # undefined even where the target is below the level (where any n would do)
+    for delta, sd in [(0.0, 1.0), (1.0, math.inf), (1.0, math.nan), (1.0, 0.0)]:
+        assert sf.seeds_needed(delta, sd, 0.05, target=0.01) is None, (delta, sd)
 
 
 def test_seeds_needed_depends_on_delta_over_sd():
@@ -200,6 +208,16 @@ def test_seeds_needed_walks_down_from_the_t_answer():
     assert sf._t_seeds(0.7, 0.05, 0.8, 10000) == 19
     assert sf.power(17, 0.7, 0.05) < 0.8 <= sf.power(18, 0.7, 0.05)
     assert sf.seeds_needed(0.7, 1.0, 0.05) == 18
+
+
+def test_seeds_needed_walks_down_to_the_minimum():
+    """At power 1 the t answer is 10 pairs for es 4 (15 for es 3), while every simulated bench
+    of 6 pairs (8 for es 3) already rejects: the walk down stops at the first n that fails or
+    at min_pairs, not one pair before it."""
+    assert sf._t_seeds(4.0, 0.05, 1.0, 10000) == 10 and sf._t_seeds(3.0, 0.05, 1.0, 10000) == 15
+    assert sf.seeds_needed(4.0, 1.0, 0.05, target=1.0) == 6
+    assert sf.power(7, 3.0, 0.05) < 1.0 == sf.power(8, 3.0, 0.05)
+    assert sf.seeds_needed(3.0, 1.0, 0.05, target=1.0) == 8
 
 
 def test_seeds_needed_is_none_above_max_n_and_max_n_defaults_to_10000():
