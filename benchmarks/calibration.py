@@ -388,14 +388,13 @@ def planning_statistics(reps: int, look1: float) -> dict:
         row = {"n": n, "effect_sd": es, "level": level, "benchkit": claimed,
                "simulated": sim, "combined_se": se,
                "within_2se": abs(claimed - sim["rate"]) <= 2 * se}
-        if n <= 11:  # power() tests exactly here: its own draws, retested in float64
+        if n <= 11:  # power() tests exactly here: its own draws, its own p against float64
             own = np.random.default_rng([0, n]).standard_normal((signflip.SIM_REPS, n)) + es
-            p32 = signflip._p_values(own.astype(np.float32),
-                                     signflip._flips(n).astype(np.float32), True)
+            p_power = signflip._p_values(own, signflip._flips(n), True)
             p64 = np.asarray(simstats.sign_flip_p_values(own))
             row["own_draws"] = {"benches": len(own),
-                                "p_differs_from_float64": int(np.sum(np.abs(p32 - p64) > 1e-9)),
-                                "p_smaller": int(np.sum(p32 < p64 - 1e-9)),
+                                "p_differs_from_float64": int(np.sum(np.abs(p_power - p64) > 1e-9)),
+                                "p_smaller": int(np.sum(p_power < p64 - 1e-9)),
                                 "power_float64": float(np.mean(p64 < level))}
         out["power"].append(row)
     for c, (es, level) in enumerate([(1.0, 0.05), (0.8, 0.05), (1.2, 0.01), (1.0, look1)]):

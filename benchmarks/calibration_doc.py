@@ -554,7 +554,7 @@ def planning_section(st: dict) -> str:
                 f"{worst['own_draws']['power_float64']:.4f} on the same draws), within its "
                 f"Monte Carlo error but one-sided.")
         else:
-            own_text += "."
+            own_text += ": `power` tests each simulated bench exactly as benchkit's test does."
     for r in pl["power"]:
         if r["within_2se"]:
             continue
@@ -569,7 +569,8 @@ def planning_section(st: dict) -> str:
                          f"{'high' if f64 > r['simulated']['rate'] else 'low'} by "
                          f"{f64 - r['simulated']['rate']:+.3f} (the same draws serve every effect "
                          f"at one n, so this Monte Carlo error is shared by the figures made "
-                         f"at that n), and float32 adds {r['benchkit'] - f64:+.4f}.")
+                         f"at that n)"
+                         + (f", and its test adds {r['benchkit'] - f64:+.4f}." if bad else "."))
     # both Monte Carlo errors at a power of 0.8: benchkit's (its own simulation) and ours
     cse = math.sqrt(0.16 / pl["benchkit_sim_reps"] + 0.16 / reps)
     sn = []
