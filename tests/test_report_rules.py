@@ -690,3 +690,53 @@ def test_a_frontier_axis_is_never_extended():
     assert report["complete"] and report["baseline"]["best_cfg"] == grid[0]
     assert report["grid_extensions"]["extensions"] == []
     assert report["grid_extensions"]["at_edge"] == []
+
+
+# ------------------------------------------------------------------- convergence, alpha
+def test_convergence_is_judged_on_the_selected_runs_in_the_metrics_direction():
+    from benchkit import tracks
+    curve = [{"epoch": 22, "val": 1.1}, {"epoch": 30, "val": 1.0}]   # 9.1% better at the end
+    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
+    runs += [{**make_run("idea", GRID[0], s, i, i), "curve": curve} for s, i in enumerate(IDEA8)]
+    report = build_report(make_spec(GRID[:1], 8), TRACK, runs, [], alpha=ALPHA)
+    conv = report["convergence"]
+    assert (conv["budget"], conv["budget_reason"]) == (tracks.get(TRACK).budget,
+                                                       tracks.get(TRACK).budget_reason)
+    assert conv["arms"]["idea"]["last_quarter_gain"] == pytest.approx(0.1 / 1.1)
+    assert conv["arms"]["idea"]["still_improving"] is True
+    assert conv["arms"]["baseline"]["still_improving"] is False
+    assert [w[:61] for w in report["warnings"]] == [
+        "still improving: the idea's selected config lr=0.001 gained 9"]
+    incomplete = build_report(make_spec(GRID[:1], 8), TRACK, runs[:-1], [], alpha=ALPHA)
+    assert incomplete["convergence"] == {**conv, "arms": {}}
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.01])
+def test_the_comparison_is_made_at_the_sessions_alpha(alpha):
+    report = paired_report(BASE8, IDEA8, alpha=alpha)
+    assert report["comparison"]["alpha"] == alpha == report["protocol"]["alpha"]
+    assert report["comparison"]["mde"] == pytest.approx(
+        stats.mde(report["comparison"]["per_seed_diffs"], alpha))
+
+
+def test_stored_runs_judged_under_another_plan_make_the_session_exploratory():
+    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
+    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8)]
+    runs[0].update(origin="reused", planned={"looks": [8, 16]})
+    report = build_report(make_spec(GRID[:1], 8), TRACK, runs, [], alpha=ALPHA)
+    (reason,) = report["exploratory"]["reasons"]
+    assert reason.startswith("the plan changed after a look: stored runs were judged under "
+                             "another plan (looks [8, 16] -> [8])")
+
+
+def test_every_field_of_a_decided_report_is_a_schema_field():
+    import json
+    from benchkit.report import SCHEMA_PATH
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    added_later = {"created", "provenance"}   # stamped by benchkit.aggregate
+    for report in (paired_report(BASE8, IDEA8), paired_report(BASE8, IDEA8[:-1])):
+        decide(report, report["comparison"] and report["comparison"]["p_value"], 1)
+        assert set(report) <= set(schema["properties"]), set(report) - set(schema["properties"])
+        assert set(schema["required"]) - added_later <= set(report)
+    assert report["complete"] is False and report["idea_config"] is None
+    assert report["frontier"] is None
