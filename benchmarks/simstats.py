@@ -1,7 +1,7 @@
 """Statistics that only the simulations and tests need, kept out of the benchkit package:
 the reasoning behind sequential look levels, the sequential decision rule, a batched
-sign-flip p for Monte Carlo replicates, the Clopper-Pearson interval of a rejection rate, and
-the t-approximation power of the paired test. Each builds on :mod:`benchkit.stats` and is
+sign-flip p for Monte Carlo replicates, a rejection rate with its Clopper-Pearson interval,
+and the t-approximation power of the paired test. Each builds on :mod:`benchkit.stats` and is
 checked against it in ``tests/test_sequential.py``.
 
 Import it with ``benchmarks/`` on ``sys.path`` (the scripts here run from it).
@@ -107,6 +107,12 @@ def clopper_pearson(k: int, n: int, conf: float = 0.95) -> list[float]:
     lo = 0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, tail))
     hi = 1.0 if k == n else float(special.betaincinv(k + 1, n - k, 1.0 - tail))
     return [lo, hi]
+
+
+def rate(k: int, n: int) -> dict:
+    """k rejections of n as {k, n, rate, ci95} (Clopper-Pearson; None for an empty count)."""
+    lo, hi = clopper_pearson(k, n) if n else (None, None)
+    return {"k": int(k), "n": int(n), "rate": k / n if n else None, "ci95": [lo, hi]}
 
 
 def paired_t_power(delta: float, sd: float, n: int, alpha: float = 0.05) -> float:

@@ -29,6 +29,12 @@ def _load_calibration():
 
 
 cal = _load_calibration()
+# benchmarks/ is on sys.path once calibration.py is loaded
+import calibration_doc  # noqa: E402
+import calibration_doc_sim as doc_sim  # noqa: E402
+import calibration_sim as sim  # noqa: E402
+import calibration_summary  # noqa: E402
+
 TRACK = tracks.get("tabular")
 GRID = [{"lr": 1e-3}, {"lr": 3e-3}, {"lr": 1e-2}]  # the grid the documented calibration ran on
 #                                                      (docs/calibration.md), not the default
@@ -131,8 +137,8 @@ def test_selection_follows_validation_not_test():
 
 
 def test_summary_of_the_small_run(analysed):
-    s = cal.summarize(analysed, alpha=ALPHA, n_seeds=SEEDS, grid=GRID,
-                      n_test=len(TRACK.data(0).test), sim_reps=2000)
+    s = calibration_summary.summarize(analysed, alpha=ALPHA, n_seeds=SEEDS, grid=GRID,
+                                      n_test=len(TRACK.data(0).test), sim_reps=2000)
     assert s["complete_blocks"] == BLOCKS
     assert s["fpr"]["expected_exact"] == 2.0 ** -5  # 6 seeds: only p = 1/32 is below 0.05
     lo, hi = s["fpr"]["selected"]["ci95"]
@@ -144,8 +150,6 @@ def test_summary_of_the_small_run(analysed):
 
 
 # ------------------------------------------------ docs/calibration.md is rendered from the JSON
-import calibration_doc  # noqa: E402  (benchmarks/ is on sys.path once calibration.py is loaded)
-
 
 def test_the_committed_document_is_the_rendering_of_the_committed_json():
     """docs/calibration.md is `calibration.py --doc`'s output: a hand edit, or a JSON file
@@ -168,8 +172,8 @@ def test_the_statistics_code_path_at_tiny_reps():
     tens of seconds) at a few benches each: deterministic, the interval agrees with p, and
     the renderer turns them into its sections."""
     look1 = cal.stats.look_levels([8, 16], 16, 0.05)[0]
-    iv = cal.interval_statistics(12, look1)
-    again = cal.interval_statistics(12, look1)
+    iv = sim.interval_statistics(12, look1)
+    again = sim.interval_statistics(12, look1)
     assert iv == again
     assert iv["agreement"]["benches"] == 12
     assert sum(iv["agreement"]["disagreements"].values()) == 0
@@ -177,17 +181,17 @@ def test_the_statistics_code_path_at_tiny_reps():
         assert row["signflip_ci_disagrees_with_p"]["k"] == 0
         assert 0.9 < row["exact_coverage"] < 1 and row["covered"]["n"] == 12
     st = {"sim_reps": 30, "look1_level": look1, "interval": iv,
-          "spending": cal.spending_statistics(30),
-          "margins": {"noninferiority_at_margin": cal.noninferiority_at_margin(30, look1),
-                      "harm_within_margin": cal.harm_within_margin(6, seeds=(8, 12)),
-                      "tost_at_margin": cal.tost_at_margin(30)}}
-    assert st["margins"]["tost_at_margin"] == cal.tost_at_margin(30)
+          "spending": sim.spending_statistics(30),
+          "margins": {"noninferiority_at_margin": sim.noninferiority_at_margin(30, look1),
+                      "harm_within_margin": sim.harm_within_margin(6, seeds=(8, 12)),
+                      "tost_at_margin": sim.tost_at_margin(30)}}
+    assert st["margins"]["tost_at_margin"] == sim.tost_at_margin(30)
     for key in ("interval", "spending", "margins"):
         st[key]["seconds"] = 0.0
     assert [r["level"] for r in st["margins"]["noninferiority_at_margin"]] == \
         [0.05, 0.05, look1, 0.05, 0.05]
     assert all(r["non_inferior"]["n"] == 30 for r in st["margins"]["noninferiority_at_margin"])
-    text = "\n".join([calibration_doc.spending_section(st), calibration_doc.interval_section(st),
-                      calibration_doc.margins_section(st)])
+    text = "\n".join([doc_sim.spending_section(st), doc_sim.interval_section(st),
+                      doc_sim.margins_section(st)])
     assert "disagreed in: 0 at level 0.05, 0 at level 0.01, 0 at level 0.03101" in text
     assert "| 8 | 5% worse | " in text and "| higher | 8 | 0.05 | 0.05 | " in text
