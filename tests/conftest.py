@@ -1,4 +1,5 @@
-"""Shared helpers of benchkit's plugin tests: read a written report and validate it.
+"""Shared helpers of benchkit's plugin tests: read a written report and validate it; write the
+source of an idea module and match the lines a session prints.
 
 torch and benchkit are imported here, and an optimizer is stepped once (its first use imports
 torch._dynamo), before any in-process ``pytester`` run: pytester drops the modules a run
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -75,3 +77,59 @@ def read_report():
     def read(root, name, track="tabular", report_dir="reports"):
         return validate_report(report_path(root, name, track, report_dir))
     return read
+
+
+# ------------------------------------------- idea modules for pytester sessions, and their output
+FAST = ["--bench-epochs", "1"]
+
+PRELUDE = '''\
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+TRAINED = Path(__file__).with_name("trained")   # touched by arm bodies: proves training ran
+'''
+
+
+def bench(name, *, track='"tabular"', grid='{"lr": [1e-2]}', seeds="2", extra=""):
+    """The ``pytestmark = pytest.mark.bench(...)`` line; every argument is source text."""
+    return (f"pytestmark = pytest.mark.bench(name={name!r}, track={track}, grid={grid}, "
+            f"seeds={seeds}{extra})\n")
+
+
+def module(mark: str, *bodies: str) -> str:
+    return PRELUDE + mark + "".join(textwrap.dedent(b) for b in bodies)
+
+
+BASELINE = '''
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    TRAINED.touch()
+    run.fit(run.track.model())
+'''
+IDEA_SAME = '''
+@pytest.mark.arm("idea")
+def test_idea(run):
+    TRAINED.touch()
+    run.fit(run.track.model())
+'''
+
+def esc(text: str) -> str:
+    """``text`` as a literal fnmatch pattern (brackets and ? are special there)."""
+    return "".join(f"[{c}]" if c in "[]?*" else c for c in text)
+
+
+def line_with(*fragments: str) -> str:
+    """An fnmatch pattern for one line containing the literal fragments in order."""
+    return "*" + "*".join(esc(f) for f in fragments) + "*"
+
+
+def no_traceback(result) -> None:
+    text = "\n".join(result.outlines + result.errlines)
+    assert "Traceback (most recent call last)" not in text, text
+    assert "INTERNALERROR" not in text, text
+

@@ -1,64 +1,31 @@
 """The benchkit pytest plugin, end to end: idea modules written into a temporary project and
-benched by a real pytest session (``pytester``), with and without ``-n 2``.
+benched by a real pytest session, with and without ``-n 2``: the run-level cases.
 
 Most run-level cases share one session per mode (``suite``): one small idea module per case,
 benched together, so that the expensive part (starting processes that import torch) is paid
 twice for all of them rather than twice per case. Every module there has its own name, hence
 its own report; each test below reads only its own idea's report and lines.
+
+Sessions of one idea each: test_plugin_sessions.py (the gate, ``-m mechanism``),
+test_plugin_collection.py (collection errors), test_plugin_options.py (options, ini).
 """
 from __future__ import annotations
 
 import json
-import re
 import os
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
+
+from conftest import BASELINE, FAST, IDEA_SAME, bench, line_with, module
 
 # benches of several idea modules per session: longer than the suite's 120 s default
 pytestmark = pytest.mark.timeout(600)
 
 MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
-FAST = ["--bench-epochs", "1"]
 
-PRELUDE = '''\
-import math
-from pathlib import Path
-
-import numpy as np
-import pytest
-import torch
-from torch import nn
-
-TRAINED = Path(__file__).with_name("trained")   # touched by arm bodies: proves training ran
-'''
-
-
-def bench(name, *, track='"tabular"', grid='{"lr": [1e-2]}', seeds="2", extra=""):
-    """The ``pytestmark = pytest.mark.bench(...)`` line; every argument is source text."""
-    return (f"pytestmark = pytest.mark.bench(name={name!r}, track={track}, grid={grid}, "
-            f"seeds={seeds}{extra})\n")
-
-
-def module(mark: str, *bodies: str) -> str:
-    return PRELUDE + mark + "".join(textwrap.dedent(b) for b in bodies)
-
-
-BASELINE = '''
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    TRAINED.touch()
-    run.fit(run.track.model())
-'''
-IDEA_SAME = '''
-@pytest.mark.arm("idea")
-def test_idea(run):
-    TRAINED.touch()
-    run.fit(run.track.model())
-'''
 CONST_MODEL = '''
 class Const(nn.Module):
     """Ignores its input: predicts one learned number."""
@@ -79,22 +46,6 @@ class NaNOut(nn.Module):
     def forward(self, x):
         return x.sum(1, keepdim=True) * self.w * float("nan")
 '''
-
-
-def esc(text: str) -> str:
-    """``text`` as a literal fnmatch pattern (brackets and ? are special there)."""
-    return "".join(f"[{c}]" if c in "[]?*" else c for c in text)
-
-
-def line_with(*fragments: str) -> str:
-    """An fnmatch pattern for one line containing the literal fragments in order."""
-    return "*" + "*".join(esc(f) for f in fragments) + "*"
-
-
-def no_traceback(result) -> None:
-    text = "\n".join(result.outlines + result.errlines)
-    assert "Traceback (most recent call last)" not in text, text
-    assert "INTERNALERROR" not in text, text
 
 
 # ======================================================================== the shared suite
@@ -407,200 +358,3 @@ def test_idea_ignoring_its_input_harms(suite, mode):
     result.stdout.fnmatch_lines(["benchkit: FAIL const tabular: *harms*"])
 
 
-def test_gate_alone_fails_the_session_without_a_traceback(pytester, read_report):
-    pytester.makepyfile(test_const=HARMS)
-    result = pytester.runpytest_subprocess(*FAST, "--bench-gate=not-harms")
-    result.assert_outcomes(passed=12)
-    assert result.ret == 1
-    result.stdout.fnmatch_lines(["benchkit: 12 run(s) trained, 0 reused*",
-                                 "benchkit: FAIL const tabular: *harms*mechanism_ok none"])
-    assert "None" not in "\n".join(ln for ln in result.outlines if "FAIL" in ln)
-    # the session's last line says so, not only the exit status
-    assert re.search(r"12 passed, 1 benchkit gate failed", result.outlines[-1])
-    no_traceback(result)
-    assert read_report(pytester.path, "const")["practical_verdict"] == "harms"
-
-
-def test_idea_that_harms_passes_without_a_gate(pytester, read_report):
-    pytester.makepyfile(test_const=HARMS)
-    result = pytester.runpytest(*FAST)
-    result.assert_outcomes(passed=12)
-    assert result.ret == 0
-    result.stdout.no_fnmatch_line("benchkit: FAIL*")
-    assert read_report(pytester.path, "const")["practical_verdict"] == "harms"
-
-
-# ======================================================================== collection errors
-def _two_modules_same_name():
-    return {"test_a": module(bench("dup"), BASELINE, IDEA_SAME),
-            "test_b": module(bench("dup"), BASELINE, IDEA_SAME)}
-
-
-COLLECTION_ERRORS = {
-    "no-baseline": (
-        {"test_e": module(bench("e"), IDEA_SAME)},
-        ["no 'baseline' arm test", "valid: exactly one test marked pytest.mark.arm('baseline')",
-         "pytest.mark.arm('idea')"]),
-    "two-baselines": (
-        {"test_e": module(bench("e"), BASELINE, IDEA_SAME,
-                          BASELINE.replace("test_baseline", "test_baseline_2"))},
-        ["2 (test_baseline, test_baseline_2) 'baseline' arm test",
-         "valid: exactly one test marked pytest.mark.arm('baseline')"]),
-    "misspelled-arm": (
-        {"test_e": module(bench("e"), BASELINE, IDEA_SAME.replace('arm("idea")',
-                                                                   'arm("ideaa")'))},
-        ["arm('ideaa')", "unknown arm", "valid:", "pytest.mark.arm('idea')"]),
-    "unknown-track": (
-        {"test_e": module(bench("e", track='"tabulr"'), BASELINE, IDEA_SAME)},
-        ["unknown track 'tabulr'", "known tracks: charlm, digits, dynamics, tabular"]),
-    "empty-grid": (
-        {"test_e": module(bench("e", grid="{}"), BASELINE, IDEA_SAME)},
-        ["grid is empty", "valid: a dict of non-empty lists"]),
-    "empty-lr-list": (
-        {"test_e": module(bench("e", grid='{"lr": []}'), BASELINE, IDEA_SAME)},
-        ["grid['lr'] is an empty list", "valid: a dict of non-empty lists"]),
-    "non-numeric-lr": (
-        {"test_e": module(bench("e", grid='{"lr": ["fast"]}'), BASELINE, IDEA_SAME)},
-        ["lr='fast'", "must be a positive number"]),
-    "negative-lr": (
-        {"test_e": module(bench("e", grid='{"lr": [-1e-3]}'), BASELINE, IDEA_SAME)},
-        ["lr=-0.001", "must be a positive number"]),
-    "one-seed": (
-        {"test_e": module(bench("e", seeds="1"), BASELINE, IDEA_SAME)},
-        ["seeds=1", "need an integer >= 2"]),
-    "duplicate-name": (
-        _two_modules_same_name(),
-        ["test_b.py", "idea name 'dup' is already used by test_a.py",
-         "give each module its own name="]),
-    "arm-without-run": (
-        {"test_e": module(bench("e"), BASELINE, '''
-            @pytest.mark.arm("idea")
-            def test_idea():
-                TRAINED.touch()
-            ''')},
-        ["arm test test_idea does not take the run fixture", "def test_x(run)"]),
-}
-
-
-@pytest.mark.parametrize("files, fragments", list(COLLECTION_ERRORS.values()),
-                         ids=list(COLLECTION_ERRORS))
-def test_collection_error(pytester, files, fragments):
-    pytester.makepyfile(**files)
-    result = pytester.runpytest(*FAST)
-    assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines([line_with("benchkit:", *fragments)])
-    result.stdout.fnmatch_lines(["*Interrupted: 1 error*"])
-    assert not (pytester.path / "trained").exists(), "an arm trained despite the error"
-    assert not (pytester.path / "reports").exists()
-
-
-def test_collection_error_under_xdist_trains_nothing(pytester):
-    pytester.makepyfile(**_two_modules_same_name())
-    result = pytester.runpytest_subprocess(*FAST, "-n", "2")
-    assert result.ret != 0
-    result.stdout.fnmatch_lines([line_with("idea name 'dup' is already used by test_a.py")])
-    assert not (pytester.path / "trained").exists(), "an arm trained despite the error"
-    assert not (pytester.path / "reports").exists()
-
-
-# ======================================================================== -m mechanism
-def test_mechanism_only_session_runs_claims_and_writes_no_report(pytester):
-    pytester.makepyfile(test_claims=module(bench("claims"), BASELINE, IDEA_SAME, '''
-        @pytest.mark.mechanism
-        def test_claim():
-            assert True
-        '''))
-    result = pytester.runpytest(*FAST, "-m", "mechanism")
-    result.assert_outcomes(passed=1, deselected=4)
-    assert result.ret == 0
-    result.stdout.fnmatch_lines(["*benchkit*no report written*"])
-    assert not (pytester.path / "trained").exists()
-    assert not (pytester.path / "reports").exists()
-
-
-# ======================================================================== options
-USAGE_ERRORS = {
-    "bogus-gate": (["--bench-gate", "bogus"],
-                   ["--bench-gate", "unknown gate 'bogus'", "valid: off, not-harms", "helps",
-                    "worked"]),
-    "alpha-not-a-number": (["--bench-alpha", "x"],
-                           ["--bench-alpha", "'x' is not a number", "valid: a number in (0, 0.5]"]),
-    "alpha-out-of-range": (["--bench-alpha", "0.9"],
-                           ["--bench-alpha", "out of range", "valid: a number in"]),
-    "one-seed": (["--bench-seeds", "1"], ["--bench-seeds", "valid: an integer >= 2"]),
-    "epochs-not-an-int": (["--bench-epochs", "many"],
-                          ["--bench-epochs", "'many' is not an integer", "valid: an integer"]),
-}
-
-
-@pytest.mark.parametrize("args, fragments", list(USAGE_ERRORS.values()), ids=list(USAGE_ERRORS))
-def test_usage_error(pytester, args, fragments):
-    """Options are typed through pytest's parser: a wrong value is a usage error that names
-    the flag and says what is valid, before anything trains."""
-    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
-    result = pytester.runpytest_subprocess(*args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([line_with("error: argument", *fragments)])
-    assert not (pytester.path / "trained").exists()
-
-
-@pytest.mark.parametrize("ini, fragments", [
-    ("bench_gate = bogus", ["unknown gate 'bogus'", "valid: off"]),
-    ("bench_seeds = 1", ["bench_seeds", "valid: an integer >= 2"]),
-    ("bench_alpha = lots", ["bench_alpha", "'lots' is not a number"]),
-])
-def test_ini_values_are_checked_too(pytester, ini, fragments):
-    pytester.makeini(f"[pytest]\n{ini}\n")
-    result = pytester.runpytest_subprocess()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([line_with("ERROR: benchkit: ini option", *fragments)])
-
-
-def test_unwritable_report_dir_is_a_usage_error_before_training(pytester):
-    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
-    (pytester.path / "a_file").write_text("not a directory\n")
-    result = pytester.runpytest_subprocess(*FAST, "--bench-report-dir", "a_file/reports")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([line_with("ERROR: benchkit: report directory", "a_file",
-                                           "not writable", "--bench-report-dir")])
-    assert not (pytester.path / "trained").exists()
-
-
-def test_report_dir_option_moves_the_report(pytester, read_report):
-    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
-    result = pytester.runpytest(*FAST, "--bench-report-dir", "out/benches")
-    result.assert_outcomes(passed=4)
-    read_report(pytester.path, "ok", report_dir="out/benches")
-    assert not (pytester.path / "reports").exists()
-
-
-@pytest.mark.parametrize("ini_file", ["pytest.ini", "pyproject.toml"])
-def test_ini_equivalents(pytester, read_report, ini_file):
-    if ini_file == "pytest.ini":
-        pytester.makeini("[pytest]\nbench_seeds = 2\nbench_epochs = 1\n"
-                         "bench_report_dir = out\nbench_alpha = 0.1\n")
-    else:
-        pytester.makepyprojecttoml('[tool.pytest.ini_options]\nbench_seeds = "2"\n'
-                                   'bench_epochs = "1"\nbench_report_dir = "out"\n'
-                                   'bench_alpha = "0.1"\n')
-    pytester.makepyfile(test_ok=module(bench("ok", seeds="8"), BASELINE, IDEA_SAME))
-    result = pytester.runpytest()
-    result.assert_outcomes(passed=4)  # 2 seeds x 1 config x 2 arms, not 8 seeds
-    result.stdout.fnmatch_lines(["benchkit *seeds 2, epochs 1, alpha 0.1*"])
-    report = read_report(pytester.path, "ok", report_dir="out")
-    assert report["n_seeds"] == 2
-    assert report["protocol"]["epochs"] == 1
-    assert report["protocol"]["alpha"] == 0.1
-
-
-def test_command_line_overrides_ini(pytester):
-    pytester.makeini("[pytest]\nbench_seeds = 2\n")
-    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
-    result = pytester.runpytest("--collect-only", "-q", "--bench-seeds", "3")
-    result.stdout.fnmatch_lines(["6 tests collected*"])
-
-
-def test_report_header(pytester):
-    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
-    result = pytester.runpytest("--collect-only", "--bench-gate", "helps")
-    result.stdout.fnmatch_lines(["benchkit *gate helps*"])
