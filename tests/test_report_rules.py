@@ -19,8 +19,10 @@ from test_rules import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_run, make_spe
                         paired_report, runs_from)
 
 
-def summary(values):
-    return stats.summarize(values)
+def one_config_runs(base, idea):
+    """Passed runs of both arms on GRID[0], validation equal to test, one per seed."""
+    return ([make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(base)]
+            + [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(idea)])
 
 
 # ------------------------------------------------------------------------------ arm_sweep
@@ -41,18 +43,22 @@ def test_arm_sweep_judges_eligibility_on_validation_and_tests_on_test():
         put(2, s, val=0.5, test=math.inf if s == 2 else 3.0)
         if s:
             put(3, s, val=0.1, test=0.1)
-        put(4, s, val=s, test=7) if s < 2 else put(4, s, test=7.0)
+        if s < 2:
+            put(4, s, val=s, test=7)
+        else:
+            put(4, s, test=7.0)   # no validation value recorded: diverged
     sweep = arm_sweep(runs, "idea", grid, seeds)
     assert [s["cfg"] for s in sweep] == grid
     assert sweep[0] == {"cfg": grid[0], "mean": 5.0, "val_mean": 2.0, "eligible": True,
-                        "diverged_seeds": [], "result": summary([4.0, 5.0, 6.0]),
-                        "val_result": summary([1.0, 2.0, 3.0]), "test_diverged_seeds": []}
+                        "diverged_seeds": [], "result": stats.summarize([4.0, 5.0, 6.0]),
+                        "val_result": stats.summarize([1.0, 2.0, 3.0]),
+                        "test_diverged_seeds": []}
     assert sweep[1] == {"cfg": grid[1], "mean": None, "val_mean": None, "eligible": False,
                         "diverged_seeds": [1], "result": None, "val_result": None,
                         "test_diverged_seeds": []}
     assert sweep[2] == {"cfg": grid[2], "mean": None, "val_mean": 0.5, "eligible": True,
                         "diverged_seeds": [], "result": None,
-                        "val_result": summary([0.5] * 3), "test_diverged_seeds": [2]}
+                        "val_result": stats.summarize([0.5] * 3), "test_diverged_seeds": [2]}
     # a missing run is neither diverged nor eligible
     assert sweep[3] == {"cfg": grid[3], "mean": None, "val_mean": None, "eligible": False,
                         "diverged_seeds": [], "result": None, "val_result": None,
@@ -152,8 +158,7 @@ def test_skipped_claims_are_left_out_and_failed_ones_count(outcomes, passed, mec
     mechs = [{"nodeid": f"m.py::test_c{k}", "outcome": o, "message": None}
              for k, o in enumerate(outcomes)]
     assert math_verification(mechs)["passed"] is passed
-    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
-    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8)]
+    runs = one_config_runs(BASE8, IDEA8)
     report = build_report(make_spec(GRID[:1], 8), TRACK, runs, mechs, alpha=ALPHA)
     assert report["mechanism_ok"] == mechanism_ok
     decide(report, P8, 1)
@@ -259,8 +264,8 @@ def test_a_complete_report_selects_on_validation_with_the_test_split_disagreeing
     assert report["baseline"]["best_cfg"] == GRID[1] and report["idea_config"] == GRID[0]
     base = [3.0 + 0.01 * s for s in range(n)]
     idea = [2.0 + 0.02 * s for s in range(n)]
-    assert report["baseline"]["full"] == summary(base)
-    assert report["idea"] == summary(idea)
+    assert report["baseline"]["full"] == stats.summarize(base)
+    assert report["idea"] == stats.summarize(idea)
     assert report["comparison"]["per_seed_diffs"] == pytest.approx(
         [i - b for b, i in zip(base, idea)])
     assert report["comparison"]["direction"] == "lower"
@@ -348,8 +353,7 @@ def test_diverged_runs_are_counted_in_a_warning():
 def test_mechanism_tests_that_did_not_run_are_named():
     spec = make_spec(GRID[:1], 8, mechanism_tests=("test_a", "test_b", "test_c", "test_d",
                                                    "test_e"))
-    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
-    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8)]
+    runs = one_config_runs(BASE8, IDEA8)
     mechs = [{"nodeid": "ideas/test_rules.py::test_a", "outcome": "passed", "message": None},
              {"nodeid": "ideas/test_rules.py::test_c[1]", "outcome": "skipped", "message": None},
              {"nodeid": "ideas/test_rules.py::test_d[x[1]]", "outcome": "passed",
@@ -397,10 +401,10 @@ def decide_with_holm(report):
     return decide(report, report["comparison"]["p_adjusted"], len(family))
 
 
-def rich_spec(n=6, **extra):
-    spec = make_spec(GRID[:2], n, margin=0.05)
-    spec.update(arms=["baseline", "idea", CONTROL], test="sign", **extra)
-    return spec
+def rich_spec(n=6):
+    """The baseline, the idea and one control, a 5% margin, decided by the sign test."""
+    return {**make_spec(GRID[:2], n, margin=0.05), "arms": ["baseline", "idea", CONTROL],
+            "test": "sign"}
 
 
 def test_a_control_arm_is_selected_and_compared_like_the_baseline():
@@ -411,11 +415,12 @@ def test_a_control_arm_is_selected_and_compared_like_the_baseline():
     idea = [0.6 + 0.1 * s for s in range(n)]
     control = [0.9 + 0.1 * s for s in range(n)]
     assert report["baseline"]["best_cfg"] == GRID[0] and report["idea_config"] == GRID[1]
-    assert report["baseline"]["full"] == summary(base) and report["idea"] == summary(idea)
+    assert report["baseline"]["full"] == stats.summarize(base)
+    assert report["idea"] == stats.summarize(idea)
     c = report["controls"]["c"]
     assert list(report["controls"]) == ["c"]
     assert c["arm"] == CONTROL and c["best_cfg"] == GRID[1]
-    assert c["full"] == summary(control)
+    assert c["full"] == stats.summarize(control)
     assert [s["val_mean"] for s in c["sweep"]] == [3.0, 2.5]
     assert c["comparison"]["per_seed_diffs"] == pytest.approx([-0.3] * n)
     assert report["comparison"]["per_seed_diffs"] == pytest.approx([-0.4] * n)
@@ -554,8 +559,7 @@ def test_a_worse_idea_within_no_margin_is_not_non_inferior():
 def equivalence_report(claim_type):
     idea = [b + (0.01 if s % 2 else -0.01) for s, b in enumerate(BASE8)]
     spec = {**make_spec(GRID[:1], 8, margin=0.05), "claim_type": claim_type}
-    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
-    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(idea)]
+    runs = one_config_runs(BASE8, idea)
     return build_report(spec, TRACK, runs, [], alpha=ALPHA)
 
 
@@ -580,8 +584,7 @@ def test_the_report_header_comes_from_the_spec_and_the_protocol():
     spec = make_spec(GRID[:1], 6)
     spec.update(name="hdr", claim="it helps", module="ideas/test_hdr.py",
                 tracks=[TRACK, "other"])
-    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8[:6])]
-    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8[:6])]
+    runs = one_config_runs(BASE8[:6], IDEA8[:6])
     report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
     assert {k: report[k] for k in ("bench_version", "name", "claim", "module", "track", "model",
                                    "metric", "metric_direction", "n_seeds")} == {
@@ -628,8 +631,7 @@ def exact_report(margin=None, n=8):
     base = [round(1.0 + 0.1 * s, 2) for s in range(n)]
     idea = [round(b + (0.04 if s < 3 else -0.01), 2) for s, b in enumerate(base)]
     spec = {**make_spec(GRID[:1], n, margin=margin, looks=(4, 8)), "boundary": "exact"}
-    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(base)]
-    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(idea)]
+    runs = one_config_runs(base, idea)
     return build_report(spec, TRACK, runs, [], alpha=ALPHA)
 
 
@@ -659,8 +661,7 @@ def test_the_futility_stop_uses_the_last_looks_level_over_the_family():
     base = BASE8
     idea = [b + (0.05 if s % 2 else -0.04) for s, b in enumerate(base)]
     spec = {**make_spec(GRID[:1], 8, looks=(8, 16)), "futility": 0.1}
-    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(base)]
-    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(idea)]
+    runs = one_config_runs(base, idea)
     report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
     decide(report, 1.0, 2)
     assert report["practical_verdict"] == "inconclusive"
@@ -720,8 +721,7 @@ def test_the_comparison_is_made_at_the_sessions_alpha(alpha):
 
 
 def test_stored_runs_judged_under_another_plan_make_the_session_exploratory():
-    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
-    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8)]
+    runs = one_config_runs(BASE8, IDEA8)
     runs[0].update(origin="reused", planned={"looks": [8, 16]})
     report = build_report(make_spec(GRID[:1], 8), TRACK, runs, [], alpha=ALPHA)
     (reason,) = report["exploratory"]["reasons"]
