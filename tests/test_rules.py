@@ -1,15 +1,15 @@
-"""The verdict and gate rules, pinned by tables at and around every threshold.
+"""The report builder's rules, pinned by tables at and around every threshold, and the builders
+the rule tests share.
 
-Each rule is checked where it is computed (stats, the report builder, the gate) with values
-chosen to sit on, just below and just above its threshold, so that a flipped comparison, a
-swapped direction, a wrong level or a selection on the wrong split fails a named test here.
-The end-to-end gate tests at the bottom bench hand-recorded results (no training), so the
-verdict of each session is known exactly.
+Reports are built from hand-made runs (no training) with values chosen to sit on, just below and
+just above each threshold, so that a flipped comparison, a swapped direction, a wrong level or a
+selection on the wrong split fails a named test here. Other test modules import the builders
+(make_spec, make_run, paired_report, parse, RECORDED, ...) from here; the gate's rules are in
+test_gate_rules.py, the verdict functions' in test_verdict_rules.py, the marker's ranges in
+test_marker_ranges.py.
 """
 from __future__ import annotations
 
-import itertools
-import json
 import math
 
 import pytest
@@ -17,150 +17,11 @@ import pytest
 from benchkit import stats
 from benchkit.aggregate import gate_failure
 from benchkit.report import build_report, decide, mechanism_signature, math_verification
-from benchkit.spec import SpecError, parse_bench_marker
+from benchkit.spec import parse_bench_marker
 
 GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
-SYSTEM = ("worked", "partial", "failed")
-
-
-# ------------------------------------------------------------------------------- the gate
-def gate_report(practical: str, system: str, complete: bool = True) -> dict:
-    """The fields of a report the gate reads."""
-    return {
-        "practical_verdict": practical if complete else "incomplete",
-        "system_verdict": system if complete else "incomplete",
-        "complete": complete,
-        "incomplete": None if complete else {"reasons": ["1 of 4 runs missing or failed"]},
-        "comparison": {"delta_mean": -0.1, "p_adjusted": 0.01, "level": 0.031} if complete
-        else None,
-        "mechanism_ok": 1,
-    }
-
-
-def gate_passes(gate: str, practical: str, system: str, complete: bool) -> bool:
-    """The gate rules as a table (the README's wording)."""
-    if gate == "off":
-        return True
-    if not complete:
-        return False
-    return {"not-harms": practical != "harms",
-            "non-inferior": practical in ("helps", "non-inferior", "equivalent"),
-            "equivalent": practical == "equivalent",
-            "helps": practical == "helps",
-            "worked": system == "worked"}[gate]
-
-
-@pytest.mark.parametrize("gate, practical, system, complete", [
-    pytest.param(g, p, s, c, id=f"{g}-{p}-{s}-{'complete' if c else 'incomplete'}")
-    for g, p, s, c in itertools.product(GATES, PRACTICAL, SYSTEM, (True, False))])
-def test_gate_truth_table(gate, practical, system, complete):
-    why = gate_failure(gate_report(practical, system, complete), gate)
-    assert (why is None) == gate_passes(gate, practical, system, complete), why
-    if why is not None and not complete:
-        assert "incomplete" in why
-    elif why is not None:
-        assert f"gate {gate!r} not met" in why and practical in why
-
-
-@pytest.mark.parametrize("mechanism_ok, word", [(1, "yes"), (0, "no"), (None, "none")])
-def test_the_gate_failure_line_states_verdicts_numbers_and_level(mechanism_ok, word):
-    report = gate_report("inconclusive", "failed")
-    report["mechanism_ok"] = mechanism_ok
-    assert gate_failure(report, "helps") == (
-        "gate 'helps' not met: inconclusive/failed, delta -0.1, p 0.01 at level 0.031, "
-        f"mechanism_ok {word}")
-
-
-def test_an_incomplete_report_names_every_reason():
-    report = gate_report("helps", "worked", complete=False)
-    report["incomplete"]["reasons"].append("interrupted")
-    assert gate_failure(report, "not-harms") == (
-        "incomplete (1 of 4 runs missing or failed; interrupted): no verdict")
-
-
-@pytest.mark.parametrize("gate", GATES)
-def test_an_unmatched_report_fails_every_gate_with_its_budgets(gate):
-    report = gate_report("unmatched", "unmatched")
-    report["budgets"] = {"unmatched": ["params idea 1,250 vs baseline 1,000", "steps x"]}
-    expected = None if gate == "off" else (
-        "unmatched (params idea 1,250 vs baseline 1,000; steps x): no verdict")
-    assert gate_failure(report, gate) == expected
-
-
-@pytest.mark.parametrize("gate, practical, system", [
-    pytest.param(g, p, s, id=f"{g}-{p}-{s}")
-    for g, p, s in itertools.product(GATES, PRACTICAL, SYSTEM)])
-def test_an_exploratory_session_fails_every_gate(gate, practical, system):
-    report = gate_report(practical, system)
-    report["exploratory"] = {"reasons": ["--bench-seeds 2 overrides the module's plan", "b"]}
-    why = gate_failure(report, gate)
-    facts = (f"{practical}/{system}, delta -0.1, p 0.01 at level 0.031, mechanism_ok yes")
-    plan = "exploratory (--bench-seeds 2 overrides the module's plan; b)"
-    if gate == "off":
-        assert why is None
-    elif gate_passes(gate, practical, system, True):
-        assert why == f"{plan}: not a look of the declared plan, so no gate passes; {facts}"
-    else:
-        assert why == f"gate {gate!r} not met, and {plan}: {facts}"
-
-
-# ------------------------------------------------------------------------- verdict rules
 ALPHA = 0.05
-BELOW = math.nextafter(ALPHA, 0.0)
-ABOVE = math.nextafter(ALPHA, 1.0)
-
-
-@pytest.mark.parametrize("p, delta, direction, expected", [
-    (BELOW, -1.0, "lower", "helps"),
-    (ALPHA, -1.0, "lower", "inconclusive"),     # p must be strictly below the level
-    (ABOVE, -1.0, "lower", "inconclusive"),
-    (BELOW, +1.0, "lower", "harms"),
-    (ALPHA, +1.0, "lower", "inconclusive"),
-    (BELOW, +1.0, "higher", "helps"),
-    (BELOW, -1.0, "higher", "harms"),
-    (ALPHA, +1.0, "higher", "inconclusive"),
-    (0.0, 0.0, "lower", "inconclusive"),         # no difference is neither better nor worse
-])
-def test_practical_verdict_at_the_level(p, delta, direction, expected):
-    assert stats.practical_verdict(p, delta, direction, ALPHA) == expected
-
-
-@pytest.mark.parametrize("p, delta, non_inferior, expected", [
-    (ABOVE, -1.0, True, "non-inferior"),
-    (ABOVE, -1.0, False, "inconclusive"),
-    (ABOVE, -1.0, None, "inconclusive"),
-    (BELOW, -1.0, True, "helps"),               # significantly better beats non-inferior
-])
-def test_practical_verdict_non_inferior(p, delta, non_inferior, expected):
-    assert stats.practical_verdict(p, delta, "lower", ALPHA, non_inferior=non_inferior) == expected
-
-
-def system_expected(practical: str, mech: int | None) -> str:
-    if practical == "helps" and mech == 1:
-        return "worked"
-    if practical == "harms" or (practical != "helps" and mech != 1):
-        return "failed"
-    return "partial"
-
-
-@pytest.mark.parametrize("practical, mech", list(itertools.product(PRACTICAL, (1, 0, None))))
-def test_system_verdict_table(practical, mech):
-    assert stats.system_verdict(practical, mech) == system_expected(practical, mech)
-
-
-def test_system_verdict_reference_reports():
-    assert stats.system_verdict("harms", 0) == "failed"        # the pruning reference report
-    assert stats.system_verdict("inconclusive", 1) == "partial"  # the compression one
-
-
-@pytest.mark.parametrize("signatures, tests, expected", [
-    ([], [], None),
-    ([True], [], 1), ([], [True], 1), ([True], [True], 1),
-    ([False], [True], 0), ([True], [False], 0), ([None], [], 0), ([True, False], [], 0),
-])
-def test_mechanism_ok_table(signatures, tests, expected):
-    assert stats.mechanism_ok(signatures, tests) == expected
 
 
 # -------------------------------------------------------------- reports built from runs
@@ -395,7 +256,7 @@ def test_mechanism_ok_in_a_report_with_a_skipped_and_a_passed_claim():
     assert report["mechanism_ok"] == 1 and report["system_verdict"] == "worked"
 
 
-# ------------------------------------------------------------------- marker validation
+# ----------------------------------------------------------------- the marker, parsed
 class Mark:
     def __init__(self, **kwargs):
         self.args, self.kwargs = (), kwargs
@@ -407,38 +268,7 @@ def parse(**kwargs):
                               epochs_override=None)
 
 
-@pytest.mark.parametrize("kwargs, ok", [
-    ({"seeds": 2}, True), ({"seeds": 1}, False), ({"seeds": 0}, False), ({"seeds": -3}, False),
-    ({"seeds": True}, False), ({"seeds": 2.0}, False), ({"seeds": "8"}, False),
-    ({"margin": 0.05}, True), ({"margin": 0.999}, True), ({"margin": 0}, False),
-    ({"margin": 1}, False), ({"margin": 5}, False), ({"margin": -0.1}, False),
-    ({"margin": True}, False), ({"margin": math.nan}, False), ({"margin": "0.05"}, False),
-    ({"max_seeds": 8}, True), ({"max_seeds": 16}, True), ({"max_seeds": 1}, False),
-    ({"max_seeds": 2}, False), ({"looks": (8, 16)}, True), ({"looks": (8, 4)}, False),
-    ({"max_seeds": 16.0}, False), ({"max_seeds": False}, False),
-    ({"grid": {"lr": [1e-3]}}, True), ({"grid": {"lr": [0]}}, False),
-    ({"grid": {"lr": [-1e-3]}}, False), ({"grid": {"lr": [math.nan]}}, False),
-    ({"grid": {"lr": [math.inf]}}, False), ({"grid": {"lr": [True]}}, False),
-    ({"grid": {"lr": ["1e-3"]}}, False), ({"grid": {"lr": []}}, False), ({"grid": {}}, False),
-    ({"grid": {"lr": [1e-3], "epochs": [0]}}, False),
-    ({"grid": {"lr": [1e-3], "epochs": [1.5]}}, False),
-    ({"grid": {"lr": [1e-3], "epochs": [2]}}, True),
-    ({"grid": {"lr": [1e-3], "batch_size": [0]}}, False),
-    ({"grid": {"lr": [1e-3, 1e-3]}}, False),
-])
-def test_bench_marker_numeric_ranges(kwargs, ok):
-    if ok:
-        parse(**kwargs)
-    else:
-        with pytest.raises(SpecError, match="valid|must|need|duplicate|empty"):
-            parse(**kwargs)
-
-
-def test_margin_keeps_its_relative_meaning():
-    assert parse(margin=0.05).margin == 0.05
-
-
-# ------------------------------------------------------------- gates, end to end
+# ----------------------------------------- a module of hand-recorded results, benched end to end
 RECORDED = '''\
 import pytest
 
@@ -460,48 +290,3 @@ def test_claim():
     assert {claim_holds}
 '''
 
-
-@pytest.mark.parametrize("claim_holds, gate, system, gate_fails", [
-    (True, "worked", "worked", False),
-    (False, "worked", "partial", True),
-    (False, "helps", "partial", False),
-    (False, "not-harms", "partial", False),
-])
-def test_gates_end_to_end_on_recorded_results(pytester, read_report, claim_holds, gate, system,
-                                              gate_fails):
-    """A helping idea whose mechanism test passes or fails: `worked` is the only gate that
-    tells them apart (a FAIL line for `partial`; a failed claim fails the session anyway)."""
-    pytester.makepyfile(test_rec=RECORDED.format(name="rec", base=BASE8, idea=IDEA8,
-                                                 claim_holds=claim_holds))
-    result = pytester.runpytest_subprocess(f"--bench-gate={gate}", "-p", "no:cacheprovider")
-    report = read_report(pytester.path, "rec")
-    assert report["practical_verdict"] == "helps"
-    assert report["system_verdict"] == system
-    assert result.ret == (0 if claim_holds else 1)
-    failed = [ln for ln in result.outlines if ln.startswith("benchkit: FAIL")]
-    assert bool(failed) == gate_fails
-    if failed:
-        assert "rec tabular" in failed[0] and "partial" in failed[0]
-
-
-def test_non_inferior_gate_refuses_an_inconclusive_idea(pytester, read_report):
-    """A small, noisy difference with no margin: inconclusive, which the non-inferior gate
-    must not pass."""
-    idea = [b + (0.01 if s % 2 else -0.01) for s, b in enumerate(BASE8)]
-    pytester.makepyfile(test_rec=RECORDED.format(name="rec", base=BASE8, idea=idea,
-                                                 claim_holds=True))
-    result = pytester.runpytest_subprocess("--bench-gate=non-inferior", "-p", "no:cacheprovider")
-    report = read_report(pytester.path, "rec")
-    assert report["practical_verdict"] == "inconclusive"
-    assert result.ret == 1
-    result.stdout.fnmatch_lines(["benchkit: FAIL rec tabular: gate 'non-inferior' not met*"])
-
-
-def test_recorded_module_report_is_valid_json(pytester):
-    pytester.makepyfile(test_rec=RECORDED.format(name="rec", base=BASE8, idea=BASE8,
-                                                 claim_holds=True))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    assert result.ret == 0
-    data = json.loads((pytester.path / "reports/rec/tabular/bench_report.json").read_text())
-    assert data["comparison"]["p_value"] == 1.0
-    assert data["practical_verdict"] == "inconclusive"

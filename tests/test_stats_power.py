@@ -1,0 +1,79 @@
+"""Tests of benchkit.stats' planning figures: mde, ci95, effect size, power_mde and seeds_needed,
+against scipy's t and noncentral t distributions and by simulation."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from benchkit import stats as bs
+
+
+# ---------------------------------------------------------------- mde, ci, effect size
+
+def test_mde_ci_effect_size_by_hand():
+    d = [1.0, 2.0, 3.0, 4.0]
+    sd = np.std(d, ddof=1)
+    half = sps.t.ppf(0.975, 3) * sd / 2
+    assert bs.mde(d) == pytest.approx(half, rel=1e-12)
+    assert bs.mde(d, alpha=0.1) == pytest.approx(sps.t.ppf(0.95, 3) * sd / 2, rel=1e-12)
+    assert bs.ci95(d) == pytest.approx([2.5 - half, 2.5 + half], rel=1e-12)
+    lo, hi = sps.t.interval(0.95, 3, loc=2.5, scale=sd / 2)
+    assert bs.ci95(d) == pytest.approx([lo, hi], rel=1e-12)
+    assert bs.effect_size(d) == pytest.approx(2.5 / sd, rel=1e-12)
+    assert bs.effect_size([2.0, 2.0, 2.0]) is None
+    with pytest.raises(ValueError, match="at least 2"):
+        bs.mde([1.0])
+
+
+# ---------------------------------------------------------------- power
+
+def t_power_by_hand(delta, sd, n, alpha=0.05):
+    df, ncp = n - 1, delta * math.sqrt(n) / sd
+    c = sps.t.ppf(1 - alpha / 2, df)
+    return sps.nct.sf(c, df, ncp) + sps.nct.cdf(-c, df, ncp)
+
+
+def test_power_mde_gives_requested_power():
+    for n, sd, power in [(8, 1.0, 0.8), (8, 0.3, 0.8), (3, 2.0, 0.9), (30, 1.0, 0.5)]:
+        delta = bs.power_mde(n, sd, power=power)
+        assert t_power_by_hand(delta, sd, n) == pytest.approx(power, abs=1e-8)
+    assert bs.power_mde(8, 0.0) == 0.0
+
+
+def test_power_mde_by_simulation():
+    n, sd = 8, 1.0
+    delta = bs.power_mde(n, sd)
+    x = np.random.default_rng(0).normal(delta, sd, (20000, n))
+    rejected = np.mean(sps.ttest_1samp(x, 0.0, axis=1).pvalue < 0.05)
+    assert abs(rejected - 0.8) < 0.015
+
+
+def test_power_monotonicity():
+    by_n = [bs.power_mde(n, 1.0) for n in range(2, 40)]
+    assert all(a > b for a, b in zip(by_n, by_n[1:]))
+    assert bs.power_mde(8, 2.0) == pytest.approx(2 * bs.power_mde(8, 1.0), rel=1e-9)
+    assert bs.power_mde(8, 1.0, power=0.9) > bs.power_mde(8, 1.0, power=0.8)
+    # a true effect at the significance threshold is detected only ~half the time
+    assert bs.power_mde(8, 1.0) > sps.t.ppf(0.975, 7) / math.sqrt(8)
+    needed = [bs.seeds_needed(delta, 1.0) for delta in (0.2, 0.3, 0.5, 0.8, 1.2, 3.0)]
+    assert all(a >= b for a, b in zip(needed, needed[1:]))
+
+
+def test_seeds_needed():
+    assert bs.seeds_needed(0.5, 1.0) == 34  # textbook (G*Power): dz=0.5, alpha .05, power .8
+    for delta, sd in [(0.5, 1.0), (-0.2, 0.7), (1.3, 1.0), (0.05, 1.0)]:
+        n = bs.seeds_needed(delta, sd)
+        assert type(n) is int and n >= 2
+        assert t_power_by_hand(abs(delta), sd, n) >= 0.8
+        if n > 2:
+            assert t_power_by_hand(abs(delta), sd, n - 1) < 0.8
+    # round trip with power_mde
+    for n in (3, 8, 20):
+        assert bs.seeds_needed(bs.power_mde(n, 1.0) * (1 + 1e-9), 1.0) == n
+    assert bs.seeds_needed(100.0, 1.0) == 2
+    assert bs.seeds_needed(0.0, 1.0) is None
+    assert bs.seeds_needed(1.0, 0.0) is None
+    assert bs.seeds_needed(0.01, 1.0, max_n=1000) is None
