@@ -41,6 +41,7 @@ CI_DATA = [
     [0.3, -0.1, 0.5, 0.2, 0.4, 0.1, 0.6, -0.2],
     [2.0, -1.0, 0.5, 3.0, 1.5, -0.5, 2.5, 1.0, 0.0, 1.2],
     [-0.8, -1.1, 0.2, -0.4, -1.5, -0.9, -0.3, 0.1, -0.7, -1.0, -0.6, -0.2],
+    list(np.random.default_rng(4).normal(0.5, 1.0, 16)),    # the last exact count
     list(np.random.default_rng(5).normal(0.6, 1.0, 17)),   # Monte Carlo p above 16 pairs
     list(np.random.default_rng(6).normal(-0.2, 1.0, 19)),
 ]
@@ -92,7 +93,8 @@ def test_the_interval_is_unbounded_at_a_level_equal_to_the_smallest_p(n):
 
 
 def test_the_interval_uses_the_seed_of_the_monte_carlo_test():
-    d = np.asarray(CI_DATA[4])
+    d = np.asarray(CI_DATA[5])
+    assert sf.sign_flip_ci(d, 0.05) == sf.sign_flip_ci(d, 0.05, seed=0)
     ends = []
     for seed in (0, 3):
         lo, hi = sf.sign_flip_ci(d, 0.05, seed=seed)
@@ -115,9 +117,15 @@ def test_an_end_at_zero_is_placed_on_the_side_the_test_says():
     assert stats.sign_flip_p_value(d) == 4 / 64
     lo, hi = sf.sign_flip_ci(d, 0.05)
     assert lo <= 0.0 <= hi and hi == 5.0
-    # at 0.07 the same p rejects: 0 lies outside, just below the lower end
-    lo, hi = sf.sign_flip_ci(d, 0.07)
-    assert stats.sign_flip_p_value(d) < 0.07 and lo > 0.0
+    # at a level equal to p, 0 is still accepted (p >= level): inside, at the lower end
+    lo, hi = sf.sign_flip_ci(d, 4 / 64)
+    assert lo <= 0.0 <= hi and abs(lo) < 1e-12 and hi == 5.0
+    lo, hi = sf.sign_flip_ci([-x for x in d], 4 / 64)
+    assert lo <= 0.0 <= hi and abs(hi) < 1e-12 and lo == -5.0
+    # at 0.07 the same p rejects: 0 lies outside
+    assert stats.sign_flip_p_value(d) < 0.07
+    assert sf.sign_flip_ci(d, 0.07) == [0.5, 4.5]
+    assert sf.sign_flip_ci([-x for x in d], 0.07) == [-4.5, -0.5]
 
 
 # ---------------------------------------------------------------- signflip.power
@@ -144,7 +152,7 @@ def test_power_under_no_effect_is_the_exact_size_of_the_test():
 # ---------------------------------------------------------------- signflip.mde_power80
 
 
-@pytest.mark.parametrize("n, level", [(6, 0.05), (7, 0.04)])
+@pytest.mark.parametrize("n, level", [(6, 0.05), (7, 0.04), (8, 0.2)])   # mde above/below 1
 def test_mde_power80_is_the_smallest_effect_reaching_the_target(n, level):
     mde = sf.mde_power80(n, 1.0, level)
     assert sf.power(n, mde, level) >= 0.8
@@ -164,7 +172,13 @@ def test_mde_power80_edges():
     assert sf.mde_power80(6, 1.0, 0.05, target=1.01) is None  # power never exceeds 1
     # power 1 is reached (every bench of 6 same-sign pairs): a finite effect
     top = sf.mde_power80(6, 1.0, 0.05, target=1.0)
-    assert top is not None and sf.power(6, top, 0.05) == 1.0
+    assert top is not None and sf.power(6, top, 0.05) == 1.0 > sf.power(6, top * (1 - 5e-3), 0.05)
+    # a target above the power at effect 2 (the search doubles its bracket past 2)
+    big = sf.mde_power80(6, 1.0, 0.05, target=0.95)
+    assert big > 2.0 and sf.power(6, big, 0.05) >= 0.95 > sf.power(6, big * (1 - 5e-3), 0.05)
+    # a target the power reaches exactly at effect 2: the answer is at most 2
+    at2 = sf.power(6, 2.0, 0.05)
+    assert sf.mde_power80(6, 1.0, 0.05, target=at2) <= 2.0
 
 
 # ---------------------------------------------------------------- signflip.seeds_needed
@@ -211,13 +225,11 @@ def test_seeds_needed_walks_down_from_the_t_answer():
 
 
 def test_seeds_needed_walks_down_to_the_minimum():
-    """At power 1 the t answer is 10 pairs for es 4 (15 for es 3), while every simulated bench
-    of 6 pairs (8 for es 3) already rejects: the walk down stops at the first n that fails or
-    at min_pairs, not one pair before it."""
-    assert sf._t_seeds(4.0, 0.05, 1.0, 10000) == 10 and sf._t_seeds(3.0, 0.05, 1.0, 10000) == 15
+    """At power 1 the t answer is 10 pairs for es 4, while every simulated bench of 6 pairs
+    already rejects: the walk down goes to min_pairs, not one pair short of it."""
+    assert sf._t_seeds(4.0, 0.05, 1.0, 10000) == 10
+    assert sf.power(6, 4.0, 0.05) == 1.0
     assert sf.seeds_needed(4.0, 1.0, 0.05, target=1.0) == 6
-    assert sf.power(7, 3.0, 0.05) < 1.0 == sf.power(8, 3.0, 0.05)
-    assert sf.seeds_needed(3.0, 1.0, 0.05, target=1.0) == 8
 
 
 def test_seeds_needed_is_none_above_max_n_and_max_n_defaults_to_10000():
