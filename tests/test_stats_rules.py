@@ -456,6 +456,14 @@ def test_select_config_scores_the_mean_in_the_direction():
     assert stats.select_config([[-1.0], [-2.0]], "lower") == 1
 
 
+def test_select_config_averages_float32_metrics_in_float64():
+    """In float32, 16777216 + 1 rounds back to 16777216: the first config's mean would be
+    8388608.0 and beat the second's 8388608.25; its true mean is 8388608.5."""
+    vals = [[np.float32(16777216.0), np.float32(1.0)], [8388608.25]]
+    assert stats.select_config(vals, "lower") == 1
+    assert stats.select_config(vals, "higher") == 0
+
+
 # ---------------------------------------------------------------- stats: spending and looks
 
 
