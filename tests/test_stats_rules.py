@@ -278,6 +278,15 @@ def test_the_observed_flip_and_its_ties_count_in_the_exact_p():
     assert stats.sign_flip_p_value([1.0, 2.0, 3.0, 6.0]) == 2 / 16
 
 
+def test_a_flip_exactly_at_the_tie_tolerance_counts():
+    """[x, 1]: the flip -x + 1 reaches |sum| - 1e-12 * sum|d| exactly for this x, so it is a
+    tie within the tolerance (>=), and p is 1, not 1/2."""
+    x = 4.999335e-13
+    d = np.array([x, 1.0])
+    assert abs(1.0 - x) == abs(d.sum()) - 1e-12 * np.abs(d).sum()
+    assert stats.sign_flip_p_value(d) == 1.0
+
+
 def _monte_carlo_p(d, n_resamples=20000, seed=0):
     """The documented estimate, written out: (1 + count) / (1 + n_resamples) over seeded flips
     (one draw; the generator's stream does not depend on how it is chunked)."""
