@@ -285,6 +285,8 @@ def test_a_flip_exactly_at_the_tie_tolerance_counts():
     d = np.array([x, 1.0])
     assert abs(1.0 - x) == abs(d.sum()) - 1e-12 * np.abs(d).sum()
     assert stats.sign_flip_p_value(d) == 1.0
+    # above 16 pairs too (zeros leave every sum alone): every drawn flip counts
+    assert stats.sign_flip_p_value([x, 1.0] + [0.0] * 15) == 1.0
 
 
 def _monte_carlo_p(d, n_resamples=20000, seed=0):
