@@ -347,3 +347,45 @@ def test_a_futility_threshold_without_looks_or_for_another_claim_is_refused(kwar
     with pytest.raises(SpecError) as err:
         parse(track="tabular", **kwargs)
     assert str(err.value).startswith(WHERE + words), str(err.value)
+
+
+@pytest.mark.parametrize("tolerance, kept", [
+    (0, {"*": 0.0}), (0.1, {"*": 0.1}), (3, {"*": 3.0}), ({"params": 0.0}, {"params": 0.0}),
+    ({"params": 0.1, "steps": 2}, {"params": 0.1, "steps": 2.0}),
+    (-0.1, None), (math.inf, None), (math.nan, None), (True, None), ("0.1", None),
+    ({"params": -1e-9}, None), ({"params": True}, None), ({1: 0.1}, None), ([0.1], None),
+])
+def test_budget_tolerances_are_numbers_from_zero(tolerance, kept):
+    if kept is not None:
+        assert parse(track="tabular", budget_tolerance=tolerance).budget_tolerance == kept
+    else:
+        with pytest.raises(SpecError, match=r"budget_tolerance=.* must be a number >= 0"):
+            parse(track="tabular", budget_tolerance=tolerance)
+
+
+@pytest.mark.parametrize("waiver", [{"params": ""}, {"params": "  "}, {"params": 1}, ["params"],
+                                    {2: "why"}])
+def test_a_budget_waiver_needs_a_stated_reason(waiver):
+    with pytest.raises(SpecError, match=r"budget_waiver=.* must be a dict of budget name"):
+        parse(track="tabular", budget_waiver=waiver)
+
+
+@pytest.mark.parametrize("looks, ok", [
+    ((2, 3), True), ((2,), True), ((True, 8), False), ((2, 2), False), ((1, 4), False),
+    ((4, 8.0), False), ([], False),
+])
+def test_each_look_is_an_integer_of_two_seeds_or_more_and_increasing(looks, ok):
+    if ok:
+        assert parse(track="tabular", looks=looks).looks == tuple(looks)
+    else:
+        with pytest.raises(SpecError, match="valid: looks=\\(8, 16\\), strictly increasing"):
+            parse(track="tabular", looks=looks)
+
+
+@pytest.mark.parametrize("max_seeds, looks", [(2, None), (7, None), (8, (8,)), (9, (8, 9))])
+def test_max_seeds_from_the_seeds_up_is_one_look_more(max_seeds, looks):
+    if looks is None:
+        with pytest.raises(SpecError, match=f"max_seeds={max_seeds} is below seeds=8"):
+            parse(track="tabular", max_seeds=max_seeds)
+    else:
+        assert parse(track="tabular", max_seeds=max_seeds).looks == looks
