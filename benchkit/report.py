@@ -336,9 +336,7 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     # the reference-format fields say what the practical verdict says (Holm, the look's level)
     comp["verdict"] = V1_VERDICTS.get(report["practical_verdict"], "no significant win")
     comp["system_worked"] = report["practical_verdict"] == "helps"
-    report["system_verdict"] = stats.system_verdict(report["practical_verdict"],
-                                                    report["mechanism_ok"])
-    fairness.finish_verdicts(report, level)  # every control beaten too; budgets matched
+    fairness.finish_verdicts(report, level)  # controls, budgets, then the system verdict
     futility.assess(report, family_size)
     return report
 
