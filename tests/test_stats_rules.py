@@ -12,6 +12,10 @@ import pytest
 from benchkit import signflip as sf
 from benchkit import stats
 
+# every test here takes seconds at most: a mutant that loops forever (a bisection that never
+# narrows) fails in 30 s instead of the suite's 120 s
+pytestmark = pytest.mark.timeout(30)
+
 # ---------------------------------------------------------------- signflip.min_pairs
 
 
