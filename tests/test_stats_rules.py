@@ -228,6 +228,14 @@ def test_seeds_needed_walks_down_from_the_t_answer():
     assert sf.seeds_needed(0.7, 1.0, 0.05) == 18
 
 
+def test_seeds_needed_searches_up_from_a_t_answer_that_falls_short():
+    """At level 0.001 and power 0.9 the t answer for es 2 is 11 pairs; the sign-flip test
+    needs 13: the bisection above the guess finds 13, not the guess plus one."""
+    assert sf._t_seeds(2.0, 0.001, 0.9, 10000) == 11
+    assert sf.power(12, 2.0, 0.001) < 0.9 <= sf.power(13, 2.0, 0.001)
+    assert sf.seeds_needed(2.0, 1.0, 0.001, target=0.9) == 13
+
+
 def test_seeds_needed_walks_down_to_the_minimum():
     """At power 1 the t answer is 10 pairs for es 4, while every simulated bench of 6 pairs
     already rejects: the walk down goes to min_pairs, not one pair short of it."""
