@@ -60,13 +60,36 @@ def _accepts(d, c, level):
 def test_each_end_of_the_interval_is_where_the_test_starts_to_reject(d, level):
     """Just inside an end the test accepts the shift, just outside it rejects it: the ends are
     the infimum and supremum of the accepted shifts, not an order statistic next to them."""
+    _check_ends(d, level)
+
+
+@pytest.mark.parametrize("d, level", [
+    ([1.0, 2.0, 4.0], 1.0),                 # p = 1 only near the mean: [2, 2.5]
+    (CI_DATA[5], 1000 / 20001),             # a level that is a whole count of the 20001
+    ([x * 1e-3 for x in CI_DATA[1]], 0.05),  # small differences: small discriminants
+    ([x * 1e-3 for x in CI_DATA[2]], 0.1),
+])
+def test_the_ends_at_level_one_a_whole_monte_carlo_count_and_a_small_scale(d, level):
+    _check_ends(d, level)
+
+
+def test_the_interval_at_a_level_equal_to_the_monte_carlo_p_holds_zero():
+    """p >= level accepts: with the level set to the seeded p itself, 0 stays inside."""
+    for s in range(6):
+        d = np.random.default_rng(100 + s).normal(0.5, 1.0, 17)
+        p = stats.sign_flip_p_value(d)
+        lo, hi = sf.sign_flip_ci(d, p)
+        assert lo <= 0.0 <= hi, (s, p, lo, hi)
+
+
+def _check_ends(d, level):
     lo, hi = sf.sign_flip_ci(d, level)
     if stats.min_p_value(len(d)) >= level:
         assert (lo, hi) == (None, None)
         return
     span = hi - lo
     assert span > 0
-    step = 1e-7 * max(1.0, float(np.abs(d).max()))
+    step = 1e-7 * max(1e-3, float(np.abs(d).max()))
     assert _accepts(d, lo + step, level) and _accepts(d, hi - step, level)
     assert not _accepts(d, lo - step, level) and not _accepts(d, hi + step, level)
     assert _accepts(d, float(np.mean(d)), level)
