@@ -77,9 +77,10 @@ def test_the_interval_at_a_level_equal_to_the_monte_carlo_p_holds_zero():
     """p >= level accepts: with the level set to the seeded p itself, 0 stays inside."""
     for s in range(6):
         d = np.random.default_rng(100 + s).normal(0.5, 1.0, 17)
-        p = stats.sign_flip_p_value(d)
-        lo, hi = sf.sign_flip_ci(d, p)
-        assert lo <= 0.0 <= hi, (s, p, lo, hi)
+        for seed in (0, 3):            # the interval's p uses the seed it is given
+            p = stats.sign_flip_p_value(d, seed=seed)
+            lo, hi = sf.sign_flip_ci(d, p, seed=seed)
+            assert lo <= 0.0 <= hi, (s, seed, p, lo, hi)
 
 
 def _check_ends(d, level):
