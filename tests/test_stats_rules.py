@@ -569,3 +569,20 @@ def test_look_levels_never_overspend_in_floating_point():
 def test_look_levels_refuse_bad_looks(looks, m, msg):
     with pytest.raises(ValueError, match=msg):
         stats.look_levels(looks, m, 0.05)
+
+
+@pytest.mark.parametrize("d, expected", [
+    ([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], [math.nextafter(0.0, 1.0), 5.0]),
+    ([-5.0, -4.0, -3.0, -2.0, -1.0, 0.0], [-5.0, math.nextafter(0.0, -1.0)]),
+    ([-1e-9, 1.0, 2.0, 3.0, 4.0, 5.0], [math.nextafter(0.0, 1.0), 5.0]),    # within 1e-9 * 5
+    ([-1.5e-9, 0.1, 0.2, 0.3, 0.4, 0.5], [-1.5e-9, math.nextafter(0.0, -1.0)]),  # beyond 1e-9
+])
+def test_an_end_within_rounding_of_zero_goes_to_the_side_the_p_says(monkeypatch, d, expected):
+    """The interval's ends are roots of quadratics; the test's p counts ties within a tolerance.
+    Where they disagree about 0 (rounding), p decides: here p is made to reject while 0 sits
+    at an end (or within 1e-9 * max(1, max|d|) of the lower one), so that end moves just past 0;
+    a lower end farther from 0 stays, and the upper end moves instead."""
+    lo, hi = sf.sign_flip_ci(d, 0.05)
+    assert lo <= 0.0 <= hi                  # p >= 0.05 really: 0 is accepted
+    monkeypatch.setattr(stats, "sign_flip_p_value", lambda diffs, seed=0: 0.01)
+    assert sf.sign_flip_ci(d, 0.05) == [pytest.approx(x, rel=1e-6, abs=0) for x in expected]
