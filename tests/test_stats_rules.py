@@ -586,3 +586,14 @@ def test_an_end_within_rounding_of_zero_goes_to_the_side_the_p_says(monkeypatch,
     assert lo <= 0.0 <= hi                  # p >= 0.05 really: 0 is accepted
     monkeypatch.setattr(stats, "sign_flip_p_value", lambda diffs, seed=0: 0.01)
     assert sf.sign_flip_ci(d, 0.05) == [pytest.approx(x, rel=1e-6, abs=0) for x in expected]
+
+
+@pytest.mark.parametrize("d, expected", [([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [0.0, 6.0]),
+                                         ([-6.0, -5.0, -4.0, -3.0, -2.0, -1.0], [-6.0, 0.0])])
+def test_an_interval_that_misses_zero_while_p_accepts_it_is_widened_to_zero(monkeypatch, d,
+                                                                            expected):
+    """The other disagreement: p accepts 0 (made so here) while the ends exclude it: the
+    interval is widened to 0, on the side 0 lies."""
+    assert sf.sign_flip_ci(d, 0.05) == [min(d), max(d)]
+    monkeypatch.setattr(stats, "sign_flip_p_value", lambda diffs, seed=0: 0.9)
+    assert sf.sign_flip_ci(d, 0.05) == expected
