@@ -69,10 +69,8 @@ def sign_test_ci(diffs, level: float) -> list[float | None]:
     gaps = (values[:-1] + values[1:]) / 2.0
     below, above = values[0] - 1.0, values[-1] + 1.0
     points = np.sort(np.concatenate([[below], values, gaps, [above]]))
-    accepted = [c for c in points if sign_test_p(d - c) >= level]
-    if not accepted:        # cannot happen: p is 1 at the median; kept as a guard
-        return [float(np.median(d))] * 2
-    lo, hi = min(accepted), max(accepted)
+    accepted = [c for c in points if sign_test_p(d - c) >= level]  # never empty: p is 1 at
+    lo, hi = min(accepted), max(accepted)                          # the median (a value or gap)
     lo = None if lo == below else _closed_end(lo, values, d, level, step=-1)
     hi = None if hi == above else _closed_end(hi, values, d, level, step=+1)
     return [lo, hi]
