@@ -1,4 +1,4 @@
-"""The ``run`` fixture and what happens around an arm test's call: reuse of a stored run,
+"""An arm test's Run and what happens around an arm test's call: reuse of a stored run,
 seeding, recording what the body executes, the check that a result was recorded, storing the
 run, and the payload sent to the controller.
 
@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from benchkit.guards import GUARD
 from benchkit.settings import SETTINGS, SPECS, STORE
 from benchkit.spec import IdeaSpec
 
@@ -30,31 +31,27 @@ def item_spec(item: pytest.Item) -> IdeaSpec | None:
     return spec if isinstance(spec, IdeaSpec) else None
 
 
-@pytest.fixture
-def run(request: pytest.FixtureRequest):
-    """One training run of an arm at (track, config, seed): see benchkit.run.Run."""
-    param = getattr(request, "param", None)
-    if param is None:
-        raise pytest.UsageError("benchkit: the run fixture is for arm tests "
-                                "(pytest.mark.arm('baseline'/'idea') in a bench module)")
+def start_run(item: pytest.Function):
+    """The Run of an arm item at its (arm, track, config, seed) parameter, with its stored
+    record when the store has one this session reuses."""
     from benchkit import tracks
     from benchkit.run import Run
 
-    arm, track, cfg, seed = param
-    spec = item_spec(request.node)
+    arm, track, cfg, seed = item.callspec.params["run"]
+    spec = item_spec(item)
+    settings = item.config.stash[SETTINGS]
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                  epochs=spec.epochs[track], device=request.config.stash[SETTINGS].device)
+                  epochs=spec.epochs[track], device=settings.device)
     the_run.frontier_axis = next(iter(spec.frontier)) if spec.frontier else None
-    request.node.stash[ITEM_RUN] = the_run
-    store = request.config.stash[STORE]
+    item.stash[ITEM_RUN] = the_run
+    store = item.config.stash[STORE]
     if store is not None:
-        the_run.store_key = item_key(request.node, store)
-        settings = request.config.stash[SETTINGS]
-        record = None if settings.fresh else store.lookup(the_run.store_key, request.node.path)
-        if record is not None and request.node.stash.get(ITEM_AUDIT, False):
+        the_run.store_key = item_key(item, store)
+        record = None if settings.fresh else store.lookup(the_run.store_key, item.path)
+        if record is not None and item.stash.get(ITEM_AUDIT, False):
             the_run.audit_expected = record["run_digest"]
         elif record is not None:
-            request.node.stash[ITEM_STORED] = record
+            item.stash[ITEM_STORED] = record
         elif settings.shard == "merge":
             pytest.skip(f"benchkit: not in the run store {store.storage.location}: "
                         "--bench-shard merge trains nothing (did its shard run and pass?)")
@@ -91,9 +88,12 @@ def before_call(item: pytest.Function) -> None:
     with the session's torch thread count: torch is imported from here on."""
     if ITEM_STORED in item.stash:
         return
+    import torch  # noqa: F401  (first here in a process that trains: the guard sees it bare)
+
     from benchkit import device
     from benchkit.run import seed_everything, set_threads
 
+    item.config.stash[GUARD].torch_imported()
     set_threads(item.config.stash[SETTINGS].threads)
     device.prepare(item.config.stash[SETTINGS].device)
     seed_everything(item.stash[ITEM_RUN].seed)

@@ -94,10 +94,11 @@ class Guard:
 
     def __init__(self):
         self.start: dict | None = None
+        self.before: dict | None = None   # the state the current bench test restores
 
     @contextlib.contextmanager
     def around(self):
-        before = snapshot()
+        before = self.before = snapshot()
         if self.start is None:
             self.start = before
         apply(self.start)
@@ -105,6 +106,15 @@ class Guard:
             yield
         finally:
             apply(before)
+            self.before = None
+
+    def torch_imported(self) -> None:
+        """Called when a bench test has just imported torch, before benchkit sets its thread
+        count: the test then leaves torch as imported (its own thread count included), so
+        that tests after it in the process get torch's defaults, not benchkit's settings."""
+        torch = sys.modules.get("torch")
+        if self.before is not None and self.before["torch"] is None and torch is not None:
+            self.before["torch"] = _torch_state(torch)
 
 
 GUARD = pytest.StashKey[Guard]()  # on pytest's config: the process's Guard

@@ -9,21 +9,19 @@ pays nothing for it.
 from __future__ import annotations
 
 import dataclasses
-import os
 import warnings
-from pathlib import Path
 
 import pytest
 
+from benchkit import activation, limits
 from benchkit import device as devices
-from benchkit import limits
+from benchkit.activation import is_worker
 from benchkit import settings as opts
 from benchkit.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_payload, before_call,
-                              item_key, item_spec, reuse,
-                              run, stop_recording)  # noqa: F401  (run: the fixture provided)
+                              item_key, item_spec, reuse, start_run, stop_recording)
 from benchkit.guards import GUARD, Guard
-from benchkit.settings import GATES, NAMES, SETTINGS, SPECS, STORE, Settings
-from benchkit.spec import (ARMS, IdeaSpec, SpecError, arm_label, parse_bench_marker, run_id,
+from benchkit.settings import GATES, HEADER_SHOWN, NAMES, SETTINGS, SPECS, STORE, Settings
+from benchkit.spec import (ARMS, BENCH_KWARGS, IdeaSpec, SpecError, arm_label, parse_bench_marker, run_id,
                            unreachable_family)
 
 
@@ -67,12 +65,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="retrain every run, ignoring stored runs")
 
 
-def is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
-
 # -- configure -----------------------------------------------------------------------------
 def pytest_configure(config: pytest.Config) -> None:
+    """Markers, settings and the controller's session object; nothing a session that benches
+    nothing would notice (benchkit.activation sets up the rest once a module benches)."""
     config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, looks, "
                             "boundary, test, max_seeds, claim_type, budget_tolerance, "
                             "budget_waiver, frontier, extend): declares an idea module benchkit "
@@ -85,88 +81,27 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SPECS] = {}
     config.stash[NAMES] = {}
     config.stash[GUARD] = Guard()
-    # Thread count for torch, set before torch is imported where possible.
-    os.environ.setdefault("OMP_NUM_THREADS", str(settings.threads))
-    store = _open_store(config, settings)
-    config.stash[STORE] = store
+    config.stash[STORE] = None
+    activation.check_store_options(config, settings)
     if settings.timeout is not None:
         limits.check_timeout_plugin(config)
     if not is_worker(config):
-        limits.sigterm_as_interrupt(config)
-        _check_report_dir(settings.report_dir)
         from benchkit.session import BenchSession
-        config.pluginmanager.register(BenchSession(settings, store, config.rootpath),
-                                      "benchkit-session")
-
-
-def _open_store(config: pytest.Config, settings: Settings):
-    """The session's RunStore: at ``--bench-store``, else in pytest's cache (None when the
-    cache plugin is off). A shard needs one: it is where its runs go."""
-    from benchkit.storage import open_storage
-    from benchkit.store import RunStore, unusable_store
-
-    location = settings.store
-    unusable = None
-    args = list(config.invocation_params.args)
-    for flag, value in zip(args, args[1:]):
-        if flag == "--bench-store" and os.path.exists(value):
-            raise pytest.UsageError(
-                f"benchkit: write --bench-store={value} (with '='): pytest takes a separate "
-                "existing path for a test path when it chooses the rootdir, and keys and "
-                "reports are relative to the rootdir")
-    if location is None:
-        cache = getattr(config, "cache", None)
+        config.pluginmanager.register(BenchSession(config), "benchkit-session")
+    if activation.asked_on_command_line(config):
         try:
-            location = cache.mkdir("benchkit-runs") if cache is not None else None
-        except OSError as exc:  # costs reuse, not the session (benchkit.store)
-            location, unusable = None, exc
-    if unusable is not None:
-        return unusable_store(unusable, config.rootpath, settings.threads, settings.device)
-    if location is None:
-        if settings.shard is not None:
-            raise pytest.UsageError("benchkit: --bench-shard needs a run store: give "
-                                    "--bench-store LOCATION (or enable pytest's cache)")
+            activation.activate(config)
+        except activation.ReportDirError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """The session's settings, when a ``--bench-*`` option was given (else in the summary of a
+    session that benched: a session that benches nothing gets no header line)."""
+    if not activation.is_active(config):
         return None
-    try:
-        storage = open_storage(location, config.rootpath)
-    except ValueError as exc:
-        raise pytest.UsageError(f"benchkit: --bench-store {exc}") from None
-    directory = getattr(storage, "directory", None)
-    if directory is not None and directory.exists() and not directory.is_dir():
-        raise pytest.UsageError(f"benchkit: --bench-store {location}: {directory} is not a "
-                                "directory; valid: a directory (created if absent) or an "
-                                "fsspec URL")
-    return RunStore(storage, config.rootpath, settings.threads, device=settings.device,
-                    any_cpu=settings.shard == "merge")
-
-
-def _check_report_dir(path: Path) -> None:
-    """Refuse to start when reports could not be written: before anything trains."""
-    probe = path
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise pytest.UsageError(f"benchkit: report directory {path} is not writable "
-                                f"({probe} is not a writable directory); choose another with "
-                                "--bench-report-dir DIR")
-
-
-def pytest_report_header(config: pytest.Config) -> str:
-    s = config.stash[SETTINGS]
-    seeds = s.seeds if s.seeds is not None else "per idea"
-    epochs = s.epochs if s.epochs is not None else "per track"
-    from importlib import metadata
-
-    from benchkit import __version__
-    try:  # read without importing torch: the controller of an xdist session never needs it
-        torch_version = metadata.version("torch")
-    except metadata.PackageNotFoundError:
-        torch_version = "not installed"
-    profile = "ci" if os.environ.get("CI") else "default"
-    return (f"benchkit {__version__}: torch {torch_version} on {s.device}, "
-            f"{s.threads} torch thread(s)/process, seeds {seeds}, epochs {epochs}, "
-            f"alpha {s.alpha}, gate {s.gate}, hypothesis profile {profile}, "
-            f"reports {s.report_dir}")
+    config.stash[HEADER_SHOWN] = True
+    return activation.settings_line(config.stash[SETTINGS])
 
 
 # -- collection ----------------------------------------------------------------------------
@@ -184,15 +119,23 @@ def module_spec(config: pytest.Config, module_item) -> IdeaSpec | None:
 
 def _build_spec(config, module_item):
     marks = [m for m in module_item.own_markers if m.name == "bench"]
-    arms = _marked_functions(module_item.obj, "arm")
+    arms = {func: marks for func, marks in _arm_marks(module_item.obj).items()
+            if any(m.args[:1] and m.args[0] in ARMS + ("control",) for m in marks)}
+    if not any(_is_ours(mark) for mark in marks) and not arms:
+        return None  # not a bench module; a project's own bench/arm/mechanism marks stay its own
     if not marks:
-        if arms:
-            return SpecError(f"{module_item.nodeid}: arm tests ({', '.join(arms)}) but no "
-                             "module-level pytestmark = pytest.mark.bench(name=..., track=...)")
+        warnings.warn(BenchWarning(
+            f"{module_item.nodeid}: arm tests ({', '.join(arms)}) but no module-level "
+            "pytestmark = pytest.mark.bench(name=..., track=...): benchkit does not bench "
+            "this module"), stacklevel=1)
         return None
     if len(marks) > 1:
         return SpecError(f"{module_item.nodeid}: pytest.mark.bench is given {len(marks)} times; "
                          "give it once")
+    try:
+        activation.activate(config)
+    except activation.ReportDirError as exc:
+        return SpecError(str(exc).removeprefix("benchkit: "))
     settings = config.stash[SETTINGS]
     try:
         spec = parse_bench_marker(marks[0], module_item.nodeid,
@@ -237,6 +180,12 @@ def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
     from benchkit.extend import grids_from_store
     grids = grids_from_store(spec, store, module_item.obj, module_item.path)
     return dataclasses.replace(spec, grids=grids)
+
+
+def _is_ours(mark) -> bool:
+    """Whether a ``bench`` mark is benchkit's: it gives keyword arguments of benchkit's (a bare
+    ``pytest.mark.bench`` or one with other keywords is the project's own marker)."""
+    return any(key in BENCH_KWARGS for key in mark.kwargs)
 
 
 def _marked_functions(module_obj, mark: str) -> dict[str, list]:
@@ -286,8 +235,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "take the run fixture; write it as def test_x(run): ...")
     arm = arm_label(arm_mark, f"{module_item.nodeid}: {metafunc.function.__name__}")
     points = [(arm, track, cfg, seed) for track, cfg, seed in spec.points()]
-    metafunc.parametrize("run", points, indirect=True,
-                         ids=[run_id(t, c, s) for _, t, c, s in points])
+    # a direct parameter, not a fixture: outside bench modules ``run`` is the project's own
+    # name (its fixture, or pytest's "fixture 'run' not found"); start_run makes the Run
+    metafunc.parametrize("run", points, ids=[run_id(t, c, s) for _, t, c, s in points])
 
 
 @pytest.hookimpl(trylast=True)
@@ -364,6 +314,16 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
         return (yield)
     with item.config.stash[GUARD].around():
         return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    """After the arm test's fixtures: its ``run`` parameter becomes its Run."""
+    result = yield
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "run" in callspec.params and item_spec(item) is not None:
+        item.funcargs["run"] = start_run(item)
+    return result
 
 
 @pytest.hookimpl(tryfirst=True)

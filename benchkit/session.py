@@ -8,8 +8,9 @@ import json
 
 import pytest
 
+from benchkit.activation import activate, settings_line
 from benchkit.fixture import PROPERTY, run_payload
-from benchkit.settings import Settings
+from benchkit.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
 from benchkit.spec import cfg_id, run_id
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
@@ -27,10 +28,10 @@ def audit_failures(payloads: list[dict]) -> list[str]:
 class BenchSession:
     """Every payload received, then the reports, the terminal table and the gate."""
 
-    def __init__(self, settings: Settings, store, rootpath):
-        self.settings = settings
-        self.store = store                     # RunStore, or None without pytest's cache
-        self.rootpath = rootpath
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.settings: Settings = config.stash[SETTINGS]
+        self.rootpath = config.rootpath
         self.payloads: dict[str, dict] = {}    # nodeid -> latest payload
         self.written: list = []                # (path, report) of every report written
         self.failures: list[str] = []          # "benchkit: FAIL ..." lines of the gate
@@ -38,6 +39,12 @@ class BenchSession:
         self.collection: dict | None = None    # from local collection or a worker's output
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
 
+    @property
+    def store(self):
+        """The session's RunStore (None without pytest's cache), opened once a module benches."""
+        return self.config.stash[STORE]
+
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: absent under -p no:xdist
     def pytest_testnodedown(self, node, error) -> None:
         counts = getattr(node, "workeroutput", {}).get("benchkit_collection")
         if counts and self.collection is None:
@@ -46,6 +53,7 @@ class BenchSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in getattr(report, "user_properties", ()):
             if name == PROPERTY:
+                activate(self.config, check_reports=False)  # the workers checked the folder
                 payload = json.loads(value)
                 self.payloads[payload["nodeid"]] = payload
 
@@ -137,6 +145,8 @@ class BenchSession:
         from benchkit.table import render_summary
 
         tr.section("benchkit")
+        if not config.stash.get(HEADER_SHOWN, False):
+            tr.write_line(settings_line(self.settings))
         if not self.written and not self.write_errors:
             tr.write_line("benchkit: no arm ran in this session (all deselected?); "
                           "no report written")

@@ -21,6 +21,7 @@ SETTINGS = pytest.StashKey["Settings"]()
 SPECS = pytest.StashKey[dict]()       # module nodeid -> IdeaSpec | SpecError | None
 NAMES = pytest.StashKey[dict]()       # idea name -> the module nodeid that declared it
 STORE = pytest.StashKey[object]()     # the session's RunStore, or None without one
+HEADER_SHOWN = pytest.StashKey[bool]()  # the settings line went into pytest's header
 
 
 def _integer(minimum: int):

@@ -1,0 +1,191 @@
+"""Installed in any project, benchkit is invisible until a module benches (README, "Installed
+alongside other projects"): a plain project's sessions are the same with and without it, with
+and without pytest-xdist; what a bench session sets up is undone when it ends.
+
+Every session here runs in process (``runpytest_inprocess``): what benchkit would change in a
+process (environment, signal handlers, torch's thread count) is then visible to the test.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import signal
+import tomllib
+from pathlib import Path
+
+import pytest
+import torch
+
+import benchkit
+
+PLAIN_INI = """\
+[pytest]
+addopts = --strict-markers
+markers =
+    bench: the project's own benchmarks
+    arm(side): the project's own marker named arm
+    mechanism: the project's own marker named mechanism
+"""
+PLAIN_CONFTEST = """\
+import pytest
+
+@pytest.fixture
+def run():
+    return 41
+"""
+PLAIN_TESTS = """\
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.bench
+
+def test_the_projects_run_fixture(run):
+    assert run + 1 == 42
+
+@pytest.mark.arm("left")
+def test_an_arm_mark_of_its_own():
+    pass
+
+@pytest.mark.mechanism
+@pytest.mark.parametrize("x", [1, 2])
+def test_a_mechanism_mark_of_its_own(x):
+    assert x
+
+def test_fails():
+    assert 1 == 2
+
+def test_observe():
+    Path(__file__).with_name("observed.json").write_text(json.dumps({
+        "env": sorted(k for k in os.environ if k.startswith(("OMP", "MKL", "BENCH"))),
+        "sigterm": repr(signal.getsignal(signal.SIGTERM)),
+    }))
+"""
+CONFIGURATIONS = {"benchkit": [], "no-benchkit": ["-p", "no:benchkit"],
+                  "benchkit-no-xdist": ["-p", "no:xdist"],
+                  "no-benchkit-no-xdist": ["-p", "no:benchkit", "-p", "no:xdist"]}
+
+
+def _plain_session(pytester, monkeypatch, name: str, args: list[str]):
+    """Run the plain project, made afresh in its own folder, with ``args``: its outcomes,
+    its output (paths and times normalised; pytest's own ``plugins:`` line, which lists
+    what is installed, left out), its files and what its test observed."""
+    root = pytester.mkdir(name)
+    (root / "pytest.ini").write_text(PLAIN_INI)
+    (root / "conftest.py").write_text(PLAIN_CONFTEST)
+    (root / "test_plain.py").write_text(PLAIN_TESTS)
+    monkeypatch.chdir(root)
+    result = pytester.runpytest_inprocess("-p", "no:randomly", *args)
+    lines = [re.sub(r"in [0-9.]+s", "in Ts", line.replace(str(root), "<root>"))
+             for line in result.outlines if not line.startswith("plugins:")]
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                   if "__pycache__" not in p.parts)
+    observed = json.loads((root / "observed.json").read_text())
+    return result.parseoutcomes(), result.ret, lines, files, observed
+
+
+def test_a_project_that_benches_nothing_does_not_notice_benchkit(pytester, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    sessions = {name: _plain_session(pytester, monkeypatch, name, args)
+                for name, args in CONFIGURATIONS.items()}
+    outcomes, ret, lines, files, observed = sessions["no-benchkit-no-xdist"]
+    assert outcomes == {"passed": 5, "failed": 1} and ret == pytest.ExitCode.TESTS_FAILED
+    assert ".pytest_cache/d" not in files  # pytest's own cache only: no benchkit-runs folder
+    for name, session in sessions.items():
+        assert session == sessions["no-benchkit-no-xdist"], name
+    assert not any("benchkit" in line for line in lines)
+    assert "OMP_NUM_THREADS" not in observed["env"]
+
+
+def test_a_run_argument_outside_a_bench_module_gets_pytests_own_error(pytester):
+    pytester.makepyfile(test_x="def test_wants_run(run):\n    pass\n")
+    with_benchkit = pytester.runpytest_inprocess("-p", "no:randomly")
+    without = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:benchkit")
+    for result in (with_benchkit, without):
+        assert result.parseoutcomes() == {"errors": 1}
+        result.stdout.fnmatch_lines(["*fixture 'run' not found*"])
+
+
+def test_arm_tests_without_a_bench_mark_are_left_to_the_project_with_a_warning(pytester):
+    pytester.makepyfile(test_x="""
+        import pytest
+
+        @pytest.fixture
+        def run():
+            return 1
+
+        @pytest.mark.arm("baseline")
+        def test_baseline(run):
+            assert run == 1
+    """)
+    result = pytester.runpytest_inprocess("-p", "no:randomly")
+    assert result.parseoutcomes()["passed"] == 1
+    result.stdout.fnmatch_lines(["*arm tests (test_baseline) but no module-level pytestmark*"
+                                 "benchkit does not bench this module*"])
+
+
+BENCH_MODULE = """\
+import pytest
+
+pytestmark = pytest.mark.bench(name="quiet", track="tabular", grid={"lr": [1e-2]}, seeds=2)
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.record(val=1.0 + run.seed, test=1.0 + run.seed)
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.record(val=0.5 + run.seed, test=0.5 + run.seed)
+"""
+AFTER_THE_BENCH = """\
+import os
+
+import torch
+
+def test_torch_threads_are_the_processes_own():
+    assert torch.get_num_threads() == {threads}
+    assert "OMP_NUM_THREADS" not in os.environ
+"""
+
+
+def test_a_bench_session_without_xdist_sets_up_only_for_its_runs_and_undoes_it(
+        pytester, monkeypatch, read_report):
+    """With pytest-xdist blocked (as in an environment without it) a bench works; torch's
+    thread count is the bench runs' only, the tests after them and the process get the
+    thread count and SIGTERM handler they had."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    threads, sigterm = torch.get_num_threads(), signal.getsignal(signal.SIGTERM)
+    own = 3 if threads != 3 else 2  # a count benchkit's default (1) is not
+    try:
+        torch.set_num_threads(own)
+        pytester.makepyfile(test_a_bench=BENCH_MODULE,
+                            test_z_plain=AFTER_THE_BENCH.format(threads=own))
+        result = pytester.runpytest_inprocess("-p", "no:xdist", "-p", "no:randomly")
+        assert torch.get_num_threads() == own
+    finally:
+        torch.set_num_threads(threads)
+    assert result.parseoutcomes()["passed"] == 5, result.outlines
+    assert signal.getsignal(signal.SIGTERM) == sigterm
+    report = read_report(pytester.path, "quiet")
+    assert report["n_seeds"] == 2
+    result.stdout.fnmatch_lines(["benchkit *: torch * 1 torch thread(s)/process*"])
+
+
+def test_hypothesis_is_an_extra_that_benchkit_itself_never_imports():
+    """Hypothesis loads its pytest plugin in every session of an environment that has it:
+    only idea modules with property tests need it, so it is the ``hypothesis`` extra."""
+    project = tomllib.loads(Path(benchkit.__file__).parents[1].joinpath(
+        "pyproject.toml").read_text())["project"]
+    assert not any(dep.startswith("hypothesis") for dep in project["dependencies"])
+    assert any(dep.startswith("hypothesis") for dep in
+               project["optional-dependencies"]["hypothesis"])
+    package = Path(benchkit.__file__).parent
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.split(".")[0] == "hypothesis" for n in names), path
