@@ -189,3 +189,18 @@ def test_hypothesis_is_an_extra_that_benchkit_itself_never_imports():
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                      [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n.split(".")[0] == "hypothesis" for n in names), path
+
+
+def test_an_unwritable_report_folder_stops_only_a_session_that_benches(pytester):
+    """A file named ``reports`` where the reports would go: a session that benches nothing
+    never looks; a bench module is a collection error that names the folder and the option."""
+    (pytester.path / "reports").write_text("not a folder\n")
+    pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
+    plain = pytester.runpytest_inprocess("-p", "no:randomly", "test_plain.py")
+    assert plain.ret == pytest.ExitCode.OK and plain.parseoutcomes() == {"passed": 1}
+    pytester.makepyfile(test_a_bench=BENCH_MODULE)
+    benched = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    assert benched.ret == pytest.ExitCode.INTERRUPTED
+    benched.stdout.fnmatch_lines(["*benchkit: *report directory*reports is not writable*"
+                                  "--bench-report-dir*"])
+    assert "INTERNALERROR" not in benched.stdout.str()
