@@ -181,7 +181,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         "metric_direction": protocol["metric_direction"], "n_seeds": n,
         "complete": complete,
         "incomplete": None if complete else {"reasons": problems, "missing": missing,
-                                             "failed": failed},
+                                             "failed": failed, "pending": new_cfgs},
         "baseline": None, "idea": None, "idea_config": None,
         "idea_sweep": sweeps["idea"], "comparison": None, "frontier": None,
     }

@@ -139,6 +139,7 @@ def test_a_selection_at_the_edge_extends_the_grid_and_waits_for_its_runs():
         "the selection sat at the edge of the grid, which extends to lr=0.000333333333333 for "
         "both arms: run the same command again to train the extension (stored runs are reused)",
         "12 of 48 runs missing or failed"]
+    assert report["incomplete"]["pending"] == ["lr=0.000333333333333"]  # scripts/bench reads it
     assert report["protocol"]["grid"] == GRID + [EXT] and report["protocol"]["extend"] == 1
     assert report["grid_extensions"] == {
         "limit": 1, "declared_grid": GRID, "at_edge": [],

@@ -143,7 +143,8 @@ def test_an_incomplete_report_lists_the_missing_and_the_failed_runs():
         "missing": [f"baseline[{TRACK}-lr=0.001-seed1]", f"idea[{TRACK}-lr=0.001-seed2]",
                     f"idea[{TRACK}-lr=0.003-seed2]"],
         "failed": [{"run": f"idea[{TRACK}-lr=0.001-seed2]", "message": "oops"},
-                   {"run": f"idea[{TRACK}-lr=0.003-seed2]", "message": "boom"}]}
+                   {"run": f"idea[{TRACK}-lr=0.003-seed2]", "message": "boom"}],
+        "pending": []}
     assert report["baseline"] == {"best_cfg": None, "sweep": report["baseline"]["sweep"],
                                   "full": None}
     assert report["idea"] is None and report["comparison"] is None
