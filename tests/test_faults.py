@@ -10,7 +10,7 @@ import torch
 
 from benchkit import tracks
 from benchkit.run import Run
-from conftest import validate_report
+from conftest import run_session, validate_report
 from test_report_faults import idea_source
 
 
@@ -91,7 +91,7 @@ def test_worker_that_dies_loses_no_finished_run_and_gives_no_verdict(pytester, m
 def test_mechanism_test_that_errors_fails_the_mechanism(pytester, xdist):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_faulty=IDEA)
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", *xdist)
+    result = run_session(pytester, "--bench-epochs", "1", *xdist)
     result.assert_outcomes(passed=6, failed=1)
     report = validate_report(pytester.path / "reports/faulty/tabular/bench_report.json")
     assert report["mechanism_signature"]["confirmed"] is True
@@ -156,7 +156,7 @@ def test_a_bad_value_fails_its_run_only(pytester, xdist):
     """A non-JSON value used to be an INTERNALERROR that stopped the session."""
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_bad_values=BAD_VALUES)
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", *xdist)
+    result = run_session(pytester, "--bench-epochs", "1", *xdist)
     result.assert_outcomes(passed=4, failed=2)
     assert result.ret == 1 and "INTERNALERROR" not in result.stdout.str()
     report = validate_report(pytester.path / "reports/bad_values/tabular/bench_report.json")

@@ -22,7 +22,8 @@ import pytest
 from conftest import BASELINE, FAST, IDEA_SAME, bench, line_with, module
 
 # benches of several idea modules per session: longer than the suite's 120 s default
-pytestmark = pytest.mark.timeout(600)
+# one worker under -n (SHARED_SESSIONS, tests/conftest.py): each session starts once
+pytestmark = [pytest.mark.timeout(600), pytest.mark.e2e]
 
 MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import validate_report
+from conftest import run_session, validate_report
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -62,7 +62,7 @@ def test_a_report_that_cannot_be_written_spares_the_other_ideas(pytester, xdist)
                         test_fine=idea_source("fine"))
     (pytester.path / "reports").mkdir()
     (pytester.path / "reports" / "blocked").write_text("a file where a folder should be")
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", *xdist)
+    result = run_session(pytester, "--bench-epochs", "1", *xdist)
     assert result.ret == 1
     result.assert_outcomes(passed=8)
     errors = [ln for ln in result.stdout.lines if ln.startswith("benchkit: ERROR")]
