@@ -123,6 +123,7 @@ def bench_or_share(pytester, workers, xdist, filename, source, *args):
     return workers("modules")
 
 
+@pytest.mark.e2e
 def test_worker_that_dies_loses_no_finished_run_and_gives_no_verdict(workers):
     root, result = workers("crash")
     assert result.ret == 1
@@ -150,6 +151,7 @@ def test_mechanism_test_that_errors_fails_the_mechanism(pytester, workers, xdist
     assert "the claim's own code is broken" in test["message"]
 
 
+@pytest.mark.e2e
 def test_run_results_are_junit_xml_properties(workers):
     root, result = workers("crash")
     assert result.ret == 1  # the erroring claim (and the worker that died)

@@ -90,9 +90,10 @@ def pytest_sessionfinish(session):
 def test_a_file_size_limit_keeps_the_previous_report_intact(pytester):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_fine=idea_source("fine"))
+    first = run_session(pytester, "--bench-epochs", "1", "-p", "no:cacheprovider")
+    assert first.ret == 0, first.stdout.str()
+    # the limit is set in the session's own process: a fresh one
     cmd = [sys.executable, "-m", "pytest", "--bench-epochs", "1", "-p", "no:cacheprovider"]
-    first = subprocess.run(cmd, cwd=pytester.path, capture_output=True, text=True)
-    assert first.returncode == 0, first.stdout
     path = pytester.path / "reports/fine/tabular/bench_report.json"
     before = path.read_bytes()
     pytester.makeconftest(FILE_SIZE_LIMIT)
