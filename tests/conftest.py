@@ -3,13 +3,19 @@ source of an idea module and match the lines a session prints.
 
 torch and benchkit are imported here, and an optimizer is stepped once (its first use imports
 torch._dynamo), before any in-process ``pytester`` run: pytester drops the modules a run
-imported when it ends, and torch's cannot be imported twice in one process. (Hypothesis's
-plugin imports its internals at every terminal summary: imported here once, not once per run.)
+imported when it ends, and torch's cannot be imported twice in one process; every module of
+benchkit is imported here too, so that a run never leaves this process with two copies of one
+(a test's ``benchkit.plots`` patched while the module that calls it holds the dropped one).
+(Hypothesis's plugin imports its internals at every terminal summary: imported here once, not
+once per run.)
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import pkgutil
+import sys
 import textwrap
 from pathlib import Path
 
@@ -21,6 +27,10 @@ import benchkit
 import benchkit.aggregate  # noqa: F401
 import benchkit.run  # noqa: F401
 import benchkit.tracks  # noqa: F401
+
+for _m in pkgutil.walk_packages(benchkit.__path__, "benchkit."):
+    if not _m.name.endswith("__main__"):  # python -m benchkit: runs the CLI when imported
+        importlib.import_module(_m.name)
 
 _p = torch.zeros(1, requires_grad=True)
 _p.sum().backward()
@@ -37,18 +47,69 @@ SUITE_TIMEOUT = 120  # seconds: a hang fails one test with a traceback, not the 
 MUTATION_SKIP = "a pytester session: not run per mutant (benchmarks/mutation.py)"
 
 
+# Tests that share a module-scoped session (started in a fixture): under -n (scripts/test) one
+# worker runs all of them, so the session is started once, not once per worker. A nodeid prefix
+# and the group's name. (xdist's own ``loadgroup`` cannot do it under pytest 9: it renames
+# items through ``Item._nodeid``, which pytest 9 no longer has.)
+SHARED_SESSIONS = {
+    "tests/test_plugin_suite.py::": "plugin_suite",  # the suite, benched once per mode
+    "tests/test_scale_out.py::test_two_concurrent_shards_": "one_machine",
+    "tests/test_scale_out.py::test_a_missing_shard_": "one_machine",
+    # test_faults.py's two -n 2 sessions ("crash", "modules")
+    "tests/test_faults.py::test_worker_that_dies_": "faults_n2",
+    "tests/test_faults.py::test_run_results_are_junit_xml_": "faults_n2",
+    "tests/test_faults.py::test_mechanism_test_that_errors_fails_the_mechanism[n2]": "faults_n2",
+    "tests/test_faults.py::test_a_bad_value_fails_its_run_only[n2]": "faults_n2",
+    "tests/test_faults.py::test_global_state_set_by_one_run_reaches_no_other[n2]": "faults_n2",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``-n`` alone (xdist's ``load``): ``load`` as it is, except that the tests of one
+    SHARED_SESSIONS group are one unit of work, sent to one worker."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedSessionScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            for prefix, group in SHARED_SESSIONS.items():
+                if nodeid.startswith(prefix):
+                    return group
+            return nodeid  # a unit of its own, as under ``load``
+
+    return SharedSessionScheduling(config, log)
+
+
 def pytest_collection_modifyitems(items):
     """Every test of this suite without its own ``timeout`` marker gets SUITE_TIMEOUT
     (pytest-timeout). Not an ini setting: ideas/ shares the rootdir's ini, and a suite
     timeout there would stop real benches (their limit is --bench-timeout). Under mutmut,
-    pytester tests are skipped (MUTATION_SKIP)."""
+    pytester tests are skipped (MUTATION_SKIP).
+
+    A test that takes ``pytester`` runs pytest sessions of a project it writes: it is marked
+    ``e2e`` (as are, by hand, the tests that start such sessions with ``subprocess``). The
+    e2e tests run first, those with a timeout of their own above SUITE_TIMEOUT (the longest)
+    before the others, so that under ``-n`` the quick tests fill the end of the run and no
+    worker is left with a long session while the other idles (longest first). The order
+    is the same on every worker, as xdist requires."""
     here = Path(__file__).parent
     mutating = "MUTANT_UNDER_TEST" in os.environ
+    rank = {}
     for item in items:
-        if here in item.path.parents and item.get_closest_marker("timeout") is None:
+        if here not in item.path.parents:
+            continue
+        if "pytester" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
+        own = item.get_closest_marker("timeout")
+        long = own is not None and own.args and own.args[0] > SUITE_TIMEOUT
+        rank[item] = 2 if item.get_closest_marker("e2e") is None else 0 if long else 1
+        if own is None:
             item.add_marker(pytest.mark.timeout(SUITE_TIMEOUT))
         if mutating and "pytester" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.skip(reason=MUTATION_SKIP))
+    items.sort(key=lambda item: rank.get(item, 2))
 
 
 def validate_report(path) -> dict:
@@ -132,4 +193,20 @@ def no_traceback(result) -> None:
     text = "\n".join(result.outlines + result.errlines)
     assert "Traceback (most recent call last)" not in text, text
     assert "INTERNALERROR" not in text, text
+
+
+def run_session(pytester, *args, subprocess: bool = False) -> pytest.RunResult:
+    """``pytest args`` in ``pytester``'s project. In this process (seconds cheaper: torch and
+    benchkit are imported once, above) unless the session needs processes of its own: with
+    workers (``-n``), or ``subprocess=True`` where a fresh interpreter is what is tested (what
+    it imports, a plugin on ``PYTHONPATH``, patches to benchkit that must not reach this
+    process). In this process no bytecode is written: a module edited between two sessions
+    a moment apart, to the same size, is never imported from a stale ``.pyc``."""
+    if subprocess or "-n" in args:
+        return pytester.runpytest_subprocess(*args)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys, "dont_write_bytecode", True)
+        # an interrupted session (KeyboardInterrupt, SIGTERM) is a result to assert on, as
+        # its exit status is in a subprocess: pytester would raise it in this process
+        return pytester.runpytest_inprocess(*args, no_reraise_ctrlc=True)
 

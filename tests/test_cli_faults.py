@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,14 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
     return code, out, err
 
 
+def in_process(capsys, *args) -> subprocess.CompletedProcess:
+    """``python -m benchkit args`` as test_cli's ``bench`` gives it, run by the same
+    ``cli.main`` in this process (a fresh interpreter per call costs a second; test_cli.py
+    runs the command as users do, and test_json_nested_too_deeply_is_one_line here too)."""
+    code, out, err = run_cli(capsys, *args)
+    return subprocess.CompletedProcess(["benchkit", *map(str, args)], code, out, err)
+
+
 def one_clean_line(code: int, err: str) -> None:
     assert code == 2
     lines = err.strip().splitlines()
@@ -41,12 +50,12 @@ def one_clean_line(code: int, err: str) -> None:
     (lambda r: r["baseline"].update(full=None), "baseline.full"),
     (lambda r: r.update(environment={"x": json.loads("[" * 500 + "]" * 500)}), "environment"),
 ])
-def test_a_crafted_report_is_one_line_and_exit_2(tmp_path, helps, change, fragment):
+def test_a_crafted_report_is_one_line_and_exit_2(tmp_path, capsys, helps, change, fragment):
     report = copy.deepcopy(helps)
     change(report)
     path = write_json(tmp_path / "r" / "bench_report.json", report)
     for args in (("show", path), ("compare", path, path)):
-        res = bench(*args)
+        res = in_process(capsys, *args)
         assert_clean_error(res, str(path), "not a valid benchkit report", fragment)
 
 
@@ -98,46 +107,47 @@ def test_no_damaged_field_makes_show_or_compare_crash(tmp_path, capsys):
     assert codes["practical_verdict=[]", "show"] == 2
 
 
-def test_a_non_finite_figure_is_a_regression(tmp_path, helps):
+def test_a_non_finite_figure_is_a_regression(tmp_path, capsys, helps):
     for keys in (("idea", "mean"), ("comparison", "delta_mean"), ("comparison", "mde")):
         new = copy.deepcopy(helps)
         new[keys[0]][keys[1]] = math.nan
-        res = bench("compare", write_json(tmp_path / "old" / "bench_report.json", helps),
-                    write_json(tmp_path / "new" / "bench_report.json", new))
+        res = in_process(capsys, "compare",
+                         write_json(tmp_path / "old" / "bench_report.json", helps),
+                         write_json(tmp_path / "new" / "bench_report.json", new))
         assert res.returncode == 1, res.stdout + res.stderr
         assert f"REGRESSION: NEW's {keys[1] if keys[1] != 'mean' else 'idea mean'} is nan" \
             in res.stdout
         assert "OK" not in res.stdout.splitlines()[-1]
 
 
-def test_control_characters_are_escaped(tmp_path, helps):
+def test_control_characters_are_escaped(tmp_path, capsys, helps):
     report = copy.deepcopy(helps)
     report["warnings"] = ["\x1b[2J\x1b[31mred alert\x07"]
     del report["name"], report["module"]  # a hand-made report: the folder names the idea
     folder = tmp_path / "reports" / "evil\x1b]0;title\x07" / "tabular"
     write_json(folder / "bench_report.json", report)
-    res = bench("show", tmp_path / "reports")
+    res = in_process(capsys, "show", tmp_path / "reports")
     assert res.returncode == 0, res.stderr
     assert "\x1b" not in res.stdout and "\x07" not in res.stdout
     assert "\\x1b[2J\\x1b[31mred alert\\x07" in res.stdout
     assert "evil\\x1b]0;title\\x07" in res.stdout
     bad = copy.deepcopy(helps)
     bad["name"] = "a\x1b[31mb"
-    res = bench("show", write_json(tmp_path / "named" / "bench_report.json", bad))
+    res = in_process(capsys, "show", write_json(tmp_path / "named" / "bench_report.json", bad))
     assert_clean_error(res, "name")
     assert "\x1b" not in res.stderr and "\\x1b" in res.stderr
 
 
-def test_figures_that_cannot_be_computed_print_as_n_a(tmp_path, helps):
+def test_figures_that_cannot_be_computed_print_as_n_a(tmp_path, capsys, helps):
     assert stats.power_mde(3, 1.0, alpha=1e-300) == math.inf  # used to loop for ever
     report = copy.deepcopy(helps)
     report["protocol"]["alpha"] = 1e-300
     report["comparison"].update(alpha=1e-300, level=1e-300, mde=None, mde_rel_pct=None,
                                 mde_power80=None, seeds_needed=None)
     path = write_json(tmp_path / "r" / "bench_report.json", report)
-    res = bench("show", path)
+    res = in_process(capsys, "show", path)
     assert res.returncode == 0, res.stderr
     assert "n/a (n/a)" in res.stdout
-    res = bench("compare", path, path)
+    res = in_process(capsys, "compare", path, path)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "note: OLD has no MDE" in res.stdout

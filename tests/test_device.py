@@ -141,7 +141,7 @@ def test_the_device_is_recorded_in_the_report(pytester, read_report, value):
         pytest.skip("this machine has CUDA")
     pytester.makeini(f"[pytest]\nbench_device = {value}\n")
     pytester.makepyfile(test_on_device=IDEA)
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly")
+    result = pytester.runpytest("--bench-epochs", "1", "-p", "no:randomly")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["benchkit *: torch * on cpu, *"])
     env = read_report(pytester.path, "on_device")["environment"]

@@ -150,7 +150,7 @@ def test_equivalence_claim_through_the_plugin(pytester, extra, verdict, exits):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_eq=IDEA.format(extra=extra))
     for gate, code in exits.items():
-        result = pytester.runpytest_subprocess("--bench-gate", gate)
+        result = pytester.runpytest("--bench-gate", gate)
         assert result.ret == code, (gate, result.stdout.str()[-2000:])
         if code:
             result.stdout.fnmatch_lines([f"benchkit: FAIL eq tabular: gate '{gate}' not met*"])

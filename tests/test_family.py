@@ -6,7 +6,7 @@ import pytest
 
 from benchkit import stats
 from benchkit.spec import family_seeds_needed
-from conftest import validate_report
+from conftest import run_session, validate_report
 
 IDEA = '''
 import pytest
@@ -33,8 +33,7 @@ def test_family_seeds_needed_is_the_first_reachable_count():
 def test_two_track_family_is_holm_adjusted_and_warns(pytester, xdist):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_fam=IDEA)
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:cacheprovider",
-                                           *xdist)
+    result = run_session(pytester, "--bench-epochs", "1", "-p", "no:cacheprovider", *xdist)
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*6 seeds cannot reach p < 0.05 after Holm over 2 track(s)*"
                                  "7 seeds or more can*"])

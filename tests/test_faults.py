@@ -10,7 +10,8 @@ import torch
 
 from benchkit import tracks
 from benchkit.run import Run
-from conftest import validate_report
+from conftest import run_session, validate_report
+from test_plugin_suite import run_pytest_subprocess
 from test_report_faults import idea_source
 
 
@@ -71,15 +72,63 @@ def test_claim_that_errors():
 '''
 
 
-def test_worker_that_dies_loses_no_finished_run_and_gives_no_verdict(pytester, monkeypatch):
-    pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_faulty=IDEA)
-    monkeypatch.setenv("BENCH_TEST_CRASH", "1")
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-n", "2",
-                                           "--bench-gate", "not-harms")
+# The -n 2 sessions of this file, each started once and asserted on by several tests (under -n
+# their tests run on one worker: SHARED_SESSIONS in tests/conftest.py).
+# "crash": IDEA with a worker that dies, a gate and a JUnit XML file;
+# "modules": IDEA (no crash), BAD_VALUES and LEAKY benched together, -rA: a line per outcome.
+N2_MODULES = {"test_faulty.py": "IDEA", "test_bad_values.py": "BAD_VALUES",
+              "test_leaky.py": "LEAKY"}
+
+
+@pytest.fixture(scope="module")
+def workers(tmp_path_factory):
+    sessions = {}
+
+    def session(kind: str):
+        if kind not in sessions:
+            root = tmp_path_factory.mktemp(f"faults-{kind}")
+            (root / "pytest.ini").write_text("[pytest]\n")
+            if kind == "crash":
+                (root / "test_faulty.py").write_text(IDEA)
+                result = run_pytest_subprocess(
+                    root, "--bench-epochs", "1", "-n", "2", "--bench-gate", "not-harms",
+                    "--junitxml", "junit.xml", BENCH_TEST_CRASH="1")
+            else:
+                for filename, source in N2_MODULES.items():
+                    (root / filename).write_text(globals()[source])
+                result = run_pytest_subprocess(root, "--bench-epochs", "1", "-p", "no:randomly",
+                                               "-rA", "-n", "2")
+            sessions[kind] = root, result
+        return sessions[kind]
+    return session
+
+
+def outcomes_of(result, module: str) -> dict:
+    """The outcomes of ``module``'s tests in a session run with -rA (one line per test)."""
+    counts = {}
+    for line in result.outlines:
+        word, _, nodeid = line.partition(" ")
+        if word in ("PASSED", "FAILED", "ERROR") and nodeid.startswith(module + "::"):
+            counts[word.lower()] = counts.get(word.lower(), 0) + 1
+    return counts
+
+
+def bench_or_share(pytester, workers, xdist, filename, source, *args):
+    """(project root, result): n0, a session in this process of ``source`` alone; n2, the
+    shared "modules" session, in which ``filename`` is one of three modules."""
+    if not xdist:
+        pytester.makeini("[pytest]\n")
+        pytester.makepyfile(**{filename[:-3]: source})
+        return pytester.path, run_session(pytester, "--bench-epochs", "1", *args)
+    return workers("modules")
+
+
+@pytest.mark.e2e
+def test_worker_that_dies_loses_no_finished_run_and_gives_no_verdict(workers):
+    root, result = workers("crash")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*crashed*", "benchkit: FAIL faulty tabular: incomplete*"])
-    report = validate_report(pytester.path / "reports/faulty/tabular/bench_report.json")
+    report = validate_report(root / "reports/faulty/tabular/bench_report.json")
     assert report["complete"] is False and report["comparison"] is None
     assert report["incomplete"]["missing"] == ["idea[tabular-lr=0.01-seed1]"]
     finished = {(r["arm"], r["seed"]) for r in report["runs"] if r["outcome"] == "passed"}
@@ -88,12 +137,13 @@ def test_worker_that_dies_loses_no_finished_run_and_gives_no_verdict(pytester, m
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
-def test_mechanism_test_that_errors_fails_the_mechanism(pytester, xdist):
-    pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_faulty=IDEA)
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", *xdist)
-    result.assert_outcomes(passed=6, failed=1)
-    report = validate_report(pytester.path / "reports/faulty/tabular/bench_report.json")
+def test_mechanism_test_that_errors_fails_the_mechanism(pytester, workers, xdist):
+    root, result = bench_or_share(pytester, workers, xdist, "test_faulty.py", IDEA)
+    if xdist:
+        assert outcomes_of(result, "test_faulty.py") == {"passed": 6, "failed": 1}
+    else:
+        result.assert_outcomes(passed=6, failed=1)
+    report = validate_report(root / "reports/faulty/tabular/bench_report.json")
     assert report["mechanism_signature"]["confirmed"] is True
     assert report["mechanism_ok"] == 0 and report["system_verdict"] == "failed"
     test, = report["math_verification"]["tests"]
@@ -101,14 +151,12 @@ def test_mechanism_test_that_errors_fails_the_mechanism(pytester, xdist):
     assert "the claim's own code is broken" in test["message"]
 
 
-def test_run_results_are_junit_xml_properties(pytester):
-    pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_faulty=IDEA)
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-n", "2",
-                                           "--junitxml", "junit.xml")
-    assert result.ret == 1  # the erroring claim
+@pytest.mark.e2e
+def test_run_results_are_junit_xml_properties(workers):
+    root, result = workers("crash")
+    assert result.ret == 1  # the erroring claim (and the worker that died)
     import xml.etree.ElementTree as ET
-    cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    cases = ET.parse(root / "junit.xml").getroot().iter("testcase")
     props = {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
              for case in cases}
     run = props["test_idea[tabular-lr=0.01-seed0]"]
@@ -152,14 +200,15 @@ BAD_VALUES = idea_source("bad_values", """run.fit(run.track.model())
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
-def test_a_bad_value_fails_its_run_only(pytester, xdist):
+def test_a_bad_value_fails_its_run_only(pytester, workers, xdist):
     """A non-JSON value used to be an INTERNALERROR that stopped the session."""
-    pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_bad_values=BAD_VALUES)
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", *xdist)
-    result.assert_outcomes(passed=4, failed=2)
+    root, result = bench_or_share(pytester, workers, xdist, "test_bad_values.py", BAD_VALUES)
+    if xdist:
+        assert outcomes_of(result, "test_bad_values.py") == {"passed": 4, "failed": 2}
+    else:
+        result.assert_outcomes(passed=4, failed=2)
     assert result.ret == 1 and "INTERNALERROR" not in result.stdout.str()
-    report = validate_report(pytester.path / "reports/bad_values/tabular/bench_report.json")
+    report = validate_report(root / "reports/bad_values/tabular/bench_report.json")
     assert report["complete"] is False and len(report["runs"]) == 6
     assert {r["cfg"]["lr"] for r in report["runs"]} == {1e-2}
     assert {(r["arm"], r["seed"]) for r in report["runs"] if r["outcome"] == "failed"} == {
@@ -221,12 +270,18 @@ def test_claim_sees_a_clean_state():
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
-def test_global_state_set_by_one_run_reaches_no_other(pytester, xdist):
-    pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_leaky=LEAKY)
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly", *xdist)
-    result.assert_outcomes(passed=8)
-    report = validate_report(pytester.path / "reports/leaky/tabular/bench_report.json")
+def test_global_state_set_by_one_run_reaches_no_other(pytester, workers, xdist):
+    if xdist:  # LEAKY's runs share their worker processes with two other modules' runs
+        root, result = workers("modules")
+        assert outcomes_of(result, "test_leaky.py") == {"passed": 8}
+    else:  # a fresh process: a leak must not reach this one
+        pytester.makeini("[pytest]\n")
+        pytester.makepyfile(test_leaky=LEAKY)
+        root = pytester.path
+        result = run_session(pytester, "--bench-epochs", "1", "-p", "no:randomly",
+                             subprocess=True)
+        result.assert_outcomes(passed=8)
+    report = validate_report(root / "reports/leaky/tabular/bench_report.json")
     for r in report["runs"]:
         assert r["logs"] and all(v == 1.0 for v in r["logs"].values()), r
     assert report["complete"] is True and report["comparison"] is not None

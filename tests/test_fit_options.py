@@ -201,7 +201,7 @@ def aa_module(track: str) -> str:
 def test_an_aa_bench_with_an_own_loop_over_batches_has_zero_diffs(pytester, read_report):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_aa=aa_module("tabular"))
-    result = pytester.runpytest_subprocess("--bench-seeds", "2", "--bench-epochs", "1",
+    result = pytester.runpytest("--bench-seeds", "2", "--bench-epochs", "1",
                                            "-p", "no:randomly")
     result.assert_outcomes(passed=2 * len(tracks.get("tabular").grid) * 2)  # arms x grid x seeds
     report = read_report(pytester.path, "aa_tabular")

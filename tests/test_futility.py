@@ -175,7 +175,7 @@ def test_idea(run):
 def test_a_wrong_threshold_fails_collection_with_what_is_valid(pytester):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_fut=IDEA)
-    result = pytester.runpytest_subprocess()
+    result = pytester.runpytest()
     assert result.ret not in (0, 5)
     result.stdout.fnmatch_lines(["*futility=1.5; valid: a conditional power in (0, 1)*"])
     assert "Traceback" not in result.stdout.str() and "INTERNALERROR" not in result.stdout.str()

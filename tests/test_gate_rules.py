@@ -108,7 +108,7 @@ def test_gates_end_to_end_on_recorded_results(pytester, read_report, claim_holds
     tells them apart (a FAIL line for `partial`; a failed claim fails the session anyway)."""
     pytester.makepyfile(test_rec=RECORDED.format(name="rec", base=BASE8, idea=IDEA8,
                                                  claim_holds=claim_holds))
-    result = pytester.runpytest_subprocess(f"--bench-gate={gate}", "-p", "no:cacheprovider")
+    result = pytester.runpytest(f"--bench-gate={gate}", "-p", "no:cacheprovider")
     report = read_report(pytester.path, "rec")
     assert report["practical_verdict"] == "helps"
     assert report["system_verdict"] == system
@@ -125,7 +125,7 @@ def test_non_inferior_gate_refuses_an_inconclusive_idea(pytester, read_report):
     idea = [b + (0.01 if s % 2 else -0.01) for s, b in enumerate(BASE8)]
     pytester.makepyfile(test_rec=RECORDED.format(name="rec", base=BASE8, idea=idea,
                                                  claim_holds=True))
-    result = pytester.runpytest_subprocess("--bench-gate=non-inferior", "-p", "no:cacheprovider")
+    result = pytester.runpytest("--bench-gate=non-inferior", "-p", "no:cacheprovider")
     report = read_report(pytester.path, "rec")
     assert report["practical_verdict"] == "inconclusive"
     assert result.ret == 1
@@ -135,7 +135,7 @@ def test_non_inferior_gate_refuses_an_inconclusive_idea(pytester, read_report):
 def test_recorded_module_report_is_valid_json(pytester):
     pytester.makepyfile(test_rec=RECORDED.format(name="rec", base=BASE8, idea=BASE8,
                                                  claim_holds=True))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == 0
     data = json.loads((pytester.path / "reports/rec/tabular/bench_report.json").read_text())
     assert data["comparison"]["p_value"] == 1.0

@@ -11,6 +11,7 @@ import pytest
 
 from benchkit import cli
 from benchkit import leaderboard as lb
+from conftest import run_session
 
 MODULE = '''
 import pytest
@@ -42,7 +43,7 @@ def test_three_ideas_sharing_one_baseline_are_ranked_with_holm(pytester, capsys,
     pytester.makepyfile(test_fast=MODULE.format(name="fast", lr="3e-2"),
                         test_same=MODULE.format(name="same", lr="1e-3"),
                         test_slow=MODULE.format(name="slow", lr="1e-5"))
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly")
+    result = run_session(pytester, "--bench-epochs", "1", "-p", "no:randomly")
     result.stdout.fnmatch_lines(["benchkit: 28 run(s) trained, 14 reused from the run store*"])
     res = leaderboard("reports", "--json", "board.json", cwd=pytester.path)
     assert res.returncode == 0, res.stderr

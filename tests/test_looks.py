@@ -102,13 +102,13 @@ def test_a_quick_look_in_the_report_folder_does_not_change_the_later_verdict(
     is the one a fresh folder gives, and the quick look fails the gate as exploratory."""
     pytester.makepyfile(test_rec=LOOKED.format(name="rec", base=BASE8, idea=IDEA8,
                                                claim_holds=True))
-    quick = pytester.runpytest_subprocess("--bench-seeds", "2", "--bench-gate=helps",
+    quick = pytester.runpytest("--bench-seeds", "2", "--bench-gate=helps",
                                           "-p", "no:cacheprovider")
     assert quick.ret == 1
     quick.stdout.fnmatch_lines(["*inconclusive/partial (exploratory)*",
                                 "benchkit: FAIL rec tabular: *exploratory (--bench-seeds 2*"])
     assert read_report(pytester.path, "rec")["exploratory"] is not None
-    full = pytester.runpytest_subprocess("--bench-gate=helps", "-p", "no:cacheprovider")
+    full = pytester.runpytest("--bench-gate=helps", "-p", "no:cacheprovider")
     report = read_report(pytester.path, "rec")
     assert full.ret == 0, full.stdout.str()[-2000:]
     assert report["exploratory"] is None and report["sequential"]["look"] == 1
@@ -123,10 +123,10 @@ def test_a_plan_changed_after_a_look_is_exploratory(pytester, read_report):
     seeing results, so the session is exploratory and fails every gate."""
     module = RECORDED.format(name="replan", base=BASE8, idea=IDEA8, claim_holds=True)
     pytester.makepyfile(test_replan=module)
-    first = pytester.runpytest_subprocess("--bench-gate=helps")
+    first = pytester.runpytest("--bench-gate=helps")
     assert first.ret == 0, first.stdout.str()[-2000:]
     pytester.makepyfile(test_replan=module.replace("seeds=8)", "max_seeds=16)"))
-    second = pytester.runpytest_subprocess("--bench-gate=helps")
+    second = pytester.runpytest("--bench-gate=helps")
     report = read_report(pytester.path, "replan")
     assert {r["origin"] for r in report["runs"]} == {"reused"}
     assert report["practical_verdict"] == "helps"        # at the look's level, but it is no look

@@ -34,7 +34,7 @@ def test_margin_gives_a_non_inferior_verdict_and_gate(pytester, extra, verdict, 
     pytester.makepyfile(test_ni=IDEA.format(extra=extra))
     for gate, code in exits.items():
         # epochs in the grid, not --bench-epochs: an override session is exploratory
-        result = pytester.runpytest_subprocess("--bench-gate", gate)
+        result = pytester.runpytest("--bench-gate", gate)
         assert result.ret == code, (gate, result.stdout.str()[-2000:])
         if code:
             result.stdout.fnmatch_lines([f"benchkit: FAIL ni tabular: gate '{gate}' not met*"])

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.timeout(600)
 # ==================================================================================== the gate
 def test_gate_alone_fails_the_session_without_a_traceback(pytester, read_report):
     pytester.makepyfile(test_const=HARMS)
-    result = pytester.runpytest_subprocess(*FAST, "--bench-gate=not-harms")
+    result = pytester.runpytest(*FAST, "--bench-gate=not-harms")
     result.assert_outcomes(passed=12)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["benchkit: 12 run(s) trained, 0 reused*",

@@ -22,7 +22,8 @@ import pytest
 from conftest import BASELINE, FAST, IDEA_SAME, bench, line_with, module
 
 # benches of several idea modules per session: longer than the suite's 120 s default
-pytestmark = pytest.mark.timeout(600)
+# one worker under -n (SHARED_SESSIONS, tests/conftest.py): each session starts once
+pytestmark = [pytest.mark.timeout(600), pytest.mark.e2e]
 
 MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
 
@@ -128,11 +129,11 @@ SUITE_OUTCOMES = {"passed": 52, "failed": 4}  # silent: 2 failed; raises: 1; mec
 SUITE_ARGS = [*FAST, "--bench-gate=not-harms"]
 
 
-def run_pytest_subprocess(path, *args) -> pytest.RunResult:
+def run_pytest_subprocess(path, *args, **env_extra) -> pytest.RunResult:
     """``pytest args`` in a fresh interpreter in ``path`` (what ``pytester.runpytest_subprocess``
-    does, usable from a module-scoped fixture)."""
+    does, usable from a module-scoped fixture), with ``env_extra`` added to its environment."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_", "PYTHONBREAKPOINT"))}
+           if not k.startswith(("PYTEST_", "PYTHONBREAKPOINT"))} | env_extra
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=path, env=env,
                           capture_output=True, text=True, timeout=600)

@@ -25,7 +25,7 @@ def test_the_readme_idea_runs_and_its_claim_passes(pytester, read_report):
     assert len(code.splitlines()) <= 30
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_l2=code)
-    result = pytester.runpytest_subprocess("--bench-seeds", "2", "--bench-epochs", "1",
+    result = pytester.runpytest("--bench-seeds", "2", "--bench-epochs", "1",
                                            "-p", "no:cacheprovider")
     result.assert_outcomes(passed=15)  # 2 arms x 3 lrs x 2 seeds, and the mechanism tests
     report = read_report(pytester.path, "l2_decay")

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import validate_report
+from conftest import run_session, validate_report
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -62,7 +62,7 @@ def test_a_report_that_cannot_be_written_spares_the_other_ideas(pytester, xdist)
                         test_fine=idea_source("fine"))
     (pytester.path / "reports").mkdir()
     (pytester.path / "reports" / "blocked").write_text("a file where a folder should be")
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", *xdist)
+    result = run_session(pytester, "--bench-epochs", "1", *xdist)
     assert result.ret == 1
     result.assert_outcomes(passed=8)
     errors = [ln for ln in result.stdout.lines if ln.startswith("benchkit: ERROR")]
@@ -90,9 +90,10 @@ def pytest_sessionfinish(session):
 def test_a_file_size_limit_keeps_the_previous_report_intact(pytester):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_fine=idea_source("fine"))
+    first = run_session(pytester, "--bench-epochs", "1", "-p", "no:cacheprovider")
+    assert first.ret == 0, first.stdout.str()
+    # the limit is set in the session's own process: a fresh one
     cmd = [sys.executable, "-m", "pytest", "--bench-epochs", "1", "-p", "no:cacheprovider"]
-    first = subprocess.run(cmd, cwd=pytester.path, capture_output=True, text=True)
-    assert first.returncode == 0, first.stdout
     path = pytester.path / "reports/fine/tabular/bench_report.json"
     before = path.read_bytes()
     pytester.makeconftest(FILE_SIZE_LIMIT)

@@ -131,7 +131,7 @@ def test_sign_test_through_the_plugin(pytester):
 
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_rb=IDEA)
-    result = pytester.runpytest_subprocess()
+    result = pytester.runpytest()
     assert result.ret == 0, result.stdout.str()[-2000:]
     report = validate_report(pytester.path / "reports/rb/tabular/bench_report.json")
     comp = report["comparison"]
@@ -142,7 +142,7 @@ def test_sign_test_through_the_plugin(pytester):
     assert "sign-test p = 0.0312 < level 0.05" in summary
     bad = pytester.makepyfile(test_rb=IDEA.replace('test="sign"', 'test="median"'))
     assert bad.exists()
-    result = pytester.runpytest_subprocess()
+    result = pytester.runpytest()
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*test='median'; valid: 'mean'*"])
     assert "Traceback" not in result.stdout.str()

@@ -23,7 +23,7 @@ from benchkit.report import build_report
 from benchkit.storage import DirectoryStorage, FsspecStorage, open_storage
 from benchkit import hardware
 from benchkit.store import RunStore
-from conftest import validate_report
+from conftest import run_session, validate_report
 
 IDEA = '''
 import os, time
@@ -207,6 +207,7 @@ def shard_runs(k: int, n: int) -> list[str]:
                   if sh.shard_of("spread", ["tabular"], SEEDS, "tabular", s, n) == k)
 
 
+# its two tests run on one worker under -n (SHARED_SESSIONS, tests/conftest.py)
 @pytest.fixture(scope="module")
 def one_machine(tmp_path_factory):
     root = copy_of_project(tmp_path_factory.mktemp("one") / "project")
@@ -215,6 +216,7 @@ def one_machine(tmp_path_factory):
     return report_of(root)
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(600)
 def test_two_concurrent_shards_then_a_plain_session_equal_one_machine(tmp_path, one_machine):
     store = tmp_path / "shared-store"
@@ -241,6 +243,7 @@ def test_two_concurrent_shards_then_a_plain_session_equal_one_machine(tmp_path, 
         assert final[key] == one_machine[key], key
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(600)
 def test_a_missing_shard_is_incomplete_and_named_then_complete_once_it_ran(tmp_path, one_machine):
     """Through fsspec (a file:// URL); the final session is ``--bench-shard merge``."""
@@ -263,6 +266,7 @@ def test_a_missing_shard_is_incomplete_and_named_then_complete_once_it_ran(tmp_p
     assert per_seed(report_of(c)) == per_seed(one_machine)
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(600)
 def test_a_killed_shard_leaves_its_unfinished_runs_missing_and_named(tmp_path):
     store = tmp_path / "store"
@@ -292,7 +296,7 @@ def test_a_killed_shard_leaves_its_unfinished_runs_missing_and_named(tmp_path):
 def test_usage_errors(pytester, args, message):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_spread=IDEA)
-    result = pytester.runpytest_subprocess(*args)
+    result = run_session(pytester, *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
     assert "Traceback" not in result.stderr.str() + result.stdout.str()

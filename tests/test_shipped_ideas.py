@@ -10,7 +10,7 @@ import pytest
 
 
 # benches of several idea modules per session: longer than the suite's 120 s default
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.e2e]
 
 ROOT = Path(__file__).resolve().parents[1]
 IDEAS = {"task_visible_pruning": "tabular", "moment_preserving_rank2": "dynamics"}

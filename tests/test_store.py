@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import validate_report
+from conftest import run_session, validate_report
 
 IDEA = '''
 import os
@@ -34,8 +34,10 @@ def project(pytester):
     return pytester
 
 
-def bench(pytester, *args):
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly", *args)
+def bench(pytester, *args, subprocess=False):
+    """A session in this process, or in a fresh one with -n or ``subprocess`` (conftest)."""
+    result = run_session(pytester, "--bench-epochs", "1", "-p", "no:randomly", *args,
+                         subprocess=subprocess)
     path = pytester.path / "reports" / "reuse" / "tabular" / "bench_report.json"
     report = validate_report(path) if path.exists() else None
     return result, report
@@ -78,10 +80,10 @@ def pytest_unconfigure(config):
     with open("imported.json", "w") as f:
         json.dump({m: m in sys.modules for m in ("torch",)}, f)
 """)
-    bench(project)
+    bench(project, subprocess=True)  # what a session imports: a fresh process each
     imported = json.loads((project.path / "imported.json").read_text())
     assert imported["torch"]  # the first session trains
-    result, report = bench(project)
+    result, report = bench(project, subprocess=True)
     assert result.ret == 0 and all(reused(report).values())
     assert report["comparison"]["planning"]["min_seeds"] == 6  # the planning figures, no torch
     assert json.loads((project.path / "imported.json").read_text()) == {"torch": False}
@@ -90,8 +92,7 @@ def pytest_unconfigure(config):
 def test_the_terminal_counts_runs_trained_and_reused_and_collection_counts_what_is_left(project):
     """scripts/bench reads the collect-only line to run without workers when nothing trains."""
     def left(*args):
-        result = project.runpytest_subprocess("--bench-epochs", "1", "--collect-only", "-q",
-                                              *args)
+        result = run_session(project, "--bench-epochs", "1", "--collect-only", "-q", *args)
         result.stdout.fnmatch_lines([f"benchkit: 4 arm run(s) selected, * to train*"])
         line = next(ln for ln in result.outlines if "to train" in ln)
         return int(line.split("selected, ")[1].split()[0])
@@ -259,7 +260,8 @@ def test_another_cpu_retrains_and_the_report_names_the_cpu(project, monkeypatch)
     assert r1["environment"]["cpu"] == hardware.cpu()
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         p for p in (str(plugins), os.environ.get("PYTHONPATH")) if p))
-    other, r2 = bench(project, "-p", "other_cpu")
+    # a fresh process: the plugin patches benchkit.hardware, which must not reach this one
+    other, r2 = bench(project, "-p", "other_cpu", subprocess=True)
     assert other.ret == 0
     assert not any(reused(r2).values()), "runs of another CPU are not reused"
     assert r2["environment"]["cpu"] == "Other CPU (avx2)"

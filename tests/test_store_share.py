@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import validate_report
+from conftest import run_session, validate_report
 
 MODULE = '''
 """An idea."""
@@ -29,7 +29,7 @@ def test_idea(run):
 
 
 def bench(pytester, *args):
-    return pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly", *args)
+    return run_session(pytester, "--bench-epochs", "1", "-p", "no:randomly", *args)
 
 
 def report(root, name):
@@ -90,8 +90,7 @@ def test_a_moved_checkout_reuses_everything(project, tmp_path_factory):
     assert bench(project).ret == 0
     moved = tmp_path_factory.mktemp("elsewhere") / "checkout"
     shutil.copytree(project.path, moved, ignore=shutil.ignore_patterns("reports"))
-    result = project.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly",
-                                          "--rootdir", str(moved), str(moved))
+    result = bench(project, "--rootdir", str(moved), str(moved))
     assert result.ret == 0
     result.stdout.fnmatch_lines(["benchkit: 0 run(s) trained, 4 reused*"])
     assert report(moved, "a")["runs"] and set(origins(moved, "a").values()) == {"reused"}

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import validate_report
+from conftest import run_session, validate_report
 
 IDEA = '''
 import pytest
@@ -36,7 +36,7 @@ def project(pytester):
 
 
 def bench(pytester, *args):
-    result = pytester.runpytest_subprocess("--bench-epochs", "1", "-p", "no:randomly", *args)
+    result = run_session(pytester, "--bench-epochs", "1", "-p", "no:randomly", *args)
     path = pytester.path / "reports" / "trust" / "tabular" / "bench_report.json"
     return result, (validate_report(path) if path.exists() else None)
 
