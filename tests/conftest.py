@@ -68,9 +68,10 @@ SHARED_SESSIONS = {
 def pytest_xdist_make_scheduler(config, log):
     """``-n`` alone (xdist's ``load``): ``load`` as it is, except that the tests of one
     SHARED_SESSIONS group are one unit of work, sent to one worker."""
-    if config.getvalue("dist") != "load":
-        return None
     from xdist.scheduler import LoadScopeScheduling
+
+    if config.getvalue("dist") != "load" or not hasattr(LoadScopeScheduling, "_split_scope"):
+        return None  # xdist's own ``load`` (_split_scope is xdist's internal): correct, slower
 
     class SharedSessionScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
