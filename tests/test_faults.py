@@ -228,13 +228,15 @@ import pytest
 import torch
 pytestmark = pytest.mark.bench(name="leaky", track="tabular", grid={"lr": [1e-2]}, seeds=3)
 
-def state():
+OWN_THREADS = torch.get_num_threads()  # the process's own: a claim runs with it, a run with 1
+
+def state(threads=OWN_THREADS):
     return {"float32": torch.get_default_dtype() == torch.float32,
             "grad": torch.is_grad_enabled(),
             "deterministic": not torch.are_deterministic_algorithms_enabled(),
             "anomaly": not torch.is_anomaly_enabled(),
             "matmul": torch.get_float32_matmul_precision() == "highest",
-            "threads": torch.get_num_threads() == 1,
+            "threads": torch.get_num_threads() == threads,
             "numpy": np.geterr()["divide"] == "warn"}
 
 def leak():
@@ -243,18 +245,18 @@ def leak():
     torch.use_deterministic_algorithms(True)
     torch.autograd.set_detect_anomaly(True)
     torch.set_float32_matmul_precision("medium")
-    torch.set_num_threads(2)
+    torch.set_num_threads(OWN_THREADS + 2)
     np.seterr(all="raise")
 
 @pytest.mark.arm("baseline")
 def test_baseline(run):
-    for name, ok in state().items():
+    for name, ok in state(threads=1).items():
         run.log(name, float(ok))
     run.fit(run.track.model())
 
 @pytest.mark.arm("idea")
 def test_idea(run):
-    for name, ok in state().items():
+    for name, ok in state(threads=1).items():
         run.log(name, float(ok))
     run.fit(run.track.model())
     leak()
