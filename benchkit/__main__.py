@@ -1,4 +1,4 @@
-"""``python -m benchkit``: see :mod:`benchkit.cli`."""
-from benchkit.cli import main
+"""``python -m benchkit``: see :mod:`benchkit.cli.main`."""
+from benchkit.cli.main import main
 
 raise SystemExit(main())

@@ -1,7 +1,7 @@
 """Statistics that only the simulations and tests need, kept out of the benchkit package:
 the reasoning behind sequential look levels, the sequential decision rule, a batched
 sign-flip p for Monte Carlo replicates, a rejection rate with its Clopper-Pearson interval,
-and the t-approximation power of the paired test. Each builds on :mod:`benchkit.stats` and is
+and the t-approximation power of the paired test. Each builds on :mod:`benchkit.stats.paired` and is
 checked against it in ``tests/test_sequential.py``.
 
 Import it with ``benchmarks/`` on ``sys.path`` (the scripts here run from it).
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from benchkit import stats
+from benchkit.stats import paired as stats
 
 
 def sequential_plan(looks_n: list[int], max_seeds: int, alpha: float) -> list[dict]:

@@ -18,8 +18,8 @@ import hypothesis.internal.observability  # noqa: F401  (see the docstring)
 import torch
 
 import benchkit
-import benchkit.aggregate  # noqa: F401
-import benchkit.run  # noqa: F401
+import benchkit.plugin.aggregate  # noqa: F401
+import benchkit.training.run  # noqa: F401
 import benchkit.tracks  # noqa: F401
 
 _p = torch.zeros(1, requires_grad=True)
@@ -27,7 +27,7 @@ _p.sum().backward()
 torch.optim.Adam([_p]).step()
 del _p
 
-SCHEMA_PATH = Path(benchkit.__file__).with_name("bench_report.schema.json")
+SCHEMA_PATH = Path(benchkit.__file__).parent / "report" / "bench_report.schema.json"
 
 
 SUITE_TIMEOUT = 120  # seconds: a hang fails one test with a traceback, not the CI job

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import report as rep
+from benchkit.verdict import build as rep
 from test_summary import make_report, write
 
 
@@ -188,7 +188,7 @@ def test_render_writes_companions_for_existing_reports(tmp_path, helps):
 
 
 def test_the_cli_reads_the_version_benchkit_writes():
-    from benchkit import cli
+    from benchkit.cli import main as cli
 
     assert rep.BENCH_VERSION in cli.SUPPORTED_VERSIONS
 

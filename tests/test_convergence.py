@@ -1,10 +1,11 @@
 """Validation curves (run.fit's standard loop) and the "still improving" flag
-(benchkit.convergence), their records and their report fields."""
+(benchkit.verdict.convergence), their records and their report fields."""
 from __future__ import annotations
 
 import pytest
 
-from benchkit import convergence, records
+from benchkit.verdict import convergence
+from benchkit.store import records
 
 
 def curve(*vals):
@@ -114,7 +115,7 @@ def test_a_bad_curve_is_an_invalid_record(bad, why):
 def test_fit_takes_the_curve_without_changing_training():
     import torch
 
-    from benchkit import train
+    from benchkit.training import loop as train
     from benchkit.tracks.base import Data, Split, Track
 
     gen = torch.Generator().manual_seed(0)

@@ -10,9 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchkit import aggregate, extend, fairness
-from benchkit import report as rep
-from benchkit import summary
+from benchkit.plugin import aggregate
+from benchkit.verdict import extension as extend, fairness
+from benchkit.verdict import build as rep
+from benchkit.report import summary
 
 # -- a control arm under a margin claim ---------------------------------------------------------
 

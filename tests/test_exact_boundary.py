@@ -2,7 +2,7 @@
 
 The family-wise error is checked exactly, by enumerating every sign vector for given
 magnitudes (conditional on the magnitudes the signs are the whole null), against an
-independent p computed by benchkit.stats.sign_flip_p_value."""
+independent p computed by benchkit.stats.paired.sign_flip_p_value."""
 from __future__ import annotations
 
 import itertools
@@ -10,8 +10,8 @@ import itertools
 import numpy as np
 import pytest
 
-from benchkit import report as rep
-from benchkit import sequential, stats
+from benchkit.verdict import build as rep
+from benchkit.stats import sequential, paired as stats
 from benchkit.spec import SpecError
 
 ALPHA = 0.05

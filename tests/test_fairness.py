@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit import fairness
+from benchkit.verdict import fairness
 
 IDEA = '''
 import pytest

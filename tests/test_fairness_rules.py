@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit import fairness, stats
+from benchkit.verdict import fairness
+from benchkit.stats import paired as stats
 
 LEVEL = 0.05
 BELOW, ABOVE = 0.049, 0.051

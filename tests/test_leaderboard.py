@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import cli
-from benchkit import leaderboard as lb
+from benchkit.cli import main as cli
+from benchkit.cli import leaderboard as lb
 
 MODULE = '''
 import pytest
@@ -197,7 +197,7 @@ def test_ideas_on_several_tracks_get_a_normalised_aggregate_with_bootstrap_inter
 
 
 def test_the_plot_is_drawn_or_skipped_with_a_note_without_matplotlib(tmp_path, monkeypatch):
-    from benchkit import plots
+    from benchkit.report import plots
 
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
     result = lb.build(entries(a=report(win), b=report([-x for x in win])))

@@ -1,7 +1,7 @@
-"""The sign-flip rules (benchkit.signflip), pinned in process at and around each threshold: exact
+"""The sign-flip rules (benchkit.stats.signflip), pinned in process at and around each threshold: exact
 values on small cases (n <= 16 pairs, where the sign-flip test enumerates every flip), closed
 forms, and the contracts the docstrings state, so a changed comparison, bound or constant fails
-here rather than only in an end-to-end session. benchkit.stats' rules: tests/test_stats_rules.py."""
+here rather than only in an end-to-end session. benchkit.stats.paired' rules: tests/test_stats_rules.py."""
 from __future__ import annotations
 
 import math
@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from benchkit import signflip as sf
-from benchkit import stats
+from benchkit.stats import signflip as sf
+from benchkit.stats import paired as stats
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never
 # narrows) fails in 30 s instead of the suite's 120 s

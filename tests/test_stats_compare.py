@@ -1,4 +1,4 @@
-"""Tests of benchkit.stats' comparison of two arms and the decisions on it: idea_wins,
+"""Tests of benchkit.stats.paired' comparison of two arms and the decisions on it: idea_wins,
 non-inferiority, compare, config selection, the verdicts, and the plain Python values every
 function returns."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, strategies as st
 from scipy import stats as sps
 
-from benchkit import stats as bs
+from benchkit.stats import paired as bs
 from test_stats import DYN_BASE, DYN_IDEA, FAST, TAB_BASE, TAB_IDEA
 
 

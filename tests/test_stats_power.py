@@ -1,4 +1,4 @@
-"""Tests of benchkit.stats' planning figures: mde, ci95, effect size, power_mde and seeds_needed,
+"""Tests of benchkit.stats.paired' planning figures: mde, ci95, effect size, power_mde and seeds_needed,
 against scipy's t and noncentral t distributions and by simulation."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from benchkit import stats as bs
+from benchkit.stats import paired as bs
 
 
 # ---------------------------------------------------------------- mde, ci, effect size

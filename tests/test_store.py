@@ -247,13 +247,13 @@ def test_a_session_without_the_claims_says_they_did_not_run(project, args):
 
 
 def test_another_cpu_retrains_and_the_report_names_the_cpu(project, monkeypatch):
-    """The same seed gives other bits on another CPU (benchkit/hardware.py), so a run cache
+    """The same seed gives other bits on another CPU (benchkit/store/hardware.py), so a run cache
     shared across machines must not hand one machine's runs to another."""
-    from benchkit import hardware
+    from benchkit.store import hardware
 
     plugins = project.mkdir("plugins")
     (plugins / "other_cpu.py").write_text(
-        "import benchkit.hardware\nbenchkit.hardware.cpu = lambda: 'Other CPU (avx2)'\n")
+        "import benchkit.store.hardware\nbenchkit.hardware.cpu = lambda: 'Other CPU (avx2)'\n")
     first, r1 = bench(project)
     assert first.ret == 0 and not any(reused(r1).values())
     assert r1["environment"]["cpu"] == hardware.cpu()

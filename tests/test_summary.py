@@ -1,6 +1,6 @@
-"""summary.md and the plots beside a report (benchkit.summary, benchkit.plots).
+"""summary.md and the plots beside a report (benchkit.report.summary, benchkit.report.plots).
 
-Reports are fabricated through benchkit.report.build_report + decide (the code the plugin uses),
+Reports are fabricated through benchkit.verdict.build.build_report + decide (the code the plugin uses),
 so they have the real structure without training anything.
 """
 from __future__ import annotations
@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchkit import plots
-from benchkit import report as rep
-from benchkit import stats, summary
+from benchkit.report import plots
+from benchkit.verdict import build as rep
+from benchkit.stats import paired as stats
+from benchkit.report import summary
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 GRID = [{"lr": 0.001}, {"lr": 0.003}, {"lr": 0.01}]
@@ -291,7 +292,7 @@ def test_a_broken_report_gives_a_note_not_an_exception(tmp_path):
 def test_aggregate_session_writes_the_summary_beside_each_report(tmp_path):
     from types import SimpleNamespace
 
-    from benchkit.aggregate import aggregate_session
+    from benchkit.plugin.aggregate import aggregate_session
 
     spec = {"name": "agg_idea", "module": "m.py", "tracks": ["tabular"],
             "grids": {"tabular": GRID[:1]}, "seeds": [0, 1], "epochs": {"tabular": 1},

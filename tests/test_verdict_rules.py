@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from benchkit import stats
+from benchkit.stats import paired as stats
 from test_rules import ALPHA, PRACTICAL
 
 BELOW = math.nextafter(ALPHA, 0.0)

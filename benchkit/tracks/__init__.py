@@ -29,6 +29,6 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-from benchkit.tracks import charlm, digits, dynamics, tabular  # noqa: E402  (registers the built-ins)
+from benchkit.tracks import (charlm, digits, dynamics, tabular)  # noqa: E402  (registers the built-ins)
 
 __all__ = ["Data", "Split", "Track", "register", "get", "names", "tabular", "dynamics", "digits", "charlm"]

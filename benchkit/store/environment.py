@@ -1,0 +1,42 @@
+"""The software and hardware a run ran on: part of its store key and of the report's
+environment. Versions are read from the installed metadata and the CPU from /proc/cpuinfo, so
+that keying a stored run imports no torch (a CPU run's device needs none either)."""
+from __future__ import annotations
+
+import functools
+
+
+def environment(threads: int | None = None, device: str = "cpu") -> dict:
+    """The software and hardware a run ran on (part of its store key and of the report).
+    ``threads`` is the torch thread count the run trains with
+    (:func:`benchkit.training.run.set_threads`); without it torch is asked. ``device`` is the resolved
+    ``--bench-device`` (:mod:`benchkit.training.device`), described by its kind and, on an accelerator,
+    its model."""
+    if threads is None:
+        import torch
+        threads = torch.get_num_threads()
+    return dict(_environment(int(threads), device))
+
+
+def _version(package: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:  # a source checkout on sys.path: ask the module
+        return str(__import__(package).__version__)
+
+
+@functools.lru_cache(maxsize=4)
+def _environment(threads: int, device: str) -> dict:
+    import platform  # platform.platform() reads the interpreter binary: once per process
+
+    import benchkit
+    from benchkit.training import device as device_
+    from benchkit.store import hardware
+    return {
+        "python": platform.python_version(), "torch": _version("torch"),
+        "numpy": _version("numpy"), "benchkit": benchkit.__version__,
+        **device_.describe(device), "threads": threads,
+        "platform": platform.platform(), "machine": platform.machine(), "cpu": hardware.cpu(),
+    }
