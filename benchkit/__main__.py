@@ -1,4 +1,4 @@
-"""``python -m benchkit``: see :mod:`benchkit.cli.main`."""
-from benchkit.cli.main import main
+"""``python -m benchkit``: see :mod:`benchkit.cli.commands`."""
+from benchkit.cli.commands import main
 
 raise SystemExit(main())

@@ -35,19 +35,22 @@ ROOT = Path(__file__).resolve().parents[1]
 # the functions that turn runs into verdicts and gates: their mutants are the score
 DECISION_FUNCTIONS = {
     "benchkit.stats.paired": ["summarize", "min_p_value", "sign_flip_p_value", "mde", "ci95",
-                       "effect_size", "idea_wins", "holm", "noninferiority", "compare",
-                       "select_config", "practical_verdict", "mechanism_ok", "system_verdict",
-                       "_better", "_direction", "spent_alpha", "look_levels"],
-    "benchkit.verdict.build": ["arm_sweep", "mechanism_signature", "math_verification", "build_report",
-                        "decide"],
+                              "effect_size", "idea_wins", "holm", "noninferiority", "compare",
+                              "select_config", "practical_verdict", "evidence_ok",
+                              "system_verdict", "_better", "_direction", "spent_alpha",
+                              "look_levels"],
+    "benchkit.verdict.build": ["arm_sweep", "mechanism_signature", "math_verification",
+                               "build_report", "decide"],
     "benchkit.plugin.aggregate": ["aggregate_session", "gate_failure"],
-    "benchkit.spec": ["parse_bench_marker", "parse_grid", "family_seeds_needed",
-                      "unreachable_family"],
+    "benchkit.spec.marker": ["parse_bench_marker"],
+    "benchkit.spec.arguments": ["parse_grid"],
+    "benchkit.spec.idea": ["family_seeds_needed", "unreachable_family"],
     "benchkit.stats.signflip": ["min_pairs", "sign_flip_ci", "power", "mde_power80", "seeds_needed"],
-    "benchkit.verdict.fairness": ["tolerance_of", "comparisons", "finish_verdicts", "unmatched_reason",
-                          "signature_status", "mechanism_ok", "non_discriminating"],
+    "benchkit.verdict.budgets": ["tolerance_of", "unmatched_reason"],
+    "benchkit.verdict.controls": ["comparisons", "finish_verdicts"],
+    "benchkit.verdict.mechanism": ["signature_status", "mechanism_ok", "non_discriminating"],
     "benchkit.verdict.extension": ["axes", "log_spaced", "next_value", "extended", "selected_edges",
-                        "resolve"],
+                                   "resolve"],
 }
 OUT = ROOT / "benchmarks" / "mutation"  # one <module>.json per measured module
 KILLED = {"killed", "timeout", "segfault"}

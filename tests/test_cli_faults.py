@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.cli import main as cli
+from benchkit.cli import commands as cli
 from benchkit.stats import paired as stats
 from test_cli import assert_clean_error, bench, write_json
 from test_summary import make_report

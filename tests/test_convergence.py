@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchkit.verdict import convergence
+from benchkit.training import loop
 from benchkit.store import records
 
 
@@ -13,11 +14,11 @@ def curve(*vals):
 
 
 def test_curve_epochs_are_the_quarters_deduplicated():
-    assert convergence.curve_epochs(4) == (1, 2, 3, 4)
-    assert convergence.curve_epochs(30) == (7, 15, 22, 30)
-    assert convergence.curve_epochs(2) == (1, 2)
-    assert convergence.curve_epochs(1) == (1,)
-    assert convergence.curve_epochs(0) == ()
+    assert loop.curve_epochs(4) == (1, 2, 3, 4)
+    assert loop.curve_epochs(30) == (7, 15, 22, 30)
+    assert loop.curve_epochs(2) == (1, 2)
+    assert loop.curve_epochs(1) == (1,)
+    assert loop.curve_epochs(0) == ()
 
 
 def test_last_quarter_gain_is_relative_and_direction_aware():

@@ -7,7 +7,7 @@ import pytest
 
 from benchkit.stats import equivalence, paired as stats
 from benchkit.plugin.aggregate import gate_failure
-from benchkit.verdict.fairness import parse_fairness
+from benchkit.spec.arguments import parse_fairness
 from benchkit.spec import SpecError
 from benchkit.report.sentences import practical_sentence
 from conftest import validate_report

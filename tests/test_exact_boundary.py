@@ -12,6 +12,7 @@ import pytest
 
 from benchkit.verdict import build as rep
 from benchkit.stats import sequential, paired as stats
+from benchkit.spec import arguments
 from benchkit.spec import SpecError
 
 ALPHA = 0.05
@@ -97,10 +98,10 @@ def test_levels_of_a_plan():
 
 def test_boundary_is_validated():
     with pytest.raises(SpecError, match="boundary='pocock'; valid: 'union', 'exact'"):
-        sequential.parse_boundary({"boundary": "pocock"}, "m.py", (8, 16))
+        arguments.parse_boundary({"boundary": "pocock"}, "m.py", (8, 16))
     with pytest.raises(SpecError, match="needs two or more declared looks"):
-        sequential.parse_boundary({"boundary": "exact"}, "m.py", (8,))
-    assert sequential.parse_boundary({}, "m.py", ()) == "union"
+        arguments.parse_boundary({"boundary": "exact"}, "m.py", (8,))
+    assert arguments.parse_boundary({}, "m.py", ()) == "union"
 
 
 def test_the_report_decides_at_the_exact_level_when_declared():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.cli import main as cli
+from benchkit.cli import commands as cli
 from benchkit.cli import leaderboard as lb
 
 MODULE = '''
@@ -204,6 +204,6 @@ def test_the_plot_is_drawn_or_skipped_with_a_note_without_matplotlib(tmp_path, m
     if plots.available():
         assert lb.plot(result, tmp_path / "board.png") is None
         assert (tmp_path / "board.png").read_bytes()[:4] == b"\x89PNG"
-    monkeypatch.setattr(plots, "_matplotlib", lambda: None)
+    monkeypatch.setattr(plots, "matplotlib_classes", lambda: None)
     assert lb.plot(result, tmp_path / "none.png") == plots.MISSING
     assert not (tmp_path / "none.png").exists()

@@ -146,7 +146,7 @@ def test_a_plan_changed_after_a_look_is_exploratory(pytester, read_report):
     ("claim_type", "non-inferiority", "claim_type 'non-inferiority' -> 'superiority'"),
 ])
 def test_any_change_to_how_runs_are_judged_is_a_changed_plan(key, before, said):
-    from benchkit.store.provenance import declared_plan, plan_changes
+    from benchkit.verdict.plan import declared_plan, plan_changes
 
     spec = {"looks": [8, 16], "boundary": "union", "test": "mean",
             "claim_type": "superiority", "margin": None, "seeds": [0, 1], "grids": {}}

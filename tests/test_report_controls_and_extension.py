@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit.verdict import fairness
+from benchkit.verdict import controls as fairness
 from benchkit.stats import signtest as robust, paired as stats
 from benchkit.verdict.build import build_report, decide
 from test_rules import ALPHA, GRID, TRACK, make_run, make_spec, runs_from

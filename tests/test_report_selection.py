@@ -249,7 +249,7 @@ def test_stored_runs_judged_under_another_plan_make_the_session_exploratory():
 
 def test_every_field_of_a_decided_report_is_a_schema_field():
     import json
-    from benchkit.verdict.build import SCHEMA_PATH
+    from benchkit.report.bench_report import SCHEMA_PATH
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     added_later = {"created", "provenance"}   # stamped by benchkit.plugin.aggregate
     for report in (paired_report(BASE8, IDEA8), paired_report(BASE8, IDEA8[:-1])):

@@ -5,6 +5,7 @@ import pytest
 from scipy import stats as sps
 
 from benchkit.stats import signtest as robust
+from benchkit.spec import arguments
 from benchkit.verdict.build import build_report, decide
 from benchkit.spec import SpecError
 from test_rules import GRID, TRACK, make_run, make_spec
@@ -107,8 +108,8 @@ def test_the_report_and_summary_carry_the_sign_interval_only_under_the_sign_test
 
 def test_the_test_is_validated():
     with pytest.raises(SpecError, match="test='median'; valid: 'mean' .* or 'sign'"):
-        robust.parse_test({"test": "median"}, "m.py")
-    assert robust.parse_test({}, "m.py") == "mean"
+        arguments.parse_test({"test": "median"}, "m.py")
+    assert arguments.parse_test({}, "m.py") == "mean"
 
 
 IDEA = '''

@@ -253,7 +253,7 @@ def test_another_cpu_retrains_and_the_report_names_the_cpu(project, monkeypatch)
 
     plugins = project.mkdir("plugins")
     (plugins / "other_cpu.py").write_text(
-        "import benchkit.store.hardware\nbenchkit.hardware.cpu = lambda: 'Other CPU (avx2)'\n")
+        "import benchkit.store.hardware\nbenchkit.store.hardware.cpu = lambda: 'Other CPU (avx2)'\n")
     first, r1 = bench(project)
     assert first.ret == 0 and not any(reused(r1).values())
     assert r1["environment"]["cpu"] == hardware.cpu()

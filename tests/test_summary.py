@@ -15,6 +15,8 @@ import pytest
 
 from benchkit.report import plots
 from benchkit.verdict import build as rep
+from benchkit.store import atomic
+from benchkit.report import bench_report
 from benchkit.stats import paired as stats
 from benchkit.report import summary
 
@@ -79,7 +81,7 @@ def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
     adjusted = iter(stats.holm(ps)) if ps else iter(())
     for r in reports:
         rep.decide(r, next(adjusted) if r["comparison"] else None, family_size=len(reports))
-        rep.stamp(r)
+        bench_report.stamp(r)
     return reports[0]
 
 
@@ -89,14 +91,14 @@ def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
 def test_fabricated_reports_are_valid_reports(kwargs):
     """The reports these tests render are ones benchkit could write (the shipped schema)."""
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads(rep.SCHEMA_PATH.read_text())
-    report = json.loads(rep.dumps(make_report(**kwargs)))
+    schema = json.loads(bench_report.SCHEMA_PATH.read_text())
+    report = json.loads(bench_report.dumps(make_report(**kwargs)))
     jsonschema.validators.validator_for(schema)(schema).validate(report)
 
 
 def write(tmp_path: Path, report: dict, sub: str = "r") -> Path:
     path = tmp_path / sub / "bench_report.json"
-    rep.write_atomic(path, rep.dumps(report))
+    atomic.write_atomic(path, bench_report.dumps(report))
     return path
 
 

@@ -32,8 +32,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchkit.report import plots
 from benchkit.report.bench_report import is_finite
-from benchkit.spec import cfg_id
+from benchkit.spec.idea import cfg_id
+from benchkit.stats.paired import holm, min_p_value, sign_flip_p_value
+from benchkit.stats.signflip import sign_flip_ci
 
 ADJUSTMENT = "holm"
 UNREACHABLE = ("with {n} seeds the smallest sign-flip p is {p:.3g}; times {m} ideas (Holm's first "
@@ -96,8 +99,6 @@ class Entry:
 
 def board_p_values(improvements: list[list[float]]) -> tuple[list[float], list[float]]:
     """(each idea's two-sided sign-flip p, the Holm-adjusted p over the board), in input order."""
-    from benchkit.stats.paired import holm, sign_flip_p_value
-
     ps = [sign_flip_p_value(d) for d in improvements]
     return ps, holm(ps)
 
@@ -114,9 +115,6 @@ def verdict(p_adjusted: float, mean_improvement: float, alpha: float) -> str:
 def rank_board(entries: list[Entry], alpha: float) -> dict:
     """The board of ideas that share one baseline: each idea's sign-flip p, Holm over the
     board, verdict, simultaneous interval; ranked by mean improvement (best first)."""
-    from benchkit.stats.signflip import sign_flip_ci
-    from benchkit.stats.paired import min_p_value
-
     m = len(entries)
     ps, adj = board_p_values([e.improvements for e in entries])
     rows = []
@@ -286,11 +284,9 @@ def write_json(result: dict, path) -> None:
 def plot(result: dict, path) -> str | None:
     """Per-idea paired intervals, one panel per board; a note instead when matplotlib is
     missing (an optional extra)."""
-    from benchkit.report.plots import MISSING, _matplotlib
-
-    mpl = _matplotlib()
+    mpl = plots.matplotlib_classes()
     if mpl is None:
-        return MISSING
+        return plots.MISSING
     figure_cls, canvas_cls = mpl
     boards = result["boards"]
     if not boards:

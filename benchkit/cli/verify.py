@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchkit.cli.output import error
+from benchkit.report.bench_report import ReportError, load_report
+from benchkit.spec.idea import cfg_id
+from benchkit.store import records
+from benchkit.store.backends import open_storage
+from benchkit.store.runs import RunStore
+
 DEFAULT_STORE = ".pytest_cache/d/benchkit-runs"
 
 
 def verify(report: dict, storage) -> tuple[int, list[str]]:
     """(runs verified, one line per run that is not)."""
-    from benchkit.store import records
-    from benchkit.spec import cfg_id
-    from benchkit.store.runs import RunStore
-
     ok, problems = 0, []
     for row in report.get("runs") or []:
         key, digest = row.get("key"), row.get("digest")
@@ -52,17 +55,14 @@ def verify(report: dict, storage) -> tuple[int, list[str]]:
 
 
 def cmd_verify(args) -> int:
-    from benchkit.cli.main import ReportError, _error, load_report
-    from benchkit.store.backends import open_storage
-
     try:
         report = load_report(args.report)
     except ReportError as exc:
-        return _error(str(exc))
+        return error(str(exc))
     try:
         storage = open_storage(args.store, Path.cwd())
     except ValueError as exc:
-        return _error(f"--store {exc}")
+        return error(f"--store {exc}")
     ok, problems = verify(report, storage)
     for line in problems:
         print(f"benchkit: verify: FAIL {line}")

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
-from benchkit.verdict import fairness
-from benchkit.verdict import build as rep
-from benchkit.stats import paired as stats
+from benchkit.report import bench_report, summary
 from benchkit.report.fmt import mechanism_word, num
+from benchkit.stats import paired as stats
+from benchkit.store import atomic
+from benchkit.store.provenance import provenance
+from benchkit.verdict import budgets, controls
+from benchkit.verdict import build as rep
+from benchkit.verdict.frontier import build_frontier_report
 
 
 def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
@@ -28,33 +32,30 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             continue  # only claims ran (-m mechanism): nothing to compare, no report
         spec = runs[0]["spec"]
         mechanisms = [p for p in group if p["kind"] == "mechanism"]
-        from benchkit.verdict.frontier import build_frontier_report
-
         build = build_frontier_report if spec.get("frontier") else rep.build_report
         reports = [build(spec, track, runs, mechanisms, alpha=settings.alpha)
                    for track in spec["tracks"]]
         # the family: every comparison of the idea (baseline, each control) on every declared
         # track; an incomplete track enters Holm with p = 1, so a crashed track can never make
         # the others' verdicts easier to reach
-        family = [c for r in reports for c in fairness.comparisons(r)]
+        family = [c for r in reports for c in controls.comparisons(r)]
         ps = [c["p_value"] for c in family] + [1.0 for r in reports if r["comparison"] is None]
         for comp, p in zip(family, stats.holm(ps)):
             comp["p_adjusted"], comp["family_size"] = p, len(ps)
         for r in reports:
-            path = rep.report_path(settings.report_dir, name, r["track"])
+            path = bench_report.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
             comp = r["comparison"]
             rep.decide(r, comp["p_adjusted"] if comp is not None else None,
                        family_size=len(ps))
-            from benchkit.store.provenance import provenance
             r["provenance"] = provenance(rootpath, spec["module"])
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
-            text = rep.dumps(rep.stamp(r))
+            text = bench_report.dumps(bench_report.stamp(r))
             try:
-                rep.write_atomic(path, text)
-                from benchkit.report.summary import write_companions  # summary.md (+ plots) beside it
-                write_companions(path, r, plots_current=same_report(previous, text))
+                atomic.write_atomic(path, text)
+                summary.write_companions(  # summary.md (+ plots) beside it
+                    path, r, plots_current=same_report(previous, text))
             except OSError as exc:
                 if errors is None:
                     raise
@@ -95,7 +96,7 @@ def gate_failure(report: dict, gate: str) -> str | None:
     if not report["complete"]:
         return "incomplete (" + "; ".join(report["incomplete"]["reasons"]) + "): no verdict"
     if practical == "unmatched":
-        return fairness.unmatched_reason(report) + ": no verdict"
+        return budgets.unmatched_reason(report) + ": no verdict"
     comp = report["comparison"]
     facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
              f"p {comp['p_adjusted']:.4g} at level {num(rep.tested_level(comp))}, "

@@ -164,7 +164,7 @@ def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) ->
     """Record a freshly trained run (its ``result`` payload) with what it depended on, and
     store it (an audited run is compared with its record instead)."""
     from benchkit.store import records
-    from benchkit.store.provenance import declared_plan
+    from benchkit.verdict.plan import declared_plan
     from benchkit.store.trace import dependencies
 
     recording = item.stash.get(ITEM_RECORDING, None)

@@ -208,7 +208,7 @@ def _build_spec(config, module_item):
     spec = _extended_from_store(config, module_item, spec)
     why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha,
                              comparators=len(spec.arms) - 1)
-    from benchkit.verdict.fairness import signatures_that_cannot_fail
+    from benchkit.verdict.mechanism import signatures_that_cannot_fail
     for func in _arm_marks(module_item.obj):
         why_not = signatures_that_cannot_fail(getattr(module_item.obj, func))
         why = "; ".join(filter(None, [why, *why_not]))
@@ -234,7 +234,7 @@ def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
     store = config.stash[STORE]
     if store is None or settings.fresh or spec.extend == 0:
         return spec
-    from benchkit.verdict.extension import grids_from_store
+    from benchkit.plugin.grids import grids_from_store
     grids = grids_from_store(spec, store, module_item.obj, module_item.path)
     return dataclasses.replace(spec, grids=grids)
 

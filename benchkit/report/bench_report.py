@@ -1,4 +1,6 @@
-"""Reading a report that anyone may have written or edited, for ``python -m benchkit``.
+"""``bench_report.json``: where it is written and how (:func:`report_path`, :func:`dumps`,
+:func:`stamp`), and reading one that anyone may have written or edited, for
+``python -m benchkit``.
 
 A report is checked against the JSON Schema benchkit ships (``bench_report.schema.json``)
 before any command uses it, so that a damaged or crafted file is one line saying what is wrong,
@@ -13,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import time
 from pathlib import Path
 
 REPORT_NAME = "bench_report.json"
@@ -143,3 +146,18 @@ def is_number(x) -> bool:
 
 def is_finite(x) -> bool:
     return is_number(x) and math.isfinite(x)
+
+
+# -- writing ----------------------------------------------------------------------------------
+def report_path(report_dir: Path, name: str, track: str) -> Path:
+    return Path(report_dir) / name / track / "bench_report.json"
+
+
+def dumps(report: dict) -> str:
+    """Deterministic JSON: sorted keys are avoided to keep the v1 reading order; NaN refused."""
+    return json.dumps(report, indent=2, allow_nan=False) + "\n"
+
+
+def stamp(report: dict) -> dict:
+    report["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return report

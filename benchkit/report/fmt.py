@@ -51,3 +51,19 @@ def rel_pct(x, base) -> str:
 def mechanism_word(ok) -> str:
     """``mechanism_ok`` (1, 0 or None) in a word: ``yes``, ``no`` or ``none`` (no evidence)."""
     return "none" if ok is None else ("yes" if ok else "no")
+
+
+# -- Markdown (summary.md) ---------------------------------------------------------------------
+def markdown_cell(text) -> str:
+    """One markdown table cell: a single line, pipes escaped."""
+    s = "-" if text is None else str(text)
+    s = s.strip().splitlines()[0] if s.strip() else "-"
+    if len(s) > 160:
+        s = s[:157] + "..."
+    return s.replace("|", "\\|")
+
+
+def markdown_table(header: list[str], rows: list[list]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(markdown_cell(c) for c in r) + " |" for r in rows]
+    return lines

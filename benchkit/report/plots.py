@@ -20,7 +20,7 @@ WIN, LOSS, TIE = "#2a9d4f", "#c0392b", "#888888"
 DPI = 130
 
 
-def _matplotlib():
+def matplotlib_classes():
     """(Figure, FigureCanvasAgg), or None when matplotlib cannot be imported."""
     try:
         import matplotlib  # noqa: F401  (the top-level import is the availability test)
@@ -32,7 +32,7 @@ def _matplotlib():
 
 
 def available() -> bool:
-    return _matplotlib() is not None
+    return matplotlib_classes() is not None
 
 
 def _t975(n: int) -> float:
@@ -81,7 +81,7 @@ def _title(report: dict, what: str) -> str:
 def plot_paired(report: dict, path, mpl=None) -> None:
     """Each seed as a line from its baseline value to its idea value, the arms' means with 95%
     error bars; a side panel of the per-seed differences with the mean's 95% CI and the MDE."""
-    Figure, Canvas = mpl or _matplotlib()
+    Figure, Canvas = mpl or matplotlib_classes()
     comp = report["comparison"]
     direction = direction_of(report)
     seeds, base, idea, diffs = paired_values(report)
@@ -181,7 +181,7 @@ def edge_note(report: dict, arm: str) -> str | None:
 def plot_sweep(report: dict, path, mpl=None) -> None:
     """Both arms' validation and test means over the grid, selected configs ringed (and
     labelled when still at a grid edge after the extensions)."""
-    Figure, Canvas = mpl or _matplotlib()
+    Figure, Canvas = mpl or matplotlib_classes()
     arms = {"baseline": (report["baseline"]["sweep"], report["baseline"]["best_cfg"]),
             "idea": (report["idea_sweep"], report["idea_config"])}
     cfgs = [e["cfg"] for e in arms["baseline"][0]]
@@ -257,7 +257,7 @@ def write_plots(folder, report: dict) -> str | None:
     """Draw ``paired.png`` and ``sweep.png`` into ``folder``. Returns None when both were
     written, else a one-line note saying why not (no exception for a missing matplotlib)."""
     folder = Path(folder)
-    mpl = _matplotlib()
+    mpl = matplotlib_classes()
     if mpl is None:
         _remove_stale(folder)
         return MISSING

@@ -12,7 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-SCHEMA_PATH = Path(__file__).with_name("bench_report.schema.json")
+from benchkit.report.bench_report import SCHEMA_PATH
+
 COMMAND = "python -m benchkit.report.schema_doc > docs/report.md"
 
 

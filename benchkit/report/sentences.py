@@ -2,8 +2,8 @@
 sentences summary.md opens with. Pure Python: reads the report dict only."""
 from __future__ import annotations
 
-from benchkit.verdict import fairness
 from benchkit.report.fmt import num, pct, rel_pct, signed
+from benchkit.verdict import budgets, mechanism
 from benchkit.verdict.build import tested_level
 
 
@@ -16,7 +16,7 @@ def practical_sentence(report: dict) -> str:
     comp = report.get("comparison")
     verdict = report.get("practical_verdict")
     if verdict == "unmatched":
-        return ("no verdict: " + fairness.unmatched_reason(report) + "; match the budgets, "
+        return ("no verdict: " + budgets.unmatched_reason(report) + "; match the budgets, "
                 "waive one with its reason (budget_waiver=) or bench it as a frontier")
     if comp is None or verdict == "incomplete":
         reasons = "; ".join((report.get("incomplete") or {}).get("reasons", [])) or "runs missing"
@@ -92,9 +92,9 @@ def _decision(report: dict, verdict: str, comp: dict, other_mean, than: str, *,
 
 def mechanism_sentence(report: dict) -> str:
     ok = report.get("mechanism_ok")
-    if ok is None and fairness.non_discriminating(report):
+    if ok is None and mechanism.non_discriminating(report):
         return ("mechanism not shown: signature(s) "
-                + ", ".join(fairness.non_discriminating(report))
+                + ", ".join(mechanism.non_discriminating(report))
                 + " pass, but so does their null (non-discriminating)")
     if ok is None:
         return "no mechanism evidence: the idea states no signature and no mechanism test"

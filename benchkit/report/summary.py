@@ -8,11 +8,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from benchkit.verdict import build as rep
-from benchkit.verdict.build import direction_of, paired_values, tested_level
-from benchkit.report.fmt import mechanism_word, num, pct, rel_pct, signed
-from benchkit.spec import cfg_id
+from benchkit.report import plots
+from benchkit.report import summary_checks as evidence  # budgets, controls, frontier, mechanism
+from benchkit.report.fmt import (markdown_cell, markdown_table, mechanism_word, num, pct, rel_pct,
+                                 signed)
 from benchkit.report.sentences import mechanism_sentence, practical_sentence, system_sentence
+from benchkit.spec.idea import cfg_id
+from benchkit.store import atomic
+from benchkit.verdict.build import direction_of, paired_values, tested_level
 
 SUMMARY_NAME = "summary.md"
 MAX_LISTED = 20  # missing/failed runs listed by name before "... and N more"
@@ -21,21 +24,6 @@ _printed_notes: set[str] = set()
 
 
 # -- markdown helpers ---------------------------------------------------------------------
-def _cell(text) -> str:
-    """One markdown table cell: a single line, pipes escaped."""
-    s = "-" if text is None else str(text)
-    s = s.strip().splitlines()[0] if s.strip() else "-"
-    if len(s) > 160:
-        s = s[:157] + "..."
-    return s.replace("|", "\\|")
-
-
-def _table(header: list[str], rows: list[list]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
-    return lines
-
-
 def _better(delta: float, direction: str) -> bool:
     return delta < 0 if direction == "lower" else delta > 0
 
@@ -97,7 +85,7 @@ def _per_seed_lines(report: dict) -> list[str]:
                  signed(comp["delta_mean"]), f"idea wins {comp['idea_wins']}/{comp['n_pairs']}"])
     metric = report.get("metric", "metric")
     return ([f"## Per seed (test {metric}, selected configs)", ""]
-            + _table(["seed", "baseline", "idea", "diff (idea - baseline)", "better"], rows)
+            + markdown_table(["seed", "baseline", "idea", "diff (idea - baseline)", "better"], rows)
             + ["", f"{report.get('metric_direction', '').capitalize()}: a "
                f"{'negative' if direction == 'lower' else 'positive'} diff means the idea won "
                "that seed.", ""])
@@ -216,7 +204,7 @@ def _sweep_lines(report: dict) -> list[str]:
     if not rows:
         return []
     return (["## Sweep (means over seeds)", ""]
-            + _table(["arm", "config", "val mean", "test mean", "note"], rows) + [""])
+            + markdown_table(["arm", "config", "val mean", "test mean", "note"], rows) + [""])
 
 
 def _incomplete_lines(report: dict) -> list[str]:
@@ -235,7 +223,7 @@ def _incomplete_lines(report: dict) -> list[str]:
     failed = inc.get("failed") or []
     if failed:
         lines += ["", f"Failed runs ({len(failed)}):", ""]
-        lines += [f"- `{f['run']}`: {_cell(f.get('message') or 'failed')}"
+        lines += [f"- `{f['run']}`: {markdown_cell(f.get('message') or 'failed')}"
                   for f in failed[:MAX_LISTED]]
         if len(failed) > MAX_LISTED:
             lines.append(f"- ... and {len(failed) - MAX_LISTED} more")
@@ -290,8 +278,6 @@ def render_summary_md(report: dict) -> str:
     if complete:
         lines += _per_seed_lines(report)
         lines += _comparison_lines(report)
-    from benchkit.report import summary_checks as evidence  # budgets, controls, frontier, mechanism: its own module
-
     lines += evidence.fairness_lines(report)
     lines += _sweep_lines(report)
     lines += evidence.mechanism_lines(report, mechanism_sentence(report))
@@ -318,8 +304,6 @@ def write_companions(path, report: dict, *, echo: bool = True,
     Never raises: the report itself is already written, so a problem here becomes a one-line
     note, returned (and printed to stderr once per process when ``echo``). Returns the notes;
     an empty list means everything was written."""
-    from benchkit.report import plots
-
     path = Path(path)
     notes: list[str] = []
     try:
@@ -341,5 +325,5 @@ def write_companions(path, report: dict, *, echo: bool = True,
     else:
         text += "\n## Plots\n\n" + "\n\n".join(f"![{title}]({name})"
                                               for name, title in plots.PLOTS) + "\n"
-    rep.write_atomic(path.parent / SUMMARY_NAME, text)
+    atomic.write_atomic(path.parent / SUMMARY_NAME, text)
     return notes

@@ -6,10 +6,9 @@ Pure Python: reads the report dict only.
 """
 from __future__ import annotations
 
-from benchkit.verdict.fairness import arm_name
-from benchkit.report.fmt import num, pct, signed
-from benchkit.spec import cfg_id
-from benchkit.report.summary import _table
+from benchkit.report.fmt import markdown_table, mechanism_word, num, pct, signed
+from benchkit.spec.idea import cfg_id
+from benchkit.verdict.controls import arm_name
 
 
 def fairness_lines(report: dict) -> list[str]:
@@ -46,7 +45,7 @@ def _budget_lines(report: dict) -> list[str]:
     if not names:
         return lines + ["No budget recorded.", ""]
     rows = [[f"`{n}`"] + [num(budgets["arms"][a].get(n)) for a in arms] for n in names]
-    lines += _table(["budget"] + [arm_name(a) for a in arms], rows) + [""]
+    lines += markdown_table(["budget"] + [arm_name(a) for a in arms], rows) + [""]
     for check in budgets["checks"]:
         at = "".join(f" at {k}={num(v)}" for k, v in (check.get("point") or {}).items())
         if check["waived"]:
@@ -76,7 +75,7 @@ def _log_lines(report: dict) -> list[str]:
         return []
     rows = [[f"`{n}`"] + [num(logs[a].get(n)) for a in arms] for n in names]
     return (["## Logged figures (run.log, median per arm over its selected-config runs)", ""]
-            + _table(["figure"] + [arm_name(a) for a in arms], rows) + [""])
+            + markdown_table(["figure"] + [arm_name(a) for a in arms], rows) + [""])
 
 
 def _control_lines(report: dict) -> list[str]:
@@ -93,7 +92,7 @@ def _control_lines(report: dict) -> list[str]:
              "The idea against each control (delta = idea - control; p Holm-adjusted over every "
              "comparison of the idea). The practical verdict is the worst of the idea's "
              "verdicts against the baseline and every control.", ""]
-            + _table(["control", "selected", "test mean", "delta", "idea wins", "p_adjusted",
+            + markdown_table(["control", "selected", "test mean", "delta", "idea wins", "p_adjusted",
                       "idea vs control"], rows) + [""])
 
 
@@ -118,15 +117,13 @@ def _frontier_lines(report: dict) -> list[str]:
     return ([f"## Frontier over `{frontier['axis']}`", "",
              "Each point benched alone (each arm selects its config there; p unadjusted). The "
              "comparison above pairs, seed by seed, each arm's mean over the points.", ""]
-            + _table([frontier["axis"], "baseline", "idea", "delta", "idea wins", "p"]
+            + markdown_table([frontier["axis"], "baseline", "idea", "delta", "idea wins", "p"]
                      + [f"idea - {name} (wins, p)" for name in controls], rows)
             + [""])
 
 
 def mechanism_lines(report: dict, sentence: str) -> list[str]:
     """Signatures (with their nulls), mechanism tests and mechanism_ok in words."""
-    from benchkit.report.fmt import mechanism_word
-
     lines = ["## Mechanism evidence", ""]
     sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
     if sigs:
@@ -138,7 +135,7 @@ def mechanism_lines(report: dict, sentence: str) -> list[str]:
         lines += ["Signatures measured on the trained idea models (observed = the seed farthest "
                   "from the prediction; a null is the same statistic where the mechanism is "
                   "absent, and a check only discriminates when every null is outside tol):", ""]
-        lines += _table(["signature", "prediction", "predicted", "observed", "tol",
+        lines += markdown_table(["signature", "prediction", "predicted", "observed", "tol",
                          "seeds within tol", "nulls within tol", "status"], rows) + [""]
     else:
         lines += ["No signature recorded" + (" (no comparison: the selected runs are missing)."
@@ -146,7 +143,7 @@ def mechanism_lines(report: dict, sentence: str) -> list[str]:
     tests = (report.get("math_verification") or {}).get("tests") or []
     if tests:
         lines += ["Mechanism tests:", ""]
-        lines += _table(["test", "outcome", "message"],
+        lines += markdown_table(["test", "outcome", "message"],
                         [[f"`{t['test']}`", t.get("outcome"), t.get("message") or ""]
                          for t in tests]) + [""]
     else:

@@ -18,7 +18,6 @@ without it; stopping only gives up chances to reject. Superiority claims only.
 from __future__ import annotations
 
 import math
-import numbers
 from statistics import NormalDist
 
 import numpy as np
@@ -29,27 +28,6 @@ RULE = ("non-binding futility stop: at a look before the last with an inconclusi
         "stop when the conditional power under the current trend (Lan-Wittes B-value, normal "
         "approximation) to be significantly better at the last look is below the declared "
         "threshold; it changes no level and no verdict")
-
-
-def parse_futility(kw: dict, where: str, looks: tuple[int, ...], claim_type: str) -> float | None:
-    """``futility=`` of ``pytest.mark.bench``: a conditional-power threshold in (0, 1), only
-    with two or more declared looks and a superiority claim; None when not declared."""
-    from benchkit.spec import SpecError
-
-    value = kw.get("futility")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-        raise SpecError(f"{where}: futility={value!r}; valid: a conditional power in (0, 1), "
-                        "e.g. futility=0.1 (stop when the last look has under a 10% chance of "
-                        "finding the idea better at the current trend)")
-    if len(looks) < 2:
-        raise SpecError(f"{where}: futility={value!r} needs looks to stop at; declare "
-                        "looks=(8, 16) or max_seeds=16 with it")
-    if claim_type != "superiority":
-        raise SpecError(f"{where}: futility={value!r} applies to superiority claims only; "
-                        f"claim_type={claim_type!r} has none (remove futility=)")
-    return float(value)
 
 
 def improvement_z(diffs, direction: str, test: str = "mean") -> float:

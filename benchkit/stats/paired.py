@@ -14,7 +14,7 @@ import numpy as np
 
 DIRECTIONS = ("lower", "higher")
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
-_REL_TOL = 1e-12  # float ties in the permutation null: sums in another order differ by ulps
+REL_TOL = 1e-12  # float ties in the permutation null: sums in another order differ by ulps
 
 
 def _direction(direction: str) -> str:
@@ -74,7 +74,7 @@ def sign_flip_p_value(diffs, *, exact_max: int = 16, n_resamples: int = 20000, s
         return 1.0
     # compare |sum| rather than |mean|; tolerance on the scale of the summed terms
     obs = abs(d.sum())
-    thr = obs - _REL_TOL * np.abs(d).sum()
+    thr = obs - REL_TOL * np.abs(d).sum()
     if n <= exact_max:
         bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
         sums = (1.0 - 2.0 * bits) @ d
@@ -118,7 +118,7 @@ def effect_size(diffs) -> float | None:
     return float(d.mean() / sd) if sd > 0 else None
 
 
-def _t_power(ncp: float, n: int, alpha: float) -> float:
+def t_test_power(ncp: float, n: int, alpha: float) -> float:
     """Power of the two-sided paired t-test with n pairs at noncentrality ncp."""
     from scipy import special
     from scipy import stats as sps
@@ -144,36 +144,16 @@ def power_mde(n: int, sd: float, alpha: float = 0.05, power: float = 0.8) -> flo
     if sd == 0:
         return 0.0
     hi = 1.0
-    while _t_power(hi, n, alpha) < power:
+    while t_test_power(hi, n, alpha) < power:
         hi *= 2
         if hi > 1e15:  # no effect reaches it: alpha below float resolution (critical t = inf)
             return math.inf
     lo = 0.0  # bisection: power grows with ncp; invariant power(lo) < power <= power(hi)
     while hi - lo > 1e-12 * max(1.0, hi):
         mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if _t_power(mid, n, alpha) >= power else (mid, hi)
+        lo, hi = (lo, mid) if t_test_power(mid, n, alpha) >= power else (mid, hi)
     ncp = 0.5 * (lo + hi)
     return float(ncp * abs(sd) / math.sqrt(n))
-
-
-def seeds_needed(delta: float, sd: float, alpha: float = 0.05, power: float = 0.8,
-                 max_n: int = 10000) -> int | None:
-    """Smallest n >= 2 pairs for which a two-sided paired t-test (t approximation of the
-    permutation test) detects a true difference |delta| with the given power. None if
-    delta == 0 or sd == 0 (undefined) or if more than max_n pairs would be needed."""
-    if delta == 0 or sd == 0 or not (math.isfinite(delta) and math.isfinite(sd)):
-        return None
-    es = abs(delta) / abs(sd)
-    ok = lambda n: _t_power(es * math.sqrt(n), n, alpha) >= power  # noqa: E731
-    if ok(2):
-        return 2
-    if not ok(max_n):
-        return None
-    lo, hi = 2, max_n  # invariant: not ok(lo), ok(hi); power grows with n
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return int(hi)
 
 
 def idea_wins(baseline, idea, direction: str) -> int:
@@ -226,7 +206,7 @@ def one_sided_sign_flip_p(w, *, exact_max: int = 16, n_resamples: int = 20000,
     (exact up to exact_max pairs, seeded Monte Carlo above, as the two-sided test)."""
     w = _array(w, "w")
     n, obs = len(w), float(w.sum())
-    thr = obs + _REL_TOL * float(np.abs(w).sum())
+    thr = obs + REL_TOL * float(np.abs(w).sum())
     if n <= exact_max:
         bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
         return float(np.mean((1.0 - 2.0 * bits) @ w <= thr))
@@ -294,7 +274,7 @@ def practical_verdict(p: float, delta_mean: float, direction: str, alpha: float,
     return "inconclusive"
 
 
-def mechanism_ok(signatures_confirmed, tests_passed) -> int | None:
+def evidence_ok(signatures_confirmed, tests_passed) -> int | None:
     """1 if every signature is confirmed and every mechanism test passed, 0 if any is not,
     None when the idea states no mechanism evidence at all."""
     flags = list(signatures_confirmed) + list(tests_passed)

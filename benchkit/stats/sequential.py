@@ -30,7 +30,6 @@ import numpy as np
 
 from benchkit.stats import paired as stats
 
-BOUNDARIES = ("union", "exact")
 EXACT_MAX = 16
 SIM_ROWS = 20000
 SIM_SEED = 0
@@ -40,20 +39,6 @@ EXACT_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declared in 
               "(boundary='exact'): each look's level is the largest at which P(some look so far "
               "rejects) <= alpha(t), exact up to 16 seeds, 20000 seeded sign vectors above; "
               "margin tests and families of several comparisons keep the union-bound levels")
-
-
-def parse_boundary(kw: dict, where: str, looks: tuple) -> str:
-    """``boundary=`` of ``pytest.mark.bench``: "union" (default) or "exact"."""
-    from benchkit.spec import SpecError
-
-    boundary = kw.get("boundary", "union")
-    if boundary not in BOUNDARIES:
-        raise SpecError(f"{where}: boundary={boundary!r}; valid: "
-                        f"{', '.join(map(repr, BOUNDARIES))} (how declared looks share alpha)")
-    if boundary == "exact" and len(looks) < 2:
-        raise SpecError(f"{where}: boundary='exact' needs two or more declared looks, e.g. "
-                        "looks=(8, 16): with one look the test is at the full alpha already")
-    return boundary
 
 
 @functools.lru_cache(maxsize=8)
@@ -73,7 +58,7 @@ def _p_per_row(signs: np.ndarray, d: np.ndarray) -> np.ndarray:
     if not np.any(d):
         return np.ones(len(signs))
     a = np.abs(signs[:, :len(d)] @ d)
-    tol = stats._REL_TOL * float(np.abs(d).sum())
+    tol = stats.REL_TOL * float(np.abs(d).sum())
     srt = np.sort(a)
     return (len(a) - np.searchsorted(srt, a - tol, side="left")) / len(a)
 

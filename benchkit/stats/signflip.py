@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from benchkit.stats import paired as stats
+
 EXACT_MAX = 16       # as benchkit.stats.paired.sign_flip_p_value: exact enumeration up to 16 pairs
 N_RESAMPLES = 20000  # and seeded Monte Carlo (1 + count) / (1 + N_RESAMPLES) above
 SIM_REPS = 2000      # simulated benches per power figure (Monte Carlo SE <= 0.011)
@@ -83,9 +85,7 @@ def sign_flip_ci(diffs, level: float, *, seed: int = 0) -> list[float | None]:
         return [m, m]
     lo = float(np.sort(r1)[need - 1])
     hi = float(np.sort(r2)[::-1][need - 1])
-    from benchkit.stats.paired import sign_flip_p_value
-
-    rejects = sign_flip_p_value(d, seed=seed) < level
+    rejects = stats.sign_flip_p_value(d, seed=seed) < level
     eps = 1e-9 * max(1.0, float(np.abs(d).max()))
     if rejects and lo <= 0 <= hi:      # 0 at an end, within rounding: the test's side
         lo, hi = (math.nextafter(0.0, 1.0), hi) if abs(lo) <= eps else (lo, math.nextafter(0.0, -1.0))
@@ -97,10 +97,8 @@ def sign_flip_ci(diffs, level: float, *, seed: int = 0) -> list[float | None]:
 def _p_values(d: np.ndarray, signs: np.ndarray, exact: bool) -> np.ndarray:
     """Sign-flip p of each row of d against the flips in ``signs``, in float64 with the
     tolerance of benchkit.stats.paired.sign_flip_p_value, so that the observed flip always counts."""
-    from benchkit.stats.paired import _REL_TOL
-
     out = np.empty(len(d))
-    tol = _REL_TOL * np.abs(d).sum(axis=1)
+    tol = stats.REL_TOL * np.abs(d).sum(axis=1)
     for i in range(0, len(d), 256):
         block = d[i:i + 256]
         obs = np.abs(block.sum(axis=1)) - tol[i:i + 256]
@@ -119,7 +117,7 @@ def power(n: int, effect_sd: float, level: float, *, reps: int = SIM_REPS,
     if n < min_pairs(level):
         return 0.0
     if n >= T_FROM:
-        return _t_power(abs(effect_sd), n, level)
+        return _t_power_of_effect(abs(effect_sd), n, level)
     rng = np.random.default_rng([seed, n])
     d = rng.standard_normal((reps, n)) + abs(effect_sd)
     exact = n <= 11
@@ -127,10 +125,9 @@ def power(n: int, effect_sd: float, level: float, *, reps: int = SIM_REPS,
     return float(np.mean(_p_values(d, signs, exact) < level))
 
 
-def _t_power(effect_sd: float, n: int, level: float) -> float:
-    from benchkit.stats.paired import _t_power as t_power
-
-    return t_power(effect_sd * math.sqrt(n), n, level)
+def _t_power_of_effect(effect_sd: float, n: int, level: float) -> float:
+    """The paired t-test's power at a standardised effect (mean / sd of the differences)."""
+    return stats.t_test_power(effect_sd * math.sqrt(n), n, level)
 
 
 def mde_power80(n: int, sd: float, level: float, target: float = 0.8) -> float | None:
@@ -184,5 +181,5 @@ def _t_seeds(es: float, level: float, target: float, max_n: int) -> int:
     lo, hi = 1, max_n
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if _t_power(es, mid, level) >= target else (mid, hi)
+        lo, hi = (lo, mid) if _t_power_of_effect(es, mid, level) >= target else (mid, hi)
     return hi

@@ -21,22 +21,9 @@ import math
 
 import numpy as np
 
-TESTS = ("mean", "sign")
 SIGN_TEST_NAME = ("two-sided exact sign test of the paired differences (binomial(m, 1/2) over "
                   "the m seeds whose difference is not 0); its null is that on a seed the idea "
                   "is as likely better as worse (median difference 0), without assuming symmetry")
-
-
-def parse_test(kw: dict, where: str) -> str:
-    """``test=`` of ``pytest.mark.bench``: "mean" (default) or "sign"."""
-    from benchkit.spec import SpecError
-
-    test = kw.get("test", "mean")
-    if test not in TESTS:
-        raise SpecError(f"{where}: test={test!r}; valid: 'mean' (sign-flip test of the mean "
-                        "difference, the default) or 'sign' (sign test: robust to rare "
-                        "catastrophic seeds)")
-    return test
 
 
 def sign_test_p(diffs) -> float:

@@ -4,6 +4,10 @@ that keying a stored run imports no torch (a CPU run's device needs none either)
 from __future__ import annotations
 
 import functools
+import os
+
+import benchkit
+from benchkit.store import hardware
 
 
 def environment(threads: int | None = None, device: str = "cpu") -> dict:
@@ -31,12 +35,29 @@ def _version(package: str) -> str:
 def _environment(threads: int, device: str) -> dict:
     import platform  # platform.platform() reads the interpreter binary: once per process
 
-    import benchkit
-    from benchkit.training import device as device_
-    from benchkit.store import hardware
     return {
         "python": platform.python_version(), "torch": _version("torch"),
         "numpy": _version("numpy"), "benchkit": benchkit.__version__,
-        **device_.describe(device), "threads": threads,
+        **device_description(device), "threads": threads,
         "platform": platform.platform(), "machine": platform.machine(), "cpu": hardware.cpu(),
     }
+
+
+def device_description(device: str) -> dict:
+    """What of the device goes into a run's environment (and so its store key): its kind
+    (``cpu``, ``cuda``, ``mps``) and, on an accelerator, its model and toolkit versions and the
+    determinism settings applied."""
+    kind = device.split(":")[0]
+    if kind == "cpu":
+        return {"device": "cpu"}
+    import torch
+
+    if kind == "cuda":
+        name = torch.cuda.get_device_name(torch.device(device))
+        accelerator = (f"{name} (CUDA {torch.version.cuda}, cuDNN "
+                       f"{torch.backends.cudnn.version()})")
+        determinism = (f"torch.use_deterministic_algorithms(True), CUBLAS_WORKSPACE_CONFIG="
+                       f"{os.environ.get('CUBLAS_WORKSPACE_CONFIG')}, cudnn.benchmark=False")
+    else:
+        accelerator, determinism = "Apple MPS", "none applied (MPS)"
+    return {"device": kind, "accelerator": accelerator, "determinism": determinism}

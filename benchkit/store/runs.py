@@ -24,8 +24,11 @@ import json
 import os
 from pathlib import Path
 
+from benchkit.spec.idea import ARMS, cfg_id
 from benchkit.store import fingerprint as fp
 from benchkit.store import records
+from benchkit.store.backends import DirectoryStorage
+from benchkit.store import environment, hardware
 
 STORE_VERSION = 2
 ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "accelerator", "threads")
@@ -45,8 +48,6 @@ class RunStore:
 
     def __init__(self, storage, rootdir: Path, threads: int, device: str = "cpu", *,
                  any_cpu: bool = False):
-        from benchkit.store.backends import DirectoryStorage
-
         self.storage = DirectoryStorage(storage) if isinstance(storage, (str, Path)) else storage
         self.rootdir = Path(rootdir)
         self.threads = int(threads)
@@ -62,9 +63,7 @@ class RunStore:
     def key(self, *, arm_fingerprint: str, protocol: dict, arm: str, track: str, cfg: dict,
             seed: int) -> str:
         """The lookup key of one run of an arm at (track, cfg, seed)."""
-        from benchkit.store.environment import environment
-
-        env = environment(self.threads, self.device)
+        env = environment.environment(self.threads, self.device)
         material = {
             "store_version": STORE_VERSION, "arm": arm, "arm_code": arm_fingerprint,
             "track": track, "protocol": protocol, "cfg": cfg, "seed": seed,
@@ -83,10 +82,8 @@ class RunStore:
     def records(self, key: str) -> list[dict]:
         """Every valid record stored under ``key`` for this CPU (any CPU's with ``any_cpu``,
         this CPU's first); invalid ones are reported, not returned."""
-        from benchkit.store.hardware import cpu
-
         where = self.storage.location
-        mine = f"{self._folder(key)}/{self._cpu_tag(cpu())}-"
+        mine = f"{self._folder(key)}/{self._cpu_tag(hardware.cpu())}-"
         try:
             names = self.storage.names(self._folder(key))
         except OSError as exc:
@@ -135,8 +132,6 @@ class RunStore:
         ``[((arm, track, cfg, seed), record), ...]``. ``present`` holds the
         (arm, track, cfg_id, seed) of the runs the session has; a run with no usable record
         stays missing."""
-        from benchkit.spec import ARMS, cfg_id
-
         module_file = self.rootdir / spec["module"]
         arm_tests = spec.get("arm_tests") or {}
         found = []

@@ -102,21 +102,3 @@ def prepare(device: str) -> None:
     torch.cuda.set_device(torch.device(device))
 
 
-def describe(device: str) -> dict:
-    """What of the device goes into a run's environment (and so its store key): its kind
-    (``cpu``, ``cuda``, ``mps``) and, on an accelerator, its model and toolkit versions and the
-    determinism settings applied."""
-    kind = device.split(":")[0]
-    if kind == "cpu":
-        return {"device": "cpu"}
-    import torch
-
-    if kind == "cuda":
-        name = torch.cuda.get_device_name(torch.device(device))
-        accelerator = (f"{name} (CUDA {torch.version.cuda}, cuDNN "
-                       f"{torch.backends.cudnn.version()})")
-        determinism = (f"torch.use_deterministic_algorithms(True), CUBLAS_WORKSPACE_CONFIG="
-                       f"{os.environ.get('CUBLAS_WORKSPACE_CONFIG')}, cudnn.benchmark=False")
-    else:
-        accelerator, determinism = "Apple MPS", "none applied (MPS)"
-    return {"device": kind, "accelerator": accelerator, "determinism": determinism}

@@ -17,9 +17,17 @@ import torch
 from torch import nn
 
 from benchkit.store import trace as recorder
-from benchkit.verdict.convergence import curve_epochs
 from benchkit.training.optim import make_optimizer, make_schedule
 from benchkit.tracks.base import Split, Track
+
+FRACTIONS = (0.25, 0.5, 0.75, 1.0)  # of training, where run.fit takes validation (its curve)
+
+
+def curve_epochs(epochs: int) -> tuple[int, ...]:
+    """The epochs after which a run's validation metric is taken: floor(f * epochs) for f in
+    :data:`FRACTIONS`, at least 1, deduplicated (``()`` for 0 epochs)."""
+    return tuple(sorted({max(1, math.floor(f * epochs)) for f in FRACTIONS})) if epochs > 0 else ()
+
 
 ORDER_SALT = 0x5EED0  # the minibatch-order stream is its own, apart from init and data
 
@@ -121,7 +129,7 @@ def fit(model: nn.Module, data, track: Track, *, lr: float | None, epochs: int,
         batch_size: int, seed: int, **choices) -> FitResult:
     """Train (``choices``: ``weight_decay``, ``optimizer``, ``loss``, ``schedule``,
     ``momentum``, as :func:`train`) and evaluate on val and test. The validation metric is
-    also taken at the points of :func:`benchkit.verdict.convergence.curve_epochs` (one batched forward
+    also taken at the points of :func:`benchkit.training.loop.curve_epochs` (one batched forward
     each, in eval mode: no training state changes) and returned as ``curve``."""
     points = set(curve_epochs(epochs)) - {epochs}
     curve: list[tuple[int, float]] = []

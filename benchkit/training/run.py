@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from benchkit.store import hardware
 from benchkit.store.environment import environment  # noqa: F401  (its old home)
 from benchkit.tracks.base import Data, Split, Track
 
@@ -348,8 +349,7 @@ class Run:
 
 
 def _this_cpu() -> str:
-    from benchkit.store.hardware import cpu
-    return cpu()
+    return hardware.cpu()
 
 
 def _copy_to(tensor, device: str):

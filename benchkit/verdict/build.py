@@ -1,23 +1,21 @@
-"""Assemble one idea x track report (schema v1 superset) and write it atomically.
+"""Assemble one idea x track report (schema v1 superset): select, compare, decide.
 
-Pure Python + numpy via :mod:`benchkit.stats.paired`: the controller never imports torch.
+Pure Python + numpy via :mod:`benchkit.stats`: the controller never imports torch. Writing it
+is :mod:`benchkit.report.bench_report`'s.
 """
 from __future__ import annotations
 
-import json
 import math
-import time
-from pathlib import Path
 
 import numpy as np
 
-from benchkit.verdict import convergence, extension as extend, fairness
-from benchkit.stats import equivalence, signflip, paired as stats
-from benchkit.store import provenance
-from benchkit.stats import futility, signtest as robust
+from benchkit.spec.idea import ARMS, cfg_id, run_id, unreachable_family
+from benchkit.stats import equivalence, futility, signflip
+from benchkit.stats import paired as stats
 from benchkit.stats import sequential as seq
-from benchkit.store.atomic import write_atomic  # noqa: F401  (re-exported)
-from benchkit.spec import ARMS, cfg_id, run_id, unreachable_family
+from benchkit.stats import signtest as robust
+from benchkit.verdict import budgets, controls, convergence, mechanism, plan
+from benchkit.verdict import extension as extend
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
@@ -27,9 +25,6 @@ TEST_NAME = ("two-sided paired sign-flip permutation test of the mean difference
              "is that each seed's difference is symmetric about 0 (either sign equally likely), "
              "not only a zero mean (exact up to 16 pairs, seeded Monte Carlo above)")
 V1_VERDICTS = {"helps": "idea better (significant)", "harms": "idea worse (significant)"}
-SCHEMA_PATH = Path(__file__).parents[1] / "report" / "bench_report.schema.json"
-
-
 def direction_of(report: dict) -> str:
     """``"lower"`` or ``"higher"``, from ``metric_direction`` ("lower is better", ...) of a
     report or a protocol."""
@@ -94,7 +89,7 @@ def mechanism_signature(idea_runs: list[dict]) -> dict:
         farthest = max(finite, key=lambda v: abs(v - predicted)) if finite else None
         confirmed = len(present) == len(entries) and all(e["confirmed"] for e in present)
         tol = max(e["tol"] for e in present)
-        status, discriminating, nulls = fairness.signature_status(confirmed, entries,
+        status, discriminating, nulls = mechanism.signature_status(confirmed, entries,
                                                                   predicted, tol)
         out[name] = {
             "prediction": present[0]["prediction"], "predicted": predicted,
@@ -201,14 +196,14 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
             base, idea, direction=direction, alpha=alpha, margin=spec.get("margin")), test)
         selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
                     for arm in arms}
-        report["controls"] = {arm.removeprefix("control:"): fairness.control_section(
+        report["controls"] = {arm.removeprefix("control:"): controls.control_section(
             arm, sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]], idea,
             direction=direction, alpha=alpha, margin=spec.get("margin"))
             for arm in arms if arm not in ARMS}
         for control in report["controls"].values():
             robust.apply(control["comparison"], test)
-        report["budgets"] = fairness.budget_section(selected, spec)
-        report["log_medians"] = {arm: fairness.median_figures(rs, "logs")
+        report["budgets"] = budgets.budget_section(selected, spec)
+        report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}
         report["convergence"], flags = convergence.section(track, selected, direction)
         warnings += flags
@@ -231,7 +226,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     report.update({
         "mechanism_signature": mech_sig,
         "math_verification": mech_tests,
-        "mechanism_ok": fairness.mechanism_ok(
+        "mechanism_ok": mechanism.mechanism_ok(
             mech_sig["signatures"],
             [t["outcome"] == "passed" for t in mech_tests["tests"]
              if t["outcome"] != "skipped"]),
@@ -274,7 +269,7 @@ def plan_of(spec: dict, n: int, runs: list[dict] = ()) -> dict:
     look = looks.index(n) + 1 if n in looks else None
     reasons = [f"--bench-{k} {v} overrides the module's plan" for k, v in
                sorted((spec.get("overrides") or {}).items())]
-    reasons += provenance.plan_changes(provenance.declared_plan({**spec, "looks": looks}), runs)
+    reasons += plan.plan_changes(plan.declared_plan({**spec, "looks": looks}), runs)
     if look is None:
         reasons.append(f"{n} seeds is not a declared look (looks={tuple(looks)}): declare it "
                        "in pytest.mark.bench (looks=...) before the first look")
@@ -338,7 +333,7 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     # the reference-format fields say what the practical verdict says (Holm, the look's level)
     comp["verdict"] = V1_VERDICTS.get(report["practical_verdict"], "no significant win")
     comp["system_worked"] = report["practical_verdict"] == "helps"
-    fairness.finish_verdicts(report, level)  # controls, budgets, then the system verdict
+    controls.finish_verdicts(report, level)  # controls, budgets, then the system verdict
     futility.assess(report, family_size)
     return report
 
@@ -384,15 +379,3 @@ def _environment(run_payloads: list[dict]) -> dict:
     return dict(envs[0]) if envs else {}
 
 
-def report_path(report_dir: Path, name: str, track: str) -> Path:
-    return Path(report_dir) / name / track / "bench_report.json"
-
-
-def dumps(report: dict) -> str:
-    """Deterministic JSON: sorted keys are avoided to keep the v1 reading order; NaN refused."""
-    return json.dumps(report, indent=2, allow_nan=False) + "\n"
-
-
-def stamp(report: dict) -> dict:
-    report["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return report

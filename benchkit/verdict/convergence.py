@@ -1,7 +1,7 @@
 """Is training over? Per-run validation curves and the "still improving" flag.
 
 ``run.fit``'s standard loop takes the validation metric after the epochs of
-:func:`curve_epochs` (a quarter, a half, three quarters and all of training, deduplicated) and
+:func:`benchkit.training.loop.curve_epochs` (a quarter, a half, three quarters and all of training, deduplicated) and
 stores them as the run's ``curve``: ``[{"epoch": e, "val": v}, ...]``, one batched forward each.
 An arm with its own loop (``run.batches``/``run.record``) has no curve.
 
@@ -17,19 +17,11 @@ from __future__ import annotations
 import math
 import statistics
 
-from benchkit.spec import cfg_id
+from benchkit import tracks
+from benchkit.spec.idea import cfg_id
 
 STILL_IMPROVING = 0.01  # a relative validation gain over the last quarter above this flags
 BUDGETS = ("convergence", "fixed")
-FRACTIONS = (0.25, 0.5, 0.75, 1.0)
-
-
-def curve_epochs(epochs: int) -> tuple[int, ...]:
-    """The epochs after which a run's validation metric is taken: floor(f * epochs) for f in
-    :data:`FRACTIONS`, at least 1, deduplicated (``()`` for 0 epochs)."""
-    return tuple(sorted({max(1, math.floor(f * epochs)) for f in FRACTIONS})) if epochs > 0 else ()
-
-
 def last_quarter_gain(curve, direction: str) -> float | None:
     """Relative improvement of validation from the 3/4 point to the end of ``curve``
     (positive = better), or None when the curve has no 3/4 point before its end (fewer than 2
@@ -72,8 +64,6 @@ def section(track: str, selected: dict[str, list[dict]], direction: str,
 def declaration(track: str) -> tuple[str | None, str | None]:
     """The registered track's ``(budget, budget_reason)``; (None, None) when it is unknown
     here."""
-    from benchkit import tracks
-
     try:
         t = tracks.get(track)
     except KeyError:

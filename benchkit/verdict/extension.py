@@ -20,6 +20,8 @@ import math
 import numbers
 from typing import Callable
 
+from benchkit.stats import paired as stats
+
 INT_KEYS = ("epochs", "batch_size")   # counts: an extension must stay a positive integer
 
 
@@ -92,8 +94,6 @@ def resolve(declared: list[dict], val_of: Callable, seeds: list[int], direction:
     (arm, axis, side) still at an edge after the limit (or where no valid step exists).
     Every arm in ``arms`` (controls included) tunes on the same grid. Axes in ``fixed`` (a
     frontier's budget axis) are never at an edge: each of their values is benched alone."""
-    from benchkit.stats import paired as stats
-
     grid = [dict(c) for c in declared]
     ax = {k: v for k, v in axes(grid).items() if k not in fixed}
     steps = {(k, s): 0 for k in ax for s in ("low", "high")}
@@ -128,24 +128,3 @@ def resolve(declared: list[dict], val_of: Callable, seeds: list[int], direction:
                                "arms": sorted(arms)})
 
 
-def grids_from_store(spec, store, module_obj, module_path) -> dict:
-    """Each track's grid extended as far as the stored runs of the module call for: what a
-    session collects, so that it trains the extension the runs already decided."""
-    from benchkit import tracks
-    from benchkit.store.fingerprint import arm_fingerprint
-
-    prints = {arm: arm_fingerprint(getattr(module_obj, qualname))
-              for arm, qualname in spec.arm_tests}
-
-    def val_of(track):
-        def val(arm, cfg, seed):
-            rec = store.lookup(store.key(arm_fingerprint=prints[arm], seed=seed, arm=arm,
-                                         protocol=spec.protocols[track], track=track, cfg=cfg),
-                               module_path)
-            res = None if rec is None else rec["result"]
-            return None if res is None else (float("nan") if res["diverged"] else res["val"])
-        return val
-
-    return {t: tuple(resolve(list(spec.declared_grids[t]), val_of(t), list(spec.seeds),
-                             tracks.get(t).direction, spec.extend, spec.arms)["grid"])
-            for t in spec.tracks}

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import statistics
 
-from benchkit.verdict import fairness
+from benchkit.spec.idea import cfg_id
 from benchkit.stats import paired as stats
+from benchkit.verdict import controls, mechanism
+from benchkit.verdict.budgets import budget_section, median_figures
 from benchkit.verdict import build as rep
-from benchkit.spec import cfg_id
 
 
 def build_frontier_report(spec: dict, track: str, run_payloads: list[dict],
@@ -50,10 +51,10 @@ def build_frontier_report(spec: dict, track: str, run_payloads: list[dict],
     top["idea"], top["idea_config"] = stats.summarize(pooled["idea"]), marker
     top["comparison"] = stats.compare(pooled["baseline"], pooled["idea"], direction=direction,
                                       alpha=alpha, margin=margin)
-    top["controls"] = {name: fairness.control_section(
+    top["controls"] = {name: controls.control_section(
         c["arm"], c["sweep"], marker, pooled[c["arm"]], pooled["idea"], direction=direction,
         alpha=alpha, margin=margin) for name, c in top["controls"].items()}
-    budgets = fairness.budget_section(selected, spec)
+    budgets = budget_section(selected, spec)
     budgets["unmatched"] = [f"at {axis}={value}: {text}" for value, p in points
                             for text in p["budgets"]["unmatched"]]
     budgets["matched"] = not budgets["unmatched"]
@@ -61,10 +62,10 @@ def build_frontier_report(spec: dict, track: str, run_payloads: list[dict],
                          for c in p["budgets"]["checks"]]
     budgets["points"] = [{"value": value, **p["budgets"]} for value, p in points]
     top["budgets"] = budgets
-    top["log_medians"] = {arm: fairness.median_figures(rows, "logs")
+    top["log_medians"] = {arm: median_figures(rows, "logs")
                           for arm, rows in selected.items()}
     top["mechanism_signature"] = rep.mechanism_signature(selected["idea"])
-    top["mechanism_ok"] = fairness.mechanism_ok(
+    top["mechanism_ok"] = mechanism.mechanism_ok(
         top["mechanism_signature"]["signatures"],
         [t["outcome"] == "passed" for t in top["math_verification"]["tests"]
          if t["outcome"] != "skipped"])
@@ -100,7 +101,7 @@ def _incomplete(top: dict, points: list) -> dict:
                 "incomplete": {"reasons": reasons, "missing": missing, "failed": failed},
                 "mechanism_signature": rep.mechanism_signature([])})
     top["baseline"] = {**top["baseline"], "best_cfg": None, "full": None}
-    top["mechanism_ok"] = fairness.mechanism_ok({}, [
+    top["mechanism_ok"] = mechanism.mechanism_ok({}, [
         t["outcome"] == "passed" for t in top["math_verification"]["tests"]
         if t["outcome"] != "skipped"])
     return top

@@ -12,13 +12,15 @@ error or a file that is missing or is not a benchkit report. Never imports torch
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from benchkit.cli.output import error, say
+from benchkit.cli.verify import add_parser
 from benchkit.report.fmt import mechanism_word, num, rel_pct
 from benchkit.report.bench_report import (REPORT_NAME, SUPPORTED_VERSIONS, ReportError, is_finite,  # noqa: F401
-                                          load_report, printable)
-from benchkit.spec import cfg_id
+                                          load_report)
+from benchkit.report.terminal import render_summary
+from benchkit.spec.idea import cfg_id
 
 # compare: a verdict lower in this order is worse; an incomplete report is the worst of all
 VERDICT_RANK = {"equivalent": 4, "helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "unmatched": -1,
@@ -77,24 +79,22 @@ def _reading_status(found, errors, paths) -> int | None:
     """Print the reading errors; the exit status they make (2; 1 when nothing was found),
     None when the command goes on."""
     for e in errors:
-        _error(e)
+        error(e)
     if errors:
         return 2
     if not found:
-        _error(f"no {REPORT_NAME} found under {', '.join(paths)}")
+        error(f"no {REPORT_NAME} found under {', '.join(paths)}")
         return 1
     return None
 
 
 # -- show -----------------------------------------------------------------------------------
 def cmd_show(args) -> int:
-    from benchkit.report.terminal import render_summary
-
     files, errors = find_reports(args.paths)
     written = [(f, _for_table(r, f)) for f, r in _read(files, errors)]
     if written:
         for line in render_summary(written, Path.cwd()):
-            _say(line)
+            say(line)
     return _reading_status(written, errors, args.paths) or 0
 
 
@@ -207,31 +207,31 @@ def cmd_compare(args) -> int:
     try:
         old, new = load_report(args.old), load_report(args.new)
     except ReportError as exc:
-        return _error(str(exc))
+        return error(str(exc))
     po, pn = Path(args.old), Path(args.new)
     names = _idea_name(old, po), _idea_name(new, pn)
     if names[0] != names[1]:
-        return _error(f"the reports are of different ideas: {names[0]!r} (OLD {args.old}) vs "
+        return error(f"the reports are of different ideas: {names[0]!r} (OLD {args.old}) vs "
                       f"{names[1]!r} (NEW {args.new})")
     if old["track"] != new["track"]:
-        return _error(f"the reports are of different tracks: {old['track']!r} (OLD "
+        return error(f"the reports are of different tracks: {old['track']!r} (OLD "
                       f"{args.old}) vs {new['track']!r} (NEW {args.new})")
-    _say(f"benchkit compare: {names[0]} on {old['track']} ({new['metric_direction']})")
+    say(f"benchkit compare: {names[0]} on {old['track']} ({new['metric_direction']})")
     for label, p, r in (("OLD", args.old, old), ("NEW", args.new, new)):
-        _say(f"  {label} {p}" + (f"  ({r['created']})" if r.get("created") else ""))
-    _say()
+        say(f"  {label} {p}" + (f"  ({r['created']})" if r.get("created") else ""))
+    say()
     rows = [("field", "OLD", "NEW", "change"), *_fields(old, new)]
     lines = _render_rows(rows)
-    _say("\n".join([lines[0], "-" * len(lines[0]), *lines[1:]]))
-    _say()
+    say("\n".join([lines[0], "-" * len(lines[0]), *lines[1:]]))
+    say()
     why, notes = regressions(old, new)
     for line in _protocol_notes(old, new) + notes:
-        _say(line)
+        say(line)
     if why:
         for w in why:
-            _say(f"REGRESSION: {w}")
+            say(f"REGRESSION: {w}")
         return 1
-    _say("OK: no regression (verdict not worse, idea's metric within OLD's MDE)")
+    say("OK: no regression (verdict not worse, idea's metric within OLD's MDE)")
     return 0
 
 
@@ -242,7 +242,7 @@ def cmd_render(args) -> int:
     files, errors = find_reports(args.paths)
     for f, report in _read(files, errors):
         notes = write_companions(f, report, echo=False)
-        _say(f"{f.parent}: summary.md" + ("".join(f"; {n}" for n in notes) if notes
+        say(f"{f.parent}: summary.md" + ("".join(f"; {n}" for n in notes) if notes
                                            else ", paired.png, sweep.png"))
     return _reading_status(files, errors, args.paths) or 0
 
@@ -259,30 +259,20 @@ def cmd_leaderboard(args) -> int:
         return status
     if not entries:
         tracks = ", ".join(sorted({e.track for e in every}))
-        return _error(f"no report of track {args.track!r}; the reports' tracks: {tracks}")
+        return error(f"no report of track {args.track!r}; the reports' tracks: {tracks}")
     result = lb.build(entries)
     for line in lb.render(result):
-        _say(line)
+        say(line)
     if args.json:
         lb.write_json(result, args.json)
-        _say(f"wrote {args.json}")
+        say(f"wrote {args.json}")
     if args.plot:
         note = lb.plot(result, args.plot)
-        _say(f"plot: {note}" if note else f"wrote {args.plot}")
+        say(f"plot: {note}" if note else f"wrote {args.plot}")
     return 0
 
 
 # -- entry ------------------------------------------------------------------------------------
-def _say(text: str = "", file=None) -> None:
-    """Print ``text`` with its control characters escaped: report files and paths are input."""
-    print("\n".join(printable(line) for line in str(text).split("\n")), file=file)
-
-
-def _error(message: str) -> int:
-    _say(f"benchkit: error: {message}", file=sys.stderr)
-    return 2
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m benchkit",
@@ -333,7 +323,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PATH",
                    help="also draw per-idea intervals to PATH (needs matplotlib: benchkit[plot])")
     p.set_defaults(func=cmd_leaderboard)
-    from benchkit.cli.verify import add_parser
     add_parser(sub)
     return parser
 
