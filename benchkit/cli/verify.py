@@ -28,7 +28,7 @@ def verify(report: dict, storage) -> tuple[int, list[str]]:
         if not key or not digest:
             continue
         name = f"{row['arm']}[{report.get('track')}-{cfg_id(row['cfg'])}-seed{row['seed']}]"
-        folder = RunStore._folder(key)
+        folder = RunStore.folder(key)
         try:
             names = storage.names(folder)
         except OSError as exc:

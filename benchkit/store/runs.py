@@ -72,7 +72,7 @@ class RunStore:
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
     @staticmethod
-    def _folder(key: str) -> str:
+    def folder(key: str) -> str:
         return f"v{STORE_VERSION}/{key[:2]}/{key}"
 
     @staticmethod
@@ -83,9 +83,9 @@ class RunStore:
         """Every valid record stored under ``key`` for this CPU (any CPU's with ``any_cpu``,
         this CPU's first); invalid ones are reported, not returned."""
         where = self.storage.location
-        mine = f"{self._folder(key)}/{self._cpu_tag(hardware.cpu())}-"
+        mine = f"{self.folder(key)}/{self._cpu_tag(hardware.cpu())}-"
         try:
-            names = self.storage.names(self._folder(key))
+            names = self.storage.names(self.folder(key))
         except OSError as exc:
             self.problem(f"cannot read the run store at {where} ({_why(exc)}): runs are "
                          "trained, not reused")
@@ -117,7 +117,7 @@ class RunStore:
     def put(self, record: dict) -> bool:
         """Store a record under its key and CPU; False (and a problem line) when it cannot be
         written."""
-        name = (f"{self._folder(record['key'])}/{self._cpu_tag(record['cpu'])}-"
+        name = (f"{self.folder(record['key'])}/{self._cpu_tag(record['cpu'])}-"
                 f"{record['digest'][:24]}.json")
         try:
             self.storage.write(name, records.dumps(record))
