@@ -1,4 +1,4 @@
-"""``python -m benchkit``: see :mod:`benchkit.cli`."""
-from benchkit.cli import main
+"""``python -m benchkit``: see :mod:`benchkit.cli.commands`."""
+from benchkit.cli.commands import main
 
 raise SystemExit(main())

@@ -2,12 +2,12 @@
 
 A script, not a test (tests/test_calibration.py runs a small deterministic version of it).
 One process, one torch thread, no pytest: it calls the same code an arm test does
-(benchkit.run.seed_everything, then benchkit.run.Run.fit), then benchkit.stats.select_config
-and benchkit.stats.compare, exactly as a report does.
+(benchkit.training.run.seed_everything, then benchkit.training.run.Run.fit), then benchkit.stats.paired.select_config
+and benchkit.stats.paired.compare, exactly as a report does.
 
 Null (A/A with different init streams). The "idea" is the baseline model, built after
 ``torch.manual_seed(seed + IDEA_INIT_OFFSET)`` instead of the seed's own init stream; the data
-(track.data(seed)) and the minibatch order (benchkit.train.order_generator(seed)) stay those of
+(track.data(seed)) and the minibatch order (benchkit.training.loop.order_generator(seed)) stay those of
 the seed. Both init streams are draws from the same distribution, so H0 holds exactly. Seed
 block b uses seeds SEEDS*b .. SEEDS*b + SEEDS-1; each block is one bench: every arm runs every
 grid config on every seed, each arm selects its config on the validation mean, and the
@@ -48,9 +48,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from benchkit import stats, tracks
-from benchkit.environment import environment
-from benchkit.run import Run, seed_everything
+from benchkit.stats import paired as stats
+from benchkit import tracks
+from benchkit.store.environment import environment
+from benchkit.training.run import Run, seed_everything
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -262,7 +263,7 @@ def main(argv=None) -> None:
                      "blocks": args.blocks, "first_block": args.first_block,
                      "epochs": args.epochs, "grid": args.grid_cfgs,
                      "alpha": args.alpha, "selection": "per arm, best validation mean",
-                     "test": "benchkit.stats.compare (two-sided paired sign-flip)",
+                     "test": "benchkit.stats.paired.compare (two-sided paired sign-flip)",
                      "idea_init": f"torch.manual_seed(seed + {IDEA_INIT_OFFSET})",
                      "noise_sd": args.noise_sd, "batch_size": track.batch_size,
                      "optimizer": track.optimizer, "n_test": n_test},

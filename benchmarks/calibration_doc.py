@@ -53,7 +53,7 @@ Does benchkit's verdict mean what it says? Two measurements on the `{p['track']}
    detected, and does the power that benchkit predicts agree?
 
 Later sections record the sequential-seeds rule and its boundaries (simulated differences, no
-training) and the statistics that describe the test that decides (`benchkit.signflip`,
+training) and the statistics that describe the test that decides (`benchkit.stats.signflip`,
 non-inferiority, equivalence), by seeded simulation."""
 
 

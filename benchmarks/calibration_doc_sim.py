@@ -173,7 +173,7 @@ def planning_section(st: dict) -> str:
           + f" | {r['below_min_pairs']} |" for r in pl["reachable"]]
     below = sum(r["below_min_pairs"] for r in pl["reachable"])
     agree = sum(r["within_2se"] for r in pl["power"])
-    return f"""## Planning figures of the sign-flip test (`benchkit.signflip`)
+    return f"""## Planning figures of the sign-flip test (`benchkit.stats.signflip`)
 
 A report's `mde_power80` and, when not significant, `seeds_needed` are computed for the
 sign-flip test at the level its first Holm step uses (the look's level over the family size),
@@ -261,7 +261,7 @@ def margins_section(st: dict) -> str:
     return f"""## Non-inferiority and equivalence at their margins
 
 A margin claim is tested per seed on w = worse_by - margin * |baseline| (`stats.noninferiority`;
-`benchkit.equivalence.tost` tests both sides), so the relative margin is not treated as a known
+`benchkit.stats.equivalence.tost` tests both sides), so the relative margin is not treated as a known
 constant. The simulated idea is exactly at the margin in expectation: {n0['idea']}, i.e.
 (1 + margin) times each seed's baseline, plus heteroscedastic noise of sd {n0['noise']:g} x
 |baseline|; baselines normal(1, base sd). A "non-inferior" here is a false positive; it must

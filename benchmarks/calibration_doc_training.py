@@ -56,7 +56,7 @@ def protocol(runs: list[dict]) -> str:
 
 **The null.** The baseline of seed s is built right after `seed_everything(s)`; the idea is the
 same model built after `seed_everything(s)` followed by `torch.manual_seed(s + {offset})`.
-Data (`track.data(s)`) and minibatch order (`benchkit.train.order_generator(s)`, its own torch
+Data (`track.data(s)`) and minibatch order (`benchkit.training.loop.order_generator(s)`, its own torch
 generator) are the seed's in both arms. (The idea's init seeds, {offset} and up, do not collide
 with the baseline's {ranges[0][0]}-{last_seed}.) Both init streams are draws from the same
 distribution, so there is no effect. Before the blocks, the script runs one block with the idea
@@ -283,7 +283,7 @@ How the two predictions are made, with nothing fitted to the detection data:
   δ's direction.{f' At {n} seeds this is Φ(δ/σ_d)^{n}: all {n} must agree.' if only_all_agree else ''}
 - **Noncentral t**: `simstats.paired_t_power(δ, σ_d, {n}, {alpha:g})`. This is the t
   approximation behind `stats.power_mde` and the report's `mde` (the report's `mde_power80` and
-  `seeds_needed` are now the sign-flip test's own, `benchkit.signflip`: see below).
+  `seeds_needed` are now the sign-flip test's own, `benchkit.stats.signflip`: see below).
 
 **The sign-flip prediction is the one that holds.** It lies inside the 95% interval of the
 observed rate at {len(inside)} of the {len(rows)} sizes."""

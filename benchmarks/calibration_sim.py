@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from benchkit import stats
+from benchkit.stats import paired as stats
 
 import simstats
 from simstats import rate
@@ -23,7 +23,7 @@ def sequential_boundaries(reps: int, alpha: float, effect: float, seed: int = 17
     differences (no training): per condition ``reps`` benches of 16 differences, seeded; a
     bench rejects when look 1 (8 seeds) has p below its level, or look 2 (16) does. Exact
     Clopper-Pearson 95% intervals."""
-    from benchkit import sequential
+    from benchkit.stats import sequential
 
     looks = [8, 16]
     union = stats.look_levels(looks, looks[-1], alpha)
@@ -86,7 +86,7 @@ def _sim_power(d: np.ndarray, level: float) -> dict:
 def planning_statistics(reps: int, look1: float) -> dict:
     """signflip.power / mde_power80 / seeds_needed against independent simulations of the test
     they describe, and seeds_needed against the smallest n at which p < level is possible."""
-    from benchkit import signflip
+    from benchkit.stats import signflip
 
     def normal(n: int, es: float, cond: int) -> np.ndarray:
         return np.random.default_rng([STAT_SALT, cond]).standard_normal((reps, n)) + es
@@ -139,7 +139,7 @@ def interval_statistics(reps: int, look1: float) -> dict:
     """signflip.sign_flip_ci as a report computes it (on the per-seed differences, at the
     level): does it exclude 0 exactly when compare's p is below the level, and how often does
     it cover the true shift (symmetric differences: the test of d - shift is exact)?"""
-    from benchkit import signflip
+    from benchkit.stats import signflip
 
     rng = np.random.default_rng([STAT_SALT, 400])
     levels = (0.05, 0.01, look1)
@@ -216,7 +216,7 @@ def noninferiority_at_margin(reps: int, look1: float) -> list[dict]:
 def harm_within_margin(reps: int, seeds=(8, 16, 32, 64)) -> list[dict]:
     """An idea 1% worse with a 5% margin through the report's path (stats.compare with
     margin=, then equivalence.verdict): how often it passes the non-inferior gate."""
-    from benchkit import equivalence
+    from benchkit.stats import equivalence
 
     out = []
     for c, n in enumerate(seeds):
@@ -240,7 +240,7 @@ def harm_within_margin(reps: int, seeds=(8, 16, 32, 64)) -> list[dict]:
 def tost_at_margin(reps: int) -> list[dict]:
     """equivalence.tost on ideas exactly 5% worse / 5% better in expectation (relative margin,
     heteroscedastic): the false 'equivalent' rate, to stay <= alpha + 2 SE."""
-    from benchkit import equivalence
+    from benchkit.stats import equivalence
 
     out, c = [], 540
     for n in (8, 12):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit import stats
+from benchkit.stats import paired as stats
 
 import simstats
 from simstats import rate

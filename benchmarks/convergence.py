@@ -3,8 +3,8 @@
 
 Per track, the baseline (default model, ``Run.fit``) at the config the baseline selects in
 benchmarks/tracks.json, trained for twice the track's epochs with the validation metric after
-every epoch (``benchkit.train.train``'s ``on_epoch``), 2 seeds. Reported per seed: the relative
-validation gain over the last quarter of the default epochs (``benchkit.convergence``'s rule,
+every epoch (``benchkit.training.loop.train``'s ``on_epoch``), 2 seeds. Reported per seed: the relative
+validation gain over the last quarter of the default epochs (``benchkit.verdict.convergence``'s rule,
 positive = better) and the gain from the default epochs to twice as many. Writes
 benchmarks/convergence.json.
 
@@ -22,8 +22,8 @@ TRACKS = ("tabular", "dynamics", "digits", "charlm")
 
 
 def curve(track, seed: int, cfg: dict, epochs: int) -> list[float]:
-    from benchkit import train
-    from benchkit.run import Run, seed_everything
+    from benchkit.training import loop as train
+    from benchkit.training.run import Run, seed_everything
 
     seed_everything(seed)
     run = Run(arm="baseline", track=track, cfg=cfg, seed=seed, epochs=epochs)

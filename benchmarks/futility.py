@@ -3,7 +3,7 @@
 Looks at 8 and 16 seeds, alpha 0.05, the default union boundaries; per-seed differences
 N(-effect, 1) (lower is better, so a positive effect means the idea is better), 10,000 benches
 per condition by default. Each bench is decided as a report decides it: the exact sign-flip p
-at each look against stats.look_levels, and at look 1, when inconclusive, benchkit.futility's
+at each look against stats.look_levels, and at look 1, when inconclusive, benchkit.stats.futility's
 conditional power against the threshold. Written to benchmarks/futility.json:
 
 - reject: P(significant at some look), without and with the stop (family-wise error at effect
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit import futility, stats
+from benchkit.stats import futility, paired as stats
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

@@ -50,7 +50,7 @@ def arms_of(track: str) -> dict:
 
 def sweep(track_name: str, seeds: int, epochs: int | None, smoke: bool) -> dict:
     from benchkit import tracks
-    from benchkit.run import Run, seed_everything
+    from benchkit.training.run import Run, seed_everything
 
     track = tracks.get(track_name)
     lo, hi = SWEEP[track_name]

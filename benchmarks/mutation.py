@@ -34,20 +34,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # the functions that turn runs into verdicts and gates: their mutants are the score
 DECISION_FUNCTIONS = {
-    "benchkit.stats": ["summarize", "min_p_value", "sign_flip_p_value", "mde", "ci95",
-                       "effect_size", "idea_wins", "holm", "noninferiority", "compare",
-                       "select_config", "practical_verdict", "mechanism_ok", "system_verdict",
-                       "_better", "_direction", "spent_alpha", "look_levels"],
-    "benchkit.report": ["arm_sweep", "mechanism_signature", "math_verification", "build_report",
-                        "decide"],
-    "benchkit.aggregate": ["aggregate_session", "gate_failure"],
-    "benchkit.spec": ["parse_bench_marker", "parse_grid", "family_seeds_needed",
-                      "unreachable_family"],
-    "benchkit.signflip": ["min_pairs", "sign_flip_ci", "power", "mde_power80", "seeds_needed"],
-    "benchkit.fairness": ["tolerance_of", "comparisons", "finish_verdicts", "unmatched_reason",
-                          "signature_status", "mechanism_ok", "non_discriminating"],
-    "benchkit.extend": ["axes", "log_spaced", "next_value", "extended", "selected_edges",
-                        "resolve"],
+    "benchkit.stats.paired": ["summarize", "min_p_value", "sign_flip_p_value", "mde", "ci95",
+                              "effect_size", "idea_wins", "holm", "noninferiority", "compare",
+                              "select_config", "practical_verdict", "evidence_ok",
+                              "system_verdict", "_better", "_direction", "spent_alpha",
+                              "look_levels"],
+    "benchkit.verdict.build": ["arm_sweep", "mechanism_signature", "math_verification",
+                               "build_report", "decide"],
+    "benchkit.plugin.aggregate": ["aggregate_session", "gate_failure"],
+    "benchkit.spec.marker": ["parse_bench_marker"],
+    "benchkit.spec.arguments": ["parse_grid"],
+    "benchkit.spec.idea": ["family_seeds_needed", "unreachable_family"],
+    "benchkit.stats.signflip": ["min_pairs", "sign_flip_ci", "power", "mde_power80", "seeds_needed"],
+    "benchkit.verdict.budgets": ["tolerance_of", "unmatched_reason"],
+    "benchkit.verdict.controls": ["comparisons", "finish_verdicts"],
+    "benchkit.verdict.mechanism": ["signature_status", "mechanism_ok", "non_discriminating"],
+    "benchkit.verdict.extension": ["axes", "log_spaced", "next_value", "extended", "selected_edges",
+                                   "resolve"],
 }
 OUT = ROOT / "benchmarks" / "mutation"  # one <module>.json per measured module
 KILLED = {"killed", "timeout", "segfault"}
@@ -163,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-children", type=int, default=2)
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it")
     ap.add_argument("--only", metavar="MODULE", action="append",
-                    help="mutate only this module's decision functions (e.g. benchkit.report); "
+                    help="mutate only this module's decision functions (e.g. benchkit.verdict.build); "
                          "repeatable; the score then covers only them")
     ap.add_argument("--table", action="store_true",
                     help="print the markdown table of the recorded modules and exit")

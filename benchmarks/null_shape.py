@@ -11,7 +11,7 @@ import argparse
 
 import numpy as np
 
-from benchkit import stats
+from benchkit.stats import paired as stats
 
 DISTRIBUTIONS = {
     "normal (symmetric)": lambda r, n: r.normal(0.0, 1.0, n),

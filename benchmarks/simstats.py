@@ -1,7 +1,7 @@
 """Statistics that only the simulations and tests need, kept out of the benchkit package:
 the reasoning behind sequential look levels, the sequential decision rule, a batched
 sign-flip p for Monte Carlo replicates, a rejection rate with its Clopper-Pearson interval,
-and the t-approximation power of the paired test. Each builds on :mod:`benchkit.stats` and is
+and the t-approximation power of the paired test. Each builds on :mod:`benchkit.stats.paired` and is
 checked against it in ``tests/test_sequential.py``.
 
 Import it with ``benchmarks/`` on ``sys.path`` (the scripts here run from it).
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from benchkit import stats
+from benchkit.stats import paired as stats
 
 
 def sequential_plan(looks_n: list[int], max_seeds: int, alpha: float) -> list[dict]:
@@ -87,7 +87,7 @@ def sign_flip_p_values(diffs_rows, *, exact_max: int = 16, n_resamples: int = 20
     out = np.empty(len(d))
     for a in range(0, len(d), chunk):
         block = d[a:a + chunk]
-        thr = np.abs(block.sum(axis=1)) - stats._REL_TOL * np.abs(block).sum(axis=1)
+        thr = np.abs(block.sum(axis=1)) - stats.REL_TOL * np.abs(block).sum(axis=1)
         hits = np.count_nonzero(np.abs(block @ signs.T) >= thr[:, None], axis=1)
         out[a:a + chunk] = hits / len(signs)
     out[~np.any(d, axis=1)] = 1.0
@@ -123,4 +123,4 @@ def paired_t_power(delta: float, sd: float, n: int, alpha: float = 0.05) -> floa
         raise ValueError(f"delta must be finite and sd finite >= 0, got {delta}, {sd}")
     if sd == 0:
         return 1.0 if delta != 0 else float(alpha)
-    return stats._t_power(abs(delta) / sd * math.sqrt(n), n, stats._alpha(alpha))
+    return stats.t_test_power(abs(delta) / sd * math.sqrt(n), n, stats._alpha(alpha))

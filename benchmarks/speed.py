@@ -162,7 +162,7 @@ def main() -> None:
 
 
 def cpu_name() -> str:
-    from benchkit import hardware
+    from benchkit.store import hardware
     return hardware.cpu()
 
 

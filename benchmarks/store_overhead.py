@@ -3,7 +3,7 @@
 A script, not a test (timings are noisy: ratios measured in one run, interleaved). Writes
 benchmarks/store_overhead.json.
 
-1. Recording: tabular runs trained in-process with and without :class:`benchkit.recorder.
+1. Recording: tabular runs trained in-process with and without :class:`benchkit.store.trace.
    Recording` around ``run.fit`` (interleaved; median seconds per run and the ratio).
 2. Sharing: N idea modules with the same baseline arm on tabular, benched in one session
    (``-n 0``). "Before" is the same session with one run store per module (nothing shared,
@@ -44,8 +44,8 @@ def test_idea(run):
 
 def recording_overhead(reps: int, epochs: int) -> dict:
     from benchkit import tracks
-    from benchkit.recorder import Recording
-    from benchkit.run import Run, seed_everything, set_threads
+    from benchkit.store.trace import Recording
+    from benchkit.training.run import Run, seed_everything, set_threads
 
     set_threads(1)
     track = tracks.get("tabular")

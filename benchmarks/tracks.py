@@ -32,7 +32,7 @@ TRACKS = ("tabular", "dynamics", "digits", "charlm")
 def train(track, seed: int, cfg: dict, epochs: int | None, init_seed: int | None):
     import torch
 
-    from benchkit.run import Run, seed_everything
+    from benchkit.training.run import Run, seed_everything
 
     seed_everything(seed)
     if init_seed is not None:
@@ -44,7 +44,8 @@ def train(track, seed: int, cfg: dict, epochs: int | None, init_seed: int | None
 
 
 def measure(name: str, seeds: int, epochs: int | None, lr: float | None = None) -> dict:
-    from benchkit import stats, tracks
+    from benchkit.stats import paired as stats
+    from benchkit import tracks
 
     track = tracks.get(name)
     grid = [dict(c) for c in track.grid] if lr is None else [{"lr": lr}]

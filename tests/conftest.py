@@ -5,7 +5,7 @@ torch and benchkit are imported here, and an optimizer is stepped once (its firs
 torch._dynamo), before any in-process ``pytester`` run: pytester drops the modules a run
 imported when it ends, and torch's cannot be imported twice in one process; every module of
 benchkit is imported here too, so that a run never leaves this process with two copies of one
-(a test's ``benchkit.plots`` patched while the module that calls it holds the dropped one).
+(a test's ``benchkit.report.plots`` patched while the module that calls it holds the dropped one).
 (Hypothesis's plugin imports its internals at every terminal summary: imported here once, not
 once per run.)
 """
@@ -24,8 +24,8 @@ import hypothesis.internal.observability  # noqa: F401  (see the docstring)
 import torch
 
 import benchkit
-import benchkit.aggregate  # noqa: F401
-import benchkit.run  # noqa: F401
+import benchkit.plugin.aggregate  # noqa: F401
+import benchkit.training.run  # noqa: F401
 import benchkit.tracks  # noqa: F401
 
 for _m in pkgutil.walk_packages(benchkit.__path__, "benchkit."):
@@ -37,7 +37,7 @@ _p.sum().backward()
 torch.optim.Adam([_p]).step()
 del _p
 
-SCHEMA_PATH = Path(benchkit.__file__).with_name("bench_report.schema.json")
+SCHEMA_PATH = Path(benchkit.__file__).parent / "report" / "bench_report.schema.json"
 
 
 SUITE_TIMEOUT = 120  # seconds: a hang fails one test with a traceback, not the CI job

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import report as rep
+from benchkit.verdict import build as rep
+from benchkit.report import bench_report
 from test_summary import make_report, write
 
 
@@ -184,11 +185,11 @@ def test_render_writes_companions_for_existing_reports(tmp_path, helps):
     res = bench("render", tmp_path / "reports")
     assert res.returncode == 0, res.stderr
     assert (path.parent / "summary.md").read_text().startswith("# fake_idea on tabular")
-    assert json.loads(path.read_text()) == json.loads(rep.dumps(helps))  # report untouched
+    assert json.loads(path.read_text()) == json.loads(bench_report.dumps(helps))  # report untouched
 
 
 def test_the_cli_reads_the_version_benchkit_writes():
-    from benchkit import cli
+    from benchkit.cli import commands as cli
 
     assert rep.BENCH_VERSION in cli.SUPPORTED_VERSIONS
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import cli, stats
+from benchkit.cli import commands as cli
+from benchkit.stats import paired as stats
 from test_cli import assert_clean_error, bench, write_json
 from test_summary import make_report
 

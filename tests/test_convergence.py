@@ -1,10 +1,12 @@
 """Validation curves (run.fit's standard loop) and the "still improving" flag
-(benchkit.convergence), their records and their report fields."""
+(benchkit.verdict.convergence), their records and their report fields."""
 from __future__ import annotations
 
 import pytest
 
-from benchkit import convergence, records
+from benchkit.verdict import convergence
+from benchkit.training import loop
+from benchkit.store import records
 
 
 def curve(*vals):
@@ -12,11 +14,11 @@ def curve(*vals):
 
 
 def test_curve_epochs_are_the_quarters_deduplicated():
-    assert convergence.curve_epochs(4) == (1, 2, 3, 4)
-    assert convergence.curve_epochs(30) == (7, 15, 22, 30)
-    assert convergence.curve_epochs(2) == (1, 2)
-    assert convergence.curve_epochs(1) == (1,)
-    assert convergence.curve_epochs(0) == ()
+    assert loop.curve_epochs(4) == (1, 2, 3, 4)
+    assert loop.curve_epochs(30) == (7, 15, 22, 30)
+    assert loop.curve_epochs(2) == (1, 2)
+    assert loop.curve_epochs(1) == (1,)
+    assert loop.curve_epochs(0) == ()
 
 
 def test_last_quarter_gain_is_relative_and_direction_aware():
@@ -114,7 +116,7 @@ def test_a_bad_curve_is_an_invalid_record(bad, why):
 def test_fit_takes_the_curve_without_changing_training():
     import torch
 
-    from benchkit import train
+    from benchkit.training import loop as train
     from benchkit.tracks.base import Data, Split, Track
 
     gen = torch.Generator().manual_seed(0)

@@ -10,9 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchkit import aggregate, extend, fairness
-from benchkit import report as rep
-from benchkit import summary
+from benchkit.plugin import aggregate
+from benchkit.verdict import extension as extend, controls as fairness
+from benchkit.store import atomic
+from benchkit.report import bench_report
+from benchkit.report import summary
 
 # -- a control arm under a margin claim ---------------------------------------------------------
 
@@ -152,11 +154,11 @@ def test_companions_get_the_report_and_keep_plots_only_when_it_did_not_change(tm
 def test_a_write_error_names_the_file_and_the_reason(tmp_path, monkeypatch, exc, says):
     def fail(path, text):
         raise exc
-    monkeypatch.setattr(rep, "write_atomic", fail)
+    monkeypatch.setattr(atomic, "write_atomic", fail)
     errors = []
     written, _ = aggregate.aggregate_session(payloads(spec("x")), settings(tmp_path),
                                              errors=errors)
-    path = rep.report_path(tmp_path, "x", "tabular")
+    path = bench_report.report_path(tmp_path, "x", "tabular")
     assert written == []
     assert errors == ["benchkit: ERROR x tabular: " + says.format(path=path)]
 

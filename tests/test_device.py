@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from benchkit import device, environment as run_module
-from benchkit.device import DeviceError, for_worker, parse, resolve
-from benchkit.store import RunStore
+from benchkit.training import device
+from benchkit.store import environment as run_module
+from benchkit.training.device import DeviceError, for_worker, parse, resolve
+from benchkit.store.runs import RunStore
 
 IDEA = '''
 import pytest
@@ -150,7 +151,7 @@ def test_the_device_is_recorded_in_the_report(pytester, read_report, value):
 
 def test_a_run_lives_on_its_device():
     from benchkit import tracks
-    from benchkit.run import Run
+    from benchkit.training.run import Run
 
     the_run = Run(arm="idea", track=tracks.get("tabular"), cfg={"lr": 0.1}, seed=0,
                   device="cpu")

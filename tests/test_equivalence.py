@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchkit import equivalence, stats
-from benchkit.aggregate import gate_failure
-from benchkit.fairness import parse_fairness
+from benchkit.stats import equivalence, paired as stats
+from benchkit.plugin.aggregate import gate_failure
+from benchkit.spec.arguments import parse_fairness
 from benchkit.spec import SpecError
-from benchkit.verdict_words import practical_sentence
+from benchkit.report.sentences import practical_sentence
 from conftest import validate_report
 
 BASE = [1.00, 1.10, 0.90, 1.05, 0.95, 1.02]

@@ -2,7 +2,7 @@
 
 The family-wise error is checked exactly, by enumerating every sign vector for given
 magnitudes (conditional on the magnitudes the signs are the whole null), against an
-independent p computed by benchkit.stats.sign_flip_p_value."""
+independent p computed by benchkit.stats.paired.sign_flip_p_value."""
 from __future__ import annotations
 
 import itertools
@@ -10,8 +10,9 @@ import itertools
 import numpy as np
 import pytest
 
-from benchkit import report as rep
-from benchkit import sequential, stats
+from benchkit.verdict import build as rep
+from benchkit.stats import sequential, paired as stats
+from benchkit.spec import arguments
 from benchkit.spec import SpecError
 
 ALPHA = 0.05
@@ -97,10 +98,10 @@ def test_levels_of_a_plan():
 
 def test_boundary_is_validated():
     with pytest.raises(SpecError, match="boundary='pocock'; valid: 'union', 'exact'"):
-        sequential.parse_boundary({"boundary": "pocock"}, "m.py", (8, 16))
+        arguments.parse_boundary({"boundary": "pocock"}, "m.py", (8, 16))
     with pytest.raises(SpecError, match="needs two or more declared looks"):
-        sequential.parse_boundary({"boundary": "exact"}, "m.py", (8,))
-    assert sequential.parse_boundary({}, "m.py", ()) == "union"
+        arguments.parse_boundary({"boundary": "exact"}, "m.py", (8,))
+    assert arguments.parse_boundary({}, "m.py", ()) == "union"
 
 
 def test_the_report_decides_at_the_exact_level_when_declared():

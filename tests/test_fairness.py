@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit import fairness
+from benchkit.verdict import mechanism
+from benchkit.verdict import budgets
 
 IDEA = '''
 import pytest
@@ -162,14 +163,14 @@ def test_a_null_within_tolerance_is_non_discriminating(pytester, read_report, nu
 
 def test_signature_status_rules():
     entry = lambda null, has=True: {"has_null": has, "null": null}  # noqa: E731
-    assert fairness.signature_status(True, [entry(2.0), entry(None)], 0.0, 1.0)[:2] == (
+    assert mechanism.signature_status(True, [entry(2.0), entry(None)], 0.0, 1.0)[:2] == (
         "confirmed", True)  # a non-finite null is outside any tolerance
-    assert fairness.signature_status(True, [entry(2.0), entry(0.5)], 0.0, 1.0)[:2] == (
+    assert mechanism.signature_status(True, [entry(2.0), entry(0.5)], 0.0, 1.0)[:2] == (
         "non_discriminating", False)
-    assert fairness.signature_status(True, [entry(2.0), entry(None, False)], 0.0, 1.0)[:2] == (
+    assert mechanism.signature_status(True, [entry(2.0), entry(None, False)], 0.0, 1.0)[:2] == (
         "non_discriminating", False)  # a seed without its null cannot show discrimination
-    assert fairness.signature_status(False, [entry(0.5)], 0.0, 1.0)[0] == "not confirmed"
-    assert fairness.signature_status(True, [None], 0.0, 1.0) == (
+    assert mechanism.signature_status(False, [entry(0.5)], 0.0, 1.0)[0] == "not confirmed"
+    assert mechanism.signature_status(True, [None], 0.0, 1.0) == (
         "confirmed (discrimination unchecked)", None, [])
 
 
@@ -188,14 +189,14 @@ def runs(**budgets):
     (1, 0, {}, False),
 ])
 def test_budget_rule(idea, other, spec, matched):
-    section = fairness.budget_section({"baseline": runs(params=other),
+    section = budgets.budget_section({"baseline": runs(params=other),
                                        "idea": runs(params=idea)}, spec)
     assert section["matched"] is matched
     assert bool(section["unmatched"]) is not matched
 
 
 def test_steps_are_not_lifted_by_a_frontier():
-    section = fairness.budget_section({"baseline": runs(steps=100), "idea": runs(steps=200)},
+    section = budgets.budget_section({"baseline": runs(steps=100), "idea": runs(steps=200)},
                                       {"frontier": {"keep": [1, 2]}})
     assert section["unmatched"] == ["steps idea 200 vs baseline 100"]
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit import fairness, stats
+from benchkit.verdict import controls as fairness
+from benchkit.verdict import mechanism
+from benchkit.verdict import budgets
+from benchkit.stats import paired as stats
 
 LEVEL = 0.05
 BELOW, ABOVE = 0.049, 0.051
@@ -72,7 +75,7 @@ def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged(
     fairness.finish_verdicts(rep, LEVEL)
     assert rep["practical_verdict"] == rep["system_verdict"] == "unmatched"
     assert rep["controls"]["a"]["verdict"] == "helps" and rep["decided_by"] == "baseline"
-    assert fairness.unmatched_reason(rep) == "unmatched (params x)"
+    assert budgets.unmatched_reason(rep) == "unmatched (params x)"
 
 
 @pytest.mark.parametrize("mechanism_ok, system", [(1, "partial"), (0, "failed"),
@@ -102,12 +105,12 @@ def test_the_holm_family_is_the_baseline_then_every_control():
 
 
 @pytest.mark.parametrize("declared, budget, tolerance", [
-    (None, "params", fairness.DEFAULT_TOLERANCE), ({"params": 0.1}, "params", 0.1),
-    ({"params": 0.1}, "steps", fairness.DEFAULT_TOLERANCE), ({"*": 0.2}, "steps", 0.2),
+    (None, "params", budgets.DEFAULT_TOLERANCE), ({"params": 0.1}, "params", 0.1),
+    ({"params": 0.1}, "steps", budgets.DEFAULT_TOLERANCE), ({"*": 0.2}, "steps", 0.2),
     ({"*": 0.2, "steps": 0.0}, "steps", 0.0),
 ])
 def test_tolerance_of_a_budget(declared, budget, tolerance):
-    assert fairness.tolerance_of({"budget_tolerance": declared}, budget) == tolerance
+    assert budgets.tolerance_of({"budget_tolerance": declared}, budget) == tolerance
 
 
 def test_signatures_that_cannot_fail_are_seen_in_the_source():
@@ -117,12 +120,12 @@ def test_signatures_that_cannot_fail_are_seen_in_the_source():
         run.signature(name="ok", observed=run.cfg["x"], predicted=0.0, tol=1e-3, null=1.0)
         run.signature("measured", run.cfg["x"], 0.0, 1e-3, null=run.cfg["y"])  # unknown: fine
 
-    assert fairness.signatures_that_cannot_fail(arm) == [
+    assert mechanism.signatures_that_cannot_fail(arm) == [
         "run.signature('gap'): its null 0.0005 is within tol 0.001 of the prediction 0.0, so "
         "the check cannot tell the mechanism from its absence",
         "run.signature('const'): observed is the constant 0.0, so the check cannot fail; pass "
         "the statistic measured on the trained model"]
-    assert fairness.signatures_that_cannot_fail(len) == []   # no Python source
+    assert mechanism.signatures_that_cannot_fail(len) == []   # no Python source
 
 
 # -- signatures and their nulls --------------------------------------------------------------
@@ -136,7 +139,7 @@ def entry(null, has=True):
     (-2.0, True),                            # far on the other side (|null + 2| would be 0)
 ])
 def test_a_null_discriminates_only_outside_tol_of_the_prediction(null, discriminating):
-    status, found, nulls = fairness.signature_status(True, [entry(null)], 2.0, 1.0)
+    status, found, nulls = mechanism.signature_status(True, [entry(null)], 2.0, 1.0)
     assert found is discriminating and nulls == [null]
     assert status == ("confirmed" if discriminating else "non_discriminating")
 
@@ -155,12 +158,12 @@ def signature(status: str, confirmed: bool = True) -> dict:
     ({}, [], None),
 ])
 def test_a_non_discriminating_signature_is_no_evidence(statuses, tests, ok):
-    assert fairness.mechanism_ok(statuses, tests) == ok
+    assert mechanism.mechanism_ok(statuses, tests) == ok
 
 
 def test_non_discriminating_names_the_signatures_whose_null_passes_too():
     report = {"mechanism_signature": {"signatures": {
         "a": signature("confirmed"), "b": signature("non_discriminating"),
         "c": signature("non_discriminating")}}}
-    assert fairness.non_discriminating(report) == ["b", "c"]
-    assert fairness.non_discriminating({"mechanism_signature": None}) == []
+    assert mechanism.non_discriminating(report) == ["b", "c"]
+    assert mechanism.non_discriminating({"mechanism_signature": None}) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit import stats
+from benchkit.stats import paired as stats
 from benchkit.spec import family_seeds_needed
 from conftest import run_session, validate_report
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from benchkit import tracks
-from benchkit.run import Run
+from benchkit.training.run import Run
 from conftest import run_session, validate_report
 from test_plugin_suite import run_pytest_subprocess
 from test_report_faults import idea_source

@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-from benchkit import fingerprint as fp
-from benchkit import recorder
+from benchkit.store import fingerprint as fp
+from benchkit.store import trace as recorder
 
 HELPER = '''
 """A helper module."""

@@ -15,8 +15,8 @@ import pytest
 import torch
 
 from benchkit import tracks
-from benchkit.run import Run, seed_everything
-from benchkit.train import ORDER_SALT
+from benchkit.training.run import Run, seed_everything
+from benchkit.training.loop import ORDER_SALT
 
 LR = 3e-3
 

@@ -1,4 +1,4 @@
-"""benchkit.fmt: every view writes numbers the same way; percentages never in e-notation."""
+"""benchkit.report.fmt: every view writes numbers the same way; percentages never in e-notation."""
 from __future__ import annotations
 
 import math
@@ -6,7 +6,7 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
-from benchkit import fmt, plots
+from benchkit.report import fmt, plots
 
 
 @pytest.mark.parametrize("x", [None, math.nan, math.inf, -math.inf])

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from benchkit import futility, stats
-from benchkit.report import build_report, decide
+from benchkit.stats import futility, paired as stats
+from benchkit.verdict.build import build_report, decide
 from benchkit.spec import SpecError
 from test_rules import GRID, TRACK, make_run, make_spec, parse
 
@@ -105,7 +105,7 @@ def test_no_trend_at_the_first_look_recommends_stopping():
     assert fut["last_level"] == pytest.approx(stats.look_levels([8, 16], 16, 0.05)[1])
     assert any(w.startswith("futility: ") and "stopping here is recommended" in w
                for w in report["warnings"])
-    from benchkit.summary import render_summary_md
+    from benchkit.report.summary import render_summary_md
 
     assert (f"- futility (non-binding, futility=0.1): the last look (16 seeds) finds the idea "
             f"better with probability {fut['conditional_power']:.3g} if the effect so far is the "
@@ -120,7 +120,7 @@ def test_a_promising_trend_does_not_stop():
     assert report["practical_verdict"] == "inconclusive"
     assert fut["stop"] is False and fut["conditional_power"] >= 0.1
     assert not any(w.startswith("futility") for w in report["warnings"])
-    from benchkit.summary import render_summary_md
+    from benchkit.report.summary import render_summary_md
 
     assert "true one: continue" in render_summary_md(report)
 

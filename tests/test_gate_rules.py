@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from benchkit.aggregate import gate_failure
+from benchkit.plugin.aggregate import gate_failure
 from test_rules import BASE8, GATES, IDEA8, PRACTICAL, RECORDED
 
 SYSTEM = ("worked", "partial", "failed")

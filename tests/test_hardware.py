@@ -1,7 +1,7 @@
-"""The CPU identity in a run's store key and the report (benchkit/hardware.py)."""
+"""The CPU identity in a run's store key and the report (benchkit/store/hardware.py)."""
 from __future__ import annotations
 
-from benchkit import hardware
+from benchkit.store import hardware
 
 X86 = """processor	: 0
 vendor_id	: GenuineIntel

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import cli
-from benchkit import leaderboard as lb
+from benchkit.cli import commands as cli
+from benchkit.cli import leaderboard as lb
 from conftest import run_session
 
 MODULE = '''
@@ -198,13 +198,13 @@ def test_ideas_on_several_tracks_get_a_normalised_aggregate_with_bootstrap_inter
 
 
 def test_the_plot_is_drawn_or_skipped_with_a_note_without_matplotlib(tmp_path, monkeypatch):
-    from benchkit import plots
+    from benchkit.report import plots
 
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
     result = lb.build(entries(a=report(win), b=report([-x for x in win])))
     if plots.available():
         assert lb.plot(result, tmp_path / "board.png") is None
         assert (tmp_path / "board.png").read_bytes()[:4] == b"\x89PNG"
-    monkeypatch.setattr(plots, "_matplotlib", lambda: None)
+    monkeypatch.setattr(plots, "matplotlib_classes", lambda: None)
     assert lb.plot(result, tmp_path / "none.png") == plots.MISSING
     assert not (tmp_path / "none.png").exists()

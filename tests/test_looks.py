@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit import stats
-from benchkit.aggregate import gate_failure
-from benchkit.report import decide
+from benchkit.stats import paired as stats
+from benchkit.plugin.aggregate import gate_failure
+from benchkit.verdict.build import decide
 from benchkit.spec import SpecError
 from test_rules import BASE8, IDEA8, P8, RECORDED, paired_report, parse
 
@@ -146,7 +146,7 @@ def test_a_plan_changed_after_a_look_is_exploratory(pytester, read_report):
     ("claim_type", "non-inferiority", "claim_type 'non-inferiority' -> 'superiority'"),
 ])
 def test_any_change_to_how_runs_are_judged_is_a_changed_plan(key, before, said):
-    from benchkit.provenance import declared_plan, plan_changes
+    from benchkit.verdict.plan import declared_plan, plan_changes
 
     spec = {"looks": [8, 16], "boundary": "union", "test": "mean",
             "claim_type": "superiority", "margin": None, "seeds": [0, 1], "grids": {}}

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from benchkit.atomic import write_atomic
+from benchkit.store.atomic import write_atomic
 from conftest import validate_report
 
 IDEA = '''
@@ -59,7 +59,7 @@ def test_a_failed_write_leaves_the_old_report_whole(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------ the test, by simulation
-from benchkit import stats  # noqa: E402
+from benchkit.stats import paired as stats  # noqa: E402
 import numpy as np  # noqa: E402
 
 BENCHES = 2000

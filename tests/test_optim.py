@@ -8,8 +8,8 @@ import sys
 import pytest
 import torch
 
-from benchkit import optim
-from benchkit.optim import OPTIMIZERS, FusedAdam
+from benchkit.training import optim
+from benchkit.training.optim import OPTIMIZERS, FusedAdam
 
 
 def _train(make_opt, weight_decay: float, steps: int = 25) -> list[torch.Tensor]:
@@ -71,7 +71,7 @@ def test_without_the_fused_kernel_adam_is_torch_optim_adam(monkeypatch):
 
 
 def test_a_default_run_does_not_import_torch_dynamo():
-    code = ("import sys; from benchkit import tracks; from benchkit.run import Run; "
+    code = ("import sys; from benchkit import tracks; from benchkit.training.run import Run; "
             "r = Run(arm='baseline', track=tracks.get('tabular'), cfg={'lr': 3e-3}, seed=0, "
             "epochs=1); r.fit(r.track.model()); print('torch._dynamo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

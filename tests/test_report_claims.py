@@ -1,4 +1,4 @@
-"""The report's mechanism evidence (benchkit.report), pinned in process.
+"""The report's mechanism evidence (benchkit.verdict.build), pinned in process.
 
 Each test builds signatures and claim outcomes by hand (no training, no pytester): the
 aggregation of signatures over seeds, skipped vs failed claims, mechanism tests that did not
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit import stats
-from benchkit.report import build_report, decide, math_verification, mechanism_signature
+from benchkit.stats import paired as stats
+from benchkit.verdict.build import build_report, decide, math_verification, mechanism_signature
 from test_report_selection import one_config_runs
 from test_rules import ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, paired_report
 

@@ -1,4 +1,4 @@
-"""The report's control arms and the grid's extension (benchkit.report), pinned in process.
+"""The report's control arms and the grid's extension (benchkit.verdict.build), pinned in process.
 
 Each test builds a report from hand-made run payloads (no training, no pytester): controls
 selected and compared like the baseline, budgets, logs and the sign test over the family, and
@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit import fairness, robust, stats
-from benchkit.report import build_report, decide
+from benchkit.verdict import controls as fairness
+from benchkit.stats import signtest as robust, paired as stats
+from benchkit.verdict.build import build_report, decide
 from test_rules import ALPHA, GRID, TRACK, make_run, make_spec, runs_from
 
 
@@ -37,7 +38,7 @@ def rich_runs(n=6, cpu_split=True):
 
 
 def decide_with_holm(report):
-    """decide() after Holm over the report's comparisons, as benchkit.aggregate does."""
+    """decide() after Holm over the report's comparisons, as benchkit.plugin.aggregate does."""
     family = fairness.comparisons(report)
     for comp, p in zip(family, stats.holm([c["p_value"] for c in family])):
         comp["p_adjusted"], comp["family_size"] = p, len(family)

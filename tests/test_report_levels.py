@@ -1,4 +1,4 @@
-"""The verdicts of ``decide`` (benchkit.report) at each look's level, pinned in process.
+"""The verdicts of ``decide`` (benchkit.verdict.build) at each look's level, pinned in process.
 
 Each test builds a report from hand-made run payloads (no training, no pytester): the level of
 each look and Holm family size, the margin and equivalence tests, the exact boundary, the
@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-from benchkit import stats
-from benchkit.report import build_report, decide
+from benchkit.stats import paired as stats
+from benchkit.verdict.build import build_report, decide
 from test_report_selection import one_config_runs
 from test_rules import ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, paired_report
 

@@ -1,4 +1,4 @@
-"""Tests of the report schema (benchkit/bench_report.schema.json) itself.
+"""Tests of the report schema (benchkit/report/bench_report.schema.json) itself.
 
 (a) the schema is a valid draft 2020-12 schema whose every field has a type and a description;
 (b) reports benchkit really writes validate: via pytester (a complete idea and one whose idea
@@ -18,12 +18,13 @@ from types import SimpleNamespace
 import pytest
 from jsonschema import Draft202012Validator
 
-from benchkit import report as rep
-from benchkit import stats
-from benchkit.aggregate import aggregate_session
+from benchkit.verdict import build as rep
+from benchkit.report import bench_report
+from benchkit.stats import paired as stats
+from benchkit.plugin.aggregate import aggregate_session
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMA = json.loads(rep.SCHEMA_PATH.read_text(encoding="utf-8"))
+SCHEMA = json.loads(bench_report.SCHEMA_PATH.read_text(encoding="utf-8"))
 VALIDATOR = Draft202012Validator(SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
@@ -55,7 +56,7 @@ def test_schema_is_valid_draft_2020_12():
     assert SCHEMA["properties"]["bench_version"]["const"] == rep.BENCH_VERSION == 1
     assert SCHEMA["additionalProperties"] is True
     # the package ships it (pyproject package-data "*.json") where report.py looks for it
-    assert rep.SCHEMA_PATH == ROOT / "benchkit" / "bench_report.schema.json"
+    assert bench_report.SCHEMA_PATH == ROOT / "benchkit" / "report" / "bench_report.schema.json"
 
 
 def test_every_field_has_a_type_and_a_description():

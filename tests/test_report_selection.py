@@ -1,4 +1,4 @@
-"""The report's sweep, selection and completeness rules (benchkit.report), pinned in process.
+"""The report's sweep, selection and completeness rules (benchkit.verdict.build), pinned in process.
 
 Each test builds a report from hand-made run payloads (no training, no pytester), so every
 field it asserts is known exactly: the sweep of each config, the selection on validation,
@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from benchkit import stats
-from benchkit.report import SELECTION_RULE, TEST_NAME, arm_sweep, build_report, decide
+from benchkit.stats import paired as stats
+from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, build_report, decide
 from benchkit.spec import cfg_id
 from test_rules import (ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec, paired_report,
                         runs_from)
@@ -250,9 +250,9 @@ def test_stored_runs_judged_under_another_plan_make_the_session_exploratory():
 
 def test_every_field_of_a_decided_report_is_a_schema_field():
     import json
-    from benchkit.report import SCHEMA_PATH
+    from benchkit.report.bench_report import SCHEMA_PATH
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    added_later = {"created", "provenance"}   # stamped by benchkit.aggregate
+    added_later = {"created", "provenance"}   # stamped by benchkit.plugin.aggregate
     for report in (paired_report(BASE8, IDEA8), paired_report(BASE8, IDEA8[:-1])):
         decide(report, report["comparison"] and report["comparison"]["p_value"], 1)
         assert set(report) <= set(schema["properties"]), set(report) - set(schema["properties"])

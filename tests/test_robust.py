@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 from scipy import stats as sps
 
-from benchkit import robust
-from benchkit.report import build_report, decide
+from benchkit.stats import signtest as robust
+from benchkit.spec import arguments
+from benchkit.verdict.build import build_report, decide
 from benchkit.spec import SpecError
 from test_rules import GRID, TRACK, make_run, make_spec
 
@@ -89,7 +90,7 @@ def test_an_end_open_at_exactly_0_is_moved_off_it():
 
 
 def test_the_report_and_summary_carry_the_sign_interval_only_under_the_sign_test():
-    from benchkit.summary import render_summary_md as render_summary
+    from benchkit.report.summary import render_summary_md as render_summary
 
     base = [1.0 + 0.01 * s for s in range(10)]
     idea = [b - 0.1 - 0.01 * s for s, b in enumerate(base)]
@@ -107,8 +108,8 @@ def test_the_report_and_summary_carry_the_sign_interval_only_under_the_sign_test
 
 def test_the_test_is_validated():
     with pytest.raises(SpecError, match="test='median'; valid: 'mean' .* or 'sign'"):
-        robust.parse_test({"test": "median"}, "m.py")
-    assert robust.parse_test({}, "m.py") == "mean"
+        arguments.parse_test({"test": "median"}, "m.py")
+    assert arguments.parse_test({}, "m.py") == "mean"
 
 
 IDEA = '''

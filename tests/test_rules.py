@@ -14,9 +14,9 @@ import math
 
 import pytest
 
-from benchkit import stats
-from benchkit.aggregate import gate_failure
-from benchkit.report import build_report, decide, mechanism_signature, math_verification
+from benchkit.stats import paired as stats
+from benchkit.plugin.aggregate import gate_failure
+from benchkit.verdict.build import build_report, decide, mechanism_signature, math_verification
 from benchkit.spec import parse_bench_marker
 
 GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")

@@ -1,5 +1,5 @@
-"""Many machines through one store: where runs live (benchkit/storage.py), sharded sessions
-(``--bench-shard K/N``, benchkit/shard.py) and the final session that writes the reports.
+"""Many machines through one store: where runs live (benchkit/store/backends.py), sharded sessions
+(``--bench-shard K/N``, benchkit/plugin/shard.py) and the final session that writes the reports.
 
 End to end, as users meet it: copies of one project at different paths (as on different
 machines) share a store directory or a ``file://`` URL; shards run concurrently; the final
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import shard as sh
-from benchkit.report import build_report
-from benchkit.storage import DirectoryStorage, FsspecStorage, open_storage
-from benchkit import hardware
-from benchkit.store import RunStore
+from benchkit.plugin import shard as sh
+from benchkit.verdict.build import build_report
+from benchkit.store.backends import DirectoryStorage, FsspecStorage, open_storage
+from benchkit.store import hardware
+from benchkit.store.runs import RunStore
 from conftest import run_session, validate_report
 
 IDEA = '''
@@ -107,7 +107,7 @@ def test_locations(tmp_path):
 
 
 def test_a_merge_store_takes_a_record_of_another_cpu_and_names_it(tmp_path):
-    from benchkit import records
+    from benchkit.store import records
 
     storage = FsspecStorage(f"memory://cpu-{os.getpid()}")
     plain = RunStore(storage, tmp_path, 1)

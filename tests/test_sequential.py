@@ -1,4 +1,4 @@
-"""Sequential seeds: alpha spending over looks (benchkit.stats.spent_alpha, look_levels; the
+"""Sequential seeds: alpha spending over looks (benchkit.stats.paired.spent_alpha, look_levels; the
 simulations' sequential_plan, sequential_decision in benchmarks/simstats.py), the batched
 sign-flip p used by the simulations, and a
 Monte Carlo proof that the rule keeps the family-wise error at alpha while the naive rule
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats as sps
 
-from benchkit import stats as bs
+from benchkit.stats import paired as bs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import simstats  # noqa: E402  (benchmarks/simstats.py: statistics only simulations use)

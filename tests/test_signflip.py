@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchkit import signflip as sf
-from benchkit import stats
-from benchkit.report import decide
+from benchkit.stats import signflip as sf
+from benchkit.stats import paired as stats
+from benchkit.verdict.build import decide
 from test_rules import paired_report
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -1,7 +1,7 @@
-"""The sign-flip rules (benchkit.signflip), pinned in process at and around each threshold: exact
+"""The sign-flip rules (benchkit.stats.signflip), pinned in process at and around each threshold: exact
 values on small cases (n <= 16 pairs, where the sign-flip test enumerates every flip), closed
 forms, and the contracts the docstrings state, so a changed comparison, bound or constant fails
-here rather than only in an end-to-end session. benchkit.stats' rules: tests/test_stats_rules.py."""
+here rather than only in an end-to-end session. benchkit.stats.paired' rules: tests/test_stats_rules.py."""
 from __future__ import annotations
 
 import math
@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from benchkit import signflip as sf
-from benchkit import stats
+from benchkit.stats import signflip as sf
+from benchkit.stats import paired as stats
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never
 # narrows) fails in 30 s instead of the suite's 120 s
@@ -168,7 +168,7 @@ def test_power_is_zero_below_the_reachable_minimum_and_one_for_a_huge_effect():
 def test_power_is_symmetric_in_the_effect_sign_and_uses_the_t_power_from_t_from():
     assert sf.power(8, -1.0, 0.05) == sf.power(8, 1.0, 0.05)
     n = sf.T_FROM
-    assert sf.power(n, 0.5, 0.05) == stats._t_power(0.5 * math.sqrt(n), n, 0.05)
+    assert sf.power(n, 0.5, 0.05) == stats.t_test_power(0.5 * math.sqrt(n), n, 0.05)
     assert sf.power(n, -0.5, 0.05) == sf.power(n, 0.5, 0.05)
 
 
@@ -270,7 +270,7 @@ def test_seeds_needed_walks_down_to_the_minimum():
 
 def test_seeds_needed_is_none_above_max_n_and_max_n_defaults_to_10000():
     def t_ok(n):
-        return stats._t_power(ES_10001 * math.sqrt(n), n, 0.05) >= 0.8
+        return stats.t_test_power(ES_10001 * math.sqrt(n), n, 0.05) >= 0.8
     assert t_ok(10001) and not t_ok(10000)
     assert sf.seeds_needed(ES_10001, 1.0, 0.05) is None
     assert sf.seeds_needed(ES_10001, 1.0, 0.05, max_n=10001) == 10001

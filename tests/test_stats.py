@@ -1,4 +1,4 @@
-"""Tests of benchkit.stats' p-values: the exact sign-flip p against scipy, its properties, Holm,
+"""Tests of benchkit.stats.paired' p-values: the exact sign-flip p against scipy, its properties, Holm,
 the v1 reference reports. Power and mde: test_stats_power.py; compare, verdicts and plain
 outputs: test_stats_compare.py."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats as sps
 
-from benchkit import stats as bs
+from benchkit.stats import paired as bs
 
 FAST = settings(max_examples=150, deadline=None, database=None)
 

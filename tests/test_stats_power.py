@@ -1,4 +1,4 @@
-"""Tests of benchkit.stats' planning figures: mde, ci95, effect size, power_mde and seeds_needed,
+"""Tests of benchkit.stats.paired' planning figures: mde, ci95, effect size and power_mde,
 against scipy's t and noncentral t distributions and by simulation."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from benchkit import stats as bs
+from benchkit.stats import paired as bs
 
 
 # ---------------------------------------------------------------- mde, ci, effect size
@@ -58,22 +58,3 @@ def test_power_monotonicity():
     assert bs.power_mde(8, 1.0, power=0.9) > bs.power_mde(8, 1.0, power=0.8)
     # a true effect at the significance threshold is detected only ~half the time
     assert bs.power_mde(8, 1.0) > sps.t.ppf(0.975, 7) / math.sqrt(8)
-    needed = [bs.seeds_needed(delta, 1.0) for delta in (0.2, 0.3, 0.5, 0.8, 1.2, 3.0)]
-    assert all(a >= b for a, b in zip(needed, needed[1:]))
-
-
-def test_seeds_needed():
-    assert bs.seeds_needed(0.5, 1.0) == 34  # textbook (G*Power): dz=0.5, alpha .05, power .8
-    for delta, sd in [(0.5, 1.0), (-0.2, 0.7), (1.3, 1.0), (0.05, 1.0)]:
-        n = bs.seeds_needed(delta, sd)
-        assert type(n) is int and n >= 2
-        assert t_power_by_hand(abs(delta), sd, n) >= 0.8
-        if n > 2:
-            assert t_power_by_hand(abs(delta), sd, n - 1) < 0.8
-    # round trip with power_mde
-    for n in (3, 8, 20):
-        assert bs.seeds_needed(bs.power_mde(n, 1.0) * (1 + 1e-9), 1.0) == n
-    assert bs.seeds_needed(100.0, 1.0) == 2
-    assert bs.seeds_needed(0.0, 1.0) is None
-    assert bs.seeds_needed(1.0, 0.0) is None
-    assert bs.seeds_needed(0.01, 1.0, max_n=1000) is None

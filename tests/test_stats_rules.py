@@ -1,7 +1,7 @@
-"""The statistics' rules (benchkit.stats), pinned in process at and around each threshold: exact
+"""The statistics' rules (benchkit.stats.paired), pinned in process at and around each threshold: exact
 values on small cases (n <= 16 pairs, where the sign-flip test enumerates every flip), closed
 forms, and the contracts the docstrings state, so a changed comparison, bound or constant fails
-here rather than only in an end-to-end session. benchkit.signflip's rules:
+here rather than only in an end-to-end session. benchkit.stats.signflip's rules:
 tests/test_signflip_rules.py."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from benchkit import stats
+from benchkit.stats import paired as stats
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never
 # narrows) fails in 30 s instead of the suite's 120 s

@@ -248,19 +248,19 @@ def test_a_session_without_the_claims_says_they_did_not_run(project, args):
 
 
 def test_another_cpu_retrains_and_the_report_names_the_cpu(project, monkeypatch):
-    """The same seed gives other bits on another CPU (benchkit/hardware.py), so a run cache
+    """The same seed gives other bits on another CPU (benchkit/store/hardware.py), so a run cache
     shared across machines must not hand one machine's runs to another."""
-    from benchkit import hardware
+    from benchkit.store import hardware
 
     plugins = project.mkdir("plugins")
     (plugins / "other_cpu.py").write_text(
-        "import benchkit.hardware\nbenchkit.hardware.cpu = lambda: 'Other CPU (avx2)'\n")
+        "import benchkit.store.hardware\nbenchkit.store.hardware.cpu = lambda: 'Other CPU (avx2)'\n")
     first, r1 = bench(project)
     assert first.ret == 0 and not any(reused(r1).values())
     assert r1["environment"]["cpu"] == hardware.cpu()
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         p for p in (str(plugins), os.environ.get("PYTHONPATH")) if p))
-    # a fresh process: the plugin patches benchkit.hardware, which must not reach this one
+    # a fresh process: the plugin patches benchkit.store.hardware, which must not reach this one
     other, r2 = bench(project, "-p", "other_cpu", subprocess=True)
     assert other.ret == 0
     assert not any(reused(r2).values()), "runs of another CPU are not reused"

@@ -122,8 +122,8 @@ def test_an_unwritable_store_costs_reuse_not_the_session(project, xdist):
 
 def test_audit_retrains_drawn_runs_and_fails_naming_an_edited_value(project):
     """A careful planter recomputes the digests: reuse cannot tell, the audit can."""
-    from benchkit import records as rec
-    from benchkit.cli import main
+    from benchkit.store import records as rec
+    from benchkit.cli.commands import main
 
     bench(project)
     folder = str(project.path / "reports" / "trust" / "tabular")

@@ -1,6 +1,6 @@
-"""summary.md and the plots beside a report (benchkit.summary, benchkit.plots).
+"""summary.md and the plots beside a report (benchkit.report.summary, benchkit.report.plots).
 
-Reports are fabricated through benchkit.report.build_report + decide (the code the plugin uses),
+Reports are fabricated through benchkit.verdict.build.build_report + decide (the code the plugin uses),
 so they have the real structure without training anything.
 """
 from __future__ import annotations
@@ -13,9 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchkit import plots
-from benchkit import report as rep
-from benchkit import stats, summary
+from benchkit.report import plots
+from benchkit.verdict import build as rep
+from benchkit.store import atomic
+from benchkit.report import bench_report
+from benchkit.stats import paired as stats
+from benchkit.report import summary
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 GRID = [{"lr": 0.001}, {"lr": 0.003}, {"lr": 0.01}]
@@ -78,7 +81,7 @@ def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
     adjusted = iter(stats.holm(ps)) if ps else iter(())
     for r in reports:
         rep.decide(r, next(adjusted) if r["comparison"] else None, family_size=len(reports))
-        rep.stamp(r)
+        bench_report.stamp(r)
     return reports[0]
 
 
@@ -88,14 +91,14 @@ def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
 def test_fabricated_reports_are_valid_reports(kwargs):
     """The reports these tests render are ones benchkit could write (the shipped schema)."""
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads(rep.SCHEMA_PATH.read_text())
-    report = json.loads(rep.dumps(make_report(**kwargs)))
+    schema = json.loads(bench_report.SCHEMA_PATH.read_text())
+    report = json.loads(bench_report.dumps(make_report(**kwargs)))
     jsonschema.validators.validator_for(schema)(schema).validate(report)
 
 
 def write(tmp_path: Path, report: dict, sub: str = "r") -> Path:
     path = tmp_path / sub / "bench_report.json"
-    rep.write_atomic(path, rep.dumps(report))
+    atomic.write_atomic(path, bench_report.dumps(report))
     return path
 
 
@@ -291,7 +294,7 @@ def test_a_broken_report_gives_a_note_not_an_exception(tmp_path):
 def test_aggregate_session_writes_the_summary_beside_each_report(tmp_path):
     from types import SimpleNamespace
 
-    from benchkit.aggregate import aggregate_session
+    from benchkit.plugin.aggregate import aggregate_session
 
     spec = {"name": "agg_idea", "module": "m.py", "tracks": ["tabular"],
             "grids": {"tabular": GRID[:1]}, "seeds": [0, 1], "epochs": {"tabular": 1},

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from benchkit import tracks
-from benchkit.run import Run
+from benchkit.training.run import Run
 
 BUILTIN = ("tabular", "dynamics")
 

@@ -1,4 +1,4 @@
-"""The edge-extension rule (benchkit.extend): a selection at the edge of a grid axis of three
+"""The edge-extension rule (benchkit.verdict.extension): a selection at the edge of a grid axis of three
 or more values extends that axis for both arms, up to ``extend`` steps, recorded in the report."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from benchkit import extend
+from benchkit.verdict import extension as extend
 
 
 def bowl(optimum: float):

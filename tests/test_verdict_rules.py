@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from benchkit import stats
+from benchkit.stats import paired as stats
 from test_rules import ALPHA, PRACTICAL
 
 BELOW = math.nextafter(ALPHA, 0.0)
@@ -64,4 +64,4 @@ def test_system_verdict_reference_reports():
     ([False], [True], 0), ([True], [False], 0), ([None], [], 0), ([True, False], [], 0),
 ])
 def test_mechanism_ok_table(signatures, tests, expected):
-    assert stats.mechanism_ok(signatures, tests) == expected
+    assert stats.evidence_ok(signatures, tests) == expected

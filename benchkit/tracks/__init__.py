@@ -1,7 +1,10 @@
-"""The track registry. Built-in tracks register on import; users add theirs with
-:func:`register` from their own ``conftest.py``."""
+"""The tracks: what a bench trains on. One module per built-in track (data, default model from
+:mod:`.models`, metric, protocol, floors) and this registry. The built-ins register on import;
+users add theirs with :func:`register` from their own ``conftest.py``. Imports nothing of
+benchkit outside this package; torch only when a model is built (:mod:`.models`)."""
 from __future__ import annotations
 
+from benchkit.tracks import charlm, digits, dynamics, tabular
 from benchkit.tracks.base import Data, Split, Track
 
 _REGISTRY: dict[str, Track] = {}
@@ -29,6 +32,7 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-from benchkit.tracks import charlm, digits, dynamics, tabular  # noqa: E402  (registers the built-ins)
+for _builtin in (charlm, digits, dynamics, tabular):
+    register(_builtin.TRACK)
 
 __all__ = ["Data", "Split", "Track", "register", "get", "names", "tabular", "dynamics", "digits", "charlm"]

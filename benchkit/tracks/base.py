@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
-# the names of benchkit.optim.OPTIMIZERS (tests keep them equal), here so that validating a
+# the names of benchkit.training.optim.OPTIMIZERS (tests keep them equal), here so that validating a
 # track does not import torch
 OPTIMIZERS = ("adam", "adamw", "sgd")
 
@@ -64,7 +64,7 @@ class Track:
     extra_protocol: dict = field(default_factory=dict)
     requires: tuple[tuple[str, str], ...] = ()  # (module, how to install it) the data needs
     budget: str = "fixed"  # "convergence": epochs aim at a trained-out model; "fixed": a budget
-    budget_reason: str = ""  # one line: why (the report states both; benchkit.convergence)
+    budget_reason: str = ""  # one line: why (the report states both; benchkit.verdict.convergence)
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):

@@ -23,7 +23,6 @@ import platform
 
 import numpy as np
 
-from benchkit.tracks import register
 from benchkit.tracks.base import Data, Split, Track
 
 CONTEXT = 64
@@ -81,11 +80,11 @@ def bits_per_char(logits, y):
 
 
 def make_model():
-    from benchkit.models import char_transformer  # torch is imported when a model is built
+    from benchkit.tracks.models import char_transformer  # torch is imported when a model is built
     return char_transformer(VOCAB, context=CONTEXT)
 
 
-TRACK = register(Track(
+TRACK = Track(
     name="charlm",
     make_data=make_data,
     make_model=make_model,
@@ -104,4 +103,4 @@ TRACK = register(Track(
                 "test bits per character",
     extra_protocol={"text": f"pydoc_data.topics of Python {PYTHON}", "context": CONTEXT,
                     "vocab": VOCAB, "n_train": N_TRAIN, "n_val": N_VAL, "n_test": N_TEST},
-))
+)

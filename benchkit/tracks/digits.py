@@ -17,7 +17,6 @@ import functools
 
 import numpy as np
 
-from benchkit.tracks import register
 from benchkit.tracks.base import Data, Split, Track
 
 VAL_FRACTION = TEST_FRACTION = 0.2   # of each class; the rest trains
@@ -73,11 +72,11 @@ def accuracy(logits, y):
 
 
 def make_model():
-    from benchkit.models import cnn_digits  # torch is imported when a model is built
+    from benchkit.tracks.models import cnn_digits  # torch is imported when a model is built
     return cnn_digits()
 
 
-TRACK = register(Track(
+TRACK = Track(
     name="digits",
     make_data=make_data,
     make_model=make_model,
@@ -95,4 +94,4 @@ TRACK = register(Track(
     description="scikit-learn's 8x8 digits (1,797 images), a fresh stratified 60/20/20 split "
                 "per seed; cnn_digits (two 3x3 convolutions, max-pool, linear); test accuracy",
     extra_protocol={"split": "stratified 60/20/20 per seed", "loss": "cross-entropy"},
-))
+)

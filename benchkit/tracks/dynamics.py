@@ -14,7 +14,6 @@ import functools
 
 import numpy as np
 
-from benchkit.tracks import register
 from benchkit.tracks.base import Data, Split, Track
 
 N_TRAIN, N_VAL, N_TEST = 400, 200, 400
@@ -68,11 +67,11 @@ def make_data(seed: int) -> Data:
 
 
 def make_model():
-    from benchkit.models import rnn_small  # torch is imported when a model is built
+    from benchkit.tracks.models import rnn_small  # torch is imported when a model is built
     return rnn_small()
 
 
-TRACK = register(Track(
+TRACK = Track(
     name="dynamics",
     make_data=make_data,
     make_model=make_model,
@@ -86,4 +85,4 @@ TRACK = register(Track(
                 "test MSE on normalised states",
     extra_protocol={"n_train": N_TRAIN, "n_val": N_VAL, "n_test": N_TEST, "window": WINDOW,
                     "dt": DT * STRIDE},
-))
+)

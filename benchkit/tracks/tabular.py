@@ -13,7 +13,6 @@ import functools
 
 import numpy as np
 
-from benchkit.tracks import register
 from benchkit.tracks.base import Data, Split, Track
 
 N_FEATURES = 10
@@ -54,11 +53,11 @@ def make_data(seed: int) -> Data:
 
 
 def make_model():
-    from benchkit.models import mlp_tiny  # torch is imported when a model is built
+    from benchkit.tracks.models import mlp_tiny  # torch is imported when a model is built
     return mlp_tiny()
 
 
-TRACK = register(Track(
+TRACK = Track(
     name="tabular",
     make_data=make_data,
     make_model=make_model,
@@ -72,4 +71,4 @@ TRACK = register(Track(
                 f"noise sd {NOISE_SD}); mlp_tiny 10-64-64-1; test MSE",
     extra_protocol={"n_train": N_TRAIN, "n_val": N_VAL, "n_test": N_TEST,
                     "noise_floor_mse": NOISE_SD ** 2},
-))
+)

@@ -1,0 +1,339 @@
+"""``python -m benchkit``: look at reports that already exist, without running anything.
+
+    python -m benchkit show [PATH ...]      the terminal table of every bench_report.json found
+    python -m benchkit compare OLD NEW      what changed between two reports; exit 1 if worse
+    python -m benchkit render [PATH ...]    (re)write summary.md and the plots beside reports
+    python -m benchkit verify REPORT        check a report's runs against the run store
+    python -m benchkit leaderboard [PATH]   ideas benched against one baseline, ranked (Holm)
+
+Exit status: 0 fine, 1 ``compare`` found a regression (or ``show`` found no report), 2 a usage
+error or a file that is missing or is not a benchkit report. Never imports torch.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from benchkit.cli.output import error, say
+from benchkit.cli.verify import add_parser
+from benchkit.report.fmt import mechanism_word, num, rel_pct
+from benchkit.report.bench_report import (REPORT_NAME, SUPPORTED_VERSIONS, ReportError, is_finite,  # noqa: F401
+                                          load_report)
+from benchkit.report.terminal import render_summary
+from benchkit.spec.idea import cfg_id
+
+# compare: a verdict lower in this order is worse; an incomplete report is the worst of all
+VERDICT_RANK = {"equivalent": 4, "helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "unmatched": -1,
+                "incomplete": -1}
+# the figures compare reads: a non-finite one (NaN written by hand) is a regression
+_FIGURES = (("baseline mean", ("baseline", "full", "mean")), ("idea mean", ("idea", "mean")),
+            ("delta_mean", ("comparison", "delta_mean")), ("p_value", ("comparison", "p_value")),
+            ("mde", ("comparison", "mde")))
+
+
+def _idea_name(report: dict, path: Path) -> str:
+    """The idea's name; hand-made v1 reports have none: reports/<name>/<track>/ gives it."""
+    if isinstance(report.get("name"), str):
+        return report["name"]
+    folder = path.parent if path.name == REPORT_NAME else path
+    return folder.parent.name if folder.name == report["track"] else folder.name
+
+
+def _for_table(report: dict, path: Path) -> dict:
+    """A copy with the keys benchkit.report.terminal reads that hand-made v1 reports lack."""
+    r = dict(report)
+    r["name"] = _idea_name(report, path)
+    r.setdefault("warnings", [])
+    r.setdefault("incomplete", None)
+    r.setdefault("mechanism_ok", None)
+    return r
+
+
+def find_reports(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """Report files under ``paths`` (files as given, folders searched recursively), and an
+    error line for every path that does not exist."""
+    found, errors = [], []
+    for p in map(Path, paths):
+        if p.is_file():
+            found.append(p)
+        elif p.is_dir():
+            found.extend(sorted(p.rglob(REPORT_NAME)))
+        else:
+            errors.append(f"{p}: no such file or folder")
+    unique = list(dict.fromkeys(found))
+    return unique, errors
+
+
+def _read(files: list[Path], errors: list[str]) -> list[tuple[Path, dict]]:
+    """(file, report) for every readable report; a line in ``errors`` for each that is not."""
+    read = []
+    for f in files:
+        try:
+            read.append((f, load_report(f)))
+        except ReportError as exc:
+            errors.append(str(exc))
+    return read
+
+
+def _reading_status(found, errors, paths) -> int | None:
+    """Print the reading errors; the exit status they make (2; 1 when nothing was found),
+    None when the command goes on."""
+    for e in errors:
+        error(e)
+    if errors:
+        return 2
+    if not found:
+        error(f"no {REPORT_NAME} found under {', '.join(paths)}")
+        return 1
+    return None
+
+
+# -- show -----------------------------------------------------------------------------------
+def cmd_show(args) -> int:
+    files, errors = find_reports(args.paths)
+    written = [(f, _for_table(r, f)) for f, r in _read(files, errors)]
+    if written:
+        for line in render_summary(written, Path.cwd()):
+            say(line)
+    return _reading_status(written, errors, args.paths) or 0
+
+
+# -- compare --------------------------------------------------------------------------------
+def _change(old, new) -> str:
+    if old is None or new is None:
+        return ""
+    d = new - old
+    if d == 0:
+        return "="
+    rel = f" ({'+' if d > 0 else '-'}{rel_pct(d, old)})" if old else ""
+    return f"{d:+.4g}{rel}"
+
+
+def _fields(old: dict, new: dict) -> list[tuple[str, str, str, str]]:
+    """(field, OLD, NEW, change) rows."""
+    def comp(r):
+        return r["comparison"] or {}
+
+    rows = []
+    for label, keys in (("baseline config", ("baseline", "best_cfg")),
+                        ("idea config", ("idea_config",))):
+        a, b = _get(old, *keys), _get(new, *keys)
+        a, b = ("-" if a is None else cfg_id(a)), ("-" if b is None else cfg_id(b))
+        rows.append((label, a, b, "" if a == b else "changed"))
+    numbers = [("baseline mean", _get(old, "baseline", "full", "mean"),
+                _get(new, "baseline", "full", "mean")),
+               ("idea mean", _get(old, "idea", "mean"), _get(new, "idea", "mean")),
+               ("delta_mean", comp(old).get("delta_mean"), comp(new).get("delta_mean")),
+               ("p_value", comp(old).get("p_value"), comp(new).get("p_value"))]
+    if (comp(old).get("family_size") or 1) > 1 or (comp(new).get("family_size") or 1) > 1:
+        numbers.append(("p_adjusted", comp(old).get("p_adjusted"), comp(new).get("p_adjusted")))
+    numbers += [("mde", comp(old).get("mde"), comp(new).get("mde")),
+                ("mde_rel_pct", comp(old).get("mde_rel_pct"), comp(new).get("mde_rel_pct"))]
+    for label, a, b in numbers:
+        rows.append((label, num(a), num(b), _change(a, b)))
+    wins = [f"{comp(r)['idea_wins']}/{comp(r)['n_pairs']}" if comp(r) else "-"
+            for r in (old, new)]
+    rows.append(("idea wins", wins[0], wins[1], "" if wins[0] == wins[1] else "changed"))
+    mo, mn = old.get("mechanism_ok"), new.get("mechanism_ok")
+    rows.append(("mechanism_ok", mechanism_word(mo), mechanism_word(mn), "" if mo == mn else "changed"))
+    for key in ("practical_verdict", "system_verdict"):
+        a, b = old[key], new[key]
+        change = ""
+        if a != b:
+            change = "changed"
+            if key == "practical_verdict":
+                change = "worse" if VERDICT_RANK[b] < VERDICT_RANK[a] else "better"
+        rows.append((key.replace("_", " "), a, b, change))
+    return rows
+
+
+def _protocol_notes(old: dict, new: dict) -> list[str]:
+    po, pn = old.get("protocol") or {}, new.get("protocol") or {}
+    notes = []
+    for key in ("seeds", "grid", "epochs", "alpha", "model", "margin"):
+        a, b = po.get(key), pn.get(key)
+        if a != b:
+            if key == "seeds" and isinstance(a, list) and isinstance(b, list):
+                a, b = f"{len(a)} seeds", f"{len(b)} seeds"
+            elif key == "grid" and isinstance(a, list) and isinstance(b, list):
+                a = ", ".join(cfg_id(c) for c in a)
+                b = ", ".join(cfg_id(c) for c in b)
+            notes.append(f"note: protocol {key} differs: {a} -> {b}")
+    return notes
+
+
+def _get(r, *keys):
+    for k in keys:
+        r = r.get(k) if isinstance(r, dict) else None
+    return r
+
+
+def regressions(old: dict, new: dict) -> tuple[list[str], list[str]]:
+    """(why NEW is worse than OLD, notes). Worse: the practical verdict dropped in the order
+    equivalent > helps > non-inferior > inconclusive > harms > incomplete, or the idea's
+    metric moved the wrong way by more than OLD's MDE."""
+    why, notes = [], []
+    for label, keys in _FIGURES:
+        for which, r in (("OLD", old), ("NEW", new)):
+            value = _get(r, *keys)
+            if value is not None and not is_finite(value):
+                why.append(f"{which}'s {label} is {value}, not a finite number")
+    vo, vn = old["practical_verdict"], new["practical_verdict"]
+    if VERDICT_RANK[vn] < VERDICT_RANK[vo]:
+        why.append(f"practical verdict got worse: {vo} -> {vn}")
+    if old["comparison"] is None or new["comparison"] is None:
+        notes.append("note: the idea's metric cannot be compared: "
+                     f"{'OLD' if old['comparison'] is None else 'NEW'} is incomplete")
+        return why, notes
+    mde = old["comparison"]["mde"]
+    a, b = old["idea"]["mean"], new["idea"]["mean"]
+    lower = str(new["metric_direction"]).startswith("lower")
+    worse_by = (b - a) if lower else (a - b)
+    metric = new.get("metric", "metric")
+    if mde is None:
+        notes.append("note: OLD has no MDE, so the idea's metric was not checked")
+    elif worse_by > mde:
+        why.append(f"the idea's {metric} regressed by {worse_by:.4g} ({a:.4g} -> {b:.4g}, "
+                   f"{new['metric_direction']}), more than OLD's MDE {mde:.4g}")
+    return why, notes
+
+
+def _render_rows(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def cmd_compare(args) -> int:
+    try:
+        old, new = load_report(args.old), load_report(args.new)
+    except ReportError as exc:
+        return error(str(exc))
+    po, pn = Path(args.old), Path(args.new)
+    names = _idea_name(old, po), _idea_name(new, pn)
+    if names[0] != names[1]:
+        return error(f"the reports are of different ideas: {names[0]!r} (OLD {args.old}) vs "
+                      f"{names[1]!r} (NEW {args.new})")
+    if old["track"] != new["track"]:
+        return error(f"the reports are of different tracks: {old['track']!r} (OLD "
+                      f"{args.old}) vs {new['track']!r} (NEW {args.new})")
+    say(f"benchkit compare: {names[0]} on {old['track']} ({new['metric_direction']})")
+    for label, p, r in (("OLD", args.old, old), ("NEW", args.new, new)):
+        say(f"  {label} {p}" + (f"  ({r['created']})" if r.get("created") else ""))
+    say()
+    rows = [("field", "OLD", "NEW", "change"), *_fields(old, new)]
+    lines = _render_rows(rows)
+    say("\n".join([lines[0], "-" * len(lines[0]), *lines[1:]]))
+    say()
+    why, notes = regressions(old, new)
+    for line in _protocol_notes(old, new) + notes:
+        say(line)
+    if why:
+        for w in why:
+            say(f"REGRESSION: {w}")
+        return 1
+    say("OK: no regression (verdict not worse, idea's metric within OLD's MDE)")
+    return 0
+
+
+# -- render ---------------------------------------------------------------------------------
+def cmd_render(args) -> int:
+    from benchkit.report.summary import write_companions
+
+    files, errors = find_reports(args.paths)
+    for f, report in _read(files, errors):
+        notes = write_companions(f, report, echo=False)
+        say(f"{f.parent}: summary.md" + ("".join(f"; {n}" for n in notes) if notes
+                                           else ", paired.png, sweep.png"))
+    return _reading_status(files, errors, args.paths) or 0
+
+
+# -- leaderboard ----------------------------------------------------------------------------
+def cmd_leaderboard(args) -> int:
+    from benchkit.cli import leaderboard as lb
+
+    files, errors = find_reports(args.paths)
+    every = [lb.Entry(_idea_name(r, f), f, r) for f, r in _read(files, errors)]
+    entries = [e for e in every if args.track in (None, e.track)]
+    status = _reading_status(files, errors, args.paths)
+    if status:
+        return status
+    if not entries:
+        tracks = ", ".join(sorted({e.track for e in every}))
+        return error(f"no report of track {args.track!r}; the reports' tracks: {tracks}")
+    result = lb.build(entries)
+    for line in lb.render(result):
+        say(line)
+    if args.json:
+        lb.write_json(result, args.json)
+        say(f"wrote {args.json}")
+    if args.plot:
+        note = lb.plot(result, args.plot)
+        say(f"plot: {note}" if note else f"wrote {args.plot}")
+    return 0
+
+
+# -- entry ------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchkit",
+        description="Look at benchkit reports (bench_report.json) that already exist. "
+                    "To bench an idea, run pytest on its module.",
+        epilog="exit status: 0 ok; 1 compare found a regression, or show/render found no "
+               "report; 2 usage error, missing file, or not a benchkit report")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = sub.add_parser("show", help="print the summary table of existing reports",
+                       description="Print the terminal summary table (as at the end of a bench "
+                                   "session) for every bench_report.json in PATHs.")
+    p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
+                   help="report files, or folders searched recursively for bench_report.json "
+                        "(default: reports)")
+    p.set_defaults(func=cmd_show)
+    p = sub.add_parser(
+        "compare", help="what changed between two reports of one idea and track",
+        description="Per-field changes from OLD to NEW (selected configs, baseline and idea "
+                    "means, delta_mean, p, MDE, wins, mechanism, verdicts). Exits 1 when NEW "
+                    "is worse: its practical verdict is lower in the order equivalent > "
+                    "helps > non-inferior > inconclusive > harms > incomplete, or the idea's metric "
+                    "moved the wrong way (in the metric's direction) by more than OLD's MDE.",
+        epilog="exit status: 0 no regression; 1 regression; 2 missing/invalid report, or the "
+               "reports are of different ideas or tracks")
+    p.add_argument("old", metavar="OLD", help="the earlier bench_report.json (or its folder)")
+    p.add_argument("new", metavar="NEW", help="the later bench_report.json (or its folder)")
+    p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("render", help="(re)write summary.md and plots beside existing reports",
+                       description="Write summary.md (and paired.png, sweep.png when "
+                                   "matplotlib is installed) beside every bench_report.json "
+                                   "in PATHs.")
+    p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
+                   help="report files or folders searched recursively (default: reports)")
+    p.set_defaults(func=cmd_render)
+    p = sub.add_parser(
+        "leaderboard", help="ideas benched against the same baseline runs, ranked",
+        description="Group the ideas whose reports share the same baseline runs (track, "
+                    "config, and per seed the stored run's digest) into boards; rank each "
+                    "board's ideas by mean paired improvement, with sign-flip p-values "
+                    "Holm-adjusted across the board's ideas and a verdict per idea at the "
+                    "reports' alpha (docs/leaderboard.md).",
+        epilog="exit status: 0 ok; 1 no report found; 2 missing path, unreadable or invalid "
+               "report, or no report of --track")
+    p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
+                   help="report files or folders searched recursively (default: reports)")
+    p.add_argument("--track", help="only the reports of this track")
+    p.add_argument("--json", metavar="PATH", help="also write the boards as JSON to PATH")
+    p.add_argument("--plot", metavar="PATH",
+                   help="also draw per-idea intervals to PATH (needs matplotlib: benchkit[plot])")
+    p.set_defaults(func=cmd_leaderboard)
+    add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `python -m benchkit show | head`
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

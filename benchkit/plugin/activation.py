@@ -1,0 +1,126 @@
+"""What benchkit sets up once a session benches, and not before.
+
+benchkit is installed as a pytest plugin, so it loads in every session of every project in
+its environment. A session that collects no bench module must not notice it: no header line,
+no check of the report folder, no folder created, no signal handler, no environment variable.
+:func:`activate` does all of that, once per process, when the first bench module is collected
+(on the controller of an xdist session: when the first run's result arrives), or at configure
+when the command line gives a ``--bench-*`` option. What it changes is undone at session end.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from benchkit.plugin import timeouts as limits
+from benchkit.plugin.settings import SETTINGS, STORE, Settings
+
+ACTIVE = pytest.StashKey[bool]()   # on pytest's config: benchkit is set up in this process
+
+
+class ReportDirError(Exception):
+    """The report folder cannot be written: refused before anything trains."""
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def is_active(config: pytest.Config) -> bool:
+    return config.stash.get(ACTIVE, False)
+
+
+def asked_on_command_line(config: pytest.Config) -> bool:
+    """Whether the command line gives a ``--bench-*`` option (an ini value does not count:
+    a project's ini applies to its sessions that bench nothing too)."""
+    return any(str(arg).startswith("--bench-") for arg in config.invocation_params.args)
+
+
+def activate(config: pytest.Config, *, check_reports: bool = True) -> None:
+    """Set up benchkit in this process (idempotent): the report-folder check, the SIGTERM
+    handler where the session is coordinated, and the run store.
+
+    Raises ReportDirError when ``check_reports`` and the report folder is not writable (the
+    controller of an xdist session does not check: its workers did, at collection)."""
+    if is_active(config):
+        return
+    settings = config.stash[SETTINGS]
+    if check_reports:
+        check_report_dir(settings.report_dir)
+    config.stash[ACTIVE] = True
+    if not is_worker(config):
+        limits.sigterm_as_interrupt(config)
+    if config.stash.get(STORE, None) is None:
+        config.stash[STORE] = open_store(config, settings)
+
+
+def check_report_dir(path: Path) -> None:
+    """Refuse to start when reports could not be written: before anything trains."""
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise ReportDirError(f"benchkit: report directory {path} is not writable "
+                             f"({probe} is not a writable directory); choose another with "
+                             "--bench-report-dir DIR")
+
+
+def check_store_options(config: pytest.Config, settings: Settings) -> None:
+    """Refuse a ``--bench-store`` given as a separate existing path: pytest would take it for
+    a test path when it chooses the rootdir, and keys and reports are relative to it."""
+    args = list(config.invocation_params.args)
+    for flag, value in zip(args, args[1:]):
+        if flag == "--bench-store" and os.path.exists(value):
+            raise pytest.UsageError(
+                f"benchkit: write --bench-store={value} (with '='): pytest takes a separate "
+                "existing path for a test path when it chooses the rootdir, and keys and "
+                "reports are relative to the rootdir")
+
+
+def open_store(config: pytest.Config, settings: Settings):
+    """The session's RunStore: at ``--bench-store``, else in pytest's cache (None when the
+    cache plugin is off). A shard needs one: it is where its runs go."""
+    from benchkit.store.backends import open_storage
+    from benchkit.store.runs import RunStore, unusable_store
+
+    location = settings.store
+    if location is None:
+        cache = getattr(config, "cache", None)
+        try:
+            location = cache.mkdir("benchkit-runs") if cache is not None else None
+        except OSError as exc:  # costs reuse, not the session (benchkit.store)
+            return unusable_store(exc, config.rootpath, settings.threads, settings.device)
+    if location is None:
+        if settings.shard is not None:
+            raise pytest.UsageError("benchkit: --bench-shard needs a run store: give "
+                                    "--bench-store LOCATION (or enable pytest's cache)")
+        return None
+    try:
+        storage = open_storage(location, config.rootpath)
+    except ValueError as exc:
+        raise pytest.UsageError(f"benchkit: --bench-store {exc}") from None
+    directory = getattr(storage, "directory", None)
+    if directory is not None and directory.exists() and not directory.is_dir():
+        raise pytest.UsageError(f"benchkit: --bench-store {location}: {directory} is not a "
+                                "directory; valid: a directory (created if absent) or an "
+                                "fsspec URL")
+    return RunStore(storage, config.rootpath, settings.threads, device=settings.device,
+                    any_cpu=settings.shard == "merge")
+
+
+def settings_line(settings: Settings) -> str:
+    """One line saying how this session benches (the header, or the summary's first line)."""
+    from importlib import metadata
+
+    from benchkit import __version__
+    try:  # read without importing torch: the controller of an xdist session never needs it
+        torch_version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch_version = "not installed"
+    seeds = settings.seeds if settings.seeds is not None else "per idea"
+    epochs = settings.epochs if settings.epochs is not None else "per track"
+    return (f"benchkit {__version__}: torch {torch_version} on {settings.device}, "
+            f"{settings.threads} torch thread(s)/process, seeds {seeds}, epochs {epochs}, "
+            f"alpha {settings.alpha}, gate {settings.gate}, reports {settings.report_dir}")

@@ -1,0 +1,117 @@
+"""Controller-side aggregation: payloads -> one report per idea x track, the family-wise
+adjustment across an idea's tracks, and the gate."""
+from __future__ import annotations
+
+import json
+
+from benchkit.report import bench_report, summary
+from benchkit.report.fmt import mechanism_word, num
+from benchkit.stats import paired as stats
+from benchkit.store import atomic
+from benchkit.store.provenance import provenance
+from benchkit.verdict import budgets, controls
+from benchkit.verdict import build as rep
+from benchkit.verdict.frontier import build_frontier_report
+
+
+def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
+                      errors: list[str] | None = None, rootpath=None):
+    """Write every report this session's payloads make. Returns (written, gate failures):
+    ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines.
+    With ``errors``, a report that cannot be written adds a ``benchkit: ERROR`` line to it and
+    the other reports are still written (a previous report stays as it was: writes are
+    atomic); without it the OSError propagates."""
+    by_idea: dict[str, list[dict]] = {}
+    for p in payloads:
+        by_idea.setdefault(p["spec"]["name"], []).append(p)
+    written, failures = [], []
+    for name in sorted(by_idea):
+        group = by_idea[name]
+        runs = [p for p in group if p["kind"] == "run"]
+        if not runs:
+            continue  # only claims ran (-m mechanism): nothing to compare, no report
+        spec = runs[0]["spec"]
+        mechanisms = [p for p in group if p["kind"] == "mechanism"]
+        build = build_frontier_report if spec.get("frontier") else rep.build_report
+        reports = [build(spec, track, runs, mechanisms, alpha=settings.alpha)
+                   for track in spec["tracks"]]
+        # the family: every comparison of the idea (baseline, each control) on every declared
+        # track; an incomplete track enters Holm with p = 1, so a crashed track can never make
+        # the others' verdicts easier to reach
+        family = [c for r in reports for c in controls.comparisons(r)]
+        ps = [c["p_value"] for c in family] + [1.0 for r in reports if r["comparison"] is None]
+        for comp, p in zip(family, stats.holm(ps)):
+            comp["p_adjusted"], comp["family_size"] = p, len(ps)
+        for r in reports:
+            path = bench_report.report_path(settings.report_dir, name, r["track"])
+            previous = read_previous(path)
+            comp = r["comparison"]
+            rep.decide(r, comp["p_adjusted"] if comp is not None else None,
+                       family_size=len(ps))
+            r["provenance"] = provenance(rootpath, spec["module"])
+            if not complete_session and not r["complete"]:
+                r["incomplete"]["reasons"].append("the session was interrupted")
+            text = bench_report.dumps(bench_report.stamp(r))
+            try:
+                atomic.write_atomic(path, text)
+                summary.write_companions(  # summary.md (+ plots) beside it
+                    path, r, plots_current=same_report(previous, text))
+            except OSError as exc:
+                if errors is None:
+                    raise
+                errors.append(f"benchkit: ERROR {name} {r['track']}: cannot write "
+                              f"{exc.filename or path}: {exc.strerror or exc}")
+            else:
+                written.append((path, r))
+            why = gate_failure(r, settings.gate)
+            if why:
+                failures.append(f"benchkit: FAIL {name} {r['track']}: {why}")
+    return written, failures
+
+
+def read_previous(path) -> dict | None:
+    """The report this session replaces, if it is readable: only to tell whether its plots
+    are still current (never to decide anything)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def same_report(previous: dict | None, text: str) -> bool:
+    """Whether the new report says what the previous one said (its timestamp aside)."""
+    if previous is None:
+        return False
+    def content(report: dict) -> dict:
+        runs = [{**r, "reused": None} for r in report.get("runs") or []]
+        return {**report, "created": None, "runs": runs}
+    return content(previous) == content(json.loads(text))
+
+
+def gate_failure(report: dict, gate: str) -> str | None:
+    """Why ``report`` misses ``gate``, or None when it passes."""
+    if gate == "off":
+        return None
+    practical, system = report["practical_verdict"], report["system_verdict"]
+    if not report["complete"]:
+        return "incomplete (" + "; ".join(report["incomplete"]["reasons"]) + "): no verdict"
+    if practical == "unmatched":
+        return budgets.unmatched_reason(report) + ": no verdict"
+    comp = report["comparison"]
+    facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
+             f"p {comp['p_adjusted']:.4g} at level {num(rep.tested_level(comp))}, "
+             f"mechanism_ok {mechanism_word(report['mechanism_ok'])}")
+    ok = {
+        "not-harms": practical != "harms",
+        "non-inferior": practical in ("helps", "non-inferior", "equivalent"),
+        "equivalent": practical == "equivalent",
+        "helps": practical == "helps",
+        "worked": system == "worked",
+    }[gate]
+    exploratory = report.get("exploratory")
+    why = "exploratory (" + "; ".join((exploratory or {}).get("reasons", [])) + ")"
+    if not ok:
+        return f"gate {gate!r} not met" + (f", and {why}" if exploratory else "") + f": {facts}"
+    if exploratory:  # the verdicts of a session that is no planned look never pass a gate
+        return f"{why}: not a look of the declared plan, so no gate passes; {facts}"
+    return None

@@ -1,0 +1,181 @@
+"""The controller's side of a session (registered on the controller only, never on an xdist
+worker): it receives every payload, completes each idea with its stored runs, writes the reports
+through :mod:`benchkit.aggregate`, prints the table and applies the gate.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchkit.plugin.activation import activate, settings_line
+from benchkit.plugin.fixture import PROPERTY, run_payload
+from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
+from benchkit.spec import cfg_id, run_id
+
+GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
+NOT_WRITTEN = "benchkit report not written"
+
+
+def audit_failures(payloads: list[dict]) -> list[str]:
+    """``benchkit: FAIL audit ...`` for every audited run whose bits differ from its record."""
+    return [f"benchkit: FAIL audit: {p['nodeid']} retrained differs in bits from its stored "
+            f"run (digest {p['digest'][:12]}, stored {p['audit']['stored'][:12]}): the store "
+            "holds a result this code does not give" for p in payloads
+            if p.get("audit") and not p["audit"]["same"]]
+
+
+class BenchSession:
+    """Every payload received, then the reports, the terminal table and the gate."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.settings: Settings = config.stash[SETTINGS]
+        self.rootpath = config.rootpath
+        self.payloads: dict[str, dict] = {}    # nodeid -> latest payload
+        self.written: list = []                # (path, report) of every report written
+        self.failures: list[str] = []          # "benchkit: FAIL ..." lines of the gate
+        self.write_errors: list[str] = []      # "benchkit: ERROR ..." lines: reports not written
+        self.collection: dict | None = None    # from local collection or a worker's output
+        self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
+
+    @property
+    def store(self):
+        """The session's RunStore (None without pytest's cache), opened once a module benches."""
+        return self.config.stash[STORE]
+
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: absent under -p no:xdist
+    def pytest_testnodedown(self, node, error) -> None:
+        counts = getattr(node, "workeroutput", {}).get("benchkit_collection")
+        if counts and self.collection is None:
+            self.collection = counts
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in getattr(report, "user_properties", ()):
+            if name == PROPERTY:
+                activate(self.config, check_reports=False)  # the workers checked the folder
+                payload = json.loads(value)
+                self.payloads[payload["nodeid"]] = payload
+
+    def stored_payloads(self, payloads: list[dict]) -> list[dict]:
+        """Payloads of the stored runs a session did not run, for the ideas it ran an arm of.
+
+        A session that selects part of an idea (``-k``, ``-m``, ``--lf``) or stops early would
+        otherwise write an incomplete report over a complete one. A run with no stored result
+        stays missing, a run that failed in this session is not replaced, and ``--bench-fresh``
+        takes nothing."""
+        if self.store is None or self.settings.fresh:
+            return []
+        from benchkit import tracks
+        from benchkit.training.run import Run
+
+        runs = [p for p in payloads if p["kind"] == "run"]
+        specs = {p["spec"]["name"]: p["spec"] for p in runs}
+        found = []
+        for name, spec in sorted(specs.items()):
+            present = {(p["arm"], p["track"], cfg_id(p["cfg"]), p["seed"])
+                       for p in runs if p["spec"]["name"] == name and "cfg" in p}
+            for (arm, track, cfg, seed), record in self.store.fill(spec, present):
+                the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
+                              epochs=spec["epochs"][track])
+                the_run.restore({**record["result"], "cpu": record["cpu"]})
+                trained_in = record["origin"]["module"]
+                the_run.provenance = {
+                    "key": record["key"], "digest": record["run_digest"],
+                    "origin": "reused" if trained_in == spec["module"] else "shared",
+                    "trained_in": trained_in, "planned": record["origin"].get("plan")}
+                nodeid = f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]"
+                found.append({**run_payload(nodeid, "passed", None, the_run.payload(),
+                                            self.settings.threads, self.settings.device),
+                              "spec": spec})
+                self.filled_from_store[name] = self.filled_from_store.get(name, 0) + 1
+        return found
+
+    @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers to exit: meanwhile
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        if not self.payloads or isinstance(self.settings.shard, tuple):
+            return  # a shard stores its runs; the final session writes the reports
+        from benchkit.plugin.aggregate import aggregate_session
+
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+        payloads = list(self.payloads.values())
+        self.written, self.failures = aggregate_session(
+            payloads + self.stored_payloads(payloads), self.settings,
+            complete_session=not interrupted, errors=self.write_errors,
+            rootpath=self.rootpath)
+        self.failures += audit_failures(payloads)
+        if (self.failures or self.write_errors) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def run_counts(self) -> tuple[int, int, int]:
+        """(trained, reused, of which trained by another module) arm runs of this session."""
+        results = [p for p in self.payloads.values()
+                   if p["kind"] == "run" and "reused" in p and p["outcome"] != "skipped"]
+        reused = sum(1 for p in results if p["reused"])
+        shared = sum(1 for p in results if p.get("origin") == "shared")
+        return len(results) - reused, reused, shared
+
+    def store_problems(self) -> list[str]:
+        """Every store problem of this session (workers' and the controller's), once each."""
+        lines = [line for p in self.payloads.values() for line in p.get("store_problems", ())]
+        lines += self.store.problems if self.store is not None else []
+        return list(dict.fromkeys(lines))
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
+        tr = terminalreporter
+        if isinstance(self.settings.shard, tuple):
+            from benchkit.plugin.shard import label
+            trained, reused, _ = self.run_counts()
+            tr.write_line(f"benchkit: shard {label(self.settings.shard)} trained {trained} "
+                          f"run(s), {reused} reused; no verdict (shard)"
+                          + ("" if self.settings.gate == "off" else
+                             f": --bench-gate {self.settings.gate} applies in the final "
+                             "session"))
+            return
+        if not self.payloads:
+            counts = self.collection or {}
+            if config.getoption("collectonly") and counts.get("arm_runs_selected"):
+                tr.write_line(f"benchkit: {counts['arm_runs_selected']} arm run(s) selected, "
+                              f"{counts['to_train']} to train (the rest are stored)")
+            elif counts.get("bench_modules") and not counts.get("arm_runs_selected"):
+                tr.write_line(
+                    f"benchkit: {counts['bench_modules']} idea module(s) collected but no arm "
+                    "run selected (-k/-m?): nothing benched, no report written", yellow=True)
+            return
+        from benchkit.report.terminal import render_summary
+
+        tr.section("benchkit")
+        if not config.stash.get(HEADER_SHOWN, False):
+            tr.write_line(settings_line(self.settings))
+        if not self.written and not self.write_errors:
+            tr.write_line("benchkit: no arm ran in this session (all deselected?); "
+                          "no report written")
+        for line in render_summary(self.written, config.rootpath):
+            tr.write_line(line)
+        for line in self.store_problems():
+            tr.write_line(line, yellow=True)
+        trained, reused, shared = self.run_counts()
+        tr.write_line(f"benchkit: {trained} run(s) trained, {reused} reused from the run store"
+                      + (f" ({shared} trained by another idea module)" if shared else "")
+                      + ("" if self.settings.fresh else " (--bench-fresh retrains them)"))
+        if self.settings.shard == "merge":
+            absent = sum(1 for p in self.payloads.values()
+                         if p["kind"] == "run" and p["outcome"] == "skipped")
+            if absent:
+                tr.write_line(f"benchkit: merge: {absent} run(s) not in the store: their "
+                              "reports are incomplete and list them", yellow=True)
+        for name, count in sorted(self.filled_from_store.items()):
+            tr.write_line(f"benchkit: {name}: {count} run(s) not run in this session taken "
+                          "from the store, unchanged since they ran (--bench-fresh takes none)")
+        for line in self.write_errors + self.failures:
+            tr.write_line(line, red=True, bold=True)
+        if self.write_errors:  # "12 passed, 1 benchkit report not written"
+            tr.stats.setdefault(NOT_WRITTEN, []).extend(
+                pytest.TestReport(nodeid="benchkit report", location=("benchkit", None, "report"),
+                                  keywords={}, outcome="failed", longrepr=line, when="call")
+                for line in self.write_errors)
+        if self.failures:  # pytest's final line counts it: "12 passed, 1 benchkit gate failed"
+            tr.stats.setdefault(GATE_FAILED, []).extend(
+                pytest.TestReport(nodeid="benchkit gate", location=("benchkit", None, "gate"),
+                                  keywords={}, outcome="failed", longrepr=line, when="call")
+                for line in self.failures)

@@ -1,0 +1,208 @@
+"""An arm test's Run and what happens around an arm test's call: reuse of a stored run,
+seeding, recording what the body executes, the check that a result was recorded, storing the
+run, and the payload sent to the controller.
+
+A payload holds plain values only (it crosses process boundaries through xdist); it travels in
+the test report's ``user_properties`` under :data:`PROPERTY`.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchkit.plugin.isolation import GUARD
+from benchkit.plugin.settings import SETTINGS, SPECS, STORE
+from benchkit.spec import IdeaSpec
+
+PROPERTY = "benchkit"
+ITEM_RUN = pytest.StashKey[object]()      # item -> its Run
+ITEM_STORED = pytest.StashKey[dict]()     # item -> its stored record, when it is reused
+ITEM_AUDIT = pytest.StashKey[bool]()      # item -> retrain it and compare with its record
+ITEM_RECORDING = pytest.StashKey[object]()  # item -> what its body executed (a Recording)
+
+
+def item_spec(item: pytest.Item) -> IdeaSpec | None:
+    """The spec of the bench module an item belongs to (None for other tests)."""
+    module_item = item.getparent(pytest.Module)
+    if module_item is None:
+        return None
+    spec = item.config.stash[SPECS].get(module_item.nodeid)
+    return spec if isinstance(spec, IdeaSpec) else None
+
+
+def start_run(item: pytest.Function):
+    """The Run of an arm item at its (arm, track, config, seed) parameter, with its stored
+    record when the store has one this session reuses."""
+    from benchkit import tracks
+    from benchkit.training.run import Run
+
+    arm, track, cfg, seed = item.callspec.params["run"]
+    spec = item_spec(item)
+    settings = item.config.stash[SETTINGS]
+    the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
+                  epochs=spec.epochs[track], device=settings.device)
+    the_run.frontier_axis = next(iter(spec.frontier)) if spec.frontier else None
+    item.stash[ITEM_RUN] = the_run
+    store = item.config.stash[STORE]
+    if store is not None:
+        the_run.store_key = item_key(item, store)
+        record = None if settings.fresh else store.lookup(the_run.store_key, item.path)
+        if record is not None and item.stash.get(ITEM_AUDIT, False):
+            the_run.audit_expected = record["run_digest"]
+        elif record is not None:
+            item.stash[ITEM_STORED] = record
+        elif settings.shard == "merge":
+            pytest.skip(f"benchkit: not in the run store {store.storage.location}: "
+                        "--bench-shard merge trains nothing (did its shard run and pass?)")
+    return the_run
+
+
+def item_key(item: pytest.Function, store) -> str:
+    """The store's lookup key of an arm item's run."""
+    from benchkit.store.fingerprint import arm_fingerprint
+
+    arm, track, cfg, seed = item.callspec.params["run"]
+    return store.key(arm_fingerprint=arm_fingerprint(item.function),
+                     protocol=item_spec(item).protocols[track], arm=arm, track=track, cfg=cfg,
+                     seed=seed)
+
+
+def reuse(item: pytest.Function) -> bool:
+    """Restore the item's stored run, if it has one: then its body is not called."""
+    record = item.stash.get(ITEM_STORED, None)
+    if record is None:
+        return False
+    the_run = item.stash[ITEM_RUN]
+    the_run.restore({**record["result"], "cpu": record["cpu"]})
+    here = item_spec(item).module
+    the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
+                          "origin": "reused" if record["origin"]["module"] == here else "shared",
+                          "trained_in": record["origin"]["module"],
+                          "planned": record["origin"].get("plan")}
+    return True
+
+
+def before_call(item: pytest.Function) -> None:
+    """Seed a run that trains, as the last thing before its body (nothing else eats the RNG),
+    with the session's torch thread count: torch is imported from here on."""
+    if ITEM_STORED in item.stash:
+        return
+    import torch  # noqa: F401  (first here in a process that trains: the guard sees it bare)
+
+    from benchkit.training import device
+    from benchkit.training.run import seed_everything, set_threads
+
+    item.config.stash[GUARD].torch_imported()
+    set_threads(item.config.stash[SETTINGS].threads)
+    device.prepare(item.config.stash[SETTINGS].device)
+    seed_everything(item.stash[ITEM_RUN].seed)
+    if item.config.stash[STORE] is not None:
+        from benchkit.store.trace import Recording
+
+        item.stash[ITEM_RECORDING] = Recording()
+        item.stash[ITEM_RECORDING].start()
+
+
+def stop_recording(item: pytest.Function) -> None:
+    recording = item.stash.get(ITEM_RECORDING, None)
+    if recording is not None:
+        recording.stop()
+
+
+def after_call(item: pytest.Function) -> None:
+    if item.stash[ITEM_RUN].val is None:
+        pytest.fail(f"benchkit: {item.nodeid} recorded no result: call run.fit(model) "
+                    "or run.record(val=..., test=...)", pytrace=False)
+
+
+def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: IdeaSpec) -> None:
+    """Put the payload of an arm or mechanism test into its report, once it has an outcome
+    (after the call, or a setup that errored or skipped), and store a freshly trained run."""
+    setup_ended = call.when == "setup" and report.outcome != "passed"
+    if call.when != "call" and not setup_ended:
+        return
+    the_run = item.stash.get(ITEM_RUN, None)
+    outcome = "error" if setup_ended and report.failed else report.outcome
+    message = first_line(report) if outcome != "passed" else None
+    settings = item.config.stash[SETTINGS]
+    result = None
+    if the_run is not None or item.get_closest_marker("arm") is not None:
+        store = item.config.stash[STORE]
+        result = the_run.payload() if the_run is not None else None
+        if result is not None and outcome == "passed" and not result["reused"] \
+                and store is not None:
+            keep(item, the_run, result, store, spec)
+            result.update(the_run.provenance)
+        payload = run_payload(item.nodeid, outcome, message, result, settings.threads,
+                              settings.device)
+        if store is not None and store.problems:
+            payload["store_problems"] = list(store.problems)
+    elif item.get_closest_marker("mechanism") is not None:
+        payload = {"kind": "mechanism", "outcome": outcome, "message": message,
+                   "nodeid": item.nodeid}
+    else:
+        return
+    payload["spec"] = spec.to_plain()
+    try:
+        text = json.dumps(payload, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:  # fails this run, not the session
+        why = (f"benchkit: {item.nodeid}: its result is not plain JSON ({exc}); record "
+               "numbers and strings with run.record, run.signature and run.log")
+        report.outcome, report.longrepr, result = "failed", why, None
+        payload = {**run_payload(item.nodeid, "failed", why, None, settings.threads),
+                   "spec": payload["spec"]}
+        text = json.dumps(payload, sort_keys=True)
+    report.user_properties.append((PROPERTY, text))
+    if payload["kind"] == "run" and "val" in payload:
+        # readable in junit-xml, which writes the item's properties with its teardown report
+        for key in ("val", "test", "diverged", "reused", "seconds"):
+            item.user_properties.append((f"bench_{key}", payload[key]))
+
+
+def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) -> None:
+    """Record a freshly trained run (its ``result`` payload) with what it depended on, and
+    store it (an audited run is compared with its record instead)."""
+    from benchkit.store import records
+    from benchkit.verdict.plan import declared_plan
+    from benchkit.store.trace import dependencies
+
+    recording = item.stash.get(ITEM_RECORDING, None)
+    try:
+        deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
+        record = records.build(the_run.store_key, result, result, deps,
+                               {"module": spec.module, "nodeid": item.nodeid,
+                                "plan": declared_plan(spec.to_plain())}, result["cpu"])
+    except Exception as exc:  # never the session: an unrecordable run is just not stored
+        store.problem(f"{item.nodeid}: its dependencies could not be recorded "
+                      f"({exc.__class__.__name__}: {exc}): it is not stored")
+        return
+    the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
+                          "origin": "fresh", "trained_in": spec.module}
+    expected = getattr(the_run, "audit_expected", None)
+    if expected is not None:
+        the_run.provenance["audit"] = {"stored": expected, "same": expected ==
+                                       record["run_digest"]}
+    else:
+        store.put(record)
+
+
+def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,
+                threads: int, device: str = "cpu") -> dict:
+    """What an arm test sends to the controller: its outcome, and the run's result
+    (``Run.payload``) with the environment when there is one."""
+    payload = {"kind": "run", "outcome": outcome, "message": message, "nodeid": nodeid}
+    if result is not None:
+        from benchkit.store.environment import environment
+        payload.update(result)
+        payload["env"] = environment(threads, device)
+    return payload
+
+
+def first_line(report) -> str | None:
+    """The failure's ``E`` line (or the last line) of a report, for the JSON report."""
+    text = getattr(report, "longreprtext", "") or ""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("E ")]
+    chosen = errors[0] if errors else (lines[-1] if lines else None)
+    return chosen.removeprefix("E ").strip()[:300] if chosen else None

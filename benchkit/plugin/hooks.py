@@ -1,0 +1,358 @@
+"""The pytest plugin: options, markers and hooks.
+
+Workers (or the single process without xdist) train and attach each run's result to its test
+report (:mod:`benchkit.plugin.fixture`); pytest-xdist carries it to the controller, whose
+:class:`benchkit.plugin.controller.BenchSession` alone aggregates, writes the reports and applies the
+gate. This module imports no torch, so a plain ``pytest`` on a project that benches nothing
+pays nothing for it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import pytest
+
+from benchkit.plugin import activation
+from benchkit.plugin import settings as opts
+from benchkit.plugin import timeouts as limits
+from benchkit.plugin.activation import is_worker
+from benchkit.plugin.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_payload,
+                                     before_call, item_key, item_spec, reuse, start_run,
+                                     stop_recording)
+from benchkit.plugin.isolation import GUARD, Guard
+from benchkit.training import device as devices
+from benchkit.plugin.settings import (GATES, HEADER_SHOWN, NAMES, SETTINGS, SPECS, STORE,
+                                      Settings)
+from benchkit.spec import (ARMS, BENCH_KWARGS, IdeaSpec, SpecError, arm_label,
+                           parse_bench_marker, run_id,
+                           unreachable_family)
+
+
+# -- options ------------------------------------------------------------------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("benchkit", "benchkit: bench ML ideas against a tuned baseline")
+
+    def add(flag, ini, help, check=None, **kw):
+        if check is not None:
+            kw["type"] = opts.cli_type(check)
+        group.addoption(flag, dest=ini, default=None, help=f"{help} (ini: {ini})", **kw)
+        parser.addini(ini, help=help, type="string")
+
+    add("--bench-report-dir", "bench_report_dir", "where reports go, relative to the rootdir "
+        "(default: reports)", metavar="DIR")
+    add("--bench-seeds", "bench_seeds", "override every idea's seed count", opts.seeds,
+        metavar="N")
+    add("--bench-epochs", "bench_epochs", "override every track's epochs (a quick smoke: "
+        "--bench-seeds 2 --bench-epochs 1)", opts.epochs, metavar="N")
+    add("--bench-alpha", "bench_alpha", "significance level (default 0.05)", opts.alpha,
+        metavar="A")
+    add("--bench-gate", "bench_gate", f"fail the session when an idea misses this verdict: "
+        f"{', '.join(GATES)} (default off)", opts.gate, metavar="G")
+    add("--bench-threads", "bench_threads", "torch threads per process (default 1: fixed so "
+        "that results are bit-identical with and without -n)", opts.threads, metavar="N")
+    add("--bench-audit", "bench_audit", "retrain K stored runs drawn by a fixed seed and fail "
+        "when any differs in bits from its record (default 0)", opts.audit, metavar="K")
+    add("--bench-store", "bench_store", "where finished runs are kept and shared: a directory "
+        "(relative to the rootdir; NFS is fine) or an fsspec URL such as s3://bucket/runs "
+        "(default: pytest's cache)", opts.store, metavar="LOCATION")
+    add("--bench-shard", "bench_shard", "train only shard K of N of every idea's runs into the "
+        "store, no report; 'merge': train nothing, write the reports from the store "
+        "(docs/scale-out.md)", opts.shard, metavar="K/N")
+    add("--bench-timeout", "bench_timeout", "stop a run that takes longer than this many "
+        "seconds: it fails and its comparison is incomplete (default off; uses pytest-timeout)",
+        opts.timeout, metavar="SECONDS")
+    add("--bench-device", "bench_device", f"where runs train: {', '.join(devices.CHOICES)} "
+        "(default cpu; auto: cuda, else mps, else cpu; with -n, one worker per GPU)",
+        devices.parse, metavar="D")
+    group.addoption("--bench-fresh", action="store_true", default=False, dest="bench_fresh",
+                    help="retrain every run, ignoring stored runs")
+
+
+# -- configure -----------------------------------------------------------------------------
+def pytest_configure(config: pytest.Config) -> None:
+    """Markers, settings and the controller's session object; nothing a session that benches
+    nothing would notice (benchkit.plugin.activation sets up the rest once a module benches)."""
+    config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, looks, "
+                            "boundary, test, max_seeds, claim_type, budget_tolerance, "
+                            "budget_waiver, frontier, extend): declares an idea module benchkit "
+                            "benches")
+    config.addinivalue_line("markers", "arm(kind, name=None): marks the 'baseline', the 'idea' "
+                            "or a 'control' arm test (a control needs name=)")
+    config.addinivalue_line("markers", "mechanism: a test of the idea's mechanism claim")
+    settings = Settings(config)
+    config.stash[SETTINGS] = settings
+    config.stash[SPECS] = {}
+    config.stash[NAMES] = {}
+    config.stash[GUARD] = Guard()
+    config.stash[STORE] = None
+    activation.check_store_options(config, settings)
+    if settings.timeout is not None:
+        limits.check_timeout_plugin(config)
+    if not is_worker(config):
+        from benchkit.plugin.controller import BenchSession
+        config.pluginmanager.register(BenchSession(config), "benchkit-session")
+    if activation.asked_on_command_line(config):
+        try:
+            activation.activate(config)
+        except activation.ReportDirError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """The session's settings, when a ``--bench-*`` option was given (else in the summary of a
+    session that benched: a session that benches nothing gets no header line)."""
+    if not activation.is_active(config):
+        return None
+    config.stash[HEADER_SHOWN] = True
+    return activation.settings_line(config.stash[SETTINGS])
+
+
+# -- collection ----------------------------------------------------------------------------
+def module_spec(config: pytest.Config, module_item) -> IdeaSpec | None:
+    """The validated spec of a bench module (cached), or None for a plain test module."""
+    nodeid = module_item.nodeid
+    cache = config.stash[SPECS]
+    if nodeid not in cache:
+        cache[nodeid] = _build_spec(config, module_item)
+    spec = cache[nodeid]
+    if isinstance(spec, SpecError):
+        raise pytest.Collector.CollectError(f"benchkit: {spec}")
+    return spec
+
+
+def _build_spec(config, module_item):
+    marks = [m for m in module_item.own_markers if m.name == "bench"]
+    arms = {func: marks for func, marks in _arm_marks(module_item.obj).items()
+            if any(m.args[:1] and m.args[0] in ARMS + ("control",) for m in marks)}
+    if not any(_is_ours(mark) for mark in marks) and not arms:
+        return None  # not a bench module; a project's own bench/arm/mechanism marks stay its own
+    if not marks:
+        warnings.warn(BenchWarning(
+            f"{module_item.nodeid}: arm tests ({', '.join(arms)}) but no module-level "
+            "pytestmark = pytest.mark.bench(name=..., track=...): benchkit does not bench "
+            "this module"), stacklevel=1)
+        return None
+    if len(marks) > 1:
+        return SpecError(f"{module_item.nodeid}: pytest.mark.bench is given {len(marks)} times; "
+                         "give it once")
+    try:
+        activation.activate(config)
+    except activation.ReportDirError as exc:
+        return SpecError(str(exc).removeprefix("benchkit: "))
+    settings = config.stash[SETTINGS]
+    try:
+        spec = parse_bench_marker(marks[0], module_item.nodeid,
+                                  seeds_override=settings.seeds,
+                                  epochs_override=settings.epochs)
+        arm_names = _check_arms(module_item.nodeid, module_item.obj)
+    except SpecError as exc:
+        return exc
+    spec = dataclasses.replace(spec, arms=arm_names, mechanism_tests=tuple(
+        _marked_functions(module_item.obj, "mechanism")), arm_tests=tuple(
+        (arm_label(marks[0], module_item.nodeid), getattr(module_item.obj, func).__qualname__)
+        for func, marks in _arm_marks(module_item.obj).items()))
+    spec = _extended_from_store(config, module_item, spec)
+    why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha,
+                             comparators=len(spec.arms) - 1)
+    from benchkit.verdict.mechanism import signatures_that_cannot_fail
+    for func in _arm_marks(module_item.obj):
+        why_not = signatures_that_cannot_fail(getattr(module_item.obj, func))
+        why = "; ".join(filter(None, [why, *why_not]))
+    if why:  # once per module, at collection
+        warnings.warn(BenchWarning(f"{module_item.nodeid}: {why}"), stacklevel=1)
+    owners = config.stash[NAMES]
+    other = owners.setdefault(spec.name, module_item.nodeid)
+    if other != module_item.nodeid:
+        return SpecError(f"{module_item.nodeid}: idea name {spec.name!r} is already used by "
+                         f"{other}; their reports would collide: give each module its own "
+                         "name=")
+    return spec
+
+
+def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
+    """The spec with each track's grid extended as far as the stored runs call for
+    (benchkit.extend); the report applies the same rule to the runs."""
+    settings = config.stash[SETTINGS]
+    if settings.seeds is not None or settings.epochs is not None or spec.frontier:
+        # an override session is exploratory, and a frontier's axis is the budget: the edge
+        # of such a grid is a warning, not a reason to train more
+        return dataclasses.replace(spec, extend=0)
+    store = config.stash[STORE]
+    if store is None or settings.fresh or spec.extend == 0:
+        return spec
+    from benchkit.plugin.grids import grids_from_store
+    grids = grids_from_store(spec, store, module_item.obj, module_item.path)
+    return dataclasses.replace(spec, grids=grids)
+
+
+def _is_ours(mark) -> bool:
+    """Whether a ``bench`` mark is benchkit's: it gives keyword arguments of benchkit's (a bare
+    ``pytest.mark.bench`` or one with other keywords is the project's own marker)."""
+    return any(key in BENCH_KWARGS for key in mark.kwargs)
+
+
+def _marked_functions(module_obj, mark: str) -> dict[str, list]:
+    """function name -> the mark's args, for every function of the module with that mark."""
+    found = {}
+    for attr, obj in vars(module_obj).items():
+        marks = getattr(obj, "pytestmark", [])
+        args = [m.args for m in marks if getattr(m, "name", None) == mark]
+        if args and callable(obj):
+            found[attr] = args
+    return found
+
+
+def _check_arms(where: str, module_obj) -> tuple[str, ...]:
+    """The module's arms (baseline, idea, then its controls in module order), checked."""
+    valid = ("valid: exactly one test marked pytest.mark.arm('baseline') and one marked "
+             "pytest.mark.arm('idea'), each taking the run fixture, plus any number marked "
+             "pytest.mark.arm('control', name='<name>')")
+    by_arm: dict[str, list[str]] = {a: [] for a in ARMS}
+    for func, marks in _arm_marks(module_obj).items():
+        if len(marks) != 1:
+            raise SpecError(f"{where}: {func} has {len(marks)} arm marks; {valid}")
+        by_arm.setdefault(arm_label(marks[0], f"{where}: {func}"), []).append(func)
+    for arm, funcs in by_arm.items():
+        if len(funcs) != 1:
+            what = "no" if not funcs else f"{len(funcs)} ({', '.join(funcs)})"
+            raise SpecError(f"{where}: {what} {arm!r} arm test; {valid}")
+    return tuple(by_arm)
+
+
+def _arm_marks(module_obj) -> dict[str, list]:
+    return {attr: [m for m in getattr(obj, "pytestmark", []) if getattr(m, "name", None) == "arm"]
+            for attr, obj in vars(module_obj).items()
+            if callable(obj) and any(getattr(m, "name", None) == "arm"
+                                     for m in getattr(obj, "pytestmark", []))}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    module_item = metafunc.definition.getparent(pytest.Module)
+    spec = module_spec(metafunc.config, module_item)
+    arm_mark = metafunc.definition.get_closest_marker("arm")
+    if spec is None or arm_mark is None:
+        return
+    if "run" not in metafunc.fixturenames:
+        raise pytest.Collector.CollectError(
+            f"benchkit: {module_item.nodeid}: arm test {metafunc.function.__name__} does not "
+            "take the run fixture; write it as def test_x(run): ...")
+    arm = arm_label(arm_mark, f"{module_item.nodeid}: {metafunc.function.__name__}")
+    points = [(arm, track, cfg, seed) for track, cfg, seed in spec.points()]
+    # a direct parameter, not a fixture: outside bench modules ``run`` is the project's own
+    # name (its fixture, or pytest's "fixture 'run' not found"); start_run makes the Run
+    metafunc.parametrize("run", points, ids=[run_id(t, c, s) for _, t, c, s in points])
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list) -> None:
+    """Give arm runs their time limit (--bench-timeout). Under xdist a worker runs its items
+    even after collection errors (pytest's own stop lives in the runtest loop xdist replaces):
+    stop it here, so a mistake trains nothing."""
+    if config.stash[SETTINGS].timeout is not None:
+        limits.limit_runs([item for item in items if item_spec(item) is not None],
+                          config.stash[SETTINGS].timeout)
+    if (is_worker(config) and session.testsfailed
+            and not config.getoption("continue_on_collection_errors")):
+        config.hook.pytest_deselected(items=list(items))
+        items[:] = []
+    shard = config.stash[SETTINGS].shard
+    if isinstance(shard, tuple):
+        from benchkit.plugin.shard import split
+        items[:], dropped = split(items, shard, item_spec)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Count the arm runs selected and how many of them are not stored (will train): a session
+    that benches nothing says so, and ``scripts/bench`` picks ``-n`` from what is left."""
+    config = session.config
+    arms = [item for item in session.items
+            if item_spec(item) is not None and item.get_closest_marker("arm")]
+    known = sum(1 for spec in config.stash[SPECS].values() if isinstance(spec, IdeaSpec))
+    stored = [item for item in arms if _stored(item)]
+    _draw_audit(stored, config.stash[SETTINGS].audit)
+    counts = {"bench_modules": known, "arm_runs_selected": len(arms),
+              "to_train": len(arms) - len(stored)}
+    if is_worker(config):
+        config.workeroutput["benchkit_collection"] = counts
+    else:
+        config.pluginmanager.get_plugin("benchkit-session").collection = counts
+
+
+def _stored(item: pytest.Item) -> bool:
+    """Whether the arm item's run has a stored result that this session would reuse."""
+    store, param = item.config.stash[STORE], item.callspec.params.get("run")
+    if store is None or item.config.stash[SETTINGS].fresh or param is None:
+        return False
+    return store.lookup(item_key(item, store), item.path) is not None
+
+
+def _draw_audit(stored: list, k: int) -> None:
+    """Mark ``k`` of the stored runs, drawn with a fixed seed from their node ids (the same
+    draw in every xdist worker), to be retrained and compared with their records."""
+    if not k or not stored:
+        return
+    import random
+
+    ordered = sorted(stored, key=lambda item: item.nodeid)
+    for item in random.Random(AUDIT_SEED).sample(ordered, min(k, len(ordered))):
+        item.stash[ITEM_AUDIT] = True
+
+
+AUDIT_SEED = 20240917
+
+
+class BenchWarning(pytest.PytestWarning):
+    """A bench that is declared so that it cannot reach a verdict."""
+
+
+# -- the call and its report -----------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    """Every test of a bench module starts from the same process-wide state and leaves it as
+    it found it (benchkit.plugin.isolation): one run's settings never reach the next."""
+    if item_spec(item) is None:
+        return (yield)
+    with item.config.stash[GUARD].around():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    """After the arm test's fixtures: its ``run`` parameter becomes its Run."""
+    result = yield
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "run" in callspec.params and item_spec(item) is not None:
+        item.funcargs["run"] = start_run(item)
+    return result
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    """Reuse a stored run: its result is taken and the test body is not called."""
+    return True if reuse(pyfuncitem) else None
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_pyfunc_call")
+def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function):
+    if ITEM_RUN not in pyfuncitem.stash:
+        return (yield)
+    before_call(pyfuncitem)
+    try:
+        result = yield
+    finally:
+        stop_recording(pyfuncitem)
+    after_call(pyfuncitem)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    report = yield
+    spec = item_spec(item)
+    if spec is not None:
+        attach_payload(item, report, call, spec)
+    return report

@@ -1,0 +1,133 @@
+"""benchkit's session settings: each option's type and range, checked once, and where the
+values live on pytest's config.
+
+An option's value comes from the command line (converted by argparse with the checks below, so
+a wrong value is pytest's usage error naming the flag) or else from the ini file (checked by
+the same functions when :class:`Settings` is built).
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from benchkit.training import device as devices
+
+GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
+
+# Values on pytest's config (controller and workers alike).
+SETTINGS = pytest.StashKey["Settings"]()
+SPECS = pytest.StashKey[dict]()       # module nodeid -> IdeaSpec | SpecError | None
+NAMES = pytest.StashKey[dict]()       # idea name -> the module nodeid that declared it
+STORE = pytest.StashKey[object]()     # the session's RunStore, or None without one
+HEADER_SHOWN = pytest.StashKey[bool]()  # the settings line went into pytest's header
+
+
+def _integer(minimum: int):
+    def check(value: str) -> int:
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{value!r} is not an integer; valid: an integer >= {minimum}") \
+                from None
+        if number < minimum:
+            raise ValueError(f"{number} is too small; valid: an integer >= {minimum}")
+        return number
+    return check
+
+
+def alpha(value: str) -> float:
+    valid = "valid: a number in (0, 0.5], e.g. 0.05"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number; {valid}") from None
+    if not 0 < number <= 0.5:
+        raise ValueError(f"{value!r} out of range; {valid}")
+    return number
+
+
+def gate(value: str) -> str:
+    if value not in GATES:
+        raise ValueError(f"unknown gate {value!r}; valid: {', '.join(GATES)}")
+    return value
+
+
+def timeout(value: str) -> float:
+    """Seconds a run may take; 0 for no limit (given as "off" or 0)."""
+    valid = "valid: a number of seconds > 0, or off"
+    if str(value).strip().lower() == "off":
+        return 0.0
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number; {valid}") from None
+    if not 0 <= number < float("inf"):
+        raise ValueError(f"{value!r} out of range; {valid}")
+    return number
+
+
+seeds, epochs, threads, audit = _integer(2), _integer(1), _integer(1), _integer(0)
+
+
+def shard(value: str):
+    from benchkit.plugin.shard import parse
+    return parse(value)
+
+
+def store(value: str) -> str:
+    if not str(value).strip():
+        raise ValueError("empty location; valid: a directory or an fsspec URL (s3://bucket/runs)")
+    return str(value).strip()
+
+
+def cli_type(check):
+    """``check`` as an argparse ``type=``: a wrong value is a usage error naming the flag."""
+    def convert(value: str):
+        try:
+            return check(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = check.__name__
+    return convert
+
+
+class Settings:
+    """The session's benchkit settings: command line first, then ini, checked once."""
+
+    def __init__(self, config: pytest.Config):
+        def get(name, check=None, default=None):
+            value = config.getoption(name)
+            if value is not None:  # from the command line: argparse converted and checked it
+                return value
+            raw = config.getini(name)
+            if raw in (None, ""):
+                return default
+            if check is None:
+                return raw
+            try:
+                return check(str(raw).strip())
+            except ValueError as exc:
+                raise pytest.UsageError(f"benchkit: ini option {name}: {exc}") from None
+
+        self.report_dir = Path(config.rootpath, get("bench_report_dir", default="reports"))
+        self.seeds: int | None = get("bench_seeds", seeds)
+        self.epochs: int | None = get("bench_epochs", epochs)
+        self.threads: int = get("bench_threads", threads, default=1)
+        self.alpha: float = get("bench_alpha", alpha, default=0.05)
+        self.gate: str = get("bench_gate", gate, default="off")
+        self.timeout: float | None = get("bench_timeout", timeout) or None  # None: no limit
+        self.fresh = bool(config.getoption("bench_fresh"))
+        self.audit: int = get("bench_audit", audit, default=0)
+        self.store: str | None = get("bench_store", store)   # None: pytest's cache
+        self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.shard)
+        if self.fresh and self.shard == "merge":
+            raise pytest.UsageError("benchkit: --bench-fresh retrains every run and "
+                                    "--bench-shard merge trains none: give one of them")
+        requested = get("bench_device", devices.parse, default="cpu")
+        try:  # the device of this process: an xdist worker gets its own GPU
+            self.device: str = devices.resolve(
+                requested, getattr(config, "workerinput", {}).get("workerid"))
+        except devices.DeviceError as exc:
+            raise pytest.UsageError(f"benchkit: --bench-device {requested}: {exc}") from None

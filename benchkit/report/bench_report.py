@@ -1,0 +1,163 @@
+"""``bench_report.json``: where it is written and how (:func:`report_path`, :func:`dumps`,
+:func:`stamp`), and reading one that anyone may have written or edited, for
+``python -m benchkit``.
+
+A report is checked against the JSON Schema benchkit ships (``bench_report.schema.json``)
+before any command uses it, so that a damaged or crafted file is one line saying what is wrong,
+never a traceback. Reports written by hand before benchkit (``bench_version`` 1 without the
+``module`` key benchkit always writes) lack fields benchkit added: for those, only the fields'
+types, values and rules are checked, not their presence, and the commands read what they need
+with defaults. Every string is made printable (control characters escaped), so that a name
+cannot drive the terminal. Never imports torch or numpy.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import time
+from pathlib import Path
+
+REPORT_NAME = "bench_report.json"
+SCHEMA_PATH = Path(__file__).with_name("bench_report.schema.json")
+# = benchkit.verdict.build.BENCH_VERSION (a test checks): not imported, so that the commands that only
+# read reports do not load numpy and the statistics
+SUPPORTED_VERSIONS = (1,)
+_COMPARISON_KEYS = ("delta_mean", "p_value", "mde", "idea_wins", "n_pairs")
+
+
+class ReportError(Exception):
+    """A path that cannot be read as a benchkit report; the message says why, in one line."""
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character escaped (``\\x1b``, ``\\u202e``, ...)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
+def _printable_all(value):
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k): _printable_all(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable_all(v) for v in value]
+    return value
+
+
+def _versions() -> str:
+    return ", ".join(map(str, SUPPORTED_VERSIONS))
+
+
+def load_report(path) -> dict:
+    """Read and check one report. A folder holding a bench_report.json stands for that file."""
+    path = Path(path)
+    if path.is_dir() and (path / REPORT_NAME).is_file():
+        path = path / REPORT_NAME
+    if not path.exists():
+        raise ReportError(f"{path}: no such file")
+    if path.is_dir():
+        raise ReportError(f"{path}: is a folder without a {REPORT_NAME}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{path}: cannot be read ({exc})") from None
+    try:
+        report = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path}: not JSON ({exc.msg} at line {exc.lineno} column "
+                          f"{exc.colno})") from None
+    except RecursionError:
+        raise ReportError(f"{path}: not a benchkit report (nested too deeply)") from None
+    if not isinstance(report, dict) or "bench_version" not in report:
+        raise ReportError(f"{path}: not a benchkit report (no bench_version); supported "
+                          f"bench_version: {_versions()}")
+    version = report["bench_version"]
+    if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
+        raise ReportError(f"{path}: bench_version {version!r:.40} is not supported; this "
+                          f"benchkit reads bench_version {_versions()}")
+    problem = schema_problem(report)
+    if problem is None:
+        problem = _structure_problem(report)
+    if problem is not None:
+        raise ReportError(f"{path}: not a valid benchkit report ({problem})")
+    return _printable_all(report)
+
+
+@functools.lru_cache(maxsize=1)
+def _validator():
+    import jsonschema
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def schema_problem(report: dict) -> str | None:
+    """The first way ``report`` breaks the shipped schema, in words, or None. A hand-made v1
+    report (no ``module``) is not asked for the fields benchkit added."""
+    hand_made = "module" not in report
+    try:
+        for error in _validator().iter_errors(report):
+            if hand_made and error.validator == "required":
+                continue
+            return _describe(error)
+    except RecursionError:
+        return "nested too deeply"
+    return None
+
+
+def _describe(error) -> str:
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    where = where.lstrip(".") or "the report"
+    return printable(f"{where}: {error.message}")[:300]
+
+
+def _structure_problem(report: dict) -> str | None:
+    """What show/compare need beyond the schema's types (hand-made reports may lack it)."""
+    for key in ("track", "metric_direction", "comparison", "practical_verdict",
+                "system_verdict"):
+        if key not in report:
+            return f"missing key {key!r}"
+    comp = report["comparison"]
+    if comp is None:
+        return (None if report["practical_verdict"] == "incomplete"
+                else "no comparison but a verdict other than 'incomplete'")
+    for key in _COMPARISON_KEYS:
+        if key not in comp:
+            return f"comparison has no {key!r}"
+    base, idea = report.get("baseline"), report.get("idea")
+    if not (isinstance(base, dict) and isinstance(base.get("full"), dict)
+            and is_number(base["full"].get("mean"))):
+        return "baseline.full.mean missing"
+    if not (isinstance(idea, dict) and is_number(idea.get("mean"))):
+        return "idea.mean missing"
+    if not (isinstance(base.get("best_cfg"), dict)
+            and isinstance(report.get("idea_config"), dict)):
+        return "selected configs missing"
+    return None
+
+
+def is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def is_finite(x) -> bool:
+    return is_number(x) and math.isfinite(x)
+
+
+# -- writing ----------------------------------------------------------------------------------
+def report_path(report_dir: Path, name: str, track: str) -> Path:
+    return Path(report_dir) / name / track / "bench_report.json"
+
+
+def dumps(report: dict) -> str:
+    """Deterministic JSON: sorted keys are avoided to keep the v1 reading order; NaN refused."""
+    return json.dumps(report, indent=2, allow_nan=False) + "\n"
+
+
+def stamp(report: dict) -> dict:
+    report["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return report

@@ -1,0 +1,69 @@
+"""How numbers are written for people (terminal table, summary.md, ``benchkit compare``, plots).
+
+One place, so that every view writes a missing or non-finite value the same way and a
+percentage never comes out in scientific notation.
+"""
+from __future__ import annotations
+
+import math
+
+MISSING = "n/a"
+
+
+def _finite(x) -> bool:
+    return x is not None and not isinstance(x, bool) and math.isfinite(x)
+
+
+def num(x, spec: str = ".4g") -> str:
+    """``x`` formatted with ``spec``; ``n/a`` for None, NaN or infinity."""
+    return format(x, spec) if _finite(x) else MISSING
+
+
+def signed(x, spec: str = "+.4g") -> str:
+    """A difference: always with its sign, and exactly ``0`` when it is zero."""
+    if not _finite(x):
+        return MISSING
+    return "0" if x == 0 else format(x, spec)
+
+
+def pct(x) -> str:
+    """A percentage with about three significant digits, never in scientific notation:
+    ``4,690%``, ``12.3%``, ``0.05%``, ``<0.01%``."""
+    if not _finite(x):
+        return MISSING
+    a = abs(x)
+    if a == 0:
+        return "0%"
+    if a >= 100:
+        return f"{x:,.0f}%"
+    if a >= 0.01:
+        return f"{x:.3g}%"
+    return ("-" if x < 0 else "") + "<0.01%"
+
+
+def rel_pct(x, base) -> str:
+    """``|x|`` as a percentage of ``|base|`` (``n/a`` without a nonzero finite base)."""
+    if not (_finite(x) and _finite(base)) or base == 0:
+        return MISSING
+    return pct(100 * abs(x) / abs(base))
+
+
+def mechanism_word(ok) -> str:
+    """``mechanism_ok`` (1, 0 or None) in a word: ``yes``, ``no`` or ``none`` (no evidence)."""
+    return "none" if ok is None else ("yes" if ok else "no")
+
+
+# -- Markdown (summary.md) ---------------------------------------------------------------------
+def markdown_cell(text) -> str:
+    """One markdown table cell: a single line, pipes escaped."""
+    s = "-" if text is None else str(text)
+    s = s.strip().splitlines()[0] if s.strip() else "-"
+    if len(s) > 160:
+        s = s[:157] + "..."
+    return s.replace("|", "\\|")
+
+
+def markdown_table(header: list[str], rows: list[list]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(markdown_cell(c) for c in r) + " |" for r in rows]
+    return lines

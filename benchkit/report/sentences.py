@@ -1,0 +1,133 @@
+"""The verdicts of a report in plain words, each naming the level it was tested at: the
+sentences summary.md opens with. Pure Python: reads the report dict only."""
+from __future__ import annotations
+
+from benchkit.report.fmt import num, pct, rel_pct, signed
+from benchkit.verdict import budgets, mechanism
+from benchkit.verdict.build import tested_level
+
+
+def _seed_word(n: int) -> str:
+    return f"{n} seed" + ("" if n == 1 else "s")
+
+
+def practical_sentence(report: dict) -> str:
+    """The practical verdict in plain words, with the numbers that decided it."""
+    comp = report.get("comparison")
+    verdict = report.get("practical_verdict")
+    if verdict == "unmatched":
+        return ("no verdict: " + budgets.unmatched_reason(report) + "; match the budgets, "
+                "waive one with its reason (budget_waiver=) or bench it as a frontier")
+    if comp is None or verdict == "incomplete":
+        reasons = "; ".join((report.get("incomplete") or {}).get("reasons", [])) or "runs missing"
+        return f"{reasons}: no verdict"
+    control = (report.get("controls") or {}).get(
+        str(report.get("decided_by") or "").removeprefix("control:"))
+    if control is not None:  # a control's comparison is the worst: it decides the verdict
+        return (_decision(report, verdict, control["comparison"], control["full"]["mean"],
+                          f"than the control {control['arm'].removeprefix('control:')}")
+                + "; against the baseline: " + _decision(report, report["comparison"]["verdict"],
+                                                         comp, None, "", brief=True))
+    base_mean = (report.get("baseline") or {}).get("full", {}).get("mean")
+    return _decision(report, verdict, comp, base_mean, "")
+
+
+def _decision(report: dict, verdict: str, comp: dict, other_mean, than: str, *,
+              brief: bool = False) -> str:
+    """One comparison in words: the idea against the baseline (``than`` empty) or a control.
+    ``brief``: the numbers only (the baseline comparison beside a control's verdict)."""
+    n = comp["n_pairs"]
+    level = tested_level(comp)
+    p_used = comp.get("p_adjusted")
+    p_used = comp["p_value"] if p_used is None else p_used
+    p_txt = (("sign-test " if comp.get("test") == "sign" else "") + f"p = {p_used:.3g}"
+             + (" (Holm-adjusted)" if (comp.get("family_size") or 1) > 1 else ""))
+    delta = comp.get("median_delta", comp["delta_mean"])  # the sign test: the median
+    if brief:
+        better = (delta < 0) == comp.get("direction", "lower").startswith("lower")
+        return (f"{'better' if better else 'worse'} by {abs(delta):.4g}, {p_txt} at level "
+                f"{num(level)}")
+    of = "the control" if than else "the baseline"
+    size = ("a median of " if "median_delta" in comp else "") + (
+        f"{abs(delta):.4g} ({rel_pct(delta, other_mean)} of {of})")
+    than = f" {than}" if than else ""
+    if verdict == "helps":
+        return f"the idea is significantly better{than} by {size}, {p_txt} < level {num(level)}"
+    if verdict == "harms":
+        return f"the idea is significantly worse{than} by {size}, {p_txt} < level {num(level)}"
+    diffs = comp.get("per_seed_diffs") or []
+    if diffs and all(d == 0 for d in diffs):
+        mde_txt = (f"the two arms gave identical results on all {_seed_word(n)} (every diff is "
+                   "0), so there is no difference to detect")
+    elif comp.get("mde") == 0:
+        mde_txt = (f"the per-seed diffs have no spread (all {signed(diffs[0])}), so the MDE is "
+                   f"0 and only the number of seeds limits p (smallest reachable with "
+                   f"{_seed_word(n)}: {2.0 ** (1 - n):.3g})")
+    else:
+        mde_txt = (f"with {_seed_word(n)} this bench cannot see effects smaller than "
+                   f"{pct(comp.get('mde_rel_pct'))} of {of} (MDE {num(comp.get('mde'))})")
+    if verdict == "equivalent":
+        eq = comp.get("equivalence") or {}
+        return (f"shown equivalent to {of} within the margin of "
+                f"{pct(100 * eq.get('margin_rel', 0))} either way (two one-sided sign-flip "
+                f"tests, p = {num(eq.get('p_worse'), '.3g')} against worse and "
+                f"{num(eq.get('p_better'), '.3g')} against better, both < level "
+                f"{num(eq.get('level'), '.4g')}"
+                + ("" if eq.get("level") == level else f": the look's level {num(level)} over "
+                   f"{comp.get('family_size')} comparisons") + f"); the difference is "
+                f"{signed(delta)} ({rel_pct(delta, other_mean)} of {of}), {p_txt}")
+    if verdict == "non-inferior":
+        ni = comp.get("noninferiority") or {}
+        within = (f"shown to be worse by less than the margin of "
+                  f"{pct(100 * ni.get('margin_rel', 0))} of {of} (one-sided sign-flip "
+                  f"p = {num(ni.get('p_value'), '.3g')}); {mde_txt}")
+        if p_used < level:  # a harm within the margin: non-inferior, and the harm is stated
+            return (f"significantly worse{than} by {size}, {p_txt} < level {num(level)}, but "
+                    + within)
+        return (f"not significantly better{than} at level {num(level)} ({p_txt}), but "
+                + within)
+    return f"not significant{than} at level {num(level)} ({p_txt}): {mde_txt}"
+
+
+
+def mechanism_sentence(report: dict) -> str:
+    ok = report.get("mechanism_ok")
+    if ok is None and mechanism.non_discriminating(report):
+        return ("mechanism not shown: signature(s) "
+                + ", ".join(mechanism.non_discriminating(report))
+                + " pass, but so does their null (non-discriminating)")
+    if ok is None:
+        return "no mechanism evidence: the idea states no signature and no mechanism test"
+    if ok == 1:
+        return "mechanism confirmed: every signature within tolerance, every mechanism test passed"
+    bad = [name for name, s in (report.get("mechanism_signature") or {}).get(
+        "signatures", {}).items() if not s.get("confirmed")]
+    failed = [t["test"] for t in (report.get("math_verification") or {}).get("tests", [])
+              if t.get("outcome") != "passed"]
+    parts = []
+    if bad:
+        parts.append("signature(s) not confirmed: " + ", ".join(bad))
+    if failed:
+        parts.append("mechanism test(s) not passed: " + ", ".join(failed))
+    return "mechanism not confirmed: " + ("; ".join(parts) or "see below")
+
+
+def system_sentence(report: dict) -> str:
+    verdict = report.get("system_verdict")
+    practical = report.get("practical_verdict")
+    ok = report.get("mechanism_ok")
+    if verdict == "incomplete" or report.get("comparison") is None:
+        return "no verdict without a complete comparison"
+    if verdict == "unmatched":
+        return "no verdict: the arms' budgets differ (see Budgets)"
+    if verdict == "worked":
+        return "the idea helps and its mechanism is confirmed"
+    if verdict == "partial":
+        if practical == "helps":
+            return "the idea helps, but its mechanism is not confirmed"
+        return (f"the mechanism evidence holds, but the idea does not significantly help "
+                f"({practical})")
+    if practical == "harms":
+        return "the idea significantly harms"
+    why = "no mechanism evidence was stated" if ok is None else "its mechanism is not confirmed"
+    return f"the idea does not significantly help ({practical}) and {why}"

@@ -1,0 +1,162 @@
+"""The sections of ``summary.md`` that say whether the comparison was fair and the mechanism
+check could fail: the claim tested, budgets, logged figures, control arms, the frontier, and
+the mechanism evidence with each signature's null.
+
+Pure Python: reads the report dict only.
+"""
+from __future__ import annotations
+
+from benchkit.report.fmt import markdown_table, mechanism_word, num, pct, signed
+from benchkit.spec.idea import cfg_id
+from benchkit.verdict.controls import arm_name
+
+
+def fairness_lines(report: dict) -> list[str]:
+    return (_claim_lines(report) + _budget_lines(report) + _log_lines(report)
+            + _control_lines(report) + _frontier_lines(report))
+
+
+def _claim_lines(report: dict) -> list[str]:
+    proto = report.get("protocol") or {}
+    kind = proto.get("claim_type", "superiority")
+    if kind == "non-inferiority":
+        text = (f"non-inferiority: the idea may be worse than the baseline and every control by "
+                f"less than the margin of {pct(100 * (proto.get('margin') or 0))} of their mean")
+    elif kind == "equivalence":
+        text = (f"equivalence: the idea must be within the margin of "
+                f"{pct(100 * (proto.get('margin') or 0))} of the baseline's and every control's "
+                "mean, either way (two one-sided sign-flip tests)")
+    else:
+        text = "superiority: the idea must beat the baseline and every control"
+    return ["## Claim tested", "", f"- {text}.", ""]
+
+
+def _arms(report: dict) -> list[str]:
+    return ["baseline", "idea"] + [c["arm"] for c in (report.get("controls") or {}).values()]
+
+
+def _budget_lines(report: dict) -> list[str]:
+    budgets = report.get("budgets")
+    if not budgets:
+        return []
+    arms = [a for a in _arms(report) if a in budgets["arms"]]
+    names = sorted({n for a in arms for n in budgets["arms"][a]})
+    lines = ["## Budgets (median per arm over its selected-config runs)", ""]
+    if not names:
+        return lines + ["No budget recorded.", ""]
+    rows = [[f"`{n}`"] + [num(budgets["arms"][a].get(n)) for a in arms] for n in names]
+    lines += markdown_table(["budget"] + [arm_name(a) for a in arms], rows) + [""]
+    for check in budgets["checks"]:
+        at = "".join(f" at {k}={num(v)}" for k, v in (check.get("point") or {}).items())
+        if check["waived"]:
+            lines.append(f"- `{check['budget']}` vs {arm_name(check['arm'])}{at} waived: "
+                         f"{check['waived']}")
+        elif check["axis"]:
+            lines.append(f"- `{check['budget']}` vs {arm_name(check['arm'])}{at}: the "
+                         "frontier's axis, not matched")
+    for text in budgets["unmatched"]:
+        lines.append(f"- **unmatched: {text}** (tolerance "
+                     f"{pct(100 * _tolerance(budgets, text))}): no verdict")
+    if budgets["matched"]:
+        lines.append("- every budget matches within tolerance, is waived or is the axis")
+    return lines + [""]
+
+
+def _tolerance(budgets: dict, text: str) -> float:
+    name = text.split(" ", 1)[0]
+    return next(c["tolerance"] for c in budgets["checks"] if c["budget"] == name)
+
+
+def _log_lines(report: dict) -> list[str]:
+    logs = report.get("log_medians") or {}
+    arms = [a for a in _arms(report) if a in logs]
+    names = sorted({n for a in arms for n in logs[a]})
+    if not names:
+        return []
+    rows = [[f"`{n}`"] + [num(logs[a].get(n)) for a in arms] for n in names]
+    return (["## Logged figures (run.log, median per arm over its selected-config runs)", ""]
+            + markdown_table(["figure"] + [arm_name(a) for a in arms], rows) + [""])
+
+
+def _control_lines(report: dict) -> list[str]:
+    controls = report.get("controls") or {}
+    if not controls:
+        return []
+    rows = []
+    for name, c in controls.items():
+        comp = c["comparison"]
+        rows.append([name, f"`{cfg_id(c['best_cfg'])}`", num(c["full"]["mean"]),
+                     signed(comp["delta_mean"]), f"{comp['idea_wins']}/{comp['n_pairs']}",
+                     num(comp.get("p_adjusted"), ".3g"), c.get("verdict", "-")])
+    return (["## Control arms", "",
+             "The idea against each control (delta = idea - control; p Holm-adjusted over every "
+             "comparison of the idea). The practical verdict is the worst of the idea's "
+             "verdicts against the baseline and every control.", ""]
+            + markdown_table(["control", "selected", "test mean", "delta", "idea wins", "p_adjusted",
+                      "idea vs control"], rows) + [""])
+
+
+def _frontier_lines(report: dict) -> list[str]:
+    frontier = report.get("frontier")
+    if not frontier:
+        return []
+    controls = sorted({name for point in frontier["points"]
+                       for name in point.get("controls") or {}})
+    rows = []
+    for point in frontier["points"]:
+        comp = point.get("comparison")
+        if comp is None:
+            rows.append([point["value"], "-", "-", "-", "-", "incomplete"] + ["-"] * len(controls))
+            continue
+        vs = [(point.get("controls") or {}).get(name) for name in controls]
+        rows.append([point["value"], num(point["baseline"]["mean"]), num(point["idea"]["mean"]),
+                     signed(comp["delta_mean"]), f"{comp['idea_wins']}/{comp['n_pairs']}",
+                     num(comp["p_value"], ".3g")]
+                    + [f"{signed(c['delta_mean'])} ({c['idea_wins']}/{c['n_pairs']}, p "
+                       f"{num(c['p_value'], '.3g')})" if c else "-" for c in vs])
+    return ([f"## Frontier over `{frontier['axis']}`", "",
+             "Each point benched alone (each arm selects its config there; p unadjusted). The "
+             "comparison above pairs, seed by seed, each arm's mean over the points.", ""]
+            + markdown_table([frontier["axis"], "baseline", "idea", "delta", "idea wins", "p"]
+                     + [f"idea - {name} (wins, p)" for name in controls], rows)
+            + [""])
+
+
+def mechanism_lines(report: dict, sentence: str) -> list[str]:
+    """Signatures (with their nulls), mechanism tests and mechanism_ok in words."""
+    lines = ["## Mechanism evidence", ""]
+    sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
+    if sigs:
+        rows = [[f"`{name}`", s.get("prediction") or "-", num(s.get("predicted")),
+                 num(s.get("observed")), num(s.get("tol")), _within(s, "per_seed"),
+                 _within(s, "null_per_seed") if s.get("null_per_seed") else "no null",
+                 s.get("status") or ("confirmed" if s.get("confirmed") else "not confirmed")]
+                for name, s in sigs.items()]
+        lines += ["Signatures measured on the trained idea models (observed = the seed farthest "
+                  "from the prediction; a null is the same statistic where the mechanism is "
+                  "absent, and a check only discriminates when every null is outside tol):", ""]
+        lines += markdown_table(["signature", "prediction", "predicted", "observed", "tol",
+                         "seeds within tol", "nulls within tol", "status"], rows) + [""]
+    else:
+        lines += ["No signature recorded" + (" (no comparison: the selected runs are missing)."
+                                             if report.get("comparison") is None else "."), ""]
+    tests = (report.get("math_verification") or {}).get("tests") or []
+    if tests:
+        lines += ["Mechanism tests:", ""]
+        lines += markdown_table(["test", "outcome", "message"],
+                        [[f"`{t['test']}`", t.get("outcome"), t.get("message") or ""]
+                         for t in tests]) + [""]
+    else:
+        lines += ["No mechanism test ran.", ""]
+    lines += [f"mechanism_ok = {mechanism_word(report.get('mechanism_ok'))}: {sentence}.", ""]
+    return lines
+
+
+def _within(sig: dict, key: str) -> str:
+    """How many seeds' values under ``key`` are within tol of the prediction (missing ones
+    are not)."""
+    per_seed = sig.get(key)
+    if not per_seed or sig.get("predicted") is None or sig.get("tol") is None:
+        return "-"
+    ok = sum(1 for v in per_seed if v is not None and abs(v - sig["predicted"]) <= sig["tol"])
+    return f"{ok}/{len(per_seed)}"

@@ -1,0 +1,171 @@
+"""The arguments of ``pytest.mark.bench``, one parser each: the grid, the planned looks, the
+boundary the looks share alpha by, the test that decides, the futility stop, and the fairness
+arguments (claim type, budget tolerance and waiver, frontier). Each returns the validated value
+or raises :class:`~benchkit.spec.idea.SpecError` saying what is wrong and what is valid."""
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+
+from benchkit.spec.idea import CLAIM_TYPES, MIN_SEEDS, SpecError, cfg_id
+
+BOUNDARIES = ("union", "exact")
+TESTS = ("mean", "sign")
+
+
+def parse_looks(kw: dict, where: str) -> tuple[int, ...]:
+    """The planned looks of ``pytest.mark.bench``: ``looks=(8, 16)``, strictly increasing seed
+    counts, each tested at its own level so that all of them together keep alpha. The
+    shorthand ``max_seeds=M`` means looks at the declared seeds and at M (resolved by the
+    caller, which knows the seeds); only one of the two may be given. () when neither is."""
+    valid = (f"valid: looks=(8, 16), strictly increasing integers >= {MIN_SEEDS}, or "
+             f"max_seeds=16 (one look at seeds, one at max_seeds); not both")
+    if "looks" in kw and "max_seeds" in kw:
+        raise SpecError(f"{where}: looks= and max_seeds= both given; {valid}")
+    if "max_seeds" in kw:
+        m = kw["max_seeds"]
+        if isinstance(m, bool) or not isinstance(m, int) or m < MIN_SEEDS:
+            raise SpecError(f"{where}: max_seeds={m!r} must be an integer >= {MIN_SEEDS}: the "
+                            f"most seeds you plan to bench over all sessions; {valid}")
+        return (m,)
+    if "looks" not in kw:
+        return ()
+    looks = kw["looks"]
+    if isinstance(looks, (str, bytes)) or not isinstance(looks, (list, tuple)) or not looks or \
+            any(isinstance(n, bool) or not isinstance(n, int) or n < MIN_SEEDS for n in looks) \
+            or any(b <= a for a, b in zip(looks, looks[1:])):
+        raise SpecError(f"{where}: looks={looks!r}; {valid}")
+    return tuple(looks)
+
+
+def parse_grid(grid, where: str) -> tuple[dict, ...]:
+    """A grid is a dict of non-empty value lists (their product, in order) or a list of dicts."""
+    valid = ("valid: a dict of non-empty lists such as {'lr': [1e-3, 3e-3]}, "
+             "or a non-empty list of dicts such as [{'lr': 1e-3}, {'lr': 3e-3}]")
+    if isinstance(grid, dict):
+        if not grid:
+            raise SpecError(f"{where}: grid is empty; {valid}")
+        for key, values in grid.items():
+            if not isinstance(key, str):
+                raise SpecError(f"{where}: grid key {key!r} is not a string; {valid}")
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+                raise SpecError(f"{where}: grid[{key!r}] = {values!r} is not a list; {valid}")
+            if not list(values):
+                raise SpecError(f"{where}: grid[{key!r}] is an empty list; {valid}")
+        keys = list(grid)
+        configs = [dict(zip(keys, combo)) for combo in itertools.product(*grid.values())]
+    elif isinstance(grid, (list, tuple)):
+        if not grid:
+            raise SpecError(f"{where}: grid is empty; {valid}")
+        if not all(isinstance(c, dict) and c for c in grid):
+            raise SpecError(f"{where}: grid {grid!r} is not a list of non-empty dicts; {valid}")
+        configs = [dict(c) for c in grid]
+    else:
+        raise SpecError(f"{where}: grid {grid!r} is a {type(grid).__name__}; {valid}")
+    for cfg in configs:
+        for key, value in cfg.items():
+            if not isinstance(value, (str, bool, numbers.Real)) or (
+                    isinstance(value, float) and not math.isfinite(value)):
+                raise SpecError(f"{where}: grid value {key}={value!r} must be a finite number, "
+                                "a bool or a string")
+        if "lr" in cfg:
+            lr = cfg["lr"]
+            if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr > 0:
+                raise SpecError(f"{where}: learning rate lr={lr!r} must be a positive number")
+        for key in ("epochs", "batch_size"):
+            if key in cfg and (not isinstance(cfg[key], int) or cfg[key] < 1):
+                raise SpecError(f"{where}: {key}={cfg[key]!r} must be a positive integer")
+    configs = [{k: (float(v) if isinstance(v, numbers.Real) and not isinstance(v, (bool, int))
+                    else v) for k, v in c.items()} for c in configs]
+    if len({cfg_id(c) for c in configs}) != len(configs):
+        raise SpecError(f"{where}: grid has duplicate configs: {[cfg_id(c) for c in configs]}")
+    return tuple(configs)
+
+
+def parse_boundary(kw: dict, where: str, looks: tuple) -> str:
+    """``boundary=`` of ``pytest.mark.bench``: "union" (default) or "exact"."""
+    boundary = kw.get("boundary", "union")
+    if boundary not in BOUNDARIES:
+        raise SpecError(f"{where}: boundary={boundary!r}; valid: "
+                        f"{', '.join(map(repr, BOUNDARIES))} (how declared looks share alpha)")
+    if boundary == "exact" and len(looks) < 2:
+        raise SpecError(f"{where}: boundary='exact' needs two or more declared looks, e.g. "
+                        "looks=(8, 16): with one look the test is at the full alpha already")
+    return boundary
+
+
+def parse_test(kw: dict, where: str) -> str:
+    """``test=`` of ``pytest.mark.bench``: "mean" (default) or "sign"."""
+    test = kw.get("test", "mean")
+    if test not in TESTS:
+        raise SpecError(f"{where}: test={test!r}; valid: 'mean' (sign-flip test of the mean "
+                        "difference, the default) or 'sign' (sign test: robust to rare "
+                        "catastrophic seeds)")
+    return test
+
+
+def parse_futility(kw: dict, where: str, looks: tuple[int, ...], claim_type: str) -> float | None:
+    """``futility=`` of ``pytest.mark.bench``: a conditional-power threshold in (0, 1), only
+    with two or more declared looks and a superiority claim; None when not declared."""
+    value = kw.get("futility")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+        raise SpecError(f"{where}: futility={value!r}; valid: a conditional power in (0, 1), "
+                        "e.g. futility=0.1 (stop when the last look has under a 10% chance of "
+                        "finding the idea better at the current trend)")
+    if len(looks) < 2:
+        raise SpecError(f"{where}: futility={value!r} needs looks to stop at; declare "
+                        "looks=(8, 16) or max_seeds=16 with it")
+    if claim_type != "superiority":
+        raise SpecError(f"{where}: futility={value!r} applies to superiority claims only; "
+                        f"claim_type={claim_type!r} has none (remove futility=)")
+    return float(value)
+
+
+def parse_fairness(kw: dict, where: str, margin: float | None) -> dict:
+    """claim_type, budget_tolerance, budget_waiver and frontier of ``pytest.mark.bench``."""
+    claim_type = kw.get("claim_type", "superiority")
+    if claim_type not in CLAIM_TYPES:
+        raise SpecError(f"{where}: claim_type={claim_type!r}; valid: "
+                        f"{', '.join(map(repr, CLAIM_TYPES))}")
+    if claim_type != "superiority" and margin is None:
+        raise SpecError(f"{where}: claim_type={claim_type!r} needs margin=<fraction of the "
+                        "baseline mean in (0, 1)>: the largest " + (
+                            "loss" if claim_type == "non-inferiority" else
+                            "difference either way") + " the claim accepts")
+    given = kw.get("budget_tolerance", {})
+    tolerance = {"*": given} if _number(given) else given
+    if not isinstance(tolerance, dict) or not all(
+            isinstance(k, str) and _number(v) and 0 <= v < math.inf for k, v in tolerance.items()):
+        raise SpecError(f"{where}: budget_tolerance={given!r} must be a number >= 0 (every "
+                        "budget) or a dict of budget name -> number >= 0, e.g. "
+                        "{'params': 0.1}: the largest relative difference that still matches")
+    waiver = kw.get("budget_waiver", {})
+    if not isinstance(waiver, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in waiver.items()):
+        raise SpecError(f"{where}: budget_waiver={waiver!r} must be a dict of budget name -> "
+                        "the reason it may differ, e.g. {'params': 'the claim is about ...'}")
+    frontier = kw.get("frontier")
+    if frontier is not None:
+        valid = "valid: one axis and at least two values, e.g. {'keep': [0.125, 0.25, 0.5]}"
+        if not isinstance(frontier, dict) or len(frontier) != 1:
+            raise SpecError(f"{where}: frontier={frontier!r}; {valid}")
+        (axis, values), = frontier.items()
+        if (not isinstance(axis, str) or not axis or isinstance(values, (str, bytes))
+                or not hasattr(values, "__iter__")):
+            raise SpecError(f"{where}: frontier={frontier!r}; {valid}")
+        values = list(values)
+        if len(values) < 2 or not all(isinstance(v, (str, numbers.Real)) and not isinstance(
+                v, bool) for v in values) or len(set(map(repr, values))) != len(values):
+            raise SpecError(f"{where}: frontier values {values!r} must be two or more distinct "
+                            f"numbers or strings; {valid}")
+        frontier = {axis: tuple(float(v) if isinstance(v, float) else v for v in values)}
+    return {"claim_type": claim_type, "budget_tolerance": {k: float(v) for k, v in
+                                                           tolerance.items()},
+            "budget_waiver": dict(waiver), "frontier": frontier}
+
+
+def _number(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)

@@ -1,0 +1,125 @@
+"""The idea module's declaration as :mod:`benchkit.spec.marker` parses it: :class:`IdeaSpec`,
+the error a mistake in it raises, the names every layer shares (the arms, ``cfg_id``,
+``run_id``) and the seeds a family of comparisons needs to reach significance at all.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+ARMS = ("baseline", "idea")
+DEFAULT_SEEDS = 8
+MIN_SEEDS = 2
+BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "boundary",
+                "test", "max_seeds", "claim_type", "budget_tolerance", "budget_waiver", "frontier", "extend",
+                "futility")
+CLAIM_TYPES = ("superiority", "non-inferiority", "equivalence")
+CONTROL = "control:"  # a control arm's label: "control:<name>"
+DEFAULT_EXTEND = 2  # grid steps an edge selection may add per axis and side (benchkit.verdict.extension)
+
+
+class SpecError(ValueError):
+    """A mistake in an idea module's declaration."""
+
+
+FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+def check_folder_name(value, what: str) -> None:
+    """An idea's or a track's name names a folder under the report directory: a short name of
+    safe characters, so that it can never point outside it or break a terminal or a file
+    system."""
+    if not isinstance(value, str) or not FOLDER_NAME.fullmatch(value):
+        raise SpecError(f"{what}={value!r:.120} cannot name a report folder; valid: 1 to 100 "
+                        "letters, digits, '_', '-' or '.', starting with a letter or digit")
+
+
+@dataclass(frozen=True)
+class IdeaSpec:
+    name: str
+    module: str                 # the module's nodeid, e.g. ideas/test_x.py
+    tracks: tuple[str, ...]
+    grids: dict                 # track -> tuple of cfg dicts, in grid order
+    seeds: tuple[int, ...]
+    epochs: dict                # track -> epochs used
+    claim: str | None = None
+    margin: float | None = None
+    looks: tuple[int, ...] = ()  # the planned seed counts, in order: (seeds,) unless declared
+    looks_declared: bool = False  # looks= (or max_seeds=) in pytest.mark.bench
+    boundary: str = "union"  # how the looks share alpha (benchkit.stats.sequential)
+    test: str = "mean"  # the paired test that decides (benchkit.stats.signtest)
+    overrides: dict = field(default_factory=dict)  # --bench-seeds/--bench-epochs given: exploratory
+    protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
+    mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
+    arm_tests: tuple[tuple[str, str], ...] = ()  # (arm, qualname of its test function)
+    arms: tuple[str, ...] = ARMS  # baseline, idea, then each "control:<name>" in module order
+    claim_type: str = "superiority"
+    budget_tolerance: dict = field(default_factory=dict)  # budget -> relative tolerance
+    budget_waiver: dict = field(default_factory=dict)     # budget -> the stated reason
+    frontier: dict | None = None  # {axis: [values]}: every arm is benched at each value
+    extend: int = DEFAULT_EXTEND  # the edge-extension limit (benchkit.verdict.extension)
+    declared_grids: dict = field(default_factory=dict)  # track -> the grid as declared
+    futility: float | None = None  # the non-binding futility threshold (benchkit.stats.futility)
+
+    def points(self):
+        """(track, cfg, seed) of every run an arm makes, in a stable order."""
+        for track in self.tracks:
+            for cfg in self.grids[track]:
+                for seed in self.seeds:
+                    yield track, cfg, seed
+
+    def to_plain(self) -> dict:
+        return {
+            "name": self.name, "module": self.module, "tracks": list(self.tracks),
+            "grids": {t: [dict(c) for c in g] for t, g in self.grids.items()},
+            "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
+            "margin": self.margin, "looks": list(self.looks),
+            "looks_declared": self.looks_declared, "boundary": self.boundary, "test": self.test,
+            "overrides": dict(self.overrides),
+            "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),
+            "arm_tests": dict(self.arm_tests),
+            "arms": list(self.arms), "claim_type": self.claim_type,
+            "budget_tolerance": dict(self.budget_tolerance),
+            "budget_waiver": dict(self.budget_waiver),
+            "frontier": ({k: list(v) for k, v in self.frontier.items()}
+                         if self.frontier else None),
+            "extend": self.extend, "futility": self.futility,
+            "declared_grids": {t: [dict(c) for c in g]
+                               for t, g in (self.declared_grids or self.grids).items()},
+        }
+
+
+def family_seeds_needed(family_size: int, alpha: float) -> int:
+    """The fewest seeds whose smallest two-sided sign-flip p, 2^(1-n), passes Holm's first
+    step (alpha / family_size) in a family of ``family_size`` tracks."""
+    n = MIN_SEEDS
+    while 2.0 ** (1 - n) >= alpha / family_size:
+        n += 1
+    return n
+
+
+def unreachable_family(n_seeds: int, family_size: int, alpha: float,
+                       comparators: int = 1) -> str | None:
+    """Why ``n_seeds`` cannot give a significant result in a family of ``family_size``
+    tracks, each comparing the idea with ``comparators`` arms (the baseline and each control),
+    at ``alpha`` (None when they can): said at collection and in the report."""
+    needed = family_seeds_needed(family_size * comparators, alpha)
+    if n_seeds >= needed:
+        return None
+    where = f" after Holm over {family_size} track(s)" if family_size > 1 else ""
+    if comparators > 1:
+        where = (f" after Holm over {family_size * comparators} comparisons ({family_size} "
+                 f"track(s) x the baseline and {comparators - 1} control(s))")
+    return (f"only {n_seeds} seeds cannot reach p < {alpha:g}{where} (the smallest possible "
+            f"two-sided p is {2.0 ** (1 - n_seeds):.4g} with the sign-flip test); {needed} seeds or "
+            "more can")
+
+
+def cfg_id(cfg: dict) -> str:
+    return "-".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in cfg.items())
+
+
+def run_id(track: str, cfg: dict, seed: int) -> str:
+    return f"{track}-{cfg_id(cfg)}-seed{seed}"
+
+

@@ -1,0 +1,127 @@
+"""``pytest.mark.bench`` and ``pytest.mark.arm`` of an idea module, parsed and validated
+against the track registry.
+
+Every mistake here is reported as a collection error that says what is wrong and what is valid,
+before anything trains.
+"""
+from __future__ import annotations
+
+import numbers
+
+from benchkit.spec.arguments import (parse_boundary, parse_fairness, parse_futility, parse_grid,
+                                     parse_looks, parse_test)
+from benchkit.spec.idea import (ARMS, BENCH_KWARGS, CONTROL, DEFAULT_EXTEND, DEFAULT_SEEDS,
+                                MIN_SEEDS, IdeaSpec, SpecError, check_folder_name)
+
+
+def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
+                       epochs_override: int | None) -> IdeaSpec:
+    """Validate ``pytest.mark.bench(...)`` of ``module`` against the track registry."""
+    from benchkit import tracks as registry  # numpy and the track modules: only when collected
+
+    where = f"{module}: pytest.mark.bench"
+    if mark.args:
+        raise SpecError(f"{where} takes keyword arguments only ({', '.join(BENCH_KWARGS)}), "
+                        f"got positional {mark.args!r}")
+    unknown = set(mark.kwargs) - set(BENCH_KWARGS)
+    if unknown:
+        raise SpecError(f"{where}: unknown argument(s) {sorted(unknown)}; valid: "
+                        f"{', '.join(BENCH_KWARGS)}")
+    kw = mark.kwargs
+    default_name = module.rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_")
+    name = kw.get("name", default_name)
+    check_folder_name(name, f"{where}: name")
+    track_arg = kw.get("track")
+    if track_arg is None:
+        raise SpecError(f"{where}: no track given; known tracks: {', '.join(registry.names())}")
+    track_names = (track_arg,) if isinstance(track_arg, str) else tuple(track_arg)
+    if not track_names or not all(isinstance(t, str) for t in track_names):
+        raise SpecError(f"{where}: track={track_arg!r} must be a track name or a list of names; "
+                        f"known tracks: {', '.join(registry.names())}")
+    if len(set(track_names)) != len(track_names):
+        raise SpecError(f"{where}: track={track_arg!r} names a track twice")
+    for t in track_names:
+        check_folder_name(t, f"{where}: track")
+        if t not in registry.names():
+            raise SpecError(f"{where}: unknown track {t!r}; known tracks: "
+                            f"{', '.join(registry.names())}")
+        why = registry.get(t).missing()
+        if why:
+            raise SpecError(f"{where}: {why}")
+    grids = {}
+    for t in track_names:
+        grid = kw.get("grid")
+        grids[t] = parse_grid(grid, where) if grid is not None else registry.get(t).grid
+    looks = parse_looks(kw, where)
+    declared_seeds = kw.get("seeds", looks[0] if "looks" in kw else DEFAULT_SEEDS)
+    for n_seeds in (declared_seeds, seeds_override):
+        if n_seeds is not None and (isinstance(n_seeds, bool) or not isinstance(n_seeds, int)
+                                    or n_seeds < MIN_SEEDS):
+            raise SpecError(f"{where}: seeds={n_seeds!r}: need an integer >= {MIN_SEEDS} (paired "
+                            "statistics need two pairs at least; 6 or more can reach p < 0.05)")
+    if "max_seeds" in kw:  # the shorthand: this look, then one at max_seeds
+        if looks[-1] < declared_seeds:
+            raise SpecError(f"{where}: max_seeds={looks[-1]} is below seeds={declared_seeds}: "
+                            "it must be >= seeds: the most seeds you plan to bench over all looks")
+        looks = tuple(sorted({declared_seeds, looks[-1]}))
+    boundary = parse_boundary(kw, where, looks)
+    n_seeds = declared_seeds if seeds_override is None else seeds_override
+    overrides = {k: v for k, v in (("seeds", seeds_override), ("epochs", epochs_override))
+                 if v is not None}
+    claim = kw.get("claim")
+    if claim is not None and not isinstance(claim, str):
+        raise SpecError(f"{where}: claim must be a string, got {type(claim).__name__}")
+    margin = kw.get("margin")
+    if margin is not None:
+        if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not (
+                0 < margin < 1):
+            raise SpecError(f"{where}: margin={margin!r} must be a number in (0, 1): the "
+                            "non-inferiority margin relative to the baseline mean")
+        margin = float(margin)
+    extend = kw.get("extend", DEFAULT_EXTEND)
+    if isinstance(extend, bool) or not isinstance(extend, int) or extend < 0:
+        raise SpecError(f"{where}: extend={extend!r} must be an integer >= 0: how many grid "
+                        "steps an arm's selection at the edge of an axis may add on that side "
+                        f"(default {DEFAULT_EXTEND}; 0 turns the extension off)")
+    epochs = {t: int(epochs_override or registry.get(t).epochs) for t in track_names}
+    fair = parse_fairness(kw, where, margin)
+    if fair["frontier"]:
+        (axis, values), = fair["frontier"].items()
+        for t, grid in grids.items():
+            if any(axis in cfg for cfg in grid):
+                raise SpecError(f"{where}: frontier axis {axis!r} is also a grid key; name "
+                                "the axis apart from the grid (it reaches the arm as run.cfg["
+                                f"{axis!r}] and run.frontier)")
+            grids[t] = tuple({**cfg, axis: v} for v in values for cfg in grid)
+    return IdeaSpec(
+        name=name, module=module, tracks=track_names, grids=grids,
+        seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,
+        looks=looks or (declared_seeds,), looks_declared=bool(looks), boundary=boundary,
+        test=parse_test(kw, where),
+        overrides=overrides,
+        extend=extend, declared_grids=dict(grids),
+        futility=parse_futility(kw, where, looks or (declared_seeds,), fair["claim_type"]),
+        protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names}, **fair,
+    )
+
+
+def arm_label(mark, where: str) -> str:
+    """The arm an ``arm`` mark declares: ``baseline``, ``idea`` or ``control:<name>``."""
+    valid = ("valid: pytest.mark.arm('baseline'), pytest.mark.arm('idea') (one each) and any "
+             "number of pytest.mark.arm('control', name='<name>'), each on a test taking the "
+             "run fixture")
+    if len(mark.args) != 1 or mark.args[0] not in ARMS + ("control",):
+        raise SpecError(f"{where} is marked arm({', '.join(map(repr, mark.args))}): unknown "
+                        f"arm; {valid}")
+    arm, kwargs = mark.args[0], dict(mark.kwargs)
+    if arm != "control":
+        if kwargs:
+            raise SpecError(f"{where}: arm({arm!r}) takes no keyword arguments, got "
+                            f"{sorted(kwargs)}; {valid}")
+        return arm
+    name = kwargs.pop("name", None)
+    if kwargs or not isinstance(name, str) or not name or any(c in name for c in "[]:/ "):
+        raise SpecError(f"{where}: a control arm needs name='<name>' (a non-empty string "
+                        f"without spaces, ':', '/' or brackets) and nothing else, got "
+                        f"{mark.kwargs!r}; {valid}")
+    return CONTROL + name

@@ -1,0 +1,365 @@
+"""Pure statistics of a bench: baseline arm vs idea arm over paired seeds.
+
+No torch here, only numpy and stdlib at import, so the protocol can be tested fast and in
+isolation; the functions that need a t, noncentral t or beta distribution import scipy's public
+``scipy.special``/``scipy.stats`` where they are called.
+Every value returned is a plain Python float/int/bool/str/list/dict/None: numpy scalars do not
+survive pytest-xdist's serialisation, and reports are JSON, so non-finite numbers become None.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+DIRECTIONS = ("lower", "higher")
+PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
+REL_TOL = 1e-12  # float ties in the permutation null: sums in another order differ by ulps
+
+
+def _direction(direction: str) -> str:
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    return direction
+
+
+def _array(values, name: str = "values") -> np.ndarray:
+    a = np.asarray(values, dtype=float).reshape(-1)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contain non-finite values (NaN or inf): {a.tolist()}")
+    return a
+
+
+def _paired(baseline, idea) -> tuple[np.ndarray, np.ndarray]:
+    b, i = _array(baseline, "baseline"), _array(idea, "idea")
+    if len(b) != len(i):
+        raise ValueError(f"baseline and idea differ in length: {len(b)} vs {len(i)}")
+    return b, i
+
+
+def _json_float(x) -> float | None:
+    """Plain float, or None when not finite (JSON has no NaN/inf)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _better(delta: float, direction: str) -> bool:
+    return delta < 0 if _direction(direction) == "lower" else delta > 0
+
+
+def summarize(values) -> dict:
+    """Mean, population std (ddof=0, as the v1 reports), per-seed values and count."""
+    a = _array(values)
+    return {"mean": float(a.mean()), "std": float(a.std()), "per_seed": a.tolist(), "n": len(a)}
+
+
+def min_p_value(n: int) -> float:
+    """Smallest two-sided sign-flip p reachable with n pairs (both all-same-sign patterns)."""
+    return 2.0 ** (1 - int(n))
+
+
+def sign_flip_p_value(diffs, *, exact_max: int = 16, n_resamples: int = 20000, seed: int = 0) -> float:
+    """Two-sided paired sign-flip permutation p of the mean difference.
+
+    Under H0 (no effect) each pair's difference is equally likely to have either sign, so the
+    null distribution of the mean is that of the means over all 2^n sign flips. Exact for
+    n <= exact_max; above, seeded Monte Carlo with the (1 + count) / (1 + n_resamples) estimate,
+    which never returns 0 and is deterministic for a seed.
+    """
+    d = _array(diffs, "diffs")
+    n = len(d)
+    if n == 0:
+        raise ValueError("diffs is empty")
+    if not np.any(d):
+        return 1.0
+    # compare |sum| rather than |mean|; tolerance on the scale of the summed terms
+    obs = abs(d.sum())
+    thr = obs - REL_TOL * np.abs(d).sum()
+    if n <= exact_max:
+        bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
+        sums = (1.0 - 2.0 * bits) @ d
+        return float(np.mean(np.abs(sums) >= thr))
+    rng = np.random.default_rng(seed)
+    count, left = 0, int(n_resamples)
+    while left > 0:  # chunks bound memory for large n
+        k = min(left, max(1, 2_000_000 // n))
+        signs = rng.integers(0, 2, size=(k, n)) * 2.0 - 1.0
+        count += int(np.count_nonzero(np.abs(signs @ d) >= thr))
+        left -= k
+    return (1 + count) / (1 + int(n_resamples))
+
+
+def _pairs_sd(diffs) -> tuple[np.ndarray, int, float]:
+    d = _array(diffs, "diffs")
+    if len(d) < 2:
+        raise ValueError(f"need at least 2 pairs, got {len(d)}")
+    return d, len(d), float(d.std(ddof=1))
+
+
+def mde(diffs, alpha: float = 0.05) -> float:
+    """v1 minimal detectable effect: t(1-alpha/2, n-1) * sd(ddof=1) / sqrt(n), i.e. the
+    smallest observed mean difference that a paired t-test would call significant."""
+    from scipy import special
+
+    _, n, sd = _pairs_sd(diffs)
+    return float(special.stdtrit(n - 1, 1 - alpha / 2)) * sd / math.sqrt(n)
+
+
+def ci95(diffs) -> list[float]:
+    """95% t confidence interval [lo, hi] of the mean difference."""
+    d, _, _ = _pairs_sd(diffs)
+    half = mde(d, 0.05)
+    return [float(d.mean() - half), float(d.mean() + half)]
+
+
+def effect_size(diffs) -> float | None:
+    """Cohen's dz = mean / sd(ddof=1) of the differences; None when sd == 0 (undefined)."""
+    d, _, sd = _pairs_sd(diffs)
+    return float(d.mean() / sd) if sd > 0 else None
+
+
+def t_test_power(ncp: float, n: int, alpha: float) -> float:
+    """Power of the two-sided paired t-test with n pairs at noncentrality ncp."""
+    from scipy import special
+    from scipy import stats as sps
+
+    df = n - 1
+    crit = float(special.stdtrit(df, 1 - alpha / 2))
+    # lower tail P(T < -crit) written as an upper tail: nct.cdf(-crit) is NaN at large ncp
+    with np.errstate(over="ignore"):
+        upper, lower = (float(np.clip(sps.nct.sf(crit, df, nc), 0.0, 1.0)) for nc in (ncp, -ncp))
+    return upper + lower
+
+
+def power_mde(n: int, sd: float, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Smallest true mean difference detected with probability `power` by a two-sided paired
+    t-test on n pairs whose differences have standard deviation sd (noncentral t).
+
+    This is the t approximation of the permutation test that benchkit actually runs (which
+    with n pairs can never go below p = 2**(1-n)); it answers "what effect could we see"."""
+    if n < 2:
+        raise ValueError(f"need at least 2 pairs, got {n}")
+    if not alpha < power < 1:
+        raise ValueError(f"power must be in (alpha, 1), got {power}")
+    if sd == 0:
+        return 0.0
+    hi = 1.0
+    while t_test_power(hi, n, alpha) < power:
+        hi *= 2
+        if hi > 1e15:  # no effect reaches it: alpha below float resolution (critical t = inf)
+            return math.inf
+    lo = 0.0  # bisection: power grows with ncp; invariant power(lo) < power <= power(hi)
+    while hi - lo > 1e-12 * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if t_test_power(mid, n, alpha) >= power else (mid, hi)
+    ncp = 0.5 * (lo + hi)
+    return float(ncp * abs(sd) / math.sqrt(n))
+
+
+def idea_wins(baseline, idea, direction: str) -> int:
+    """Number of seeds on which the idea is strictly better in the metric's direction."""
+    b, i = _paired(baseline, idea)
+    d = i - b
+    return int(np.count_nonzero(d < 0 if _direction(direction) == "lower" else d > 0))
+
+
+def holm(p_values) -> list[float]:
+    """Holm step-down adjusted p-values, in input order: sorted ascending, the k-th (0-based)
+    of m gets max over j <= k of (m - j) * p_(j), capped at 1 (controls family-wise error)."""
+    p = _array(p_values, "p_values")
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adj
+    return [float(x) for x in out]
+
+
+def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: float = 0.05) -> dict:
+    """Is the idea worse than baseline by less than ``margin`` of the baseline, seed by seed?
+
+    Per seed, w = (idea - baseline) - margin * |baseline| for a lower-is-better metric
+    ((baseline - idea) - margin * |baseline| for higher): the margin scales with each seed's
+    baseline, so it is not treated as a known constant. Non-inferior when a one-sided
+    sign-flip test shows mean(w) < 0 at ``alpha`` (pass the look's level). ``bound`` is the
+    one-sided (1 - alpha) t bound of the mean "worse" difference, for reading only."""
+    from scipy import special
+
+    b, i = _paired(baseline, idea)
+    d, n, sd = _pairs_sd(i - b)
+    if not (math.isfinite(margin) and margin >= 0):
+        raise ValueError(f"margin must be a finite number >= 0, got {margin}")
+    worse_by = d if _direction(direction) == "lower" else -d
+    w = worse_by - margin * np.abs(b)
+    p = one_sided_sign_flip_p(w)
+    se, worse = sd / math.sqrt(n), float(worse_by.mean())
+    bound_worse = worse + float(special.stdtrit(n - 1, 1 - alpha)) * se
+    bound = bound_worse if direction == "lower" else -bound_worse
+    return {"margin_rel": float(margin), "margin_abs": _json_float(margin * float(np.abs(b).mean())),
+            "bound": _json_float(bound), "non_inferior": bool(p < alpha),
+            "p_value": _json_float(p)}
+
+
+def one_sided_sign_flip_p(w, *, exact_max: int = 16, n_resamples: int = 20000,
+                          seed: int = 0) -> float:
+    """P(sum of randomly sign-flipped w <= sum(w)): the one-sided sign-flip p for mean(w) < 0
+    (exact up to exact_max pairs, seeded Monte Carlo above, as the two-sided test)."""
+    w = _array(w, "w")
+    n, obs = len(w), float(w.sum())
+    thr = obs + REL_TOL * float(np.abs(w).sum())
+    if n <= exact_max:
+        bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
+        return float(np.mean((1.0 - 2.0 * bits) @ w <= thr))
+    rng = np.random.default_rng(seed)
+    signs = rng.integers(0, 2, size=(int(n_resamples), n)) * 2.0 - 1.0
+    return (1 + int(np.count_nonzero(signs @ w <= thr))) / (1 + int(n_resamples))
+
+
+def compare(baseline, idea, *, direction: str, alpha: float = 0.05, seed: int = 0,
+            margin: float | None = None) -> dict:
+    """Paired comparison of the arms' test metrics (same seed order); v1 keys plus extras."""
+    _direction(direction)
+    b, i = _paired(baseline, idea)
+    d, n, sd = _pairs_sd(i - b)
+    delta = float(d.mean())
+    p = sign_flip_p_value(d, seed=seed)
+    m = mde(d, alpha)
+    base_mean = abs(float(b.mean()))
+    significant = p < alpha
+    if significant and _better(delta, direction):
+        verdict = "idea better (significant)"
+    elif significant and _better(-delta, direction):
+        verdict = "idea worse (significant)"
+    else:
+        verdict = "no significant win"
+    return {
+        "delta_mean": delta, "idea_wins": idea_wins(b, i, direction), "n_pairs": n,
+        "per_seed_diffs": d.tolist(), "p_value": p, "mde": _json_float(m),
+        "mde_rel_pct": _json_float(100 * m / base_mean) if base_mean > 0 else None,
+        "verdict": verdict, "system_worked": verdict == "idea better (significant)",
+        "direction": direction, "alpha": float(alpha),
+        "ci95": [_json_float(x) for x in ci95(d)], "effect_size": effect_size(d),
+        "noninferiority": None if margin is None else noninferiority(
+            b, i, direction=direction, margin=margin, alpha=alpha),
+    }
+
+
+def select_config(val_by_config, direction: str) -> int | None:
+    """Index (grid order) of the config with the best validation mean over seeds. Configs with
+    a missing or non-finite (diverged) seed are not eligible; ties go to the first; None if
+    no config is eligible."""
+    sign = 1.0 if _direction(direction) == "lower" else -1.0
+    best, best_score = None, math.inf
+    for k, vals in enumerate(val_by_config):
+        vals = list(vals)
+        if not vals or any(v is None or not math.isfinite(float(v)) for v in vals):
+            continue
+        score = sign * float(np.mean(np.asarray(vals, dtype=float)))
+        if score < best_score:
+            best, best_score = k, score
+    return best
+
+
+def practical_verdict(p: float, delta_mean: float, direction: str, alpha: float,
+                      non_inferior: bool | None = None) -> str:
+    """helps (significantly better) > non-inferior (shown within the margin, even when also
+    significantly worse: a harm smaller than the margin is what non-inferiority allows) >
+    harms (significantly worse) > inconclusive."""
+    if p < alpha and _better(delta_mean, direction):
+        return "helps"
+    if non_inferior is True:
+        return "non-inferior"
+    if p < alpha and _better(-delta_mean, direction):
+        return "harms"
+    return "inconclusive"
+
+
+def evidence_ok(signatures_confirmed, tests_passed) -> int | None:
+    """1 if every signature is confirmed and every mechanism test passed, 0 if any is not,
+    None when the idea states no mechanism evidence at all."""
+    flags = list(signatures_confirmed) + list(tests_passed)
+    if not flags:
+        return None
+    return int(all(f is not None and bool(f) for f in flags))
+
+
+def system_verdict(practical: str, mechanism_ok: int | None) -> str:
+    """worked: helps with its mechanism confirmed; failed: harms, or no help and no confirmed
+    mechanism; partial: the rest (helps without mechanism, or mechanism without help)."""
+    if practical not in PRACTICAL:
+        raise ValueError(f"practical must be one of {PRACTICAL}, got {practical!r}")
+    if practical == "helps" and mechanism_ok == 1:
+        return "worked"
+    if practical == "harms" or (practical != "helps" and mechanism_ok != 1):
+        return "failed"
+    return "partial"
+
+
+# ---------------------------------------------------------------- sequential seeds (looks)
+#
+# A "look" is one session that benches more seeds of the same idea and track and tests the
+# comparison on all seeds so far. Testing every look at the full alpha inflates the family-wise
+# error (each look is another chance of a false win), so the idea declares max_seeds in
+# advance and the looks spend alpha along the Pocock-type Lan-DeMets function
+# alpha(t) = alpha * ln(1 + (e - 1) t), t = n_seeds / max_seeds clipped to [0, 1]. Look k is
+# tested at the incremental spend alpha(t_k) - alpha(t_{k-1}): by the union bound the chance
+# of any false rejection is at most the sum of the levels, alpha, whatever the correlation
+# between looks (conservative: the looks share seeds, so the true error is smaller). With
+# max_seeds == seeds (the default) there is one look at the full alpha, exactly as v1.
+
+
+def _count(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {type(value).__name__}: {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def _alpha(alpha) -> float:
+    alpha = float(alpha)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return alpha
+
+
+def spent_alpha(n_seeds: int, max_seeds: int, alpha: float) -> float:
+    """Alpha spent once n_seeds of max_seeds are in: alpha * ln(1 + (e - 1) t), with
+    t = n_seeds / max_seeds clipped to [0, 1]. 0 at no seeds, exactly alpha from max_seeds on."""
+    n = _count(n_seeds, "n_seeds", 0)
+    m = _count(max_seeds, "max_seeds", 1)
+    alpha = _alpha(alpha)
+    t = min(1.0, n / m)
+    if t >= 1.0:
+        return alpha  # exactly: a single look at max_seeds is the v1 test at alpha
+    return float(min(alpha, alpha * math.log1p((math.e - 1.0) * t)))
+
+
+def look_levels(looks_n: list[int], max_seeds: int, alpha: float) -> list[float]:
+    """Nominal level of each look, in order: the incremental spend
+    spent_alpha(n_k) - spent_alpha(n_{k-1}). A look beyond max_seeds (an extension nobody
+    planned) gets level 0: it can never be significant. The levels sum to at most alpha
+    (exactly, in floating point too).
+
+    looks_n: seeds in at each look, strictly increasing positive integers."""
+    m = _count(max_seeds, "max_seeds", 1)
+    alpha = _alpha(alpha)
+    looks = [_count(n, f"looks_n[{k}]", 1) for k, n in enumerate(looks_n)]
+    for k in range(1, len(looks)):
+        if looks[k] <= looks[k - 1]:
+            raise ValueError(
+                f"looks must be strictly increasing seed counts (each look adds seeds to the "
+                f"previous ones), got looks_n={looks}: look {k} has {looks[k]} seeds after "
+                f"look {k - 1} had {looks[k - 1]}")
+    levels: list[float] = []
+    for n in looks:
+        if n > m:
+            levels.append(0.0)
+            continue
+        target = spent_alpha(n, m, alpha)
+        level = max(0.0, target - math.fsum(levels))
+        # rounding must never let the cumulative spend exceed the planned spend
+        while level > 0.0 and math.fsum(levels + [level]) > target:
+            level = math.nextafter(level, 0.0)
+        levels.append(float(level))
+    return levels

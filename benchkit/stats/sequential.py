@@ -1,0 +1,123 @@
+"""Group-sequential boundaries from the exact joint sign-flip null (``boundary="exact"``).
+
+The default boundary (``"union"``, :func:`benchkit.stats.paired.look_levels`) tests look k at the
+increment of the spending function alpha(t) = alpha * ln(1 + (e - 1) t): by the union bound all
+looks together err at most alpha, whatever their correlation, which wastes level because the
+looks share seeds and because the sign-flip p is discrete.
+
+``boundary="exact"`` spends the same function, but on the exact joint null of the looks. Under
+H0 each seed's difference is symmetric about 0, so, given the magnitudes |d_1..d_n| of the
+seeds in so far, the signs are independent fair coins and every look's p is a function of the
+sign vector. The level of look k is the largest one at which
+
+    P(some look 1..k rejects | |d_1..d_{n_k}|) <= alpha(t_k),
+
+where each earlier look j is tested at its own level, computed the same way from the first
+n_j seeds (so a look's level depends only on the plan and the runs up to that look). The
+final look spends exactly alpha, so the family-wise error is <= alpha conditionally on the
+magnitudes, hence unconditionally. Enumerated over all 2^n_k sign vectors up to 16 seeds;
+above, over SIM_ROWS sign vectors drawn with a fixed seed (an approximation, like the Monte
+Carlo p above 16 seeds).
+
+Only the two-sided sign-flip test is calibrated: margin tests (non-inferiority, equivalence)
+and Holm families of more than one comparison keep the union-bound levels. numpy only.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from benchkit.stats import paired as stats
+
+EXACT_MAX = 16
+SIM_ROWS = 20000
+SIM_SEED = 0
+EXACT_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declared in "
+              "pytest.mark.bench, alpha(t) = alpha*ln(1+(e-1)t) with t = n_seeds/last look, spent "
+              "on the exact joint sign-flip null of the looks given the seeds' magnitudes "
+              "(boundary='exact'): each look's level is the largest at which P(some look so far "
+              "rejects) <= alpha(t), exact up to 16 seeds, 20000 seeded sign vectors above; "
+              "margin tests and families of several comparisons keep the union-bound levels")
+
+
+@functools.lru_cache(maxsize=8)
+def _signs(n: int) -> np.ndarray:
+    """Every sign vector of n seeds (row r flips seed j when bit j of r is set), or SIM_ROWS
+    seeded ones above EXACT_MAX. Cached: callers never write to it."""
+    if n <= EXACT_MAX:
+        bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
+        return 1.0 - 2.0 * bits
+    return np.random.default_rng(SIM_SEED).integers(0, 2, size=(SIM_ROWS, n)) * 2.0 - 1.0
+
+
+def _p_per_row(signs: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Two-sided sign-flip p of each row's flipped prefix ``d``, from the rows' own null (the
+    rows cover the prefix's flips uniformly): the fraction of rows with |sum| >= that row's,
+    with stats.sign_flip_p_value's tolerance for float ties."""
+    if not np.any(d):
+        return np.ones(len(signs))
+    a = np.abs(signs[:, :len(d)] @ d)
+    tol = stats.REL_TOL * float(np.abs(d).sum())
+    srt = np.sort(a)
+    return (len(a) - np.searchsorted(srt, a - tol, side="left")) / len(a)
+
+
+def exact_levels(diffs, looks, alpha: float, max_seeds: int | None = None) -> list[float]:
+    """The level of each look in ``looks`` (seed counts, the last <= len(diffs)) of a plan
+    whose last look is ``max_seeds`` (default looks[-1]), calibrated on the exact joint
+    sign-flip null of the first looks[-1] differences; look k's level depends on
+    diffs[:looks[k]] only. Reject look k when its p < its level."""
+    d = np.asarray(stats._array(diffs, "diffs"))
+    looks = [int(n) for n in looks]
+    if looks[-1] > len(d):
+        raise ValueError(f"looks {looks} need {looks[-1]} differences, got {len(d)}")
+    spend = [stats.spent_alpha(n, int(max_seeds or looks[-1]), alpha) for n in looks]
+    levels: list[float] = []
+    for k, n in enumerate(looks):
+        signs = _signs(n)  # every earlier look recomputed on this look's rows: prefixes
+        rejected = np.zeros(len(signs), dtype=bool)
+        for j in range(k):
+            m = looks[j]
+            if n <= EXACT_MAX:  # row r's first m signs are those of row r mod 2^m of _signs(m)
+                p_j = _p_per_row(_signs(m), d[:m])[np.arange(len(signs)) & (2 ** m - 1)]
+            else:
+                p_j = _p_per_row(signs, d[:m])
+            rejected |= p_j < levels[j]
+        p = _p_per_row(signs, d[:n])
+        levels.append(_largest_level(p[~rejected], rejected.mean(), len(signs), spend[k]))
+    return levels
+
+
+def _largest_level(p_free: np.ndarray, p_before: float, rows: int, target: float) -> float:
+    """The largest level L with p_before + #(p_free < L) / rows <= target: the smallest
+    attainable p of this look that may not be rejected (never above target, the spend, when
+    that level rejects the same rows)."""
+    values = np.unique(p_free)
+    counts = np.searchsorted(np.sort(p_free), values, side="right")  # rows with p <= value
+    ok = p_before + counts / rows <= target + 1e-15
+    k = int(np.count_nonzero(ok))  # ok is monotone: values ascending
+    if k == len(values):  # every row rejected
+        return float(target) if values[-1] < target else float(np.nextafter(values[-1], 2.0))
+    nxt = float(values[k])
+    last = float(values[k - 1]) if k else -1.0
+    return float(min(nxt, target)) if last < target else nxt
+
+
+def look_level(diffs, looks, look: int, alpha: float) -> float:
+    """The exact-boundary level of look ``look`` (1-based) of the plan ``looks``."""
+    return exact_levels(list(diffs)[:looks[look - 1]], looks[:look], alpha, looks[-1])[-1]
+
+
+def levels(plan: dict, diffs, alpha: float, family_size: int) -> tuple[float, float]:
+    """(level of the two-sided test, level of the margin tests) of this session's look of
+    ``plan`` (report["sequential"]): alpha for a seed count that is no look (exploratory,
+    never counted: the verdict at alpha is descriptive only and every gate fails); the
+    union-bound level, or the exact one for the two-sided test of a single comparison."""
+    looks, look = plan["looks"], plan["look"]
+    if look is None:
+        return alpha, alpha
+    union = stats.look_levels(looks[:look], looks[-1], alpha)[-1]
+    if plan.get("boundary") == "exact" and family_size == 1 and len(looks) > 1:
+        return look_level(diffs, looks, look, alpha), union
+    return union, union

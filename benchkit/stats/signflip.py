@@ -1,0 +1,185 @@
+"""Figures that describe the sign-flip test benchkit decides with, at the level it is tested at.
+
+- :func:`sign_flip_ci`: the interval of shifts c that the test would not reject on
+  ``diffs - c``, so that it excludes 0 exactly when the test's p is below the level (the t
+  interval ``ci95`` stays, for the reference format, but it describes a t-test).
+- :func:`power`, :func:`mde_power80`, :func:`seeds_needed`: planning figures for the sign-flip
+  test at a given level, by seeded simulation (normal per-seed differences, the stated
+  assumption), never below the smallest seed count at which ``p < level`` is possible.
+
+numpy only at import; every value returned is a plain float/int/None.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from benchkit.stats import paired as stats
+
+EXACT_MAX = 16       # as benchkit.stats.paired.sign_flip_p_value: exact enumeration up to 16 pairs
+N_RESAMPLES = 20000  # and seeded Monte Carlo (1 + count) / (1 + N_RESAMPLES) above
+SIM_REPS = 2000      # simulated benches per power figure (Monte Carlo SE <= 0.011)
+SIM_FLIPS = 2048     # sign flips per simulated bench above 11 pairs (random, seeded)
+T_FROM = 41          # from this many pairs the paired t power stands in for the simulation
+ASSUMPTION = ("planning figure: assumes normal per-seed differences whose true mean and sd "
+              "are the observed ones, tested by the sign-flip test at the stated level")
+
+
+def min_pairs(level: float) -> int:
+    """The smallest n at which a two-sided sign-flip p (>= 2^(1-n)) can be below level."""
+    if not 0 < level <= 1:
+        raise ValueError(f"level must be in (0, 1], got {level}")
+    n = 2
+    while 2.0 ** (1 - n) >= level:
+        n += 1
+    return n
+
+
+def _flips(n: int, seed: int = 0) -> np.ndarray:
+    """The sign matrix of the test: all 2^n flips up to EXACT_MAX pairs, else the seeded draw
+    benchkit.stats.paired.sign_flip_p_value makes (same generator, same chunks)."""
+    if n <= EXACT_MAX:
+        bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
+        return 1.0 - 2.0 * bits
+    rng = np.random.default_rng(seed)
+    chunks, left = [], N_RESAMPLES
+    while left > 0:
+        k = min(left, max(1, 2_000_000 // n))
+        chunks.append(rng.integers(0, 2, size=(k, n)) * 2.0 - 1.0)
+        left -= k
+    return np.concatenate(chunks)
+
+
+def sign_flip_ci(diffs, level: float, *, seed: int = 0) -> list[float | None]:
+    """[lo, hi]: every shift c for which the sign-flip test of ``diffs - c`` has p >= level.
+
+    For one flip s, |s.(d - c)| >= |sum(d - c)| holds on a closed interval of c around mean(d)
+    (a concave quadratic inequality), so the count of such flips, hence p(c), rises to the mean
+    and falls after it: the accepted set is one interval, whose ends are order statistics of
+    the flips' interval ends. None for an end that is unbounded (too few pairs for p < level).
+    0 lies outside [lo, hi] exactly when the test's p on ``diffs`` is below level; ends within
+    float rounding of 0 are placed on the side that p says."""
+    d = np.asarray(diffs, dtype=float).reshape(-1)
+    n = len(d)
+    if n < 1 or not np.all(np.isfinite(d)):
+        raise ValueError(f"diffs must be finite and non-empty, got {d.tolist()}")
+    signs = _flips(n, seed)
+    total = len(signs) if n <= EXACT_MAX else N_RESAMPLES + 1
+    base = 0 if n <= EXACT_MAX else 1  # the Monte Carlo estimate counts the observed flip once
+    need = math.ceil(level * total) - base  # p(c) >= level  <=>  count(c) >= need
+    k = signs.sum(axis=1)
+    a = signs @ d
+    s, m = float(d.sum()), float(d.mean())
+    const = np.abs(k) == n          # all-equal signs count at every c
+    need -= int(np.count_nonzero(const))
+    if need <= 0:
+        return [None, None]
+    k, a = k[~const], a[~const]
+    qa, qb, qc = k * k - n * n, -2.0 * (a * k - s * n), a * a - s * s
+    disc = np.sqrt(np.maximum(qb * qb - 4 * qa * qc, 0.0))
+    r1, r2 = np.sort(np.stack([(-qb + disc) / (2 * qa), (-qb - disc) / (2 * qa)]), axis=0)
+    r1, r2 = np.minimum(r1, m), np.maximum(r2, m)  # every interval holds the mean (rounding)
+    if need > len(r1):
+        return [m, m]
+    lo = float(np.sort(r1)[need - 1])
+    hi = float(np.sort(r2)[::-1][need - 1])
+    rejects = stats.sign_flip_p_value(d, seed=seed) < level
+    eps = 1e-9 * max(1.0, float(np.abs(d).max()))
+    if rejects and lo <= 0 <= hi:      # 0 at an end, within rounding: the test's side
+        lo, hi = (math.nextafter(0.0, 1.0), hi) if abs(lo) <= eps else (lo, math.nextafter(0.0, -1.0))
+    elif not rejects and not lo <= 0 <= hi:
+        lo, hi = (min(lo, 0.0), max(hi, 0.0))
+    return [lo, hi]
+
+
+def _p_values(d: np.ndarray, signs: np.ndarray, exact: bool) -> np.ndarray:
+    """Sign-flip p of each row of d against the flips in ``signs``, in float64 with the
+    tolerance of benchkit.stats.paired.sign_flip_p_value, so that the observed flip always counts."""
+    out = np.empty(len(d))
+    tol = stats.REL_TOL * np.abs(d).sum(axis=1)
+    for i in range(0, len(d), 256):
+        block = d[i:i + 256]
+        obs = np.abs(block.sum(axis=1)) - tol[i:i + 256]
+        count = (np.abs(block @ signs.T) >= obs[:, None]).sum(axis=1)
+        out[i:i + 256] = count / len(signs) if exact else (1 + count) / (1 + len(signs))
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def power(n: int, effect_sd: float, level: float, *, reps: int = SIM_REPS,
+          seed: int = 0) -> float:
+    """P(sign-flip p < level) with n pairs whose differences are normal with mean effect_sd
+    and sd 1, by a seeded simulation of ``reps`` benches (exact flips up to 11 pairs, 2048
+    seeded flips above; the same draws for every effect, so power rises with the effect);
+    the paired t-test's power from T_FROM pairs, where the two agree."""
+    if n < min_pairs(level):
+        return 0.0
+    if n >= T_FROM:
+        return _t_power_of_effect(abs(effect_sd), n, level)
+    rng = np.random.default_rng([seed, n])
+    d = rng.standard_normal((reps, n)) + abs(effect_sd)
+    exact = n <= 11
+    signs = _flips(n) if exact else rng.integers(0, 2, size=(SIM_FLIPS, n)) * 2.0 - 1.0
+    return float(np.mean(_p_values(d, signs, exact) < level))
+
+
+def _t_power_of_effect(effect_sd: float, n: int, level: float) -> float:
+    """The paired t-test's power at a standardised effect (mean / sd of the differences)."""
+    return stats.t_test_power(effect_sd * math.sqrt(n), n, level)
+
+
+def mde_power80(n: int, sd: float, level: float, target: float = 0.8) -> float | None:
+    """The true mean difference the sign-flip test at ``level`` detects with probability
+    ``target`` on n pairs of normal differences with standard deviation sd; None when no
+    effect can be (p < level is impossible with n pairs)."""
+    if n < min_pairs(level) or not math.isfinite(sd):
+        return None
+    if sd == 0:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while power(n, hi, level) < target:
+        lo, hi = hi, 2 * hi
+        if hi > 1e6:
+            return None
+    while hi - lo > 5e-3 * hi:  # common random numbers: power(.) is monotone in the effect
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if power(n, mid, level) >= target else (mid, hi)
+    return float(hi * abs(sd))
+
+
+def seeds_needed(delta: float, sd: float, level: float, target: float = 0.8,
+                 max_n: int = 10000) -> int | None:
+    """The fewest pairs (never fewer than :func:`min_pairs`) at which the sign-flip test at
+    ``level`` detects a true mean difference |delta| of normal differences with sd ``sd``
+    with probability ``target``; None when undefined (delta or sd 0 or not finite) or above
+    max_n."""
+    if delta == 0 or sd == 0 or not (math.isfinite(delta) and math.isfinite(sd)):
+        return None
+    es = abs(delta) / abs(sd)
+    first = min_pairs(level)
+    ok = lambda k: power(k, es, level) >= target  # noqa: E731
+    if not ok(max_n):
+        return None
+    lo, hi = first - 1, max_n  # invariant: not ok(lo) (no test below first), ok(hi)
+    guess = max(first, _t_seeds(es, level, target, max_n))  # start near the t answer
+    if ok(guess):
+        hi = guess
+        while hi - 1 >= first and ok(hi - 1):
+            hi -= 1
+        return hi
+    lo = guess
+    while hi - lo > 1:  # power rises with n (up to simulation noise): bisection
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return int(hi)
+
+
+def _t_seeds(es: float, level: float, target: float, max_n: int) -> int:
+    """The paired t-test's answer: where the search for the sign-flip one starts."""
+    lo, hi = 1, max_n
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if _t_power_of_effect(es, mid, level) >= target else (mid, hi)
+    return hi

@@ -1,0 +1,7 @@
+"""Finished runs, kept so that nothing trains twice: where they live (:mod:`.backends`:
+a directory or an fsspec URL), the run store keyed by what changes bits (:mod:`.runs`), the
+record format and its checks (:mod:`.records`), what a run executed (:mod:`.trace`,
+:mod:`.fingerprint`), the software and hardware it ran on (:mod:`.environment`,
+:mod:`.hardware`), provenance and atomic writes. Imports the standard library, fsspec
+(optional) and of benchkit only :mod:`benchkit.spec`'s vocabulary; torch only lazily, to
+describe a device."""

@@ -1,0 +1,174 @@
+"""A stored run's record: what it holds, its digests, and the checks every record read passes.
+
+A record is one JSON object::
+
+    {"record_version": 2, "key": lookup key, "run": {arm, track, cfg, seed},
+     "result": {val, test, diverged, seconds, signatures, logs, budgets[, curve]},
+     "cpu": CPU model,
+     "deps": {"REF|KIND|NAME": hash, ...}, "origin": {"module": ..., "nodeid": ...},
+     "run_digest": ..., "digest": ...}
+
+``run_digest`` names the run's result in bits (key and result, not the seconds): a run
+retrained under the same key must give the same one, which is what ``--bench-audit`` and
+``python -m benchkit verify`` check. ``digest`` covers the whole record, so an edited or
+damaged file is caught on read. ``curve`` (``run.fit``'s validation curve, see
+:mod:`benchkit.verdict.convergence`) is optional, so records written before it stay readable, and
+outside ``run_digest``, so such a record and its retrained run still audit equal. A record
+that fails any check is not used: the reason is one line, and the run is trained again.
+Pure Python: no torch, no numpy.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+RECORD_VERSION = 2
+RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")
+OPTIONAL_RESULT_KEYS = ("curve",)
+SIGNATURE_KEYS = {"observed", "predicted", "tol", "prediction", "confirmed", "has_null", "null"}
+
+
+class InvalidRecord(ValueError):
+    """A stored record that cannot be trusted; the message says why in one line."""
+
+
+def canonical(obj) -> bytes:
+    """Deterministic JSON (sorted keys, no spaces, no NaN): what digests are taken of."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _sha(obj) -> str:
+    return hashlib.sha256(canonical(obj)).hexdigest()
+
+
+def run_digest(key: str, result: dict) -> str:
+    """The digest of a run's result in bits, under its key (the seconds left out)."""
+    return _sha({"key": key, **{k: result[k] for k in RESULT_KEYS if k != "seconds"}})
+
+
+def build(key: str, run: dict, result: dict, deps: dict, origin: dict, cpu: str) -> dict:
+    """The record of a freshly trained run (``result`` as :meth:`benchkit.training.run.Run.payload`
+    gives it)."""
+    body = {
+        "record_version": RECORD_VERSION, "key": key,
+        "run": {k: run[k] for k in ("arm", "track", "cfg", "seed")},
+        "result": {k: result[k] for k in RESULT_KEYS + OPTIONAL_RESULT_KEYS
+                   if result.get(k) is not None or k in RESULT_KEYS},
+        "deps": dict(deps), "origin": dict(origin), "cpu": cpu,
+    }
+    body["run_digest"] = run_digest(key, body["result"])
+    body["digest"] = _sha(body)
+    return body
+
+
+def dumps(record: dict) -> bytes:
+    return canonical(record)
+
+
+def load(data: bytes, key: str) -> dict:
+    """The record in ``data``, checked; :class:`InvalidRecord` says why it cannot be used."""
+    try:
+        record = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidRecord(f"not JSON ({exc.__class__.__name__})") from None
+    check(record, key)
+    return record
+
+
+def _need(cond: bool, what: str) -> None:
+    if not cond:
+        raise InvalidRecord(what)
+
+
+def _number(x, what: str, *, nullable: bool = False, minimum: float | None = None) -> None:
+    if x is None and nullable:
+        return
+    _need(isinstance(x, (int, float)) and not isinstance(x, bool),
+          f"{what} is {type(x).__name__} {x!r}, not a number")
+    _need(math.isfinite(x), f"{what} is {x!r}, not finite")
+    _need(minimum is None or x >= minimum, f"{what} is {x!r} < {minimum}")
+
+
+def check(record, key: str) -> None:
+    """Every rule a record must meet to be used: types, finiteness, the key and digests."""
+    _need(isinstance(record, dict), "not an object")
+    _need(record.get("record_version") == RECORD_VERSION,
+          f"record_version {record.get('record_version')!r}, not {RECORD_VERSION}")
+    _need(record.get("key") == key, "its key is not the one it is stored under")
+    fields = {"record_version", "key", "run", "result", "deps", "origin", "cpu", "run_digest",
+              "digest"}
+    _need(set(record) == fields, f"fields {sorted(set(record) ^ fields)} wrong")
+    run, result = record["run"], record["result"]
+    _need(isinstance(run, dict) and set(run) == {"arm", "track", "cfg", "seed"}, "bad run")
+    _need(isinstance(run["arm"], str) and isinstance(run["track"], str)
+          and isinstance(run["cfg"], dict) and isinstance(run["seed"], int)
+          and not isinstance(run["seed"], bool), "bad run fields")
+    check_result(result)
+    _need(isinstance(record["cpu"], str), "cpu is not text")
+    deps, origin = record["deps"], record["origin"]
+    _need(isinstance(deps, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                         for k, v in deps.items()), "bad deps")
+    _need(isinstance(origin, dict) and isinstance(origin.get("module"), str)
+          and isinstance(origin.get("nodeid"), str), "bad origin")
+    body = {k: v for k, v in record.items() if k != "digest"}
+    try:
+        digests = run_digest(key, result), _sha(body)
+    except (TypeError, ValueError) as exc:  # e.g. a NaN in cfg: JSON has none
+        raise InvalidRecord(f"cannot be digested ({exc})") from None
+    _need(record["run_digest"] == digests[0], "run_digest does not match its result")
+    _need(record["digest"] == digests[1], "digest does not match its content")
+
+
+def check_result(result) -> None:
+    """A run's result: finite metrics unless it diverged, and then at least one is null."""
+    _need(isinstance(result, dict) and set(RESULT_KEYS) <= set(result)
+          <= set(RESULT_KEYS + OPTIONAL_RESULT_KEYS), "result fields wrong")
+    if "curve" in result:
+        check_curve(result["curve"])
+    _need(isinstance(result["diverged"], bool),
+          f"diverged is {result['diverged']!r}, not true or false")
+    _number(result["val"], "val", nullable=True)
+    _number(result["test"], "test", nullable=True)
+    missing = result["val"] is None or result["test"] is None
+    _need(missing == result["diverged"],
+          "diverged must be true exactly when val or test is null (non-finite)")
+    _number(result["seconds"], "seconds", minimum=0)
+    logs, sigs = result["logs"], result["signatures"]
+    for what, values in (("logs", logs), ("budgets", result["budgets"])):
+        _need(isinstance(values, dict), f"{what} is not an object")
+        for name, value in values.items():
+            _number(value, f"{what} {name!r}", nullable=True)
+    _need(isinstance(sigs, dict), "signatures is not an object")
+    for name, sig in sigs.items():
+        _need(isinstance(sig, dict) and set(sig) == SIGNATURE_KEYS,
+              f"signature {name!r} fields wrong")
+        _number(sig["observed"], f"signature {name!r} observed", nullable=True)
+        _number(sig["predicted"], f"signature {name!r} predicted")
+        _need(isinstance(sig["has_null"], bool), f"signature {name!r} has_null is not true or "
+              "false")
+        _number(sig["null"], f"signature {name!r} null", nullable=True)
+        _need(sig["has_null"] or sig["null"] is None, f"signature {name!r} has a null value "
+              "but has_null is false")
+        _number(sig["tol"], f"signature {name!r} tol", minimum=0)
+        _need(sig["prediction"] is None or isinstance(sig["prediction"], str),
+              f"signature {name!r} prediction is not text")
+        confirmed = sig["observed"] is not None and \
+            abs(sig["observed"] - sig["predicted"]) <= sig["tol"]
+        _need(sig["confirmed"] is confirmed, f"signature {name!r} confirmed is not "
+              "|observed - predicted| <= tol")
+
+
+def check_curve(curve) -> None:
+    """A validation curve: a non-empty list of {epoch, val}, epochs integers >= 1 increasing,
+    val a finite number or null."""
+    _need(isinstance(curve, list) and curve, "curve is not a non-empty list")
+    last = 0
+    for point in curve:
+        _need(isinstance(point, dict) and set(point) == {"epoch", "val"},
+              "curve point fields wrong (valid: epoch, val)")
+        epoch = point["epoch"]
+        _need(isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > last,
+              f"curve epoch {epoch!r} is not an integer above the previous {last}")
+        _number(point["val"], f"curve val at epoch {epoch}", nullable=True)
+        last = epoch

@@ -1,0 +1,179 @@
+"""The run store: finished runs kept so that nothing trains twice, and reused only when nothing
+the run executed has changed.
+
+A run is found by its lookup key: the arm test's own source (docstring-free), the arm, track,
+protocol, config and seed, benchkit's source, and what changes bits (python, torch and numpy
+versions, thread count, device kind and accelerator model). Records sit under their key and the
+CPU they trained on (bits differ across CPU types), so machines of several CPU types can share
+a store; a session that only collects what others trained (``any_cpu``) takes any CPU's record,
+which names it. Several records may sit under one key (the same arm code in another module, an
+older tree); the one used is the first whose recorded dependencies (:mod:`benchkit.store.trace`)
+all still match the tree. A baseline identical in several idea modules is trained once.
+
+Every record read is checked (:mod:`benchkit.store.records`); an invalid one is a miss. A store that
+cannot be read or written costs reuse, never the session: each problem becomes one line in
+:attr:`RunStore.problems` (shown in the terminal) and training goes on.
+
+Where records live is :mod:`benchkit.store.backends`'s business (``read``, ``write``, ``names``).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from benchkit.spec.idea import ARMS, cfg_id
+from benchkit.store import fingerprint as fp
+from benchkit.store import records
+from benchkit.store.backends import DirectoryStorage
+from benchkit.store import environment, hardware
+
+STORE_VERSION = 2
+ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "accelerator", "threads")
+
+
+@functools.lru_cache(maxsize=1)
+def benchkit_source_digest() -> str:
+    """benchkit's own code, comment- and docstring-free: a change to it retrains everything."""
+    root = Path(__file__).parent
+    return fp.digest("\n".join(f"{path.relative_to(root).as_posix()}:{fp.code_digest(path)}"
+                                for path in sorted(root.rglob("*.py"))))
+
+
+class RunStore:
+    """Finished runs in ``storage`` (:mod:`benchkit.store.backends`; a path is taken as a directory),
+    looked up by key and CPU, and checked against the tree."""
+
+    def __init__(self, storage, rootdir: Path, threads: int, device: str = "cpu", *,
+                 any_cpu: bool = False):
+        self.storage = DirectoryStorage(storage) if isinstance(storage, (str, Path)) else storage
+        self.rootdir = Path(rootdir)
+        self.threads = int(threads)
+        self.device = device  # the resolved --bench-device: its kind and model are keyed
+        self.any_cpu = any_cpu
+        self.problems: list[str] = []   # one line each, in order, without repeats
+
+    def problem(self, line: str) -> None:
+        line = f"benchkit: store: {line}"
+        if line not in self.problems:
+            self.problems.append(line)
+
+    def key(self, *, arm_fingerprint: str, protocol: dict, arm: str, track: str, cfg: dict,
+            seed: int) -> str:
+        """The lookup key of one run of an arm at (track, cfg, seed)."""
+        env = environment.environment(self.threads, self.device)
+        material = {
+            "store_version": STORE_VERSION, "arm": arm, "arm_code": arm_fingerprint,
+            "track": track, "protocol": protocol, "cfg": cfg, "seed": seed,
+            "benchkit": benchkit_source_digest(), "env": {k: env.get(k) for k in ENV_KEYS},
+        }
+        return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+    @staticmethod
+    def folder(key: str) -> str:
+        return f"v{STORE_VERSION}/{key[:2]}/{key}"
+
+    @staticmethod
+    def _cpu_tag(cpu: str) -> str:
+        return hashlib.sha256(cpu.encode()).hexdigest()[:16]
+
+    def records(self, key: str) -> list[dict]:
+        """Every valid record stored under ``key`` for this CPU (any CPU's with ``any_cpu``,
+        this CPU's first); invalid ones are reported, not returned."""
+        where = self.storage.location
+        mine = f"{self.folder(key)}/{self._cpu_tag(hardware.cpu())}-"
+        try:
+            names = self.storage.names(self.folder(key))
+        except OSError as exc:
+            self.problem(f"cannot read the run store at {where} ({_why(exc)}): runs are "
+                         "trained, not reused")
+            return []
+        names = sorted(names, key=lambda n: not n.startswith(mine))
+        found = []
+        for name in names if self.any_cpu else [n for n in names if n.startswith(mine)]:
+            try:
+                data = self.storage.read(name)
+            except OSError as exc:
+                self.problem(f"cannot read stored run {name} ({_why(exc)}): trained again")
+                continue
+            if data is None:
+                continue
+            try:
+                found.append(records.load(data, key))
+            except records.InvalidRecord as exc:
+                self.problem(f"stored run {where}/{name} is invalid ({exc}): not used, the "
+                             "run is trained again")
+        return found
+
+    def lookup(self, key: str, arm_module: Path) -> dict | None:
+        """The stored record of ``key`` whose dependencies all still match, or None."""
+        for record in self.records(key):
+            if fp.changed(record["deps"], self.rootdir, Path(arm_module)) is None:
+                return record
+        return None
+
+    def put(self, record: dict) -> bool:
+        """Store a record under its key and CPU; False (and a problem line) when it cannot be
+        written."""
+        name = (f"{self.folder(record['key'])}/{self._cpu_tag(record['cpu'])}-"
+                f"{record['digest'][:24]}.json")
+        try:
+            self.storage.write(name, records.dumps(record))
+        except (OSError, ValueError) as exc:
+            self.problem(f"cannot write to the run store at {self.storage.location} "
+                         f"({_why(exc)}): runs are not stored")
+            return False
+        return True
+
+    def fill(self, spec: dict, present) -> list[tuple[tuple, dict]]:
+        """The stored runs of the idea ``spec`` (its plain form) that ``present`` lacks:
+        ``[((arm, track, cfg, seed), record), ...]``. ``present`` holds the
+        (arm, track, cfg_id, seed) of the runs the session has; a run with no usable record
+        stays missing."""
+        module_file = self.rootdir / spec["module"]
+        arm_tests = spec.get("arm_tests") or {}
+        found = []
+        for arm in ARMS:
+            if arm not in arm_tests:
+                continue
+            code = fp.arm_fingerprint_in(module_file, arm_tests[arm])
+            for track in spec["tracks"]:
+                for cfg in spec["grids"][track]:
+                    for seed in spec["seeds"]:
+                        if (arm, track, cfg_id(cfg), seed) in present:
+                            continue
+                        record = self.lookup(self.key(
+                            arm_fingerprint=code, protocol=spec["protocols"][track], arm=arm,
+                            track=track, cfg=cfg, seed=seed), module_file)
+                        if record is not None:
+                            found.append(((arm, track, cfg, seed), record))
+        return found
+
+
+def _why(exc: BaseException) -> str:
+    return f"{exc.__class__.__name__}: {exc.strerror or exc}" if isinstance(exc, OSError) \
+        else f"{exc.__class__.__name__}: {exc}"
+
+
+def unusable_store(exc: OSError, rootdir: Path, threads: int, device: str) -> RunStore:
+    """The store of a session whose store folder cannot be made: nothing is found or kept,
+    and the problem is said once (runs train without reuse)."""
+    store = RunStore(_Unusable(), rootdir, threads, device)
+    store.problem(f"cannot create the run store in pytest's cache ({_why(exc)}): runs are "
+                  "trained, not reused or stored")
+    return store
+
+
+class _Unusable:
+    location = "pytest's cache"
+
+    def read(self, name: str) -> bytes | None:
+        return None
+
+    def write(self, name: str, data: bytes) -> None:
+        return None  # the problem was said once, when opening
+
+    def names(self, folder: str) -> list[str]:
+        return []

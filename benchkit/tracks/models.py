@@ -1,0 +1,109 @@
+"""Default models of the tracks: plain ``nn.Module`` s, nothing benchkit-specific.
+
+They are built from the global torch RNG, which benchkit seeds from the run's seed before the
+test body runs: the baseline and the idea of one seed start from the same weights wherever
+their shapes match.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def mlp_tiny(n_in: int = 10, hidden: int = 64, n_out: int = 1) -> nn.Sequential:
+    """10-64-64-1 ReLU MLP: ``Linear, ReLU, Linear, ReLU, Linear``."""
+    return nn.Sequential(
+        nn.Linear(n_in, hidden), nn.ReLU(),
+        nn.Linear(hidden, hidden), nn.ReLU(),
+        nn.Linear(hidden, n_out),
+    )
+
+
+class RNNSmall(nn.Module):
+    """GRU(64) over a window ``(batch, time, features)``, linear head on the last hidden state."""
+
+    def __init__(self, n_in: int = 3, hidden: int = 64, n_out: int = 3):
+        super().__init__()
+        self.gru = nn.GRU(n_in, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, n_out)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out, _ = self.gru(x)
+        return self.head(out[:, -1])
+
+
+def rnn_small(n_in: int = 3, hidden: int = 64, n_out: int = 3) -> RNNSmall:
+    return RNNSmall(n_in, hidden, n_out)
+
+
+class CNNDigits(nn.Module):
+    """Two 3x3 convolutions (16 and 32 channels, ReLU), a 2x2 max-pool and a linear head:
+    ``(batch, 1, 8, 8)`` images to 10 class logits."""
+
+    def __init__(self, channels: tuple[int, int] = (16, 32), n_classes: int = 10):
+        super().__init__()
+        c1, c2 = channels
+        self.features = nn.Sequential(
+            nn.Conv2d(1, c1, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(),
+            nn.MaxPool2d(2),
+        )
+        self.head = nn.Linear(c2 * 4 * 4, n_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(x).flatten(1))
+
+
+def cnn_digits() -> CNNDigits:
+    return CNNDigits()
+
+
+class CausalBlock(nn.Module):
+    """A pre-norm transformer block: ``x + attn(norm1(x))`` then ``x + mlp(norm2(x))``, with
+    causal multi-head self-attention (``scaled_dot_product_attention``, no dropout)."""
+
+    def __init__(self, width: int, heads: int, mlp_ratio: int = 4):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+        self.norm2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, mlp_ratio * width), nn.GELU(),
+                                 nn.Linear(mlp_ratio * width, width))
+
+    def attention(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, w = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, w // self.heads).permute(2, 0, 3, 1, 4)
+        out = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(out.transpose(1, 2).reshape(b, t, w))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attention(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class CharTransformer(nn.Module):
+    """A causal character model: token + learned position embeddings, ``layers`` pre-norm
+    blocks, a final LayerNorm and a linear head; ``(batch, time)`` token ids to
+    ``(batch, time, vocab)`` next-character logits."""
+
+    def __init__(self, vocab: int, width: int = 64, layers: int = 2, heads: int = 4,
+                 context: int = 64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.position = nn.Parameter(torch.randn(context, width) * 0.02)
+        self.blocks = nn.ModuleList(CausalBlock(width, heads) for _ in range(layers))
+        self.norm = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.embed(tokens) + self.position[:tokens.shape[1]]
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x))
+
+
+def char_transformer(vocab: int, context: int = 64) -> CharTransformer:
+    """2 layers, width 64, 4 heads."""
+    return CharTransformer(vocab, width=64, layers=2, heads=4, context=context)

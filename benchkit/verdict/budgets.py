@@ -1,0 +1,69 @@
+"""Budgets: every run records what it spent and kept (``run.fit``: trainable ``params`` of the
+last model and optimizer ``steps``; ``run.budget``: anything declared). The report compares the
+median per arm; an idea whose budget differs from a comparator's by more than the tolerance gets
+no verdict (``unmatched``) and fails every gate, unless the budget is waived with a stated reason
+or is the bench's frontier axis (``params`` on a frontier). Pure Python over run payloads.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+
+from benchkit.verdict.controls import arm_name
+
+DEFAULT_TOLERANCE = 0.05          # relative, for every budget unless declared otherwise
+
+
+FRONTIER_BUDGET = "params"        # the budget a frontier trades against: reported, not matched
+
+
+def tolerance_of(spec: dict, budget: str) -> float:
+    declared = spec.get("budget_tolerance") or {}
+    return float(declared.get(budget, declared.get("*", DEFAULT_TOLERANCE)))
+
+
+def median_figures(runs: list[dict], key: str) -> dict:
+    """name -> median over ``runs`` of ``run[key][name]`` (runs lacking it are left out)."""
+    names = sorted({n for r in runs for n in (r.get(key) or {})})
+    out = {}
+    for name in names:
+        values = [r[key][name] for r in runs if (r.get(key) or {}).get(name) is not None]
+        out[name] = float(statistics.median(values)) if values else None
+    return out
+
+
+def budget_section(selected: dict[str, list[dict]], spec: dict) -> dict:
+    """Per arm the median of each budget over its selected-config runs, and the idea's budget
+    checked against the baseline's and every control's."""
+    axis_exempt = FRONTIER_BUDGET if spec.get("frontier") else None
+    medians = {arm: median_figures(runs, "budgets") for arm, runs in selected.items()}
+    waiver = spec.get("budget_waiver") or {}
+    checks = []
+    idea = medians.get("idea", {})
+    for arm, figures in medians.items():
+        if arm == "idea":
+            continue
+        for name in sorted(set(idea) | set(figures)):
+            mine, theirs = idea.get(name), figures.get(name)
+            tol = tolerance_of(spec, name)
+            rel = (None if mine is None or theirs is None else
+                   abs(mine - theirs) / abs(theirs) if theirs else
+                   (0.0 if mine == theirs else math.inf))
+            checks.append({
+                "budget": name, "arm": arm, "idea": mine, "other": theirs,
+                "rel_diff": None if rel is None or math.isinf(rel) else rel, "tolerance": tol,
+                "matched": rel is not None and rel <= tol,
+                "waived": waiver.get(name), "axis": name == axis_exempt})
+    unmatched = [f"{c['budget']} idea {_fig(c['idea'])} vs {arm_name(c['arm'])} "
+                 f"{_fig(c['other'])}" for c in checks
+                 if not (c["matched"] or c["waived"] or c["axis"])]
+    return {"arms": medians, "checks": checks, "matched": not unmatched, "unmatched": unmatched,
+            "waivers": dict(waiver)}
+
+
+def _fig(x) -> str:
+    return "none" if x is None else f"{x:.6g}"
+
+
+def unmatched_reason(report: dict) -> str:
+    return "unmatched (" + "; ".join(report["budgets"]["unmatched"]) + ")"

@@ -1,0 +1,381 @@
+"""Assemble one idea x track report (schema v1 superset): select, compare, decide.
+
+Pure Python + numpy via :mod:`benchkit.stats`: the controller never imports torch. Writing it
+is :mod:`benchkit.report.bench_report`'s.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from benchkit.spec.idea import ARMS, cfg_id, run_id, unreachable_family
+from benchkit.stats import equivalence, futility, signflip
+from benchkit.stats import paired as stats
+from benchkit.stats import sequential as seq
+from benchkit.stats import signtest as robust
+from benchkit.verdict import budgets, controls, convergence, mechanism, plan
+from benchkit.verdict import extension as extend
+
+BENCH_VERSION = 1
+SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
+                  "(ties: first in grid order; configs with a diverged seed are not eligible); "
+                  "the test split is never used to choose")
+TEST_NAME = ("two-sided paired sign-flip permutation test of the mean difference; its null "
+             "is that each seed's difference is symmetric about 0 (either sign equally likely), "
+             "not only a zero mean (exact up to 16 pairs, seeded Monte Carlo above)")
+V1_VERDICTS = {"helps": "idea better (significant)", "harms": "idea worse (significant)"}
+def direction_of(report: dict) -> str:
+    """``"lower"`` or ``"higher"``, from ``metric_direction`` ("lower is better", ...) of a
+    report or a protocol."""
+    return "lower" if str(report.get("metric_direction", "lower")).startswith("lower") else "higher"
+
+
+def tested_level(comp: dict) -> float | None:
+    """The level a comparison's verdict was tested at (the look's level; alpha for a bench
+    planned as one look)."""
+    level = comp.get("level")
+    return comp.get("alpha") if level is None else level
+
+
+def paired_values(report: dict) -> tuple[list, list, list, list]:
+    """(seeds, baseline, idea, diffs) of a complete report, seed by seed."""
+    base = report["baseline"]["full"]["per_seed"]
+    seeds = (report.get("protocol") or {}).get("seeds") or list(range(len(base)))
+    return seeds, base, report["idea"]["per_seed"], report["comparison"]["per_seed_diffs"]
+
+
+def arm_sweep(runs: dict, arm: str, grid: list[dict], seeds: list[int]) -> list[dict]:
+    """Per grid config: the val and test values over seeds, and whether it may be selected.
+
+    Eligibility is decided on the validation split alone (every seed present with a finite
+    validation value): a non-finite *test* value must not change which config is selected,
+    or the test split would take part in the choice."""
+    sweep = []
+    for cfg in grid:
+        rows = [runs.get((arm, cfg_id(cfg), s)) for s in seeds]
+        val = [_finite(r.get("val")) if r else None for r in rows]
+        test = [_finite(r.get("test")) if r else None for r in rows]
+        diverged = [s for s, v, r in zip(seeds, val, rows) if r and v is None]
+        ok = all(v is not None for v in val)
+        tested = ok and all(t is not None for t in test)
+        sweep.append({
+            "cfg": cfg,
+            "mean": stats.summarize(test)["mean"] if tested else None,
+            "val_mean": stats.summarize(val)["mean"] if ok else None,
+            "eligible": ok,
+            "diverged_seeds": diverged,
+            "result": stats.summarize(test) if tested else None,
+            "val_result": stats.summarize(val) if ok else None,
+            "test_diverged_seeds": [s for s, t, r in zip(seeds, test, rows) if r and t is None],
+        })
+    return sweep
+
+
+def _finite(x) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+def mechanism_signature(idea_runs: list[dict]) -> dict:
+    """Aggregate ``run.signature`` over the idea's selected-config runs: observed is the value
+    farthest from the prediction; confirmed only when every run confirmed it."""
+    names = sorted({n for r in idea_runs for n in r["signatures"]})
+    out = {}
+    for name in names:
+        entries = [r["signatures"].get(name) for r in idea_runs]
+        present = [e for e in entries if e is not None]
+        finite = [e["observed"] for e in present if e["observed"] is not None]
+        predicted = present[0]["predicted"]
+        farthest = max(finite, key=lambda v: abs(v - predicted)) if finite else None
+        confirmed = len(present) == len(entries) and all(e["confirmed"] for e in present)
+        tol = max(e["tol"] for e in present)
+        status, discriminating, nulls = mechanism.signature_status(confirmed, entries,
+                                                                  predicted, tol)
+        out[name] = {
+            "prediction": present[0]["prediction"], "predicted": predicted,
+            "tol": tol, "observed": farthest,
+            "per_seed": [e["observed"] if e else None for e in entries],
+            "confirmed": confirmed, "status": status, "discriminating": discriminating,
+            "null_per_seed": nulls,
+        }
+    return {"signatures": out,
+            "confirmed": all(s["confirmed"] for s in out.values()) if out else None}
+
+
+def math_verification(mechanism_payloads: list[dict]) -> dict:
+    tests = [{"test": p["nodeid"], "outcome": p["outcome"], "message": p["message"]}
+             for p in sorted(mechanism_payloads, key=lambda p: p["nodeid"])]
+    ran = [t for t in tests if t["outcome"] != "skipped"]  # a skipped claim is no evidence
+    return {"tests": tests,
+            "passed": all(t["outcome"] == "passed" for t in ran) if ran else None}
+
+
+def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_payloads: list[dict],
+                 *, alpha: float) -> dict:
+    """Everything about one idea on one track except the family-wise adjustment and verdicts
+    (see :func:`decide`)."""
+    seeds = spec["seeds"]
+    protocol = dict(spec["protocols"][track])
+    direction, test = direction_of(protocol), spec.get("test", "mean")
+    runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in run_payloads
+            if r["track"] == track and r["outcome"] == "passed" and "val" in r}
+    failed = sorted(({"run": f'{r["arm"]}[{run_id(track, r["cfg"], r["seed"])}]',
+                      "message": r["message"]} for r in run_payloads
+                     if r["track"] == track and r["outcome"] != "passed" and "cfg" in r),
+                    key=lambda f: f["run"])
+    arms = spec.get("arms") or list(ARMS)
+    limit = spec.get("extend", 0)
+    # the declared grid is where the rule starts; without extension, the grid the runs ran on
+    declared = ((spec.get("declared_grids") if limit else None) or spec["grids"])[track]
+    resolved = extend.resolve(declared, lambda arm, cfg, s: _val(runs.get((arm, cfg_id(cfg), s))),
+                              seeds, direction, limit, arms, fixed=spec.get("frontier") or {})
+    grid = resolved["grid"]
+    missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
+               for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]
+    sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in arms}
+    best = {arm: None if missing else stats.select_config(
+        [sw["val_result"]["per_seed"] if sw["eligible"] else [None] for sw in sweeps[arm]],
+        direction) for arm in arms}
+    problems = []
+    collected = {cfg_id(c) for c in spec["grids"][track]}
+    new_cfgs = [cfg_id(c) for c in grid if cfg_id(c) not in collected]
+    if new_cfgs:
+        problems.append(f"the selection sat at the edge of the grid, which extends to "
+                        f"{', '.join(new_cfgs)} for both arms: run the same command again to "
+                        "train the extension (stored runs are reused)")
+    if missing:
+        problems.append(f"{len(missing)} of {len(arms) * len(grid) * len(seeds)} runs missing "
+                        "or failed")
+    for arm in arms:
+        if not missing and best[arm] is None:
+            problems.append(f"every config of the {arm} arm diverged: no config is eligible")
+        elif not missing and sweeps[arm][best[arm]]["test_diverged_seeds"]:
+            bad = sweeps[arm][best[arm]]["test_diverged_seeds"]
+            problems.append(
+                f"the {arm} arm's config {cfg_id(grid[best[arm]])}, selected on validation, "
+                f"has a non-finite test metric on seed(s) {', '.join(map(str, bad))}: no paired "
+                "test on non-finite values (the test split never changes the selection)")
+    complete = not problems
+    n = len(seeds)
+    warnings = []
+    unreachable = unreachable_family(n, len(spec["tracks"]), alpha,
+                                     comparators=len(arms) - 1)
+    if unreachable:  # at the session's alpha; decide() adds the look's level when lower
+        warnings.append(unreachable)
+    ran = {p["nodeid"].rsplit("::", 1)[-1].split("[", 1)[0] for p in mechanism_payloads}
+    not_run = [name for name in spec.get("mechanism_tests", ()) if name not in ran]
+    if not_run:  # deselected (-k/-m): the evidence below leaves them out, so say it
+        warnings.append(f"mechanism test(s) {', '.join(not_run)} did not run in this session "
+                        "(-k/-m?): mechanism_ok and the system verdict leave them out")
+    n_div = sum(1 for r in runs.values() if r["diverged"])
+    if n_div:
+        warnings.append(f"{n_div} run(s) diverged (non-finite loss or metric); their configs "
+                        "were not eligible")
+    report = {
+        "bench_version": BENCH_VERSION,
+        "name": spec["name"], "claim": spec["claim"], "module": spec["module"],
+        "track": track, "model": protocol["model"], "metric": protocol["metric"],
+        "metric_direction": protocol["metric_direction"], "n_seeds": n,
+        "complete": complete,
+        "incomplete": None if complete else {"reasons": problems, "missing": missing,
+                                             "failed": failed, "pending": new_cfgs},
+        "baseline": None, "idea": None, "idea_config": None,
+        "idea_sweep": sweeps["idea"], "comparison": None, "frontier": None,
+    }
+    idea_sel = []
+    if complete:
+        b_cfg, i_cfg = grid[best["baseline"]], grid[best["idea"]]
+        base = [runs[("baseline", cfg_id(b_cfg), s)]["test"] for s in seeds]
+        idea_sel = [runs[("idea", cfg_id(i_cfg), s)] for s in seeds]
+        idea = [r["test"] for r in idea_sel]
+        report["baseline"] = {"best_cfg": b_cfg, "sweep": sweeps["baseline"],
+                              "full": stats.summarize(base)}
+        report["idea"] = stats.summarize(idea)
+        report["idea_config"] = i_cfg
+        report["comparison"] = robust.apply(stats.compare(
+            base, idea, direction=direction, alpha=alpha, margin=spec.get("margin")), test)
+        selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
+                    for arm in arms}
+        report["controls"] = {arm.removeprefix("control:"): controls.control_section(
+            arm, sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]], idea,
+            direction=direction, alpha=alpha, margin=spec.get("margin"))
+            for arm in arms if arm not in ARMS}
+        for control in report["controls"].values():
+            robust.apply(control["comparison"], test)
+        report["budgets"] = budgets.budget_section(selected, spec)
+        report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
+                                 for arm, rs in selected.items()}
+        report["convergence"], flags = convergence.section(track, selected, direction)
+        warnings += flags
+        split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
+                            idea_sel)
+        if split:
+            warnings.append(split)
+        for arm, axis, side in resolved["at_edge"]:
+            steps = sum(1 for e in resolved["extensions"] if (e["axis"], e["side"]) == (axis, side))
+            warnings.append(f"the {arm}'s selected config {cfg_id(grid[best[arm]])} is at the "
+                            f"{side} edge of {axis} after {steps} extension(s) (extend={limit}): "
+                            "a wider grid may tune it better")
+    else:
+        report["baseline"] = {"best_cfg": None, "sweep": sweeps["baseline"], "full": None}
+        report["controls"] = {}
+        report["budgets"] = report["log_medians"] = report["decided_by"] = None
+        report["convergence"] = convergence.section(track, {}, direction)[0]
+    mech_tests = math_verification(mechanism_payloads)
+    mech_sig = mechanism_signature(idea_sel)
+    report.update({
+        "mechanism_signature": mech_sig,
+        "math_verification": mech_tests,
+        "mechanism_ok": mechanism.mechanism_ok(
+            mech_sig["signatures"],
+            [t["outcome"] == "passed" for t in mech_tests["tests"]
+             if t["outcome"] != "skipped"]),
+        "grid_extensions": {"limit": limit, "declared_grid": declared,
+                            "extensions": resolved["extensions"],
+                            "at_edge": [{"arm": a, "axis": k, "side": sd}
+                                        for a, k, sd in resolved["at_edge"]]},
+        "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha, "extend": limit,
+                     "selection": SELECTION_RULE,
+                     "test": robust.SIGN_TEST_NAME if test == "sign" else TEST_NAME,
+                     "margin": spec.get("margin"),
+                     "claim_type": spec.get("claim_type", "superiority")},
+        "warnings": warnings,
+        "runs": [_run_row(r) for r in sorted(
+            (r for r in run_payloads if r["track"] == track and "cfg" in r),
+            key=lambda r: (_arm_order(arms, r["arm"]), grid.index(r["cfg"])
+                           if r["cfg"] in grid else len(grid), r["seed"]))],
+        "environment": _environment(run_payloads),
+    })
+    report.update(plan_of(spec, n, run_payloads))
+    if report["exploratory"]:
+        warnings.append("exploratory: " + "; ".join(report["exploratory"]["reasons"])
+                        + ". Not a look of the plan: no verdict of this session counts and "
+                        "every gate fails")
+    return report
+
+
+SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declared in "
+                   "pytest.mark.bench, alpha(t) = alpha*ln(1+(e-1)t) with t = n_seeds/last look; "
+                   "each look is tested at its increment of alpha(t) (union bound: the looks "
+                   "together never exceed alpha). The level follows from the declaration alone: "
+                   "no earlier report is read")
+
+
+def plan_of(spec: dict, n: int, runs: list[dict] = ()) -> dict:
+    """The sequential plan (``report["sequential"]``) and, when this session is not one of its
+    looks, why (``report["exploratory"]``): an override of seeds or epochs, a seed count the
+    module does not declare as a look, or a plan changed after a look (``runs``)."""
+    looks = [int(k) for k in spec.get("looks") or [n]]
+    look = looks.index(n) + 1 if n in looks else None
+    reasons = [f"--bench-{k} {v} overrides the module's plan" for k, v in
+               sorted((spec.get("overrides") or {}).items())]
+    reasons += plan.plan_changes(plan.declared_plan({**spec, "looks": looks}), runs)
+    if look is None:
+        reasons.append(f"{n} seeds is not a declared look (looks={tuple(looks)}): declare it "
+                       "in pytest.mark.bench (looks=...) before the first look")
+    sequential = {"looks": looks, "max_seeds": looks[-1],
+                  "declared": bool(spec.get("looks_declared")), "look": look,
+                  "boundary": spec.get("boundary", "union"),
+                  "futility": futility.declared(spec.get("futility")),
+                  "rule": seq.EXACT_RULE if spec.get("boundary") == "exact" else SEQUENTIAL_RULE}
+    return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}
+
+
+def planning(comp: dict, level: float, *, significant: bool) -> dict:
+    """The figures of the sign-flip test at the level its first Holm step uses (the look's
+    level over the family size): the interval that inverts it, the effect it detects 80% of
+    the time and, when not significant, the seeds that would detect the observed effect."""
+    d = comp["per_seed_diffs"]
+    n, sd = len(d), float(np.std(d, ddof=1))
+    lo, hi = signflip.sign_flip_ci(d, level)
+    return {
+        "signflip_ci": {"confidence": 1.0 - level, "lo": lo, "hi": hi},
+        "mde_power80": signflip.mde_power80(n, sd, level),
+        "seeds_needed": None if significant else signflip.seeds_needed(comp["delta_mean"], sd,
+                                                                      level),
+        "planning": {"level": level, "min_seeds": signflip.min_pairs(level),
+                     "assumption": signflip.ASSUMPTION},
+    }
+
+
+def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
+    """Verdicts on the family-adjusted p (Holm over the tracks an idea declares), tested at
+    this look's level of the plan declared in the module (the full alpha for one look)."""
+    comp = report["comparison"]
+    alpha = report["protocol"]["alpha"]
+    sequential = report["sequential"]
+    if comp is None:
+        report["practical_verdict"] = report["system_verdict"] = "incomplete"
+        return report
+    n = report["n_seeds"]
+    level, margin_level = seq.levels(sequential, comp["per_seed_diffs"], alpha, family_size)
+    if sequential["look"] is not None and len(sequential["looks"]) > 1:
+        report["warnings"].append(
+            f"look {sequential['look']} of {len(sequential['looks'])} declared "
+            f"(looks={tuple(sequential['looks'])}): tested at level {level:.4g}, not "
+            f"{alpha:g}, so that all looks together stay within alpha")
+    if 0 < level < alpha and stats.min_p_value(n) * family_size >= level:
+        report["warnings"].append(  # (the full-alpha case is warned by build_report)
+            f"this look is tested at level {level:.4g}, but with {n} seeds the smallest "
+            f"possible p is {stats.min_p_value(n):.4g}"
+            + (f" ({family_size} x that after Holm)" if family_size > 1 else "")
+            + ": it cannot be significant")
+    comp["p_adjusted"] = p_adjusted
+    comp["family_size"] = family_size
+    comp["level"] = level
+    comp.update(planning(comp, level / family_size, significant=p_adjusted < level))
+    robust.add_interval(comp, level / family_size)
+    report["practical_verdict"] = equivalence.verdict(  # margin tests at this look's level
+        comp, report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
+        direction=direction_of(report), level=level, family_size=family_size,
+        margin_level=margin_level,
+        claim_type=report["protocol"].get("claim_type", "superiority"))
+    # the reference-format fields say what the practical verdict says (Holm, the look's level)
+    comp["verdict"] = V1_VERDICTS.get(report["practical_verdict"], "no significant win")
+    comp["system_worked"] = report["practical_verdict"] == "helps"
+    controls.finish_verdicts(report, level)  # controls, budgets, then the system verdict
+    futility.assess(report, family_size)
+    return report
+
+
+def split_pairs(seeds: list, base_runs: list[dict], idea_runs: list[dict]) -> str | None:
+    """A warning when the two runs of a seed's pair trained on different CPU types (sharded
+    over unlike machines): kernels differ in their rounding there, so that pair's difference
+    is not the arms' alone."""
+    split = [(s, b.get("cpu"), i.get("cpu")) for s, b, i in zip(seeds, base_runs, idea_runs)
+             if b.get("cpu") and i.get("cpu") and b["cpu"] != i["cpu"]]
+    if not split:
+        return None
+    cpus = sorted({c for _, b, i in split for c in (b, i)})
+    return (f"the paired runs of seed(s) {', '.join(str(s) for s, _, _ in split)} trained on "
+            f"different CPU types ({'; '.join(cpus)}): their differences mix the CPUs' "
+            "rounding; train every shard on one CPU type (docs/scale-out.md)")
+
+
+def _val(run: dict | None) -> float | None:
+    """A run's validation value for the extension rule: None when missing, nan if diverged."""
+    if run is None:
+        return None
+    return float("nan") if run["diverged"] or run["val"] is None else run["val"]
+
+
+def _run_row(r: dict) -> dict:
+    return {"arm": r["arm"], "seed": r["seed"], "cfg": r["cfg"], "val": r.get("val"),
+            "test": r.get("test"), "seconds": r.get("seconds"),
+            "diverged": bool(r.get("diverged", False)), "outcome": r["outcome"],
+            "reused": bool(r.get("reused", False)), "logs": r.get("logs", {}),
+            "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()},
+            "budgets": r.get("budgets", {}), "cpu": r.get("cpu"), "curve": r.get("curve"),
+            "digest": r.get("digest"), "key": r.get("key"), "origin": r.get("origin"),
+            "trained_in": r.get("trained_in")}
+
+
+def _arm_order(arms: list[str], arm: str) -> int:
+    return arms.index(arm) if arm in arms else len(arms)
+
+
+def _environment(run_payloads: list[dict]) -> dict:
+    envs = [r["env"] for r in run_payloads if r.get("env")]
+    return dict(envs[0]) if envs else {}
+
+

@@ -1,0 +1,64 @@
+"""Control arms and the idea's verdict against every comparator.
+
+``pytest.mark.arm("control", name=...)`` arms are benched like the baseline; the idea is compared
+with each (Holm over every comparison of the idea) and its practical verdict is the worst of its
+verdicts against the baseline and every control, under the bench's claim type
+(``claim_type="superiority"`` (default), ``"non-inferiority"`` or ``"equivalence"``, both of
+which need ``margin=``; see :mod:`benchkit.stats.equivalence`). A verdict is withheld
+(``unmatched``) when a budget does not match (:mod:`benchkit.verdict.budgets`).
+
+Pure Python over payloads and report dicts: the controller never imports torch."""
+from __future__ import annotations
+
+from benchkit.stats import equivalence, paired as stats
+from benchkit.spec.idea import CONTROL
+
+VERDICT_ORDER = ("harms", "inconclusive", "non-inferior", "helps", "equivalent")  # worst first
+
+
+def arm_name(arm: str) -> str:
+    return arm.removeprefix(CONTROL) + " (control)" if arm.startswith(CONTROL) else arm
+
+
+def control_section(arm: str, sweep: list[dict], best_cfg: dict, control: list, idea: list,
+                    *, direction: str, alpha: float, margin: float | None) -> dict:
+    """One control arm as the baseline is reported, plus the idea compared with it."""
+    return {"arm": arm, "best_cfg": best_cfg, "sweep": sweep,
+            "full": stats.summarize(control),
+            "comparison": stats.compare(control, idea, direction=direction, alpha=alpha,
+                                        margin=margin)}
+
+
+def comparisons(report: dict) -> list[dict]:
+    """Every comparison of the idea in a report, baseline first: the Holm family's members."""
+    if report.get("comparison") is None:
+        return []
+    return [report["comparison"]] + [c["comparison"] for c in
+                                     (report.get("controls") or {}).values()]
+
+
+def finish_verdicts(report: dict, level: float) -> None:
+    """The idea's practical verdict against every comparator (worst of them), then withheld as
+    ``unmatched`` when a budget does not match; the system verdict follows."""
+    report["decided_by"] = None
+    if report.get("comparison") is None:
+        return
+    direction = "lower" if report["metric_direction"].startswith("lower") else "higher"
+    verdicts = [(report["practical_verdict"], "baseline")]
+    for control in (report.get("controls") or {}).values():
+        control["verdict"] = equivalence.verdict(
+            control["comparison"], control["full"]["per_seed"], report["idea"]["per_seed"],
+            direction=direction, level=level,
+            family_size=control["comparison"].get("family_size") or 1,
+            claim_type=report["protocol"].get("claim_type", "superiority"))
+        verdicts.append((control["verdict"], control["arm"]))
+    # the worst verdict decides; on a tie the baseline comparison is the one named
+    report["practical_verdict"], report["decided_by"] = min(
+        verdicts, key=lambda v: VERDICT_ORDER.index(v[0]))
+    report["system_verdict"] = stats.system_verdict(report["practical_verdict"],
+                                                    report["mechanism_ok"])
+    budgets = report.get("budgets")
+    if budgets and not budgets["matched"]:
+        report["practical_verdict"] = report["system_verdict"] = "unmatched"
+
+

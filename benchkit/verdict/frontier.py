@@ -1,0 +1,107 @@
+"""Frontier benches: ``pytest.mark.bench(..., frontier={"keep": [1/32, 1/16, 1/8]})``.
+
+A size or speed trade-off is not one comparison but a curve. Every arm is benched at every
+point of the axis (the value reaches the arm as ``run.cfg[axis]`` and ``run.frontier``), and
+each point is a bench of its own: each arm selects its config there on validation, and the idea
+is compared with the baseline and every control there. The report's top-level comparison, the
+one the verdict rests on, pairs seed by seed each arm's mean test metric over the points (one
+paired test over the whole frontier, so no multiplicity across points); the points' own
+comparisons are listed, unadjusted, under ``frontier.points``. Budgets are checked point by
+point; ``params`` is the axis, reported and not matched.
+"""
+from __future__ import annotations
+
+import statistics
+
+from benchkit.spec.idea import cfg_id
+from benchkit.stats import paired as stats
+from benchkit.verdict import controls, mechanism
+from benchkit.verdict.budgets import budget_section, median_figures
+from benchkit.verdict import build as rep
+
+
+def build_frontier_report(spec: dict, track: str, run_payloads: list[dict],
+                          mechanism_payloads: list[dict], *, alpha: float) -> dict:
+    """One report over the frontier (see the module docstring); verdicts come later, from
+    :func:`benchkit.verdict.build.decide`, as for any report."""
+    (axis, values), = spec["frontier"].items()
+    grid = spec["grids"][track]
+    points = []
+    for value in values:
+        sub = {**spec, "grids": {**spec["grids"], track: [c for c in grid if c[axis] == value]}}
+        points.append((value, rep.build_report(sub, track, run_payloads, mechanism_payloads,
+                                               alpha=alpha)))
+    top = rep.build_report(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
+    top["warnings"] = list(dict.fromkeys(w for _, p in points for w in p["warnings"]))
+    top["frontier"] = {"axis": axis, "values": list(values),
+                       "points": [_point(value, p) for value, p in points]}
+    if not all(p["complete"] for _, p in points):
+        return _incomplete(top, points)
+    runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in run_payloads
+            if r["track"] == track and r["outcome"] == "passed" and "val" in r}
+    seeds, arms = spec["seeds"], spec.get("arms") or ["baseline", "idea"]
+    selected = {arm: [runs[(arm, cfg_id(_selected_cfg(p, arm)), s)] for _, p in points
+                      for s in seeds] for arm in arms}
+    pooled = {arm: [statistics.fmean(r["test"] for r in rows[i::len(seeds)])
+                    for i in range(len(seeds))] for arm, rows in selected.items()}
+    direction, margin = rep.direction_of(top), spec.get("margin")
+    marker = {axis: "selected per point (see frontier.points)"}
+    top["baseline"] = {"best_cfg": marker, "sweep": top["baseline"]["sweep"],
+                       "full": stats.summarize(pooled["baseline"])}
+    top["idea"], top["idea_config"] = stats.summarize(pooled["idea"]), marker
+    top["comparison"] = stats.compare(pooled["baseline"], pooled["idea"], direction=direction,
+                                      alpha=alpha, margin=margin)
+    top["controls"] = {name: controls.control_section(
+        c["arm"], c["sweep"], marker, pooled[c["arm"]], pooled["idea"], direction=direction,
+        alpha=alpha, margin=margin) for name, c in top["controls"].items()}
+    budgets = budget_section(selected, spec)
+    budgets["unmatched"] = [f"at {axis}={value}: {text}" for value, p in points
+                            for text in p["budgets"]["unmatched"]]
+    budgets["matched"] = not budgets["unmatched"]
+    budgets["checks"] = [{**c, "point": {axis: value}} for value, p in points
+                         for c in p["budgets"]["checks"]]
+    budgets["points"] = [{"value": value, **p["budgets"]} for value, p in points]
+    top["budgets"] = budgets
+    top["log_medians"] = {arm: median_figures(rows, "logs")
+                          for arm, rows in selected.items()}
+    top["mechanism_signature"] = rep.mechanism_signature(selected["idea"])
+    top["mechanism_ok"] = mechanism.mechanism_ok(
+        top["mechanism_signature"]["signatures"],
+        [t["outcome"] == "passed" for t in top["math_verification"]["tests"]
+         if t["outcome"] != "skipped"])
+    return top
+
+
+def _selected_cfg(point: dict, arm: str) -> dict:
+    if arm == "baseline":
+        return point["baseline"]["best_cfg"]
+    if arm == "idea":
+        return point["idea_config"]
+    return point["controls"][arm.removeprefix("control:")]["best_cfg"]
+
+
+def _point(value, p: dict) -> dict:
+    return {"value": value, "complete": p["complete"],
+            "baseline_cfg": p["baseline"]["best_cfg"], "idea_cfg": p["idea_config"],
+            "baseline": p["baseline"]["full"], "idea": p["idea"], "comparison": p["comparison"],
+            "controls": {name: c["comparison"] for name, c in (p["controls"] or {}).items()},
+            "budgets": p["budgets"]}
+
+
+def _incomplete(top: dict, points: list) -> dict:
+    """A frontier lacking a point's comparison has none: every point's reasons, no verdict."""
+    reasons, missing, failed = [], [], []
+    for value, p in points:
+        inc = p["incomplete"] or {"reasons": [], "missing": [], "failed": []}
+        reasons += [f"at {top['frontier']['axis']}={value}: {r}" for r in inc["reasons"]]
+        missing += inc["missing"]
+        failed += inc["failed"]
+    top.update({"complete": False, "comparison": None, "idea": None, "idea_config": None,
+                "controls": {}, "budgets": None, "log_medians": None,
+                "incomplete": {"reasons": reasons, "missing": missing, "failed": failed},
+                "mechanism_signature": rep.mechanism_signature([])})
+    top["baseline"] = {**top["baseline"], "best_cfg": None, "full": None}
+    top["mechanism_ok"] = mechanism.mechanism_ok({}, [
+        t["outcome"] == "passed" for t in top["math_verification"]["tests"]
+        if t["outcome"] != "skipped"])
+    return top

@@ -1,0 +1,92 @@
+"""Mechanism evidence: a signature that passes but whose null (the same statistic where the
+mechanism is absent) passes too is ``non_discriminating`` and cannot count toward
+``mechanism_ok = 1``; one without a null is confirmed with its discrimination unchecked. And
+what the source of an arm shows before anything runs: a ``run.signature`` call that cannot fail.
+Pure Python over report dicts (and an arm's source).
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+
+from benchkit.stats import paired as stats
+
+def signature_status(confirmed: bool, entries: list[dict | None], predicted: float,
+                     tol: float) -> tuple[str, bool | None, list]:
+    """(status, discriminating, null per seed) of one aggregated signature.
+
+    ``discriminating`` is None without a null, True when every seed's null lies outside
+    ``tol`` of the prediction, False when any seed's null is within it (that seed's check could
+    not have failed). status: ``not confirmed``, ``non_discriminating``, ``confirmed``, or
+    ``confirmed (discrimination unchecked)`` when no null was given."""
+    nulls = [e.get("null") if e else None for e in entries]
+    has_null = [bool(e and e.get("has_null")) for e in entries]
+    if not any(has_null):
+        discriminating = None
+    else:
+        discriminating = all(h and (n is None or abs(n - predicted) > tol)
+                             for h, n in zip(has_null, nulls))
+    if not confirmed:
+        status = "not confirmed"
+    elif discriminating is False:
+        status = "non_discriminating"
+    elif discriminating is None:
+        status = "confirmed (discrimination unchecked)"
+    else:
+        status = "confirmed"
+    return status, discriminating, nulls if any(has_null) else []
+
+
+def mechanism_ok(signatures: dict, tests_passed: list[bool]) -> int | None:
+    """stats.evidence_ok, except that a non-discriminating signature is no evidence: with one,
+    mechanism_ok is never 1 (0 when anything failed, null otherwise)."""
+    ok = stats.evidence_ok([s["confirmed"] for s in signatures.values()], tests_passed)
+    if ok == 1 and any(s.get("status") == "non_discriminating" for s in signatures.values()):
+        return None
+    return ok
+
+
+def non_discriminating(report: dict) -> list[str]:
+    """Names of the report's signatures that pass, but whose null passes too."""
+    sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
+    return [name for name, s in sigs.items() if s.get("status") == "non_discriminating"]
+
+
+def signatures_that_cannot_fail(function) -> list[str]:
+    """What the source of an arm shows about its ``run.signature`` calls before anything runs:
+    a literal null within ``tol`` of a literal prediction, or a literal observed value, is a
+    check that cannot fail (a collection-time warning; the report judges the measured nulls)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    found = []
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "signature"):
+            continue
+        given = dict(zip(("name", "observed", "predicted", "tol", "prediction", "null"),
+                         call.args))
+        given.update({k.arg: k.value for k in call.keywords if k.arg})
+        value = {k: _literal(v) for k, v in given.items()}
+        name = value.get("name") if isinstance(value.get("name"), str) else "?"
+        predicted, tol, null = value.get("predicted"), value.get("tol"), value.get("null")
+        if isinstance(value.get("observed"), (int, float)):
+            found.append(f"run.signature({name!r}): observed is the constant "
+                         f"{value['observed']!r}, so the check cannot fail; pass the statistic "
+                         "measured on the trained model")
+        elif None not in (predicted, tol, null) and abs(null - predicted) <= tol:
+            found.append(f"run.signature({name!r}): its null {null!r} is within tol {tol!r} of "
+                         f"the prediction {predicted!r}, so the check cannot tell the mechanism "
+                         "from its absence")
+    return found
+
+
+def _literal(node):
+    """A number or string written literally in the call, else None."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
