@@ -9,9 +9,9 @@ import json
 import pytest
 
 from benchkit.plugin.activation import activate, settings_line
-from benchkit.plugin.fixture import PROPERTY, run_payload
+from benchkit.plugin.fixture import PROPERTY, stored_run_payload
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
-from benchkit.spec import cfg_id, run_id
+from benchkit.spec import cfg_id
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
 NOT_WRITTEN = "benchkit report not written"
@@ -66,28 +66,15 @@ class BenchSession:
         takes nothing."""
         if self.store is None or self.settings.fresh:
             return []
-        from benchkit import tracks
-        from benchkit.training.run import Run
-
         runs = [p for p in payloads if p["kind"] == "run"]
         specs = {p["spec"]["name"]: p["spec"] for p in runs}
         found = []
         for name, spec in sorted(specs.items()):
             present = {(p["arm"], p["track"], cfg_id(p["cfg"]), p["seed"])
                        for p in runs if p["spec"]["name"] == name and "cfg" in p}
-            for (arm, track, cfg, seed), record in self.store.fill(spec, present):
-                the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                              epochs=spec["epochs"][track])
-                the_run.restore({**record["result"], "cpu": record["cpu"]})
-                trained_in = record["origin"]["module"]
-                the_run.provenance = {
-                    "key": record["key"], "digest": record["run_digest"],
-                    "origin": "reused" if trained_in == spec["module"] else "shared",
-                    "trained_in": trained_in, "planned": record["origin"].get("plan")}
-                nodeid = f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]"
-                found.append({**run_payload(nodeid, "passed", None, the_run.payload(),
-                                            self.settings.threads, self.settings.device),
-                              "spec": spec})
+            for point, record in self.store.fill(spec, present):
+                found.append(stored_run_payload(spec, point, record, self.settings.threads,
+                                                self.settings.device))
                 self.filled_from_store[name] = self.filled_from_store.get(name, 0) + 1
         return found
 

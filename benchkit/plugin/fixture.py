@@ -13,7 +13,7 @@ import pytest
 
 from benchkit.plugin.isolation import GUARD
 from benchkit.plugin.settings import SETTINGS, SPECS, STORE
-from benchkit.spec import IdeaSpec
+from benchkit.spec import IdeaSpec, run_id
 
 PROPERTY = "benchkit"
 ITEM_RUN = pytest.StashKey[object]()      # item -> its Run
@@ -73,14 +73,35 @@ def reuse(item: pytest.Function) -> bool:
     record = item.stash.get(ITEM_STORED, None)
     if record is None:
         return False
-    the_run = item.stash[ITEM_RUN]
-    the_run.restore({**record["result"], "cpu": record["cpu"]})
-    here = item_spec(item).module
-    the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
-                          "origin": "reused" if record["origin"]["module"] == here else "shared",
-                          "trained_in": record["origin"]["module"],
-                          "planned": record["origin"].get("plan")}
+    restore_stored(item.stash[ITEM_RUN], record, item_spec(item).module)
     return True
+
+
+def restore_stored(the_run, record: dict, module: str) -> None:
+    """Give ``the_run`` its stored ``record``'s result and say where it came from (``reused``
+    when ``module`` trained it, ``shared`` when another module did): the one way a stored
+    record becomes a run's result, for an arm item and for the controller alike."""
+    the_run.restore({**record["result"], "cpu": record["cpu"]})
+    trained_in = record["origin"]["module"]
+    the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
+                          "origin": "reused" if trained_in == module else "shared",
+                          "trained_in": trained_in, "planned": record["origin"].get("plan")}
+
+
+def stored_run_payload(spec: dict, point: tuple, record: dict, threads: int,
+                       device: str) -> dict:
+    """The payload of a stored run at ``point`` = (arm, track, cfg, seed) of the idea whose
+    plain ``spec`` is given, as if its arm test had reused it in this session."""
+    from benchkit import tracks
+    from benchkit.training.run import Run
+
+    arm, track, cfg, seed = point
+    the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
+                  epochs=spec["epochs"][track])
+    restore_stored(the_run, record, spec["module"])
+    nodeid = f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]"
+    return {**run_payload(nodeid, "passed", None, the_run.payload(), threads, device),
+            "spec": spec}
 
 
 def before_call(item: pytest.Function) -> None:
