@@ -14,7 +14,7 @@ from benchkit.stats import equivalence, futility, signflip
 from benchkit.stats import paired as stats
 from benchkit.stats import sequential as seq
 from benchkit.stats import signtest as robust
-from benchkit.verdict import budgets, controls, convergence, mechanism, plan
+from benchkit.verdict import budgets, controls, convergence, decision, mechanism, plan
 from benchkit.verdict import extension as extend
 
 BENCH_VERSION = 1
@@ -325,15 +325,16 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     comp["level"] = level
     comp.update(planning(comp, level / family_size, significant=p_adjusted < level))
     robust.add_interval(comp, level / family_size)
-    report["practical_verdict"] = equivalence.verdict(  # margin tests at this look's level
+    against_baseline = equivalence.verdict(  # margin tests at this look's level
         comp, report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
         direction=direction_of(report), level=level, family_size=family_size,
         margin_level=margin_level,
         claim_type=report["protocol"].get("claim_type", "superiority"))
-    # the reference-format fields say what the practical verdict says (Holm, the look's level)
-    comp["verdict"] = V1_VERDICTS.get(report["practical_verdict"], "no significant win")
-    comp["system_worked"] = report["practical_verdict"] == "helps"
-    controls.finish_verdicts(report, level)  # controls, budgets, then the system verdict
+    # the reference-format fields say what the baseline comparison says (Holm, the look's level)
+    comp["verdict"] = V1_VERDICTS.get(against_baseline, "no significant win")
+    comp["system_worked"] = against_baseline == "helps"
+    against = controls.verdicts_against(report, against_baseline, level)
+    report.update(decision.decide(against, report["mechanism_ok"], report.get("budgets")).fields())
     futility.assess(report, family_size)
     return report
 

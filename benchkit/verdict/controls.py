@@ -11,10 +11,8 @@ Pure Python over payloads and report dicts: the controller never imports torch."
 from __future__ import annotations
 
 from benchkit.stats import equivalence, paired as stats
+from benchkit.verdict import decision
 from benchkit.spec.idea import CONTROL
-
-VERDICT_ORDER = ("harms", "inconclusive", "non-inferior", "helps", "equivalent")  # worst first
-
 
 def arm_name(arm: str) -> str:
     return arm.removeprefix(CONTROL) + " (control)" if arm.startswith(CONTROL) else arm
@@ -37,14 +35,11 @@ def comparisons(report: dict) -> list[dict]:
                                      (report.get("controls") or {}).values()]
 
 
-def finish_verdicts(report: dict, level: float) -> None:
-    """The idea's practical verdict against every comparator (worst of them), then withheld as
-    ``unmatched`` when a budget does not match; the system verdict follows."""
-    report["decided_by"] = None
-    if report.get("comparison") is None:
-        return
+def verdicts_against(report: dict, baseline_verdict: str, level: float) -> list[tuple[str, str]]:
+    """The idea's verdict against each comparator, ``(verdict, arm)``, baseline first; each
+    control's is also its section's ``verdict`` (its margin tests at this look's level)."""
     direction = "lower" if report["metric_direction"].startswith("lower") else "higher"
-    verdicts = [(report["practical_verdict"], "baseline")]
+    verdicts = [(baseline_verdict, "baseline")]
     for control in (report.get("controls") or {}).values():
         control["verdict"] = equivalence.verdict(
             control["comparison"], control["full"]["per_seed"], report["idea"]["per_seed"],
@@ -52,13 +47,14 @@ def finish_verdicts(report: dict, level: float) -> None:
             family_size=control["comparison"].get("family_size") or 1,
             claim_type=report["protocol"].get("claim_type", "superiority"))
         verdicts.append((control["verdict"], control["arm"]))
-    # the worst verdict decides; on a tie the baseline comparison is the one named
-    report["practical_verdict"], report["decided_by"] = min(
-        verdicts, key=lambda v: VERDICT_ORDER.index(v[0]))
-    report["system_verdict"] = stats.system_verdict(report["practical_verdict"],
-                                                    report["mechanism_ok"])
-    budgets = report.get("budgets")
-    if budgets and not budgets["matched"]:
-        report["practical_verdict"] = report["system_verdict"] = "unmatched"
+    return verdicts
 
 
+def finish_verdicts(report: dict, level: float) -> None:
+    """The idea's verdicts in a report whose ``practical_verdict`` is, so far, its verdict
+    against the baseline: decided against every comparator (:mod:`.decision`)."""
+    if report.get("comparison") is None:
+        report["decided_by"] = None
+        return
+    against = verdicts_against(report, report["practical_verdict"], level)
+    report.update(decision.decide(against, report["mechanism_ok"], report.get("budgets")).fields())
