@@ -6,7 +6,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-ORDER = ["## Quick start", "## An idea in 30 lines", "## The `run` fixture", "## Tracks",
+ORDER = ["## Quick start", "## An idea in 30 lines", "## The `run` argument", "## Tracks",
          "## Protocol and statistics", "## Options", "## The report",
          "## What benchkit refuses"]
 
