@@ -1,5 +1,5 @@
 """The sections of docs/calibration.md on the real-training runs: protocol, what to expect,
-false-positive rate and power, read from the runs benchmarks/calibration.py writes (RUNS)."""
+false-positive rate and power, read from the runs benchmarks/calibration/calibration.py writes (RUNS)."""
 from __future__ import annotations
 
 import math
@@ -278,7 +278,7 @@ How the two predictions are made, with nothing fitted to the detection data:
   differences, MSE_idea the idea's mean test MSE, n_test = {p['n_test']}. It matches the observed
   sd of the injected differences to within {100 * dev:.1f}%.
 - **Sign-flip test (simulated)**: the power of benchkit's own test
-  (`simstats.sign_flip_p_values` in `benchmarks/simstats.py`, {sim_reps_of(runs[0]):,} seeded
+  (`simstats.sign_flip_p_values` in `benchmarks/stats/simstats.py`, {sim_reps_of(runs[0]):,} seeded
   replicates) when the {n} differences are i.i.d. normal(δ, σ_d), counting a detection only in
   δ's direction.{f' At {n} seeds this is Φ(δ/σ_d)^{n}: all {n} must agree.' if only_all_agree else ''}
 - **Noncentral t**: `simstats.paired_t_power(δ, σ_d, {n}, {alpha:g})`. This is the t

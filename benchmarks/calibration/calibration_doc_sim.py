@@ -45,8 +45,8 @@ def sequential(seq: dict, stats_json: dict | None) -> str:
     apart = pu["ci95"][1] < pe["ci95"][0]
     text = f"""## Sequential looks: union-bound vs exact boundaries
 
-`benchmarks/calibration.py --sequential --sim-reps {reps} --effect {effect:g}` (no training,
-{seq['seconds']:,.0f} s on a shared 2-core machine; `benchmarks/{SEQUENTIAL}`) simulates benches
+`benchmarks/calibration/calibration.py --sequential --sim-reps {reps} --effect {effect:g}` (no training,
+{seq['seconds']:,.0f} s on a shared 2-core machine; `benchmarks/results/{SEQUENTIAL}`) simulates benches
 of {looks[-1]} paired differences looked at after {' and '.join(map(str, looks))} seeds, alpha
 {alpha:g}, {reps:,} benches per condition (seeds {seeds}). A bench rejects when look 1 has p
 below its level or look 2 does. Union-bound levels (`boundary="union"`, the default, from

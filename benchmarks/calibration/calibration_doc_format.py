@@ -1,5 +1,5 @@
 """Number and rate formatting shared by the sections of docs/calibration.md
-(benchmarks/calibration_doc.py and its section modules)."""
+(benchmarks/calibration/calibration_doc.py and its section modules)."""
 from __future__ import annotations
 
 import simstats
