@@ -1,9 +1,10 @@
-"""The real-training calibration's summary over seed blocks (benchmarks/calibration.py).
+"""The real-training calibration's summary over seed blocks (benchmarks/calibration/calibration.py).
 
 summarize turns the analysed blocks into the false-positive rate, the p-value distribution,
 selection counts, the null differences and the power against each injected effect beside its
 two predictions; table prints one run's summary, merge pools the written runs over disjoint
-blocks (``calibration.py --merge``). Import it with ``benchmarks/`` on ``sys.path``.
+blocks (``calibration.py --merge``). Import it with ``benchmarks/calibration/``
+and ``benchmarks/stats/`` on ``sys.path`` (calibration.py puts them there).
 """
 from __future__ import annotations
 

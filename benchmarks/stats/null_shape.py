@@ -3,7 +3,7 @@ mean. Differences with mean exactly 0 but a skewed distribution are rejected mor
 alpha; symmetric ones (normal) are not. Prints the rejection rate at alpha = 0.05 with its
 normal-approximation 95% interval, per seed count and distribution (seeded, about a minute).
 
-    PYTHONPATH=. python benchmarks/null_shape.py [--reps 4000]
+    PYTHONPATH=. python benchmarks/stats/null_shape.py [--reps 4000]
 """
 from __future__ import annotations
 

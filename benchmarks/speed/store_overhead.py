@@ -1,7 +1,7 @@
 """What the run store's dependency recording costs, and what sharing a baseline saves.
 
 A script, not a test (timings are noisy: ratios measured in one run, interleaved). Writes
-benchmarks/store_overhead.json.
+benchmarks/results/store_overhead.json.
 
 1. Recording: tabular runs trained in-process with and without :class:`benchkit.store.trace.
    Recording` around ``run.fit`` (interleaved; median seconds per run and the ratio).
@@ -10,7 +10,7 @@ benchmarks/store_overhead.json.
    as when the key held the module's source); "after" shares one store. Runs trained and wall
    time of each.
 
-    .venv/bin/python benchmarks/store_overhead.py [--reps 5] [--modules 5] [--seeds 8]
+    .venv/bin/python benchmarks/speed/store_overhead.py [--reps 5] [--modules 5] [--seeds 8]
         [--epochs 30] [--record-epochs 30]
 """
 from __future__ import annotations
@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
 MODULE = '''
 import pytest
 pytestmark = pytest.mark.bench(name="idea{i}", track="tabular")
@@ -115,7 +116,7 @@ def main() -> None:
         print("after", after)
     out["sharing"] = {"modules": args.modules, "seeds": args.seeds, "epochs": args.epochs,
                       "before_one_store_per_module": before, "after_one_shared_store": after}
-    (HERE / "store_overhead.json").write_text(json.dumps(out, indent=2) + "\n")
+    (RESULTS / "store_overhead.json").write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -4,14 +4,14 @@ Looks at 8 and 16 seeds, alpha 0.05, the default union boundaries; per-seed diff
 N(-effect, 1) (lower is better, so a positive effect means the idea is better), 10,000 benches
 per condition by default. Each bench is decided as a report decides it: the exact sign-flip p
 at each look against stats.look_levels, and at look 1, when inconclusive, benchkit.stats.futility's
-conditional power against the threshold. Written to benchmarks/futility.json:
+conditional power against the threshold. Written to benchmarks/results/futility.json:
 
 - reject: P(significant at some look), without and with the stop (family-wise error at effect
   0, power otherwise), with Clopper-Pearson 95% intervals;
 - stop: P(stopped for futility at look 1);
 - seeds: the expected seeds per bench (8 + 8 x P(the second look runs)).
 
-    .venv/bin/python benchmarks/futility.py [--reps 10000]
+    .venv/bin/python benchmarks/stats/futility.py [--reps 10000]
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ import numpy as np
 from benchkit.stats import futility, paired as stats
 
 HERE = Path(__file__).resolve().parent
+RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
 sys.path.insert(0, str(HERE))
 import simstats  # noqa: E402
 
@@ -65,7 +66,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--out", type=Path, default=HERE / "futility.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "futility.json")
     args = ap.parse_args(argv)
     start = time.monotonic()
     rows = []
@@ -79,7 +80,7 @@ def main(argv=None) -> int:
                   f"{'power' if effect else 'FWER'} {row['reject']:.4f} "
                   f"[{row['reject_ci95'][0]:.4f}, {row['reject_ci95'][1]:.4f}]  "
                   f"stopped {row['stop']:.3f}  seeds {row['seeds']:.2f}")
-    out = {"command": "python benchmarks/futility.py --reps " + str(args.reps),
+    out = {"command": "python benchmarks/stats/futility.py --reps " + str(args.reps),
            "looks": list(LOOKS), "alpha": ALPHA, "reps": args.reps, "seed": args.seed,
            "seconds": round(time.monotonic() - start, 1), "rows": rows}
     args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")

@@ -4,7 +4,8 @@ sign-flip p for Monte Carlo replicates, a rejection rate with its Clopper-Pearso
 and the t-approximation power of the paired test. Each builds on :mod:`benchkit.stats.paired` and is
 checked against it in ``tests/test_sequential.py``.
 
-Import it with ``benchmarks/`` on ``sys.path`` (the scripts here run from it).
+Import it with ``benchmarks/stats/`` on ``sys.path`` (the scripts here run from it;
+benchmarks/calibration/calibration.py adds it).
 """
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""The simulation-only calibration studies (no training), run by benchmarks/calibration.py.
+"""The simulation-only calibration studies (no training), run by benchmarks/calibration/calibration.py.
 
 ``--sequential``: sequential_boundaries, the union-bound against the exact look boundaries.
 ``--statistics``: statistics, seeded simulations of the figures a report gives through
 benchkit's own calls (signflip planning figures, the sign-flip interval, non-inferiority and
-TOST at their margins, the spending rule). Import it with ``benchmarks/`` on ``sys.path``.
+TOST at their margins, the spending rule). Import it with ``benchmarks/calibration/``
+and ``benchmarks/stats/`` on ``sys.path`` (calibration.py puts them there).
 """
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 
 A script, not a test: timings here are noisy, so every figure is a median of REPS repetitions
 run interleaved, and comparisons are ratios measured in this one run. Writes
-benchmarks/speed.json and the table in benchmarks/README.md (between its speed-table markers).
+benchmarks/results/speed.json and the table in benchmarks/README.md (between its speed-table markers).
 
-    .venv/bin/python benchmarks/speed.py [--reps 3] [--tracks tabular dynamics]
-    .venv/bin/python benchmarks/speed.py --smoke     # 1 rep, 2 seeds, 1 epoch; writes nothing
+    .venv/bin/python benchmarks/speed/speed.py [--reps 3] [--tracks tabular dynamics]
+    .venv/bin/python benchmarks/speed/speed.py --smoke     # 1 rep, 2 seeds, 1 epoch; writes nothing
 """
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
 PY = sys.executable
-START, END = "<!-- speed table: written by benchmarks/speed.py -->", "<!-- end of speed table -->"
+START, END = "<!-- speed table: written by benchmarks/speed/speed.py -->", "<!-- end of speed table -->"
 
 AA_MODULE = '''
 import pytest
@@ -154,8 +155,8 @@ def main() -> None:
     print(text)
     if args.smoke:
         return
-    (HERE / "speed.json").write_text(json.dumps(results, indent=2) + "\n")
-    readme = HERE / "README.md"
+    (RESULTS / "speed.json").write_text(json.dumps(results, indent=2) + "\n")
+    readme = HERE.parent / "README.md"
     old = readme.read_text()
     head, rest = old.split(START, 1)
     readme.write_text(f"{head}{START}\n{text}\n{END}{rest.split(END, 1)[1]}")

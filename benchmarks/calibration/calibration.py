@@ -19,21 +19,21 @@ idea's test predictions (selected config; selection is on validation, untouched)
 expected test MSE rises by exactly s^2. The same standard-normal draws (seeded by the seed
 alone) are scaled for every s. Detection = compare's verdict "idea worse (significant)".
 
-    .venv/bin/python benchmarks/calibration.py               # the documented run
-    .venv/bin/python benchmarks/calibration.py --blocks 20   # a quick look
-    .venv/bin/python benchmarks/calibration.py --first-block 200 \
-        --out benchmarks/calibration_blocks200-399.json       # 200 more, disjoint blocks
-    .venv/bin/python benchmarks/calibration.py --merge benchmarks/calibration.json \
-        benchmarks/calibration_blocks200-399.json             # pooled rates
-    .venv/bin/python benchmarks/calibration.py --sequential   # union vs exact look boundaries
+    .venv/bin/python benchmarks/calibration/calibration.py               # the documented run
+    .venv/bin/python benchmarks/calibration/calibration.py --blocks 20   # a quick look
+    .venv/bin/python benchmarks/calibration/calibration.py --first-block 200 \
+        --out benchmarks/results/calibration_blocks200-399.json       # 200 more, disjoint blocks
+    .venv/bin/python benchmarks/calibration/calibration.py --merge benchmarks/results/calibration.json \
+        benchmarks/results/calibration_blocks200-399.json             # pooled rates
+    .venv/bin/python benchmarks/calibration/calibration.py --sequential   # union vs exact look boundaries
 
-    .venv/bin/python benchmarks/calibration.py --doc          # docs/calibration.md from the JSON
+    .venv/bin/python benchmarks/calibration/calibration.py --doc          # docs/calibration.md from the JSON
 
-Writes benchmarks/calibration.json. This module is the command line and the training path
+Writes benchmarks/results/calibration.json. This module is the command line and the training path
 (train, analyse one block, the identical-stream check); the summary over blocks, its table and
-``--merge`` are benchmarks/calibration_summary.py, the simulation-only studies
-(``--sequential``, ``--statistics``) benchmarks/calibration_sim.py, and ``--doc`` renders
-docs/calibration.md from the JSON files (benchmarks/calibration_doc.py).
+``--merge`` are benchmarks/calibration/calibration_summary.py, the simulation-only studies
+(``--sequential``, ``--statistics``) benchmarks/calibration/calibration_sim.py, and ``--doc`` renders
+docs/calibration.md from the JSON files (benchmarks/calibration/calibration_doc.py).
 """
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ from benchkit.store.environment import environment
 from benchkit.training.run import Run, seed_everything
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
+sys.path[:0] = [str(HERE), str(HERE.parent / "stats")]  # calibration_*, simstats
 from calibration_sim import STAT_REPS, sequential_boundaries, statistics  # noqa: E402
 from calibration_summary import merge, summarize, table  # noqa: E402
 IDEA_INIT_OFFSET = 1_000_003     # the idea's init stream: torch.manual_seed(seed + this)
@@ -199,12 +200,12 @@ def main(argv=None) -> None:
     if args.sim_reps < 10:
         ap.error(f"--sim-reps must be an integer >= 10, got {args.sim_reps}")
     if args.out is None:
-        args.out = HERE / ("sequential_boundaries.json" if args.sequential else
+        args.out = RESULTS / ("sequential_boundaries.json" if args.sequential else
                            "calibration_statistics.json" if args.statistics else
                            "calibration.json")
     if args.statistics:
         t0 = time.perf_counter()
-        result = {"command": " ".join(["benchmarks/calibration.py", *(
+        result = {"command": " ".join(["benchmarks/calibration/calibration.py", *(
             argv if argv is not None else sys.argv[1:])]), **statistics(args.sim_reps)}
         result["seconds"] = time.perf_counter() - t0
         result["environment"] = environment()
@@ -257,7 +258,7 @@ def main(argv=None) -> None:
     print(f"timing: {runs} runs in {t_blocks:.0f} s ({timing['ms_per_run']:.1f} ms/run), "
           f"total {total:.0f} s")
     out = {
-        "command": " ".join(["benchmarks/calibration.py", *(argv if argv is not None
+        "command": " ".join(["benchmarks/calibration/calibration.py", *(argv if argv is not None
                                                              else sys.argv[1:])]),
         "protocol": {"track": args.track, "seeds_per_block": args.seeds,
                      "blocks": args.blocks, "first_block": args.first_block,

@@ -6,9 +6,9 @@ verdict: sign-flip p per idea, Holm over the board) is a false positive when any
 helps or harms. Reports that rate, and the unadjusted one (any idea's own p < alpha), with
 Clopper-Pearson 95% intervals, per seed count and noise shape.
 
-    PYTHONPATH=. python benchmarks/leaderboard_fwer.py [--reps 2000] [--seed 11] [--smoke]
+    PYTHONPATH=. python benchmarks/stats/leaderboard_fwer.py [--reps 2000] [--seed 11] [--smoke]
 
-Writes benchmarks/leaderboard_fwer.json and the table in benchmarks/README.md (not with --smoke).
+Writes benchmarks/results/leaderboard_fwer.json and the table in benchmarks/README.md (not with --smoke).
 """
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from scipy import stats as sps
 
 from benchkit.cli import leaderboard as lb
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
 NOISE = {
     "normal": lambda r, size: r.normal(0.0, 1.0, size),
     "lognormal (skewed)": lambda r, size: r.lognormal(0.0, 1.0, size),
@@ -77,9 +78,9 @@ def main() -> None:
     print(text)
     if args.smoke:
         return
-    (HERE / "leaderboard_fwer.json").write_text(json.dumps(rows, indent=2) + "\n")
-    readme = HERE / "README.md"
-    start, end = "<!-- leaderboard fwer table: written by benchmarks/leaderboard_fwer.py -->", \
+    (RESULTS / "leaderboard_fwer.json").write_text(json.dumps(rows, indent=2) + "\n")
+    readme = HERE.parent / "README.md"
+    start, end = "<!-- leaderboard fwer table: written by benchmarks/stats/leaderboard_fwer.py -->", \
         "<!-- end of leaderboard fwer table -->"
     body = readme.read_text()
     block = f"{start}\n{text}\n{end}"

@@ -2,7 +2,7 @@
 
 Runs mutmut (configured in pyproject.toml's [tool.mutmut]: the decision modules and the tests
 that pin them) on a copy of the working tree, so the checkout never holds mutmut's `mutants/`,
-then classifies every mutant and writes benchmarks/mutation/<module>.json: one file per
+then classifies every mutant and writes benchmarks/results/mutation/<module>.json: one file per
 module, so modules can be measured one at a time; the totals printed cover every module
 recorded there. Kinds:
 
@@ -14,7 +14,7 @@ recorded there. Kinds:
 score = killed / (killed + survived), message mutants left out of both. Mutants are killed by
 the in-process tests: tests/conftest.py skips the pytester sessions while mutmut runs.
 Needs `pip install mutmut==3.8.1` (the `mutation` extra). Usage:
-    python benchmarks/mutation.py [--max-children 2] [--keep DIR]
+    python benchmarks/mutation/mutation.py [--max-children 2] [--keep DIR]
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # the functions that turn runs into verdicts and gates: their mutants are the score
 DECISION_FUNCTIONS = {
     "benchkit.stats.paired": ["summarize", "min_p_value", "sign_flip_p_value", "mde", "ci95",
@@ -52,7 +52,7 @@ DECISION_FUNCTIONS = {
     "benchkit.verdict.extension": ["axes", "log_spaced", "next_value", "extended", "selected_edges",
                                    "resolve"],
 }
-OUT = ROOT / "benchmarks" / "mutation"  # one <module>.json per measured module
+OUT = ROOT / "benchmarks" / "results" / "mutation"  # one <module>.json per measured module
 KILLED = {"killed", "timeout", "segfault"}
 SURVIVED = {"survived", "no tests"}
 NAME = re.compile(r"^\s*(?P<name>\S+__mutmut_\d+): (?P<status>.+?)\s*$")
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     for counts in by_module.values():
         rule = counts["killed"] + counts["survived"]
         counts["score"] = round(counts["killed"] / rule, 4) if rule else None
-    ran = {"command": " ".join(["python benchmarks/mutation.py", "--max-children",
+    ran = {"command": " ".join(["python benchmarks/mutation/mutation.py", "--max-children",
                                 str(args.max_children), *(f"--only {m}" for m in args.only or ())]),
            "seconds": round(seconds, 1)}
     for module, counts in by_module.items():

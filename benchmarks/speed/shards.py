@@ -5,9 +5,9 @@ a fresh store (as N machines of a CI matrix would, here all on this machine's co
 all of them, then times the final ``--bench-shard merge`` session that trains nothing and
 writes the reports. It checks that every N gives the per-seed numbers of N = 1 bit for bit.
 Reports go to a temporary folder (the committed reports are left alone). Writes
-benchmarks/shards.json.
+benchmarks/results/shards.json.
 
-    .venv/bin/python benchmarks/shards.py [--shards 1 2 4] [--seeds 8] [--idea PATH]
+    .venv/bin/python benchmarks/speed/shards.py [--shards 1 2 4] [--seeds 8] [--idea PATH]
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 IDEA = "ideas/test_moment_preserving_compression.py"
 
 
@@ -84,8 +84,8 @@ def main() -> None:
         row["speedup_vs_first"] = round(base / row["shard_wall_s"], 2)
     out = {"idea": args.idea, "seeds": args.seeds or "the idea's own", "cpus": os.cpu_count(),
            "machine": platform.platform(), "python": platform.python_version(),
-           "command": "python benchmarks/shards.py " + " ".join(sys.argv[1:]), "rows": rows}
-    Path(__file__).with_name("shards.json").write_text(json.dumps(out, indent=2) + "\n")
+           "command": "python benchmarks/speed/shards.py " + " ".join(sys.argv[1:]), "rows": rows}
+    (ROOT / "benchmarks" / "results" / "shards.json").write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
 
 

@@ -2,13 +2,13 @@
 ``Track.budget``.
 
 Per track, the baseline (default model, ``Run.fit``) at the config the baseline selects in
-benchmarks/tracks.json, trained for twice the track's epochs with the validation metric after
+benchmarks/results/tracks.json, trained for twice the track's epochs with the validation metric after
 every epoch (``benchkit.training.loop.train``'s ``on_epoch``), 2 seeds. Reported per seed: the relative
 validation gain over the last quarter of the default epochs (``benchkit.verdict.convergence``'s rule,
 positive = better) and the gain from the default epochs to twice as many. Writes
-benchmarks/convergence.json.
+benchmarks/results/convergence.json.
 
-    nice -n 10 .venv/bin/python benchmarks/convergence.py [--seeds 2] [--tracks tabular ...]
+    nice -n 10 .venv/bin/python benchmarks/tracks/convergence.py [--seeds 2] [--tracks tabular ...]
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
 TRACKS = ("tabular", "dynamics", "digits", "charlm")
 
 
@@ -46,7 +47,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--tracks", nargs="+", default=list(TRACKS), choices=TRACKS)
     args = ap.parse_args()
-    selected = json.loads((HERE / "tracks.json").read_text())["tracks"]
+    selected = json.loads((RESULTS / "tracks.json").read_text())["tracks"]
     out = {}
     for name in args.tracks:
         track = tracks.get(name)
@@ -64,7 +65,7 @@ def main() -> None:
                                      for c in curves],
             "seconds": round(time.perf_counter() - t0, 1)}
         print(name, {k: v for k, v in out[name].items() if k != "val_per_epoch"}, flush=True)
-    (HERE / "convergence.json").write_text(json.dumps(
+    (RESULTS / "convergence.json").write_text(json.dumps(
         {"seeds": args.seeds, "tracks": out}, indent=1) + "\n")
 
 

@@ -3,15 +3,15 @@
 Per track, one A/A bench at the default protocol, run as the plugin runs it (seed everything
 from the seed, build the track's default model, ``Run.fit``) but in one process without pytest.
 The "idea" arm is the baseline model built from another init stream
-(``torch.manual_seed(seed + IDEA_INIT_OFFSET)``, as benchmarks/calibration.py does), with the
+(``torch.manual_seed(seed + IDEA_INIT_OFFSET)``, as benchmarks/calibration/calibration.py does), with the
 seed's data and minibatch order: the two arms differ only by chance, so H0 holds exactly. Each
 arm selects its config on the validation mean (``stats.select_config``) and the selected
 configs' test metrics are compared (``stats.compare``). The A/A noise is the sd (ddof=1) of the
 paired test differences; the MDE is ``t(0.975, n-1) * sd / sqrt(n)``, the smallest mean
-difference a bench of ``n`` seeds can call significant. Writes benchmarks/tracks.json.
+difference a bench of ``n`` seeds can call significant. Writes benchmarks/results/tracks.json.
 
-    .venv/bin/python benchmarks/tracks.py [--seeds 8] [--tracks tabular dynamics digits charlm]
-    .venv/bin/python benchmarks/tracks.py --smoke    # 2 seeds, 1 epoch, tabular; writes nothing
+    .venv/bin/python benchmarks/tracks/tracks.py [--seeds 8] [--tracks tabular dynamics digits charlm]
+    .venv/bin/python benchmarks/tracks/tracks.py --smoke    # 2 seeds, 1 epoch, tabular; writes nothing
 """
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-IDEA_INIT_OFFSET = 1_000_003   # benchmarks/calibration.py's: the idea arm's init stream
+RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
+IDEA_INIT_OFFSET = 1_000_003   # benchmarks/calibration/calibration.py's: the idea arm's init stream
 TRACKS = ("tabular", "dynamics", "digits", "charlm")
 
 
@@ -85,7 +86,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--tracks", nargs="+", default=list(TRACKS), choices=TRACKS)
-    ap.add_argument("--out", default=str(HERE / "tracks.json"),
+    ap.add_argument("--out", default=str(RESULTS / "tracks.json"),
                     help="merged into, track by track (so tracks can be run apart)")
     ap.add_argument("--lr", type=float, default=None,
                     help="measure at this one config (no selection), for a track too slow to "
@@ -106,7 +107,7 @@ def main() -> None:
                               else f"none: both arms at lr={args.lr} (the grid's optimum)")
         entry.update(seconds=round(time.perf_counter() - t0, 1), load_before=load,
                      load_after=os.getloadavg()[0],
-                     command="python benchmarks/tracks.py " + " ".join(sys.argv[1:]),
+                     command="python benchmarks/tracks/tracks.py " + " ".join(sys.argv[1:]),
                      python=platform.python_version(), torch=torch.__version__)
         result["tracks"][name] = entry
         print(f"{name}: {entry['seconds_per_run_median']:.2f} s/run, A/A sd "

@@ -2,8 +2,8 @@
 
 A script, not a test (the test suite runs on CPU machines). On a machine with a GPU:
 
-    .venv/bin/python benchmarks/device_check.py --quick       # 2 seeds, 1 epoch: a few minutes
-    .venv/bin/python benchmarks/device_check.py               # the default protocol
+    .venv/bin/python benchmarks/device/device_check.py --quick       # 2 seeds, 1 epoch: a few minutes
+    .venv/bin/python benchmarks/device/device_check.py               # the default protocol
 
 It benches, each in a fresh temporary project with no run store (every run trains):
 1. an A/A idea per built-in track (baseline ``run.fit``; idea its own loop over ``run.batches()``
@@ -11,7 +11,7 @@ It benches, each in a fresh temporary project with no run store (every run train
    be 0 and the second session's numbers the first's, bit for bit;
 2. the shipped ideas (``ideas/``) on ``--device`` twice (bit-identity of every run) and once on
    the CPU (wall time; the CPU's numbers are not expected to equal the GPU's).
-It writes ``benchmarks/device.json`` (``--out``) and exits 1 when a check fails.
+It writes ``benchmarks/results/device.json`` (``--out``) and exits 1 when a check fails.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRACKS = ("tabular", "dynamics")
 AA_MODULE = '''
 import pytest
@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--quick", action="store_true", help="2 seeds, 1 epoch")
     parser.add_argument("-n", "--workers", type=int, default=0, help="pytest -n (default 0)")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "device.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "device.json")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="benchkit-device-"))
     aa, ideas = work / "aa", work / "ideas"

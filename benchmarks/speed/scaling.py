@@ -5,9 +5,9 @@ A script, not a test. For each seed count it times ``pytest -n 0`` and ``pytest 
 ``time = fixed + runs * per_run`` for each mode. The fit separates what -n 2 can split (the
 training) from what every process pays once (start-up, the torch import, the report): the
 speedup tends to ``per_run(-n 0) / per_run(-n 2)`` for a long bench, and a short bench is
-bounded by the fixed parts. Writes benchmarks/scaling.json.
+bounded by the fixed parts. Writes benchmarks/results/scaling.json.
 
-    .venv/bin/python benchmarks/scaling.py [--reps 3] [--track tabular] [--seeds 8 16 32]
+    .venv/bin/python benchmarks/speed/scaling.py [--reps 3] [--track tabular] [--seeds 8 16 32]
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+RESULTS = HERE.parent / "results"
 sys.path.insert(0, str(HERE))
 
 from speed import aa_dir, pytest_cmd, timed  # noqa: E402
@@ -71,7 +72,7 @@ def measure(args, env) -> None:
     result = {"track": args.track, "cores": os.cpu_count(), "reps": args.reps, "rows": rows,
               "fit": fits,
               "speedup_limit_long_bench": fits["n0"]["per_run_s"] / fits["n2"]["per_run_s"]}
-    (HERE / "scaling.json").write_text(json.dumps(result, indent=2) + "\n")
+    (RESULTS / "scaling.json").write_text(json.dumps(result, indent=2) + "\n")
     print(f"A/A bench on {args.track}, {os.cpu_count()} cores, medians of {args.reps}:")
     print("| seeds | runs | pytest -n 0 | pytest -n 2 | -n 2 speedup |")
     print("|---|---|---|---|---|")

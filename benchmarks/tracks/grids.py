@@ -6,11 +6,11 @@ default model, and both arms of the shipped idea module) over a wide ladder of l
 optimum is the ladder value with the best validation mean (the rule benchkit selects by). The
 recommended grid runs from one ladder step below the lowest arm's optimum to one step above the
 highest's, so every arm's optimum is interior with a step of margin. Writes
-benchmarks/grids.json; the grids in benchkit/tracks/*.py are set from it
+benchmarks/results/grids.json; the grids in benchkit/tracks/*.py are set from it
 (tests/test_tracks.py checks they still bracket the recorded optima).
 
-    .venv/bin/python benchmarks/grids.py [--seeds 3] [--tracks tabular dynamics]
-    .venv/bin/python benchmarks/grids.py --smoke     # 2 seeds, 1 epoch, 3 rates; writes nothing
+    .venv/bin/python benchmarks/tracks/grids.py [--seeds 3] [--tracks tabular dynamics]
+    .venv/bin/python benchmarks/tracks/grids.py --smoke     # 2 seeds, 1 epoch, 3 rates; writes nothing
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = HERE.parents[1]
+RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
 LADDER = [m * 10.0 ** e for e in range(-5, 0) for m in (1, 2, 5)]
 SWEEP = {"tabular": (5e-5, 5e-3), "dynamics": (2e-3, 5e-2)}   # the ladder's span per track
 IDEAS = {"tabular": "ideas/test_task_visible_pruning.py",
@@ -105,7 +106,7 @@ def main() -> None:
     torch.set_num_threads(1)  # benchkit's default: one thread per process
     seeds, epochs = (2, 1) if args.smoke else (args.seeds, None)
     t0 = time.perf_counter()
-    result = {"command": "python benchmarks/grids.py " + " ".join(sys.argv[1:]),
+    result = {"command": "python benchmarks/tracks/grids.py " + " ".join(sys.argv[1:]),
               "seeds": seeds, "python": platform.python_version(),
               "torch": torch.__version__, "machine": platform.machine(), "tracks": {}}
     for name in args.tracks:
@@ -117,7 +118,7 @@ def main() -> None:
     if any(r["recommended_grid"] is None for r in result["tracks"].values()) and not args.smoke:
         raise SystemExit("an optimum sits at the end of its sweep: widen SWEEP and rerun")
     if not args.smoke:
-        (HERE / "grids.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        (RESULTS / "grids.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
