@@ -16,7 +16,7 @@ from benchkit.stats import paired as stats
 from benchkit.plugin.aggregate import aggregate_session, gate_failure
 from benchkit.verdict.build import build_report, decide
 from benchkit.report.summary import render_summary_md
-from test_rules import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_run, make_spec,
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_run, make_spec,
                         paired_report, runs_from)
 
 

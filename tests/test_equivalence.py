@@ -10,7 +10,7 @@ from benchkit.plugin.aggregate import gate_failure
 from benchkit.spec.arguments import parse_fairness
 from benchkit.spec import SpecError
 from benchkit.report.sentences import practical_sentence
-from conftest import validate_report
+from sessions import validate_report
 
 BASE = [1.00, 1.10, 0.90, 1.05, 0.95, 1.02]
 

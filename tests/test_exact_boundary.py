@@ -107,7 +107,7 @@ def test_boundary_is_validated():
 def test_the_report_decides_at_the_exact_level_when_declared():
     """16 seeds at look 2 of (8, 16), p = 0.0236: not significant at the union level 0.0190,
     helps at the exact level; margin tests stay at the union level."""
-    from test_rules import paired_report
+    from builders import paired_report
 
     diffs = [-0.2, 0.3, -0.2, -1.8, 0.4, -0.1, -1.0, 0.1, -0.1, -0.2, -0.5, 0.0, -1.2, -0.7,
              -1.0, 0.1]

@@ -6,7 +6,7 @@ import pytest
 
 from benchkit.stats import paired as stats
 from benchkit.spec import family_seeds_needed
-from conftest import run_session, validate_report
+from sessions import run_session, validate_report
 
 IDEA = '''
 import pytest

@@ -10,7 +10,7 @@ import torch
 
 from benchkit import tracks
 from benchkit.training.run import Run
-from conftest import run_session, validate_report
+from sessions import run_session, validate_report
 from test_plugin_suite import run_pytest_subprocess
 from test_report_faults import idea_source
 

@@ -10,7 +10,7 @@ from scipy import stats as sps
 from benchkit.stats import futility, paired as stats
 from benchkit.verdict.build import build_report, decide
 from benchkit.spec import SpecError
-from test_rules import GRID, TRACK, make_run, make_spec, parse
+from builders import GRID, TRACK, make_run, make_spec, parse
 
 
 # ------------------------------------------------------------------------------ the marker

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from benchkit.plugin.aggregate import gate_failure
-from test_rules import BASE8, GATES, IDEA8, PRACTICAL, RECORDED
+from builders import BASE8, GATES, IDEA8, PRACTICAL, RECORDED
 
 SYSTEM = ("worked", "partial", "failed")
 

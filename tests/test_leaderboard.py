@@ -11,7 +11,7 @@ import pytest
 
 from benchkit.cli import commands as cli
 from benchkit.cli import leaderboard as lb
-from conftest import run_session
+from sessions import run_session
 
 MODULE = '''
 import pytest

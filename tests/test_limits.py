@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import validate_report
+from sessions import validate_report
 from test_report_faults import idea_source
 
 pytestmark = pytest.mark.timeout(600)

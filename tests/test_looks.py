@@ -13,7 +13,7 @@ from benchkit.stats import paired as stats
 from benchkit.plugin.aggregate import gate_failure
 from benchkit.verdict.build import decide
 from benchkit.spec import SpecError
-from test_rules import BASE8, IDEA8, P8, RECORDED, paired_report, parse
+from builders import BASE8, IDEA8, P8, RECORDED, paired_report, parse
 
 LEVEL_8_OF_16 = stats.look_levels([8], 16, 0.05)[0]   # 0.0310
 LEVEL_16_OF_16 = stats.look_levels([8, 16], 16, 0.05)[1]

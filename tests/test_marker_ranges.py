@@ -6,7 +6,7 @@ import math
 import pytest
 
 from benchkit.spec import SpecError
-from test_rules import parse
+from builders import parse
 
 
 @pytest.mark.parametrize("kwargs, ok", [

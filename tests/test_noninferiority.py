@@ -7,7 +7,7 @@ import os
 import pytest
 
 from benchkit.store.atomic import write_atomic
-from conftest import validate_report
+from sessions import validate_report
 
 IDEA = '''
 import pytest

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import BASELINE, FAST, IDEA_SAME, bench, line_with, module
+from sessions import BASELINE, FAST, IDEA_SAME, bench, line_with, module
 
 # pytester sessions that train: longer than the suite's 120 s default
 pytestmark = pytest.mark.timeout(600)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import BASELINE, FAST, IDEA_SAME, bench, module, no_traceback
+from sessions import BASELINE, FAST, IDEA_SAME, bench, module, no_traceback
 from test_plugin_suite import HARMS
 
 # pytester sessions that train: longer than the suite's 120 s default

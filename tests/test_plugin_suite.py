@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import BASELINE, FAST, IDEA_SAME, bench, line_with, module
+from sessions import BASELINE, FAST, IDEA_SAME, bench, line_with, module
 
 # benches of several idea modules per session: longer than the suite's 120 s default
 # one worker under -n (SHARED_SESSIONS, tests/conftest.py): each session starts once

@@ -11,7 +11,7 @@ import pytest
 from benchkit.verdict import controls as fairness
 from benchkit.stats import signtest as robust, paired as stats
 from benchkit.verdict.build import build_report, decide
-from test_rules import ALPHA, GRID, TRACK, make_run, make_spec, runs_from
+from builders import ALPHA, GRID, TRACK, make_run, make_spec, runs_from
 
 
 # ------------------------------------------------- controls, budgets, logs, the sign test

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import run_session, validate_report
+from sessions import run_session, validate_report
 
 pytestmark = pytest.mark.timeout(600)
 

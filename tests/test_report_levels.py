@@ -13,7 +13,7 @@ import pytest
 from benchkit.stats import paired as stats
 from benchkit.verdict.build import build_report, decide
 from test_report_selection import one_config_runs
-from test_rules import ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, paired_report
+from builders import ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, paired_report
 
 
 # ---------------------------------------------------------------------------- decide

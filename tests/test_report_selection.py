@@ -14,7 +14,7 @@ import pytest
 from benchkit.stats import paired as stats
 from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, build_report, decide
 from benchkit.spec import cfg_id
-from test_rules import (ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec, paired_report,
+from builders import (ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec, paired_report,
                         runs_from)
 
 

@@ -8,7 +8,7 @@ from benchkit.stats import signtest as robust
 from benchkit.spec import arguments
 from benchkit.verdict.build import build_report, decide
 from benchkit.spec import SpecError
-from test_rules import GRID, TRACK, make_run, make_spec
+from builders import GRID, TRACK, make_run, make_spec
 
 
 @pytest.mark.parametrize("diffs", [
@@ -128,7 +128,7 @@ def test_idea(run):
 
 
 def test_sign_test_through_the_plugin(pytester):
-    from conftest import validate_report
+    from sessions import validate_report
 
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_rb=IDEA)

@@ -1,12 +1,6 @@
-"""The report builder's rules, pinned by tables at and around every threshold, and the builders
-the rule tests share.
-
-Reports are built from hand-made runs (no training) with values chosen to sit on, just below and
-just above each threshold, so that a flipped comparison, a swapped direction, a wrong level or a
-selection on the wrong split fails a named test here. Other test modules import the builders
-(make_spec, make_run, paired_report, parse, RECORDED, ...) from here; the gate's rules are in
-test_gate_rules.py, the verdict functions' in test_verdict_rules.py, the marker's ranges in
-test_marker_ranges.py.
+"""The report builder's rules, pinned by tables at and around every threshold: selection on
+validation, the level, the reference-format fields, mechanism evidence. The builders are in
+tests/builders.py.
 """
 from __future__ import annotations
 
@@ -17,45 +11,8 @@ import pytest
 from benchkit.stats import paired as stats
 from benchkit.plugin.aggregate import gate_failure
 from benchkit.verdict.build import build_report, decide, mechanism_signature, math_verification
-from benchkit.spec import parse_bench_marker
-
-GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
-PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
-ALPHA = 0.05
-
-
-# -------------------------------------------------------------- reports built from runs
-TRACK = "tabular"
-PROTOCOL = {"track": TRACK, "model": "mlp_tiny", "metric": "mse",
-            "metric_direction": "lower is better", "epochs": 30}
-
-
-def make_spec(grid, seeds, *, direction="lower is better", margin=None, looks=None,
-              mechanism_tests=(), overrides=None):
-    return {"name": "rules", "module": "ideas/test_rules.py", "tracks": [TRACK],
-            "grids": {TRACK: [dict(c) for c in grid]}, "seeds": list(range(seeds)),
-            "epochs": {TRACK: 30}, "claim": None, "margin": margin,
-            "looks": list(looks or [seeds]), "looks_declared": looks is not None,
-            "overrides": dict(overrides or {}),
-            "protocols": {TRACK: {**PROTOCOL, "metric_direction": direction}},
-            "mechanism_tests": list(mechanism_tests)}
-
-
-def make_run(arm, cfg, seed, val, test, *, signatures=None, outcome="passed"):
-    return {"kind": "run", "outcome": outcome, "message": None,
-            "nodeid": f"m.py::test_{arm}[{cfg}-{seed}]", "arm": arm, "track": TRACK,
-            "cfg": dict(cfg), "seed": seed, "val": val, "test": test,
-            "diverged": not (math.isfinite(val) and math.isfinite(test)),
-            "seconds": 0.0, "reused": False, "signatures": signatures or {}, "logs": {}}
-
-
-def runs_from(table: dict, grid) -> list[dict]:
-    """table: (arm, cfg index) -> list of (val, test) per seed."""
-    return [make_run(arm, grid[k], seed, val, test)
-            for (arm, k), rows in table.items() for seed, (val, test) in enumerate(rows)]
-
-
-GRID = [{"lr": 0.001}, {"lr": 0.003}, {"lr": 0.01}]
+from builders import (ALPHA, BASE8, GATES, GRID, IDEA8, P8, TRACK, make_run, make_spec,
+                      paired_report, runs_from)
 
 
 def test_selection_uses_validation_not_test():
@@ -123,23 +80,6 @@ def test_a_missing_run_gives_no_verdict_and_names_it():
     assert report["practical_verdict"] == "incomplete"
     assert report["incomplete"]["missing"] == [f"idea[{TRACK}-lr=0.001-seed{n - 1}]"]
 
-
-def paired_report(base, idea, *, alpha=ALPHA, direction="lower is better", margin=None,
-                  signatures=None, looks=None, overrides=None):
-    """A one-config report whose test values are given per seed (validation equal to test)."""
-    grid = GRID[:1]
-    runs = [make_run("baseline", grid[0], s, b, b) for s, b in enumerate(base)]
-    runs += [make_run("idea", grid[0], s, i, i, signatures=(signatures or [None] * len(idea))[s])
-             for s, i in enumerate(idea)]
-    spec = make_spec(grid, len(base), direction=direction, margin=margin, looks=looks,
-                     overrides=overrides)
-    return build_report(spec, TRACK, runs, [], alpha=alpha)
-
-
-# 8 seeds, the idea better on 7: the exact sign-flip p is 4/256 = 0.015625
-BASE8 = [1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7]
-IDEA8 = [b - 0.5 for b in BASE8[:7]] + [BASE8[7] + 0.05]
-P8 = 4 / 256
 
 
 def test_the_fixture_p_value_is_what_the_tables_assume():
@@ -254,39 +194,3 @@ def test_mechanism_ok_in_a_report_with_a_skipped_and_a_passed_claim():
     report = build_report(spec, TRACK, runs, mechs, alpha=ALPHA)
     decide(report, report["comparison"]["p_value"], 1)
     assert report["mechanism_ok"] == 1 and report["system_verdict"] == "worked"
-
-
-# ----------------------------------------------------------------- the marker, parsed
-class Mark:
-    def __init__(self, **kwargs):
-        self.args, self.kwargs = (), kwargs
-
-
-def parse(**kwargs):
-    kwargs.setdefault("track", TRACK)
-    return parse_bench_marker(Mark(**kwargs), "ideas/test_x.py", seeds_override=None,
-                              epochs_override=None)
-
-
-# ----------------------------------------- a module of hand-recorded results, benched end to end
-RECORDED = '''\
-import pytest
-
-pytestmark = pytest.mark.bench(name={name!r}, track="tabular", grid={{"lr": [1e-2]}}, seeds=8)
-BASE = {base!r}
-IDEA = {idea!r}
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=BASE[run.seed], test=BASE[run.seed])
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=IDEA[run.seed], test=IDEA[run.seed])
-    run.signature("claim", observed=0.0, predicted=0.0, tol=1e-3)
-
-@pytest.mark.mechanism
-def test_claim():
-    assert {claim_holds}
-'''
-

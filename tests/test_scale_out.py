@@ -23,7 +23,7 @@ from benchkit.verdict.build import build_report
 from benchkit.store.backends import DirectoryStorage, FsspecStorage, open_storage
 from benchkit.store import hardware
 from benchkit.store.runs import RunStore
-from conftest import run_session, validate_report
+from sessions import run_session, validate_report
 
 IDEA = '''
 import os, time
@@ -152,7 +152,7 @@ def test_every_unit_in_exactly_one_shard_and_the_shards_balanced(n):
 
 
 def test_split_pairs_flags_a_seed_whose_arms_trained_on_different_cpus():
-    from test_rules import ALPHA, TRACK, make_run, make_spec
+    from builders import ALPHA, TRACK, make_run, make_spec
     grid = [{"lr": 0.01}]
     runs = [make_run(arm, grid[0], s, 1.0 + s + (arm == "idea"), 2.0 + s, ) for arm in
             ("baseline", "idea") for s in range(6)]

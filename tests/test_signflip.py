@@ -12,7 +12,7 @@ import pytest
 from benchkit.stats import signflip as sf
 from benchkit.stats import paired as stats
 from benchkit.verdict.build import decide
-from test_rules import paired_report
+from builders import paired_report
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import simstats  # noqa: E402

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import run_session, validate_report
+from sessions import run_session, validate_report
 
 IDEA = '''
 import os

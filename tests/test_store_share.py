@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import run_session, validate_report
+from sessions import run_session, validate_report
 
 MODULE = '''
 """An idea."""

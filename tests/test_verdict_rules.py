@@ -9,7 +9,7 @@ import math
 import pytest
 
 from benchkit.stats import paired as stats
-from test_rules import ALPHA, PRACTICAL
+from builders import ALPHA, PRACTICAL
 
 BELOW = math.nextafter(ALPHA, 0.0)
 ABOVE = math.nextafter(ALPHA, 1.0)
