@@ -7,7 +7,14 @@ hand-recorded results for pytester sessions). Imported by name: ``from builders 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+import numpy as np
+
+from benchkit.report import bench_report
+from benchkit.stats import paired as stats
+from benchkit.store import atomic
+from benchkit.verdict import build as rep
 from benchkit.verdict.build import build_report
 from benchkit.spec import parse_bench_marker
 
@@ -100,3 +107,78 @@ def test_claim():
     assert {claim_holds}
 '''
 
+
+def one_config_runs(base, idea):
+    """Passed runs of both arms on GRID[0], validation equal to test, one per seed."""
+    return ([make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(base)]
+            + [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(idea)])
+
+
+# ------------------------------------- fabricated reports, as the plugin writes them (on GRID)
+ENV = {"benchkit": "0.1.0", "device": "cpu", "machine": "x86_64", "numpy": "2.4.6",
+       "platform": "Linux", "python": "3.11.7", "threads": 1, "torch": "2.13.0+cpu"}
+
+
+def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
+                direction: str = "lower", missing: int = 0, failed: int = 0,
+                diverge_idea_cfg: int | None = None, signature_ok: bool = True,
+                mechanism_passed: bool = True, tracks: tuple = ("tabular",),
+                name: str = "fake_idea", rng_seed: int = 0, margin=None) -> dict:
+    """A report as the plugin would write it. ``effect`` is the idea's mean shift of the test
+    metric (negative = lower); ``missing``/``failed`` drop or fail that many idea runs."""
+    rng = np.random.default_rng(rng_seed)
+    seed_list = list(range(seeds))
+    base_level = {0: 3.0, 1: 1.6, 2: 1.1}  # lr=0.01 is best
+    protocols = {t: {"track": t, "model": "mlp_tiny", "optimizer": "adam", "batch_size": 32,
+                     "epochs": 2, "metric": "mse" if direction == "lower" else "accuracy",
+                     "metric_direction": f"{direction} is better"} for t in tracks}
+    spec = {"name": name, "module": f"ideas/test_{name}.py", "tracks": list(tracks),
+            "grids": {t: GRID for t in tracks}, "seeds": seed_list,
+            "epochs": {t: 2 for t in tracks}, "claim": "a | pipe-y claim that helps",
+            "margin": margin, "protocols": protocols}
+    payloads = []
+    for t in tracks:
+        for arm in ("baseline", "idea"):
+            for k, cfg in enumerate(GRID):
+                for s in seed_list:
+                    seed_effect = rng.normal(0, 0.15)
+                    v = base_level[k] + seed_effect + (effect if arm == "idea" else 0.0)
+                    v += rng.normal(0, noise)
+                    test = v + rng.normal(0, 0.02)
+                    diverged = arm == "idea" and k == diverge_idea_cfg and s == 0
+                    sig = {}
+                    if arm == "idea":
+                        obs = 0.0 if signature_ok else 0.5
+                        sig = {"residual": {"observed": obs, "predicted": 0.0, "tol": 1e-3,
+                                            "prediction": "residual is zero",
+                                            "confirmed": signature_ok}}
+                    payloads.append({
+                        "kind": "run", "outcome": "passed", "message": None, "spec": spec,
+                        "nodeid": f"m::test_{arm}[{t}-lr={cfg['lr']}-seed{s}]",
+                        "arm": arm, "track": t, "cfg": cfg, "seed": s,
+                        "val": None if diverged else float(v),
+                        "test": None if diverged else float(test), "diverged": diverged,
+                        "seconds": 0.01, "reused": False, "signatures": sig, "logs": {},
+                        "env": ENV})
+    idea_runs = [p for p in payloads if p["arm"] == "idea" and p["cfg"] == GRID[2]]
+    for p in idea_runs[:missing]:
+        payloads.remove(p)
+    for p in idea_runs[missing:missing + failed]:
+        p["outcome"], p["message"] = "failed", "RuntimeError: CUDA is not here"
+        del p["val"]
+    mech = [{"kind": "mechanism", "outcome": "passed" if mechanism_passed else "failed",
+             "message": None if mechanism_passed else "AssertionError: residual 0.3 > 1e-9",
+             "nodeid": "m::test_claim", "spec": spec}]
+    reports = [rep.build_report(spec, t, payloads, mech, alpha=0.05) for t in tracks]
+    ps = [r["comparison"]["p_value"] for r in reports if r["comparison"]]
+    adjusted = iter(stats.holm(ps)) if ps else iter(())
+    for r in reports:
+        rep.decide(r, next(adjusted) if r["comparison"] else None, family_size=len(reports))
+        bench_report.stamp(r)
+    return reports[0]
+
+
+def write(tmp_path: Path, report: dict, sub: str = "r") -> Path:
+    path = tmp_path / sub / "bench_report.json"
+    atomic.write_atomic(path, bench_report.dumps(report))
+    return path

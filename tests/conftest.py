@@ -48,15 +48,15 @@ MUTATION_SKIP = "a pytester session: not run per mutant (benchmarks/mutation.py)
 # and the group's name. (xdist's own ``loadgroup`` cannot do it under pytest 9: it renames
 # items through ``Item._nodeid``, which pytest 9 no longer has.)
 SHARED_SESSIONS = {
-    "tests/test_plugin_suite.py::": "plugin_suite",  # the suite, benched once per mode
-    "tests/test_scale_out.py::test_two_concurrent_shards_": "one_machine",
-    "tests/test_scale_out.py::test_a_missing_shard_": "one_machine",
+    "tests/plugin/test_plugin_suite.py::": "plugin_suite",  # the suite, benched once per mode
+    "tests/store/test_scale_out.py::test_two_concurrent_shards_": "one_machine",
+    "tests/store/test_scale_out.py::test_a_missing_shard_": "one_machine",
     # test_faults.py's two -n 2 sessions ("crash", "modules")
-    "tests/test_faults.py::test_worker_that_dies_": "faults_n2",
-    "tests/test_faults.py::test_run_results_are_junit_xml_": "faults_n2",
-    "tests/test_faults.py::test_mechanism_test_that_errors_fails_the_mechanism[n2]": "faults_n2",
-    "tests/test_faults.py::test_a_bad_value_fails_its_run_only[n2]": "faults_n2",
-    "tests/test_faults.py::test_global_state_set_by_one_run_reaches_no_other[n2]": "faults_n2",
+    "tests/plugin/test_faults.py::test_worker_that_dies_": "faults_n2",
+    "tests/plugin/test_faults.py::test_run_results_are_junit_xml_": "faults_n2",
+    "tests/plugin/test_faults.py::test_mechanism_test_that_errors_fails_the_mechanism[n2]": "faults_n2",
+    "tests/plugin/test_faults.py::test_a_bad_value_fails_its_run_only[n2]": "faults_n2",
+    "tests/plugin/test_faults.py::test_global_state_set_by_one_run_reaches_no_other[n2]": "faults_n2",
 }
 
 

@@ -8,7 +8,10 @@ validate the report it wrote (``validate_report``, ``report_path``). Imported by
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
+import time
 import textwrap
 from pathlib import Path
 
@@ -108,3 +111,36 @@ def run_session(pytester, *args, subprocess: bool = False) -> pytest.RunResult:
         # its exit status is in a subprocess: pytester would raise it in this process
         return pytester.runpytest_inprocess(*args, no_reraise_ctrlc=True)
 
+
+def run_pytest_subprocess(path, *args, **env_extra) -> pytest.RunResult:
+    """``pytest args`` in a fresh interpreter in ``path`` (what ``pytester.runpytest_subprocess``
+    does, usable from a module-scoped fixture), with ``env_extra`` added to its environment."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_", "PYTHONBREAKPOINT"))} | env_extra
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    result = pytest.RunResult(proc.returncode, proc.stdout.splitlines(),
+                              proc.stderr.splitlines(), time.monotonic() - start)
+    print(f"$ pytest {' '.join(args)}  (in {path})\n{proc.stdout}\n{proc.stderr}")
+    return result
+
+
+def idea_source(name: str, idea_body: str = "run.fit(run.track.model())", *, seeds: int = 2,
+                track: str = "tabular", imports: str = "") -> str:
+    """A small idea module: one lr, ``seeds`` seeds, a plain baseline, ``idea_body`` (lines
+    indented by four spaces after the first) as the idea arm."""
+    return f'''
+import pytest
+{imports}
+pytestmark = pytest.mark.bench(name={name!r}, track={track!r}, grid={{"lr": [1e-2]}},
+                               seeds={seeds})
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    {idea_body}
+'''

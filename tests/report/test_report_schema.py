@@ -23,7 +23,7 @@ from benchkit.report import bench_report
 from benchkit.stats import paired as stats
 from benchkit.plugin.aggregate import aggregate_session
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads(bench_report.SCHEMA_PATH.read_text(encoding="utf-8"))
 VALIDATOR = Draft202012Validator(SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
 

@@ -14,14 +14,8 @@ import pytest
 from benchkit.stats import paired as stats
 from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, build_report, decide
 from benchkit.spec import cfg_id
-from builders import (ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec, paired_report,
-                        runs_from)
-
-
-def one_config_runs(base, idea):
-    """Passed runs of both arms on GRID[0], validation equal to test, one per seed."""
-    return ([make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(base)]
-            + [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(idea)])
+from builders import (ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec, one_config_runs,
+                      paired_report, runs_from)
 
 
 # ------------------------------------------------------------------------------ arm_sweep

@@ -16,7 +16,7 @@ from scipy import stats as sps
 
 from benchkit.stats import paired as bs
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import simstats  # noqa: E402  (benchmarks/simstats.py: statistics only simulations use)
 
 FAST = settings(max_examples=200, deadline=None, database=None)

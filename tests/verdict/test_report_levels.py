@@ -12,7 +12,7 @@ import pytest
 
 from benchkit.stats import paired as stats
 from benchkit.verdict.build import build_report, decide
-from test_report_selection import one_config_runs
+from builders import one_config_runs
 from builders import ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, paired_report
 
 

@@ -151,7 +151,7 @@ def test_default_grids_bracket_the_measured_optima():
     default grid, with a grid value on each side: a baseline tuned at the edge is under-tuned."""
     from pathlib import Path
 
-    measured = json.loads((Path(__file__).parents[1] / "benchmarks" / "grids.json").read_text())
+    measured = json.loads((Path(__file__).parents[2] / "benchmarks" / "grids.json").read_text())
     for name, sweep in measured["tracks"].items():
         lrs = sorted(cfg["lr"] for cfg in tracks.get(name).grid)
         assert 3 <= len(lrs) <= 5

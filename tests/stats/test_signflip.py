@@ -14,7 +14,7 @@ from benchkit.stats import paired as stats
 from benchkit.verdict.build import decide
 from builders import paired_report
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import simstats  # noqa: E402
 
 LEVELS = (0.05, 0.01, 0.1, stats.look_levels([8], 16, 0.05)[0], 0.025)

@@ -168,7 +168,7 @@ def test_twenty_null_ideas_against_one_baseline_keep_the_family_wise_error():
     alpha + 2 SE, where the ideas' unadjusted p-values pass at least one idea on most boards."""
     import importlib.util
 
-    path = Path(__file__).parents[1] / "benchmarks" / "leaderboard_fwer.py"
+    path = Path(__file__).parents[2] / "benchmarks" / "leaderboard_fwer.py"
     spec = importlib.util.spec_from_file_location("leaderboard_fwer", path)
     sim = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sim)

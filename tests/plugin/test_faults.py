@@ -10,9 +10,7 @@ import torch
 
 from benchkit import tracks
 from benchkit.training.run import Run
-from sessions import run_session, validate_report
-from test_plugin_suite import run_pytest_subprocess
-from test_report_faults import idea_source
+from sessions import idea_source, run_pytest_subprocess, run_session, validate_report
 
 
 def make_run() -> Run:
@@ -296,6 +294,6 @@ def test_this_suite_has_a_per_test_timeout_and_ideas_do_not(request):
     from pathlib import Path
 
     assert request.node.get_closest_marker("timeout").args == (120,)
-    pyproject = Path(__file__).parents[1] / "pyproject.toml"
+    pyproject = Path(__file__).parents[2] / "pyproject.toml"
     ini = tomllib.loads(pyproject.read_text())["tool"]["pytest"]["ini_options"]
     assert "timeout" not in ini

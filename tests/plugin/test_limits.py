@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions import validate_report
-from test_report_faults import idea_source
+from sessions import idea_source, validate_report
 
 pytestmark = pytest.mark.timeout(600)
 # The hanging run's limit. torch is imported by the project's conftest (PRELOAD), so no run's

@@ -81,7 +81,6 @@ def test_a_missing_run_gives_no_verdict_and_names_it():
     assert report["incomplete"]["missing"] == [f"idea[{TRACK}-lr=0.001-seed{n - 1}]"]
 
 
-
 def test_the_fixture_p_value_is_what_the_tables_assume():
     report = paired_report(BASE8, IDEA8)
     assert report["comparison"]["p_value"] == pytest.approx(P8)

@@ -8,29 +8,9 @@ import sys
 
 import pytest
 
-from sessions import run_session, validate_report
+from sessions import idea_source, run_session, validate_report
 
 pytestmark = pytest.mark.timeout(600)
-
-def idea_source(name: str, idea_body: str = "run.fit(run.track.model())", *, seeds: int = 2,
-                track: str = "tabular", imports: str = "") -> str:
-    """A small idea module: one lr, ``seeds`` seeds, a plain baseline, ``idea_body`` (lines
-    indented by four spaces after the first) as the idea arm."""
-    return f'''
-import pytest
-{imports}
-pytestmark = pytest.mark.bench(name={name!r}, track={track!r}, grid={{"lr": [1e-2]}},
-                               seeds={seeds})
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    {idea_body}
-'''
-
 
 ESCAPING_TRACK = '''
 import dataclasses

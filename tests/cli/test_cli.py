@@ -11,7 +11,7 @@ import pytest
 
 from benchkit.verdict import build as rep
 from benchkit.report import bench_report
-from test_summary import make_report, write
+from builders import make_report, write
 
 
 def bench(*args, cwd=None) -> subprocess.CompletedProcess:
@@ -197,7 +197,7 @@ def test_the_cli_reads_the_version_benchkit_writes():
 def test_reports_written_by_an_earlier_benchkit_stay_readable():
     """The committed reports predate budgets, controls, frontiers, exploratory flags and
     signature nulls: show and compare still read them (the new fields are optional)."""
-    root = Path(__file__).resolve().parents[1] / "reports"
+    root = Path(__file__).resolve().parents[2] / "reports"
     shown = bench("show", str(root))
     assert shown.returncode == 0, shown.stderr
     assert "error" not in shown.stderr

@@ -15,7 +15,7 @@ import pytest
 from benchkit.cli import commands as cli
 from benchkit.stats import paired as stats
 from test_cli import assert_clean_error, bench, write_json
-from test_summary import make_report
+from builders import make_report
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import torch
 
 from benchkit import tracks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BLOCKS, SEEDS, EPOCHS, ALPHA = 6, 6, 1, 0.05
 LARGE_SD = 1.0  # injected noise sd: raises the idea's expected test MSE by 1.0
 

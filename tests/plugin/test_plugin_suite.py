@@ -19,7 +19,8 @@ import time
 
 import pytest
 
-from sessions import BASELINE, FAST, IDEA_SAME, bench, line_with, module
+from sessions import (BASELINE, FAST, IDEA_SAME, bench, line_with, module,
+                      run_pytest_subprocess)
 
 # benches of several idea modules per session: longer than the suite's 120 s default
 # one worker under -n (SHARED_SESSIONS, tests/conftest.py): each session starts once
@@ -127,20 +128,6 @@ SUITE = {
 }
 SUITE_OUTCOMES = {"passed": 52, "failed": 4}  # silent: 2 failed; raises: 1; mech_fail: 1
 SUITE_ARGS = [*FAST, "--bench-gate=not-harms"]
-
-
-def run_pytest_subprocess(path, *args, **env_extra) -> pytest.RunResult:
-    """``pytest args`` in a fresh interpreter in ``path`` (what ``pytester.runpytest_subprocess``
-    does, usable from a module-scoped fixture), with ``env_extra`` added to its environment."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_", "PYTHONBREAKPOINT"))} | env_extra
-    start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=path, env=env,
-                          capture_output=True, text=True, timeout=600)
-    result = pytest.RunResult(proc.returncode, proc.stdout.splitlines(),
-                              proc.stderr.splitlines(), time.monotonic() - start)
-    print(f"$ pytest {' '.join(args)}  (in {path})\n{proc.stdout}\n{proc.stderr}")
-    return result
 
 
 class Suite:
