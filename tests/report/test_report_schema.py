@@ -3,10 +3,11 @@
 (a) the schema is a valid draft 2020-12 schema whose every field has a type and a description;
 (b) reports benchkit really writes validate: via pytester (a complete idea and one whose idea
     arm raises for seed 1) and via the aggregation on synthetic payloads that hit the nullable
-    corners; and the schema rejects inconsistent reports.
+    corners; and the schema rejects inconsistent reports;
+(c) its documentation: docs/report.md is exactly what ``python -m benchkit.report.schema_doc``
+    renders, and it documents every field of the schema.
 
-Its compatibility with the v1 reference reports: test_report_schema_v1.py; its documentation
-(docs/report.md): test_report_schema_docs.py.
+Its compatibility with the v1 reference reports: test_report_schema_v1.py.
 """
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ from benchkit.verdict import build as rep
 from benchkit.report import bench_report
 from benchkit.stats import paired as stats
 from benchkit.plugin.aggregate import aggregate_session
+
+import subprocess
+import sys
+
+from benchkit.report import schema_doc
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads(bench_report.SCHEMA_PATH.read_text(encoding="utf-8"))
@@ -268,3 +274,25 @@ def test_top_level_is_open(synthetic_reports):
     report["mechanism_signature"]["idea_specific"] = {"anything": [1, 2]}
     report["runs"][0]["logs"]["flops"] = 1e6
     assert errors(report) == []
+
+
+# ------------------------------------------------------------------------------------ the docs
+
+def test_docs_are_generated_from_the_schema():
+    doc = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
+    assert doc == schema_doc.render(), (
+        "docs/report.md is out of date: run `python -m benchkit.report.schema_doc > docs/report.md`")
+
+
+def test_docs_document_every_field():
+    doc = schema_doc.render()
+    for where, sub in field_nodes(SCHEMA):
+        *_, kind, name = where.split("/")
+        if kind == "properties":
+            assert f"| `{name}` |" in doc and sub["description"] in doc.replace("\\|", "|"), where
+
+
+def test_schema_doc_command_prints_the_docs():
+    out = subprocess.run([sys.executable, "-m", "benchkit.report.schema_doc"], capture_output=True,
+                         text=True, check=True, cwd=ROOT).stdout
+    assert out == schema_doc.render()

@@ -2,7 +2,8 @@
 simulations' sequential_plan, sequential_decision in benchmarks/simstats.py), the batched
 sign-flip p used by the simulations, and a
 Monte Carlo proof that the rule keeps the family-wise error at alpha while the naive rule
-(every look at the full alpha) does not."""
+(every look at the full alpha) does not.
+"""
 from __future__ import annotations
 
 import math
@@ -18,6 +19,12 @@ from benchkit.stats import paired as bs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import simstats  # noqa: E402  (benchmarks/simstats.py: statistics only simulations use)
+from benchkit.stats import paired as stats
+
+# every test here takes seconds at most: a mutant that loops forever (a bisection that never
+# narrows) fails in 30 s instead of the suite's 120 s
+pytestmark = pytest.mark.timeout(30)
+
 
 FAST = settings(max_examples=200, deadline=None, database=None)
 ALPHAS = (0.05, 0.01, 0.1, 0.2, 1e-3)
@@ -227,3 +234,63 @@ def test_sequential_rule_keeps_familywise_error_at_alpha(dist, seed):
         k = int(np.count_nonzero(np.asarray(p) <= q / 2 ** (n - 1) * (1 + 1e-12)))
         lo, hi = simstats.clopper_pearson(k, REPS, conf=0.999)
         assert lo <= q / 2 ** (n - 1) <= hi, (dist, n, k)
+
+
+# ---------------------------------------------------------------- stats: spending and looks
+
+
+def test_spent_alpha_values():
+    assert stats.spent_alpha(0, 8, 0.05) == 0.0
+    assert stats.spent_alpha(4, 8, 0.05) == 0.05 * math.log1p((math.e - 1) * 0.5)
+    assert stats.spent_alpha(2, 8, 0.1) == 0.1 * math.log1p((math.e - 1) * 0.25)
+    assert stats.spent_alpha(8, 8, 0.05) == 0.05
+    assert stats.spent_alpha(12, 8, 0.05) == 0.05
+    assert stats.spent_alpha(1, 1, 0.01) == 0.01
+
+
+@pytest.mark.parametrize("args, msg", [
+    ((-1, 8, 0.05), "n_seeds must be >= 0, got -1"),
+    ((1, 0, 0.05), "max_seeds must be >= 1, got 0"),
+    ((1.0, 8, 0.05), "n_seeds must be an integer"),
+    ((1, 8.0, 0.05), "max_seeds must be an integer"),
+    ((True, 8, 0.05), "n_seeds must be an integer"),
+    ((1, 8, 0.0), r"alpha must be in \(0, 1\), got 0.0"),
+    ((1, 8, 1.0), r"alpha must be in \(0, 1\)"),
+])
+def test_spent_alpha_refuses_bad_arguments(args, msg):
+    with pytest.raises(ValueError, match=msg):
+        stats.spent_alpha(*args)
+
+
+def test_look_levels_are_the_increments_of_the_spend():
+    s4 = stats.spent_alpha(4, 8, 0.05)
+    assert stats.look_levels([4, 8], 8, 0.05) == pytest.approx([s4, 0.05 - s4], rel=1e-12)
+    assert stats.look_levels([8], 8, 0.05) == [0.05]
+    assert stats.look_levels([1], 1, 0.05) == [0.05]
+    assert stats.look_levels([4], 8, 0.05) == [s4]
+    # looks beyond max_seeds are unplanned: level 0, and the looks after them are kept
+    assert stats.look_levels([8, 12, 16], 8, 0.05) == [0.05, 0.0, 0.0]
+    assert stats.look_levels([4, 12], 8, 0.05) == [s4, 0.0]
+
+
+def test_look_levels_never_overspend_in_floating_point():
+    looks, m, alpha = [9, 38, 39], 39, 0.025
+    levels = stats.look_levels(looks, m, alpha)
+    for k, n in enumerate(looks):
+        assert math.fsum(levels[:k + 1]) <= stats.spent_alpha(n, m, alpha)
+        assert levels[k] > 0.0
+    assert math.fsum(levels) == pytest.approx(alpha, rel=1e-12)
+
+
+@pytest.mark.parametrize("looks, m, msg", [
+    ([8, 4], 16, "strictly increasing"),
+    ([4, 4], 16, "strictly increasing"),
+    ([2, 6, 5], 16, "strictly increasing"),
+    ([4, 0], 16, r"looks_n\[1\] must be >= 1, got 0"),
+    ([0], 16, r"looks_n\[0\] must be >= 1"),
+    ([4], 0, "max_seeds must be >= 1, got 0"),
+    ([4.0], 8, r"looks_n\[0\] must be an integer"),
+])
+def test_look_levels_refuse_bad_looks(looks, m, msg):
+    with pytest.raises(ValueError, match=msg):
+        stats.look_levels(looks, m, 0.05)

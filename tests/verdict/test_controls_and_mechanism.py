@@ -1,6 +1,8 @@
-"""The rules that finish a report's verdicts with control arms and budgets, in process: the worst
-comparison decides (and is named), each control is judged at the look's level on its Holm-adjusted
-p in the metric's direction, unmatched budgets withhold every verdict, the system verdict follows.
+"""The rules that finish a report's verdicts with control arms, budgets and mechanism evidence, in
+process: the worst comparison decides (and is named), each control is judged at the look's level
+on its Holm-adjusted p in the metric's direction and under the report's claim (its margin tests at
+the family's level), unmatched budgets withhold every verdict, the system verdict follows;
+signatures over seeds, their nulls, and skipped claims.
 """
 from __future__ import annotations
 
@@ -10,6 +12,10 @@ from benchkit.verdict import controls as fairness
 from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
 from benchkit.stats import paired as stats
+import math
+
+from benchkit.verdict.build import build_report, decide, mechanism_signature, math_verification
+from builders import ALPHA, BASE8, GRID, IDEA8, make_run, make_spec, paired_report, TRACK
 
 LEVEL = 0.05
 BELOW, ABOVE = 0.049, 0.051
@@ -167,3 +173,102 @@ def test_non_discriminating_names_the_signatures_whose_null_passes_too():
         "c": signature("non_discriminating")}}}
     assert mechanism.non_discriminating(report) == ["b", "c"]
     assert mechanism.non_discriminating({"mechanism_signature": None}) == []
+
+
+# -- mechanism evidence in the report (benchkit.verdict.build) ------------------------------------
+def sig(observed, confirmed, predicted=0.0, tol=0.1):
+    return {"observed": observed, "predicted": predicted, "tol": tol, "prediction": None,
+            "confirmed": confirmed}
+
+
+def test_signature_missing_on_a_seed_is_not_confirmed():
+    runs = [{"signatures": {"m": sig(0.0, True)}}, {"signatures": {}}]
+    out = mechanism_signature(runs)
+    assert out["signatures"]["m"]["confirmed"] is False
+    assert out["signatures"]["m"]["per_seed"] == [0.0, None]
+    assert out["confirmed"] is False
+
+
+def test_signature_confirmed_only_when_every_seed_is():
+    runs = [{"signatures": {"m": sig(0.05, True)}}, {"signatures": {"m": sig(0.2, False)}}]
+    out = mechanism_signature(runs)
+    assert out["signatures"]["m"]["observed"] == 0.2   # the one farthest from the prediction
+    assert out["confirmed"] is False
+    runs[1]["signatures"]["m"] = sig(-0.08, True)
+    out = mechanism_signature(runs)
+    assert out["confirmed"] is True and out["signatures"]["m"]["observed"] == -0.08
+
+
+def test_no_signature_is_no_evidence():
+    assert mechanism_signature([{"signatures": {}}])["confirmed"] is None
+
+
+@pytest.mark.parametrize("outcomes, passed", [
+    (["passed"], True), (["passed", "failed"], False), (["skipped"], None),
+    (["skipped", "passed"], True), (["skipped", "failed"], False), ([], None),
+])
+def test_a_skipped_claim_is_no_evidence(outcomes, passed):
+    payloads = [{"nodeid": f"m.py::test_c{k}", "outcome": o, "message": None}
+                for k, o in enumerate(outcomes)]
+    assert math_verification(payloads)["passed"] is passed
+
+
+def test_mechanism_ok_in_a_report_with_a_skipped_and_a_passed_claim():
+    report = paired_report(BASE8, IDEA8)
+    mechs = [{"nodeid": "m.py::test_a", "outcome": "skipped", "message": None},
+             {"nodeid": "m.py::test_b", "outcome": "passed", "message": None}]
+    spec = make_spec(GRID[:1], 8)
+    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
+    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8)]
+    report = build_report(spec, TRACK, runs, mechs, alpha=ALPHA)
+    decide(report, report["comparison"]["p_value"], 1)
+    assert report["mechanism_ok"] == 1 and report["system_verdict"] == "worked"
+
+
+# -- a control arm under a margin claim ---------------------------------------------------------
+
+
+def margin_report(n: int, *, claim: str | None, family_size: int | None) -> dict:
+    """An idea within 0.1% of its control on every one of ``n`` seeds, the control compared
+    with a 10% non-inferiority margin and a p (0.6) far from significant."""
+    control_values = [1.0 + 0.1 * k for k in range(n)]
+    idea_values = [v + 0.001 * (-1) ** k for k, v in enumerate(control_values)]
+    comp = {"p_adjusted": 0.6, "p_value": 0.3, "delta_mean": 0.0,
+            "noninferiority": {"margin_rel": 0.1}}
+    if family_size is not None:
+        comp["family_size"] = family_size
+    protocol = {} if claim is None else {"claim_type": claim}
+    return {"practical_verdict": "helps", "system_verdict": "partial", "mechanism_ok": None,
+            "comparison": {"p_adjusted": 0.01, "delta_mean": -0.5},
+            "metric_direction": "lower is better", "protocol": protocol,
+            "idea": {"per_seed": idea_values},
+            "controls": {"c": {"arm": "control:c", "full": {"per_seed": control_values},
+                               "comparison": comp}}}
+
+
+@pytest.mark.parametrize("claim, verdict", [
+    ("equivalence", "equivalent"),     # TOST p = 1/256 each side < 0.05 / 2
+    ("superiority", "non-inferior"),   # no TOST: the margin test alone
+    (None, "non-inferior"),            # a protocol without a claim is a superiority claim
+])
+def test_a_control_is_judged_under_the_reports_claim(claim, verdict):
+    rep_ = margin_report(8, claim=claim, family_size=2)
+    fairness.finish_verdicts(rep_, 0.05)
+    comp = rep_["controls"]["c"]["comparison"]
+    assert rep_["controls"]["c"]["verdict"] == verdict
+    # the margin test is redone on the control's and the idea's seeds, at level / family size
+    assert comp["noninferiority"]["p_value"] == pytest.approx(1 / 256)
+    assert comp["noninferiority"]["non_inferior"] is True
+    assert ("equivalence" in comp) == (claim == "equivalence")
+
+
+@pytest.mark.parametrize("family_size, verdict", [
+    (2, "inconclusive"),   # one-sided p 1/32 = 0.03125 is not below 0.05 / 2
+    (1, "non-inferior"),   # ... and is below 0.05
+    (None, "non-inferior"),  # a comparison without a family is a family of one
+])
+def test_a_controls_margin_test_is_at_the_level_over_its_family_size(family_size, verdict):
+    rep_ = margin_report(5, claim="superiority", family_size=family_size)
+    fairness.finish_verdicts(rep_, 0.05)
+    assert rep_["controls"]["c"]["verdict"] == verdict
+    assert rep_["controls"]["c"]["comparison"]["noninferiority"]["p_value"] == 1 / 32

@@ -1,5 +1,6 @@
 """The edge-extension rule (benchkit.verdict.extension): a selection at the edge of a grid axis of three
-or more values extends that axis for both arms, up to ``extend`` steps, recorded in the report."""
+or more values extends that axis for both arms, up to ``extend`` steps, recorded in the report.
+"""
 from __future__ import annotations
 
 import math
@@ -7,7 +8,6 @@ import math
 import pytest
 
 from benchkit.verdict import extension as extend
-
 
 def bowl(optimum: float):
     """A validation value whose best (lowest) learning rate is ``optimum``."""
@@ -159,3 +159,31 @@ def test_a_bad_extend_is_a_collection_error(pytester):
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert "extend=-1 must be an integer >= 0" in result.stdout.str()
+
+
+# -- extendable grids ----------------------------------------------------------------------------
+
+
+def test_axes_skip_keys_that_are_missing_or_not_numeric():
+    grid = [{"opt": o, "lr": lr, "wd": wd} for o, lr, wd in (("a", 1, 0.1), ("b", 2, 0.2),
+                                                              ("c", 3, 0.3))]
+    assert extend.axes(grid) == {"lr": [1, 2, 3], "wd": [0.1, 0.2, 0.3]}
+    del grid[1]["wd"]   # a key some config lacks is no axis
+    assert extend.axes(grid) == {"lr": [1, 2, 3]}
+
+
+@pytest.mark.parametrize("values, log", [
+    ([1, 2, 4], True), ([1, 2, 3], False),
+    ([1, 3, 6], True),   # ratios 3, 2 and differences 2, 3 vary alike (1.5): a tie is log
+])
+def test_log_spacing_at_the_tie(values, log):
+    assert extend.log_spaced(values) is log
+
+
+def test_a_high_side_extension_steps_from_the_highest_value():
+    def val(arm, cfg, seed):  # both arms' optimum lies above the grid
+        return math.log10(cfg["lr"] / 1e-2) ** 2 + 0.001 * seed
+    out = extend.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], val, [0], "lower", 1)
+    assert out["extensions"] == [{"axis": "lr", "side": "high", "from": 4e-3, "value": 8e-3,
+                                  "arms": ["baseline", "idea"]}]
+    assert sorted(c["lr"] for c in out["grid"]) == [1e-3, 2e-3, 4e-3, 8e-3]

@@ -15,7 +15,6 @@ from benchkit.verdict.build import build_report, decide
 from builders import one_config_runs
 from builders import ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, paired_report
 
-
 # ---------------------------------------------------------------------------- decide
 LEVEL_8_OF_16 = stats.look_levels([8], 16, ALPHA)[0]    # 0.0310
 
@@ -191,3 +190,93 @@ def test_the_comparison_is_made_at_the_sessions_alpha(alpha):
     assert report["comparison"]["alpha"] == alpha == report["protocol"]["alpha"]
     assert report["comparison"]["mde"] == pytest.approx(
         stats.mde(report["comparison"]["per_seed_diffs"], alpha))
+
+
+# ------------------------------------- decide at the level, and the reference-format fields
+def test_the_fixture_p_value_is_what_the_tables_assume():
+    report = paired_report(BASE8, IDEA8)
+    assert report["comparison"]["p_value"] == pytest.approx(P8)
+
+
+@pytest.mark.parametrize("alpha, expected", [
+    (math.nextafter(P8, 1.0), "helps"),   # level just above p: significant
+    (P8, "inconclusive"),                # at the level: not (strict <)
+    (math.nextafter(P8, 0.0), "inconclusive"),
+])
+def test_decide_at_the_level(alpha, expected):
+    report = paired_report(BASE8, IDEA8, alpha=alpha)
+    decide(report, report["comparison"]["p_value"], 1)
+    assert report["practical_verdict"] == expected
+
+
+def test_decide_uses_the_holm_adjusted_p_not_the_raw_one():
+    report = paired_report(BASE8, IDEA8)
+    p = report["comparison"]["p_value"]
+    assert p < ALPHA
+    adjusted = stats.holm([p, 0.9, 0.9])[0]   # 3 tracks: 3 * p = 0.047 < alpha still
+    decide(report, adjusted, 3)
+    assert report["practical_verdict"] == "helps"
+    report = paired_report(BASE8, IDEA8)
+    adjusted = stats.holm([p, p, p, p])[0]    # 4 tracks: 4 * p = 0.0625
+    assert adjusted >= ALPHA
+    decide(report, adjusted, 4)
+    assert report["practical_verdict"] == "inconclusive"
+    assert report["comparison"]["p_adjusted"] == adjusted
+
+
+def test_reference_format_fields_follow_the_practical_verdict():
+    report = paired_report(BASE8, IDEA8)
+    decide(report, stats.holm([P8] * 4)[0], 4)
+    assert report["practical_verdict"] == "inconclusive"
+    assert report["comparison"]["verdict"] == "no significant win"
+    assert report["comparison"]["system_worked"] is False
+
+
+@pytest.mark.parametrize("flip, practical, verdict", [
+    (False, "helps", "idea better (significant)"),
+    (True, "harms", "idea worse (significant)"),
+])
+def test_reference_format_fields_at_full_alpha(flip, practical, verdict):
+    base, idea = (IDEA8, BASE8) if flip else (BASE8, IDEA8)
+    report = paired_report(base, idea)
+    decide(report, report["comparison"]["p_value"], 1)
+    assert report["practical_verdict"] == practical
+    assert report["comparison"]["verdict"] == verdict
+    assert report["comparison"]["system_worked"] is (practical == "helps")
+
+
+def test_direction_higher_flips_helps_and_harms():
+    report = paired_report(BASE8, IDEA8, direction="higher is better")
+    decide(report, report["comparison"]["p_value"], 1)
+    assert report["practical_verdict"] == "harms"
+    assert report["comparison"]["idea_wins"] == 1
+
+
+# ---------------------------- D7 (statistics audit): report warnings follow the session's alpha
+@pytest.mark.parametrize("alpha, seeds, warned", [
+    (0.01, 7, True),     # 2^-6 = 0.0156 >= 0.01: unreachable (before: no warning, as 7 >= 6)
+    (0.01, 8, False),    # 2^-7 = 0.0078 < 0.01
+    (0.05, 5, True), (0.05, 6, False),
+    (0.3, 3, False),     # 2^-2 = 0.25 < 0.3 (before: warned, as 3 < 6)
+    (0.2, 3, True),
+])
+def test_d7_the_unreachable_warning_follows_alpha(alpha, seeds, warned):
+    assert (stats.min_p_value(seeds) >= alpha) == warned  # the table is the rule
+    report = paired_report(BASE8[:seeds], IDEA8[:seeds], alpha=alpha)
+    said = [w for w in report["warnings"] if "cannot reach" in w]
+    assert bool(said) == warned, report["warnings"]
+    if said:
+        assert f"p < {alpha:g}" in said[0]
+
+
+# ------------------------- D9 (statistics audit): reference fields follow the Holm verdict
+@pytest.mark.parametrize("family, practical, verdict", [
+    (4, "inconclusive", "no significant win"),       # 4 * 0.0156 >= 0.05
+    (3, "helps", "idea better (significant)"),       # 3 * 0.0156 < 0.05
+])
+def test_d9_reference_fields_follow_the_holm_verdict(family, practical, verdict):
+    report = paired_report(BASE8, IDEA8)
+    decide(report, stats.holm([P8] * family)[0], family)
+    assert report["practical_verdict"] == practical
+    assert report["comparison"]["verdict"] == verdict
+    assert report["comparison"]["system_worked"] is (practical == "helps")

@@ -14,9 +14,9 @@ import pytest
 from benchkit.stats import paired as stats
 from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, build_report, decide
 from benchkit.spec import cfg_id
-from builders import (ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec, one_config_runs,
+from benchkit.plugin.aggregate import gate_failure
+from builders import (GATES, ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec, one_config_runs,
                       paired_report, runs_from)
-
 
 # ------------------------------------------------------------------------------ arm_sweep
 def test_arm_sweep_judges_eligibility_on_validation_and_tests_on_test():
@@ -253,3 +253,108 @@ def test_every_field_of_a_decided_report_is_a_schema_field():
         assert set(schema["required"]) - added_later <= set(report)
     assert report["complete"] is False and report["idea_config"] is None
     assert report["frontier"] is None
+
+
+# ------------------------------------------------ selection on validation, and completeness
+def test_selection_uses_validation_not_test():
+    """cfg 0 is best on validation, cfg 2 on test: the report picks cfg 0 for both arms."""
+    n = 6
+    table = {}
+    for arm in ("baseline", "idea"):
+        table[(arm, 0)] = [(1.0 + 0.01 * s, 5.0 + 0.01 * s) for s in range(n)]
+        table[(arm, 1)] = [(2.0, 3.0)] * n
+        table[(arm, 2)] = [(3.0, 1.0 + 0.01 * s) for s in range(n)]
+    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    assert report["baseline"]["best_cfg"] == GRID[0]
+    assert report["idea_config"] == GRID[0]
+    assert report["baseline"]["full"]["mean"] == pytest.approx(5.0 + 0.01 * 2.5)
+
+
+def test_selection_follows_the_direction():
+    n = 6
+    table = {(arm, k): [(float(k), 1.0)] * n for arm in ("baseline", "idea") for k in range(3)}
+    spec = make_spec(GRID, n, direction="higher is better")
+    report = build_report(spec, TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    assert report["baseline"]["best_cfg"] == GRID[2]
+
+
+def test_selection_ties_go_to_the_first_in_grid_order():
+    n = 6
+    table = {(arm, k): [(1.0, 1.0 + k)] * n for arm in ("baseline", "idea") for k in range(3)}
+    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    assert report["baseline"]["best_cfg"] == GRID[0] and report["idea_config"] == GRID[0]
+
+
+def test_a_config_with_a_diverged_seed_is_not_eligible():
+    n = 6
+    table = {(arm, k): [(1.0 + k, 1.0)] * n for arm in ("baseline", "idea") for k in range(3)}
+    table[("baseline", 0)] = [(1.0, 1.0)] * (n - 1) + [(math.nan, math.nan)]
+    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    assert report["baseline"]["best_cfg"] == GRID[1]
+    assert report["idea_config"] == GRID[0]
+    sweep = report["baseline"]["sweep"]
+    assert [s["eligible"] for s in sweep] == [False, True, True]
+    assert sweep[0]["diverged_seeds"] == [n - 1]
+
+
+def test_every_config_diverged_is_incomplete_with_no_verdict():
+    n = 6
+    table = {(arm, k): [(1.0, 1.0)] * n for arm in ("baseline", "idea") for k in range(3)}
+    for k in range(3):
+        table[("idea", k)] = [(math.inf, 1.0)] * n
+    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    decide(report, None, 1)
+    assert not report["complete"]
+    assert report["practical_verdict"] == report["system_verdict"] == "incomplete"
+    assert any("every config of the idea arm diverged" in r
+               for r in report["incomplete"]["reasons"])
+    for gate in GATES[1:]:
+        assert gate_failure(report, gate) is not None
+
+
+def test_a_missing_run_gives_no_verdict_and_names_it():
+    n = 6
+    table = {("baseline", 0): [(1.0, 1.0)] * n, ("idea", 0): [(1.0, 0.5)] * (n - 1)}
+    report = build_report(make_spec(GRID[:1], n), TRACK, runs_from(table, GRID[:1]), [],
+                          alpha=ALPHA)
+    decide(report, None, 1)
+    assert report["practical_verdict"] == "incomplete"
+    assert report["incomplete"]["missing"] == [f"idea[{TRACK}-lr=0.001-seed{n - 1}]"]
+
+
+# ------------------------------ D6 (statistics audit): a non-finite test value never selects
+def test_d6_a_non_finite_test_value_never_changes_the_selection():
+    """cfg 0 is best on validation; one of its test values is NaN. Before: cfg 0 became
+    ineligible and cfg 1 was selected (the test split chose). Now: cfg 0 stays selected and,
+    since a paired test on NaN is impossible, the report is incomplete and says why."""
+    n = 6
+    table = {(arm, k): [(1.0 + k, 2.0)] * n for arm in ("baseline", "idea") for k in range(3)}
+    table[("baseline", 0)] = [(1.0, 2.0)] * (n - 1) + [(1.0, math.nan)]
+    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    sweep = report["baseline"]["sweep"]
+    assert [s["eligible"] for s in sweep] == [True, True, True]
+    assert sweep[0]["test_diverged_seeds"] == [n - 1] and sweep[0]["mean"] is None
+    assert sweep[0]["val_mean"] == 1.0
+    assert not report["complete"]
+    assert any("selected on validation" in r and "seed(s) 5" in r
+               for r in report["incomplete"]["reasons"])
+    decide(report, None, 1)
+    assert report["practical_verdict"] == "incomplete"
+
+
+def test_d6_a_non_finite_test_value_off_the_selected_config_changes_nothing():
+    n = 6
+    table = {(arm, k): [(1.0 + k, 2.0 - 0.1 * (arm == "idea"))] * n
+             for arm in ("baseline", "idea") for k in range(3)}
+    table[("baseline", 2)] = [(3.0, math.inf)] * n
+    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    assert report["complete"] and report["baseline"]["best_cfg"] == GRID[0]
+
+
+def test_d6_a_non_finite_validation_value_still_makes_the_config_ineligible():
+    n = 6
+    table = {(arm, k): [(1.0 + k, 1.0)] * n for arm in ("baseline", "idea") for k in range(3)}
+    table[("baseline", 0)] = [(1.0, 1.0)] * (n - 1) + [(math.nan, 1.0)]
+    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    assert report["baseline"]["best_cfg"] == GRID[1]
+    assert report["baseline"]["sweep"][0]["diverged_seeds"] == [n - 1]

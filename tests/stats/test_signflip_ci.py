@@ -1,41 +1,65 @@
-"""The sign-flip rules (benchkit.stats.signflip), pinned in process at and around each threshold: exact
-values on small cases (n <= 16 pairs, where the sign-flip test enumerates every flip), closed
-forms, and the contracts the docstrings state, so a changed comparison, bound or constant fails
-here rather than only in an end-to-end session. benchkit.stats.paired' rules: tests/test_stats_rules.py."""
+"""The sign-flip interval (benchkit.stats.signflip.sign_flip_ci): it inverts the test at the level
+it is tested at (it excludes zero exactly when p is below the level), each end is where the test
+starts to reject, ends at zero go to the side the p says; pinned in process at and around each
+threshold. Power, MDE and seeds needed: test_signflip_power.py.
+"""
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from benchkit.stats import signflip as sf
 from benchkit.stats import paired as stats
+from benchkit.verdict.build import decide
+from builders import paired_report
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import simstats  # noqa: E402
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never
 # narrows) fails in 30 s instead of the suite's 120 s
 pytestmark = pytest.mark.timeout(30)
 
-# ---------------------------------------------------------------- signflip.min_pairs
+
+import simstats  # noqa: E402
+
+LEVELS = (0.05, 0.01, 0.1, stats.look_levels([8], 16, 0.05)[0], 0.025)
 
 
-@pytest.mark.parametrize("level, n", [
-    (1.0, 2),            # 2^-1 = 0.5 < 1
-    (0.5, 3),            # 2^-1 = 0.5 is not below 0.5: one pair more
-    (0.5000001, 2),
-    (0.25, 4), (0.2500001, 3),
-    (0.0625, 6), (0.0625001, 5),
-    (0.05, 6), (0.03125, 7), (0.0312501, 6), (0.01, 8), (1e-3, 11),
-])
-def test_min_pairs_is_the_first_n_whose_smallest_p_is_below_the_level(level, n):
-    assert sf.min_pairs(level) == n
-    assert stats.min_p_value(n) < level <= stats.min_p_value(n - 1) or n == 2
+def test_the_interval_excludes_zero_exactly_when_p_is_below_the_level():
+    rng = np.random.default_rng(2026)
+    cases = 0
+    for trial in range(120):
+        n = int(rng.integers(2, 21))
+        d = (rng.normal(rng.choice([0.0, 0.7, 1.5]), 1.0, n) if trial % 3 == 0 else
+             rng.integers(-3, 4, n).astype(float) if trial % 3 == 1 else  # ties
+             rng.standard_t(2, n))
+        p = stats.sign_flip_p_value(d)
+        for level in LEVELS:
+            lo, hi = sf.sign_flip_ci(d, level)
+            excludes = (lo is not None and lo > 0) or (hi is not None and hi < 0)
+            assert excludes == (p < level), (d.tolist(), level, p, lo, hi)
+            if lo is not None:
+                assert lo <= d.mean() <= hi
+            cases += 1
+    assert cases == 120 * len(LEVELS)
 
 
-@pytest.mark.parametrize("level", [0.0, -0.05, 1.0000001, 2.0])
-def test_min_pairs_refuses_a_level_outside_0_1(level):
-    with pytest.raises(ValueError, match=r"level must be in \(0, 1\], got"):
-        sf.min_pairs(level)
+def test_the_interval_is_unbounded_when_the_level_is_unreachable():
+    assert sf.sign_flip_ci([1.0, 2.0, 3.0, 4.0, 5.0], 0.05) == [None, None]  # 2^-4 >= 0.05
+
+
+def test_the_interval_contains_the_shifts_the_test_accepts():
+    d = np.array([0.3, -0.1, 0.5, 0.2, 0.4, 0.1, 0.6, -0.2])
+    lo, hi = sf.sign_flip_ci(d, 0.05)
+    for c in np.linspace(lo - 0.2, hi + 0.2, 41):
+        inside = lo <= c <= hi
+        assert (stats.sign_flip_p_value(d - c) >= 0.05) == inside or \
+            min(abs(c - lo), abs(c - hi)) < 1e-9
 
 
 # ---------------------------------------------------------------- signflip.sign_flip_ci
@@ -154,128 +178,6 @@ def test_an_end_at_zero_is_placed_on_the_side_the_test_says():
     assert stats.sign_flip_p_value(d) < 0.07
     assert sf.sign_flip_ci(d, 0.07) == [0.5, 4.5]
     assert sf.sign_flip_ci([-x for x in d], 0.07) == [-4.5, -0.5]
-
-
-# ---------------------------------------------------------------- signflip.power
-
-
-def test_power_is_zero_below_the_reachable_minimum_and_one_for_a_huge_effect():
-    assert sf.power(5, 10.0, 0.05) == 0.0        # 2^-4 >= 0.05
-    assert sf.power(6, 10.0, 0.05) == 1.0        # every simulated bench has 6 positive diffs
-    assert sf.power(7, 10.0, 0.03125) == 1.0 and sf.power(6, 10.0, 0.03125) == 0.0
-
-
-def test_power_is_symmetric_in_the_effect_sign_and_uses_the_t_power_from_t_from():
-    assert sf.power(8, -1.0, 0.05) == sf.power(8, 1.0, 0.05)
-    n = sf.T_FROM
-    assert sf.power(n, 0.5, 0.05) == stats.t_test_power(0.5 * math.sqrt(n), n, 0.05)
-    assert sf.power(n, -0.5, 0.05) == sf.power(n, 0.5, 0.05)
-
-
-def test_power_under_no_effect_is_the_exact_size_of_the_test():
-    """With 6 pairs p < 0.05 only at 2/64: under H0 that has probability 2/64 exactly."""
-    assert abs(sf.power(6, 0.0, 0.05) - 2 / 64) < 4 * math.sqrt(2 / 64 / sf.SIM_REPS)
-
-
-# ---------------------------------------------------------------- signflip.mde_power80
-
-
-@pytest.mark.parametrize("n, level", [(6, 0.05), (7, 0.04), (8, 0.2)])   # mde above/below 1
-def test_mde_power80_is_the_smallest_effect_reaching_the_target(n, level):
-    mde = sf.mde_power80(n, 1.0, level)
-    assert sf.power(n, mde, level) >= 0.8
-    assert sf.power(n, mde * (1 - 5e-3), level) < 0.8      # within the documented 0.5%
-    assert sf.mde_power80(n, 2.0, level) == 2 * mde          # scales with sd
-    assert sf.mde_power80(n, -2.0, level) == 2 * mde
-    lower = sf.mde_power80(n, 1.0, level, target=0.5)
-    assert lower < mde and sf.power(n, lower, level) >= 0.5
-
-
-def test_mde_power80_edges():
-    assert sf.mde_power80(5, 1.0, 0.05) is None             # p < 0.05 impossible on 5 pairs
-    assert sf.mde_power80(6, 1.0, 0.05) is not None
-    assert sf.mde_power80(6, 0.0, 0.05) == 0.0
-    assert sf.mde_power80(6, float("nan"), 0.05) is None
-    assert sf.mde_power80(6, float("inf"), 0.05) is None
-    assert sf.mde_power80(6, 1.0, 0.05, target=1.01) is None  # power never exceeds 1
-    # power 1 is reached (every bench of 6 same-sign pairs): a finite effect
-    top = sf.mde_power80(6, 1.0, 0.05, target=1.0)
-    assert top is not None and sf.power(6, top, 0.05) == 1.0 > sf.power(6, top * (1 - 5e-3), 0.05)
-    # a target above the power at effect 2 (the search doubles its bracket past 2)
-    big = sf.mde_power80(6, 1.0, 0.05, target=0.95)
-    assert big > 2.0 and sf.power(6, big, 0.05) >= 0.95 > sf.power(6, big * (1 - 5e-3), 0.05)
-    # a target the power reaches exactly at effect 2: the answer is at most 2
-    at2 = sf.power(6, 2.0, 0.05)
-    assert sf.mde_power80(6, 1.0, 0.05, target=at2) <= 2.0
-
-
-# ---------------------------------------------------------------- signflip.seeds_needed
-
-# the effect at which the paired t power (used from T_FROM pairs) first reaches 0.8 at 10001
-ES_10001 = 0.028017107946625437
-
-
-def test_seeds_needed_is_none_when_undefined():
-    for delta, sd in [(0.0, 1.0), (1.0, 0.0), (math.inf, 1.0), (1.0, math.inf),
-                      (math.nan, 1.0), (1.0, math.nan), (-math.inf, 1.0)]:
-        assert sf.seeds_needed(delta, sd, 0.05) is None, (delta, sd)
-    # undefined even where the target is below the level (where any n would do)
-    for delta, sd in [(0.0, 1.0), (1.0, math.inf), (1.0, math.nan), (1.0, 0.0)]:
-        assert sf.seeds_needed(delta, sd, 0.05, target=0.01) is None, (delta, sd)
-
-
-def test_seeds_needed_depends_on_delta_over_sd():
-    n = sf.seeds_needed(1.0, 1.0, 0.05)
-    assert n == 11
-    assert sf.seeds_needed(2.0, 2.0, 0.05) == n == sf.seeds_needed(-1.0, -1.0, 0.05)
-    assert sf.seeds_needed(1.0, 0.5, 0.05) == sf.seeds_needed(2.0, 1.0, 0.05) == 6
-    assert sf.power(n, 1.0, 0.05) >= 0.8 > sf.power(n - 1, 1.0, 0.05)
-
-
-def test_seeds_needed_meets_the_target_inclusively():
-    assert sf.seeds_needed(10.0, 1.0, 0.05, target=1.0) == 6     # power exactly 1 at 6 pairs
-    target = sf.power(8, 1.0, 0.05)
-    assert sf.power(7, 1.0, 0.05) < target
-    assert sf.seeds_needed(1.0, 1.0, 0.05, target=target) == 8
-
-
-def test_seeds_needed_is_never_below_min_pairs():
-    assert sf.seeds_needed(1.0, 1.0, 0.05, target=0.0) == 6       # every n "reaches" 0
-    assert sf.seeds_needed(1.0, 1.0, 0.01, target=0.0) == 8
-
-
-def test_seeds_needed_walks_down_from_the_t_answer():
-    """At es 0.7 and 0.05 the t answer is 19 pairs and the sign-flip simulation reaches 0.8
-    at 18 already (and not at 17): the search steps down one pair at a time from the guess."""
-    assert sf._t_seeds(0.7, 0.05, 0.8, 10000) == 19
-    assert sf.power(17, 0.7, 0.05) < 0.8 <= sf.power(18, 0.7, 0.05)
-    assert sf.seeds_needed(0.7, 1.0, 0.05) == 18
-
-
-def test_seeds_needed_searches_up_from_a_t_answer_that_falls_short():
-    """At level 0.001 and power 0.9 the t answer for es 2 is 11 pairs; the sign-flip test
-    needs 13: the bisection above the guess finds 13, not the guess plus one."""
-    assert sf._t_seeds(2.0, 0.001, 0.9, 10000) == 11
-    assert sf.power(12, 2.0, 0.001) < 0.9 <= sf.power(13, 2.0, 0.001)
-    assert sf.seeds_needed(2.0, 1.0, 0.001, target=0.9) == 13
-
-
-def test_seeds_needed_walks_down_to_the_minimum():
-    """At power 1 the t answer is 10 pairs for es 4, while every simulated bench of 6 pairs
-    already rejects: the walk down goes to min_pairs, not one pair short of it."""
-    assert sf._t_seeds(4.0, 0.05, 1.0, 10000) == 10
-    assert sf.power(6, 4.0, 0.05) == 1.0
-    assert sf.seeds_needed(4.0, 1.0, 0.05, target=1.0) == 6
-
-
-def test_seeds_needed_is_none_above_max_n_and_max_n_defaults_to_10000():
-    def t_ok(n):
-        return stats.t_test_power(ES_10001 * math.sqrt(n), n, 0.05) >= 0.8
-    assert t_ok(10001) and not t_ok(10000)
-    assert sf.seeds_needed(ES_10001, 1.0, 0.05) is None
-    assert sf.seeds_needed(ES_10001, 1.0, 0.05, max_n=10001) == 10001
-    assert sf.seeds_needed(1.0, 1.0, 0.05, max_n=10) is None
-    assert sf.seeds_needed(1.0, 1.0, 0.05, max_n=11) == 11
 
 
 # ---------------------------------------------------------------- signflip.sign_flip_ci: ends at 0

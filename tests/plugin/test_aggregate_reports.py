@@ -1,7 +1,8 @@
-"""Rules of the decision core that only a targeted input tells apart, in process: a control's
-margin tests (non-inferiority, equivalence) at the family's level under the report's claim,
-the aggregation's family size, report companions and write errors, and the edges of an
-extendable grid."""
+"""The aggregation's reports, called in process (benchkit.plugin.aggregate): an idea with only
+claims, a single run, every comparison's Holm family size, a control arm's margin test over the
+whole family, report companions and write errors, and an incomplete track kept in the Holm family
+(D8 of the statistics audit).
+"""
 from __future__ import annotations
 
 import json
@@ -15,55 +16,11 @@ from benchkit.verdict import extension as extend, controls as fairness
 from benchkit.store import atomic
 from benchkit.report import bench_report
 from benchkit.report import summary
-
-# -- a control arm under a margin claim ---------------------------------------------------------
-
-
-def margin_report(n: int, *, claim: str | None, family_size: int | None) -> dict:
-    """An idea within 0.1% of its control on every one of ``n`` seeds, the control compared
-    with a 10% non-inferiority margin and a p (0.6) far from significant."""
-    control_values = [1.0 + 0.1 * k for k in range(n)]
-    idea_values = [v + 0.001 * (-1) ** k for k, v in enumerate(control_values)]
-    comp = {"p_adjusted": 0.6, "p_value": 0.3, "delta_mean": 0.0,
-            "noninferiority": {"margin_rel": 0.1}}
-    if family_size is not None:
-        comp["family_size"] = family_size
-    protocol = {} if claim is None else {"claim_type": claim}
-    return {"practical_verdict": "helps", "system_verdict": "partial", "mechanism_ok": None,
-            "comparison": {"p_adjusted": 0.01, "delta_mean": -0.5},
-            "metric_direction": "lower is better", "protocol": protocol,
-            "idea": {"per_seed": idea_values},
-            "controls": {"c": {"arm": "control:c", "full": {"per_seed": control_values},
-                               "comparison": comp}}}
-
-
-@pytest.mark.parametrize("claim, verdict", [
-    ("equivalence", "equivalent"),     # TOST p = 1/256 each side < 0.05 / 2
-    ("superiority", "non-inferior"),   # no TOST: the margin test alone
-    (None, "non-inferior"),            # a protocol without a claim is a superiority claim
-])
-def test_a_control_is_judged_under_the_reports_claim(claim, verdict):
-    rep_ = margin_report(8, claim=claim, family_size=2)
-    fairness.finish_verdicts(rep_, 0.05)
-    comp = rep_["controls"]["c"]["comparison"]
-    assert rep_["controls"]["c"]["verdict"] == verdict
-    # the margin test is redone on the control's and the idea's seeds, at level / family size
-    assert comp["noninferiority"]["p_value"] == pytest.approx(1 / 256)
-    assert comp["noninferiority"]["non_inferior"] is True
-    assert ("equivalence" in comp) == (claim == "equivalence")
-
-
-@pytest.mark.parametrize("family_size, verdict", [
-    (2, "inconclusive"),   # one-sided p 1/32 = 0.03125 is not below 0.05 / 2
-    (1, "non-inferior"),   # ... and is below 0.05
-    (None, "non-inferior"),  # a comparison without a family is a family of one
-])
-def test_a_controls_margin_test_is_at_the_level_over_its_family_size(family_size, verdict):
-    rep_ = margin_report(5, claim="superiority", family_size=family_size)
-    fairness.finish_verdicts(rep_, 0.05)
-    assert rep_["controls"]["c"]["verdict"] == verdict
-    assert rep_["controls"]["c"]["comparison"]["noninferiority"]["p_value"] == 1 / 32
-
+from benchkit.plugin.aggregate import aggregate_session, gate_failure
+from benchkit.stats import paired as stats
+from benchkit.verdict.build import build_report, decide
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_run, make_spec, paired_report,
+                      runs_from)
 
 # -- aggregation ---------------------------------------------------------------------------------
 CFG = {"lr": 1e-3}
@@ -163,29 +120,37 @@ def test_a_write_error_names_the_file_and_the_reason(tmp_path, monkeypatch, exc,
     assert errors == ["benchkit: ERROR x tabular: " + says.format(path=path)]
 
 
-# -- extendable grids ----------------------------------------------------------------------------
+# -- D8: an incomplete track stays in the Holm family --------------------------------------------
+def _payloads(spec, base, idea, tracks, missing_track=None):
+    out = []
+    for track in tracks:
+        for arm, values in (("baseline", base), ("idea", idea)):
+            for s, v in enumerate(values):
+                if track == missing_track and arm == "idea" and s == 0:
+                    continue
+                r = make_run(arm, GRID[0], s, v, v)
+                out.append({**r, "track": track, "spec": spec})
+    return out
 
 
-def test_axes_skip_keys_that_are_missing_or_not_numeric():
-    grid = [{"opt": o, "lr": lr, "wd": wd} for o, lr, wd in (("a", 1, 0.1), ("b", 2, 0.2),
-                                                              ("c", 3, 0.3))]
-    assert extend.axes(grid) == {"lr": [1, 2, 3], "wd": [0.1, 0.2, 0.3]}
-    del grid[1]["wd"]   # a key some config lacks is no axis
-    assert extend.axes(grid) == {"lr": [1, 2, 3]}
-
-
-@pytest.mark.parametrize("values, log", [
-    ([1, 2, 4], True), ([1, 2, 3], False),
-    ([1, 3, 6], True),   # ratios 3, 2 and differences 2, 3 vary alike (1.5): a tie is log
-])
-def test_log_spacing_at_the_tie(values, log):
-    assert extend.log_spaced(values) is log
-
-
-def test_a_high_side_extension_steps_from_the_highest_value():
-    def val(arm, cfg, seed):  # both arms' optimum lies above the grid
-        return math.log10(cfg["lr"] / 1e-2) ** 2 + 0.001 * seed
-    out = extend.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], val, [0], "lower", 1)
-    assert out["extensions"] == [{"axis": "lr", "side": "high", "from": 4e-3, "value": 8e-3,
-                                  "arms": ["baseline", "idea"]}]
-    assert sorted(c["lr"] for c in out["grid"]) == [1e-3, 2e-3, 4e-3, 8e-3]
+def test_d8_an_incomplete_track_stays_in_the_holm_family(tmp_path):
+    """Two tracks, both with p = 4/256; one loses a run. Before: the complete track was
+    adjusted over a family of 1 (p 0.0156 < 0.05, helps). Now: over 2, with the missing
+    track at p = 1: 2 * 0.0156 = 0.03125 < 0.05 still helps, and with 4 tracks (3 missing)
+    4 * 0.0156 = 0.0625: inconclusive."""
+    tracks = ["tabular", "t2", "t3", "t4"]
+    spec = make_spec(GRID[:1], 8)
+    spec["tracks"] = tracks
+    spec["grids"] = {t: [dict(GRID[0])] for t in tracks}
+    spec["protocols"] = {t: {**spec["protocols"][TRACK], "track": t} for t in tracks}
+    payloads = []
+    for t in tracks:
+        payloads += _payloads(spec, BASE8, IDEA8, [t], missing_track=None if t == TRACK else t)
+    settings = SimpleNamespace(alpha=ALPHA, report_dir=tmp_path, gate="helps")
+    written, failures = aggregate_session(payloads, settings)
+    by_track = {r["track"]: r for _, r in written}
+    comp = by_track[TRACK]["comparison"]
+    assert comp["family_size"] == 4
+    assert comp["p_adjusted"] == pytest.approx(4 * P8)
+    assert by_track[TRACK]["practical_verdict"] == "inconclusive"
+    assert len(failures) == 4

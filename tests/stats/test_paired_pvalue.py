@@ -1,6 +1,9 @@
-"""Tests of benchkit.stats.paired' p-values: the exact sign-flip p against scipy, its properties, Holm,
-the v1 reference reports. Power and mde: test_stats_power.py; compare, verdicts and plain
-outputs: test_stats_compare.py."""
+"""benchkit.stats.paired's p-values: the exact sign-flip p against scipy, its properties, its exact
+values on small cases (n <= 16 pairs, where every flip is enumerated) and the seeded Monte Carlo
+estimate above, Holm, the summaries and t formulas, and the v1 reference reports. Comparisons and
+verdicts: test_paired_compare.py; planning figures: test_paired_power.py; spending over looks:
+test_sequential.py.
+"""
 from __future__ import annotations
 
 import itertools
@@ -14,6 +17,13 @@ from hypothesis import given, settings, strategies as st
 from scipy import stats as sps
 
 from benchkit.stats import paired as bs
+
+from benchkit.stats import paired as stats
+
+# every test here takes seconds at most: a mutant that loops forever (a bisection that never
+# narrows) fails in 30 s instead of the suite's 120 s
+pytestmark = pytest.mark.timeout(30)
+
 
 FAST = settings(max_examples=150, deadline=None, database=None)
 
@@ -242,3 +252,100 @@ def test_reference_file_literals_match_shared_reports():
         assert rep["baseline"]["full"]["per_seed"] == ref["base"]
         assert rep["idea"]["per_seed"] == ref["idea"]
         assert rep["comparison"]["per_seed_diffs"] == ref["diffs"]
+
+
+# ---------------------------------------------------------------- stats: summaries and the p
+
+
+def test_summarize_is_mean_population_std_values_and_count():
+    assert stats.summarize([1.0, 2.0, 3.0, 4.0]) == {
+        "mean": 2.5, "std": math.sqrt(1.25), "per_seed": [1.0, 2.0, 3.0, 4.0], "n": 4}
+    with pytest.raises(ValueError, match="values contain non-finite"):
+        stats.summarize([1.0, math.nan])
+
+
+@pytest.mark.parametrize("n, p", [(1, 1.0), (2, 0.5), (6, 1 / 32), (17, 2.0 ** -16)])
+def test_min_p_value_is_two_to_the_one_minus_n(n, p):
+    assert stats.min_p_value(n) == p
+
+
+def test_one_pair_and_all_zero_differences():
+    assert stats.sign_flip_p_value([2.0]) == 1.0      # both flips reach |2|
+    assert stats.sign_flip_p_value([0.0, 0.0, 0.0]) == 1.0
+    assert stats.sign_flip_p_value([0.0, 0.0, 3.0]) == 1.0
+    with pytest.raises(ValueError, match="diffs is empty"):
+        stats.sign_flip_p_value([])
+    with pytest.raises(ValueError, match="diffs contain non-finite"):
+        stats.sign_flip_p_value([1.0, math.inf])
+
+
+def test_the_observed_flip_and_its_ties_count_in_the_exact_p():
+    """[1, 1, 2]: |sum| 4 is reached by +++ and ---; [1, 1, -1, -1] has sum 0, so every one
+    of the 16 flips reaches it. [1, 2, -3, 6] (sum 6): a = +-1 +-2 +-3 takes 6, 4, 2, 0, 0,
+    -2, -4, -6, and |a + 6| >= 6 for the 5 with a >= 0, |a - 6| >= 6 for the 5 with a <= 0:
+    10 of 16, four of them ties at exactly 6."""
+    assert stats.sign_flip_p_value([1.0, 1.0, 2.0]) == 2 / 8
+    assert stats.sign_flip_p_value([1.0, 1.0, -1.0, -1.0]) == 1.0
+    assert stats.sign_flip_p_value([1.0, 2.0, -3.0, 6.0]) == 10 / 16
+    assert stats.sign_flip_p_value([1.0, 2.0, 3.0, 6.0]) == 2 / 16
+
+
+def test_a_flip_exactly_at_the_tie_tolerance_counts():
+    """[x, 1]: the flip -x + 1 reaches |sum| - 1e-12 * sum|d| exactly for this x, so it is a
+    tie within the tolerance (>=), and p is 1, not 1/2."""
+    x = 4.999335e-13
+    d = np.array([x, 1.0])
+    assert abs(1.0 - x) == abs(d.sum()) - 1e-12 * np.abs(d).sum()
+    assert stats.sign_flip_p_value(d) == 1.0
+    # above 16 pairs too (zeros leave every sum alone): every drawn flip counts
+    assert stats.sign_flip_p_value([x, 1.0] + [0.0] * 15) == 1.0
+
+
+def _monte_carlo_p(d, n_resamples=20000, seed=0):
+    """The documented estimate, written out: (1 + count) / (1 + n_resamples) over seeded flips
+    (one draw; the generator's stream does not depend on how it is chunked)."""
+    d = np.asarray(d, dtype=float)
+    signs = np.random.default_rng(seed).integers(0, 2, size=(n_resamples, len(d))) * 2.0 - 1.0
+    thr = abs(d.sum()) - 1e-12 * np.abs(d).sum()
+    return (1 + int(np.count_nonzero(np.abs(signs @ d) >= thr))) / (1 + n_resamples)
+
+
+@pytest.mark.parametrize("n", [17, 120])   # 120 pairs: the flips are drawn in two chunks
+def test_above_16_pairs_the_p_is_the_seeded_monte_carlo_estimate(n):
+    d = np.random.default_rng(n).normal(0.15, 1.0, n)
+    p = stats.sign_flip_p_value(d)
+    assert p == _monte_carlo_p(d) == stats.sign_flip_p_value(d, seed=0)
+    assert round(p * 20001) == pytest.approx(p * 20001, abs=1e-9)
+    assert stats.sign_flip_p_value(d, seed=4) == _monte_carlo_p(d, seed=4) != p
+    assert stats.sign_flip_p_value(d, n_resamples=999) == _monte_carlo_p(d, 999)
+    if n == 17:
+        exact = stats.sign_flip_p_value(d, exact_max=17)
+        assert exact != p and round(exact * 2 ** 17) == pytest.approx(exact * 2 ** 17, abs=1e-6)
+
+
+def test_sixteen_pairs_are_enumerated_exactly():
+    d = np.random.default_rng(16).normal(0.4, 1.0, 16)
+    p = stats.sign_flip_p_value(d)
+    assert round(p * 2 ** 16) == pytest.approx(p * 2 ** 16, abs=1e-6)
+    assert p != stats.sign_flip_p_value(d, exact_max=15)
+
+
+def test_monte_carlo_with_one_resample_counts_it():
+    d = [1.0] * 8 + [-1.0] * 8 + [0.0]     # sum 0: every flip reaches it
+    assert stats.sign_flip_p_value(d, n_resamples=1) == 1.0
+
+
+def test_mde_ci95_and_effect_size_are_the_t_formulas():
+    from scipy import stats as sps
+    d = np.array([0.2, -0.1, 0.4, 0.3, 0.0, 0.25])
+    n, sd = len(d), d.std(ddof=1)
+    for alpha in (0.05, 0.1, 0.01):
+        assert stats.mde(d, alpha) == pytest.approx(sps.t.ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n),
+                                                    rel=1e-12)
+    assert stats.mde(d) == stats.mde(d, 0.05)
+    half = sps.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
+    assert stats.ci95(d) == pytest.approx([d.mean() - half, d.mean() + half], rel=1e-12)
+    assert stats.effect_size(d) == pytest.approx(d.mean() / sd, rel=1e-12)   # sd < 1
+    assert stats.effect_size([0.5, 0.5, 0.5]) is None
+    with pytest.raises(ValueError, match="need at least 2 pairs, got 1"):
+        stats.mde([1.0])
