@@ -20,10 +20,6 @@ from benchkit.report import bench_report
 from benchkit.stats import paired as stats
 from benchkit.report import summary
 from builders import GRID, make_report, write
-from benchkit.report.summary import render_summary_md
-from benchkit.plugin.aggregate import gate_failure
-from benchkit.verdict.build import decide
-from builders import BASE8, IDEA8, P8, paired_report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -257,16 +253,3 @@ def test_summary_of_a_non_inferior_report_names_the_margin():
     assert "**practical: non-inferior**: not significantly better" in md
     assert "less than the margin of 20% of the baseline" in md
     assert "- non-inferiority (margin 20%" in md and ", non-inferior" in md
-
-
-# ------------------------------------------------------------------------ levels in words
-def test_every_verdict_sentence_names_the_level():
-    for family in (1, 4):
-        report = paired_report(BASE8, IDEA8)
-        decide(report, stats.holm([P8] * family)[0], family)
-        md = render_summary_md(report)
-        verdict_line = next(ln for ln in md.splitlines() if ln.startswith("- **practical"))
-        assert "level 0.05" in verdict_line, verdict_line
-        assert "symmetric about 0" in md
-    why = gate_failure(report, "helps")
-    assert "at level 0.05" in why

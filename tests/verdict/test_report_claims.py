@@ -10,8 +10,8 @@ import pytest
 
 from benchkit.stats import paired as stats
 from benchkit.verdict.build import build_report, decide, math_verification, mechanism_signature
-from builders import one_config_runs
-from builders import ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, paired_report
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_config_runs,
+                      paired_report)
 
 
 # -------------------------------------------------------------------- mechanism_signature

@@ -12,8 +12,10 @@ import pytest
 
 from benchkit.stats import paired as stats
 from benchkit.verdict.build import build_report, decide
-from builders import one_config_runs
-from builders import ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, paired_report
+from benchkit.plugin.aggregate import gate_failure
+from benchkit.report.summary import render_summary_md
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_config_runs,
+                      paired_report)
 
 # ---------------------------------------------------------------------------- decide
 LEVEL_8_OF_16 = stats.look_levels([8], 16, ALPHA)[0]    # 0.0310
@@ -280,3 +282,16 @@ def test_d9_reference_fields_follow_the_holm_verdict(family, practical, verdict)
     assert report["practical_verdict"] == practical
     assert report["comparison"]["verdict"] == verdict
     assert report["comparison"]["system_worked"] is (practical == "helps")
+
+
+# ------------------------------------------------------------------------ levels in words
+def test_every_verdict_sentence_names_the_level():
+    for family in (1, 4):
+        report = paired_report(BASE8, IDEA8)
+        decide(report, stats.holm([P8] * family)[0], family)
+        md = render_summary_md(report)
+        verdict_line = next(ln for ln in md.splitlines() if ln.startswith("- **practical"))
+        assert "level 0.05" in verdict_line, verdict_line
+        assert "symmetric about 0" in md
+    why = gate_failure(report, "helps")
+    assert "at level 0.05" in why
