@@ -80,6 +80,25 @@ def test_idea(run):
     run.fit(run.track.model())
 '''
 
+# a constant predictor that harms on purpose (its budget waived): an idea that loses
+CONST_MODEL = '''
+class Const(nn.Module):
+    """Ignores its input: predicts one learned number."""
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        return self.bias.expand(x.shape[0], 1)
+'''
+HARMS = module(bench("const", seeds="6", extra=', budget_waiver={"params": "a constant '
+                     'predictor: its harm is the point"}'), BASELINE, CONST_MODEL, '''
+    @pytest.mark.arm("idea")
+    def test_idea(run):
+        run.fit(Const())
+    ''')
+
+
 def esc(text: str) -> str:
     """``text`` as a literal fnmatch pattern (brackets and ? are special there)."""
     return "".join(f"[{c}]" if c in "[]?*" else c for c in text)

@@ -12,11 +12,7 @@ import pytest
 from benchkit.verdict import build as rep
 from benchkit.report import bench_report
 from builders import make_report, write
-
-
-def bench(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "benchkit", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=60)
+from commands import assert_clean_error, bench, write_json
 
 
 @pytest.fixture(scope="module")
@@ -24,21 +20,6 @@ def helps() -> dict:
     r = make_report(effect=-0.3)
     assert r["practical_verdict"] == "helps"
     return r
-
-
-def write_json(path: Path, obj) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj))
-    return path
-
-
-def assert_clean_error(res: subprocess.CompletedProcess, *fragments: str) -> None:
-    assert res.returncode == 2, res
-    assert "Traceback" not in res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("benchkit: error: "), res.stderr
-    for f in fragments:
-        assert f in lines[0], (f, lines[0])
 
 
 # ---------------------------------------------------------------- show

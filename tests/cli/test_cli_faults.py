@@ -14,7 +14,7 @@ import pytest
 
 from benchkit.cli import commands as cli
 from benchkit.stats import paired as stats
-from test_cli import assert_clean_error, bench, write_json
+from commands import assert_clean_error, bench, write_json
 from builders import make_report
 
 

@@ -8,8 +8,7 @@ import re
 
 import pytest
 
-from sessions import BASELINE, FAST, IDEA_SAME, bench, module, no_traceback
-from test_plugin_suite import HARMS
+from sessions import BASELINE, FAST, HARMS, IDEA_SAME, bench, module, no_traceback
 
 # pytester sessions that train: longer than the suite's 120 s default
 pytestmark = pytest.mark.timeout(600)

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from sessions import (BASELINE, FAST, IDEA_SAME, bench, line_with, module,
+from sessions import (BASELINE, CONST_MODEL, FAST, HARMS, IDEA_SAME, bench, line_with, module,
                       run_pytest_subprocess)
 
 # benches of several idea modules per session: longer than the suite's 120 s default
@@ -28,16 +28,6 @@ pytestmark = [pytest.mark.timeout(600), pytest.mark.e2e]
 
 MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
 
-CONST_MODEL = '''
-class Const(nn.Module):
-    """Ignores its input: predicts one learned number."""
-    def __init__(self):
-        super().__init__()
-        self.bias = nn.Parameter(torch.zeros(1))
-
-    def forward(self, x):
-        return self.bias.expand(x.shape[0], 1)
-'''
 NAN_MODEL = '''
 class NaNOut(nn.Module):
     """Its loss is NaN from the first step."""
@@ -51,14 +41,7 @@ class NaNOut(nn.Module):
 
 
 # ======================================================================== the shared suite
-# 2: an idea that ignores its input, six seeds: significantly worse
-HARMS = module(bench("const", seeds="6", extra=', budget_waiver={"params": "a constant '
-                     'predictor: its harm is the point"}'), BASELINE, CONST_MODEL, '''
-    @pytest.mark.arm("idea")
-    def test_idea(run):
-        run.fit(Const())
-    ''')
-
+# 2: an idea that ignores its input, six seeds: significantly worse (HARMS, tests/sessions.py)
 SUITE = {
     "test_const.py": HARMS,
     # 1, 3, 6: identical arms, three seeds (fewer than 6: the warning)
