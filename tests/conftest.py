@@ -1,5 +1,6 @@
-"""Shared helpers of benchkit's plugin tests: read a written report and validate it; write the
-source of an idea module and match the lines a session prints.
+"""Fixtures and hooks of benchkit's tests only. The helpers are modules of their own, imported by
+name: tests/builders.py builds specs, runs and reports in process; tests/sessions.py writes idea
+modules, runs pytester sessions and reads their reports.
 
 torch and benchkit are imported here, and an optimizer is stepped once (its first use imports
 torch._dynamo), before any in-process ``pytester`` run: pytester drops the modules a run
@@ -12,11 +13,8 @@ once per run.)
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import pkgutil
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -27,6 +25,7 @@ import benchkit
 import benchkit.plugin.aggregate  # noqa: F401
 import benchkit.training.run  # noqa: F401
 import benchkit.tracks  # noqa: F401
+from sessions import report_path, validate_report
 
 for _m in pkgutil.walk_packages(benchkit.__path__, "benchkit."):
     if not _m.name.endswith("__main__"):  # python -m benchkit: runs the CLI when imported
@@ -36,9 +35,6 @@ _p = torch.zeros(1, requires_grad=True)
 _p.sum().backward()
 torch.optim.Adam([_p]).step()
 del _p
-
-SCHEMA_PATH = Path(benchkit.__file__).parent / "report" / "bench_report.schema.json"
-
 
 SUITE_TIMEOUT = 120  # seconds: a hang fails one test with a traceback, not the CI job
 # benchmarks/mutation.py runs the tests once per mutant: there the pytest sessions a test starts
@@ -52,15 +48,15 @@ MUTATION_SKIP = "a pytester session: not run per mutant (benchmarks/mutation.py)
 # and the group's name. (xdist's own ``loadgroup`` cannot do it under pytest 9: it renames
 # items through ``Item._nodeid``, which pytest 9 no longer has.)
 SHARED_SESSIONS = {
-    "tests/test_plugin_suite.py::": "plugin_suite",  # the suite, benched once per mode
-    "tests/test_scale_out.py::test_two_concurrent_shards_": "one_machine",
-    "tests/test_scale_out.py::test_a_missing_shard_": "one_machine",
+    "tests/plugin/test_plugin_suite.py::": "plugin_suite",  # the suite, benched once per mode
+    "tests/store/test_scale_out.py::test_two_concurrent_shards_": "one_machine",
+    "tests/store/test_scale_out.py::test_a_missing_shard_": "one_machine",
     # test_faults.py's two -n 2 sessions ("crash", "modules")
-    "tests/test_faults.py::test_worker_that_dies_": "faults_n2",
-    "tests/test_faults.py::test_run_results_are_junit_xml_": "faults_n2",
-    "tests/test_faults.py::test_mechanism_test_that_errors_fails_the_mechanism[n2]": "faults_n2",
-    "tests/test_faults.py::test_a_bad_value_fails_its_run_only[n2]": "faults_n2",
-    "tests/test_faults.py::test_global_state_set_by_one_run_reaches_no_other[n2]": "faults_n2",
+    "tests/plugin/test_faults.py::test_worker_that_dies_": "faults_n2",
+    "tests/plugin/test_faults.py::test_run_results_are_junit_xml_": "faults_n2",
+    "tests/plugin/test_faults.py::test_mechanism_test_that_errors_fails_the_mechanism[n2]": "faults_n2",
+    "tests/plugin/test_faults.py::test_a_bad_value_fails_its_run_only[n2]": "faults_n2",
+    "tests/plugin/test_faults.py::test_global_state_set_by_one_run_reaches_no_other[n2]": "faults_n2",
 }
 
 
@@ -113,25 +109,6 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: rank.get(item, 2))
 
 
-def validate_report(path) -> dict:
-    """Load the report at ``path`` and validate it against the shipped JSON Schema (validation
-    is skipped only while the package ships no schema yet)."""
-    path = Path(path)
-    assert path.is_file(), f"no report at {path}"
-    report = json.loads(path.read_text(encoding="utf-8"))
-    if SCHEMA_PATH.exists():
-        import jsonschema
-
-        schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-        jsonschema.validators.validator_for(schema).check_schema(schema)
-        jsonschema.validate(report, schema)
-    return report
-
-
-def report_path(root, name: str, track: str = "tabular", report_dir: str = "reports") -> Path:
-    return Path(root) / report_dir / name / track / "bench_report.json"
-
-
 @pytest.fixture(scope="session")
 def read_report():
     """``read_report(root, name, track="tabular", report_dir="reports")``: the validated report
@@ -139,75 +116,3 @@ def read_report():
     def read(root, name, track="tabular", report_dir="reports"):
         return validate_report(report_path(root, name, track, report_dir))
     return read
-
-
-# ------------------------------------------- idea modules for pytester sessions, and their output
-FAST = ["--bench-epochs", "1"]
-
-PRELUDE = '''\
-import math
-from pathlib import Path
-
-import numpy as np
-import pytest
-import torch
-from torch import nn
-
-TRAINED = Path(__file__).with_name("trained")   # touched by arm bodies: proves training ran
-'''
-
-
-def bench(name, *, track='"tabular"', grid='{"lr": [1e-2]}', seeds="2", extra=""):
-    """The ``pytestmark = pytest.mark.bench(...)`` line; every argument is source text."""
-    return (f"pytestmark = pytest.mark.bench(name={name!r}, track={track}, grid={grid}, "
-            f"seeds={seeds}{extra})\n")
-
-
-def module(mark: str, *bodies: str) -> str:
-    return PRELUDE + mark + "".join(textwrap.dedent(b) for b in bodies)
-
-
-BASELINE = '''
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    TRAINED.touch()
-    run.fit(run.track.model())
-'''
-IDEA_SAME = '''
-@pytest.mark.arm("idea")
-def test_idea(run):
-    TRAINED.touch()
-    run.fit(run.track.model())
-'''
-
-def esc(text: str) -> str:
-    """``text`` as a literal fnmatch pattern (brackets and ? are special there)."""
-    return "".join(f"[{c}]" if c in "[]?*" else c for c in text)
-
-
-def line_with(*fragments: str) -> str:
-    """An fnmatch pattern for one line containing the literal fragments in order."""
-    return "*" + "*".join(esc(f) for f in fragments) + "*"
-
-
-def no_traceback(result) -> None:
-    text = "\n".join(result.outlines + result.errlines)
-    assert "Traceback (most recent call last)" not in text, text
-    assert "INTERNALERROR" not in text, text
-
-
-def run_session(pytester, *args, subprocess: bool = False) -> pytest.RunResult:
-    """``pytest args`` in ``pytester``'s project. In this process (seconds cheaper: torch and
-    benchkit are imported once, above) unless the session needs processes of its own: with
-    workers (``-n``), or ``subprocess=True`` where a fresh interpreter is what is tested (what
-    it imports, a plugin on ``PYTHONPATH``, patches to benchkit that must not reach this
-    process). In this process no bytecode is written: a module edited between two sessions
-    a moment apart, to the same size, is never imported from a stale ``.pyc``."""
-    if subprocess or "-n" in args:
-        return pytester.runpytest_subprocess(*args)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(sys, "dont_write_bytecode", True)
-        # an interrupted session (KeyboardInterrupt, SIGTERM) is a result to assert on, as
-        # its exit status is in a subprocess: pytester would raise it in this process
-        return pytester.runpytest_inprocess(*args, no_reraise_ctrlc=True)
-

@@ -1,0 +1,184 @@
+"""Builders of hand-made specs, runs and reports that the in-process rule tests share (no
+training): ``make_spec``, ``make_run``, ``runs_from``, ``paired_report``, the 8-seed fixture
+(``BASE8``, ``IDEA8``, ``P8``), the marker parser ``parse`` and ``RECORDED`` (a module of
+hand-recorded results for pytester sessions). Imported by name: ``from builders import ...``
+(``tests/`` is on ``sys.path``: pytest puts the folder of ``tests/conftest.py`` there).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from benchkit.report import bench_report
+from benchkit.stats import paired as stats
+from benchkit.store import atomic
+from benchkit.verdict import build as rep
+from benchkit.verdict.build import build_report
+from benchkit.spec import parse_bench_marker
+
+GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
+PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
+ALPHA = 0.05
+
+
+# -------------------------------------------------------------- reports built from runs
+TRACK = "tabular"
+PROTOCOL = {"track": TRACK, "model": "mlp_tiny", "metric": "mse",
+            "metric_direction": "lower is better", "epochs": 30}
+
+
+def make_spec(grid, seeds, *, direction="lower is better", margin=None, looks=None,
+              mechanism_tests=(), overrides=None):
+    return {"name": "rules", "module": "ideas/test_rules.py", "tracks": [TRACK],
+            "grids": {TRACK: [dict(c) for c in grid]}, "seeds": list(range(seeds)),
+            "epochs": {TRACK: 30}, "claim": None, "margin": margin,
+            "looks": list(looks or [seeds]), "looks_declared": looks is not None,
+            "overrides": dict(overrides or {}),
+            "protocols": {TRACK: {**PROTOCOL, "metric_direction": direction}},
+            "mechanism_tests": list(mechanism_tests)}
+
+
+def make_run(arm, cfg, seed, val, test, *, signatures=None, outcome="passed"):
+    return {"kind": "run", "outcome": outcome, "message": None,
+            "nodeid": f"m.py::test_{arm}[{cfg}-{seed}]", "arm": arm, "track": TRACK,
+            "cfg": dict(cfg), "seed": seed, "val": val, "test": test,
+            "diverged": not (math.isfinite(val) and math.isfinite(test)),
+            "seconds": 0.0, "reused": False, "signatures": signatures or {}, "logs": {}}
+
+
+def runs_from(table: dict, grid) -> list[dict]:
+    """table: (arm, cfg index) -> list of (val, test) per seed."""
+    return [make_run(arm, grid[k], seed, val, test)
+            for (arm, k), rows in table.items() for seed, (val, test) in enumerate(rows)]
+
+
+GRID = [{"lr": 0.001}, {"lr": 0.003}, {"lr": 0.01}]
+
+def paired_report(base, idea, *, alpha=ALPHA, direction="lower is better", margin=None,
+                  signatures=None, looks=None, overrides=None):
+    """A one-config report whose test values are given per seed (validation equal to test)."""
+    grid = GRID[:1]
+    runs = [make_run("baseline", grid[0], s, b, b) for s, b in enumerate(base)]
+    runs += [make_run("idea", grid[0], s, i, i, signatures=(signatures or [None] * len(idea))[s])
+             for s, i in enumerate(idea)]
+    spec = make_spec(grid, len(base), direction=direction, margin=margin, looks=looks,
+                     overrides=overrides)
+    return build_report(spec, TRACK, runs, [], alpha=alpha)
+
+
+# 8 seeds, the idea better on 7: the exact sign-flip p is 4/256 = 0.015625
+BASE8 = [1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7]
+IDEA8 = [b - 0.5 for b in BASE8[:7]] + [BASE8[7] + 0.05]
+P8 = 4 / 256
+
+# ----------------------------------------------------------------- the marker, parsed
+class Mark:
+    def __init__(self, **kwargs):
+        self.args, self.kwargs = (), kwargs
+
+
+def parse(**kwargs):
+    kwargs.setdefault("track", TRACK)
+    return parse_bench_marker(Mark(**kwargs), "ideas/test_x.py", seeds_override=None,
+                              epochs_override=None)
+
+
+# ----------------------------------------- a module of hand-recorded results, benched end to end
+RECORDED = '''\
+import pytest
+
+pytestmark = pytest.mark.bench(name={name!r}, track="tabular", grid={{"lr": [1e-2]}}, seeds=8)
+BASE = {base!r}
+IDEA = {idea!r}
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.record(val=BASE[run.seed], test=BASE[run.seed])
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.record(val=IDEA[run.seed], test=IDEA[run.seed])
+    run.signature("claim", observed=0.0, predicted=0.0, tol=1e-3)
+
+@pytest.mark.mechanism
+def test_claim():
+    assert {claim_holds}
+'''
+
+
+def one_config_runs(base, idea):
+    """Passed runs of both arms on GRID[0], validation equal to test, one per seed."""
+    return ([make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(base)]
+            + [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(idea)])
+
+
+# ------------------------------------- fabricated reports, as the plugin writes them (on GRID)
+ENV = {"benchkit": "0.1.0", "device": "cpu", "machine": "x86_64", "numpy": "2.4.6",
+       "platform": "Linux", "python": "3.11.7", "threads": 1, "torch": "2.13.0+cpu"}
+
+
+def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
+                direction: str = "lower", missing: int = 0, failed: int = 0,
+                diverge_idea_cfg: int | None = None, signature_ok: bool = True,
+                mechanism_passed: bool = True, tracks: tuple = ("tabular",),
+                name: str = "fake_idea", rng_seed: int = 0, margin=None) -> dict:
+    """A report as the plugin would write it. ``effect`` is the idea's mean shift of the test
+    metric (negative = lower); ``missing``/``failed`` drop or fail that many idea runs."""
+    rng = np.random.default_rng(rng_seed)
+    seed_list = list(range(seeds))
+    base_level = {0: 3.0, 1: 1.6, 2: 1.1}  # lr=0.01 is best
+    protocols = {t: {"track": t, "model": "mlp_tiny", "optimizer": "adam", "batch_size": 32,
+                     "epochs": 2, "metric": "mse" if direction == "lower" else "accuracy",
+                     "metric_direction": f"{direction} is better"} for t in tracks}
+    spec = {"name": name, "module": f"ideas/test_{name}.py", "tracks": list(tracks),
+            "grids": {t: GRID for t in tracks}, "seeds": seed_list,
+            "epochs": {t: 2 for t in tracks}, "claim": "a | pipe-y claim that helps",
+            "margin": margin, "protocols": protocols}
+    payloads = []
+    for t in tracks:
+        for arm in ("baseline", "idea"):
+            for k, cfg in enumerate(GRID):
+                for s in seed_list:
+                    seed_effect = rng.normal(0, 0.15)
+                    v = base_level[k] + seed_effect + (effect if arm == "idea" else 0.0)
+                    v += rng.normal(0, noise)
+                    test = v + rng.normal(0, 0.02)
+                    diverged = arm == "idea" and k == diverge_idea_cfg and s == 0
+                    sig = {}
+                    if arm == "idea":
+                        obs = 0.0 if signature_ok else 0.5
+                        sig = {"residual": {"observed": obs, "predicted": 0.0, "tol": 1e-3,
+                                            "prediction": "residual is zero",
+                                            "confirmed": signature_ok}}
+                    payloads.append({
+                        "kind": "run", "outcome": "passed", "message": None, "spec": spec,
+                        "nodeid": f"m::test_{arm}[{t}-lr={cfg['lr']}-seed{s}]",
+                        "arm": arm, "track": t, "cfg": cfg, "seed": s,
+                        "val": None if diverged else float(v),
+                        "test": None if diverged else float(test), "diverged": diverged,
+                        "seconds": 0.01, "reused": False, "signatures": sig, "logs": {},
+                        "env": ENV})
+    idea_runs = [p for p in payloads if p["arm"] == "idea" and p["cfg"] == GRID[2]]
+    for p in idea_runs[:missing]:
+        payloads.remove(p)
+    for p in idea_runs[missing:missing + failed]:
+        p["outcome"], p["message"] = "failed", "RuntimeError: CUDA is not here"
+        del p["val"]
+    mech = [{"kind": "mechanism", "outcome": "passed" if mechanism_passed else "failed",
+             "message": None if mechanism_passed else "AssertionError: residual 0.3 > 1e-9",
+             "nodeid": "m::test_claim", "spec": spec}]
+    reports = [rep.build_report(spec, t, payloads, mech, alpha=0.05) for t in tracks]
+    ps = [r["comparison"]["p_value"] for r in reports if r["comparison"]]
+    adjusted = iter(stats.holm(ps)) if ps else iter(())
+    for r in reports:
+        rep.decide(r, next(adjusted) if r["comparison"] else None, family_size=len(reports))
+        bench_report.stamp(r)
+    return reports[0]
+
+
+def write(tmp_path: Path, report: dict, sub: str = "r") -> Path:
+    path = tmp_path / sub / "bench_report.json"
+    atomic.write_atomic(path, bench_report.dumps(report))
+    return path

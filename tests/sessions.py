@@ -1,0 +1,165 @@
+"""Helpers of the end-to-end tests that run pytest sessions with ``pytester``: write the source
+of an idea module (``module``, ``bench``, ``BASELINE``, ``IDEA_SAME``), run a session
+(``run_session``), match the lines it prints (``line_with``, ``no_traceback``), and read and
+validate the report it wrote (``validate_report``, ``report_path``). Imported by name:
+``from sessions import ...`` (``tests/`` is on ``sys.path``: pytest puts the folder of
+``tests/conftest.py`` there). tests/conftest.py imports torch and benchkit before any session.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import benchkit
+
+SCHEMA_PATH = Path(benchkit.__file__).parent / "report" / "bench_report.schema.json"
+
+
+def validate_report(path) -> dict:
+    """Load the report at ``path`` and validate it against the shipped JSON Schema (validation
+    is skipped only while the package ships no schema yet)."""
+    path = Path(path)
+    assert path.is_file(), f"no report at {path}"
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if SCHEMA_PATH.exists():
+        import jsonschema
+
+        schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+        jsonschema.validate(report, schema)
+    return report
+
+
+def report_path(root, name: str, track: str = "tabular", report_dir: str = "reports") -> Path:
+    return Path(root) / report_dir / name / track / "bench_report.json"
+
+
+# ------------------------------------------- idea modules for pytester sessions, and their output
+FAST = ["--bench-epochs", "1"]
+
+PRELUDE = '''\
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+TRAINED = Path(__file__).with_name("trained")   # touched by arm bodies: proves training ran
+'''
+
+
+def bench(name, *, track='"tabular"', grid='{"lr": [1e-2]}', seeds="2", extra=""):
+    """The ``pytestmark = pytest.mark.bench(...)`` line; every argument is source text."""
+    return (f"pytestmark = pytest.mark.bench(name={name!r}, track={track}, grid={grid}, "
+            f"seeds={seeds}{extra})\n")
+
+
+def module(mark: str, *bodies: str) -> str:
+    return PRELUDE + mark + "".join(textwrap.dedent(b) for b in bodies)
+
+
+BASELINE = '''
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    TRAINED.touch()
+    run.fit(run.track.model())
+'''
+IDEA_SAME = '''
+@pytest.mark.arm("idea")
+def test_idea(run):
+    TRAINED.touch()
+    run.fit(run.track.model())
+'''
+
+# a constant predictor that harms on purpose (its budget waived): an idea that loses
+CONST_MODEL = '''
+class Const(nn.Module):
+    """Ignores its input: predicts one learned number."""
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        return self.bias.expand(x.shape[0], 1)
+'''
+HARMS = module(bench("const", seeds="6", extra=', budget_waiver={"params": "a constant '
+                     'predictor: its harm is the point"}'), BASELINE, CONST_MODEL, '''
+    @pytest.mark.arm("idea")
+    def test_idea(run):
+        run.fit(Const())
+    ''')
+
+
+def esc(text: str) -> str:
+    """``text`` as a literal fnmatch pattern (brackets and ? are special there)."""
+    return "".join(f"[{c}]" if c in "[]?*" else c for c in text)
+
+
+def line_with(*fragments: str) -> str:
+    """An fnmatch pattern for one line containing the literal fragments in order."""
+    return "*" + "*".join(esc(f) for f in fragments) + "*"
+
+
+def no_traceback(result) -> None:
+    text = "\n".join(result.outlines + result.errlines)
+    assert "Traceback (most recent call last)" not in text, text
+    assert "INTERNALERROR" not in text, text
+
+
+def run_session(pytester, *args, subprocess: bool = False) -> pytest.RunResult:
+    """``pytest args`` in ``pytester``'s project. In this process (seconds cheaper: torch and
+    benchkit are imported once, above) unless the session needs processes of its own: with
+    workers (``-n``), or ``subprocess=True`` where a fresh interpreter is what is tested (what
+    it imports, a plugin on ``PYTHONPATH``, patches to benchkit that must not reach this
+    process). In this process no bytecode is written: a module edited between two sessions
+    a moment apart, to the same size, is never imported from a stale ``.pyc``."""
+    if subprocess or "-n" in args:
+        return pytester.runpytest_subprocess(*args)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys, "dont_write_bytecode", True)
+        # an interrupted session (KeyboardInterrupt, SIGTERM) is a result to assert on, as
+        # its exit status is in a subprocess: pytester would raise it in this process
+        return pytester.runpytest_inprocess(*args, no_reraise_ctrlc=True)
+
+
+def run_pytest_subprocess(path, *args, **env_extra) -> pytest.RunResult:
+    """``pytest args`` in a fresh interpreter in ``path`` (what ``pytester.runpytest_subprocess``
+    does, usable from a module-scoped fixture), with ``env_extra`` added to its environment."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_", "PYTHONBREAKPOINT"))} | env_extra
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    result = pytest.RunResult(proc.returncode, proc.stdout.splitlines(),
+                              proc.stderr.splitlines(), time.monotonic() - start)
+    print(f"$ pytest {' '.join(args)}  (in {path})\n{proc.stdout}\n{proc.stderr}")
+    return result
+
+
+def idea_source(name: str, idea_body: str = "run.fit(run.track.model())", *, seeds: int = 2,
+                track: str = "tabular", imports: str = "") -> str:
+    """A small idea module: one lr, ``seeds`` seeds, a plain baseline, ``idea_body`` (lines
+    indented by four spaces after the first) as the idea arm."""
+    return f'''
+import pytest
+{imports}
+pytestmark = pytest.mark.bench(name={name!r}, track={track!r}, grid={{"lr": [1e-2]}},
+                               seeds={seeds})
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    {idea_body}
+'''

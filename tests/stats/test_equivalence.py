@@ -1,0 +1,165 @@
+"""Two-sided equivalence (TOST): claim_type="equivalence" with margin=, per seed on w, both
+one-sided sign-flip tests at the look's level; its verdict, gate, sentence and spec errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchkit.stats import equivalence, paired as stats
+from benchkit.plugin.aggregate import gate_failure
+from benchkit.spec.arguments import parse_fairness
+from benchkit.spec import SpecError
+from benchkit.report.sentences import practical_sentence
+from sessions import validate_report
+
+BASE = [1.00, 1.10, 0.90, 1.05, 0.95, 1.02]
+
+
+def _comp(base, idea, margin=0.05):
+    comp = stats.compare(base, idea, direction="lower", margin=margin)
+    comp["p_adjusted"], comp["family_size"] = comp["p_value"], 1
+    return comp
+
+
+def _verdict(idea_scale, claim_type="equivalence", level=0.05, base=BASE, noise=None):
+    idea = [b * idea_scale for b in base]
+    if noise is not None:
+        idea = [x + e for x, e in zip(idea, noise)]
+    comp = _comp(base, idea)
+    return equivalence.verdict(comp, base, idea, direction="lower", level=level,
+                               family_size=1, claim_type=claim_type), comp
+
+
+@pytest.mark.parametrize("scale, claim, verdict", [
+    (1.00, "equivalence", "equivalent"),        # identical arms
+    (0.98, "equivalence", "equivalent"),        # 2% better, significant: within the margin
+    (1.02, "equivalence", "equivalent"),        # 2% worse, significant: within the margin
+    (0.90, "equivalence", "helps"),             # 10% better: beyond the margin
+    (1.10, "equivalence", "harms"),             # 10% worse: beyond the margin
+    (0.98, "superiority", "helps"),             # no TOST under another claim
+    (1.02, "superiority", "non-inferior"),
+    (1.02, "non-inferiority", "non-inferior"),
+])
+def test_truth_table(scale, claim, verdict):
+    got, comp = _verdict(scale, claim)
+    assert got == verdict
+    assert ("equivalence" in comp) is (claim == "equivalence")
+    if claim == "equivalence":
+        eq = comp["equivalence"]
+        assert eq["equivalent"] is (verdict == "equivalent")
+        assert eq["p_value"] == max(eq["p_worse"], eq["p_better"])
+        assert eq["level"] == 0.05
+
+
+def test_noise_wider_than_the_margin_is_inconclusive():
+    noise = [0.3, -0.3, 0.25, -0.2, 0.3, -0.35]
+    got, comp = _verdict(1.0, noise=noise)
+    assert got == "inconclusive" and not comp["equivalence"]["equivalent"]
+
+
+def test_tested_at_the_looks_level_over_the_family():
+    """Identical arms over 6 seeds: each one-sided p is 1/64 = 0.0156; equivalent at 0.05,
+    not at 0.01, nor at 0.05 over a family of 4 (0.0125 each)."""
+    assert _verdict(1.0, level=0.05)[0] == "equivalent"
+    assert _verdict(1.0, level=0.01)[0] == "inconclusive"
+    comp = _comp(BASE, BASE)
+    assert equivalence.verdict(comp, BASE, BASE, direction="lower", level=0.05, family_size=4,
+                               claim_type="equivalence") == "inconclusive"
+    assert comp["equivalence"]["level"] == 0.0125
+    assert comp["equivalence"]["p_worse"] == comp["equivalence"]["p_better"] == 1 / 64
+    # 4 seeds: the smallest one-sided p is 1/16, never below 0.05
+    assert _verdict(1.0, base=BASE[:4])[0] == "inconclusive"
+
+
+def test_higher_is_better_is_mirrored():
+    base = [0.80, 0.82, 0.79, 0.81, 0.80, 0.83]
+    idea = [b * 1.02 for b in base]   # 2% better when higher is better
+    eq = equivalence.tost(base, idea, direction="higher", margin=0.05, level=0.05)
+    assert eq["equivalent"] and eq["p_better"] == 1 / 64
+    far = equivalence.tost(base, [b * 1.10 for b in base], direction="higher", margin=0.05,
+                           level=0.05)
+    assert not far["equivalent"] and far["p_better"] == 1.0
+
+
+def test_at_either_margin_it_passes_at_most_alpha():
+    """Ideas exactly 5% worse / 5% better in expectation (heteroscedastic, relative margin):
+    the false 'equivalent' rate stays within alpha + 2 SE over 2,000 simulated benches."""
+    benches, n = 2000, 8
+    se = np.sqrt(0.05 * 0.95 / benches)
+    for k, scale in enumerate((1.05, 0.95)):
+        rng = np.random.default_rng(30 + k)
+        hits = 0
+        for _ in range(benches):
+            b = rng.normal(1.0, 0.3, n)
+            i = scale * b + rng.normal(0.0, 0.03 * np.abs(b), n)
+            hits += equivalence.tost(b, i, direction="lower", margin=0.05,
+                                     level=0.05)["equivalent"]
+        assert hits / benches <= 0.05 + 2 * se, (scale, hits / benches)
+
+
+def _report(verdict, comp):
+    return {"practical_verdict": verdict, "system_verdict": "failed", "complete": True,
+            "comparison": {**comp, "level": 0.05}, "mechanism_ok": None,
+            "metric_direction": "lower is better", "baseline": {"full": {"mean": 1.0}},
+            "controls": {}, "decided_by": "baseline"}
+
+
+def test_gate_and_sentence():
+    verdict, comp = _verdict(1.02)
+    report = _report(verdict, comp)
+    assert gate_failure(report, "equivalent") is None
+    assert gate_failure(report, "non-inferior") is None
+    assert gate_failure(report, "not-harms") is None
+    assert "gate 'helps' not met" in gate_failure(report, "helps")
+    text = practical_sentence(report)
+    assert text.startswith("shown equivalent to the baseline within the margin of 5%")
+    assert "both < level 0.05" in text and "+0.02" in text
+    verdict, comp = _verdict(0.90)
+    assert "gate 'equivalent' not met" in gate_failure(_report(verdict, comp), "equivalent")
+
+
+def test_spec_requires_a_margin_and_names_the_claim_types():
+    with pytest.raises(SpecError, match="claim_type='equivalence' needs margin="):
+        parse_fairness({"claim_type": "equivalence"}, "m.py", None)
+    with pytest.raises(SpecError, match="'superiority', 'non-inferiority', 'equivalence'"):
+        parse_fairness({"claim_type": "equal"}, "m.py", 0.05)
+    assert parse_fairness({"claim_type": "equivalence"}, "m.py", 0.05)["claim_type"] == \
+        "equivalence"
+
+
+IDEA = '''
+import pytest
+pytestmark = pytest.mark.bench(name="eq", track="tabular", grid={{"lr": [1e-2], "epochs": [1]}},
+                               seeds=6, margin=0.05, claim_type="equivalence")
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.fit(run.track.model(){extra})
+'''
+
+
+@pytest.mark.parametrize("extra, verdict, exits", [
+    ("", "equivalent", {"equivalent": 0, "non-inferior": 0, "helps": 1}),
+    (", lr=1e-6", "harms", {"equivalent": 1}),   # an untrained idea
+], ids=["same-as-baseline", "untrained"])
+def test_equivalence_claim_through_the_plugin(pytester, extra, verdict, exits):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_eq=IDEA.format(extra=extra))
+    for gate, code in exits.items():
+        result = pytester.runpytest("--bench-gate", gate)
+        assert result.ret == code, (gate, result.stdout.str()[-2000:])
+        if code:
+            result.stdout.fnmatch_lines([f"benchkit: FAIL eq tabular: gate '{gate}' not met*"])
+    report = validate_report(pytester.path / "reports/eq/tabular/bench_report.json")
+    assert report["practical_verdict"] == verdict
+    assert report["protocol"]["claim_type"] == "equivalence"
+    eq = report["comparison"]["equivalence"]
+    assert eq["margin_rel"] == 0.05 and eq["equivalent"] is (verdict == "equivalent")
+    summary = (pytester.path / "reports/eq/tabular/summary.md").read_text()
+    assert "equivalence: the idea must be within the margin of 5%" in summary
+    if verdict == "equivalent":
+        assert "shown equivalent to the baseline" in summary and "level 0.05" in summary

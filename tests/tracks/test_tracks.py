@@ -1,0 +1,257 @@
+"""The track registry and the built-in tracks' data: deterministic in the seed, disjoint
+splits, documented shapes; a user's track registered from a conftest and benched."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import random
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+from benchkit import tracks
+from benchkit.training.run import Run
+
+BUILTIN = ("tabular", "dynamics")
+
+
+@pytest.fixture(params=BUILTIN)
+def track(request):
+    return tracks.get(request.param)
+
+
+def uncached(track):
+    """The track's data function itself, past any per-process cache, so that "two calls give
+    equal data" compares two computations, not one object with itself."""
+    return getattr(track.make_data, "__wrapped__", track.make_data)
+
+
+def assert_data_equal(a, b):
+    for split_a, split_b in zip(a, b, strict=True):
+        assert torch.equal(split_a.x, split_b.x)
+        assert torch.equal(split_a.y, split_b.y)
+
+
+def digest(data) -> str:
+    h = hashlib.sha256()
+    for split in data:
+        for t in (split.x, split.y):
+            h.update(str((tuple(t.shape), t.dtype)).encode())
+            h.update(t.contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def test_builtin_tracks_are_registered():
+    assert set(BUILTIN) <= set(tracks.names())
+    assert tracks.names() == sorted(tracks.names())
+
+
+def test_data_is_deterministic_in_the_seed(track):
+    make = uncached(track)
+    first = make(3)
+    torch.manual_seed(12345)  # the global RNGs play no part
+    np.random.seed(12345)
+    random.seed(12345)
+    assert_data_equal(first, make(3))
+    assert_data_equal(first, track.data(3))
+    other = make(4)
+    for split_3, split_4 in zip(first, other):
+        assert not torch.equal(split_3.x, split_4.x)
+        assert not torch.equal(split_3.y, split_4.y)
+
+
+def test_data_is_the_same_in_a_fresh_process():
+    script = textwrap.dedent("""
+        import hashlib, json
+        from benchkit import tracks
+        def digest(data):
+            h = hashlib.sha256()
+            for split in data:
+                for t in (split.x, split.y):
+                    h.update(str((tuple(t.shape), t.dtype)).encode())
+                    h.update(t.contiguous().numpy().tobytes())
+            return h.hexdigest()
+        print(json.dumps({f"{n}/{s}": digest(tracks.get(n).data(s))
+                          for n in %r for s in (0, 1)}))
+        """ % (BUILTIN,))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    there = json.loads(out.strip().splitlines()[-1])
+    here = {f"{n}/{s}": digest(tracks.get(n).data(s)) for n in BUILTIN for s in (0, 1)}
+    assert there == here
+
+
+def test_splits_are_disjoint(track):
+    data = track.data(0)
+    rows = {name: {row.numpy().tobytes() for row in split.x.reshape(len(split), -1)}
+            for name, split in zip(data._fields, data)}
+    assert rows["train"].isdisjoint(rows["val"])
+    assert rows["train"].isdisjoint(rows["test"])
+    assert rows["val"].isdisjoint(rows["test"])
+
+
+def test_tabular_shapes_and_dtypes():
+    data = tracks.get("tabular").data(0)
+    for split, n in zip(data, (400, 200, 400), strict=True):
+        assert split.x.shape == (n, 10)
+        assert split.y.shape == (n, 1)
+        assert split.x.dtype == split.y.dtype == torch.float32
+        assert len(split) == n
+        assert torch.isfinite(split.x).all() and torch.isfinite(split.y).all()
+
+
+def test_dynamics_shapes_dtypes_and_normalisation():
+    from benchkit.tracks import dynamics
+
+    data = tracks.get("dynamics").data(0)
+    sizes = (dynamics.N_TRAIN, dynamics.N_VAL, dynamics.N_TEST)
+    for split, n in zip(data, sizes, strict=True):
+        assert split.x.shape == (n, dynamics.WINDOW, 3)  # windows of 3-D states
+        assert split.y.shape == (n, 3)                    # the next state
+        assert split.x.dtype == split.y.dtype == torch.float32
+        assert torch.isfinite(split.x).all() and torch.isfinite(split.y).all()
+    states = torch.cat([data.train.x.reshape(-1, 3), data.train.y]).double()
+    assert torch.allclose(states.mean(0), torch.zeros(3, dtype=torch.float64), atol=1e-4)
+    assert torch.allclose(states.std(0), torch.ones(3, dtype=torch.float64), atol=1e-2)
+
+
+def test_default_model_and_metric_fit_the_data(track):
+    data = track.data(0)
+    torch.manual_seed(0)
+    model = track.model()
+    pred = model(data.val.x)
+    assert pred.shape == data.val.y.shape
+    value = track.metric(pred, data.val.y)
+    assert value.shape == () and torch.isfinite(value)
+    assert track.protocol()["metric_direction"] == "lower is better"
+    assert track.protocol(epochs=1)["epochs"] == 1
+
+
+def test_run_data_is_fixed_by_the_seed_even_after_an_in_place_edit():
+    """An arm that edits its data in place (``x -= x.mean(0)``) must not change the data
+    another run of the same seed sees later in the same process: with -n 0 every run shares
+    the process, with -n 2 only some do, so the numbers would depend on the scheduling."""
+    tabular = tracks.get("tabular")
+    seed = 987  # used by no other test
+    expected = uncached(tabular)(seed).train.x
+    first = Run(arm="idea", track=tabular, cfg={"lr": 1e-2}, seed=seed)
+    first.data.train.x.sub_(first.data.train.x.mean(0))
+    second = Run(arm="baseline", track=tabular, cfg={"lr": 1e-2}, seed=seed)
+    assert torch.equal(second.data.train.x, expected), (
+        "an in-place edit through one run's data changed a later run's data of the same seed")
+
+
+def test_default_grids_bracket_the_measured_optima():
+    """Every arm swept by benchmarks/grids.py has its optimum strictly inside the track's
+    default grid, with a grid value on each side: a baseline tuned at the edge is under-tuned."""
+    from pathlib import Path
+
+    measured = json.loads((Path(__file__).parents[2] / "benchmarks" / "grids.json").read_text())
+    for name, sweep in measured["tracks"].items():
+        lrs = sorted(cfg["lr"] for cfg in tracks.get(name).grid)
+        assert 3 <= len(lrs) <= 5
+        for arm, result in sweep["arms"].items():
+            assert lrs[0] < result["optimum_lr"] < lrs[-1], (name, arm, result["optimum_lr"], lrs)
+
+
+# ======================================================================== the registry
+def test_unknown_track_lists_the_known_ones():
+    with pytest.raises(KeyError, match="unknown track 'nope'; known tracks: .*tabular"):
+        tracks.get("nope")
+
+
+def test_registering_another_track_under_a_taken_name_raises(monkeypatch):
+    monkeypatch.setattr(tracks, "_REGISTRY", dict(tracks._REGISTRY))  # restored afterwards
+    tabular = tracks.get("tabular")
+    impostor = dataclasses.replace(tabular, epochs=1)
+    with pytest.raises(ValueError, match="'tabular' is already registered.*replace=True"):
+        tracks.register(impostor)
+    assert tracks.get("tabular") is tabular
+    assert tracks.register(tabular) is tabular  # the very same track again is harmless
+    assert tracks.register(impostor, replace=True) is impostor
+    assert tracks.get("tabular") is impostor
+
+
+def test_register_refuses_what_is_not_a_track():
+    with pytest.raises(TypeError, match="Track"):
+        tracks.register({"name": "tabular"})
+
+
+def test_track_direction_is_validated():
+    with pytest.raises(ValueError, match="direction must be 'lower' or 'higher'"):
+        dataclasses.replace(tracks.get("tabular"), name="x", direction="sideways")
+
+
+TINY_CONFTEST = '''
+import torch
+from torch import nn
+
+from benchkit.tracks import Data, Split, Track, register
+
+
+def make_data(seed):
+    g = torch.Generator().manual_seed(1000 + seed)
+    x = torch.randn(160, 3, generator=g)
+    y = x @ torch.tensor([[1.0], [-2.0], [0.5]]) + 0.1 * torch.randn(160, 1, generator=g)
+    return Data(Split(x[:96], y[:96]), Split(x[96:128], y[96:128]), Split(x[128:], y[128:]))
+
+
+def neg_mse(pred, y):
+    return -torch.mean((pred - y) ** 2)
+
+
+register(Track(name="tiny", make_data=make_data, make_model=lambda: nn.Linear(3, 1),
+               model_name="linear", grid=({"lr": 0.05},), epochs=10, batch_size=16,
+               metric_name="neg_mse", direction="higher", metric=neg_mse))
+'''
+TINY_IDEA = '''
+import pytest
+import torch
+from torch import nn
+
+pytestmark = pytest.mark.bench(name="tiny_const", track="tiny", seeds=6,
+                               budget_waiver={"params": "a constant predictor, on purpose"})
+
+
+class Const(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        return self.bias.expand(x.shape[0], 1)
+
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.fit(Const())
+'''
+
+
+@pytest.mark.parametrize("mode", [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")])
+def test_a_user_track_registered_in_a_conftest_can_be_benched(pytester, read_report, mode):
+    pytester.makeconftest(TINY_CONFTEST)
+    pytester.makepyfile(test_tiny=TINY_IDEA)
+    result = pytester.runpytest_subprocess(*mode)
+    result.assert_outcomes(passed=12)
+    assert result.ret == 0
+    report = read_report(pytester.path, "tiny_const", track="tiny")
+    assert report["track"] == "tiny"
+    assert report["model"] == "linear"
+    assert report["metric_direction"] == "higher is better"
+    assert report["baseline"]["best_cfg"] == {"lr": 0.05}
+    assert report["protocol"]["epochs"] == 10
+    # higher is better: the constant's metric is lower, so it harms and never wins
+    assert report["comparison"]["delta_mean"] < 0
+    assert report["comparison"]["idea_wins"] == 0
+    assert report["practical_verdict"] == "harms"

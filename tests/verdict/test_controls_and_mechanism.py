@@ -1,0 +1,274 @@
+"""The rules that finish a report's verdicts with control arms, budgets and mechanism evidence, in
+process: the worst comparison decides (and is named), each control is judged at the look's level
+on its Holm-adjusted p in the metric's direction and under the report's claim (its margin tests at
+the family's level), unmatched budgets withhold every verdict, the system verdict follows;
+signatures over seeds, their nulls, and skipped claims.
+"""
+from __future__ import annotations
+
+import pytest
+
+from benchkit.verdict import controls as fairness
+from benchkit.verdict import mechanism
+from benchkit.verdict import budgets
+from benchkit.stats import paired as stats
+import math
+
+from benchkit.verdict.build import build_report, decide, mechanism_signature, math_verification
+from builders import ALPHA, BASE8, GRID, IDEA8, make_run, make_spec, paired_report, TRACK
+
+LEVEL = 0.05
+BELOW, ABOVE = 0.049, 0.051
+
+
+def control(name: str, p_adjusted: float, delta: float) -> dict:
+    return {"arm": f"control:{name}", "full": {"per_seed": [1.0] * 4},
+            "comparison": {"p_adjusted": p_adjusted, "p_value": p_adjusted / 2,
+                           "delta_mean": delta, "family_size": 2}}
+
+
+def report(practical: str, *controls: dict, direction: str = "lower is better",
+           mechanism_ok=1, matched: bool = True) -> dict:
+    return {"practical_verdict": practical,
+            "system_verdict": stats.system_verdict(practical, mechanism_ok),
+            "comparison": {"p_adjusted": 0.01, "delta_mean": -0.5}, "metric_direction": direction,
+            "mechanism_ok": mechanism_ok, "controls": {c["arm"][8:]: c for c in controls},
+            "idea": {"per_seed": [0.5] * 4}, "protocol": {"claim_type": "superiority"},
+            "budgets": {"matched": matched, "unmatched": [] if matched else ["params x"]}}
+
+
+@pytest.mark.parametrize("baseline, controls, practical, decided_by", [
+    ("helps", [], "helps", "baseline"),
+    ("helps", [("a", BELOW, -0.1)], "helps", "baseline"),            # beats the control too
+    ("helps", [("a", ABOVE, -0.1)], "inconclusive", "control:a"),    # not the control
+    ("helps", [("a", BELOW, +0.1)], "harms", "control:a"),           # loses to it
+    ("helps", [("a", BELOW, -0.1), ("b", ABOVE, +0.2)], "inconclusive", "control:b"),
+    ("helps", [("a", ABOVE, +0.1), ("b", BELOW, +0.2)], "harms", "control:b"),  # worst wins
+    ("inconclusive", [("a", ABOVE, +0.1)], "inconclusive", "baseline"),  # tie: the baseline
+    ("harms", [("a", BELOW, -0.1)], "harms", "baseline"),
+    ("inconclusive", [("a", BELOW, +0.1)], "harms", "control:a"),
+])
+def test_the_worst_comparison_decides_and_is_named(baseline, controls, practical, decided_by):
+    rep = report(baseline, *(control(*c) for c in controls))
+    fairness.finish_verdicts(rep, LEVEL)
+    assert (rep["practical_verdict"], rep["decided_by"]) == (practical, decided_by)
+    assert rep["system_verdict"] == stats.system_verdict(practical, 1)
+
+
+@pytest.mark.parametrize("direction, delta, verdict", [
+    ("lower is better", -0.1, "helps"), ("lower is better", +0.1, "harms"),
+    ("higher is better", +0.1, "helps"), ("higher is better", -0.1, "harms"),
+])
+def test_a_control_is_judged_in_the_metric_direction(direction, delta, verdict):
+    rep = report("helps", control("a", BELOW, delta), direction=direction)
+    fairness.finish_verdicts(rep, LEVEL)
+    assert rep["controls"]["a"]["verdict"] == verdict
+
+
+@pytest.mark.parametrize("p, level, verdict", [
+    (0.03, 0.05, "helps"), (0.03, 0.031, "helps"), (0.031, 0.031, "inconclusive"),
+    (0.03, 0.029, "inconclusive"),
+])
+def test_a_control_is_judged_on_its_adjusted_p_at_the_looks_level(p, level, verdict):
+    rep = report("helps", control("a", p, -0.1))
+    rep["controls"]["a"]["comparison"]["p_value"] = 0.0  # the raw p never decides
+    fairness.finish_verdicts(rep, level)
+    assert rep["controls"]["a"]["verdict"] == verdict
+
+
+def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged():
+    rep = report("helps", control("a", BELOW, -0.1), matched=False)
+    fairness.finish_verdicts(rep, LEVEL)
+    assert rep["practical_verdict"] == rep["system_verdict"] == "unmatched"
+    assert rep["controls"]["a"]["verdict"] == "helps" and rep["decided_by"] == "baseline"
+    assert budgets.unmatched_reason(rep) == "unmatched (params x)"
+
+
+@pytest.mark.parametrize("mechanism_ok, system", [(1, "partial"), (0, "failed"),
+                                                  (None, "failed")])
+def test_the_system_verdict_follows_the_decided_practical_one(mechanism_ok, system):
+    rep = report("helps", control("a", ABOVE, -0.1), mechanism_ok=mechanism_ok)
+    assert rep["system_verdict"] == stats.system_verdict("helps", mechanism_ok)
+    fairness.finish_verdicts(rep, LEVEL)
+    assert (rep["practical_verdict"], rep["system_verdict"]) == ("inconclusive", system)
+
+
+def test_without_a_comparison_nothing_is_decided():
+    rep = report("inconclusive")
+    rep["practical_verdict"] = rep["system_verdict"] = "incomplete"
+    rep["comparison"] = None
+    fairness.finish_verdicts(rep, LEVEL)
+    assert rep["decided_by"] is None and rep["practical_verdict"] == "incomplete"
+    assert fairness.comparisons(rep) == []
+
+
+def test_the_holm_family_is_the_baseline_then_every_control():
+    rep = report("helps", control("a", BELOW, -0.1), control("b", ABOVE, 0.1))
+    assert fairness.comparisons(rep) == [rep["comparison"], rep["controls"]["a"]["comparison"],
+                                         rep["controls"]["b"]["comparison"]]
+    rep["controls"] = None
+    assert fairness.comparisons(rep) == [rep["comparison"]]
+
+
+@pytest.mark.parametrize("declared, budget, tolerance", [
+    (None, "params", budgets.DEFAULT_TOLERANCE), ({"params": 0.1}, "params", 0.1),
+    ({"params": 0.1}, "steps", budgets.DEFAULT_TOLERANCE), ({"*": 0.2}, "steps", 0.2),
+    ({"*": 0.2, "steps": 0.0}, "steps", 0.0),
+])
+def test_tolerance_of_a_budget(declared, budget, tolerance):
+    assert budgets.tolerance_of({"budget_tolerance": declared}, budget) == tolerance
+
+
+def test_signatures_that_cannot_fail_are_seen_in_the_source():
+    def arm(run):
+        run.signature("gap", run.cfg["x"], 0.0, 1e-3, null=5e-4)  # null within tol
+        run.signature("const", observed=0.0, predicted=0.0, tol=1e-3)  # a constant observed
+        run.signature(name="ok", observed=run.cfg["x"], predicted=0.0, tol=1e-3, null=1.0)
+        run.signature("measured", run.cfg["x"], 0.0, 1e-3, null=run.cfg["y"])  # unknown: fine
+
+    assert mechanism.signatures_that_cannot_fail(arm) == [
+        "run.signature('gap'): its null 0.0005 is within tol 0.001 of the prediction 0.0, so "
+        "the check cannot tell the mechanism from its absence",
+        "run.signature('const'): observed is the constant 0.0, so the check cannot fail; pass "
+        "the statistic measured on the trained model"]
+    assert mechanism.signatures_that_cannot_fail(len) == []   # no Python source
+
+
+# -- signatures and their nulls --------------------------------------------------------------
+def entry(null, has=True):
+    return {"has_null": has, "null": null}
+
+
+@pytest.mark.parametrize("null, discriminating", [
+    (3.5, True), (0.5, True),                # outside tol 1 of the prediction 2
+    (3.0, False), (1.0, False), (2.5, False),  # |null - 2| <= 1: that check could not fail
+    (-2.0, True),                            # far on the other side (|null + 2| would be 0)
+])
+def test_a_null_discriminates_only_outside_tol_of_the_prediction(null, discriminating):
+    status, found, nulls = mechanism.signature_status(True, [entry(null)], 2.0, 1.0)
+    assert found is discriminating and nulls == [null]
+    assert status == ("confirmed" if discriminating else "non_discriminating")
+
+
+def signature(status: str, confirmed: bool = True) -> dict:
+    return {"status": status, "confirmed": confirmed}
+
+
+@pytest.mark.parametrize("statuses, tests, ok", [
+    ({"a": signature("confirmed")}, [True], 1),
+    ({"a": signature("confirmed"), "b": signature("non_discriminating")}, [True], None),
+    ({"a": signature("non_discriminating")}, [], None),
+    ({"a": signature("non_discriminating")}, [False], 0),     # a failed test still fails
+    ({"a": signature("not confirmed", False)}, [True], 0),
+    ({"a": signature("confirmed (discrimination unchecked)")}, [True], 1),
+    ({}, [], None),
+])
+def test_a_non_discriminating_signature_is_no_evidence(statuses, tests, ok):
+    assert mechanism.mechanism_ok(statuses, tests) == ok
+
+
+def test_non_discriminating_names_the_signatures_whose_null_passes_too():
+    report = {"mechanism_signature": {"signatures": {
+        "a": signature("confirmed"), "b": signature("non_discriminating"),
+        "c": signature("non_discriminating")}}}
+    assert mechanism.non_discriminating(report) == ["b", "c"]
+    assert mechanism.non_discriminating({"mechanism_signature": None}) == []
+
+
+# -- mechanism evidence in the report (benchkit.verdict.build) ------------------------------------
+def sig(observed, confirmed, predicted=0.0, tol=0.1):
+    return {"observed": observed, "predicted": predicted, "tol": tol, "prediction": None,
+            "confirmed": confirmed}
+
+
+def test_signature_missing_on_a_seed_is_not_confirmed():
+    runs = [{"signatures": {"m": sig(0.0, True)}}, {"signatures": {}}]
+    out = mechanism_signature(runs)
+    assert out["signatures"]["m"]["confirmed"] is False
+    assert out["signatures"]["m"]["per_seed"] == [0.0, None]
+    assert out["confirmed"] is False
+
+
+def test_signature_confirmed_only_when_every_seed_is():
+    runs = [{"signatures": {"m": sig(0.05, True)}}, {"signatures": {"m": sig(0.2, False)}}]
+    out = mechanism_signature(runs)
+    assert out["signatures"]["m"]["observed"] == 0.2   # the one farthest from the prediction
+    assert out["confirmed"] is False
+    runs[1]["signatures"]["m"] = sig(-0.08, True)
+    out = mechanism_signature(runs)
+    assert out["confirmed"] is True and out["signatures"]["m"]["observed"] == -0.08
+
+
+def test_no_signature_is_no_evidence():
+    assert mechanism_signature([{"signatures": {}}])["confirmed"] is None
+
+
+@pytest.mark.parametrize("outcomes, passed", [
+    (["passed"], True), (["passed", "failed"], False), (["skipped"], None),
+    (["skipped", "passed"], True), (["skipped", "failed"], False), ([], None),
+])
+def test_a_skipped_claim_is_no_evidence(outcomes, passed):
+    payloads = [{"nodeid": f"m.py::test_c{k}", "outcome": o, "message": None}
+                for k, o in enumerate(outcomes)]
+    assert math_verification(payloads)["passed"] is passed
+
+
+def test_mechanism_ok_in_a_report_with_a_skipped_and_a_passed_claim():
+    report = paired_report(BASE8, IDEA8)
+    mechs = [{"nodeid": "m.py::test_a", "outcome": "skipped", "message": None},
+             {"nodeid": "m.py::test_b", "outcome": "passed", "message": None}]
+    spec = make_spec(GRID[:1], 8)
+    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
+    runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8)]
+    report = build_report(spec, TRACK, runs, mechs, alpha=ALPHA)
+    decide(report, report["comparison"]["p_value"], 1)
+    assert report["mechanism_ok"] == 1 and report["system_verdict"] == "worked"
+
+
+# -- a control arm under a margin claim ---------------------------------------------------------
+
+
+def margin_report(n: int, *, claim: str | None, family_size: int | None) -> dict:
+    """An idea within 0.1% of its control on every one of ``n`` seeds, the control compared
+    with a 10% non-inferiority margin and a p (0.6) far from significant."""
+    control_values = [1.0 + 0.1 * k for k in range(n)]
+    idea_values = [v + 0.001 * (-1) ** k for k, v in enumerate(control_values)]
+    comp = {"p_adjusted": 0.6, "p_value": 0.3, "delta_mean": 0.0,
+            "noninferiority": {"margin_rel": 0.1}}
+    if family_size is not None:
+        comp["family_size"] = family_size
+    protocol = {} if claim is None else {"claim_type": claim}
+    return {"practical_verdict": "helps", "system_verdict": "partial", "mechanism_ok": None,
+            "comparison": {"p_adjusted": 0.01, "delta_mean": -0.5},
+            "metric_direction": "lower is better", "protocol": protocol,
+            "idea": {"per_seed": idea_values},
+            "controls": {"c": {"arm": "control:c", "full": {"per_seed": control_values},
+                               "comparison": comp}}}
+
+
+@pytest.mark.parametrize("claim, verdict", [
+    ("equivalence", "equivalent"),     # TOST p = 1/256 each side < 0.05 / 2
+    ("superiority", "non-inferior"),   # no TOST: the margin test alone
+    (None, "non-inferior"),            # a protocol without a claim is a superiority claim
+])
+def test_a_control_is_judged_under_the_reports_claim(claim, verdict):
+    rep_ = margin_report(8, claim=claim, family_size=2)
+    fairness.finish_verdicts(rep_, 0.05)
+    comp = rep_["controls"]["c"]["comparison"]
+    assert rep_["controls"]["c"]["verdict"] == verdict
+    # the margin test is redone on the control's and the idea's seeds, at level / family size
+    assert comp["noninferiority"]["p_value"] == pytest.approx(1 / 256)
+    assert comp["noninferiority"]["non_inferior"] is True
+    assert ("equivalence" in comp) == (claim == "equivalence")
+
+
+@pytest.mark.parametrize("family_size, verdict", [
+    (2, "inconclusive"),   # one-sided p 1/32 = 0.03125 is not below 0.05 / 2
+    (1, "non-inferior"),   # ... and is below 0.05
+    (None, "non-inferior"),  # a comparison without a family is a family of one
+])
+def test_a_controls_margin_test_is_at_the_level_over_its_family_size(family_size, verdict):
+    rep_ = margin_report(5, claim="superiority", family_size=family_size)
+    fairness.finish_verdicts(rep_, 0.05)
+    assert rep_["controls"]["c"]["verdict"] == verdict
+    assert rep_["controls"]["c"]["comparison"]["noninferiority"]["p_value"] == 1 / 32

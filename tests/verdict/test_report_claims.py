@@ -1,0 +1,134 @@
+"""The report's mechanism evidence (benchkit.verdict.build), pinned in process.
+
+Each test builds signatures and claim outcomes by hand (no training, no pytester): the
+aggregation of signatures over seeds, skipped vs failed claims, mechanism tests that did not
+run, and the system verdict they lead to.
+"""
+from __future__ import annotations
+
+import pytest
+
+from benchkit.stats import paired as stats
+from benchkit.verdict.build import build_report, decide, math_verification, mechanism_signature
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_config_runs,
+                      paired_report)
+
+
+# -------------------------------------------------------------------- mechanism_signature
+def sig(observed, confirmed, predicted=1.0, tol=0.5, null=None, prediction="p"):
+    out = {"observed": observed, "predicted": predicted, "tol": tol, "prediction": prediction,
+           "confirmed": confirmed}
+    if null is not None:
+        out.update(null=null, has_null=True)
+    return out
+
+
+def test_signatures_aggregate_over_seeds_with_missing_and_unobserved_seeds():
+    runs = [{"signatures": {"b": sig(0.2, True, tol=0.9), "a": sig(None, False, 2.0, 0.1)}},
+            {"signatures": {"b": sig(1.5, True, tol=0.6)}},
+            {"signatures": {"b": sig(None, True, tol=0.5)}}]
+    out = mechanism_signature(runs)
+    assert list(out["signatures"]) == ["a", "b"]
+    assert out["signatures"]["b"] == {
+        "prediction": "p", "predicted": 1.0, "tol": 0.9,
+        "observed": 0.2,                       # |0.2 - 1| > |1.5 - 1|: farthest from 1.0
+        "per_seed": [0.2, 1.5, None], "confirmed": True,
+        "status": "confirmed (discrimination unchecked)", "discriminating": None,
+        "null_per_seed": []}
+    assert out["signatures"]["a"] == {
+        "prediction": "p", "predicted": 2.0, "tol": 0.1, "observed": None,
+        "per_seed": [None, None, None], "confirmed": False, "status": "not confirmed",
+        "discriminating": None, "null_per_seed": []}
+    assert out["confirmed"] is False
+
+
+@pytest.mark.parametrize("observed, farthest", [
+    ([0.2, 1.5], 0.2), ([1.9, 0.5], 1.9), ([1.0, 1.0], 1.0), ([-3.0, 6.0], 6.0),
+])
+def test_the_observed_value_is_the_one_farthest_from_the_prediction(observed, farthest):
+    runs = [{"signatures": {"m": sig(v, True, predicted=1.0)}} for v in observed]
+    assert mechanism_signature(runs)["signatures"]["m"]["observed"] == farthest
+
+
+def test_every_signature_confirmed_on_every_seed_is_confirmed():
+    runs = [{"signatures": {"a": sig(1.0, True), "b": sig(1.1, True)}} for _ in range(3)]
+    out = mechanism_signature(runs)
+    assert out["confirmed"] is True
+    assert [s["confirmed"] for s in out["signatures"].values()] == [True, True]
+
+
+@pytest.mark.parametrize("nulls, tols, status, discriminating", [
+    ([3.0, 3.0], [0.5, 0.5], "confirmed", True),
+    ([3.0, 1.2], [0.5, 0.5], "non_discriminating", False),   # seed 1's null passes too
+    ([3.0, 3.0], [0.5, 2.5], "non_discriminating", False),   # the widest tol counts
+    ([3.0, 3.0], [2.5, 0.5], "non_discriminating", False),
+    ([3.0, 3.0], [1.9, 0.5], "confirmed", True),
+])
+def test_a_null_within_the_widest_tol_is_not_discriminating(nulls, tols, status, discriminating):
+    runs = [{"signatures": {"m": sig(1.0, True, predicted=1.0, tol=t, null=n)}}
+            for n, t in zip(nulls, tols)]
+    m = mechanism_signature(runs)["signatures"]["m"]
+    assert m["tol"] == max(tols)
+    assert (m["status"], m["discriminating"], m["null_per_seed"]) == (status, discriminating,
+                                                                       nulls)
+
+
+# ---------------------------------------------------------------------- math_verification
+def test_math_verification_lists_every_claim_in_nodeid_order():
+    payloads = [{"nodeid": "m.py::test_c", "outcome": "skipped", "message": "no gpu"},
+                {"nodeid": "m.py::test_b", "outcome": "failed", "message": "boom"},
+                {"nodeid": "m.py::test_a", "outcome": "passed", "message": None}]
+    assert math_verification(payloads) == {
+        "tests": [{"test": "m.py::test_a", "outcome": "passed", "message": None},
+                  {"test": "m.py::test_b", "outcome": "failed", "message": "boom"},
+                  {"test": "m.py::test_c", "outcome": "skipped", "message": "no gpu"}],
+        "passed": False}
+
+
+@pytest.mark.parametrize("outcomes, passed, mechanism_ok", [
+    (["passed", "passed"], True, 1),
+    (["skipped", "skipped"], None, None),      # skipped claims are no evidence either way
+    (["skipped", "failed"], False, 0),
+    (["skipped", "passed"], True, 1),
+    (["failed", "passed"], False, 0),
+])
+def test_skipped_claims_are_left_out_and_failed_ones_count(outcomes, passed, mechanism_ok):
+    mechs = [{"nodeid": f"m.py::test_c{k}", "outcome": o, "message": None}
+             for k, o in enumerate(outcomes)]
+    assert math_verification(mechs)["passed"] is passed
+    runs = one_config_runs(BASE8, IDEA8)
+    report = build_report(make_spec(GRID[:1], 8), TRACK, runs, mechs, alpha=ALPHA)
+    assert report["mechanism_ok"] == mechanism_ok
+    decide(report, P8, 1)
+    assert report["system_verdict"] == stats.system_verdict("helps", mechanism_ok)
+
+
+@pytest.mark.parametrize("signatures, system", [
+    ([sig(1.0, True)] * 8, "worked"), ([sig(3.0, False)] * 8, "partial"),
+])
+def test_the_system_verdict_follows_the_mechanism_evidence(signatures, system):
+    report = paired_report(BASE8, IDEA8, signatures=[{"m": s} for s in signatures])
+    decide(report, P8, 1)
+    assert report["practical_verdict"] == "helps" and report["system_verdict"] == system
+    assert report["decided_by"] == "baseline"
+
+
+# ------------------------------------------------------ mechanism tests of the module
+def test_mechanism_tests_that_did_not_run_are_named():
+    spec = make_spec(GRID[:1], 8, mechanism_tests=("test_a", "test_b", "test_c", "test_d",
+                                                   "test_e"))
+    runs = one_config_runs(BASE8, IDEA8)
+    mechs = [{"nodeid": "ideas/test_rules.py::test_a", "outcome": "passed", "message": None},
+             {"nodeid": "ideas/test_rules.py::test_c[1]", "outcome": "skipped", "message": None},
+             {"nodeid": "ideas/test_rules.py::test_d[x[1]]", "outcome": "passed",
+              "message": None},
+             {"nodeid": "ideas/test_rules.py::TestK::test_e", "outcome": "passed",
+              "message": None}]
+    report = build_report(spec, TRACK, runs, mechs, alpha=ALPHA)
+    assert report["warnings"] == [
+        "mechanism test(s) test_b did not run in this session (-k/-m?): mechanism_ok and the "
+        "system verdict leave them out"]
+    assert [t["test"] for t in report["math_verification"]["tests"]] == [
+        "ideas/test_rules.py::TestK::test_e", "ideas/test_rules.py::test_a",
+        "ideas/test_rules.py::test_c[1]", "ideas/test_rules.py::test_d[x[1]]"]
+    assert report["mechanism_ok"] == 1

@@ -1,0 +1,203 @@
+"""The report's control arms and the grid's extension (benchkit.verdict.build), pinned in process.
+
+Each test builds a report from hand-made run payloads (no training, no pytester): controls
+selected and compared like the baseline, budgets, logs and the sign test over the family, and
+a selection at the grid's edge extending it (never along a frontier axis).
+"""
+from __future__ import annotations
+
+import pytest
+
+from benchkit.verdict import controls as fairness
+from benchkit.stats import signtest as robust, paired as stats
+from benchkit.verdict.build import build_report, decide
+from builders import ALPHA, GRID, TRACK, make_run, make_spec, runs_from
+
+
+# ------------------------------------------------- controls, budgets, logs, the sign test
+CONTROL = "control:c"
+
+
+def rich_runs(n=6, cpu_split=True):
+    """Three arms on two configs: validation selects cfg 0 for the baseline and cfg 1 for the
+    idea and the control; the test split would choose otherwise."""
+    rows = {("baseline", 0): (1.0, 1.0), ("baseline", 1): (2.0, 0.2),
+            ("idea", 0): (1.0, 0.1), ("idea", 1): (0.5, 0.6),
+            (CONTROL, 0): (3.0, 0.1), (CONTROL, 1): (2.5, 0.9)}
+    params = {"baseline": 100, "idea": 104, CONTROL: 150}
+    runs = []
+    for (arm, k), (val, test) in rows.items():
+        for s in range(n):
+            r = make_run(arm, GRID[k], s, val, test + 0.1 * s)
+            r.update(logs={"loss": float(10 * s + k)}, budgets={"params": params[arm]},
+                     cpu="cpu-a", env={"python": arm} if s == 0 else None)
+            if cpu_split and arm == "idea" and s in (0, 3):
+                r["cpu"] = "cpu-b"
+            runs.append(r)
+    return runs
+
+
+def decide_with_holm(report):
+    """decide() after Holm over the report's comparisons, as benchkit.plugin.aggregate does."""
+    family = fairness.comparisons(report)
+    for comp, p in zip(family, stats.holm([c["p_value"] for c in family])):
+        comp["p_adjusted"], comp["family_size"] = p, len(family)
+    return decide(report, report["comparison"]["p_adjusted"], len(family))
+
+
+def rich_spec(n=6):
+    """The baseline, the idea and one control, a 5% margin, decided by the sign test."""
+    return {**make_spec(GRID[:2], n, margin=0.05), "arms": ["baseline", "idea", CONTROL],
+            "test": "sign"}
+
+
+def test_a_control_arm_is_selected_and_compared_like_the_baseline():
+    n = 6
+    report = build_report(rich_spec(n), TRACK, rich_runs(n), [], alpha=ALPHA)
+    assert report["complete"]
+    base = [1.0 + 0.1 * s for s in range(n)]
+    idea = [0.6 + 0.1 * s for s in range(n)]
+    control = [0.9 + 0.1 * s for s in range(n)]
+    assert report["baseline"]["best_cfg"] == GRID[0] and report["idea_config"] == GRID[1]
+    assert report["baseline"]["full"] == stats.summarize(base)
+    assert report["idea"] == stats.summarize(idea)
+    c = report["controls"]["c"]
+    assert list(report["controls"]) == ["c"]
+    assert c["arm"] == CONTROL and c["best_cfg"] == GRID[1]
+    assert c["full"] == stats.summarize(control)
+    assert [s["val_mean"] for s in c["sweep"]] == [3.0, 2.5]
+    assert c["comparison"]["per_seed_diffs"] == pytest.approx([-0.3] * n)
+    assert report["comparison"]["per_seed_diffs"] == pytest.approx([-0.4] * n)
+    for comp in (report["comparison"], c["comparison"]):
+        assert comp["test"] == "sign" and comp["alpha"] == ALPHA
+        assert comp["noninferiority"]["margin_rel"] == 0.05
+        assert comp["direction"] == "lower"
+    assert report["protocol"]["test"] == robust.SIGN_TEST_NAME
+    assert report["protocol"]["margin"] == 0.05
+    assert report["log_medians"] == {
+        "baseline": {"loss": 25.0}, "idea": {"loss": 26.0}, CONTROL: {"loss": 26.0}}
+    assert report["budgets"]["arms"] == {"baseline": {"params": 100.0}, "idea": {"params": 104.0},
+                                         CONTROL: {"params": 150.0}}
+    assert report["budgets"]["matched"] is False
+    assert report["environment"] == {"python": "baseline"}
+    assert report["convergence"]["arms"]["idea"]["cfg"] == GRID[1]
+    assert report["convergence"]["arms"][CONTROL]["cfg"] == GRID[1]
+    assert report["warnings"] == [
+        "only 6 seeds cannot reach p < 0.05 after Holm over 2 comparisons (1 track(s) x the "
+        "baseline and 1 control(s)) (the smallest possible two-sided p is 0.03125 with the "
+        "sign-flip test); 7 seeds or more can",
+        "the paired runs of seed(s) 0, 3 trained on different CPU types (cpu-a; cpu-b): their "
+        "differences mix the CPUs' rounding; train every shard on one CPU type "
+        "(docs/scale-out.md)"]
+    assert [r["arm"] for r in report["runs"]] == (["baseline"] * 2 * n + ["idea"] * 2 * n
+                                                  + [CONTROL] * 2 * n)
+    decide_with_holm(report)
+    assert report["practical_verdict"] == report["system_verdict"] == "unmatched"
+
+
+def test_a_matched_control_decides_when_it_is_the_worse_comparison():
+    n = 8
+    runs = rich_runs(n, cpu_split=False)
+    for r in runs:
+        r["budgets"] = {"params": 100}
+        if r["arm"] == CONTROL and r["cfg"] == GRID[1]:   # the idea's values, +-0.1 by seed
+            r["test"] = 0.6 + 0.1 * r["seed"] + (0.1 if r["seed"] % 2 else -0.1)
+    report = build_report(rich_spec(n), TRACK, runs, [], alpha=ALPHA)
+    assert report["warnings"] == [] and report["budgets"]["matched"] is True
+    decide_with_holm(report)
+    assert report["comparison"]["p_adjusted"] == 2 * 2 ** -8 * 2   # sign test, Holm of 2
+    assert report["controls"]["c"]["verdict"] == "inconclusive"
+    assert report["practical_verdict"] == "inconclusive" and report["decided_by"] == CONTROL
+    assert report["system_verdict"] == "failed"
+
+
+# ----------------------------------------------------------------- the sign interval
+def test_the_sign_interval_is_at_holms_first_step():
+    n = 8
+    runs = rich_runs(n, cpu_split=False)
+    report = build_report(rich_spec(n), TRACK, runs, [], alpha=ALPHA)
+    decide_with_holm(report)
+    assert report["comparison"]["sign_ci"]["confidence"] == 1.0 - ALPHA / 2
+    assert report["comparison"]["signflip_ci"]["confidence"] == 1.0 - ALPHA / 2
+
+
+# --------------------------------------------------------------- the grid's extension
+EXT = {"lr": 0.000333333333333}   # one log step below 0.001 on (0.001, 0.003, 0.01)
+
+
+def edge_table(n):
+    """Both arms select lr=0.001, the low edge of the declared grid, on validation."""
+    return {(arm, k): [(1.0 + k, 1.0 - 0.1 * (arm == "idea"))] * n
+            for arm in ("baseline", "idea") for k in range(3)}
+
+
+def test_a_selection_at_the_edge_extends_the_grid_and_waits_for_its_runs():
+    n = 6
+    spec = {**make_spec(GRID, n), "extend": 1, "declared_grids": {TRACK: GRID}}
+    report = build_report(spec, TRACK, runs_from(edge_table(n), GRID), [], alpha=ALPHA)
+    assert report["complete"] is False
+    assert report["incomplete"]["reasons"] == [
+        "the selection sat at the edge of the grid, which extends to lr=0.000333333333333 for "
+        "both arms: run the same command again to train the extension (stored runs are reused)",
+        "12 of 48 runs missing or failed"]
+    assert report["incomplete"]["pending"] == ["lr=0.000333333333333"]  # scripts/bench reads it
+    assert report["protocol"]["grid"] == GRID + [EXT] and report["protocol"]["extend"] == 1
+    assert report["grid_extensions"] == {
+        "limit": 1, "declared_grid": GRID, "at_edge": [],
+        "extensions": [{"axis": "lr", "side": "low", "from": 0.001, "value": EXT["lr"],
+                        "arms": ["baseline", "idea"]}]}
+    # the next session trained the extension, which both arms select: at the edge again
+    spec["grids"] = {TRACK: GRID + [EXT]}
+    runs = runs_from(edge_table(n), GRID) + [
+        make_run(arm, EXT, s, 0.5, 1.0 - 0.1 * (arm == "idea"))
+        for arm in ("baseline", "idea") for s in range(n)]
+    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    assert report["complete"] and report["baseline"]["best_cfg"] == EXT
+    assert report["grid_extensions"]["at_edge"] == [
+        {"arm": "baseline", "axis": "lr", "side": "low"},
+        {"arm": "idea", "axis": "lr", "side": "low"}]
+    assert report["warnings"] == [
+        f"the {arm}'s selected config lr=0.000333333333333 is at the low edge of lr after 1 "
+        "extension(s) (extend=1): a wider grid may tune it better" for arm in ("baseline", "idea")]
+
+
+def test_without_extension_the_grid_is_the_one_the_runs_ran_on():
+    n = 6
+    spec = {**make_spec(GRID, n), "declared_grids": {TRACK: GRID[:1]}}   # extend: 0 by default
+    report = build_report(spec, TRACK, runs_from(edge_table(n), GRID), [], alpha=ALPHA)
+    assert report["complete"] and report["grid_extensions"] == {
+        "limit": 0, "declared_grid": GRID, "extensions": [],
+        "at_edge": [{"arm": "baseline", "axis": "lr", "side": "low"},
+                    {"arm": "idea", "axis": "lr", "side": "low"}]}
+    assert report["protocol"]["extend"] == 0 and report["protocol"]["grid"] == GRID
+    assert report["warnings"][0] == ("the baseline's selected config lr=0.001 is at the low edge "
+                                     "of lr after 0 extension(s) (extend=0): a wider grid may "
+                                     "tune it better")
+
+
+# ----------------------------------------------- a control or a frontier at the edge
+def test_a_control_at_the_edge_extends_the_grid_for_every_arm():
+    n = 6
+    rows = {("baseline", 1): 1.0, ("idea", 1): 1.0, (CONTROL, 0): 1.0}
+    runs = [make_run(arm, GRID[k], s, rows.get((arm, k), 2.0), 1.0)
+            for arm in ("baseline", "idea", CONTROL) for k in range(3) for s in range(n)]
+    spec = {**make_spec(GRID, n), "extend": 1, "declared_grids": {TRACK: GRID},
+            "arms": ["baseline", "idea", CONTROL]}
+    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    assert report["grid_extensions"]["extensions"] == [
+        {"axis": "lr", "side": "low", "from": 0.001, "value": EXT["lr"], "arms": [CONTROL]}]
+    assert report["complete"] is False
+    assert report["incomplete"]["reasons"][-1] == "18 of 72 runs missing or failed"
+
+
+def test_a_frontier_axis_is_never_extended():
+    n = 6
+    grid = [{"lr": 0.001, "width": w} for w in (8, 16, 32)]
+    runs = [make_run(arm, grid[k], s, 1.0 + k, 1.0) for arm in ("baseline", "idea")
+            for k in range(3) for s in range(n)]
+    spec = {**make_spec(grid, n), "extend": 2, "declared_grids": {TRACK: grid},
+            "frontier": {"width": [8, 16, 32]}}
+    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    assert report["complete"] and report["baseline"]["best_cfg"] == grid[0]
+    assert report["grid_extensions"]["extensions"] == []
+    assert report["grid_extensions"]["at_edge"] == []
