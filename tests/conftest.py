@@ -40,7 +40,7 @@ SUITE_TIMEOUT = 120  # seconds: a hang fails one test with a traceback, not the 
 # benchmarks/mutation.py runs the tests once per mutant: there the pytest sessions a test starts
 # with pytester (seconds to a minute each; the suite itself runs them) are left out, and the
 # rules are pinned by the in-process tests.
-MUTATION_SKIP = "a pytester session: not run per mutant (benchmarks/mutation.py)"
+MUTATION_SKIP = "a pytester session: not run per mutant (benchmarks/mutation/mutation.py)"
 
 
 # Tests that share a module-scoped session (started in a fixture): under -n (scripts/test) one

@@ -163,12 +163,12 @@ def test_a_verdict_needs_the_board_adjusted_p():
 
 
 def test_twenty_null_ideas_against_one_baseline_keep_the_family_wise_error():
-    """The fast version of benchmarks/leaderboard_fwer.py (its numbers: benchmarks/README.md):
+    """The fast version of benchmarks/stats/leaderboard_fwer.py (its numbers: benchmarks/README.md):
     200 seeded boards of 20 null ideas at 10 seeds; Holm keeps any false helps/harms at or below
     alpha + 2 SE, where the ideas' unadjusted p-values pass at least one idea on most boards."""
     import importlib.util
 
-    path = Path(__file__).parents[2] / "benchmarks" / "leaderboard_fwer.py"
+    path = Path(__file__).parents[2] / "benchmarks" / "stats" / "leaderboard_fwer.py"
     spec = importlib.util.spec_from_file_location("leaderboard_fwer", path)
     sim = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sim)

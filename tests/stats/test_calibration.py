@@ -1,4 +1,4 @@
-"""A small deterministic version of benchmarks/calibration.py (6 seed blocks of 6 seeds,
+"""A small deterministic version of benchmarks/calibration/calibration.py (6 seed blocks of 6 seeds,
 1 epoch, the tabular track's 3-config grid): identical init streams must give exactly zero
 differences, different init streams a real (nonzero, not all significant) null, and a large
 injected effect must be detected. Fails if pairing (same data, order and init per seed) or
@@ -22,16 +22,15 @@ LARGE_SD = 1.0  # injected noise sd: raises the idea's expected test MSE by 1.0
 
 def _load_calibration():
     spec = importlib.util.spec_from_file_location("benchkit_calibration",
-                                                  ROOT / "benchmarks" / "calibration.py")
+                                                  ROOT / "benchmarks" / "calibration" / "calibration.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 cal = _load_calibration()
-# benchmarks/ is on sys.path once calibration.py is loaded
+# benchmarks/calibration/ is on sys.path once calibration.py is loaded
 import calibration_doc  # noqa: E402
-import calibration_doc_sim as doc_sim  # noqa: E402
 import calibration_sim as sim  # noqa: E402
 import calibration_summary  # noqa: E402
 
@@ -191,7 +190,7 @@ def test_the_statistics_code_path_at_tiny_reps():
     assert [r["level"] for r in st["margins"]["noninferiority_at_margin"]] == \
         [0.05, 0.05, look1, 0.05, 0.05]
     assert all(r["non_inferior"]["n"] == 30 for r in st["margins"]["noninferiority_at_margin"])
-    text = "\n".join([doc_sim.spending_section(st), doc_sim.interval_section(st),
-                      doc_sim.margins_section(st)])
+    text = "\n".join([calibration_doc.spending_section(st), calibration_doc.interval_section(st),
+                      calibration_doc.margins_section(st)])
     assert "disagreed in: 0 at level 0.05, 0 at level 0.01, 0 at level 0.03101" in text
     assert "| 8 | 5% worse | " in text and "| higher | 8 | 0.05 | 0.05 | " in text

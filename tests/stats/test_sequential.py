@@ -1,5 +1,5 @@
 """Sequential seeds: alpha spending over looks (benchkit.stats.paired.spent_alpha, look_levels; the
-simulations' sequential_plan, sequential_decision in benchmarks/simstats.py), the batched
+simulations' sequential_plan, sequential_decision in benchmarks/stats/simstats.py), the batched
 sign-flip p used by the simulations, and a
 Monte Carlo proof that the rule keeps the family-wise error at alpha while the naive rule
 (every look at the full alpha) does not.
@@ -17,8 +17,8 @@ from scipy import stats as sps
 
 from benchkit.stats import paired as bs
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import simstats  # noqa: E402  (benchmarks/simstats.py: statistics only simulations use)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "stats"))
+import simstats  # noqa: E402  (benchmarks/stats/simstats.py: statistics only simulations use)
 from benchkit.stats import paired as stats
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never

@@ -17,7 +17,7 @@ from benchkit.stats import paired as stats
 from benchkit.verdict.build import decide
 from builders import paired_report
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "stats"))
 import simstats  # noqa: E402
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never

@@ -147,11 +147,11 @@ def test_run_data_is_fixed_by_the_seed_even_after_an_in_place_edit():
 
 
 def test_default_grids_bracket_the_measured_optima():
-    """Every arm swept by benchmarks/grids.py has its optimum strictly inside the track's
+    """Every arm swept by benchmarks/tracks/grids.py has its optimum strictly inside the track's
     default grid, with a grid value on each side: a baseline tuned at the edge is under-tuned."""
     from pathlib import Path
 
-    measured = json.loads((Path(__file__).parents[2] / "benchmarks" / "grids.json").read_text())
+    measured = json.loads((Path(__file__).parents[2] / "benchmarks" / "results" / "grids.json").read_text())
     for name, sweep in measured["tracks"].items():
         lrs = sorted(cfg["lr"] for cfg in tracks.get(name).grid)
         assert 3 <= len(lrs) <= 5

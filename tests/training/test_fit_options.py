@@ -188,9 +188,9 @@ def test_an_own_loop_over_batches_equals_fit():
 
 
 def aa_module(track: str) -> str:
-    """benchmarks/device_check.py's A/A idea (baseline run.fit; idea its own loop over
+    """benchmarks/device/device_check.py's A/A idea (baseline run.fit; idea its own loop over
     run.batches with torch.optim.Adam(fused=True)): one text for the test and the GPU check."""
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "device_check.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "device" / "device_check.py"
     spec = importlib.util.spec_from_file_location("benchkit_device_check", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
