@@ -111,6 +111,14 @@ def outcomes_of(result, module: str) -> dict:
     return counts
 
 
+def assert_module_outcomes(result, xdist, module: str, **counts) -> None:
+    """``module``'s outcomes: read per module in the shared -n 2 session, else the session's."""
+    if xdist:
+        assert outcomes_of(result, module) == counts
+    else:
+        result.assert_outcomes(**counts)
+
+
 def bench_or_share(pytester, workers, xdist, filename, source, *args):
     """(project root, result): n0, a session in this process of ``source`` alone; n2, the
     shared "modules" session, in which ``filename`` is one of three modules."""
@@ -137,10 +145,7 @@ def test_worker_that_dies_loses_no_finished_run_and_gives_no_verdict(workers):
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
 def test_mechanism_test_that_errors_fails_the_mechanism(pytester, workers, xdist):
     root, result = bench_or_share(pytester, workers, xdist, "test_faulty.py", IDEA)
-    if xdist:
-        assert outcomes_of(result, "test_faulty.py") == {"passed": 6, "failed": 1}
-    else:
-        result.assert_outcomes(passed=6, failed=1)
+    assert_module_outcomes(result, xdist, "test_faulty.py", passed=6, failed=1)
     report = validate_report(root / "reports/faulty/tabular/bench_report.json")
     assert report["mechanism_signature"]["confirmed"] is True
     assert report["mechanism_ok"] == 0 and report["system_verdict"] == "failed"
@@ -201,10 +206,7 @@ BAD_VALUES = idea_source("bad_values", """run.fit(run.track.model())
 def test_a_bad_value_fails_its_run_only(pytester, workers, xdist):
     """A non-JSON value used to be an INTERNALERROR that stopped the session."""
     root, result = bench_or_share(pytester, workers, xdist, "test_bad_values.py", BAD_VALUES)
-    if xdist:
-        assert outcomes_of(result, "test_bad_values.py") == {"passed": 4, "failed": 2}
-    else:
-        result.assert_outcomes(passed=4, failed=2)
+    assert_module_outcomes(result, xdist, "test_bad_values.py", passed=4, failed=2)
     assert result.ret == 1 and "INTERNALERROR" not in result.stdout.str()
     report = validate_report(root / "reports/bad_values/tabular/bench_report.json")
     assert report["complete"] is False and len(report["runs"]) == 6
