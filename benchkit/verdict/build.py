@@ -14,7 +14,7 @@ from benchkit.stats import equivalence, futility, signflip
 from benchkit.stats import paired as stats
 from benchkit.stats import sequential as seq
 from benchkit.stats import signtest as robust
-from benchkit.verdict import budgets, controls, convergence, decision, mechanism, plan
+from benchkit.verdict import budgets, controls, convergence, mechanism, plan
 from benchkit.verdict import extension as extend
 
 BENCH_VERSION = 1
@@ -333,8 +333,7 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     # the reference-format fields say what the baseline comparison says (Holm, the look's level)
     comp["verdict"] = V1_VERDICTS.get(against_baseline, "no significant win")
     comp["system_worked"] = against_baseline == "helps"
-    against = controls.verdicts_against(report, against_baseline, level)
-    report.update(decision.decide(against, report["mechanism_ok"], report.get("budgets")).fields())
+    report.update(controls.decide_against_all(report, against_baseline, level).fields())
     futility.assess(report, family_size)
     return report
 

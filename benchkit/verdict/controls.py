@@ -50,11 +50,11 @@ def verdicts_against(report: dict, baseline_verdict: str, level: float) -> list[
     return verdicts
 
 
-def finish_verdicts(report: dict, level: float) -> None:
-    """The idea's verdicts in a report whose ``practical_verdict`` is, so far, its verdict
-    against the baseline: decided against every comparator (:mod:`.decision`)."""
+def decide_against_all(report: dict, against_baseline: str, level: float) -> decision.Decision:
+    """The idea's decision (:mod:`.decision`) from its verdict against the baseline and its
+    verdicts against every control, taken here at this look's ``level``; without a comparison
+    (a run is missing) nothing is decided: ``incomplete``."""
     if report.get("comparison") is None:
-        report["decided_by"] = None
-        return
-    against = verdicts_against(report, report["practical_verdict"], level)
-    report.update(decision.decide(against, report["mechanism_ok"], report.get("budgets")).fields())
+        return decision.Decision("incomplete", "incomplete")
+    against = verdicts_against(report, against_baseline, level)
+    return decision.decide(against, report["mechanism_ok"], report.get("budgets"))

@@ -50,7 +50,7 @@ def report(practical: str, *controls: dict, direction: str = "lower is better",
 ])
 def test_the_worst_comparison_decides_and_is_named(baseline, controls, practical, decided_by):
     rep = report(baseline, *(control(*c) for c in controls))
-    fairness.finish_verdicts(rep, LEVEL)
+    rep.update(fairness.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
     assert (rep["practical_verdict"], rep["decided_by"]) == (practical, decided_by)
     assert rep["system_verdict"] == stats.system_verdict(practical, 1)
 
@@ -61,7 +61,7 @@ def test_the_worst_comparison_decides_and_is_named(baseline, controls, practical
 ])
 def test_a_control_is_judged_in_the_metric_direction(direction, delta, verdict):
     rep = report("helps", control("a", BELOW, delta), direction=direction)
-    fairness.finish_verdicts(rep, LEVEL)
+    rep.update(fairness.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
     assert rep["controls"]["a"]["verdict"] == verdict
 
 
@@ -72,13 +72,13 @@ def test_a_control_is_judged_in_the_metric_direction(direction, delta, verdict):
 def test_a_control_is_judged_on_its_adjusted_p_at_the_looks_level(p, level, verdict):
     rep = report("helps", control("a", p, -0.1))
     rep["controls"]["a"]["comparison"]["p_value"] = 0.0  # the raw p never decides
-    fairness.finish_verdicts(rep, level)
+    rep.update(fairness.decide_against_all(rep, rep["practical_verdict"], level).fields())
     assert rep["controls"]["a"]["verdict"] == verdict
 
 
 def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged():
     rep = report("helps", control("a", BELOW, -0.1), matched=False)
-    fairness.finish_verdicts(rep, LEVEL)
+    rep.update(fairness.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
     assert rep["practical_verdict"] == rep["system_verdict"] == "unmatched"
     assert rep["controls"]["a"]["verdict"] == "helps" and rep["decided_by"] == "baseline"
     assert budgets.unmatched_reason(rep) == "unmatched (params x)"
@@ -89,7 +89,7 @@ def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged(
 def test_the_system_verdict_follows_the_decided_practical_one(mechanism_ok, system):
     rep = report("helps", control("a", ABOVE, -0.1), mechanism_ok=mechanism_ok)
     assert rep["system_verdict"] == stats.system_verdict("helps", mechanism_ok)
-    fairness.finish_verdicts(rep, LEVEL)
+    rep.update(fairness.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
     assert (rep["practical_verdict"], rep["system_verdict"]) == ("inconclusive", system)
 
 
@@ -97,7 +97,7 @@ def test_without_a_comparison_nothing_is_decided():
     rep = report("inconclusive")
     rep["practical_verdict"] = rep["system_verdict"] = "incomplete"
     rep["comparison"] = None
-    fairness.finish_verdicts(rep, LEVEL)
+    rep.update(fairness.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
     assert rep["decided_by"] is None and rep["practical_verdict"] == "incomplete"
     assert fairness.comparisons(rep) == []
 
@@ -253,7 +253,7 @@ def margin_report(n: int, *, claim: str | None, family_size: int | None) -> dict
 ])
 def test_a_control_is_judged_under_the_reports_claim(claim, verdict):
     rep_ = margin_report(8, claim=claim, family_size=2)
-    fairness.finish_verdicts(rep_, 0.05)
+    rep_.update(fairness.decide_against_all(rep_, rep_["practical_verdict"], 0.05).fields())
     comp = rep_["controls"]["c"]["comparison"]
     assert rep_["controls"]["c"]["verdict"] == verdict
     # the margin test is redone on the control's and the idea's seeds, at level / family size
@@ -269,6 +269,6 @@ def test_a_control_is_judged_under_the_reports_claim(claim, verdict):
 ])
 def test_a_controls_margin_test_is_at_the_level_over_its_family_size(family_size, verdict):
     rep_ = margin_report(5, claim="superiority", family_size=family_size)
-    fairness.finish_verdicts(rep_, 0.05)
+    rep_.update(fairness.decide_against_all(rep_, rep_["practical_verdict"], 0.05).fields())
     assert rep_["controls"]["c"]["verdict"] == verdict
     assert rep_["controls"]["c"]["comparison"]["noninferiority"]["p_value"] == 1 / 32
