@@ -99,6 +99,7 @@ def test_without_a_comparison_nothing_is_decided():
     rep["comparison"] = None
     rep.update(fairness.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
     assert rep["decided_by"] is None and rep["practical_verdict"] == "incomplete"
+    assert rep["system_verdict"] == "incomplete"
     assert fairness.comparisons(rep) == []
 
 
