@@ -43,42 +43,6 @@ SUITE_TIMEOUT = 120  # seconds: a hang fails one test with a traceback, not the 
 MUTATION_SKIP = "a pytester session: not run per mutant (benchmarks/mutation/mutation.py)"
 
 
-# Tests that share a module-scoped session (started in a fixture): under -n (scripts/test) one
-# worker runs all of them, so the session is started once, not once per worker. A nodeid prefix
-# and the group's name. (xdist's own ``loadgroup`` cannot do it under pytest 9: it renames
-# items through ``Item._nodeid``, which pytest 9 no longer has.)
-SHARED_SESSIONS = {
-    "tests/plugin/test_plugin_suite.py::": "plugin_suite",  # the suite, benched once per mode
-    "tests/store/test_scale_out.py::test_two_concurrent_shards_": "one_machine",
-    "tests/store/test_scale_out.py::test_a_missing_shard_": "one_machine",
-    # test_faults.py's two -n 2 sessions ("crash", "modules")
-    "tests/plugin/test_faults.py::test_worker_that_dies_": "faults_n2",
-    "tests/plugin/test_faults.py::test_run_results_are_junit_xml_": "faults_n2",
-    "tests/plugin/test_faults.py::test_mechanism_test_that_errors_fails_the_mechanism[n2]": "faults_n2",
-    "tests/plugin/test_faults.py::test_a_bad_value_fails_its_run_only[n2]": "faults_n2",
-    "tests/plugin/test_faults.py::test_global_state_set_by_one_run_reaches_no_other[n2]": "faults_n2",
-}
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    """``-n`` alone (xdist's ``load``): ``load`` as it is, except that the tests of one
-    SHARED_SESSIONS group are one unit of work, sent to one worker."""
-    from xdist.scheduler import LoadScopeScheduling
-
-    if config.getvalue("dist") != "load" or not hasattr(LoadScopeScheduling, "_split_scope"):
-        return None  # xdist's own ``load`` (_split_scope is xdist's internal): correct, slower
-
-    class SharedSessionScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            for prefix, group in SHARED_SESSIONS.items():
-                if nodeid.startswith(prefix):
-                    return group
-            return nodeid  # a unit of its own, as under ``load``
-
-    return SharedSessionScheduling(config, log)
-
-
 def pytest_collection_modifyitems(items):
     """Every test of this suite without its own ``timeout`` marker gets SUITE_TIMEOUT
     (pytest-timeout). Not an ini setting: ideas/ shares the rootdir's ini, and a suite

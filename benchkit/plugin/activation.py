@@ -52,8 +52,7 @@ def activate(config: pytest.Config, *, check_reports: bool = True) -> None:
     config.stash[ACTIVE] = True
     if not is_worker(config):
         limits.sigterm_as_interrupt(config)
-    if config.stash.get(STORE, None) is None:
-        config.stash[STORE] = open_store(config, settings)
+    config.stash[STORE] = open_store(config, settings)
 
 
 def check_report_dir(path: Path) -> None:

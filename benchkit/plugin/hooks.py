@@ -2,8 +2,8 @@
 
 Workers (or the single process without xdist) train and attach each run's result to its test
 report (:mod:`benchkit.plugin.fixture`); pytest-xdist carries it to the controller, whose
-:class:`benchkit.plugin.controller.BenchSession` alone aggregates, writes the reports and applies the
-gate. This module imports no torch, so a plain ``pytest`` on a project that benches nothing
+:class:`benchkit.plugin.controller.BenchSession` alone aggregates, writes the reports and
+applies the gate. This module imports no torch, so a plain ``pytest`` on a project that benches nothing
 pays nothing for it.
 """
 from __future__ import annotations
@@ -21,12 +21,11 @@ from benchkit.plugin.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_pa
                                      before_call, item_key, item_spec, reuse, start_run,
                                      stop_recording)
 from benchkit.plugin.isolation import GUARD, Guard
-from benchkit.training import device as devices
 from benchkit.plugin.settings import (GATES, HEADER_SHOWN, NAMES, SETTINGS, SPECS, STORE,
                                       Settings)
 from benchkit.spec import (ARMS, BENCH_KWARGS, IdeaSpec, SpecError, arm_label,
-                           parse_bench_marker, run_id,
-                           unreachable_family)
+                           parse_bench_marker, run_id, unreachable_family)
+from benchkit.training import device as devices
 
 
 # -- options ------------------------------------------------------------------------------

@@ -70,8 +70,8 @@ def test_claim_that_errors():
 '''
 
 
-# The -n 2 sessions of this file, each started once and asserted on by several tests (under -n
-# their tests run on one worker: SHARED_SESSIONS in tests/conftest.py).
+# The -n 2 sessions of this file, each started once per worker and asserted on by several
+# tests.
 # "crash": IDEA with a worker that dies, a gate and a JUnit XML file;
 # "modules": IDEA (no crash), BAD_VALUES and LEAKY benched together, -rA: a line per outcome.
 N2_MODULES = {"test_faulty.py": "IDEA", "test_bad_values.py": "BAD_VALUES",

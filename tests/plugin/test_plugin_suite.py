@@ -23,7 +23,7 @@ from sessions import (BASELINE, CONST_MODEL, FAST, HARMS, IDEA_SAME, bench, line
                       run_pytest_subprocess)
 
 # benches of several idea modules per session: longer than the suite's 120 s default
-# one worker under -n (SHARED_SESSIONS, tests/conftest.py): each session starts once
+# each session starts once per worker that runs one of its tests (module-scoped fixture)
 pytestmark = [pytest.mark.timeout(600), pytest.mark.e2e]
 
 MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]

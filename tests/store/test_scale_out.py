@@ -207,7 +207,7 @@ def shard_runs(k: int, n: int) -> list[str]:
                   if sh.shard_of("spread", ["tabular"], SEEDS, "tabular", s, n) == k)
 
 
-# its two tests run on one worker under -n (SHARED_SESSIONS, tests/conftest.py)
+# its two tests share one session per worker (module-scoped)
 @pytest.fixture(scope="module")
 def one_machine(tmp_path_factory):
     root = copy_of_project(tmp_path_factory.mktemp("one") / "project")
