@@ -247,14 +247,18 @@ def compare(baseline, idea, *, direction: str, alpha: float = 0.05, seed: int = 
 def select_config(val_by_config, direction: str) -> int | None:
     """Index (grid order) of the config with the best validation mean over seeds. Configs with
     a missing or non-finite (diverged) seed are not eligible; ties go to the first; None if
-    no config is eligible."""
+    no config is eligible. The mean is summed left to right over seeds, then divided, so that
+    benchkit.stats.selection redoes this choice bit for bit under every flip."""
     sign = 1.0 if _direction(direction) == "lower" else -1.0
     best, best_score = None, math.inf
     for k, vals in enumerate(val_by_config):
         vals = list(vals)
         if not vals or any(v is None or not math.isfinite(float(v)) for v in vals):
             continue
-        score = sign * float(np.mean(np.asarray(vals, dtype=float)))
+        total = 0.0
+        for v in vals:
+            total += float(v)
+        score = sign * (total / len(vals))
         if score < best_score:
             best, best_score = k, score
     return best

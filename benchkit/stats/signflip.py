@@ -68,10 +68,20 @@ def sign_flip_ci(diffs, level: float, *, seed: int = 0) -> list[float | None]:
     signs = _flips(n, seed)
     total = len(signs) if n <= EXACT_MAX else N_RESAMPLES + 1
     base = 0 if n <= EXACT_MAX else 1  # the Monte Carlo estimate counts the observed flip once
-    need = math.ceil(level * total) - base  # p(c) >= level  <=>  count(c) >= need
-    k = signs.sum(axis=1)
-    a = signs @ d
-    s, m = float(d.sum()), float(d.mean())
+    rejects = stats.sign_flip_p_value(d, seed=seed) < level
+    return interval_of_rows(signs @ d, signs.sum(axis=1), float(d.sum()), n,
+                            math.ceil(level * total) - base, rejects,
+                            scale=float(np.abs(d).max()))
+
+
+def interval_of_rows(a: np.ndarray, k: np.ndarray, s: float, n: int, need: int, rejects: bool,
+                     *, scale: float) -> list[float | None]:
+    """The accepted shifts c of a flip test whose row r sums to a_r - c k_r and whose observed
+    sum is s - c n: the test keeps p >= level while at least ``need`` rows have
+    |a_r - c k_r| >= |s - c n| (rows counted at every c already taken out of ``need``).
+    ``rejects``: whether the test rejects at c = 0, to place an end within float rounding of
+    0 on its side; ``scale``: the size of the differences, for that rounding."""
+    m = s / n
     const = np.abs(k) == n          # all-equal signs count at every c
     need -= int(np.count_nonzero(const))
     if need <= 0:
@@ -85,8 +95,7 @@ def sign_flip_ci(diffs, level: float, *, seed: int = 0) -> list[float | None]:
         return [m, m]
     lo = float(np.sort(r1)[need - 1])
     hi = float(np.sort(r2)[::-1][need - 1])
-    rejects = stats.sign_flip_p_value(d, seed=seed) < level
-    eps = 1e-9 * max(1.0, float(np.abs(d).max()))
+    eps = 1e-9 * max(1.0, scale)
     if rejects and lo <= 0 <= hi:      # 0 at an end, within rounding: the test's side
         lo, hi = (math.nextafter(0.0, 1.0), hi) if abs(lo) <= eps else (lo, math.nextafter(0.0, -1.0))
     elif not rejects and not lo <= 0 <= hi:

@@ -1,0 +1,332 @@
+"""The selection-aware exact sign-flip test: tuning is inside the permutation.
+
+Each arm's config is chosen on validation from means over all seeds, so a test that treats the
+chosen configs as fixed ignores that the choice itself is random (a tuning accident looks like a
+difference on every seed). Under H0 (the idea is the baseline) the unit that is exchangeable is a
+seed's *whole sweep*: both arms, every config, validation and test. So for every flip vector the
+arms' whole sweeps are swapped on the flipped seeds, each arm's selection is redone on
+validation (:func:`benchkit.stats.paired.select_config`'s rule, bit for bit), and the statistic
+is recomputed at the configs selected then. Exact over all 2^n flips up to EXACT_MAX seeds,
+seeded Monte Carlo ((1 + count) / (1 + N_RESAMPLES), the draws of
+:func:`benchkit.stats.paired.sign_flip_p_value`) above. With one config per arm the swapped
+difference is the negated one, so the p-values equal today's sign-flip and sign tests'.
+
+``groups`` partitions the configs; each group is selected on its own and an arm's value on a seed
+is the mean over groups of its selected config's test value (a frontier: one group per point).
+A flip in which an arm has no eligible config, or whose statistic is not finite, counts as at
+least as extreme as the observed one (conservative). Shifting the idea's whole sweep by a
+per-seed constant changes no selection (every config of a seed moves together), which gives the
+margin tests (shift by the margin, then flip) and intervals that invert the test exactly.
+numpy only; every value returned is a plain float/int/bool/list/None.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchkit.stats import paired as stats
+from benchkit.stats import signflip
+
+EXACT_MAX = 16
+N_RESAMPLES = 20000
+STATISTICS = ("mean", "sign")
+TEST_NAME = ("selection-aware sign-flip test: on each flipped seed the arms' whole sweeps "
+             "(every config, validation and test) are swapped and both selections redone on "
+             "validation; exact over all 2^n flips up to 16 seeds, 20000 seeded flips above")
+
+
+@dataclass(frozen=True)
+class Sweeps:
+    """Both arms' sweeps over the same seeds (rows, in seed order) and configs (columns, in
+    grid order): validation and test values, NaN where missing or non-finite; ``groups`` are
+    tuples of column indices, each selected on its own."""
+
+    base_val: np.ndarray
+    base_test: np.ndarray
+    idea_val: np.ndarray
+    idea_test: np.ndarray
+    groups: tuple
+
+    @property
+    def n(self) -> int:
+        return self.base_val.shape[0]
+
+
+def sweeps(base_val, base_test, idea_val, idea_test, groups=None) -> Sweeps:
+    """Validated :class:`Sweeps` from four (seeds x configs) arrays; None entries become NaN.
+    ``groups`` defaults to one group of every config."""
+    arrays = [np.array(np.asarray(a, dtype=object).tolist(), dtype=float, ndmin=2)
+              for a in (_nan(base_val), _nan(base_test), _nan(idea_val), _nan(idea_test))]
+    shape = arrays[0].shape
+    if any(a.shape != shape for a in arrays) or shape[0] < 1 or shape[1] < 1:
+        raise ValueError(f"the four sweeps must be non-empty (seeds x configs) arrays of one "
+                         f"shape, got {[a.shape for a in arrays]}")
+    k = shape[1]
+    groups = tuple(tuple(int(c) for c in g) for g in (groups or [range(k)]))
+    if sorted(c for g in groups for c in g) != list(range(k)) or not all(groups):
+        raise ValueError(f"groups must partition the {k} configs, got {groups}")
+    for a in arrays:
+        a.setflags(write=False)
+    return Sweeps(*arrays, groups=groups)
+
+
+def _nan(a):
+    return [[np.nan if v is None else v for v in row] for row in a]
+
+
+@functools.lru_cache(maxsize=8)
+def flip_rows(n: int, seed: int = 0) -> tuple[np.ndarray, bool]:
+    """(flips, exact): a bool matrix, one row per flip vector (True: the seed's sweeps are
+    swapped), all 2^n up to EXACT_MAX seeds (row r flips seed j when bit j of r is set, so
+    row 0 is the observed data), else sign_flip_p_value's seeded draws (its sign -1 is a flip)."""
+    if n <= EXACT_MAX:
+        rows = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)
+    else:
+        rng = np.random.default_rng(seed)
+        chunks, left = [], N_RESAMPLES
+        while left > 0:
+            k = min(left, max(1, 2_000_000 // n))
+            chunks.append(rng.integers(0, 2, size=(k, n)) == 0)
+            left -= k
+        rows = np.concatenate(chunks)
+    rows.setflags(write=False)
+    return rows, n <= EXACT_MAX
+
+
+def _select(flips: np.ndarray, own: np.ndarray, other: np.ndarray, cols: tuple,
+            sign: float) -> np.ndarray:
+    """Per flip row, the column (of ``cols``) an arm selects when its seeds are ``own``'s,
+    or ``other``'s where flipped; -1 when none is eligible. The score is select_config's:
+    sign * (validation summed over seeds in seed order / n), ties to the first, a config with
+    a non-finite value on any seed not eligible."""
+    n = own.shape[0]
+    c = list(cols)
+    acc = np.zeros((len(flips), len(c)))
+    bad = np.zeros((len(flips), len(c)), dtype=bool)
+    for s in range(n):
+        v = np.where(flips[:, s, None], other[s, c], own[s, c])
+        bad |= ~np.isfinite(v)
+        acc += v
+    with np.errstate(invalid="ignore"):
+        score = sign * (acc / n)
+    score[bad | np.isnan(score)] = np.inf
+    pick = np.argmin(score, axis=1)
+    chosen = np.asarray(c)[pick]
+    chosen[score[np.arange(len(flips)), pick] == np.inf] = -1
+    return chosen
+
+
+@dataclass(frozen=True)
+class NullRows:
+    """The flipped data sets: per row its per-seed differences ``diffs`` (idea - baseline at
+    the configs selected in that row, after ``shift``), whether both arms selected a config and
+    the differences are finite (``valid``), and the flips; ``observed`` is the unflipped row."""
+
+    diffs: np.ndarray
+    valid: np.ndarray
+    flips: np.ndarray
+    exact: bool
+    observed: np.ndarray
+    selected: tuple
+
+
+def null_rows(sw: Sweeps, direction: str, *, shift=None, seed: int = 0) -> NullRows:
+    """Every flip's differences of ``sw``, the idea's test values shifted per seed by
+    ``shift`` (added to every config of that seed before flipping); see the module doc."""
+    sign = 1.0 if stats._direction(direction) == "lower" else -1.0
+    flips, exact = flip_rows(sw.n, seed)
+    diffs, valid, observed, selected = _diffs(sw, flips, sign, shift)
+    return NullRows(diffs, valid, flips, exact, observed, selected)
+
+
+def _diffs(sw: Sweeps, flips: np.ndarray, sign: float, shift):
+    it = sw.idea_test if shift is None else sw.idea_test + np.asarray(shift, float)[:, None]
+    bt, n = sw.base_test, sw.n
+    all_rows = np.vstack([np.zeros((1, n), dtype=bool), flips])  # row 0: the observed data
+    base = np.zeros((len(all_rows), n))
+    idea = np.zeros((len(all_rows), n))
+    valid = np.ones(len(all_rows), dtype=bool)
+    kb_obs, ki_obs = [], []
+    for cols in sw.groups:
+        kb = _select(all_rows, sw.base_val, sw.idea_val, cols, sign)
+        ki = _select(all_rows, sw.idea_val, sw.base_val, cols, sign)
+        kb_obs.append(int(kb[0]))
+        ki_obs.append(int(ki[0]))
+        valid &= (kb >= 0) & (ki >= 0)
+        kb, ki = np.maximum(kb, 0), np.maximum(ki, 0)
+        base += np.where(all_rows, it[:, kb].T, bt[:, kb].T)
+        idea += np.where(all_rows, bt[:, ki].T, it[:, ki].T)
+    g = len(sw.groups)
+    if g > 1:
+        base, idea = base / g, idea / g
+    with np.errstate(invalid="ignore"):
+        diffs = idea - base
+    valid &= np.all(np.isfinite(diffs), axis=1)
+    return diffs[1:], valid[1:], diffs[0], (kb_obs, ki_obs) if valid[0] else None
+
+
+def _statistic(diffs: np.ndarray, statistic: str) -> np.ndarray:
+    if statistic not in STATISTICS:
+        raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
+    return np.sign(diffs).sum(axis=-1) if statistic == "sign" else diffs.sum(axis=-1)
+
+
+def _p(count: int, rows: NullRows) -> float:
+    return count / len(rows.flips) if rows.exact else (1 + count) / (1 + len(rows.flips))
+
+
+def _observed(rows: NullRows) -> np.ndarray:
+    if rows.selected is None:
+        raise ValueError("the observed sweeps leave an arm without an eligible config or with a "
+                         "non-finite test value at its selected config: no test")
+    return rows.observed
+
+
+def p_value(sw: Sweeps, direction: str, *, statistic: str = "mean", seed: int = 0,
+            rows: NullRows | None = None) -> float:
+    """Two-sided selection-aware p: the share of flips whose |statistic| (the summed
+    differences, or wins minus losses for ``"sign"``) is at least the observed one."""
+    rows = rows or null_rows(sw, direction, seed=seed)
+    d = _observed(rows)
+    obs = abs(float(_statistic(d, statistic)))
+    tol = stats.REL_TOL * float(np.abs(d).sum()) if statistic == "mean" else 0.0
+    stat = np.abs(_statistic(rows.diffs, statistic))
+    return _p(int(np.count_nonzero(~rows.valid | (stat >= obs - tol))), rows)
+
+
+def one_sided_p(sw: Sweeps, direction: str, *, shift, alternative: str, seed: int = 0) -> float:
+    """One-sided selection-aware p of the mean difference after ``shift``: the share of flips
+    whose summed difference is at most (``"less"``) or at least (``"greater"``) the observed."""
+    if alternative not in ("less", "greater"):
+        raise ValueError(f"alternative must be 'less' or 'greater', got {alternative!r}")
+    rows = null_rows(sw, direction, shift=shift, seed=seed)
+    d = _observed(rows)
+    obs, tol = float(d.sum()), stats.REL_TOL * float(np.abs(d).sum())
+    s = rows.diffs.sum(axis=1)
+    hit = s <= obs + tol if alternative == "less" else s >= obs - tol
+    return _p(int(np.count_nonzero(~rows.valid | hit)), rows)
+
+
+def observed(sw: Sweeps, direction: str) -> dict:
+    """The observed selection (column per group, or None when an arm has no eligible config)
+    and the per-seed differences idea - baseline at it."""
+    sign = 1.0 if stats._direction(direction) == "lower" else -1.0
+    _, _, d, selected = _diffs(sw, np.zeros((0, sw.n), dtype=bool), sign, None)
+    return {"baseline": None if selected is None else selected[0],
+            "idea": None if selected is None else selected[1], "diffs": d.tolist()}
+
+
+def interval(sw: Sweeps, direction: str, level: float, *, seed: int = 0) -> list:
+    """[lo, hi]: every shift c of the idea's whole sweep for which the two-sided test keeps
+    p >= level; shifting changes no selection, so flip r's sum is S_r - c k_r (k_r: seeds not
+    flipped minus flipped) and the interval is found as :func:`signflip.sign_flip_ci` finds
+    it. 0 lies outside it exactly when :func:`p_value` < level."""
+    rows = null_rows(sw, direction, seed=seed)
+    d = _observed(rows)
+    n = sw.n
+    total, base = (len(rows.flips), 0) if rows.exact else (len(rows.flips) + 1, 1)
+    need = math.ceil(level * total) - base - int(np.count_nonzero(~rows.valid))
+    k = (n - 2 * rows.flips.sum(axis=1))[rows.valid]
+    a = rows.diffs[rows.valid].sum(axis=1)
+    rejects = p_value(sw, direction, rows=rows) < level
+    return signflip.interval_of_rows(a, k, float(d.sum()), n, need, rejects,
+                                     scale=float(np.abs(d).max()))
+
+
+def _worse(direction: str) -> float:
+    return 1.0 if stats._direction(direction) == "lower" else -1.0
+
+
+def margin_test(sw: Sweeps, direction: str, margin: float, *, side: str = "worse",
+                seed: int = 0) -> dict:
+    """One side of a margin claim, relative to the comparator's selected test value b_s of
+    each seed. ``side="worse"`` (non-inferiority): H0 the idea is worse by margin * |b_s| or
+    more; the idea's whole sweep is moved margin * |b_s| towards better on each seed, and the
+    one-sided selection-aware test asks whether it is then still worse. ``side="better"``:
+    the mirror (H0 better by the margin or more). Returns p, the per-seed b and |b|."""
+    if not (math.isfinite(margin) and margin >= 0):
+        raise ValueError(f"margin must be a finite number >= 0, got {margin}")
+    sel = observed(sw, direction)
+    if sel["baseline"] is None:
+        raise ValueError("no eligible config in an arm: no margin test")
+    b = _selected_values(sw.base_test, sel["baseline"], sw.groups)
+    worse = _worse(direction)
+    toward = -worse if side == "worse" else worse
+    alternative = ("less" if worse > 0 else "greater") if side == "worse" else \
+        ("greater" if worse > 0 else "less")
+    p = one_sided_p(sw, direction, shift=toward * margin * np.abs(b), alternative=alternative,
+                    seed=seed)
+    return {"p_value": float(p), "b": b}
+
+
+def _selected_values(test: np.ndarray, cols: list, groups: tuple) -> np.ndarray:
+    out = np.zeros(test.shape[0])
+    for c in cols:
+        out += test[:, c]
+    return out / len(groups) if len(groups) > 1 else out
+
+
+def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
+                   seed: int = 0) -> dict:
+    """stats.noninferiority's fields, selection-aware: non-inferior when the shifted one-sided
+    test (:func:`margin_test`) has p < alpha. ``bound_rel`` is the smallest relative margin
+    the test would show at alpha (it inverts the test: non-inferior exactly when margin >
+    bound_rel), ``bound`` the same in the metric's units (bound_rel * mean |b|, as a bound on
+    idea - baseline: an upper one when lower is better, a lower one when higher)."""
+    test = margin_test(sw, direction, margin, seed=seed)
+    p, b = test["p_value"], test["b"]
+    ni = p < alpha
+    bound_rel = _ni_bound(sw, direction, np.abs(b), alpha, ni, margin, seed)
+    scale = float(np.abs(b).mean())
+    bound_worse = None if bound_rel is None else bound_rel * scale
+    bound = None if bound_worse is None else (bound_worse if _worse(direction) > 0
+                                              else -bound_worse)
+    return {"margin_rel": float(margin), "margin_abs": stats._json_float(margin * scale),
+            "bound": None if bound is None else stats._json_float(bound),
+            "bound_rel": None if bound_rel is None else stats._json_float(bound_rel),
+            "non_inferior": bool(ni), "p_value": stats._json_float(p),
+            "test": "selection-aware one-sided sign-flip test of the sweep shifted by the margin"}
+
+
+def _ni_bound(sw: Sweeps, direction: str, scale: np.ndarray, alpha: float, ni: bool,
+              margin: float, seed: int) -> float | None:
+    """The relative margin m* with: non-inferior at alpha exactly when margin > m*. At margin
+    m, flip r counts when W_r - W <= -2 m F_r (W: the summed 'worse' differences unshifted,
+    F_r: the flipped seeds' |b| summed), i.e. when m <= t_r = (W - W_r) / (2 F_r) for F_r > 0;
+    p(m) < alpha once fewer than ``need`` rows have t_r >= m. None when no margin suffices."""
+    rows = null_rows(sw, direction, seed=seed)
+    d = _observed(rows)
+    worse = _worse(direction)
+    w_obs, w = worse * float(d.sum()), worse * rows.diffs.sum(axis=1)
+    f = rows.flips.astype(float) @ scale
+    total, base = (len(rows.flips), 0) if rows.exact else (len(rows.flips) + 1, 1)
+    tol = stats.REL_TOL * float(np.abs(d).sum())
+    always = ~rows.valid | ((f <= 0) & (w <= w_obs + tol))
+    need = math.ceil(alpha * total) - base - int(np.count_nonzero(always))
+    moving = rows.valid & (f > 0)
+    t = np.sort((w_obs - w[moving]) / (2.0 * f[moving]))[::-1]
+    if need <= 0:
+        bound = math.inf
+    elif need > len(t):
+        bound = -math.inf
+    else:
+        bound = float(t[need - 1])
+    if ni and not bound < margin:  # float rounding at the edge: the test's side
+        bound = math.nextafter(margin, -math.inf)
+    elif not ni and bound < margin:
+        bound = float(margin)
+    return None if not math.isfinite(bound) else bound
+
+
+def tost(sw: Sweeps, direction: str, margin: float, level: float, *, seed: int = 0) -> dict:
+    """equivalence.tost's fields, selection-aware: both sides of :func:`margin_test`."""
+    worse = margin_test(sw, direction, margin, side="worse", seed=seed)
+    better = margin_test(sw, direction, margin, side="better", seed=seed)
+    p_w, p_b = worse["p_value"], better["p_value"]
+    return {"margin_rel": float(margin),
+            "margin_abs": float(margin * np.abs(worse["b"]).mean()),
+            "p_worse": float(p_w), "p_better": float(p_b), "p_value": float(max(p_w, p_b)),
+            "level": float(level), "equivalent": bool(max(p_w, p_b) < level)}
