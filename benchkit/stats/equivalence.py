@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchkit.stats import signtest as robust, paired as stats
+from benchkit.stats import selection, signtest as robust, paired as stats
 
 CLAIM = "equivalence"
 VERDICT = "equivalent"
@@ -46,20 +46,27 @@ def tost(baseline, idea, *, direction: str, margin: float, level: float) -> dict
 
 
 def verdict(comp: dict, baseline, idea, *, direction: str, level: float, family_size: int,
-            claim_type: str, margin_level: float | None = None) -> str:
+            claim_type: str, margin_level: float | None = None,
+            sweeps: selection.Sweeps | None = None) -> str:
     """The practical verdict of one comparison at this look's ``level``: the margin tests
     (non-inferiority when a margin is declared, TOST under an equivalence claim) are redone
     at ``margin_level`` (default ``level``; the union-bound level under an exact boundary,
     which is calibrated for the two-sided test only) / family_size (Holm's first step) and
-    stored in ``comp``."""
+    stored in ``comp``; selection-aware (:mod:`.selection`) when the arms' ``sweeps`` are
+    given, else on the selected configs' per-seed values."""
     test_level = (level if margin_level is None else margin_level) / family_size
     ni = comp.get("noninferiority")
-    if ni:
+    if ni and sweeps is not None:
+        comp["noninferiority"] = ni = selection.noninferiority(
+            sweeps, direction, ni["margin_rel"], test_level)
+    elif ni:
         comp["noninferiority"] = ni = stats.noninferiority(
             baseline, idea, direction=direction, margin=ni["margin_rel"], alpha=test_level)
     if claim_type == CLAIM and ni:
-        comp["equivalence"] = tost(baseline, idea, direction=direction,
-                                   margin=ni["margin_rel"], level=test_level)
+        comp["equivalence"] = (
+            tost(baseline, idea, direction=direction, margin=ni["margin_rel"], level=test_level)
+            if sweeps is None else selection.tost(sweeps, direction, ni["margin_rel"],
+                                                  test_level))
         if comp["equivalence"]["equivalent"]:
             return VERDICT
     p = comp["p_adjusted"]

@@ -33,9 +33,6 @@ from benchkit.stats import signflip
 EXACT_MAX = 16
 N_RESAMPLES = 20000
 STATISTICS = ("mean", "sign")
-TEST_NAME = ("selection-aware sign-flip test: on each flipped seed the arms' whole sweeps "
-             "(every config, validation and test) are swapped and both selections redone on "
-             "validation; exact over all 2^n flips up to 16 seeds, 20000 seeded flips above")
 
 
 @dataclass(frozen=True)

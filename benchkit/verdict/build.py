@@ -10,20 +10,24 @@ import math
 import numpy as np
 
 from benchkit.spec.idea import ARMS, cfg_id, run_id, unreachable_family
-from benchkit.stats import equivalence, futility, signflip
+from benchkit.stats import equivalence, futility, selection, signflip
 from benchkit.stats import paired as stats
 from benchkit.stats import sequential as seq
 from benchkit.stats import signtest as robust
 from benchkit.verdict import budgets, controls, convergence, mechanism, plan
 from benchkit.verdict import extension as extend
+from benchkit.verdict import sweeps as sweep_test
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
                   "(ties: first in grid order; configs with a diverged seed are not eligible); "
                   "the test split is never used to choose")
-TEST_NAME = ("two-sided paired sign-flip permutation test of the mean difference; its null "
-             "is that each seed's difference is symmetric about 0 (either sign equally likely), "
-             "not only a zero mean (exact up to 16 pairs, seeded Monte Carlo above)")
+TEST_NAME = ("two-sided paired sign-flip permutation test of the mean difference at the "
+             "selected configs, selection-aware: each flip swaps a seed's whole sweeps (both "
+             "arms, every config, validation and test) and redoes both selections on validation; "
+             "its null is that each seed's pair of sweeps is exchangeable between the arms, "
+             "which implies symmetric differences, not only a zero mean (exact up to 16 seeds, "
+             "seeded Monte Carlo above)")
 V1_VERDICTS = {"helps": "idea better (significant)", "harms": "idea worse (significant)"}
 def direction_of(report: dict) -> str:
     """``"lower"`` or ``"higher"``, from ``metric_direction`` ("lower is better", ...) of a
@@ -194,6 +198,8 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         report["idea_config"] = i_cfg
         report["comparison"] = robust.apply(stats.compare(
             base, idea, direction=direction, alpha=alpha, margin=spec.get("margin")), test)
+        sweep_test.decide_by_selection(report["comparison"], sweep_test.from_runs(
+            runs, "baseline", grid, seeds), direction)
         selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
                     for arm in arms}
         report["controls"] = {arm.removeprefix("control:"): controls.control_section(
@@ -202,6 +208,8 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
             for arm in arms if arm not in ARMS}
         for control in report["controls"].values():
             robust.apply(control["comparison"], test)
+            sweep_test.decide_by_selection(control["comparison"], sweep_test.from_runs(
+                runs, control["arm"], grid, seeds), direction)
         report["budgets"] = budgets.budget_section(selected, spec)
         report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}
@@ -281,13 +289,16 @@ def plan_of(spec: dict, n: int, runs: list[dict] = ()) -> dict:
     return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}
 
 
-def planning(comp: dict, level: float, *, significant: bool) -> dict:
+def planning(comp: dict, level: float, *, significant: bool, sw=None,
+             direction: str = "lower") -> dict:
     """The figures of the sign-flip test at the level its first Holm step uses (the look's
-    level over the family size): the interval that inverts it, the effect it detects 80% of
-    the time and, when not significant, the seeds that would detect the observed effect."""
+    level over the family size): the interval that inverts it (the selection-aware test's
+    when the sweeps ``sw`` are given), the effect it detects 80% of the time and, when not
+    significant, the seeds that would detect the observed effect."""
     d = comp["per_seed_diffs"]
     n, sd = len(d), float(np.std(d, ddof=1))
-    lo, hi = signflip.sign_flip_ci(d, level)
+    lo, hi = (signflip.sign_flip_ci(d, level) if sw is None
+              else selection.interval(sw, direction, level))
     return {
         "signflip_ci": {"confidence": 1.0 - level, "lo": lo, "hi": hi},
         "mde_power80": signflip.mde_power80(n, sd, level),
@@ -323,13 +334,15 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     comp["p_adjusted"] = p_adjusted
     comp["family_size"] = family_size
     comp["level"] = level
-    comp.update(planning(comp, level / family_size, significant=p_adjusted < level))
+    sw = sweep_test.of_report(report) if comp.get("selection_aware") else None
+    comp.update(planning(comp, level / family_size, significant=p_adjusted < level, sw=sw,
+                         direction=direction_of(report)))
     robust.add_interval(comp, level / family_size)
     against_baseline = equivalence.verdict(  # margin tests at this look's level
         comp, report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
         direction=direction_of(report), level=level, family_size=family_size,
         margin_level=margin_level,
-        claim_type=report["protocol"].get("claim_type", "superiority"))
+        claim_type=report["protocol"].get("claim_type", "superiority"), sweeps=sw)
     # the reference-format fields say what the baseline comparison says (Holm, the look's level)
     comp["verdict"] = V1_VERDICTS.get(against_baseline, "no significant win")
     comp["system_worked"] = against_baseline == "helps"

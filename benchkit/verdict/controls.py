@@ -11,7 +11,7 @@ Pure Python over payloads and report dicts: the controller never imports torch."
 from __future__ import annotations
 
 from benchkit.stats import equivalence, paired as stats
-from benchkit.verdict import decision
+from benchkit.verdict import decision, sweeps
 from benchkit.spec.idea import CONTROL
 
 def arm_name(arm: str) -> str:
@@ -45,7 +45,9 @@ def verdicts_against(report: dict, baseline_verdict: str, level: float) -> list[
             control["comparison"], control["full"]["per_seed"], report["idea"]["per_seed"],
             direction=direction, level=level,
             family_size=control["comparison"].get("family_size") or 1,
-            claim_type=report["protocol"].get("claim_type", "superiority"))
+            claim_type=report["protocol"].get("claim_type", "superiority"),
+            sweeps=sweeps.of_report(report, control["arm"])
+            if control["comparison"].get("selection_aware") else None)
         verdicts.append((control["verdict"], control["arm"]))
     return verdicts
 

@@ -16,6 +16,7 @@ import statistics
 from benchkit.spec.idea import cfg_id
 from benchkit.stats import paired as stats
 from benchkit.verdict import controls, mechanism
+from benchkit.verdict import sweeps as sweep_test
 from benchkit.verdict.budgets import budget_section, median_figures
 from benchkit.verdict import build as rep
 
@@ -54,6 +55,12 @@ def build_frontier_report(spec: dict, track: str, run_payloads: list[dict],
     top["controls"] = {name: controls.control_section(
         c["arm"], c["sweep"], marker, pooled[c["arm"]], pooled["idea"], direction=direction,
         alpha=alpha, margin=margin) for name, c in top["controls"].items()}
+    full_grid = top["protocol"]["grid"]  # each point's selection redone under every flip
+    groups = sweep_test.groups_of(full_grid, top["frontier"])
+    for arm, comp in [("baseline", top["comparison"])] + [
+            (c["arm"], c["comparison"]) for c in top["controls"].values()]:
+        sweep_test.decide_by_selection(
+            comp, sweep_test.from_runs(runs, arm, full_grid, seeds, groups), direction)
     budgets = budget_section(selected, spec)
     budgets["unmatched"] = [f"at {axis}={value}: {text}" for value, p in points
                             for text in p["budgets"]["unmatched"]]

@@ -1,0 +1,63 @@
+"""The arms' whole sweeps, as :mod:`benchkit.stats.selection` tests them, from a session's runs
+or a report's ``runs`` rows, and the comparison fields that test decides.
+
+The deciding p is the selection-aware one (tuning inside the permutation); the p of the same
+test with the selected configs held fixed stays beside it as ``p_fixed_configs``. Pure Python
+over payload and report dicts.
+"""
+from __future__ import annotations
+
+import math
+
+from benchkit.spec.idea import cfg_id
+from benchkit.stats import selection
+
+
+def runs_of(report: dict) -> dict:
+    """A report's passed runs keyed as the controller keys them: (arm, cfg id, seed)."""
+    return {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in report.get("runs") or []
+            if r.get("outcome") == "passed"}
+
+
+def groups_of(grid: list[dict], frontier: dict | None) -> list[list[int]] | None:
+    """One group of the whole grid, or one per frontier point (its configs, grid order)."""
+    if not frontier:
+        return None
+    axis = frontier["axis"]
+    return [[j for j, c in enumerate(grid) if c.get(axis) == v] for v in frontier["values"]]
+
+
+def from_runs(runs: dict, comparator: str, grid: list[dict], seeds: list,
+              groups=None) -> selection.Sweeps:
+    """Comparator and idea sweeps over ``grid`` x ``seeds`` (NaN where a value is missing or
+    not finite: such a config is not eligible, as in the report's selection)."""
+    def table(arm: str, key: str) -> list[list[float]]:
+        return [[_value(runs.get((arm, cfg_id(c), s)), key) for c in grid] for s in seeds]
+    return selection.sweeps(table(comparator, "val"), table(comparator, "test"),
+                            table("idea", "val"), table("idea", "test"), groups)
+
+
+def of_report(report: dict, comparator: str = "baseline") -> selection.Sweeps:
+    """The sweeps of a complete report (its protocol's grid and seeds, its runs)."""
+    grid, seeds = report["protocol"]["grid"], report["protocol"]["seeds"]
+    return from_runs(runs_of(report), comparator, grid, seeds,
+                     groups_of(grid, report.get("frontier")))
+
+
+def _value(run: dict | None, key: str) -> float:
+    v = None if run is None else run.get(key)
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.nan
+
+
+def decide_by_selection(comp: dict, sw: selection.Sweeps, direction: str) -> dict:
+    """Make ``comp`` (stats.compare, then signtest.apply) decide by the selection-aware test
+    of its statistic; the fixed-config p stays as ``p_fixed_configs``. Returns comp."""
+    comp["p_fixed_configs"] = comp["p_value"]
+    rows = selection.null_rows(sw, direction)
+    if comp.get("test") == "sign":
+        comp["p_mean"] = selection.p_value(sw, direction, rows=rows)
+        comp["p_value"] = selection.p_value(sw, direction, statistic="sign", rows=rows)
+    else:
+        comp["p_value"] = selection.p_value(sw, direction, rows=rows)
+    comp["selection_aware"] = True
+    return comp
