@@ -100,7 +100,8 @@ def test_baseline(run):
 @pytest.mark.arm("idea")
 def test_idea(run):
     run.record(val=IDEA[run.seed], test=IDEA[run.seed])
-    run.signature("claim", observed=0.0, predicted=0.0, tol=1e-3)
+    run.signature("claim", observed=IDEA[run.seed] - IDEA[run.seed], predicted=0.0, tol=1e-3,
+                  null=1.0)
 
 @pytest.mark.mechanism
 def test_claim():
@@ -151,7 +152,8 @@ def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
                         obs = 0.0 if signature_ok else 0.5
                         sig = {"residual": {"observed": obs, "predicted": 0.0, "tol": 1e-3,
                                             "prediction": "residual is zero",
-                                            "confirmed": signature_ok}}
+                                            "confirmed": signature_ok,
+                                            "has_null": True, "null": 1.0}}
                     payloads.append({
                         "kind": "run", "outcome": "passed", "message": None, "spec": spec,
                         "nodeid": f"m::test_{arm}[{t}-lr={cfg['lr']}-seed{s}]",

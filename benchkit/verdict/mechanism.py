@@ -39,12 +39,21 @@ def signature_status(confirmed: bool, entries: list[dict | None], predicted: flo
 
 
 def mechanism_ok(signatures: dict, tests_passed: list[bool]) -> int | None:
-    """stats.evidence_ok, except that a non-discriminating signature is no evidence: with one,
-    mechanism_ok is never 1 (0 when anything failed, null otherwise)."""
-    ok = stats.evidence_ok([s["confirmed"] for s in signatures.values()], tests_passed)
-    if ok == 1 and any(s.get("status") == "non_discriminating" for s in signatures.values()):
+    """1 only with evidence from trained runs: at least one signature confirmed against a
+    discriminating null (status ``confirmed``), every signature confirmed, none
+    non-discriminating, and no mechanism test failed; 0 when a signature measured on the runs
+    is not confirmed or a mechanism test failed beside one; null otherwise. Mechanism tests
+    alone (no signature) check the claim's math, not the trained models: they say what they
+    say in math_verification and leave mechanism_ok null."""
+    if not signatures:
         return None
-    return ok
+    ok = stats.evidence_ok([s["confirmed"] for s in signatures.values()], tests_passed)
+    if ok != 1:
+        return ok
+    statuses = [s.get("status") for s in signatures.values()]
+    if "non_discriminating" in statuses or "confirmed" not in statuses:
+        return None
+    return 1
 
 
 def non_discriminating(report: dict) -> list[str]:

@@ -144,7 +144,7 @@ SIGNATURE = '''    run.signature("effect", observed=0.0, predicted=0.0, tol=1e-3
 @pytest.mark.parametrize("null, status, ok", [
     (", null=5e-4", "non_discriminating", None),
     (", null=1.0", "confirmed", 1),
-    ("", "confirmed (discrimination unchecked)", 1),
+    ("", "confirmed (discrimination unchecked)", None),   # no null: no evidence for 1
 ])
 def test_a_null_within_tolerance_is_non_discriminating(pytester, read_report, null, status, ok):
     result = bench(pytester, body=SIGNATURE.format(null=null))
@@ -157,7 +157,7 @@ def test_a_null_within_tolerance_is_non_discriminating(pytester, read_report, nu
     assert report["mechanism_ok"] == ok
     summary = (pytester.path / "reports/fair/tabular/summary.md").read_text()
     assert status in summary
-    if ok is None:
+    if status == "non_discriminating":
         assert "pass, but so does their null (non-discriminating)" in summary
 
 

@@ -68,7 +68,7 @@ def test_summary_of_a_complete_report_has_the_key_numbers():
     assert "p_adjusted" not in md  # family of one
     assert format(comp["mde"], ".4g") in md and f"{comp['mde_rel_pct']:.3g}%" in md
     # mechanism evidence and verdicts in words
-    assert "`residual`" in md and "residual is zero" in md and "| 8/8 | no null | confirmed (discrimination unchecked) |" in md
+    assert "`residual`" in md and "residual is zero" in md and "| 8/8 | 0/8 | confirmed |" in md
     assert "`m::test_claim` | passed" in md
     assert "**practical: helps**: the idea is significantly better by" in md
     assert "**system: worked**: the idea helps and its mechanism is confirmed" in md
@@ -85,7 +85,7 @@ def test_summary_of_an_inconclusive_report_says_what_the_bench_cannot_see():
     assert "80% of the time by the sign-flip test at level 0.05 with 8 seeds" in md
     if comp["seeds_needed"] is not None:
         assert f"would take about {comp['seeds_needed']} seeds (this bench used 8)" in md
-    assert "| 0/8 | no null | not confirmed |" in md and "signature(s) not confirmed: residual" in md
+    assert "| 0/8 | 0/8 | not confirmed |" in md and "signature(s) not confirmed: residual" in md
     assert "its mechanism is not confirmed" in md
 
 

@@ -161,7 +161,12 @@ def signature(status: str, confirmed: bool = True) -> dict:
     ({"a": signature("non_discriminating")}, [], None),
     ({"a": signature("non_discriminating")}, [False], 0),     # a failed test still fails
     ({"a": signature("not confirmed", False)}, [True], 0),
-    ({"a": signature("confirmed (discrimination unchecked)")}, [True], 1),
+    ({"a": signature("confirmed (discrimination unchecked)")}, [True], None),  # unchecked
+    ({"a": signature("confirmed"), "b": signature("confirmed (discrimination unchecked)")},
+     [True], 1),
+    ({"a": signature("confirmed")}, [True, False], 0),
+    ({}, [True], None),                    # mechanism tests alone: math_verification says
+    ({}, [False], None),                   # what they say, mechanism_ok stays null
     ({}, [], None),
 ])
 def test_a_non_discriminating_signature_is_no_evidence(statuses, tests, ok):
@@ -223,7 +228,8 @@ def test_mechanism_ok_in_a_report_with_a_skipped_and_a_passed_claim():
     runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8)]
     report = build_report(spec, TRACK, runs, mechs, alpha=ALPHA)
     decide(report, report["comparison"]["p_value"], 1)
-    assert report["mechanism_ok"] == 1 and report["system_verdict"] == "worked"
+    assert report["math_verification"]["passed"] is True
+    assert report["mechanism_ok"] is None and report["system_verdict"] == "partial"
 
 
 # -- a control arm under a margin claim ---------------------------------------------------------

@@ -85,12 +85,12 @@ def test_math_verification_lists_every_claim_in_nodeid_order():
         "passed": False}
 
 
-@pytest.mark.parametrize("outcomes, passed, mechanism_ok", [
-    (["passed", "passed"], True, 1),
+@pytest.mark.parametrize("outcomes, passed, mechanism_ok", [  # tests alone: mechanism_ok null
+    (["passed", "passed"], True, None),
     (["skipped", "skipped"], None, None),      # skipped claims are no evidence either way
-    (["skipped", "failed"], False, 0),
-    (["skipped", "passed"], True, 1),
-    (["failed", "passed"], False, 0),
+    (["skipped", "failed"], False, None),
+    (["skipped", "passed"], True, None),
+    (["failed", "passed"], False, None),
 ])
 def test_skipped_claims_are_left_out_and_failed_ones_count(outcomes, passed, mechanism_ok):
     mechs = [{"nodeid": f"m.py::test_c{k}", "outcome": o, "message": None}
@@ -104,7 +104,9 @@ def test_skipped_claims_are_left_out_and_failed_ones_count(outcomes, passed, mec
 
 
 @pytest.mark.parametrize("signatures, system", [
-    ([sig(1.0, True)] * 8, "worked"), ([sig(3.0, False)] * 8, "partial"),
+    ([sig(1.0, True, null=3.0)] * 8, "worked"), ([sig(3.0, False)] * 8, "partial"),
+    ([sig(1.0, True)] * 8, "partial"),         # no null: discrimination unchecked, no evidence
+    ([sig(1.0, True, null=1.2)] * 8, "partial"),   # a null that passes too: no evidence
 ])
 def test_the_system_verdict_follows_the_mechanism_evidence(signatures, system):
     report = paired_report(BASE8, IDEA8, signatures=[{"m": s} for s in signatures])
@@ -131,4 +133,4 @@ def test_mechanism_tests_that_did_not_run_are_named():
     assert [t["test"] for t in report["math_verification"]["tests"]] == [
         "ideas/test_rules.py::TestK::test_e", "ideas/test_rules.py::test_a",
         "ideas/test_rules.py::test_c[1]", "ideas/test_rules.py::test_d[x[1]]"]
-    assert report["mechanism_ok"] == 1
+    assert report["math_verification"]["passed"] is True and report["mechanism_ok"] is None
