@@ -165,6 +165,20 @@ def _diffs(sw: Sweeps, flips: np.ndarray, sign: float, shift):
     return diffs[1:], valid[1:], diffs[0], (kb_obs, ki_obs) if valid[0] else None
 
 
+def prefix(sw: Sweeps, m: int) -> Sweeps:
+    """The sweeps of the first m seeds (an earlier look)."""
+    return Sweeps(sw.base_val[:m], sw.base_test[:m], sw.idea_val[:m], sw.idea_test[:m],
+                  sw.groups)
+
+
+def flipped_sums(sw: Sweeps, direction: str, flips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The summed differences of the given flip rows (bool, True: swapped) and whether each
+    is valid (both arms selected a config, finite differences)."""
+    sign = 1.0 if stats._direction(direction) == "lower" else -1.0
+    diffs, valid, _, _ = _diffs(sw, np.asarray(flips, dtype=bool), sign, None)
+    return diffs.sum(axis=1), valid
+
+
 def _statistic(diffs: np.ndarray, statistic: str) -> np.ndarray:
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")

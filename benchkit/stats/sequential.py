@@ -29,6 +29,7 @@ import functools
 import numpy as np
 
 from benchkit.stats import paired as stats
+from benchkit.stats import selection
 
 EXACT_MAX = 16
 SIM_ROWS = 20000
@@ -51,10 +52,21 @@ def _signs(n: int) -> np.ndarray:
     return np.random.default_rng(SIM_SEED).integers(0, 2, size=(SIM_ROWS, n)) * 2.0 - 1.0
 
 
-def _p_per_row(signs: np.ndarray, d: np.ndarray) -> np.ndarray:
+def _p_per_row(signs: np.ndarray, d: np.ndarray, sw=None, direction: str = "lower") -> np.ndarray:
     """Two-sided sign-flip p of each row's flipped prefix ``d``, from the rows' own null (the
     rows cover the prefix's flips uniformly): the fraction of rows with |sum| >= that row's,
-    with stats.sign_flip_p_value's tolerance for float ties."""
+    with stats.sign_flip_p_value's tolerance for float ties. With the arms' sweeps ``sw``
+    (:mod:`.selection`), each row's sum is the selection-aware one on the first len(d) seeds,
+    both selections redone on them; a row that leaves an arm without an eligible config
+    counts as extreme for the others and never rejects itself (that data gives no test)."""
+    if sw is not None:
+        part = selection.prefix(sw, len(d))
+        a, valid = selection.flipped_sums(part, direction, signs[:, :len(d)] < 0)
+        a = np.where(valid, np.abs(a), np.inf)
+        tol = stats.REL_TOL * float(np.abs(selection.observed(part, direction)["diffs"]).sum())
+        srt = np.sort(a)
+        p = (len(a) - np.searchsorted(srt, a - tol, side="left")) / len(a)
+        return np.where(valid, p, 1.0)
     if not np.any(d):
         return np.ones(len(signs))
     a = np.abs(signs[:, :len(d)] @ d)
@@ -63,10 +75,12 @@ def _p_per_row(signs: np.ndarray, d: np.ndarray) -> np.ndarray:
     return (len(a) - np.searchsorted(srt, a - tol, side="left")) / len(a)
 
 
-def exact_levels(diffs, looks, alpha: float, max_seeds: int | None = None) -> list[float]:
+def exact_levels(diffs, looks, alpha: float, max_seeds: int | None = None, *, sweeps=None,
+                 direction: str = "lower") -> list[float]:
     """The level of each look in ``looks`` (seed counts, the last <= len(diffs)) of a plan
     whose last look is ``max_seeds`` (default looks[-1]), calibrated on the exact joint
-    sign-flip null of the first looks[-1] differences; look k's level depends on
+    sign-flip null of the first looks[-1] differences (of the arms' whole ``sweeps``, each
+    look's selection redone under every flip, when given); look k's level depends on
     diffs[:looks[k]] only. Reject look k when its p < its level."""
     d = np.asarray(stats._array(diffs, "diffs"))
     looks = [int(n) for n in looks]
@@ -80,11 +94,12 @@ def exact_levels(diffs, looks, alpha: float, max_seeds: int | None = None) -> li
         for j in range(k):
             m = looks[j]
             if n <= EXACT_MAX:  # row r's first m signs are those of row r mod 2^m of _signs(m)
-                p_j = _p_per_row(_signs(m), d[:m])[np.arange(len(signs)) & (2 ** m - 1)]
+                p_j = _p_per_row(_signs(m), d[:m], sweeps, direction)[
+                    np.arange(len(signs)) & (2 ** m - 1)]
             else:
-                p_j = _p_per_row(signs, d[:m])
+                p_j = _p_per_row(signs, d[:m], sweeps, direction)
             rejected |= p_j < levels[j]
-        p = _p_per_row(signs, d[:n])
+        p = _p_per_row(signs, d[:n], sweeps, direction)
         levels.append(_largest_level(p[~rejected], rejected.mean(), len(signs), spend[k]))
     return levels
 
@@ -104,12 +119,17 @@ def _largest_level(p_free: np.ndarray, p_before: float, rows: int, target: float
     return float(min(nxt, target)) if last < target else nxt
 
 
-def look_level(diffs, looks, look: int, alpha: float) -> float:
+def look_level(diffs, looks, look: int, alpha: float, *, sweeps=None,
+               direction: str = "lower") -> float:
     """The exact-boundary level of look ``look`` (1-based) of the plan ``looks``."""
-    return exact_levels(list(diffs)[:looks[look - 1]], looks[:look], alpha, looks[-1])[-1]
+    n = looks[look - 1]
+    part = None if sweeps is None else selection.prefix(sweeps, n)
+    return exact_levels(list(diffs)[:n], looks[:look], alpha, looks[-1], sweeps=part,
+                        direction=direction)[-1]
 
 
-def levels(plan: dict, diffs, alpha: float, family_size: int) -> tuple[float, float]:
+def levels(plan: dict, diffs, alpha: float, family_size: int, *, sweeps=None,
+           direction: str = "lower") -> tuple[float, float]:
     """(level of the two-sided test, level of the margin tests) of this session's look of
     ``plan`` (report["sequential"]): alpha for a seed count that is no look (exploratory,
     never counted: the verdict at alpha is descriptive only and every gate fails); the
@@ -119,5 +139,5 @@ def levels(plan: dict, diffs, alpha: float, family_size: int) -> tuple[float, fl
         return alpha, alpha
     union = stats.look_levels(looks[:look], looks[-1], alpha)[-1]
     if plan.get("boundary") == "exact" and family_size == 1 and len(looks) > 1:
-        return look_level(diffs, looks, look, alpha), union
+        return look_level(diffs, looks, look, alpha, sweeps=sweeps, direction=direction), union
     return union, union

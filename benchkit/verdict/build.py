@@ -319,7 +319,9 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
         report["practical_verdict"] = report["system_verdict"] = "incomplete"
         return report
     n = report["n_seeds"]
-    level, margin_level = seq.levels(sequential, comp["per_seed_diffs"], alpha, family_size)
+    sw = sweep_test.of_report(report) if comp.get("selection_aware") else None
+    level, margin_level = seq.levels(sequential, comp["per_seed_diffs"], alpha, family_size,
+                                     sweeps=sw, direction=direction_of(report))
     if sequential["look"] is not None and len(sequential["looks"]) > 1:
         report["warnings"].append(
             f"look {sequential['look']} of {len(sequential['looks'])} declared "
@@ -334,7 +336,6 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     comp["p_adjusted"] = p_adjusted
     comp["family_size"] = family_size
     comp["level"] = level
-    sw = sweep_test.of_report(report) if comp.get("selection_aware") else None
     comp.update(planning(comp, level / family_size, significant=p_adjusted < level, sw=sw,
                          direction=direction_of(report)))
     robust.add_interval(comp, level / family_size)

@@ -225,3 +225,32 @@ def test_noninferiority_keeps_its_level_at_the_margin_with_selection():
         hits += selection.noninferiority(selection.sweeps(bv, bt, iv, it), "lower", 0.05,
                                          level)["non_inferior"]
     assert hits / reps <= level + 2 * np.sqrt(level * (1 - level) / reps)
+
+
+def _flipped(bv, bt, iv, it, flip):
+    f = np.asarray(flip, bool)[:, None]
+    return (np.where(f, iv, bv), np.where(f, it, bt), np.where(f, bv, iv), np.where(f, bt, it))
+
+
+def test_exact_boundary_with_selection_keeps_the_family_wise_error_over_every_flip():
+    """looks (4, 8), boundary='exact' calibrated on the selection-aware joint null: over all
+    256 flips of one bench's sweeps, the share in which some look rejects is <= alpha, and
+    the levels are the same from every flipped bench (they are a function of the orbit)."""
+    from benchkit.stats import sequential as seq
+
+    rng = np.random.default_rng(29)
+    data = _case(rng, 8, 3, gap=0.01)
+    sw = selection.sweeps(*data)
+    d = selection.observed(sw, "lower")["diffs"]
+    levels = seq.exact_levels(d, [4, 8], 0.05, sweeps=sw)
+    rejected = 0
+    for flip in itertools.product([0, 1], repeat=8):
+        fl = selection.sweeps(*_flipped(*data, flip))
+        p1 = selection.p_value(selection.prefix(fl, 4), "lower")
+        p2 = selection.p_value(fl, "lower")
+        rejected += p1 < levels[0] or p2 < levels[1]
+        if sum(flip) == 3 and flip[0]:
+            flipped_d = selection.observed(fl, "lower")["diffs"]
+            assert seq.exact_levels(flipped_d, [4, 8], 0.05, sweeps=fl) == levels
+    assert rejected / 256 <= 0.05
+    assert levels[1] > stats.look_levels([4, 8], 8, 0.05)[1]  # it spends what union wastes
