@@ -116,22 +116,52 @@ def _p_values(d: np.ndarray, signs: np.ndarray, exact: bool) -> np.ndarray:
     return out
 
 
+def _exact_p_values(d: np.ndarray) -> np.ndarray:
+    """The exact sign-flip p of each row of d (up to EXACT_MAX pairs) by meet in the middle:
+    the 2^h sums of the first h pairs' flips against the sorted 2^(n-h) sums of the rest,
+    counting pairs with |a + b| >= |sum| (the tolerance of sign_flip_p_value)."""
+    n = d.shape[1]
+    h = n // 2
+    out = np.empty(len(d))
+    first, rest = _flips(h), _flips(n - h)
+    for r, row in enumerate(d):
+        a = first @ row[:h]
+        b = np.sort(rest @ row[h:])
+        t = abs(row.sum()) - stats.REL_TOL * np.abs(row).sum()
+        count = (len(b) - np.searchsorted(b, t - a, side="left")).sum() \
+            + np.searchsorted(b, -t - a, side="right").sum()
+        out[r] = min(count, 2 ** n) / 2 ** n if t > 0 else 1.0
+    return out
+
+
+def sim_flips(level: float) -> int:
+    """Random flips per simulated bench above EXACT_MAX pairs: enough for p < level to be
+    seen (50 / level), never fewer than SIM_FLIPS nor more than the test draws."""
+    return int(min(N_RESAMPLES, max(SIM_FLIPS, math.ceil(50 / level))))
+
+
 @functools.lru_cache(maxsize=4096)
 def power(n: int, effect_sd: float, level: float, *, reps: int = SIM_REPS,
           seed: int = 0) -> float:
     """P(sign-flip p < level) with n pairs whose differences are normal with mean effect_sd
-    and sd 1, by a seeded simulation of ``reps`` benches (exact flips up to 11 pairs, 2048
-    seeded flips above; the same draws for every effect, so power rises with the effect);
-    the paired t-test's power from T_FROM pairs, where the two agree."""
+    and sd 1, by a seeded simulation of ``reps`` benches (the same draws for every effect,
+    so power rises with the effect), each tested as benchkit tests: exactly up to EXACT_MAX
+    pairs (all flips to 11, meet in the middle above), with sim_flips(level) seeded flips
+    above; the paired t-test's power from T_FROM pairs, where the two agree."""
     if n < min_pairs(level):
         return 0.0
     if n >= T_FROM:
         return _t_power_of_effect(abs(effect_sd), n, level)
     rng = np.random.default_rng([seed, n])
     d = rng.standard_normal((reps, n)) + abs(effect_sd)
-    exact = n <= 11
-    signs = _flips(n) if exact else rng.integers(0, 2, size=(SIM_FLIPS, n)) * 2.0 - 1.0
-    return float(np.mean(_p_values(d, signs, exact) < level))
+    if n <= 11:
+        return float(np.mean(_p_values(d, _flips(n), True) < level))
+    if n <= EXACT_MAX:
+        return float(np.mean(_exact_p_values(d) < level))
+    if 1.0 / (1 + N_RESAMPLES) >= level:
+        return 0.0  # the test's Monte Carlo p never goes below 1 / (1 + N_RESAMPLES)
+    signs = rng.integers(0, 2, size=(sim_flips(level), n)) * 2.0 - 1.0
+    return float(np.mean(_p_values(d, signs, False) < level))
 
 
 def _t_power_of_effect(effect_sd: float, n: int, level: float) -> float:

@@ -148,12 +148,22 @@ def test_seeds_needed_walks_down_from_the_t_answer():
     assert sf.seeds_needed(0.7, 1.0, 0.05) == 18
 
 
-def test_seeds_needed_searches_up_from_a_t_answer_that_falls_short():
+def test_seeds_needed_searches_up_from_a_t_answer_that_falls_short(monkeypatch):
     """At level 0.001 and power 0.9 the t answer for es 2 is 11 pairs; the sign-flip test
-    needs 13: the bisection above the guess finds 13, not the guess plus one."""
+    (exact from 12 pairs on) needs 12. When the test needs many more than the t answer, the
+    bisection above the guess finds it, not the guess plus one."""
     assert sf._t_seeds(2.0, 0.001, 0.9, 10000) == 11
-    assert sf.power(12, 2.0, 0.001) < 0.9 <= sf.power(13, 2.0, 0.001)
-    assert sf.seeds_needed(2.0, 1.0, 0.001, target=0.9) == 13
+    assert sf.power(11, 2.0, 0.001) < 0.9 <= sf.power(12, 2.0, 0.001)
+    assert sf.seeds_needed(2.0, 1.0, 0.001, target=0.9) == 12
+    monkeypatch.setattr(sf, "power", lambda n, es, level: float(n >= 23))
+    assert sf.seeds_needed(2.0, 1.0, 0.001, target=0.9) == 23
+
+
+def test_power_between_12_and_40_pairs_sees_small_levels():
+    """2,048 random flips cannot see p below 1/2049: power there was 0 and seeds_needed
+    jumped to the t answer at 41. Exact tests up to 16 pairs, enough flips above."""
+    assert sf.power(13, 2.0, 0.0003) > 0.5 and sf.power(20, 1.5, 0.0003, reps=200) > 0.5
+    assert sf.power(20, 1.5, 1 / 20001) == 0.0   # the test's own Monte Carlo floor
 
 
 def test_seeds_needed_walks_down_to_the_minimum():
