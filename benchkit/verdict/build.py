@@ -14,7 +14,7 @@ from benchkit.stats import equivalence, futility, selection, signflip
 from benchkit.stats import paired as stats
 from benchkit.stats import sequential as seq
 from benchkit.stats import signtest as robust
-from benchkit.verdict import budgets, controls, convergence, mechanism, plan
+from benchkit.verdict import budgets, controls, convergence, margins, mechanism, plan
 from benchkit.verdict import extension as extend
 from benchkit.verdict import sweeps as sweep_test
 
@@ -344,6 +344,9 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
         direction=direction_of(report), level=level, family_size=family_size,
         margin_level=margin_level,
         claim_type=report["protocol"].get("claim_type", "superiority"), sweeps=sw)
+    unresolved = margins.unresolved_margin(comp, report["baseline"]["full"]["per_seed"],
+                                           margin_level / family_size)
+    report["warnings"] += [unresolved] if unresolved else []
     # the reference-format fields say what the baseline comparison says (Holm, the look's level)
     comp["verdict"] = V1_VERDICTS.get(against_baseline, "no significant win")
     comp["system_worked"] = against_baseline == "helps"

@@ -53,11 +53,13 @@ def decide_by_selection(comp: dict, sw: selection.Sweeps, direction: str) -> dic
     """Make ``comp`` (stats.compare, then signtest.apply) decide by the selection-aware test
     of its statistic; the fixed-config p stays as ``p_fixed_configs``. Returns comp."""
     comp["p_fixed_configs"] = comp["p_value"]
+    comp["selection_aware"] = True
+    if all(len(g) == 1 for g in sw.groups):
+        return comp  # one config per arm: a swap negates the difference, the plain test is it
     rows = selection.null_rows(sw, direction)
     if comp.get("test") == "sign":
         comp["p_mean"] = selection.p_value(sw, direction, rows=rows)
         comp["p_value"] = selection.p_value(sw, direction, statistic="sign", rows=rows)
     else:
         comp["p_value"] = selection.p_value(sw, direction, rows=rows)
-    comp["selection_aware"] = True
     return comp

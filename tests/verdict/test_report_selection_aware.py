@@ -84,3 +84,19 @@ def test_margins_on_a_negative_higher_is_better_metric():
             assert ni["bound"] > -ni["margin_abs"]
         else:
             assert ni["bound"] is None or ni["bound"] <= -ni["margin_abs"]
+
+
+def test_a_margin_below_what_the_seeds_resolve_is_warned():
+    """Noisy differences (sd about 40% of the metric): a 10% margin would be shown for an
+    identical arm well under 80% of the time at 8 seeds; a 2% margin on quiet differences is
+    resolved, with no warning."""
+    rng = np.random.default_rng(6)
+    base = list(1.0 + rng.normal(0, 0.05, N))
+    noisy = [b + float(rng.normal(0, 0.4)) for b in base]
+    report = decided(paired_report(base, noisy, margin=0.1))
+    warned = [w for w in report["warnings"] if "below what 8 seeds resolve" in w]
+    assert len(warned) == 1 and "shown non-inferior with probability about" in warned[0]
+    quiet = [b + float(rng.normal(0, 0.001)) for b in base]
+    report = decided(paired_report(base, quiet, margin=0.02))
+    assert report["practical_verdict"] == "non-inferior"
+    assert not [w for w in report["warnings"] if "seeds resolve" in w]

@@ -1,0 +1,38 @@
+"""Whether a declared margin can be shown at all with the seeds declared: a margin below what
+the seeds resolve gives a claim that even an identical arm rarely passes, so the report says
+so, as it does for a seed count that cannot reach significance. Pure Python over a comparison.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from benchkit.stats import signflip
+
+TARGET = 0.8
+
+
+def unresolved_margin(comp: dict, comparator: list, level: float) -> str | None:
+    """A warning when an arm exactly as good as the comparator would be shown non-inferior
+    with probability below TARGET: the one-sided margin test at ``level`` on n seeds of
+    normal differences with the observed sd (the planning assumption; the one-sided test at
+    level as the two-sided one at 2 * level); None when it resolves the margin."""
+    ni = comp.get("noninferiority")
+    d = np.asarray(comp["per_seed_diffs"], dtype=float)
+    if not ni or ni.get("margin_abs") is None or len(d) < 2:
+        return None
+    sd, n, two_sided = float(np.std(d, ddof=1)), len(d), min(1.0, 2.0 * level)
+    if not (math.isfinite(sd) and sd > 0):
+        return None
+    shown = signflip.power(n, ni["margin_abs"] / sd, two_sided)
+    if shown >= TARGET:
+        return None
+    scale = float(np.mean(np.abs(comparator)))
+    needed = signflip.mde_power80(n, sd, two_sided)
+    need = (f"; {TARGET:.0%} needs a margin of about {needed / scale:.3g} of the comparator"
+            if needed is not None and scale > 0 else "")
+    return (f"the margin {ni['margin_rel']:g} ({ni['margin_abs']:.4g} in metric units) is below "
+            f"what {n} seeds resolve at level {level:.4g}: an idea exactly as good as the "
+            f"comparator would be shown non-inferior with probability about {shown:.2f} "
+            f"(normal differences with the observed sd {sd:.4g}){need}, or more seeds")
