@@ -50,7 +50,7 @@ def test_a_tuning_accident_is_no_verdict():
 
 
 def test_every_control_is_tested_with_its_selection():
-    spec = {**make_spec(GRID[:2], N), "arms": ["baseline", "idea", "control:c"]}
+    spec = make_spec(GRID[:2], N, arms=["baseline", "idea", "control:c"])
     report = decided(build_report(spec, TRACK, accident_runs(("baseline", "idea", "control:c")),
                                   [], alpha=ALPHA))
     control = report["controls"]["c"]["comparison"]
