@@ -36,19 +36,13 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         build = build_frontier_report if spec.frontier else rep.build_report
         reports = [build(spec, track, runs, mechanisms, alpha=settings.alpha)
                    for track in spec.tracks]
-        # the family: every comparison of the idea (baseline, each control) on every declared
-        # track; an incomplete track enters Holm with p = 1, so a crashed track can never make
-        # the others' verdicts easier to reach
-        family = [c for r in reports for c in controls.comparisons(r)]
-        ps = [c["p_value"] for c in family] + [1.0 for r in reports if r["comparison"] is None]
-        for comp, p in zip(family, stats.holm(ps)):
-            comp["p_adjusted"], comp["family_size"] = p, len(ps)
+        adjust_family(reports)
         for r in reports:
             path = bench_report.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
             comp = r["comparison"]
             rep.decide(r, comp["p_adjusted"] if comp is not None else None,
-                       family_size=len(ps))
+                       family_size=len(reports))
             r["provenance"] = provenance(rootpath, spec.module)
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
@@ -68,6 +62,24 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             if why:
                 failures.append(f"benchkit: FAIL {name} {r['track']}: {why}")
     return written, failures
+
+
+def adjust_family(reports: list[dict]) -> None:
+    """The family-wise adjustments of one idea's comparisons (docs/statistics.md). helps (and
+    the margin claims) hold against every comparator of a track: an intersection-union test
+    whose p is the track's largest, Holm across the declared tracks (``p_adjusted``,
+    ``family_size`` tracks). harms follows from any one comparison: Holm over every comparison
+    on every track (``p_adjusted_harms``). An incomplete track enters both at p = 1, so a
+    crashed track can never make the others' verdicts easier to reach."""
+    per_track = [controls.comparisons(r) for r in reports]
+    tracks = stats.holm([max(c["p_value"] for c in cs) if cs else 1.0 for cs in per_track])
+    family = [c for cs in per_track for c in cs]
+    ps = [c["p_value"] for c in family] + [1.0 for cs in per_track if not cs]
+    for comp, p in zip(family, stats.holm(ps)):
+        comp["p_adjusted_harms"] = p
+    for cs, p in zip(per_track, tracks):
+        for comp in cs:
+            comp["p_adjusted"], comp["family_size"] = p, len(reports)
 
 
 def read_previous(path) -> dict | None:

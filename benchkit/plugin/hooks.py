@@ -152,8 +152,7 @@ def _build_spec(config, module_item):
         (arm_label(marks[0], module_item.nodeid), getattr(module_item.obj, func).__qualname__)
         for func, marks in _arm_marks(module_item.obj).items()))
     spec = _extended_from_store(config, module_item, spec)
-    why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha,
-                             comparators=len(spec.arms) - 1)
+    why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha)
     from benchkit.verdict.mechanism import signatures_that_cannot_fail
     for func in _arm_marks(module_item.obj):
         why_not = signatures_that_cannot_fail(getattr(module_item.obj, func))

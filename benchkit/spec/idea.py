@@ -120,18 +120,15 @@ def family_seeds_needed(family_size: int, alpha: float) -> int:
     return n
 
 
-def unreachable_family(n_seeds: int, family_size: int, alpha: float,
-                       comparators: int = 1) -> str | None:
+def unreachable_family(n_seeds: int, family_size: int, alpha: float) -> str | None:
     """Why ``n_seeds`` cannot give a significant result in a family of ``family_size``
-    tracks, each comparing the idea with ``comparators`` arms (the baseline and each control),
-    at ``alpha`` (None when they can): said at collection and in the report."""
-    needed = family_seeds_needed(family_size * comparators, alpha)
+    tracks at ``alpha`` (None when they can): said at collection and in the report. Controls
+    do not enlarge the family: helps against every comparator is an intersection-union test,
+    each comparison at the track's level (docs/statistics.md)."""
+    needed = family_seeds_needed(family_size, alpha)
     if n_seeds >= needed:
         return None
     where = f" after Holm over {family_size} track(s)" if family_size > 1 else ""
-    if comparators > 1:
-        where = (f" after Holm over {family_size * comparators} comparisons ({family_size} "
-                 f"track(s) x the baseline and {comparators - 1} control(s))")
     return (f"only {n_seeds} seeds cannot reach p < {alpha:g}{where} (the smallest possible "
             f"two-sided p is {2.0 ** (1 - n_seeds):.4g} with the sign-flip test); {needed} seeds or "
             "more can")

@@ -72,4 +72,5 @@ def verdict(comp: dict, baseline, idea, *, direction: str, level: float, family_
     p = comp["p_adjusted"]
     return stats.practical_verdict(p if p is not None else comp["p_value"],
                                    robust.verdict_delta(comp), direction, level,
-                                   non_inferior=ni["non_inferior"] if ni else None)
+                                   non_inferior=ni["non_inferior"] if ni else None,
+                                   p_harms=comp.get("p_adjusted_harms"))

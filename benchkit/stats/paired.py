@@ -265,15 +265,16 @@ def select_config(val_by_config, direction: str) -> int | None:
 
 
 def practical_verdict(p: float, delta_mean: float, direction: str, alpha: float,
-                      non_inferior: bool | None = None) -> str:
+                      non_inferior: bool | None = None, p_harms: float | None = None) -> str:
     """helps (significantly better) > non-inferior (shown within the margin, even when also
     significantly worse: a harm smaller than the margin is what non-inferiority allows) >
-    harms (significantly worse) > inconclusive."""
+    harms (significantly worse, on ``p_harms`` when given: its own family adjustment) >
+    inconclusive."""
     if p < alpha and _better(delta_mean, direction):
         return "helps"
     if non_inferior is True:
         return "non-inferior"
-    if p < alpha and _better(-delta_mean, direction):
+    if (p if p_harms is None else p_harms) < alpha and _better(-delta_mean, direction):
         return "harms"
     return "inconclusive"
 

@@ -163,8 +163,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
     complete = not problems
     n = len(seeds)
     warnings = []
-    unreachable = unreachable_family(n, len(spec.tracks), alpha,
-                                     comparators=len(arms) - 1)
+    unreachable = unreachable_family(n, len(spec.tracks), alpha)
     if unreachable:  # at the session's alpha; decide() adds the look's level when lower
         warnings.append(unreachable)
     ran = {p["nodeid"].rsplit("::", 1)[-1].split("[", 1)[0] for p in mechanism_payloads}
@@ -320,8 +319,9 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
         return report
     n = report["n_seeds"]
     sw = sweep_test.of_report(report) if comp.get("selection_aware") else None
-    level, margin_level = seq.levels(sequential, comp["per_seed_diffs"], alpha, family_size,
-                                     sweeps=sw, direction=direction_of(report))
+    level, margin_level = seq.levels(  # exact boundaries for one comparison only
+        sequential, comp["per_seed_diffs"], alpha, family_size * len(controls.comparisons(
+            report)), sweeps=sw, direction=direction_of(report))
     if sequential["look"] is not None and len(sequential["looks"]) > 1:
         report["warnings"].append(
             f"look {sequential['look']} of {len(sequential['looks'])} declared "

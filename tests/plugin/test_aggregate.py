@@ -161,3 +161,27 @@ def test_reports_carry_their_provenance(tmp_path):
     import hashlib
     assert by_track(written)["tabular"]["provenance"]["module_digest"] == (
         hashlib.sha256(b"# the idea\n").hexdigest())
+
+
+def test_helps_is_an_intersection_union_test_and_harms_keeps_holm_over_every_comparison():
+    """One track, the baseline at p 0.03 and a control at 0.04: helps (beats both) is decided
+    on the larger, 0.04 < 0.05, with no split across comparators; harms on Holm over both
+    (0.06). Two tracks: Holm across the tracks' intersection-union p's."""
+    from benchkit.plugin.aggregate import adjust_family
+
+    def report(*ps):
+        return {"comparison": {"p_value": ps[0]},
+                "controls": {f"c{k}": {"comparison": {"p_value": p}} for k, p in enumerate(ps[1:])}}
+
+    one = report(0.03, 0.04)
+    adjust_family([one])
+    comps = [one["comparison"], one["controls"]["c0"]["comparison"]]
+    assert [c["p_adjusted"] for c in comps] == [0.04, 0.04]
+    assert [c["p_adjusted_harms"] for c in comps] == [0.06, 0.06]
+    assert [c["family_size"] for c in comps] == [1, 1]
+    two = [report(0.03, 0.04), report(0.01), {"comparison": None, "controls": {}}]
+    adjust_family(two)
+    assert two[0]["comparison"]["p_adjusted"] == pytest.approx(0.08)   # 2 x 0.04, 3 tracks
+    assert two[1]["comparison"]["p_adjusted"] == pytest.approx(0.03)   # 3 x 0.01
+    assert two[1]["comparison"]["p_adjusted_harms"] == pytest.approx(0.04)  # 4 x 0.01
+    assert two[0]["comparison"]["family_size"] == 3

@@ -83,10 +83,7 @@ def test_a_control_arm_is_selected_and_compared_like_the_baseline():
     assert report["environment"] == {"python": "baseline"}
     assert report["convergence"]["arms"]["idea"]["cfg"] == GRID[1]
     assert report["convergence"]["arms"][CONTROL]["cfg"] == GRID[1]
-    assert report["warnings"] == [
-        "only 6 seeds cannot reach p < 0.05 after Holm over 2 comparisons (1 track(s) x the "
-        "baseline and 1 control(s)) (the smallest possible two-sided p is 0.03125 with the "
-        "sign-flip test); 7 seeds or more can",
+    assert report["warnings"] == [  # a control does not enlarge the family (helps: IUT)
         "the paired runs of seed(s) 0, 3 trained on different CPU types (cpu-a; cpu-b): their "
         "differences mix the CPUs' rounding; train every shard on one CPU type "
         "(docs/scale-out.md)"]
