@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from benchkit.stats import paired as stats
 from benchkit.stats import signflip
 
 TARGET = 0.8
@@ -29,9 +30,9 @@ def unresolved_margin(comp: dict, comparator: list, level: float) -> str | None:
     if shown >= TARGET:
         return None
     scale = float(np.mean(np.abs(comparator)))
-    needed = signflip.mde_power80(n, sd, two_sided)
+    needed = stats.power_mde(n, sd, two_sided, TARGET)  # the t approximation: cheap, "about"
     need = (f"; {TARGET:.0%} needs a margin of about {needed / scale:.3g} of the comparator"
-            if needed is not None and scale > 0 else "")
+            if math.isfinite(needed) and scale > 0 else "")
     return (f"the margin {ni['margin_rel']:g} ({ni['margin_abs']:.4g} in metric units) is below "
             f"what {n} seeds resolve at level {level:.4g}: an idea exactly as good as the "
             f"comparator would be shown non-inferior with probability about {shown:.2f} "

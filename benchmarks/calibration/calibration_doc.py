@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+import calibration_selection_doc as selection_doc
 import simstats  # benchmarks/stats/, put on sys.path by calibration.py
 
 HERE = Path(__file__).resolve().parent
@@ -661,6 +662,8 @@ def load(folder: Path = RESULTS) -> dict:
             "sequential": json.loads((folder / SEQUENTIAL).read_text())}
     stats_path = folder / STATISTICS
     data["statistics"] = json.loads(stats_path.read_text()) if stats_path.exists() else None
+    sel_path = folder / selection_doc.FILE
+    data["selection"] = json.loads(sel_path.read_text()) if sel_path.exists() else None
     return data
 
 
@@ -705,7 +708,10 @@ def reproduce(runs: list[dict], seq: dict, stats_json: dict | None) -> str:
     if stats_json is not None:
         lines.append(f".venv/bin/python benchmarks/calibration/calibration.py --statistics --sim-reps "
                      f"{stats_json['sim_reps']}   # -> benchmarks/results/{STATISTICS}")
-    lines += [".venv/bin/python benchmarks/calibration/calibration.py --doc            # this document, from the JSON files",
+    lines += ["PYTHONPATH=. .venv/bin/python benchmarks/calibration/selection_calibration.py --sim --plugin",
+              "PYTHONPATH=. .venv/bin/python benchmarks/calibration/selection_calibration.py --training \\",
+              "    --benches 40 --seeds 8 --epochs 30                                 # -> selection_calibration.json",
+              ".venv/bin/python benchmarks/calibration/calibration.py --doc            # this document, from the JSON files",
               ".venv/bin/python -m pytest tests/test_calibration.py tests/test_sequential.py -q"]
     if stats_json is not None:
         timing.append(f"`{STATISTICS}` ({stats_json['sim_reps']:,} benches per condition) "
@@ -745,6 +751,8 @@ def render(data: dict) -> str:
     parts.append(sequential(seq, st))
     if st is not None:
         parts += statistics_sections(st)
+    if data.get("selection"):
+        parts.append(selection_doc.section(data["selection"]))
     parts.append(reproduce(runs, seq, st))
     return "\n\n".join(wrap(part) for part in parts) + "\n"
 
