@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -46,6 +46,7 @@ class Sweeps:
     idea_val: np.ndarray
     idea_test: np.ndarray
     groups: tuple
+    _rows: dict = field(default_factory=dict, compare=False, repr=False)  # null_rows, unshifted
 
     @property
     def n(self) -> int:
@@ -134,9 +135,14 @@ def null_rows(sw: Sweeps, direction: str, *, shift=None, seed: int = 0) -> NullR
     """Every flip's differences of ``sw``, the idea's test values shifted per seed by
     ``shift`` (added to every config of that seed before flipping); see the module doc."""
     sign = 1.0 if stats._direction(direction) == "lower" else -1.0
+    if shift is None and (direction, seed) in sw._rows:
+        return sw._rows[(direction, seed)]
     flips, exact = flip_rows(sw.n, seed)
     diffs, valid, observed, selected = _diffs(sw, flips, sign, shift)
-    return NullRows(diffs, valid, flips, exact, observed, selected)
+    rows = NullRows(diffs, valid, flips, exact, observed, selected)
+    if shift is None:
+        sw._rows[(direction, seed)] = rows
+    return rows
 
 
 def _diffs(sw: Sweeps, flips: np.ndarray, sign: float, shift):

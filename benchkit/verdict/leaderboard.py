@@ -10,7 +10,8 @@ recorded them), without a comparison, or whose idea lacks a finite result at a s
 baseline has one (a diverged run is not dropped silently) cannot be placed at all.
 
 On a board, each idea's per-seed paired improvement (baseline - idea when lower is better,
-idea - baseline otherwise) is tested by the two-sided sign-flip test benchkit decides with, and
+idea - baseline otherwise) is tested by the two-sided sign-flip test benchkit decides with
+(selection-aware over the report's sweeps, :mod:`benchkit.stats.selection`), and
 the ideas' p-values are adjusted by **Holm** over the board's ideas. Holm is chosen over a
 many-to-one max-T with joint sign flips although the ideas share the baseline (positively
 correlated differences, where max-T gains power): flipping the signs of a seed's whole vector
@@ -22,7 +23,7 @@ error at alpha under any dependence between the ideas. A verdict is ``helps``/``
 the Holm-adjusted p is below alpha (the reports' alpha), else ``inconclusive``; when even the
 all-same-sign p times the board's size cannot fall below alpha, the board says so.
 
-The interval per idea is the sign-flip test's own interval (benchkit.stats.signflip.sign_flip_ci) at
+The interval per idea is the sign-flip test's own interval (its inversion, selection-aware) at
 level alpha/m (Bonferroni over the m ideas, so the board's intervals hold simultaneously); it
 excludes 0 only if the idea's Holm-adjusted p is below alpha (the converse need not hold).
 Never imports torch.
@@ -33,7 +34,9 @@ from pathlib import Path
 
 from benchkit.spec.idea import cfg_id
 from benchkit.stats.paired import holm, min_p_value, sign_flip_p_value
+from benchkit.stats import selection
 from benchkit.stats.signflip import sign_flip_ci
+from benchkit.verdict import sweeps
 from benchkit.verdict.build import finite_or_none
 
 ADJUSTMENT = "holm"
@@ -101,6 +104,22 @@ def board_p_values(improvements: list[list[float]]) -> tuple[list[float], list[f
     return ps, holm(ps)
 
 
+def selection_aware(entry: Entry, level: float) -> tuple[float, list]:
+    """(p, interval at ``level``) of the idea's improvement by the test its report decides
+    with: selection-aware over the report's sweeps when its seeds are the board's, else the
+    plain sign-flip test of the improvements (a report whose runs do not give full sweeps)."""
+    report = entry.report
+    seeds = (report.get("protocol") or {}).get("seeds")
+    if report["comparison"].get("selection_aware") and seeds == entry.seeds:
+        direction = "lower" if entry.lower else "higher"
+        sw = sweeps.of_report(report)
+        lo, hi = selection.interval(sw, direction, level)  # of idea - baseline
+        if entry.lower:  # the improvement is baseline - idea
+            lo, hi = (None if hi is None else -hi), (None if lo is None else -lo)
+        return selection.p_value(sw, direction), [lo, hi]
+    return sign_flip_p_value(entry.improvements), sign_flip_ci(entry.improvements, level)
+
+
 def verdict(p_adjusted: float, mean_improvement: float, alpha: float) -> str:
     """helps / harms when the adjusted p is below alpha, by the sign of the mean improvement."""
     if p_adjusted < alpha and mean_improvement > 0:
@@ -114,14 +133,15 @@ def rank_board(entries: list[Entry], alpha: float) -> dict:
     """The board of ideas that share one baseline: each idea's sign-flip p, Holm over the
     board, verdict, simultaneous interval; ranked by mean improvement (best first)."""
     m = len(entries)
-    ps, adj = board_p_values([e.improvements for e in entries])
+    ps = [selection_aware(e, alpha / m)[0] for e in entries]
+    adj = holm(ps)
     rows = []
     for e, p, pa in zip(entries, ps, adj):
         mean = sum(e.improvements) / len(e.improvements)
         rows.append({"name": e.name, "report": str(e.path), "n_pairs": len(e.seeds),
                      "mean_improvement": mean, "idea_wins": sum(d > 0 for d in e.improvements),
                      "p_value": p, "p_adjusted": pa, "verdict": verdict(pa, mean, alpha),
-                     "interval": sign_flip_ci(e.improvements, alpha / m),
+                     "interval": selection_aware(e, alpha / m)[1],
                      "report_verdict": e.report["practical_verdict"],
                      "exploratory": bool(e.report.get("exploratory"))})
     rows.sort(key=lambda r: (-r["mean_improvement"], r["name"]))

@@ -100,3 +100,17 @@ def test_a_margin_below_what_the_seeds_resolve_is_warned():
     report = decided(paired_report(base, quiet, margin=0.02))
     assert report["practical_verdict"] == "non-inferior"
     assert not [w for w in report["warnings"] if "seeds resolve" in w]
+
+
+def test_the_leaderboard_tests_an_idea_as_its_report_does():
+    from pathlib import Path
+
+    from benchkit.verdict import leaderboard
+
+    report = decided(build_report(make_spec(GRID[:2], N), TRACK, accident_runs(), [],
+                                  alpha=ALPHA))
+    entry = leaderboard.Entry("accident", Path("r.json"), report)
+    entry.seeds = list(range(N))
+    p, (lo, hi) = leaderboard.selection_aware(entry, 0.05)
+    assert p == report["comparison"]["p_value"] != report["comparison"]["p_fixed_configs"]
+    assert lo <= 0 <= hi
