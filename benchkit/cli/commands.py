@@ -261,7 +261,7 @@ def cmd_leaderboard(args) -> int:
     if not entries:
         tracks = ", ".join(sorted({e.track for e in every}))
         return error(f"no report of track {args.track!r}; the reports' tracks: {tracks}")
-    result = board.build(entries)
+    result = board.build(entries, adjustment=args.adjust)
     for line in lb.render(result):
         say(line)
     if args.json:
@@ -320,6 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", default=["reports"], metavar="PATH",
                    help="report files or folders searched recursively (default: reports)")
     p.add_argument("--track", help="only the reports of this track")
+    p.add_argument("--adjust", choices=("holm", "bh"), default="holm",
+                   help="across a board's ideas: holm (family-wise error, default) or bh "
+                        "(Benjamini-Hochberg: false discovery rate, for boards of many ideas)")
     p.add_argument("--json", metavar="PATH", help="also write the boards as JSON to PATH")
     p.add_argument("--plot", metavar="PATH",
                    help="also draw per-idea intervals to PATH (needs matplotlib: benchkit[plot])")

@@ -18,9 +18,10 @@ def render(result: dict) -> list[str]:
     """The terminal lines: a table per board, then the ideas not placed."""
     lines = []
     for k, b in enumerate(result["boards"], 1):
+        how = "Holm" if b["adjustment"] == "holm" else "Benjamini-Hochberg (FDR)"
         lines.append(f"board {k}: {b['track']}, {b['metric']} ({b['direction']}), baseline "
                      f"{cfg_id(b['baseline']['config'])} on seeds {b['baseline']['seeds']}; "
-                     f"{b['family_size']} idea(s), Holm-adjusted p, alpha {b['alpha']:g}")
+                     f"{b['family_size']} idea(s), {how}-adjusted p, alpha {b['alpha']:g}")
         rows = [("rank", "idea", "improvement", f"interval ({1 - b['interval_level']:.4g})",
                  "wins", "p", "p_adjusted", "verdict")]
         for r in b["ideas"]:

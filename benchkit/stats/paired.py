@@ -175,6 +175,21 @@ def holm(p_values) -> list[float]:
     return [float(x) for x in out]
 
 
+def benjamini_hochberg(p_values) -> list[float]:
+    """Benjamini-Hochberg step-up adjusted p-values (q-values), in input order: sorted
+    ascending, the k-th (1-based) of m gets min over j >= k of m * p_(j) / j, capped at 1.
+    Rejecting q < alpha controls the false discovery rate at alpha for independent or
+    positively dependent tests (not the family-wise error: Holm does that)."""
+    p = _array(p_values, "p_values")
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    q = m * p[order] / np.arange(1, m + 1)
+    adj = np.minimum(1.0, np.minimum.accumulate(q[::-1])[::-1])
+    out = np.empty(m)
+    out[order] = adj
+    return [float(x) for x in out]
+
+
 def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: float = 0.05) -> dict:
     """Is the idea worse than baseline by less than ``margin`` of the baseline, seed by seed?
 

@@ -33,13 +33,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchkit.spec.idea import cfg_id
-from benchkit.stats.paired import holm, min_p_value, sign_flip_p_value
+from benchkit.stats.paired import benjamini_hochberg, holm, min_p_value, sign_flip_p_value
 from benchkit.stats import selection
 from benchkit.stats.signflip import sign_flip_ci
 from benchkit.verdict import sweeps
 from benchkit.verdict.build import finite_or_none
 
 ADJUSTMENT = "holm"
+ADJUSTMENTS = {"holm": holm, "bh": benjamini_hochberg}  # family-wise error / false discovery rate
 UNREACHABLE = ("with {n} seeds the smallest sign-flip p is {p:.3g}; times {m} ideas (Holm's first "
                "step) it is not below alpha {alpha:g}: no idea on this board can be significant")
 
@@ -129,19 +130,20 @@ def verdict(p_adjusted: float, mean_improvement: float, alpha: float) -> str:
     return "inconclusive"
 
 
-def rank_board(entries: list[Entry], alpha: float) -> dict:
+def rank_board(entries: list[Entry], alpha: float, adjustment: str = ADJUSTMENT) -> dict:
     """The board of ideas that share one baseline: each idea's sign-flip p, Holm over the
     board, verdict, simultaneous interval; ranked by mean improvement (best first)."""
     m = len(entries)
-    ps = [selection_aware(e, alpha / m)[0] for e in entries]
-    adj = holm(ps)
+    tested = [selection_aware(e, alpha / m) for e in entries]
+    ps = [p for p, _ in tested]
+    adj = ADJUSTMENTS[adjustment](ps)
     rows = []
-    for e, p, pa in zip(entries, ps, adj):
+    for e, p, pa, (_, interval) in zip(entries, ps, adj, tested):
         mean = sum(e.improvements) / len(e.improvements)
         rows.append({"name": e.name, "report": str(e.path), "n_pairs": len(e.seeds),
                      "mean_improvement": mean, "idea_wins": sum(d > 0 for d in e.improvements),
                      "p_value": p, "p_adjusted": pa, "verdict": verdict(pa, mean, alpha),
-                     "interval": selection_aware(e, alpha / m)[1],
+                     "interval": interval,
                      "report_verdict": e.report["practical_verdict"],
                      "exploratory": bool(e.report.get("exploratory"))})
     rows.sort(key=lambda r: (-r["mean_improvement"], r["name"]))
@@ -156,7 +158,7 @@ def rank_board(entries: list[Entry], alpha: float) -> dict:
             "direction": first.report["metric_direction"],
             "baseline": {"config": first.baseline_cfg, "seeds": first.seeds,
                          "digests": [d for _, d in first.baseline_runs]},
-            "alpha": alpha, "adjustment": ADJUSTMENT, "family_size": m,
+            "alpha": alpha, "adjustment": adjustment, "family_size": m,
             "interval_level": alpha / m, "ideas": rows, "notes": notes}
 
 
@@ -173,8 +175,13 @@ def _difference(key: tuple, other: tuple) -> str:
     return f"other baseline runs (different results at seed(s) {', '.join(map(str, diff))})"
 
 
-def build(entries: list[Entry], alpha: float | None = None) -> dict:
-    """Every board (ideas grouped by identical baseline runs) and the ideas not placed."""
+def build(entries: list[Entry], alpha: float | None = None,
+          adjustment: str = ADJUSTMENT) -> dict:
+    """Every board (ideas grouped by identical baseline runs) and the ideas not placed;
+    ``adjustment`` across a board's ideas: "holm" (family-wise error, the default) or "bh"
+    (Benjamini-Hochberg: false discovery rate, for large boards)."""
+    if adjustment not in ADJUSTMENTS:
+        raise ValueError(f"adjustment must be one of {sorted(ADJUSTMENTS)}, got {adjustment!r}")
     unplaced, groups = [], {}
     for e in entries:
         why = e.pair()
@@ -194,7 +201,7 @@ def build(entries: list[Entry], alpha: float | None = None) -> dict:
                                            "report against these baseline runs; keep one"})
             continue
         level = alpha if alpha is not None else min(e.alpha for e in members)
-        board = rank_board(members, level)
+        board = rank_board(members, level, adjustment)
         if len({e.alpha for e in members}) > 1 and alpha is None:
             board["notes"].append(f"the reports' alphas differ; the smallest, {level:g}, is used")
         if key[0] in first_of_track:
@@ -205,7 +212,7 @@ def build(entries: list[Entry], alpha: float | None = None) -> dict:
         boards.append(board)
     placed = [e for e in entries if e.seeds and e.name in
               {r["name"] for b in boards if b["track"] == e.track for r in b["ideas"]}]
-    return {"adjustment": ADJUSTMENT, "boards": boards, "unplaced": unplaced,
+    return {"adjustment": adjustment, "boards": boards, "unplaced": unplaced,
             "aggregate": aggregate(placed)}
 
 

@@ -63,6 +63,14 @@ def test_three_ideas_sharing_one_baseline_are_ranked_with_holm(pytester, capsys,
     assert len(board["baseline"]["digests"]) == 7 and board["baseline"]["seeds"] == list(range(7))
     assert "1     fast" in res.stdout and "helps (exploratory)" in res.stdout  # --bench-epochs
     assert leaderboard("reports", "--track", "tabular", cwd=pytester.path).returncode == 0
+    capsys.readouterr()  # Benjamini-Hochberg on request: q = 3 * p / rank, step-up
+    monkeypatch.chdir(pytester.path)
+    assert cli.main(["leaderboard", "reports", "--adjust", "bh", "--json", "bh.json"]) == 0
+    assert "Benjamini-Hochberg (FDR)-adjusted p" in capsys.readouterr().out
+    bh, = json.loads((pytester.path / "bh.json").read_text())["boards"]
+    assert bh["adjustment"] == "bh"
+    assert [r["p_adjusted"] for r in bh["ideas"]] == pytest.approx([3 / 2 * 2 / 128, 1.0,
+                                                                    3 / 2 * 2 / 128])
 
     # bad input, in process (the same main() as python -m benchkit)
     def one_error_line(argv, *fragments):
@@ -209,3 +217,19 @@ def test_the_plot_is_drawn_or_skipped_with_a_note_without_matplotlib(tmp_path, m
     monkeypatch.setattr(plots, "matplotlib_classes", lambda: None)
     assert lb.plot(result, tmp_path / "none.png") == plots.MISSING
     assert not (tmp_path / "none.png").exists()
+
+
+def test_benjamini_hochberg_matches_scipy_and_is_an_option_of_the_board():
+    """q-values against scipy.stats.false_discovery_control (written independently); never
+    below Holm's rejections' count, and chosen by --adjust bh."""
+    import numpy as np
+    from scipy.stats import false_discovery_control
+
+    from benchkit.stats.paired import benjamini_hochberg, holm
+    rng = np.random.default_rng(8)
+    for m in (1, 2, 5, 20):
+        ps = list(rng.uniform(0, 0.2, m)) + [0.01, 0.01]
+        assert benjamini_hochberg(ps) == pytest.approx(list(false_discovery_control(ps)))
+        assert sum(q < 0.05 for q in benjamini_hochberg(ps)) >= sum(h < 0.05 for h in holm(ps))
+    with pytest.raises(ValueError, match="adjustment must be one of"):
+        board.build([], adjustment="bonferroni")
