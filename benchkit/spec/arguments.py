@@ -11,7 +11,7 @@ import numbers
 from benchkit.spec.idea import CLAIM_TYPES, MIN_SEEDS, SpecError, cfg_id
 
 BOUNDARIES = ("union", "exact")
-TESTS = ("mean", "sign")
+TESTS = ("mean", "sign", "wilcoxon")
 
 
 def parse_looks(kw: dict, where: str) -> tuple[int, ...]:
@@ -96,12 +96,12 @@ def parse_boundary(kw: dict, where: str, looks: tuple) -> str:
 
 
 def parse_test(kw: dict, where: str) -> str:
-    """``test=`` of ``pytest.mark.bench``: "mean" (default) or "sign"."""
+    """``test=`` of ``pytest.mark.bench``: "mean" (default), "sign" or "wilcoxon"."""
     test = kw.get("test", "mean")
     if test not in TESTS:
         raise SpecError(f"{where}: test={test!r}; valid: 'mean' (sign-flip test of the mean "
-                        "difference, the default) or 'sign' (sign test: robust to rare "
-                        "catastrophic seeds)")
+                        "difference, the default), 'sign' (sign test: robust to rare "
+                        "catastrophic seeds) or 'wilcoxon' (Wilcoxon signed-rank test)")
     return test
 
 

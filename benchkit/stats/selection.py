@@ -32,7 +32,7 @@ from benchkit.stats import signflip
 
 EXACT_MAX = 16
 N_RESAMPLES = 20000
-STATISTICS = ("mean", "sign")
+STATISTICS = ("mean", "sign", "wilcoxon")
 
 
 @dataclass(frozen=True)
@@ -186,9 +186,18 @@ def flipped_sums(sw: Sweeps, direction: str, flips: np.ndarray) -> tuple[np.ndar
 
 
 def _statistic(diffs: np.ndarray, statistic: str) -> np.ndarray:
+    """Per row: the summed differences ("mean"), wins minus losses ("sign"), or the signed
+    rank sum ("wilcoxon": ranks of |d| with ties averaged, exact zeros ranked and counted 0,
+    Pratt's treatment, scipy.stats.wilcoxon's zero_method="pratt")."""
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
-    return np.sign(diffs).sum(axis=-1) if statistic == "sign" else diffs.sum(axis=-1)
+    if statistic == "sign":
+        return np.sign(diffs).sum(axis=-1)
+    if statistic == "wilcoxon":
+        from scipy.stats import rankdata
+
+        return (np.sign(diffs) * rankdata(np.abs(diffs), axis=-1)).sum(axis=-1)
+    return diffs.sum(axis=-1)
 
 
 def _p(count: int, rows: NullRows) -> float:
@@ -205,11 +214,13 @@ def _observed(rows: NullRows) -> np.ndarray:
 def p_value(sw: Sweeps, direction: str, *, statistic: str = "mean", seed: int = 0,
             rows: NullRows | None = None) -> float:
     """Two-sided selection-aware p: the share of flips whose |statistic| (the summed
-    differences, or wins minus losses for ``"sign"``) is at least the observed one."""
+    differences, wins minus losses for ``"sign"``, the signed rank sum for ``"wilcoxon"``)
+    is at least the observed one."""
     rows = rows or null_rows(sw, direction, seed=seed)
     d = _observed(rows)
     obs = abs(float(_statistic(d, statistic)))
-    tol = stats.REL_TOL * float(np.abs(d).sum()) if statistic == "mean" else 0.0
+    tol = {"mean": stats.REL_TOL * float(np.abs(d).sum()), "sign": 0.0,
+           "wilcoxon": 1e-9 * len(d)}[statistic]  # rank sums: halves at most
     stat = np.abs(_statistic(rows.diffs, statistic))
     return _p(int(np.count_nonzero(~rows.valid | (stat >= obs - tol))), rows)
 

@@ -21,6 +21,10 @@ import math
 
 import numpy as np
 
+WILCOXON_NAME = ("two-sided Wilcoxon signed-rank test of the paired differences (ranks of |d| "
+                 "with ties averaged, exact zeros counted 0), as a sign-flip permutation test of "
+                 "the signed rank sum; its null is that each seed's difference is symmetric "
+                 "about 0")
 SIGN_TEST_NAME = ("two-sided exact sign test of the paired differences (binomial(m, 1/2) over "
                   "the m seeds whose difference is not 0); its null is that on a seed the idea "
                   "is as likely better as worse (median difference 0), without assuming symmetry")
@@ -80,10 +84,18 @@ def apply(comp: dict, test: str) -> dict:
     """Make ``comp`` (a stats.compare result) decide by ``test``: for "sign", p_value becomes
     the sign test's and the mean test's p is kept as p_mean. Returns comp."""
     comp["test"] = test
+    d = comp["per_seed_diffs"]
     if test == "sign":
-        d = comp["per_seed_diffs"]
         comp["p_mean"] = comp["p_value"]
         comp["p_value"] = sign_test_p(d)
+        comp["median_delta"] = float(np.median(d))
+    elif test == "wilcoxon":
+        from benchkit.stats import selection
+
+        one = selection.sweeps(np.zeros((len(d), 1)), np.zeros((len(d), 1)),
+                               np.asarray(d, float)[:, None], np.asarray(d, float)[:, None])
+        comp["p_mean"] = comp["p_value"]
+        comp["p_value"] = selection.p_value(one, "lower", statistic="wilcoxon")
         comp["median_delta"] = float(np.median(d))
     return comp
 
@@ -101,7 +113,11 @@ def verdict_delta(comp: dict) -> float:
     """The difference whose sign says which way a significant result goes: delta_mean for the
     mean test; for the sign test, (seeds with a positive difference) - (negative ones), so
     that one catastrophic seed cannot turn a majority of wins into a harm."""
-    if comp.get("test") != "sign":
+    if comp.get("test") not in ("sign", "wilcoxon"):
         return comp["delta_mean"]
     d = np.asarray(comp["per_seed_diffs"], dtype=float)
+    if comp["test"] == "wilcoxon":  # the signed rank sum's side
+        from scipy.stats import rankdata
+
+        return float((np.sign(d) * rankdata(np.abs(d))).sum())
     return float(np.count_nonzero(d > 0) - np.count_nonzero(d < 0))

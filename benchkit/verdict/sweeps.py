@@ -57,9 +57,9 @@ def decide_by_selection(comp: dict, sw: selection.Sweeps, direction: str) -> dic
     if all(len(g) == 1 for g in sw.groups):
         return comp  # one config per arm: a swap negates the difference, the plain test is it
     rows = selection.null_rows(sw, direction)
-    if comp.get("test") == "sign":
+    if comp.get("test") in ("sign", "wilcoxon"):
         comp["p_mean"] = selection.p_value(sw, direction, rows=rows)
-        comp["p_value"] = selection.p_value(sw, direction, statistic="sign", rows=rows)
+        comp["p_value"] = selection.p_value(sw, direction, statistic=comp["test"], rows=rows)
     else:
         comp["p_value"] = selection.p_value(sw, direction, rows=rows)
     return comp

@@ -107,9 +107,10 @@ def test_the_report_and_summary_carry_the_sign_interval_only_under_the_sign_test
 
 
 def test_the_test_is_validated():
-    with pytest.raises(SpecError, match="test='median'; valid: 'mean' .* or 'sign'"):
+    with pytest.raises(SpecError, match="test='median'; valid: 'mean' .*'sign' .* or 'wilcoxon'"):
         arguments.parse_test({"test": "median"}, "m.py")
     assert arguments.parse_test({}, "m.py") == "mean"
+    assert arguments.parse_test({"test": "wilcoxon"}, "m.py") == "wilcoxon"
 
 
 IDEA = '''

@@ -254,3 +254,39 @@ def test_exact_boundary_with_selection_keeps_the_family_wise_error_over_every_fl
             assert seq.exact_levels(flipped_d, [4, 8], 0.05, sweeps=fl) == levels
     assert rejected / 256 <= 0.05
     assert levels[1] > stats.look_levels([4, 8], 8, 0.05)[1]  # it spends what union wastes
+
+
+def test_wilcoxon_signed_rank_matches_scipy_and_the_brute_force_with_selection():
+    """One config, no ties: the signed-rank permutation p is scipy's exact Wilcoxon p;
+    with zeros and ties, scipy's permutation_test of the Pratt signed rank sum; with a sweep,
+    the brute force reselecting under every flip."""
+    from scipy.stats import rankdata, wilcoxon
+
+    rng = np.random.default_rng(31)
+    for n in (6, 9, 12):
+        d = rng.normal(0.3, 1.0, n)
+        sw = selection.sweeps(np.zeros((n, 1)), np.zeros((n, 1)), d[:, None], d[:, None])
+        assert selection.p_value(sw, "lower", statistic="wilcoxon") == pytest.approx(
+            wilcoxon(d, method="exact").pvalue, abs=1e-12)
+    d = np.array([0.0, 1.0, -1.0, 2.0, 2.0, 3.0, -0.5, 4.0])
+
+    def signed_rank(x, axis):
+        return (np.sign(x) * rankdata(np.abs(x), axis=axis)).sum(axis=axis)
+    ref = sps.permutation_test((d,), signed_rank, permutation_type="samples",
+                               n_resamples=np.inf, vectorized=True).pvalue
+    sw = selection.sweeps(np.zeros((8, 1)), np.zeros((8, 1)), d[:, None], d[:, None])
+    assert selection.p_value(sw, "lower", statistic="wilcoxon") == pytest.approx(ref)
+    bv, bt, iv, it = _case(rng, 6, 3, effect=0.01)
+
+    def brute_wilcoxon():
+        n = 6
+        def stat(flip):
+            f = np.asarray(flip, bool)[:, None]
+            kb = stats.select_config([np.where(f, iv, bv)[:, c] for c in range(3)], "lower")
+            ki = stats.select_config([np.where(f, bv, iv)[:, c] for c in range(3)], "lower")
+            x = np.where(f, bt, it)[:, ki] - np.where(f, it, bt)[:, kb]
+            return abs(signed_rank(x, 0))
+        obs = stat([0] * n)
+        return np.mean([stat(f) >= obs - 1e-9 for f in itertools.product([0, 1], repeat=n)])
+    assert selection.p_value(selection.sweeps(bv, bt, iv, it), "lower",
+                             statistic="wilcoxon") == pytest.approx(brute_wilcoxon())

@@ -114,3 +114,17 @@ def test_the_leaderboard_tests_an_idea_as_its_report_does():
     p, (lo, hi) = leaderboard.selection_aware(entry, 0.05)
     assert p == report["comparison"]["p_value"] != report["comparison"]["p_fixed_configs"]
     assert lo <= 0 <= hi
+
+
+def test_a_wilcoxon_bench_decides_by_the_signed_rank_test():
+    from benchkit.stats import signtest as robust
+    from builders import make_run, runs_from  # noqa: F401
+
+    spec = make_spec(GRID[:2], N, test="wilcoxon")
+    report = decided(build_report(spec, TRACK, accident_runs(), [], alpha=ALPHA))
+    comp = report["comparison"]
+    assert comp["test"] == "wilcoxon" and report["protocol"]["test"] == robust.WILCOXON_NAME
+    assert comp["p_value"] == selection.p_value(sweeps.of_report(report), "lower",
+                                                statistic="wilcoxon")
+    assert comp["p_mean"] == selection.p_value(sweeps.of_report(report), "lower")
+    assert report["practical_verdict"] == "inconclusive"
