@@ -82,6 +82,7 @@ def open_store(config: pytest.Config, settings: Settings):
     """The session's RunStore: at ``--bench-store``, else in pytest's cache (None when the
     cache plugin is off). A shard needs one: it is where its runs go."""
     from benchkit.store.backends import open_storage
+    from benchkit.store.records import store_secret
     from benchkit.store.runs import RunStore, unusable_store
 
     location = settings.store
@@ -106,7 +107,7 @@ def open_store(config: pytest.Config, settings: Settings):
                                 "directory; valid: a directory (created if absent) or an "
                                 "fsspec URL")
     return RunStore(storage, config.rootpath, settings.threads, device=settings.device,
-                    any_cpu=settings.shard == "merge")
+                    any_cpu=settings.shard == "merge", secret=store_secret())
 
 
 def settings_line(settings: Settings) -> str:

@@ -89,10 +89,19 @@ class BenchSession:
         self.written, self.failures = aggregate_session(
             payloads + self.stored_payloads(payloads), self.settings,
             complete_session=not interrupted, errors=self.write_errors,
-            rootpath=self.rootpath)
+            rootpath=self.rootpath, store=self.trust())
         self.failures += audit_failures(payloads)
         if (self.failures or self.write_errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def trust(self) -> dict | None:
+        """The reports' ``store`` section: None without a run store."""
+        from benchkit.store.records import trust
+        return None if self.store is None else trust(self.store.secret is not None)
+
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: every worker draws the same audit
+    def pytest_configure_node(self, node) -> None:
+        node.workerinput["benchkit_audit_seed"] = self.settings.audit_seed
 
     def run_counts(self) -> tuple[int, int, int]:
         """(trained, reused, of which trained by another module) arm runs of this session."""

@@ -193,7 +193,8 @@ def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) ->
         deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
         record = records.build(the_run.store_key, result, result, deps,
                                {"module": spec.module, "nodeid": item.nodeid,
-                                "plan": declared_plan(spec.to_plain())}, result["cpu"])
+                                "plan": declared_plan(spec.to_plain())}, result["cpu"],
+                               secret=store.secret)
     except Exception as exc:  # never the session: an unrecordable run is just not stored
         store.problem(f"{item.nodeid}: its dependencies could not be recorded "
                       f"({exc.__class__.__name__}: {exc}): it is not stored")

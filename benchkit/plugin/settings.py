@@ -8,6 +8,7 @@ the same functions when :class:`Settings` is built).
 from __future__ import annotations
 
 import argparse
+import secrets
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,10 @@ class Settings:
         self.timeout: float | None = get("bench_timeout", timeout) or None  # None: no limit
         self.fresh = bool(config.getoption("bench_fresh"))
         self.audit: int = get("bench_audit", audit, default=0)
+        # drawn unpredictably (a forger must not know which stored runs are retrained), once
+        # per session: xdist workers get the controller's (pytest_configure_node)
+        self.audit_seed: int = getattr(config, "workerinput", {}).get(
+            "benchkit_audit_seed", secrets.randbits(64))
         self.store: str | None = get("bench_store", store)   # None: pytest's cache
         self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.shard)
         if self.fresh and self.shard == "merge":

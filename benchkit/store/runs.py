@@ -10,7 +10,8 @@ which names it. Several records may sit under one key (the same arm code in anot
 older tree); the one used is the first whose recorded dependencies (:mod:`benchkit.store.trace`)
 all still match the tree. A baseline identical in several idea modules is trained once.
 
-Every record read is checked (:mod:`benchkit.store.records`); an invalid one is a miss. A store that
+Every record read is checked (:mod:`benchkit.store.records`); an invalid one is a miss, and so is
+an unsigned one when the session has a store key (``BENCHKIT_STORE_KEY``). A store that
 cannot be read or written costs reuse, never the session: each problem becomes one line in
 :attr:`RunStore.problems` (shown in the terminal) and training goes on.
 
@@ -47,12 +48,13 @@ class RunStore:
     looked up by key and CPU, and checked against the tree."""
 
     def __init__(self, storage, rootdir: Path, threads: int, device: str = "cpu", *,
-                 any_cpu: bool = False):
+                 any_cpu: bool = False, secret: bytes | None = None):
         self.storage = DirectoryStorage(storage) if isinstance(storage, (str, Path)) else storage
         self.rootdir = Path(rootdir)
         self.threads = int(threads)
         self.device = device  # the resolved --bench-device: its kind and model are keyed
         self.any_cpu = any_cpu
+        self.secret = secret   # BENCHKIT_STORE_KEY: records are signed, and only signed ones used
         self.problems: list[str] = []   # one line each, in order, without repeats
 
     def problem(self, line: str) -> None:
@@ -101,7 +103,11 @@ class RunStore:
             if data is None:
                 continue
             try:
-                found.append(records.load(data, key))
+                found.append(records.load(data, key, self.secret))
+            except records.UnsignedRecord:
+                self.problem(f"stored runs at {where} that are not signed under "
+                             f"{records.KEY_VARIABLE} are not used: they are trained again "
+                             "(and stored signed)")
             except records.InvalidRecord as exc:
                 self.problem(f"stored run {where}/{name} is invalid ({exc}): not used, the "
                              "run is trained again")
