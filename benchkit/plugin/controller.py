@@ -9,12 +9,29 @@ import json
 import pytest
 
 from benchkit.plugin.activation import activate, settings_line
-from benchkit.plugin.fixture import PROPERTY, stored_run_payload
+from benchkit.plugin.fixture import PROPERTY, RUN_POINT, stored_run_payload
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
 from benchkit.spec import cfg_id
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
 NOT_WRITTEN = "benchkit report not written"
+NOT_STORED = "benchkit run(s) not stored"
+RESULT_FIELDS = ("val", "test", "diverged")
+
+
+def usable(payload: dict) -> dict | None:
+    """A run payload as a report can take it: one that lacks its result's fields is a failed
+    run of its comparison; one that does not say which run it is (no arm, track, config or
+    seed) is None, and its run stays missing from its report. Others pass unchanged."""
+    if payload.get("kind") != "run":
+        return payload
+    if any(field not in payload for field in RUN_POINT):
+        return None
+    if payload.get("outcome") == "passed" and any(f not in payload for f in RESULT_FIELDS):
+        return {**payload, "outcome": "failed",
+                "message": "benchkit: its result lacks " + ", ".join(
+                    f for f in RESULT_FIELDS if f not in payload)}
+    return payload
 
 
 def audit_failures(payloads: list[dict]) -> list[str]:
@@ -54,8 +71,9 @@ class BenchSession:
         for name, value in getattr(report, "user_properties", ()):
             if name == PROPERTY:
                 activate(self.config, check_reports=False)  # the workers checked the folder
-                payload = json.loads(value)
-                self.payloads[payload["nodeid"]] = payload
+                payload = usable(json.loads(value))
+                if payload is not None:
+                    self.payloads[payload["nodeid"]] = payload
 
     def stored_payloads(self, payloads: list[dict]) -> list[dict]:
         """Payloads of the stored runs a session did not run, for the ideas it ran an arm of.
@@ -78,8 +96,18 @@ class BenchSession:
                 self.filled_from_store[name] = self.filled_from_store.get(name, 0) + 1
         return found
 
+    def not_stored(self) -> list[str]:
+        """Node ids of runs trained here that had to be stored and were not: every run of a
+        shard (storing is all it does), every run of a session given ``--bench-store``; runs
+        that pytest's cache cannot keep only cost reuse."""
+        if self.settings.store is None and not isinstance(self.settings.shard, tuple):
+            return []
+        return sorted(p["nodeid"] for p in self.payloads.values() if p.get("not_stored"))
+
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers to exit: meanwhile
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        if self.not_stored() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if not self.payloads or isinstance(self.settings.shard, tuple):
             return  # a shard stores its runs; the final session writes the reports
         from benchkit.plugin.aggregate import aggregate_session
@@ -102,6 +130,21 @@ class BenchSession:
     @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: every worker draws the same audit
     def pytest_configure_node(self, node) -> None:
         node.workerinput["benchkit_audit_seed"] = self.settings.audit_seed
+
+    def say_not_stored(self, tr) -> None:
+        """The runs that did not reach the store: a red line, and a count on pytest's last
+        line ("16 passed, 8 benchkit run(s) not stored"); the exit status is 1."""
+        missing = self.not_stored()
+        if not missing:
+            return
+        where = self.store.storage.location if self.store is not None else "the run store"
+        tr.write_line(f"benchkit: ERROR {len(missing)} run(s) trained here could not be "
+                      f"written to the run store at {where} (the store line above says why): "
+                      "a merge or a later session will lack them", red=True, bold=True)
+        tr.stats.setdefault(NOT_STORED, []).extend(
+            pytest.TestReport(nodeid=nodeid, location=("benchkit", None, "store"), keywords={},
+                              outcome="failed", longrepr="not stored", when="call")
+            for nodeid in missing)
 
     def run_counts(self) -> tuple[int, int, int]:
         """(trained, reused, of which trained by another module) arm runs of this session."""
@@ -127,6 +170,9 @@ class BenchSession:
                           + ("" if self.settings.gate == "off" else
                              f": --bench-gate {self.settings.gate} applies in the final "
                              "session"))
+            for line in self.store_problems():
+                tr.write_line(line, yellow=True)
+            self.say_not_stored(tr)
             return
         if not self.payloads:
             counts = self.collection or {}
@@ -165,6 +211,7 @@ class BenchSession:
                           "from the store, unchanged since they ran (--bench-fresh takes none)")
         for line in self.write_errors + self.failures:
             tr.write_line(line, red=True, bold=True)
+        self.say_not_stored(tr)
         if self.write_errors:  # "12 passed, 1 benchkit report not written"
             tr.stats.setdefault(NOT_WRITTEN, []).extend(
                 pytest.TestReport(nodeid="benchkit report", location=("benchkit", None, "report"),

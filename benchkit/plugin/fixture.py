@@ -16,6 +16,7 @@ from benchkit.plugin.settings import SETTINGS, SPECS, STORE
 from benchkit.spec import IdeaSpec, run_id
 
 PROPERTY = "benchkit"
+RUN_POINT = ("arm", "track", "cfg", "seed")   # what places a run payload in its comparison
 ITEM_RUN = pytest.StashKey[object]()      # item -> its Run
 ITEM_STORED = pytest.StashKey[dict]()     # item -> its stored record, when it is reused
 ITEM_AUDIT = pytest.StashKey[bool]()      # item -> retrain it and compare with its record
@@ -153,10 +154,15 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
         result = the_run.payload() if the_run is not None else None
         if result is not None and outcome == "passed" and not result["reused"] \
                 and store is not None:
-            keep(item, the_run, result, store, spec)
+            stored = keep(item, the_run, result, store, spec)
             result.update(the_run.provenance)
+            if not stored:
+                result["not_stored"] = True
         payload = run_payload(item.nodeid, outcome, message, result, settings.threads,
                               settings.device)
+        point = getattr(getattr(item, "callspec", None), "params", {}).get("run")
+        if result is None and point is not None:  # its setup failed before the Run existed
+            payload.update(zip(RUN_POINT, point))
         if store is not None and store.problems:
             payload["store_problems"] = list(store.problems)
     elif item.get_closest_marker("mechanism") is not None:
@@ -181,9 +187,10 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
             item.user_properties.append((f"bench_{key}", payload[key]))
 
 
-def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) -> None:
+def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) -> bool:
     """Record a freshly trained run (its ``result`` payload) with what it depended on, and
-    store it (an audited run is compared with its record instead)."""
+    store it (an audited run is compared with its record instead). False when it should
+    have been stored and was not."""
     from benchkit.store import records
     from benchkit.verdict.plan import declared_plan
     from benchkit.store.trace import dependencies
@@ -198,15 +205,15 @@ def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) ->
     except Exception as exc:  # never the session: an unrecordable run is just not stored
         store.problem(f"{item.nodeid}: its dependencies could not be recorded "
                       f"({exc.__class__.__name__}: {exc}): it is not stored")
-        return
+        return False
     the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
                           "origin": "fresh", "trained_in": spec.module}
     expected = getattr(the_run, "audit_expected", None)
     if expected is not None:
         the_run.provenance["audit"] = {"stored": expected, "same": expected ==
                                        record["run_digest"]}
-    else:
-        store.put(record)
+        return True
+    return store.put(record)
 
 
 def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,
