@@ -11,6 +11,7 @@ import pytest
 from benchkit.plugin.activation import activate, settings_line
 from benchkit.plugin.fixture import PROPERTY, RUN_POINT, stored_run_payload
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
+from benchkit.plugin.timeouts import reports_first
 from benchkit.spec import cfg_id
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
@@ -55,6 +56,7 @@ class BenchSession:
         self.write_errors: list[str] = []      # "benchkit: ERROR ..." lines: reports not written
         self.collection: dict | None = None    # from local collection or a worker's output
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
+        self.sigterm_held = False              # a SIGTERM came while the reports were written
 
     @property
     def store(self):
@@ -110,6 +112,7 @@ class BenchSession:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if not self.payloads or isinstance(self.settings.shard, tuple):
             return  # a shard stores its runs; the final session writes the reports
+        held = reports_first()  # a SIGTERM from here on waits for the reports
         from benchkit.plugin.aggregate import aggregate_session
 
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
@@ -119,6 +122,9 @@ class BenchSession:
             complete_session=not interrupted, errors=self.write_errors,
             rootpath=self.rootpath, store=self.trust())
         self.failures += audit_failures(payloads)
+        if held is not None and held.received:  # the session ends as interrupted, reports whole
+            self.sigterm_held = True
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
         if (self.failures or self.write_errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -212,6 +218,9 @@ class BenchSession:
         for line in self.write_errors + self.failures:
             tr.write_line(line, red=True, bold=True)
         self.say_not_stored(tr)
+        if self.sigterm_held:
+            tr.write_line("benchkit: SIGTERM came while the reports were written: they were "
+                          "finished first, and the session ends as interrupted", yellow=True)
         if self.write_errors:  # "12 passed, 1 benchkit report not written"
             tr.stats.setdefault(NOT_WRITTEN, []).extend(
                 pytest.TestReport(nodeid="benchkit report", location=("benchkit", None, "report"),

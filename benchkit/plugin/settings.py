@@ -15,6 +15,7 @@ import pytest
 
 from benchkit.training import device as devices
 
+MAX_TIMEOUT = 365 * 24 * 3600   # a year: SIGALRM's timer takes it with room to spare
 GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
 
 # Values on pytest's config (controller and workers alike).
@@ -57,14 +58,14 @@ def gate(value: str) -> str:
 
 def timeout(value: str) -> float:
     """Seconds a run may take; 0 for no limit (given as "off" or 0)."""
-    valid = "valid: a number of seconds > 0, or off"
+    valid = f"valid: a number of seconds in (0, {MAX_TIMEOUT}], or off (0)"
     if str(value).strip().lower() == "off":
         return 0.0
     try:
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{value!r} is not a number; {valid}") from None
-    if not 0 <= number < float("inf"):
+    if not 0 <= number <= MAX_TIMEOUT:
         raise ValueError(f"{value!r} out of range; {valid}")
     return number
 

@@ -9,6 +9,7 @@ from benchkit.plugin.controller import usable
 from sessions import no_traceback, run_session, validate_report
 
 RECORDED = '''
+import signal
 import pytest
 pytestmark = pytest.mark.bench(name="rec", track="tabular", grid={"lr": [1e-2]}, seeds=3)
 
@@ -23,6 +24,8 @@ def test_baseline(run):
 
 @pytest.mark.arm("idea")
 def test_idea(run, extra):
+    if run.seed == 2:
+        signal.signal(signal.SIGALRM, lambda *args: None)   # its own handler: cannot be timed
     run.record(val=0.5 + run.seed, test=0.5 + run.seed)
 '''
 
@@ -41,15 +44,20 @@ def test_a_result_without_its_fields_is_a_failed_run_not_a_crash():
 
 
 def test_an_arm_whose_other_fixture_errors_fails_that_run_and_the_report_is_written(pytester):
+    """Also: a run that replaces the SIGALRM handler --bench-timeout needs fails, naming it."""
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_rec=RECORDED.replace("SEED_THAT_ERRORS", "1"))
-    result = run_session(pytester, "-p", "no:randomly", "-p", "no:cacheprovider")
+    result = run_session(pytester, "-p", "no:randomly", "-p", "no:cacheprovider",
+                         "--bench-timeout", "60")
     no_traceback(result)
-    result.assert_outcomes(passed=5, errors=1)
+    result.assert_outcomes(passed=4, errors=1, failed=1)
     report = report_of(pytester)
     assert report["complete"] is False and report["practical_verdict"] == "incomplete"
-    assert [f["run"] for f in report["incomplete"]["failed"]] == ["idea[tabular-lr=0.01-seed1]"]
-    assert "the other fixture broke" in report["incomplete"]["failed"][0]["message"]
+    failed = {f["run"]: f["message"] for f in report["incomplete"]["failed"]}
+    assert sorted(failed) == ["idea[tabular-lr=0.01-seed1]", "idea[tabular-lr=0.01-seed2]"]
+    assert "the other fixture broke" in failed["idea[tabular-lr=0.01-seed1]"]
+    assert "replaced the SIGALRM handler that --bench-timeout 60 uses to stop it" in \
+        failed["idea[tabular-lr=0.01-seed2]"]
 
 
 def test_a_shard_that_cannot_write_the_store_says_so_last_and_fails(pytester):
@@ -66,3 +74,85 @@ def test_a_shard_that_cannot_write_the_store_says_so_last_and_fails(pytester):
                                  "benchkit: ERROR 6 run(s) trained here could not be written "
                                  "to the run store at *",
                                  "*6 passed*, 6 benchkit run(s) not stored in *"])
+
+
+TIMED = RECORDED.replace("SEED_THAT_ERRORS", "-1")
+
+
+def test_any_positive_timeout_fails_runs_cleanly(pytester):
+    """1e-9 s: every run is stopped at once, in its call (no INTERNALERROR, no crash)."""
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_rec=TIMED)
+    result = run_session(pytester, "-p", "no:randomly", "-p", "no:cacheprovider",
+                         "--bench-timeout", "1e-9")
+    no_traceback(result)
+    result.assert_outcomes(failed=6)
+    report = report_of(pytester)
+    messages = [f["message"] for f in report["incomplete"]["failed"]]
+    assert len(messages) == 6 and all("ran past --bench-timeout 1e-09 s" in m for m in messages)
+
+
+def test_a_timeout_too_large_for_the_timer_is_refused_at_startup(pytester):
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest_inprocess("--bench-timeout", "1e12")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--bench-timeout*out of range; valid: a number of seconds in "
+                                 "(0, 31536000], or off (0)*"])
+
+
+def test_benchkits_imports_for_a_run_happen_before_its_timer(monkeypatch):
+    import importlib
+    import signal
+
+    from benchkit.plugin import timeouts
+
+    events = []
+
+    class Watchdog:
+        def __init__(self, *args):
+            self.daemon = False
+
+        def start(self):
+            events.append("watchdog")
+
+    monkeypatch.setattr(importlib, "import_module", lambda name: events.append(name))
+    monkeypatch.setattr(signal, "setitimer", lambda *args: events.append("timer"))
+    monkeypatch.setattr(signal, "signal", lambda *args: None)
+    monkeypatch.setattr(timeouts.threading, "Timer", Watchdog)
+
+    class Item:
+        nodeid, stash = "m.py::test_idea", {timeouts.ITEM_LIMIT: 2.0}
+
+    class Settings:
+        timeout = 2.0
+
+    assert timeouts.RunTimer().pytest_timeout_set_timer(Item(), Settings()) is True
+    assert events == [*timeouts.RUN_IMPORTS, "timer", "watchdog"]
+
+
+def test_sigterm_while_the_reports_are_written_waits_for_them(pytester, monkeypatch):
+    import os
+    import signal
+
+    from benchkit.plugin import aggregate
+
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        pytest.skip("this process handles SIGTERM itself: benchkit leaves it alone")
+    original = aggregate.aggregate_session
+
+    def terminated_meanwhile(*args, **kwargs):
+        # benchkit's handler must be in place, or this would end the test process
+        assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(aggregate, "aggregate_session", terminated_meanwhile)
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_rec=TIMED)
+    result = run_session(pytester, "-p", "no:randomly", "-p", "no:cacheprovider")
+    no_traceback(result)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["benchkit: SIGTERM came while the reports were written: they "
+                                 "were finished first*"])
+    assert report_of(pytester)["complete"] is True
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
