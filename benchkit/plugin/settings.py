@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.spec.idea import MAX_SEEDS, MIN_SEEDS
 from benchkit.training import device as devices
 
 MAX_TIMEOUT = 365 * 24 * 3600   # a year: SIGALRM's timer takes it with room to spare
@@ -26,15 +27,19 @@ STORE = pytest.StashKey[object]()     # the session's RunStore, or None without 
 HEADER_SHOWN = pytest.StashKey[bool]()  # the settings line went into pytest's header
 
 
-def _integer(minimum: int):
+def _integer(minimum: int, maximum: int | None = None):
+    valid = f"valid: an integer >= {minimum}" if maximum is None else \
+        f"valid: an integer in [{minimum}, {maximum}]"
+
     def check(value: str) -> int:
         try:
             number = int(value)
         except (TypeError, ValueError):
-            raise ValueError(f"{value!r} is not an integer; valid: an integer >= {minimum}") \
-                from None
+            raise ValueError(f"{value!r} is not an integer; {valid}") from None
         if number < minimum:
-            raise ValueError(f"{number} is too small; valid: an integer >= {minimum}")
+            raise ValueError(f"{number} is too small; {valid}")
+        if maximum is not None and number > maximum:
+            raise ValueError(f"{number} is too large; {valid}")
         return number
     return check
 
@@ -70,7 +75,9 @@ def timeout(value: str) -> float:
     return number
 
 
-seeds, epochs, threads, audit = _integer(2), _integer(1), _integer(1), _integer(0)
+MAX_THREADS = 256   # torch crashes on absurd counts (99999 segfaults)
+seeds, epochs, audit = _integer(MIN_SEEDS, MAX_SEEDS), _integer(1), _integer(0)
+threads = _integer(1, MAX_THREADS)
 
 
 def shard(value: str):
