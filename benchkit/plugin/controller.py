@@ -207,10 +207,14 @@ class BenchSession:
                       + (f" ({shared} trained by another idea module)" if shared else "")
                       + ("" if self.settings.fresh else " (--bench-fresh retrains them)"))
         if self.settings.shard == "merge":
-            absent = sum(1 for p in self.payloads.values()
-                         if p["kind"] == "run" and p["outcome"] == "skipped")
+            from benchkit.store.runs import NOT_TRAINED, TRAINED_FROM_OTHER_CODE
+            absent = [p.get("message") or "" for p in self.payloads.values()
+                      if p["kind"] == "run" and p["outcome"] == "skipped"]
+            reasons = [f"{n} {why}" for why in (NOT_TRAINED, TRAINED_FROM_OTHER_CODE)
+                       if (n := sum(why in m for m in absent))]
             if absent:
-                tr.write_line(f"benchkit: merge: {absent} run(s) not in the store: their "
+                tr.write_line(f"benchkit: merge: {len(absent)} run(s) not in the store ("
+                              + ", ".join(reasons or ["see the report"]) + "): their "
                               "reports are incomplete and list them", yellow=True)
         for name, count in sorted(self.filled_from_store.items()):
             tr.write_line(f"benchkit: {name}: {count} run(s) not run in this session taken "

@@ -54,8 +54,9 @@ def start_run(item: pytest.Function):
         elif record is not None:
             item.stash[ITEM_STORED] = record
         elif settings.shard == "merge":
-            pytest.skip(f"benchkit: not in the run store {store.storage.location}: "
-                        "--bench-shard merge trains nothing (did its shard run and pass?)")
+            why = store.why_missing(the_run.store_key, item.path)
+            pytest.skip(f"benchkit: not in the run store {store.storage.location}: {why}; "
+                        "--bench-shard merge trains nothing")
     return the_run
 
 

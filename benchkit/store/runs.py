@@ -32,6 +32,8 @@ from benchkit.store.backends import DirectoryStorage
 from benchkit.store import environment, hardware
 
 STORE_VERSION = 2
+NOT_TRAINED = "not trained for this code"          # why a run is missing, as merge says it
+TRAINED_FROM_OTHER_CODE = "trained from other code"
 ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "accelerator", "threads")
 
 
@@ -119,6 +121,16 @@ class RunStore:
             if fp.changed(record["deps"], self.rootdir, Path(arm_module)) is None:
                 return record
         return None
+
+    def why_missing(self, key: str, arm_module: Path) -> str:
+        """Why ``lookup`` finds no record of ``key``: never trained for this code, or trained
+        from other code (a dependency has changed since; it names the first)."""
+        for record in self.records(key):
+            entry = fp.changed(record["deps"], self.rootdir, Path(arm_module))
+            if entry is not None:
+                return f"{TRAINED_FROM_OTHER_CODE} ({entry.split('|')[-1]} has changed since)"
+        return (f"{NOT_TRAINED} (its shard did not run or pass, or ran other code of the arm, "
+                "benchkit or the environment)")
 
     def put(self, record: dict) -> bool:
         """Store a record under its key and CPU; False (and a problem line) when it cannot be

@@ -3,6 +3,8 @@ result at all), a store that cannot be written under a shard, a timeout at any v
 while the reports are written. Each ends with reports of what finished and a clear line."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchkit.plugin.controller import usable
@@ -30,8 +32,17 @@ def test_idea(run, extra):
 '''
 
 
-def report_of(pytester) -> dict:
-    return validate_report(pytester.path / "reports" / "rec" / "tabular" / "bench_report.json")
+@pytest.fixture(autouse=True)
+def no_plots(monkeypatch):
+    """Plots are not what these sessions test, and drawing them costs most of a session."""
+    from benchkit.report import plots
+
+    monkeypatch.setattr(plots, "write_plots", lambda folder, report: None)
+
+
+def report_of(pytester, validate=False) -> dict:
+    path = pytester.path / "reports" / "rec" / "tabular" / "bench_report.json"
+    return validate_report(path) if validate else json.loads(path.read_text())
 
 
 def test_a_result_without_its_fields_is_a_failed_run_not_a_crash():
@@ -51,7 +62,7 @@ def test_an_arm_whose_other_fixture_errors_fails_that_run_and_the_report_is_writ
                          "--bench-timeout", "60")
     no_traceback(result)
     result.assert_outcomes(passed=4, errors=1, failed=1)
-    report = report_of(pytester)
+    report = report_of(pytester, validate=True)
     assert report["complete"] is False and report["practical_verdict"] == "incomplete"
     failed = {f["run"]: f["message"] for f in report["incomplete"]["failed"]}
     assert sorted(failed) == ["idea[tabular-lr=0.01-seed1]", "idea[tabular-lr=0.01-seed2]"]
@@ -156,3 +167,24 @@ def test_sigterm_while_the_reports_are_written_waits_for_them(pytester, monkeypa
                                  "were finished first*"])
     assert report_of(pytester)["complete"] is True
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_merge_names_why_a_run_is_missing(pytester):
+    """A run whose stored record was trained from code that has changed since (the baseline's
+    helper) is not the same complaint as one no shard trained: the merge line says which."""
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(helper="def value(seed):\n    return 1.0 + seed\n")
+    pytester.makepyfile(test_rec=TIMED.replace(
+        "run.record(val=1.0 + run.seed, test=1.0 + run.seed)",
+        "import helper\n    run.record(val=helper.value(run.seed), test=helper.value(run.seed))"))
+    args = ("-p", "no:randomly", "-p", "no:cacheprovider", "--bench-store=runs")
+    assert run_session(pytester, *args, "--bench-shard=1/1").ret == 0
+    pytester.makepyfile(helper="def value(seed):\n    return 2.0 + seed\n")
+    next(p for p in (pytester.path / "runs").rglob("*.json")   # one baseline run: untrained
+         if '"arm":"baseline"' in p.read_text()).unlink()
+    result = run_session(pytester, *args, "--bench-shard=merge")
+    no_traceback(result)
+    result.stdout.fnmatch_lines(["benchkit: merge: 3 run(s) not in the store (1 not trained for "
+                                 "this code, 2 trained from other code)*"])
+    failed = report_of(pytester)["incomplete"]["missing"]
+    assert len(failed) == 3 and all(m.startswith("baseline[") for m in failed)
