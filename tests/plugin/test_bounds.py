@@ -46,3 +46,17 @@ def test_a_fifo_or_an_oversized_report_is_refused_by_every_command(tmp_path, cap
     err = capsys.readouterr().err.splitlines()
     assert sum("not a regular file" in line for line in err) == 3, err
     assert "34603008 bytes; valid: a report of at most 33554432 bytes" in err[-1]
+
+
+def test_a_report_dir_outside_the_project_given_as_a_separate_word_is_refused(pytester,
+                                                                             tmp_path_factory):
+    """pytest would take it for a test path when it chooses the rootdir: the rootdir and the
+    default store would move. Inside the project, or written with '=', it is fine."""
+    pytester.makeini("[pytest]\n")
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    result = pytester.runpytest_inprocess("--bench-report-dir", str(elsewhere))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*write --bench-report-dir={elsewhere} (with '=')*"])
+    (pytester.path / "inside").mkdir()
+    for args in (["--bench-report-dir", "inside"], [f"--bench-report-dir={elsewhere}"]):
+        assert pytester.runpytest_inprocess(*args).ret == pytest.ExitCode.NO_TESTS_COLLECTED
