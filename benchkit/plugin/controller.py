@@ -128,10 +128,10 @@ class BenchSession:
         if (self.failures or self.write_errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def trust(self) -> dict | None:
-        """The reports' ``store`` section: None without a run store."""
+    def trust(self) -> dict:
+        """The reports' ``store`` section (how far stored runs were trusted)."""
         from benchkit.store.records import trust
-        return None if self.store is None else trust(self.store.secret is not None)
+        return trust(None if self.store is None else self.store.secret is not None)
 
     @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: every worker draws the same audit
     def pytest_configure_node(self, node) -> None:

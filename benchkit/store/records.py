@@ -83,9 +83,12 @@ def check_mac(record: dict, secret: bytes) -> None:
                              "signed with another key)")
 
 
-def trust(keyed: bool) -> dict:
+def trust(keyed: bool | None) -> dict:
     """A report's ``store`` section (its ``audited`` runs aside): whether stored runs were
-    reused only when signed under the session's key, in a field and a sentence."""
+    reused only when signed under the session's key, in a field and a sentence; ``keyed``
+    None: the session had no run store."""
+    if keyed is None:
+        return {"keyed": False, "trust": "no run store: every run was trained in this session"}
     return {"keyed": keyed, "trust": (
         f"stored runs were reused only when their record's MAC verified under {KEY_VARIABLE}"
         if keyed else f"stored runs were trusted unsigned ({KEY_VARIABLE} not set): anyone "
