@@ -207,10 +207,10 @@ class BenchSession:
                       + (f" ({shared} trained by another idea module)" if shared else "")
                       + ("" if self.settings.fresh else " (--bench-fresh retrains them)"))
         if self.settings.shard == "merge":
-            from benchkit.store.runs import NOT_TRAINED, TRAINED_FROM_OTHER_CODE
+            from benchkit.store.runs import MISSING_REASONS
             absent = [p.get("message") or "" for p in self.payloads.values()
                       if p["kind"] == "run" and p["outcome"] == "skipped"]
-            reasons = [f"{n} {why}" for why in (NOT_TRAINED, TRAINED_FROM_OTHER_CODE)
+            reasons = [f"{n} {why}" for why in MISSING_REASONS
                        if (n := sum(why in m for m in absent))]
             if absent:
                 tr.write_line(f"benchkit: merge: {len(absent)} run(s) not in the store ("

@@ -34,6 +34,8 @@ from benchkit.store import environment, hardware
 STORE_VERSION = 2
 NOT_TRAINED = "not trained for this code"          # why a run is missing, as merge says it
 TRAINED_FROM_OTHER_CODE = "trained from other code"
+NOT_SIGNED = "stored unsigned or signed with another key"
+MISSING_REASONS = (NOT_TRAINED, TRAINED_FROM_OTHER_CODE, NOT_SIGNED)
 ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "accelerator", "threads")
 
 
@@ -58,6 +60,7 @@ class RunStore:
         self.any_cpu = any_cpu
         self.secret = secret   # BENCHKIT_STORE_KEY: records are signed, and only signed ones used
         self.problems: list[str] = []   # one line each, in order, without repeats
+        self.unsigned: set[str] = set()   # keys with a record refused for its signature
 
     def problem(self, line: str) -> None:
         line = f"benchkit: store: {line}"
@@ -107,6 +110,7 @@ class RunStore:
             try:
                 found.append(records.load(data, key, self.secret))
             except records.UnsignedRecord:
+                self.unsigned.add(key)
                 self.problem(f"stored runs at {where} that are not signed under "
                              f"{records.KEY_VARIABLE} are not used: they are trained again "
                              "(and stored signed)")
@@ -123,12 +127,15 @@ class RunStore:
         return None
 
     def why_missing(self, key: str, arm_module: Path) -> str:
-        """Why ``lookup`` finds no record of ``key``: never trained for this code, or trained
-        from other code (a dependency has changed since; it names the first)."""
+        """Why ``lookup`` finds no record of ``key``: never trained for this code, trained
+        from other code (a dependency has changed since; it names the first), or stored
+        without a signature the session's key verifies."""
         for record in self.records(key):
             entry = fp.changed(record["deps"], self.rootdir, Path(arm_module))
             if entry is not None:
                 return f"{TRAINED_FROM_OTHER_CODE} ({entry.split('|')[-1]} has changed since)"
+        if key in self.unsigned:
+            return f"{NOT_SIGNED} than {records.KEY_VARIABLE}"
         return (f"{NOT_TRAINED} (its shard did not run or pass, or ran other code of the arm, "
                 "benchkit or the environment)")
 

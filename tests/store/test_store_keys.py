@@ -62,6 +62,9 @@ def test_a_keyed_store_reuses_signed_records_only_and_warns_once(tmp_path):
     assert keyed.problems == [f"benchkit: store: stored runs at {tmp_path} that are not signed "
                               "under BENCHKIT_STORE_KEY are not used: they are trained again "
                               "(and stored signed)"]
+    assert keyed.why_missing("k" * 64, tmp_path / "m.py").startswith(  # what merge says
+        "stored unsigned or signed with another key than BENCHKIT_STORE_KEY")
+    assert plain.why_missing("x" * 64, tmp_path / "m.py").startswith("not trained for this code")
     assert keyed.put(record(KEY))
     assert [r["mac"] for r in keyed.records("k" * 64)] == [record(KEY)["mac"]]
 
