@@ -9,8 +9,8 @@ hook benchkit supplies the timer for those runs: SIGALRM, as pytest-timeout's ``
 method, with a failure that names the option, raised only inside the call, where a failure
 fails that run. The run fails, its comparison is incomplete and the session goes on. A run
 that installs its own SIGALRM handler fails when its call ends; if it outlasts the limit by
-:data:`GRACE` seconds, a watchdog interrupts the session as Ctrl-C would (partial reports are
-written). Where SIGALRM is missing (Windows) or the run is not on the main thread,
+:data:`GRACE` seconds, a watchdog interrupts it as Ctrl-C would, and it fails the same way
+(the session goes on). Where SIGALRM is missing (Windows) or the run is not on the main thread,
 pytest-timeout's own ``thread`` method stops the whole process instead, as it always does.
 
 SIGTERM (what CI runners and job schedulers send) is turned into the KeyboardInterrupt of a
@@ -95,10 +95,11 @@ class RunTimer:
 
 def _interrupt_if_replaced(nodeid: str, seconds: float, stop) -> None:
     """The watchdog: the run is still going past its limit; if its SIGALRM handler is not
-    benchkit's, no alarm will stop it, so interrupt the session as Ctrl-C would."""
+    benchkit's, no alarm will stop it, so interrupt it as Ctrl-C would (the timer's cancel
+    then fails the run, naming the handler, and the session goes on)."""
     if signal.getsignal(signal.SIGALRM) is not stop:
         print(f"\nbenchkit: {nodeid} replaced the SIGALRM handler and ran past "
-              f"--bench-timeout {seconds:g} s: the session is interrupted", file=sys.stderr)
+              f"--bench-timeout {seconds:g} s: it is interrupted", file=sys.stderr)
         _thread.interrupt_main()
 
 
