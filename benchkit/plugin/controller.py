@@ -9,7 +9,7 @@ import json
 import pytest
 
 from benchkit.plugin.activation import activate, settings_line
-from benchkit.plugin.fixture import PROPERTY, RUN_POINT, stored_run_payload
+from benchkit.plugin.fixture import PROPERTY, stored_run_payload, usable
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
 from benchkit.plugin.timeouts import reports_first
 from benchkit.spec import IdeaSpec, cfg_id
@@ -17,24 +17,6 @@ from benchkit.spec import IdeaSpec, cfg_id
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
 NOT_WRITTEN = "benchkit report not written"
 NOT_STORED = "benchkit run(s) not stored"
-RESULT_FIELDS = ("val", "test", "diverged")
-
-
-def usable(payload: dict) -> dict | None:
-    """A run payload as a report can take it: one that lacks its result's fields is a failed
-    run of its comparison; one that does not say which run it is (no arm, track, config or
-    seed) is None, and its run stays missing from its report. Others pass unchanged."""
-    if payload.get("kind") != "run":
-        return payload
-    if any(field not in payload for field in RUN_POINT):
-        return None
-    if payload.get("outcome") == "passed" and any(f not in payload for f in RESULT_FIELDS):
-        return {**payload, "outcome": "failed",
-                "message": "benchkit: its result lacks " + ", ".join(
-                    f for f in RESULT_FIELDS if f not in payload)}
-    return payload
-
-
 def audit_failures(payloads: list[dict]) -> list[str]:
     """``benchkit: FAIL audit ...`` for every audited run whose bits differ from its record."""
     return [f"benchkit: FAIL audit: {p['nodeid']} retrained differs in bits from its stored "

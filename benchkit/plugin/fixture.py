@@ -229,6 +229,24 @@ def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | N
     return payload
 
 
+RESULT_FIELDS = ("val", "test", "diverged")
+
+
+def usable(payload: dict) -> dict | None:
+    """A run payload as a report can take it: one that lacks its result's fields is a failed
+    run of its comparison; one that does not say which run it is (no arm, track, config or
+    seed) is None, and its run stays missing from its report. Others pass unchanged."""
+    if payload.get("kind") != "run":
+        return payload
+    if any(field not in payload for field in RUN_POINT):
+        return None
+    if payload.get("outcome") == "passed" and any(f not in payload for f in RESULT_FIELDS):
+        return {**payload, "outcome": "failed",
+                "message": "benchkit: its result lacks " + ", ".join(
+                    f for f in RESULT_FIELDS if f not in payload)}
+    return payload
+
+
 def first_line(report) -> str | None:
     """The failure's ``E`` line (or the last line) of a report, for the JSON report."""
     text = getattr(report, "longreprtext", "") or ""

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchkit.plugin.controller import usable
+from benchkit.plugin.fixture import usable
 from sessions import no_traceback, run_session, validate_report
 
 RECORDED = '''
