@@ -11,7 +11,7 @@ import numbers
 from benchkit.spec.arguments import (parse_boundary, parse_fairness, parse_futility, parse_grid,
                                      parse_looks, parse_test)
 from benchkit.spec.idea import (ARMS, BENCH_KWARGS, CONTROL, DEFAULT_EXTEND, DEFAULT_SEEDS,
-                                MAX_GRID, MAX_SEEDS, MIN_SEEDS, IdeaSpec, SpecError,
+                                MAX_GRID, MAX_RUNS, MAX_SEEDS, MIN_SEEDS, IdeaSpec, SpecError,
                                 check_folder_name)
 
 
@@ -97,6 +97,11 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
                                 "the axis apart from the grid (it reaches the arm as run.cfg["
                                 f"{axis!r}] and run.frontier)")
             grids[t] = tuple({**cfg, axis: v} for v in values for cfg in grid)
+    for t, grid in grids.items():
+        if len(grid) * n_seeds > MAX_RUNS:
+            raise SpecError(f"{where}: {len(grid)} configs x {n_seeds} seeds on {t} is "
+                            f"{len(grid) * n_seeds} runs per arm; valid: at most {MAX_RUNS} "
+                            "(fewer configs or seeds)")
     return IdeaSpec(
         name=name, module=module, tracks=track_names, grids=grids,
         seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,

@@ -26,6 +26,8 @@ def test_threads_and_seeds_options_have_upper_bounds():
     ({"grid": {"lr": list(range(1, 101)), "wd": list(range(100))}},
      "grid has 10000 configs; valid: at most 1000"),
     ({"grid": [{"lr": i} for i in range(1, 1002)]}, "grid has 1001 configs; valid: at most 1000"),
+    ({"grid": {"lr": list(range(1, 101))}, "seeds": 101},
+     "100 configs x 101 seeds on tabular is 10100 runs per arm; valid: at most 10000"),
 ])
 def test_seeds_and_grid_size_are_bounded_at_collection(kwargs, fragment):
     with pytest.raises(SpecError) as info:
