@@ -63,10 +63,12 @@ def comparisons(report: dict) -> tuple[list[dict] | None, list[str]]:
     comps = [robust.apply(stats.compare(per_arm[arm], per_arm["idea"], direction=direction,
                                         alpha=alpha, margin=margin), _test(report))
              for arm, _ in _arms(report) if arm != "idea"]
-    for got, said in zip(comps, controls.comparisons(report)):
+    labels = [f"{arm} comparison" if arm != "baseline" else "comparison"
+              for arm, _ in _arms(report) if arm != "idea"]
+    for label, got, said in zip(labels, comps, controls.comparisons(report)):
         for field in ("per_seed_diffs", "delta_mean", "p_value"):
             if got[field] != said.get(field):
-                problems.append(f"comparison {field} is {said.get(field)!r} in the report, "
+                problems.append(f"{label} {field} is {said.get(field)!r} in the report, "
                                 f"{got[field]!r} from its rows")
     return comps, problems
 
@@ -103,6 +105,14 @@ def verdicts(report: dict, family: list[dict]) -> list[str]:
         if redone["comparison"][field] != report["comparison"].get(field):
             problems.append(f"comparison {field} is {report['comparison'].get(field)!r} in the "
                             f"report, {redone['comparison'][field]!r} from its rows")
+    for name, control in (redone.get("controls") or {}).items():
+        said = report["controls"][name]
+        for field in ("p_adjusted", "verdict"):
+            got = control["comparison"][field] if field == "p_adjusted" else control[field]
+            was = said["comparison"].get(field) if field == "p_adjusted" else said.get(field)
+            if got != was:
+                problems.append(f"control {name} {field} is {was!r} in the report, {got!r} "
+                                "from its rows")
     for field in ("practical_verdict", "system_verdict"):
         if redone[field] != report[field]:
             problems.append(f"{field} is {report[field]!r} in the report, {redone[field]!r} "

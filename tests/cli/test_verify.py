@@ -76,3 +76,29 @@ def test_a_row_that_borrows_another_runs_record_fails(tmp_path):
     ok, problems = verify(report, storage)
     assert ok == 1 and len(problems) == 1
     assert problems[0].startswith("baseline[tabular-lr=0.01-seed0]: its record is the run ")
+
+
+def test_controls_and_the_sign_test_are_recomputed_too(monkeypatch):
+    """On the report of tests/verdict's three-arm bench (a control, a margin, the sign test)."""
+    import json
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "verdict"))
+    from test_report_controls_and_extension import (ALPHA, TRACK, decide_with_holm, rich_runs,
+                                                    rich_spec)
+    from benchkit.report import bench_report
+    from benchkit.verdict.build import build_report
+
+    report = build_report(rich_spec(6), TRACK, rich_runs(6), [], alpha=ALPHA)
+    decide_with_holm(report)
+    report = json.loads(bench_report.dumps(bench_report.stamp(report)))
+    assert report["controls"] and report["comparison"]["test"] == "sign"
+    assert recheck.verdicts(report, [report]) == []
+    for edit, fragment in [
+            (lambda r: r["controls"]["c"]["comparison"].update(p_value=0.001),
+             "control:c comparison p_value is 0.001"),
+            (lambda r: r["controls"]["c"].update(verdict="helps"),
+             "control c verdict is 'helps' in the report")]:
+        forged = edited(report, edit)
+        problems = recheck.verdicts(forged, [forged])
+        assert any(fragment in p for p in problems), problems
