@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from benchkit.tracks import floors as floor
 from benchkit.tracks.base import Data, Split, Track
 
 N_TRAIN, N_VAL, N_TEST = 400, 200, 400
@@ -52,18 +53,36 @@ def trajectories(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def make_data(seed: int) -> Data:
-    import torch
-
+def arrays(seed: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The train, val and test ``(x (n, WINDOW, 3), y (n, 3))`` of ``seed``, normalised with
+    the train split's statistics, as float32 numpy arrays."""
     rng = np.random.default_rng([_DATA_SALT, seed])
     n = N_TRAIN + N_VAL + N_TEST
     traj = trajectories(rng, n)
     mean = traj[:N_TRAIN].reshape(-1, 3).mean(axis=0)
     std = traj[:N_TRAIN].reshape(-1, 3).std(axis=0)
-    traj = torch.from_numpy(((traj - mean) / std).astype(np.float32))
+    traj = ((traj - mean) / std).astype(np.float32)
     x, y = traj[:, :WINDOW], traj[:, WINDOW]
     cut = np.cumsum([0, N_TRAIN, N_VAL, N_TEST])
-    return Data(*(Split(x[a:b], y[a:b]) for a, b in zip(cut[:-1], cut[1:])))
+    return tuple((x[a:b], y[a:b]) for a, b in zip(cut[:-1], cut[1:]))
+
+
+@functools.lru_cache(maxsize=64)
+def make_data(seed: int) -> Data:
+    import torch
+
+    return Data(*(Split(torch.from_numpy(x), torch.from_numpy(y)) for x, y in arrays(seed)))
+
+
+def floors(seed: int) -> dict[str, float]:
+    """Test MSE of persistence (the last state), and of linear and quadratic least squares on
+    the last two states."""
+    (x, y), _, (xt, yt) = arrays(seed)
+    last2, last2_t = x[:, -2:].reshape(len(x), -1), xt[:, -2:].reshape(len(xt), -1)
+    return {"persistence": float(np.mean((xt[:, -1].astype(np.float64) - yt) ** 2)),
+            "linear": floor.least_squares_mse(last2, y, last2_t, yt),
+            "quadratic": floor.least_squares_mse(floor.quadratic_features(last2), y,
+                                                 floor.quadratic_features(last2_t), yt)}
 
 
 def make_model():
@@ -79,6 +98,7 @@ TRACK = Track(
     grid=({"lr": 5e-3}, {"lr": 1e-2}, {"lr": 2e-2}),  # benchmarks/grids.json
     epochs=8,
     budget="fixed",
+    make_floors=floors,
     budget_reason="the baseline is still learning at 8 epochs; a budget kept short for cost "
                   "(benchmarks/convergence.json)",
     description="Lorenz-63 (RK4) windows of 16 states, predict the next; rnn_small GRU(64); "

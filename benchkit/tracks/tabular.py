@@ -13,6 +13,7 @@ import functools
 
 import numpy as np
 
+from benchkit.tracks import floors as floor
 from benchkit.tracks.base import Data, Split, Track
 
 N_FEATURES = 10
@@ -39,17 +40,30 @@ def teacher(x: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def make_data(seed: int) -> Data:
-    import torch
-
+def arrays(seed: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The train, val and test ``(x, y)`` of ``seed`` as float32 numpy arrays (y: (n, 1))."""
     rng = np.random.default_rng([_DATA_SALT, seed])
     n = N_TRAIN + N_VAL + N_TEST
     x = rng.normal(size=(n, N_FEATURES))
     y = teacher(x) + NOISE_SD * rng.normal(size=n)
-    xt = torch.from_numpy(x.astype(np.float32))
-    yt = torch.from_numpy(y.astype(np.float32)).unsqueeze(1)
+    x, y = x.astype(np.float32), y.astype(np.float32)[:, None]
     cut = np.cumsum([0, N_TRAIN, N_VAL, N_TEST])
-    return Data(*(Split(xt[a:b], yt[a:b]) for a, b in zip(cut[:-1], cut[1:])))
+    return tuple((x[a:b], y[a:b]) for a, b in zip(cut[:-1], cut[1:]))
+
+
+@functools.lru_cache(maxsize=64)
+def make_data(seed: int) -> Data:
+    import torch
+
+    return Data(*(Split(torch.from_numpy(x), torch.from_numpy(y)) for x, y in arrays(seed)))
+
+
+def floors(seed: int) -> dict[str, float]:
+    """Test MSE of the train mean, of linear and of quadratic least squares on the inputs."""
+    (x, y), _, (xt, yt) = arrays(seed)
+    return {"mean": floor.mean_mse(y, yt), "linear": floor.least_squares_mse(x, y, xt, yt),
+            "quadratic": floor.least_squares_mse(floor.quadratic_features(x), y,
+                                                 floor.quadratic_features(xt), yt)}
 
 
 def make_model():
@@ -65,6 +79,7 @@ TRACK = Track(
     grid=({"lr": 5e-4}, {"lr": 1e-3}, {"lr": 2e-3}, {"lr": 5e-3}),  # benchmarks/grids.json
     epochs=30,
     budget="convergence",
+    make_floors=floors,
     budget_reason="validation levels off by 30 epochs; twice as many overfit "
                   "(benchmarks/convergence.json)",
     description="10-feature nonlinear regression (tanh teacher + interaction + linear, "
