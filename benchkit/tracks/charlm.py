@@ -11,8 +11,8 @@ topics are regenerated with each release), so the version is part of the track's
 so of every run's key and report.
 
 Budget ``fixed``: one epoch is a budget kept short for cost; the baseline is still learning
-there (benchmarks/convergence.json: a second epoch lowers validation bits per character by
-about 3%). With one epoch the curve has a single point, so the report's last-quarter check
+there (benchmarks/results/convergence.json: a second epoch lowers validation bits per character
+by about 3%). With one epoch the curve has a single point, so the report's last-quarter check
 has no value on this track unless ``--bench-epochs``/``epochs=`` give it two or more.
 """
 from __future__ import annotations
@@ -106,7 +106,7 @@ TRACK = Track(
     budget="fixed",
     make_floors=floors,
     budget_reason="one epoch kept short for cost; a second epoch still lowers validation bits "
-                  "per character (benchmarks/convergence.json)",
+                  "per character (benchmarks/results/convergence.json)",
     metric_name="bits_per_char",
     direction="lower",
     loss=cross_entropy,

@@ -8,7 +8,7 @@ track is always registered, and benching on it without scikit-learn is a collect
 naming the extra.
 
 Budget ``convergence``: at its default epochs the baseline's validation accuracy has levelled
-off (benchmarks/convergence.json: under 1% over the last quarter, no gain from twice the
+off (benchmarks/results/convergence.json: under 1% over the last quarter, no gain from twice the
 epochs), so the epochs aim at a trained-out model.
 """
 from __future__ import annotations
@@ -98,7 +98,7 @@ TRACK = Track(
     budget="convergence",
     make_floors=floors,
     budget_reason="validation accuracy levels off by 10 epochs; twice as many do not help "
-                  "(benchmarks/convergence.json)",
+                  "(benchmarks/results/convergence.json)",
     metric_name="accuracy",
     direction="higher",
     loss=cross_entropy,

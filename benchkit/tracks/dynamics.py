@@ -5,8 +5,8 @@ attractor, so train, val and test share no state. Inputs and targets are normali
 train split's per-coordinate mean and std.
 
 Budget ``fixed``: at its default epochs the baseline is still learning fast (validation keeps
-falling over the last quarter and with twice the epochs, benchmarks/convergence.json); the
-epochs are a stated budget kept short for cost, and an idea is judged at that budget.
+falling over the last quarter and with twice the epochs, benchmarks/results/convergence.json);
+the epochs are a stated budget kept short for cost, and an idea is judged at that budget.
 """
 from __future__ import annotations
 
@@ -95,12 +95,12 @@ TRACK = Track(
     make_data=make_data,
     make_model=make_model,
     model_name="rnn_small",
-    grid=({"lr": 5e-3}, {"lr": 1e-2}, {"lr": 2e-2}),  # benchmarks/grids.json
+    grid=({"lr": 5e-3}, {"lr": 1e-2}, {"lr": 2e-2}),  # benchmarks/results/grids.json
     epochs=8,
     budget="fixed",
     make_floors=floors,
     budget_reason="the baseline is still learning at 8 epochs; a budget kept short for cost "
-                  "(benchmarks/convergence.json)",
+                  "(benchmarks/results/convergence.json)",
     description="Lorenz-63 (RK4) windows of 16 states, predict the next; rnn_small GRU(64); "
                 "test MSE on normalised states",
     extra_protocol={"n_train": N_TRAIN, "n_val": N_VAL, "n_test": N_TEST, "window": WINDOW,

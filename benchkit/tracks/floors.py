@@ -64,7 +64,8 @@ def _ngram_counts(blocks: np.ndarray, vocab: int, order: int) -> np.ndarray:
     return np.bincount(index.ravel(), minlength=vocab ** order).astype(np.float64)
 
 
-def _position_probs(blocks: np.ndarray, counts: list[np.ndarray], vocab: int) -> list[np.ndarray]:
+def _position_probs(blocks: np.ndarray, counts: list[np.ndarray],
+                    vocab: int) -> list[np.ndarray]:
     """Per predicted position of ``blocks`` (targets ``blocks[:, 1:]``), the maximum-likelihood
     probability of the target under the unigram (add-one), bigram and trigram counts; the
     first target has one character of context, so its trigram term is its bigram's."""
@@ -86,7 +87,8 @@ def _bits(probs: list[np.ndarray], weights) -> float:
     return float(-np.mean(np.log(mix)) / math.log(2))
 
 
-def ngram_bits(train: np.ndarray, val: np.ndarray, test: np.ndarray, vocab: int) -> dict[str, float]:
+def ngram_bits(train: np.ndarray, val: np.ndarray, test: np.ndarray,
+               vocab: int) -> dict[str, float]:
     """Test bits per character of the unigram (add-one), bigram and trigram models fitted on
     the train blocks (rows of ``context + 1`` token ids), each an interpolation with the lower
     orders whose weights (steps of 0.1, the unigram's at least 0.1) are chosen on the

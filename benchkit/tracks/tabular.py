@@ -4,8 +4,8 @@ The teacher is the same for every seed (its weights come from a constant stream)
 draws fresh inputs and noise, so seeds randomize the sample as well as the training.
 
 Budget ``convergence``: at its default epochs the baseline's validation has levelled off
-(benchmarks/convergence.json: longer training stops helping and starts to overfit), so the
-epochs aim at a trained-out model.
+(benchmarks/results/convergence.json: longer training stops helping and starts to overfit), so
+the epochs aim at a trained-out model.
 """
 from __future__ import annotations
 
@@ -76,12 +76,12 @@ TRACK = Track(
     make_data=make_data,
     make_model=make_model,
     model_name="mlp_tiny",
-    grid=({"lr": 5e-4}, {"lr": 1e-3}, {"lr": 2e-3}, {"lr": 5e-3}),  # benchmarks/grids.json
+    grid=({"lr": 5e-4}, {"lr": 1e-3}, {"lr": 2e-3}, {"lr": 5e-3}),  # benchmarks/results/grids.json
     epochs=30,
     budget="convergence",
     make_floors=floors,
     budget_reason="validation levels off by 30 epochs; twice as many overfit "
-                  "(benchmarks/convergence.json)",
+                  "(benchmarks/results/convergence.json)",
     description="10-feature nonlinear regression (tanh teacher + interaction + linear, "
                 f"noise sd {NOISE_SD}); mlp_tiny 10-64-64-1; test MSE",
     extra_protocol={"n_train": N_TRAIN, "n_val": N_VAL, "n_test": N_TEST,

@@ -176,3 +176,7 @@ def test_an_aa_module_benches_end_to_end(pytester, read_report, name, grid):
     best = pick(sweep, key=lambda row: row["val_mean"])
     assert cfg_id(report["baseline"]["best_cfg"]) == cfg_id(best["cfg"])
     assert len({row["val_mean"] for row in sweep}) > 1  # the direction decided something
+    # the floors of the bench's seeds, as the track computes them
+    assert report["floors"] == pytest.approx(track.floors(report["protocol"]["seeds"]))
+    assert set(report["floors"]) == ({"logistic_regression"} if name == "digits"
+                                     else {"unigram", "bigram", "trigram"})
