@@ -86,3 +86,14 @@ def test_the_papers_other_models_have_their_parameter_counts():
     counts = {name: sum(p.numel() for p in getattr(models, f"mnist1d_{name}")().parameters())
               for name in ("logistic", "cnn", "gru")}
     assert counts == {"logistic": 410, "cnn": 5_210, "gru": 5_134}  # the repository's prints
+
+
+def test_without_the_package_the_track_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mnist1d", None)
+    monkeypatch.setitem(sys.modules, "mnist1d.data", None)
+    assert tracks.get("mnist1d").missing() == (
+        "track 'mnist1d' needs mnist1d, which is not installed: pip install benchkit[tracks]")
+    with pytest.raises(ImportError, match=r"mnist1d package: pip install benchkit\[tracks\]"):
+        mnist1d.generate(0, 10)
