@@ -10,6 +10,7 @@ import pytest
 
 from benchkit.plugin.activation import activate, settings_line
 from benchkit.plugin.fixture import PROPERTY, stored_run_payload
+from benchkit.plugin.progress import ProgressReporter
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
 from benchkit.spec import cfg_id
 
@@ -38,6 +39,8 @@ class BenchSession:
         self.write_errors: list[str] = []      # "benchkit: ERROR ..." lines: reports not written
         self.collection: dict | None = None    # from local collection or a worker's output
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
+        self.progress = ProgressReporter(config)       # runs trained of runs to train, time left
+        config.pluginmanager.register(self.progress, "benchkit-progress")
 
     @property
     def store(self):
@@ -51,11 +54,14 @@ class BenchSession:
             self.collection = counts
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.collection = self.collection or self.progress.counts_from(report)
+        self.progress.planned(self.collection)
         for name, value in getattr(report, "user_properties", ()):
             if name == PROPERTY:
                 activate(self.config, check_reports=False)  # the workers checked the folder
                 payload = json.loads(value)
                 self.payloads[payload["nodeid"]] = payload
+                self.progress.seen(payload)
 
     def stored_payloads(self, payloads: list[dict]) -> list[dict]:
         """Payloads of the stored runs a session did not run, for the ideas it ran an arm of.

@@ -21,6 +21,7 @@ from benchkit.plugin.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_pa
                                      before_call, item_key, item_spec, reuse, start_run,
                                      stop_recording)
 from benchkit.plugin.isolation import GUARD, Guard
+from benchkit.plugin.progress import worker_counts_property
 from benchkit.plugin.settings import (GATES, HEADER_SHOWN, NAMES, SETTINGS, SPECS, STORE,
                                       Settings)
 from benchkit.spec import (ARMS, BENCH_KWARGS, IdeaSpec, SpecError, arm_label,
@@ -277,6 +278,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
               "to_train": len(arms) - len(stored)}
     if is_worker(config):
         config.workeroutput["benchkit_collection"] = counts
+        config.stash[COUNTS_UNSENT] = counts   # to the controller on the first report
     else:
         config.pluginmanager.get_plugin("benchkit-session").collection = counts
 
@@ -302,6 +304,7 @@ def _draw_audit(stored: list, k: int) -> None:
 
 
 AUDIT_SEED = 20240917
+COUNTS_UNSENT = pytest.StashKey[dict]()   # a worker's collection counts, not yet reported
 
 
 class BenchWarning(pytest.PytestWarning):
@@ -351,6 +354,10 @@ def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
     report = yield
+    counts = item.config.stash.get(COUNTS_UNSENT, None)
+    if counts is not None:  # the controller's progress line needs them before the session ends
+        report.user_properties.append(worker_counts_property(counts))
+        del item.config.stash[COUNTS_UNSENT]
     spec = item_spec(item)
     if spec is not None:
         attach_payload(item, report, call, spec)
