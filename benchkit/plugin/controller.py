@@ -157,6 +157,10 @@ class BenchSession:
             if absent:
                 tr.write_line(f"benchkit: merge: {absent} run(s) not in the store: their "
                               "reports are incomplete and list them", yellow=True)
+        from benchkit.plugin.nextstep import next_steps
+        for line in next_steps(self.written, config.invocation_params.args,
+                               fresh=self.settings.fresh, merge=self.settings.shard == "merge"):
+            tr.write_line(line, yellow=True, bold=True)
         for name, count in sorted(self.filled_from_store.items()):
             tr.write_line(f"benchkit: {name}: {count} run(s) not run in this session taken "
                           "from the store, unchanged since they ran (--bench-fresh takes none)")

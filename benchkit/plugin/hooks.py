@@ -179,7 +179,7 @@ def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
         # of such a grid is a warning, not a reason to train more
         return dataclasses.replace(spec, extend=0)
     store = config.stash[STORE]
-    if store is None or settings.fresh or spec.extend == 0:
+    if store is None or spec.extend == 0:  # --bench-fresh too: it retrains the extension
         return spec
     from benchkit.plugin.grids import grids_from_store
     grids = grids_from_store(spec, store, module_item.obj, module_item.path)

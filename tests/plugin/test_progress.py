@@ -2,19 +2,6 @@
 from __future__ import annotations
 
 from benchkit.plugin.progress import Progress, clock_text
-from sessions import line_with, module, run_session
-
-RECORDED = module('pytestmark = pytest.mark.bench(name="rec", track="tabular", '
-                  'grid={"lr": [1e-2]}, seeds=3)\n', '''
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0, test=1.0 + 0.01 * run.seed)
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=1.0, test=0.9 + 0.01 * run.seed)
-''')
-
 
 class Clock:
     def __init__(self):
@@ -51,14 +38,6 @@ def test_progress_counts_trained_runs_and_estimates_from_the_rate_after_the_firs
 
 def test_clock_text():
     assert [clock_text(s) for s in (0, 5.4, 65, 3723)] == ["0:00", "0:05", "1:05", "1:02:03"]
-
-
-def test_a_session_shows_its_progress_in_plain_lines_without_a_tty(pytester):
-    pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_rec=RECORDED)
-    result = run_session(pytester, "-p", "no:randomly")
-    result.stdout.fnmatch_lines([line_with("benchkit: 1/6 runs trained | ", " elapsed"),
-                                 line_with("benchkit: 6/6 runs trained | ")])
 
 
 class Terminal:
