@@ -16,7 +16,7 @@ from benchkit.verdict.build import tested_level
 WIDTH = 120
 COLUMNS = ("idea", "track", "verdict", "decided by", "delta", "wins", "p", "MDE",
            "vs baseline", "mech")
-SHRINK = ("idea", "decided by", "track", "verdict")   # cut to fit WIDTH, the widest first
+SHRINK = ("idea", "decided by", "track")   # cut to fit WIDTH, the widest first
 
 
 def decisive(r: dict) -> tuple[str, dict | None]:
