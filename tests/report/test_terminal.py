@@ -46,7 +46,7 @@ def test_the_table_fits_120_columns_and_says_where_the_reports_are():
     lines = terminal.render_summary(written, Path("/r"))
     table = lines[:5]
     assert max(map(len, table)) <= terminal.WIDTH
-    assert table[2].startswith("task_visible_pru") and table[2].split()[0].endswith("~")
+    assert table[2].startswith("task_vis") and table[2].split()[0].endswith("~")
     assert "harms/failed (exploratory)" in table[3] and "incomplete" in table[4]
     assert lines[5] == ("benchkit: reports in reports/<idea>/<track>/ (bench_report.json; "
                         "summary.md with every figure and the per-seed table; paired.png, "
