@@ -342,8 +342,8 @@ def write_companions(path, report: dict, *, echo: bool = True,
         plot_note = None if plots_current and drawn else plots.write_plots(path.parent, report)
     except Exception as exc:  # a plotting problem must not break the session that benched
         plot_note = f"plots not drawn for {path}: {type(exc).__name__}: {exc}"
-    if plot_note:
-        notes.append(_note(plot_note, echo))
+    if plot_note:   # an incomplete report says so itself: no note on the terminal for it
+        notes.append(_note(plot_note, echo and report.get("comparison") is not None))
     try:
         text = render_summary_md(report)
     except Exception as exc:

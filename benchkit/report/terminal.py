@@ -11,22 +11,13 @@ from pathlib import Path
 
 from benchkit.report.advice import warning_lines
 from benchkit.report.fmt import mechanism_word, sig
+from benchkit.report.sentences import deciding
 from benchkit.verdict.build import tested_level
 
 WIDTH = 120
 COLUMNS = ("idea", "track", "verdict", "decided by", "delta", "wins", "p", "MDE",
            "vs baseline", "mech")
 SHRINK = ("idea", "decided by", "track")   # cut to fit WIDTH, the widest first
-
-
-def decisive(r: dict) -> tuple[str, dict | None]:
-    """(the arm that decided the verdict, its comparison with the idea): a control when one
-    decided, else the baseline."""
-    arm = str(r.get("decided_by") or "baseline")
-    control = (r.get("controls") or {}).get(arm.removeprefix("control:"))
-    if arm.startswith("control:") and control is not None:
-        return arm.removeprefix("control:"), control["comparison"]
-    return "baseline", r.get("comparison")
 
 
 def _delta(comp: dict) -> str:
@@ -42,7 +33,7 @@ def row(r: dict) -> tuple[str, ...]:
     verdict = (f'{r["practical_verdict"]}/{r["system_verdict"]}'
                + (" (exploratory)" if r.get("exploratory") else ""))
     mech = mechanism_word(r["mechanism_ok"])
-    against, comp = decisive(r)
+    against, comp, _ = deciding(r)
     if comp is None:
         return (r["name"], r["track"], "incomplete", "-", "-", "-", "-", "-", "-", mech)
     base = r["comparison"]
