@@ -130,7 +130,8 @@ class BenchSession:
             if config.getoption("collectonly") and counts.get("arm_runs_selected"):
                 tr.write_line(f"benchkit: {counts['arm_runs_selected']} arm run(s) selected, "
                               f"{counts['to_train']} to train (the rest are stored)")
-            elif counts.get("bench_modules") and not counts.get("arm_runs_selected"):
+            elif (counts.get("bench_modules") and not counts.get("arm_runs_selected")
+                  and not tr.stats.get("error")):   # a collection error says why itself
                 tr.write_line(
                     f"benchkit: {counts['bench_modules']} idea module(s) collected but no arm "
                     "run selected (-k/-m?): nothing benched, no report written", yellow=True)
