@@ -14,7 +14,6 @@ from benchkit.report import summary_checks as evidence  # budgets, controls, fro
 from benchkit.report.fmt import (cfg_text, markdown_cell, markdown_table, mechanism_word, num,
                                  pct, rel_pct, signed)
 from benchkit.report.sentences import mechanism_sentence, practical_sentence, system_sentence
-from benchkit.spec.idea import cfg_id
 from benchkit.store import atomic
 from benchkit.verdict.build import direction_of, paired_values, tested_level
 
@@ -229,7 +228,7 @@ def _sweep_lines(report: dict) -> list[str]:
                 div = entry.get("diverged_seeds") or []
                 note = (f"not eligible: diverged on seed(s) {', '.join(map(str, div))}" if div
                         else "not eligible: runs missing")
-            rows.append([arm, f"`{cfg_id(entry['cfg'])}`", num(entry.get("val_mean")),
+            rows.append([arm, f"`{cfg_text(entry['cfg'])}`", num(entry.get("val_mean")),
                          num(entry.get("mean")), note])
     if not rows:
         return []
