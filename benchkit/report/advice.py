@@ -53,15 +53,23 @@ ADVICE = (  # (start of the warning, what it means and what to do)
     ("exploratory:", "Run without --bench-seeds/--bench-epochs, at a declared look, for a "
                      "verdict that counts."),
 )
-EDGE = re.compile(r"the .+'s selected config .+ is at the \w+ edge of ")
+EDGE = re.compile(r"the (?P<arm>.+?)'s selected config (?P<cfg>\S+) is at the (?P<side>\w+) edge "
+                  r"of (?P<axis>\S+) after (?P<steps>\d+) extension\(s\) \(extend=(?P<limit>\d+)\)")
 DIVERGED = re.compile(r"\d+ run\(s\) diverged")
 
 
-def explain(text: str) -> str:
+def _smoke(report: dict) -> bool:
+    """Whether the report is of a session with --bench-seeds/--bench-epochs (a smoke run)."""
+    return any("--bench-" in r for r in (report.get("exploratory") or {}).get("reasons") or ())
+
+
+def explain(text: str, report: dict | None = None) -> str:
     """``text`` (one warning of a report) with what it means and what to do, when known."""
+    report = report or {}
     if EDGE.match(text):
-        return (text + ". The verdict may favour the better-tuned arm: widen grid= on that side "
-                "or raise extend= in the bench mark")
+        return _edges(report, [text])
+    if text.startswith("only ") and _smoke(report):
+        return text + ". Expected in a smoke run with --bench-seeds: its verdict is descriptive."
     if DIVERGED.match(text):
         return (text + ". The verdict stands on the configs that trained; if a whole arm "
                 "diverged, lower the largest learning rate of grid=")
@@ -71,17 +79,37 @@ def explain(text: str) -> str:
     return text
 
 
+def _edges(report: dict, texts: list[str]) -> str:
+    """One sentence for every selection left at a grid edge (per arm, per frontier point)."""
+    found = [EDGE.match(t) for t in texts]
+    arms = list(dict.fromkeys(m["arm"].removeprefix("control:") for m in found))
+    sides = sorted({f"{m['side']} edge of {m['axis']}" for m in found})
+    cfgs = list(dict.fromkeys(m["cfg"] for m in found))
+    m = found[0]
+    text = (f"selected at the {' and '.join(sides)} after {m['steps']} extension(s) "
+            f"(extend={m['limit']}): {', '.join(arms)} (at {', '.join(cfgs)}). ")
+    if _smoke(report):
+        return text + ("A session with --bench-seeds/--bench-epochs does not extend grids, so "
+                       "this is expected in a smoke run; a session at the declared plan does.")
+    return text + ("The verdict may favour the better-tuned arm: widen grid= on that side or "
+                   "raise extend= in the bench mark.")
+
+
 def warnings_for_people(report: dict) -> list[str]:
-    """The report's warnings, the "still improving" flags as one, each explained."""
-    flags = [w for w in report.get("warnings") or () if w.startswith("still improving:")]
-    out, merged = [], False
-    for text in report.get("warnings") or ():
-        if text.startswith("still improving:"):
-            if not merged:
-                out.append(_improving(report, flags))
-                merged = True
-        else:
-            out.append(explain(text))
+    """The report's warnings, each explained; the "still improving" flags as one, and the
+    selections left at a grid edge as one."""
+    warnings = list(report.get("warnings") or ())
+    groups = {"improving": [w for w in warnings if w.startswith("still improving:")],
+              "edge": [w for w in warnings if EDGE.match(w)]}
+    out, done = [], set()
+    for text in warnings:
+        kind = "improving" if text in groups["improving"] else "edge" if text in groups["edge"] \
+            else None
+        if kind is None:
+            out.append(explain(text, report))
+        elif kind not in done:
+            done.add(kind)
+            out.append((_improving if kind == "improving" else _edges)(report, groups[kind]))
     return out
 
 

@@ -86,8 +86,24 @@ def test_still_improving_flags_become_one_warning_with_its_meaning_and_next_step
 def test_known_warnings_say_what_to_do():
     edge = advice.explain("the idea's selected config lr=0.01 is at the high edge of lr after "
                           "2 extension(s) (extend=2): a wider grid may tune it better")
-    assert edge.endswith("widen grid= on that side or raise extend= in the bench mark")
+    assert edge.endswith("widen grid= on that side or raise extend= in the bench mark.")
     seeds = advice.explain("only 4 seeds cannot reach p < 0.05 (the smallest possible "
                            "two-sided p is 0.125 with the sign-flip test); 6 seeds or more can")
     assert "can only be inconclusive" in seeds
     assert advice.explain("something new") == "something new"
+
+
+EDGE = ("the {arm}'s selected config keep={k}-lr=0.005 is at the high edge of lr after 0 "
+        "extension(s) (extend=0): a wider grid may tune it better")
+
+
+def test_edge_warnings_become_one_and_a_smoke_run_is_told_they_are_expected():
+    texts = [EDGE.format(arm=a, k=k) for k in (0.25, 0.5) for a in ("baseline", "control:m")]
+    (line,) = advice.warnings_for_people(report(warnings=texts))
+    assert line.startswith("selected at the high edge of lr after 0 extension(s) (extend=0): "
+                           "baseline, m (at keep=0.25-lr=0.005, keep=0.5-lr=0.005)")
+    assert line.endswith("raise extend= in the bench mark.")
+    smoke = report(warnings=texts + ["only 2 seeds cannot reach p < 0.05"],
+                   exploratory={"reasons": ["--bench-epochs 1 overrides the module's plan"]})
+    edge, seeds = advice.warnings_for_people(smoke)
+    assert "expected in a smoke run" in edge and "Expected in a smoke run" in seeds
