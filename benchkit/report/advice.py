@@ -49,9 +49,13 @@ def _improving(report: dict, flags: list[str]) -> str:
 ADVICE = (  # (start of the warning, what it means and what to do)
     ("only ", "The verdict can only be inconclusive: raise seeds= in the bench mark (or "
               "declare looks=) to the count the warning names."),
-    ("the baseline's selected config", None),
     ("exploratory:", "Run without --bench-seeds/--bench-epochs, at a declared look, for a "
                      "verdict that counts."),
+    ("look ", "Nothing to do: a later look adds seeds (raise seeds= to the next declared look)."),
+    ("this look is tested at level", "The verdict can only be inconclusive at this look: raise "
+                                     "seeds= to the next declared look."),
+    ("mechanism test(s)", "Run them (without the -k/-m that left them out) for a mechanism "
+                          "verdict that counts them."),
 )
 EDGE = re.compile(r"the (?P<arm>.+?)'s selected config (?P<cfg>\S+) is at the (?P<side>\w+) edge "
                   r"of (?P<axis>\S+) after (?P<steps>\d+) extension\(s\) \(extend=(?P<limit>\d+)\)")

@@ -10,7 +10,7 @@ import pytest
 from benchkit.report import plots
 from builders import make_report
 
-pytestmark = pytest.mark.skipif(not plots.available(), reason="matplotlib is not installed")
+needs_mpl = pytest.mark.skipif(not plots.available(), reason="matplotlib is not installed")
 
 
 def with_control_and_extension(frontier: bool = False) -> dict:
@@ -72,6 +72,7 @@ def lines_of(fig, prefix):
             if str(ln.get_gid() or "").startswith(prefix)]
 
 
+@needs_mpl
 def test_the_sweep_shows_every_arm_sorted_along_lr_with_its_selection_ringed():
     r = with_control_and_extension()
     fig = plots.figure_sweep(r)
@@ -88,6 +89,7 @@ def test_the_sweep_shows_every_arm_sorted_along_lr_with_its_selection_ringed():
     assert_nothing_clipped_or_overlapping(fig)
 
 
+@needs_mpl
 def test_a_frontier_sweep_has_a_panel_per_point_and_rings_each_arms_selection_there():
     r = with_control_and_extension(frontier=True)
     fig = plots.figure_sweep(r)
@@ -99,6 +101,7 @@ def test_a_frontier_sweep_has_a_panel_per_point_and_rings_each_arms_selection_th
     assert_nothing_clipped_or_overlapping(fig)
 
 
+@needs_mpl
 def test_paired_leads_with_the_control_that_decided_and_shows_the_baseline_beside_it():
     r = with_control_and_extension()
     fig = plots.figure_paired(r)
@@ -116,3 +119,12 @@ def test_paired_leads_with_the_control_that_decided_and_shows_the_baseline_besid
     plain = plots.figure_paired(make_report(effect=-0.3))
     assert len(plain.axes) == 2 and plain.axes[1].get_title().startswith("idea - baseline (d")
     assert_nothing_clipped_or_overlapping(plain)
+
+
+def test_summary_per_seed_table_leads_with_the_control_that_decided():
+    from benchkit.report.summary import render_summary_md
+
+    md = render_summary_md(with_control_and_extension())
+    header = next(ln for ln in md.splitlines() if ln.startswith("| seed |"))
+    assert header == ("| seed | idea | shortcut (decided) | diff (idea - shortcut) | baseline | "
+                      "diff (idea - baseline) | better than baseline |")
