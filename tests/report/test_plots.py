@@ -25,7 +25,8 @@ def with_control_and_extension(frontier: bool = False) -> dict:
         sweep.append(low)
     control = {"arm": "control:shortcut", "best_cfg": {"lr": 0.003},
                "sweep": copy.deepcopy(r["idea_sweep"]), "verdict": "harms",
-               "full": {"per_seed": [v - 0.1 for v in r["idea"]["per_seed"]]},
+               "full": {"per_seed": [v - 0.1 for v in r["idea"]["per_seed"]],
+                        "mean": r["idea"]["mean"] - 0.1},
                "comparison": {**r["comparison"], "delta_mean": 0.1, "ci95": [0.05, 0.15],
                               "p_adjusted": 0.0078}}
     for e in control["sweep"]:
