@@ -16,7 +16,7 @@ from benchkit.stats import paired as stats
 from benchkit.store import atomic
 from benchkit.verdict import build as rep
 from benchkit.verdict.build import build_report
-from benchkit.spec import parse_bench_marker
+from benchkit.spec import IdeaSpec, parse_bench_marker
 
 GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
@@ -30,14 +30,17 @@ PROTOCOL = {"track": TRACK, "model": "mlp_tiny", "metric": "mse",
 
 
 def make_spec(grid, seeds, *, direction="lower is better", margin=None, looks=None,
-              mechanism_tests=(), overrides=None):
-    return {"name": "rules", "module": "ideas/test_rules.py", "tracks": [TRACK],
-            "grids": {TRACK: [dict(c) for c in grid]}, "seeds": list(range(seeds)),
-            "epochs": {TRACK: 30}, "claim": None, "margin": margin,
-            "looks": list(looks or [seeds]), "looks_declared": looks is not None,
-            "overrides": dict(overrides or {}),
-            "protocols": {TRACK: {**PROTOCOL, "metric_direction": direction}},
-            "mechanism_tests": list(mechanism_tests)}
+              mechanism_tests=(), overrides=None, **fields):
+    """An :class:`IdeaSpec` of one idea on ``TRACK`` (no extension unless ``extend`` is
+    given); ``fields`` sets any other field in its plain form (``arms``, ``test``, ...)."""
+    return IdeaSpec.from_plain({
+        "name": "rules", "module": "ideas/test_rules.py", "tracks": [TRACK],
+        "grids": {TRACK: [dict(c) for c in grid]}, "seeds": list(range(seeds)),
+        "epochs": {TRACK: 30}, "claim": None, "margin": margin,
+        "looks": list(looks or [seeds]), "looks_declared": looks is not None,
+        "overrides": dict(overrides or {}), "extend": 0,
+        "protocols": {TRACK: {**PROTOCOL, "metric_direction": direction}},
+        "mechanism_tests": list(mechanism_tests), **fields})
 
 
 def make_run(arm, cfg, seed, val, test, *, signatures=None, outcome="passed"):
@@ -135,7 +138,7 @@ def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
     spec = {"name": name, "module": f"ideas/test_{name}.py", "tracks": list(tracks),
             "grids": {t: GRID for t in tracks}, "seeds": seed_list,
             "epochs": {t: 2 for t in tracks}, "claim": "a | pipe-y claim that helps",
-            "margin": margin, "protocols": protocols}
+            "margin": margin, "protocols": protocols, "extend": 0}
     payloads = []
     for t in tracks:
         for arm in ("baseline", "idea"):
@@ -169,7 +172,8 @@ def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
     mech = [{"kind": "mechanism", "outcome": "passed" if mechanism_passed else "failed",
              "message": None if mechanism_passed else "AssertionError: residual 0.3 > 1e-9",
              "nodeid": "m::test_claim", "spec": spec}]
-    reports = [rep.build_report(spec, t, payloads, mech, alpha=0.05) for t in tracks]
+    reports = [rep.build_report(IdeaSpec.from_plain(spec), t, payloads, mech, alpha=0.05)
+               for t in tracks]
     ps = [r["comparison"]["p_value"] for r in reports if r["comparison"]]
     adjusted = iter(stats.holm(ps)) if ps else iter(())
     for r in reports:

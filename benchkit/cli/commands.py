@@ -250,9 +250,10 @@ def cmd_render(args) -> int:
 # -- leaderboard ----------------------------------------------------------------------------
 def cmd_leaderboard(args) -> int:
     from benchkit.cli import leaderboard as lb
+    from benchkit.verdict import leaderboard as board
 
     files, errors = find_reports(args.paths)
-    every = [lb.Entry(_idea_name(r, f), f, r) for f, r in _read(files, errors)]
+    every = [board.Entry(_idea_name(r, f), f, r) for f, r in _read(files, errors)]
     entries = [e for e in every if args.track in (None, e.track)]
     status = _reading_status(files, errors, args.paths)
     if status:
@@ -260,7 +261,7 @@ def cmd_leaderboard(args) -> int:
     if not entries:
         tracks = ", ".join(sorted({e.track for e in every}))
         return error(f"no report of track {args.track!r}; the reports' tracks: {tracks}")
-    result = lb.build(entries)
+    result = board.build(entries)
     for line in lb.render(result):
         say(line)
     if args.json:

@@ -6,6 +6,7 @@ import json
 
 from benchkit.report import bench_report, summary
 from benchkit.report.fmt import mechanism_word, num
+from benchkit.spec import IdeaSpec
 from benchkit.stats import paired as stats
 from benchkit.store import atomic
 from benchkit.store.provenance import provenance
@@ -30,11 +31,11 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         runs = [p for p in group if p["kind"] == "run"]
         if not runs:
             continue  # only claims ran (-m mechanism): nothing to compare, no report
-        spec = runs[0]["spec"]
+        spec = IdeaSpec.from_plain(runs[0]["spec"])
         mechanisms = [p for p in group if p["kind"] == "mechanism"]
-        build = build_frontier_report if spec.get("frontier") else rep.build_report
+        build = build_frontier_report if spec.frontier else rep.build_report
         reports = [build(spec, track, runs, mechanisms, alpha=settings.alpha)
-                   for track in spec["tracks"]]
+                   for track in spec.tracks]
         # the family: every comparison of the idea (baseline, each control) on every declared
         # track; an incomplete track enters Holm with p = 1, so a crashed track can never make
         # the others' verdicts easier to reach
@@ -48,7 +49,7 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             comp = r["comparison"]
             rep.decide(r, comp["p_adjusted"] if comp is not None else None,
                        family_size=len(ps))
-            r["provenance"] = provenance(rootpath, spec["module"])
+            r["provenance"] = provenance(rootpath, spec.module)
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
             text = bench_report.dumps(bench_report.stamp(r))

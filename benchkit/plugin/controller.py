@@ -12,7 +12,7 @@ from benchkit.plugin.activation import activate, settings_line
 from benchkit.plugin.fixture import PROPERTY, stored_run_payload
 from benchkit.plugin.progress import ProgressReporter
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
-from benchkit.spec import cfg_id
+from benchkit.spec import IdeaSpec, cfg_id
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
 NOT_WRITTEN = "benchkit report not written"
@@ -73,7 +73,7 @@ class BenchSession:
         if self.store is None or self.settings.fresh:
             return []
         runs = [p for p in payloads if p["kind"] == "run"]
-        specs = {p["spec"]["name"]: p["spec"] for p in runs}
+        specs = {p["spec"]["name"]: IdeaSpec.from_plain(p["spec"]) for p in runs}
         found = []
         for name, spec in sorted(specs.items()):
             present = {(p["arm"], p["track"], cfg_id(p["cfg"]), p["seed"])

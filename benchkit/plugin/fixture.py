@@ -88,20 +88,20 @@ def restore_stored(the_run, record: dict, module: str) -> None:
                           "trained_in": trained_in, "planned": record["origin"].get("plan")}
 
 
-def stored_run_payload(spec: dict, point: tuple, record: dict, threads: int,
+def stored_run_payload(spec: IdeaSpec, point: tuple, record: dict, threads: int,
                        device: str) -> dict:
-    """The payload of a stored run at ``point`` = (arm, track, cfg, seed) of the idea whose
-    plain ``spec`` is given, as if its arm test had reused it in this session."""
+    """The payload of a stored run at ``point`` = (arm, track, cfg, seed) of the idea
+    ``spec``, as if its arm test had reused it in this session."""
     from benchkit import tracks
     from benchkit.training.run import Run
 
     arm, track, cfg, seed = point
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                  epochs=spec["epochs"][track])
-    restore_stored(the_run, record, spec["module"])
-    nodeid = f"{spec['module']}::<{arm}>[{run_id(track, cfg, seed)}]"
+                  epochs=spec.epochs[track])
+    restore_stored(the_run, record, spec.module)
+    nodeid = f"{spec.module}::<{arm}>[{run_id(track, cfg, seed)}]"
     return {**run_payload(nodeid, "passed", None, the_run.payload(), threads, device),
-            "spec": spec}
+            "spec": spec.to_plain()}
 
 
 def before_call(item: pytest.Function) -> None:
@@ -193,7 +193,7 @@ def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) ->
         deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
         record = records.build(the_run.store_key, result, result, deps,
                                {"module": spec.module, "nodeid": item.nodeid,
-                                "plan": declared_plan(spec.to_plain())}, result["cpu"])
+                                "plan": declared_plan(spec)}, result["cpu"])
     except Exception as exc:  # never the session: an unrecordable run is just not stored
         store.problem(f"{item.nodeid}: its dependencies could not be recorded "
                       f"({exc.__class__.__name__}: {exc}): it is not stored")

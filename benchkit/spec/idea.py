@@ -5,7 +5,7 @@ the error a mistake in it raises, the names every layer shares (the arms, ``cfg_
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 ARMS = ("baseline", "idea")
 DEFAULT_SEEDS = 8
@@ -67,6 +67,28 @@ class IdeaSpec:
             for cfg in self.grids[track]:
                 for seed in self.seeds:
                     yield track, cfg, seed
+
+    @classmethod
+    def from_plain(cls, plain: dict) -> "IdeaSpec":
+        """The spec :meth:`to_plain` wrote (a payload's ``spec`` on the xdist controller or in
+        a shard's results): the controller judges the same typed value the workers trained.
+        A key the plain form lacks takes the dataclass's default."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(plain) - known)
+        if unknown:
+            raise SpecError(f"unknown spec field(s) {unknown}; valid: {sorted(known)}")
+        values = dict(plain)
+        for key in ("tracks", "seeds", "looks", "mechanism_tests", "arms"):
+            if key in values:
+                values[key] = tuple(values[key])
+        for key in ("grids", "declared_grids"):
+            if key in values:
+                values[key] = {t: tuple(dict(c) for c in g) for t, g in values[key].items()}
+        if "arm_tests" in values:
+            values["arm_tests"] = tuple(dict(values["arm_tests"]).items())
+        if values.get("frontier"):
+            values["frontier"] = {k: tuple(v) for k, v in values["frontier"].items()}
+        return cls(**values)
 
     def to_plain(self) -> dict:
         return {

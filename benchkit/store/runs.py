@@ -24,7 +24,7 @@ import json
 import os
 from pathlib import Path
 
-from benchkit.spec.idea import ARMS, cfg_id
+from benchkit.spec.idea import ARMS, IdeaSpec, cfg_id
 from benchkit.store import fingerprint as fp
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage
@@ -127,25 +127,25 @@ class RunStore:
             return False
         return True
 
-    def fill(self, spec: dict, present) -> list[tuple[tuple, dict]]:
-        """The stored runs of the idea ``spec`` (its plain form) that ``present`` lacks:
+    def fill(self, spec: IdeaSpec, present) -> list[tuple[tuple, dict]]:
+        """The stored runs of the idea ``spec`` that ``present`` lacks:
         ``[((arm, track, cfg, seed), record), ...]``. ``present`` holds the
         (arm, track, cfg_id, seed) of the runs the session has; a run with no usable record
         stays missing."""
-        module_file = self.rootdir / spec["module"]
-        arm_tests = spec.get("arm_tests") or {}
+        module_file = self.rootdir / spec.module
+        arm_tests = dict(spec.arm_tests)
         found = []
         for arm in ARMS:
             if arm not in arm_tests:
                 continue
             code = fp.arm_fingerprint_in(module_file, arm_tests[arm])
-            for track in spec["tracks"]:
-                for cfg in spec["grids"][track]:
-                    for seed in spec["seeds"]:
+            for track in spec.tracks:
+                for cfg in spec.grids[track]:
+                    for seed in spec.seeds:
                         if (arm, track, cfg_id(cfg), seed) in present:
                             continue
                         record = self.lookup(self.key(
-                            arm_fingerprint=code, protocol=spec["protocols"][track], arm=arm,
+                            arm_fingerprint=code, protocol=spec.protocols[track], arm=arm,
                             track=track, cfg=cfg, seed=seed), module_file)
                         if record is not None:
                             found.append(((arm, track, cfg, seed), record))

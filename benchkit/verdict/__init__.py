@@ -1,6 +1,8 @@
-"""The decision: runs and the declared plan in, a report dict out. Select each arm's config,
-compare the arms (:mod:`.build`), decide at the planned level, apply the fairness rules (budgets,
-control arms, signature nulls and claim types: :mod:`.fairness`), frontiers
-(:mod:`.frontier`), the edge-extension of grids (:mod:`.extension`) and the convergence check
-(:mod:`.convergence`). Pure Python and numpy: imports :mod:`benchkit.stats`,
-:mod:`benchkit.spec` and the track registry, never the store, the report files or pytest."""
+"""The decision: runs and the declared plan in, report dicts out. Select each arm's config and
+compare the arms (:mod:`.build`), decide once at the planned level (:mod:`.decision`, with the
+control arms of :mod:`.controls`, the budgets of :mod:`.budgets` and the signature evidence of
+:mod:`.mechanism`), frontiers (:mod:`.frontier`), the edge-extension of grids
+(:mod:`.extension`), the convergence check (:mod:`.convergence`), the declared plan
+(:mod:`.plan`) and the leaderboard's boards of many ideas (:mod:`.leaderboard`). Pure Python and
+numpy: imports :mod:`benchkit.stats`, :mod:`benchkit.spec` and the track registry, never the
+store, the report files or pytest."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 
+from benchkit.spec.idea import IdeaSpec
 from benchkit.verdict.controls import arm_name
 
 DEFAULT_TOLERANCE = 0.05          # relative, for every budget unless declared otherwise
@@ -17,8 +18,8 @@ DEFAULT_TOLERANCE = 0.05          # relative, for every budget unless declared o
 FRONTIER_BUDGET = "params"        # the budget a frontier trades against: reported, not matched
 
 
-def tolerance_of(spec: dict, budget: str) -> float:
-    declared = spec.get("budget_tolerance") or {}
+def tolerance_of(spec: IdeaSpec, budget: str) -> float:
+    declared = spec.budget_tolerance
     return float(declared.get(budget, declared.get("*", DEFAULT_TOLERANCE)))
 
 
@@ -32,12 +33,12 @@ def median_figures(runs: list[dict], key: str) -> dict:
     return out
 
 
-def budget_section(selected: dict[str, list[dict]], spec: dict) -> dict:
+def budget_section(selected: dict[str, list[dict]], spec: IdeaSpec) -> dict:
     """Per arm the median of each budget over its selected-config runs, and the idea's budget
     checked against the baseline's and every control's."""
-    axis_exempt = FRONTIER_BUDGET if spec.get("frontier") else None
+    axis_exempt = FRONTIER_BUDGET if spec.frontier else None
     medians = {arm: median_figures(runs, "budgets") for arm, runs in selected.items()}
-    waiver = spec.get("budget_waiver") or {}
+    waiver = spec.budget_waiver
     checks = []
     idea = medians.get("idea", {})
     for arm, figures in medians.items():

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from benchkit.spec.idea import ARMS, cfg_id, run_id, unreachable_family
+from benchkit.spec.idea import ARMS, IdeaSpec, cfg_id, run_id, unreachable_family
 from benchkit.stats import equivalence, futility, signflip
 from benchkit.stats import paired as stats
 from benchkit.stats import sequential as seq
@@ -54,8 +54,8 @@ def arm_sweep(runs: dict, arm: str, grid: list[dict], seeds: list[int]) -> list[
     sweep = []
     for cfg in grid:
         rows = [runs.get((arm, cfg_id(cfg), s)) for s in seeds]
-        val = [_finite(r.get("val")) if r else None for r in rows]
-        test = [_finite(r.get("test")) if r else None for r in rows]
+        val = [finite_or_none(r.get("val")) if r else None for r in rows]
+        test = [finite_or_none(r.get("test")) if r else None for r in rows]
         diverged = [s for s, v, r in zip(seeds, val, rows) if r and v is None]
         ok = all(v is not None for v in val)
         tested = ok and all(t is not None for t in test)
@@ -72,7 +72,8 @@ def arm_sweep(runs: dict, arm: str, grid: list[dict], seeds: list[int]) -> list[
     return sweep
 
 
-def _finite(x) -> float | None:
+def finite_or_none(x) -> float | None:
+    """``x`` as a float when it is a finite number, else None (missing, diverged, not a number)."""
     return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
@@ -110,25 +111,25 @@ def math_verification(mechanism_payloads: list[dict]) -> dict:
             "passed": all(t["outcome"] == "passed" for t in ran) if ran else None}
 
 
-def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_payloads: list[dict],
+def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism_payloads: list[dict],
                  *, alpha: float) -> dict:
     """Everything about one idea on one track except the family-wise adjustment and verdicts
     (see :func:`decide`)."""
-    seeds = spec["seeds"]
-    protocol = dict(spec["protocols"][track])
-    direction, test = direction_of(protocol), spec.get("test", "mean")
+    seeds = list(spec.seeds)
+    protocol = dict(spec.protocols[track])
+    direction, test = direction_of(protocol), spec.test
     runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in run_payloads
             if r["track"] == track and r["outcome"] == "passed" and "val" in r}
     failed = sorted(({"run": f'{r["arm"]}[{run_id(track, r["cfg"], r["seed"])}]',
                       "message": r["message"]} for r in run_payloads
                      if r["track"] == track and r["outcome"] != "passed" and "cfg" in r),
                     key=lambda f: f["run"])
-    arms = spec.get("arms") or list(ARMS)
-    limit = spec.get("extend", 0)
+    arms = list(spec.arms)
+    limit = spec.extend
     # the declared grid is where the rule starts; without extension, the grid the runs ran on
-    declared = ((spec.get("declared_grids") if limit else None) or spec["grids"])[track]
+    declared = [dict(c) for c in ((spec.declared_grids if limit else None) or spec.grids)[track]]
     resolved = extend.resolve(declared, lambda arm, cfg, s: _val(runs.get((arm, cfg_id(cfg), s))),
-                              seeds, direction, limit, arms, fixed=spec.get("frontier") or {})
+                              seeds, direction, limit, arms, fixed=spec.frontier or {})
     grid = resolved["grid"]
     missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
                for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]
@@ -137,7 +138,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         [sw["val_result"]["per_seed"] if sw["eligible"] else [None] for sw in sweeps[arm]],
         direction) for arm in arms}
     problems = []
-    collected = {cfg_id(c) for c in spec["grids"][track]}
+    collected = {cfg_id(c) for c in spec.grids[track]}
     new_cfgs = [cfg_id(c) for c in grid if cfg_id(c) not in collected]
     if new_cfgs:
         problems.append(f"the selection sat at the edge of the grid, which extends to "
@@ -158,12 +159,12 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
     complete = not problems
     n = len(seeds)
     warnings = []
-    unreachable = unreachable_family(n, len(spec["tracks"]), alpha,
+    unreachable = unreachable_family(n, len(spec.tracks), alpha,
                                      comparators=len(arms) - 1)
     if unreachable:  # at the session's alpha; decide() adds the look's level when lower
         warnings.append(unreachable)
     ran = {p["nodeid"].rsplit("::", 1)[-1].split("[", 1)[0] for p in mechanism_payloads}
-    not_run = [name for name in spec.get("mechanism_tests", ()) if name not in ran]
+    not_run = [name for name in spec.mechanism_tests if name not in ran]
     if not_run:  # deselected (-k/-m): the evidence below leaves them out, so say it
         warnings.append(f"mechanism test(s) {', '.join(not_run)} did not run in this session "
                         "(-k/-m?): mechanism_ok and the system verdict leave them out")
@@ -173,7 +174,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
                         "were not eligible")
     report = {
         "bench_version": BENCH_VERSION,
-        "name": spec["name"], "claim": spec["claim"], "module": spec["module"],
+        "name": spec.name, "claim": spec.claim, "module": spec.module,
         "track": track, "model": protocol["model"], "metric": protocol["metric"],
         "metric_direction": protocol["metric_direction"], "n_seeds": n,
         "complete": complete,
@@ -193,12 +194,12 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         report["idea"] = stats.summarize(idea)
         report["idea_config"] = i_cfg
         report["comparison"] = robust.apply(stats.compare(
-            base, idea, direction=direction, alpha=alpha, margin=spec.get("margin")), test)
+            base, idea, direction=direction, alpha=alpha, margin=spec.margin), test)
         selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
                     for arm in arms}
         report["controls"] = {arm.removeprefix("control:"): controls.control_section(
             arm, sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]], idea,
-            direction=direction, alpha=alpha, margin=spec.get("margin"))
+            direction=direction, alpha=alpha, margin=spec.margin)
             for arm in arms if arm not in ARMS}
         for control in report["controls"].values():
             robust.apply(control["comparison"], test)
@@ -237,8 +238,7 @@ def build_report(spec: dict, track: str, run_payloads: list[dict], mechanism_pay
         "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha, "extend": limit,
                      "selection": SELECTION_RULE,
                      "test": robust.SIGN_TEST_NAME if test == "sign" else TEST_NAME,
-                     "margin": spec.get("margin"),
-                     "claim_type": spec.get("claim_type", "superiority")},
+                     "margin": spec.margin, "claim_type": spec.claim_type},
         "warnings": warnings,
         "runs": [_run_row(r) for r in sorted(
             (r for r in run_payloads if r["track"] == track and "cfg" in r),
@@ -261,23 +261,23 @@ SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declare
                    "no earlier report is read")
 
 
-def plan_of(spec: dict, n: int, runs: list[dict] = ()) -> dict:
+def plan_of(spec: IdeaSpec, n: int, runs: list[dict] = ()) -> dict:
     """The sequential plan (``report["sequential"]``) and, when this session is not one of its
     looks, why (``report["exploratory"]``): an override of seeds or epochs, a seed count the
     module does not declare as a look, or a plan changed after a look (``runs``)."""
-    looks = [int(k) for k in spec.get("looks") or [n]]
+    looks = [int(k) for k in spec.looks or [n]]
     look = looks.index(n) + 1 if n in looks else None
     reasons = [f"--bench-{k} {v} overrides the module's plan" for k, v in
-               sorted((spec.get("overrides") or {}).items())]
-    reasons += plan.plan_changes(plan.declared_plan({**spec, "looks": looks}), runs)
+               sorted(spec.overrides.items())]
+    reasons += plan.plan_changes(plan.declared_plan(spec, looks), runs)
     if look is None:
         reasons.append(f"{n} seeds is not a declared look (looks={tuple(looks)}): declare it "
                        "in pytest.mark.bench (looks=...) before the first look")
     sequential = {"looks": looks, "max_seeds": looks[-1],
-                  "declared": bool(spec.get("looks_declared")), "look": look,
-                  "boundary": spec.get("boundary", "union"),
-                  "futility": futility.declared(spec.get("futility")),
-                  "rule": seq.EXACT_RULE if spec.get("boundary") == "exact" else SEQUENTIAL_RULE}
+                  "declared": spec.looks_declared, "look": look,
+                  "boundary": spec.boundary,
+                  "futility": futility.declared(spec.futility),
+                  "rule": seq.EXACT_RULE if spec.boundary == "exact" else SEQUENTIAL_RULE}
     return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}
 
 

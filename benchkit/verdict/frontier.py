@@ -11,24 +11,26 @@ point; ``params`` is the axis, reported and not matched.
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
 
-from benchkit.spec.idea import cfg_id
+from benchkit.spec.idea import IdeaSpec, cfg_id
 from benchkit.stats import paired as stats
 from benchkit.verdict import controls, mechanism
 from benchkit.verdict.budgets import budget_section, median_figures
 from benchkit.verdict import build as rep
 
 
-def build_frontier_report(spec: dict, track: str, run_payloads: list[dict],
+def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
                           mechanism_payloads: list[dict], *, alpha: float) -> dict:
     """One report over the frontier (see the module docstring); verdicts come later, from
     :func:`benchkit.verdict.build.decide`, as for any report."""
-    (axis, values), = spec["frontier"].items()
-    grid = spec["grids"][track]
+    (axis, values), = spec.frontier.items()
+    grid = spec.grids[track]
     points = []
     for value in values:
-        sub = {**spec, "grids": {**spec["grids"], track: [c for c in grid if c[axis] == value]}}
+        sub = dataclasses.replace(spec, grids={**spec.grids, track: tuple(
+            c for c in grid if c[axis] == value)})
         points.append((value, rep.build_report(sub, track, run_payloads, mechanism_payloads,
                                                alpha=alpha)))
     top = rep.build_report(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
@@ -39,12 +41,12 @@ def build_frontier_report(spec: dict, track: str, run_payloads: list[dict],
         return _incomplete(top, points)
     runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in run_payloads
             if r["track"] == track and r["outcome"] == "passed" and "val" in r}
-    seeds, arms = spec["seeds"], spec.get("arms") or ["baseline", "idea"]
+    seeds, arms = spec.seeds, spec.arms
     selected = {arm: [runs[(arm, cfg_id(_selected_cfg(p, arm)), s)] for _, p in points
                       for s in seeds] for arm in arms}
     pooled = {arm: [statistics.fmean(r["test"] for r in rows[i::len(seeds)])
                     for i in range(len(seeds))] for arm, rows in selected.items()}
-    direction, margin = rep.direction_of(top), spec.get("margin")
+    direction, margin = rep.direction_of(top), spec.margin
     marker = {axis: "selected per point (see frontier.points)"}
     top["baseline"] = {"best_cfg": marker, "sweep": top["baseline"]["sweep"],
                        "full": stats.summarize(pooled["baseline"])}

@@ -3,14 +3,18 @@ judged (recorded with each run), and why a session whose stored runs were judged
 plan is exploratory."""
 from __future__ import annotations
 
+from benchkit.spec.idea import IdeaSpec
+
 PLAN_KEYS = ("looks", "boundary", "test", "claim_type", "margin")
 
 
-def declared_plan(spec: dict) -> dict:
+def declared_plan(spec: IdeaSpec, looks=None) -> dict:
     """How the module says its runs are judged (not what they train): recorded with each run,
-    since a change to it after a look changes what the verdict means."""
-    return {k: (list(spec.get(k) or ()) if k == "looks" else spec.get(k)) for k in PLAN_KEYS
-            if k == "looks" or spec.get(k) is not None}
+    since a change to it after a look changes what the verdict means. ``looks`` replaces the
+    spec's when the session resolves them."""
+    values = {k: getattr(spec, k) for k in PLAN_KEYS}
+    values["looks"] = list(spec.looks if looks is None else looks)
+    return {k: v for k, v in values.items() if k == "looks" or v is not None}
 
 
 def plan_changes(plan: dict, runs) -> list[str]:

@@ -1,7 +1,7 @@
 """Family-wise false positives of the leaderboard: 20 null ideas benched against one shared
 baseline. Per simulated board, every seed draws one baseline result and one result per idea
 from the same distribution (a seed effect shared by all arms plus independent run noise), so no
-idea differs from the baseline; the board's decision (benchkit.cli.leaderboard.board_p_values and
+idea differs from the baseline; the board's decision (benchkit.verdict.leaderboard.board_p_values and
 verdict: sign-flip p per idea, Holm over the board) is a false positive when any idea gets
 helps or harms. Reports that rate, and the unadjusted one (any idea's own p < alpha), with
 Clopper-Pearson 95% intervals, per seed count and noise shape.
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as sps
 
-from benchkit.cli import leaderboard as lb
+from benchkit.verdict import leaderboard as lb
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers

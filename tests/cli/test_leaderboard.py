@@ -11,6 +11,7 @@ import pytest
 
 from benchkit.cli import commands as cli
 from benchkit.cli import leaderboard as lb
+from benchkit.verdict import leaderboard as board
 from sessions import run_session
 
 MODULE = '''
@@ -101,23 +102,23 @@ def report(improvements, *, digests=None, seeds=None, track="tabular", lower=Tru
 
 
 def entries(**reports) -> list:
-    return [lb.Entry(name, Path(f"{name}.json"), r) for name, r in reports.items()]
+    return [board.Entry(name, Path(f"{name}.json"), r) for name, r in reports.items()]
 
 
 def test_board_p_values_are_each_ideas_sign_flip_p_and_holm_over_the_board():
-    ps, adj = lb.board_p_values([[1.0] * 8, [0.5, -0.1, 0.3, 0.2, 0.4, 0.1, 0.2, 0.3],
+    ps, adj = board.board_p_values([[1.0] * 8, [0.5, -0.1, 0.3, 0.2, 0.4, 0.1, 0.2, 0.3],
                                  [1.0, -1.0] * 4])
     # the second: |sum| 1.9 is reached by 3 of the 128 flips per sign (-0.1 flipped, and with 0.1)
     assert ps == [2 / 256, 6 / 256, 1.0]
     assert adj == [3 * 2 / 256, 2 * 6 / 256, 1.0]       # Holm step-down, input order
-    assert lb.board_p_values([[-1.0] * 7, [1.0] * 7])[1] == [2 * 2 / 128] * 2
-    assert lb.verdict(0.049, 1e-9, 0.05) == "helps" and lb.verdict(0.049, -1.0, 0.05) == "harms"
-    assert lb.verdict(0.05, 1.0, 0.05) == "inconclusive" == lb.verdict(0.01, 0.0, 0.05)
+    assert board.board_p_values([[-1.0] * 7, [1.0] * 7])[1] == [2 * 2 / 128] * 2
+    assert board.verdict(0.049, 1e-9, 0.05) == "helps" and board.verdict(0.049, -1.0, 0.05) == "harms"
+    assert board.verdict(0.05, 1.0, 0.05) == "inconclusive" == board.verdict(0.01, 0.0, 0.05)
 
 
 def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
-    result = lb.build(entries(
+    result = board.build(entries(
         a=report(win), b=report([-x for x in win]),
         other_runs=report(win, digests=[f"d{s}" for s in range(7)] + ["changed"]),
         other_seeds=report(win, seeds=list(range(1, 9))),
@@ -143,7 +144,7 @@ def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
     assert why["frontier"].startswith("a frontier report: its comparison pools each seed")
     assert "no finite test result at seed(s) 3" in why["diverged"]
     assert "no digest" in why["no_digest"] and "incomplete" in why["incomplete"]
-    twice = lb.build(entries(a=report(win)) + entries(a=report(win)))
+    twice = board.build(entries(a=report(win)) + entries(a=report(win)))
     assert not twice["boards"] and "more than one report" in twice["unplaced"][0]["reason"]
     text = "\n".join(lb.render(result))
     assert "not placed: no_digest" in text and "board 2: tabular" in text
@@ -153,12 +154,12 @@ def test_a_verdict_needs_the_board_adjusted_p():
     """One idea alone at 8 seeds (p 2/256) helps; among 7 ideas Holm multiplies by 7 and the
     same idea is inconclusive; at 5 seeds 3 ideas cannot reach alpha and the board says so."""
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
-    alone = lb.build(entries(a=report(win)))["boards"][0]["ideas"][0]
+    alone = board.build(entries(a=report(win)))["boards"][0]["ideas"][0]
     assert (alone["p_adjusted"], alone["verdict"]) == (2 / 256, "helps")
-    crowd = lb.build(entries(a=report(win), **{f"n{k}": report([0.0] * 8) for k in range(6)}))
+    crowd = board.build(entries(a=report(win), **{f"n{k}": report([0.0] * 8) for k in range(6)}))
     top = crowd["boards"][0]["ideas"][0]
     assert (top["name"], top["p_adjusted"], top["verdict"]) == ("a", 7 * 2 / 256, "inconclusive")
-    few = lb.build(entries(a=report(win[:5]), b=report(win[:5]), c=report(win[:5])))["boards"][0]
+    few = board.build(entries(a=report(win[:5]), b=report(win[:5]), c=report(win[:5])))["boards"][0]
     assert any("no idea on this board can be significant" in n for n in few["notes"])
 
 
@@ -182,9 +183,9 @@ def test_ideas_on_several_tracks_get_a_normalised_aggregate_with_bootstrap_inter
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
     mixed = [0.2, -0.1, 0.0, 0.3, -0.2, 0.1, 0.0, 0.1]
     ens = entries(a=report(win), b=report(mixed))
-    ens += [lb.Entry("a", Path("a2.json"), report(mixed, track="digits", lower=False)),
-            lb.Entry("c", Path("c.json"), report(win, track="digits"))]
-    result = lb.build(ens)
+    ens += [board.Entry("a", Path("a2.json"), report(mixed, track="digits", lower=False)),
+            board.Entry("c", Path("c.json"), report(win, track="digits"))]
+    result = board.build(ens)
     agg, = result["aggregate"]                     # b and c are on one track only
     assert agg["name"] == "a" and agg["tracks"] == ["digits", "tabular"]
     assert agg["normalised_improvement"] == pytest.approx((sum(win) + sum(mixed)) / 16)
@@ -193,7 +194,7 @@ def test_ideas_on_several_tracks_get_a_normalised_aggregate_with_bootstrap_inter
     lo, hi = agg["interval"]
     assert 0 < lo < agg["normalised_improvement"] < hi
     assert agg["poi_interval"][0] < agg["probability_of_improvement"] <= agg["poi_interval"][1] <= 1
-    assert lb.build(ens)["aggregate"] == result["aggregate"]          # seeded
+    assert board.build(ens)["aggregate"] == result["aggregate"]          # seeded
     assert "across tracks" in "\n".join(lb.render(result))
 
 
@@ -201,7 +202,7 @@ def test_the_plot_is_drawn_or_skipped_with_a_note_without_matplotlib(tmp_path, m
     from benchkit.report import plots
 
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
-    result = lb.build(entries(a=report(win), b=report([-x for x in win])))
+    result = board.build(entries(a=report(win), b=report([-x for x in win])))
     if plots.available():
         assert lb.plot(result, tmp_path / "board.png") is None
         assert (tmp_path / "board.png").read_bytes()[:4] == b"\x89PNG"

@@ -10,7 +10,7 @@ import math
 import pytest
 
 from benchkit import tracks as registry
-from benchkit.spec import (DEFAULT_SEEDS, SpecError, family_seeds_needed, parse_bench_marker,
+from benchkit.spec import (DEFAULT_SEEDS, IdeaSpec, SpecError, family_seeds_needed, parse_bench_marker,
                            parse_grid, unreachable_family)
 
 MODULE = "ideas/test_my_idea.py"
@@ -285,6 +285,30 @@ def test_every_parsed_field_reaches_the_spec(kwargs, boundary, test):
     assert spec.budget_tolerance == {} and spec.budget_waiver == {}
     plain = spec.to_plain()
     assert (plain["boundary"], plain["test"], plain["extend"]) == (boundary, test, 3)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {}, {"looks": (4, 8), "boundary": "exact", "margin": 0.1, "claim_type": "non-inferiority"},
+    {"frontier": {"keep": [0.25, 0.5]}, "budget_waiver": {"steps": "why"}, "futility": 0.2,
+     "looks": (4, 8)},
+])
+def test_the_controller_judges_the_spec_the_workers_trained(kwargs):
+    """A payload carries the plain spec; the controller's :meth:`IdeaSpec.from_plain` gives
+    back the same typed value, and its plain form byte for byte."""
+    import dataclasses
+    import json
+
+    spec = dataclasses.replace(parse(track="tabular", **kwargs), arms=("baseline", "idea",
+                               "control:c"), arm_tests=(("baseline", "test_b"), ("idea", "test_i")),
+                               mechanism_tests=("test_claim",))
+    wire = json.loads(json.dumps(spec.to_plain()))
+    assert IdeaSpec.from_plain(wire) == spec
+    assert IdeaSpec.from_plain(wire).to_plain() == spec.to_plain()
+
+
+def test_a_plain_spec_with_an_unknown_field_is_refused():
+    with pytest.raises(SpecError, match=r"unknown spec field\(s\) \['seed'\]; valid: "):
+        IdeaSpec.from_plain({**parse(track="tabular").to_plain(), "seed": 3})
 
 
 def test_declared_budgets_reach_the_spec():

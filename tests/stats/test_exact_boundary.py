@@ -14,6 +14,7 @@ from benchkit.verdict import build as rep
 from benchkit.stats import sequential, paired as stats
 from benchkit.spec import arguments
 from benchkit.spec import SpecError
+from builders import GRID, make_spec
 
 ALPHA = 0.05
 
@@ -91,7 +92,7 @@ def test_levels_of_a_plan():
     assert sequential.levels(plan, d, ALPHA, 2) == (union[1], union[1])   # a Holm family
     assert sequential.levels({**plan, "boundary": "union"}, d, ALPHA, 1) == (union[1],) * 2
     assert sequential.levels({**plan, "look": None}, d, ALPHA, 1) == (ALPHA, ALPHA)
-    spec = {"looks": [8, 16], "looks_declared": True, "boundary": "exact"}
+    spec = make_spec(GRID[:1], 16, looks=(8, 16), boundary="exact")
     assert rep.plan_of(spec, 16)["sequential"]["boundary"] == "exact"
     assert "exact joint sign-flip null" in rep.plan_of(spec, 16)["sequential"]["rule"]
 

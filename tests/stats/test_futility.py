@@ -92,7 +92,7 @@ def _look(n, diffs, *, threshold=0.1, looks=(8, 16), base=None):
     base = base or [1.0 + 0.1 * s for s in range(n)]
     runs = [make_run("baseline", grid[0], s, b, b) for s, b in enumerate(base)]
     runs += [make_run("idea", grid[0], s, b + d, b + d) for s, (b, d) in enumerate(zip(base, diffs))]
-    spec = {**make_spec(grid, n, looks=looks), "futility": threshold}
+    spec = make_spec(grid, n, looks=looks, futility=threshold)
     report = build_report(spec, TRACK, runs, [], alpha=0.05)
     return decide(report, report["comparison"]["p_value"], 1)
 
@@ -139,7 +139,7 @@ def test_higher_is_better_is_mirrored():
     runs = [make_run("baseline", grid[0], s, -b, b) for s, b in enumerate(base)]
     runs += [make_run("idea", grid[0], s, -(b + d), b + d)
              for s, (b, d) in enumerate(zip(base, diffs))]
-    spec = {**make_spec(grid, 8, looks=(8, 16), direction="higher is better"), "futility": 0.1}
+    spec = make_spec(grid, 8, looks=(8, 16), direction="higher is better", futility=0.1)
     report = build_report(spec, TRACK, runs, [], alpha=0.05)
     report = decide(report, report["comparison"]["p_value"], 1)
     lower = _look(8, [-d for d in diffs])

@@ -29,7 +29,7 @@ def _report(test, base, idea):
     grid = GRID[:1]
     runs = [make_run("baseline", grid[0], s, b, b) for s, b in enumerate(base)]
     runs += [make_run("idea", grid[0], s, i, i) for s, i in enumerate(idea)]
-    spec = {**make_spec(grid, len(base)), "test": test}
+    spec = make_spec(grid, len(base), test=test)
     report = build_report(spec, TRACK, runs, [], alpha=0.05)
     return decide(report, report["comparison"]["p_value"], 1)
 

@@ -117,7 +117,8 @@ def test_the_holm_family_is_the_baseline_then_every_control():
     ({"*": 0.2, "steps": 0.0}, "steps", 0.0),
 ])
 def test_tolerance_of_a_budget(declared, budget, tolerance):
-    assert budgets.tolerance_of({"budget_tolerance": declared}, budget) == tolerance
+    spec = make_spec(GRID[:1], 2, budget_tolerance=declared or {})
+    assert budgets.tolerance_of(spec, budget) == tolerance
 
 
 def test_signatures_that_cannot_fail_are_seen_in_the_source():

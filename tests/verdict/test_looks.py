@@ -7,13 +7,15 @@ that is no declared look, is exploratory: its report and terminal say so and eve
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from benchkit.stats import paired as stats
 from benchkit.plugin.aggregate import gate_failure
 from benchkit.verdict.build import decide
 from benchkit.spec import SpecError
-from builders import BASE8, IDEA8, P8, RECORDED, paired_report, parse
+from builders import BASE8, GRID, IDEA8, P8, RECORDED, make_spec, paired_report, parse
 
 LEVEL_8_OF_16 = stats.look_levels([8], 16, 0.05)[0]   # 0.0310
 LEVEL_16_OF_16 = stats.look_levels([8, 16], 16, 0.05)[1]
@@ -148,11 +150,11 @@ def test_a_plan_changed_after_a_look_is_exploratory(pytester, read_report):
 def test_any_change_to_how_runs_are_judged_is_a_changed_plan(key, before, said):
     from benchkit.verdict.plan import declared_plan, plan_changes
 
-    spec = {"looks": [8, 16], "boundary": "union", "test": "mean",
-            "claim_type": "superiority", "margin": None, "seeds": [0, 1], "grids": {}}
+    spec = make_spec(GRID[:1], 2, looks=(8, 16), boundary="union", test="mean",
+                     claim_type="superiority")
     plan = declared_plan(spec)
     assert plan_changes(plan, [{"origin": "reused", "planned": declared_plan(spec)}]) == []
-    old = {"origin": "reused", "planned": declared_plan({**spec, key: before})}
+    old = {"origin": "reused", "planned": declared_plan(dataclasses.replace(spec, **{key: before}))}
     [reason] = plan_changes(plan, [old])
     assert f"judged under another plan ({said})" in reason
     # another module's shared baseline, and records without a plan, are not judged

@@ -6,6 +6,8 @@ a selection at the grid's edge extending it (never along a frontier axis).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from benchkit.verdict import controls as fairness
@@ -47,8 +49,7 @@ def decide_with_holm(report):
 
 def rich_spec(n=6):
     """The baseline, the idea and one control, a 5% margin, decided by the sign test."""
-    return {**make_spec(GRID[:2], n, margin=0.05), "arms": ["baseline", "idea", CONTROL],
-            "test": "sign"}
+    return make_spec(GRID[:2], n, margin=0.05, arms=["baseline", "idea", CONTROL], test="sign")
 
 
 def test_a_control_arm_is_selected_and_compared_like_the_baseline():
@@ -133,7 +134,7 @@ def edge_table(n):
 
 def test_a_selection_at_the_edge_extends_the_grid_and_waits_for_its_runs():
     n = 6
-    spec = {**make_spec(GRID, n), "extend": 1, "declared_grids": {TRACK: GRID}}
+    spec = make_spec(GRID, n, extend=1, declared_grids={TRACK: GRID})
     report = build_report(spec, TRACK, runs_from(edge_table(n), GRID), [], alpha=ALPHA)
     assert report["complete"] is False
     assert report["incomplete"]["reasons"] == [
@@ -147,7 +148,7 @@ def test_a_selection_at_the_edge_extends_the_grid_and_waits_for_its_runs():
         "extensions": [{"axis": "lr", "side": "low", "from": 0.001, "value": EXT["lr"],
                         "arms": ["baseline", "idea"]}]}
     # the next session trained the extension, which both arms select: at the edge again
-    spec["grids"] = {TRACK: GRID + [EXT]}
+    spec = dataclasses.replace(spec, grids={TRACK: tuple(GRID + [EXT])})
     runs = runs_from(edge_table(n), GRID) + [
         make_run(arm, EXT, s, 0.5, 1.0 - 0.1 * (arm == "idea"))
         for arm in ("baseline", "idea") for s in range(n)]
@@ -163,7 +164,7 @@ def test_a_selection_at_the_edge_extends_the_grid_and_waits_for_its_runs():
 
 def test_without_extension_the_grid_is_the_one_the_runs_ran_on():
     n = 6
-    spec = {**make_spec(GRID, n), "declared_grids": {TRACK: GRID[:1]}}   # extend: 0 by default
+    spec = make_spec(GRID, n, declared_grids={TRACK: GRID[:1]})   # extend: 0 by default
     report = build_report(spec, TRACK, runs_from(edge_table(n), GRID), [], alpha=ALPHA)
     assert report["complete"] and report["grid_extensions"] == {
         "limit": 0, "declared_grid": GRID, "extensions": [],
@@ -181,8 +182,8 @@ def test_a_control_at_the_edge_extends_the_grid_for_every_arm():
     rows = {("baseline", 1): 1.0, ("idea", 1): 1.0, (CONTROL, 0): 1.0}
     runs = [make_run(arm, GRID[k], s, rows.get((arm, k), 2.0), 1.0)
             for arm in ("baseline", "idea", CONTROL) for k in range(3) for s in range(n)]
-    spec = {**make_spec(GRID, n), "extend": 1, "declared_grids": {TRACK: GRID},
-            "arms": ["baseline", "idea", CONTROL]}
+    spec = make_spec(GRID, n, extend=1, declared_grids={TRACK: GRID},
+                     arms=["baseline", "idea", CONTROL])
     report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
     assert report["grid_extensions"]["extensions"] == [
         {"axis": "lr", "side": "low", "from": 0.001, "value": EXT["lr"], "arms": [CONTROL]}]
@@ -195,8 +196,8 @@ def test_a_frontier_axis_is_never_extended():
     grid = [{"lr": 0.001, "width": w} for w in (8, 16, 32)]
     runs = [make_run(arm, grid[k], s, 1.0 + k, 1.0) for arm in ("baseline", "idea")
             for k in range(3) for s in range(n)]
-    spec = {**make_spec(grid, n), "extend": 2, "declared_grids": {TRACK: grid},
-            "frontier": {"width": [8, 16, 32]}}
+    spec = make_spec(grid, n, extend=2, declared_grids={TRACK: grid},
+                     frontier={"width": [8, 16, 32]})
     report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
     assert report["complete"] and report["baseline"]["best_cfg"] == grid[0]
     assert report["grid_extensions"]["extensions"] == []

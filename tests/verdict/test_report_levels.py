@@ -117,7 +117,7 @@ def test_a_worse_idea_within_no_margin_is_not_non_inferior():
 
 def equivalence_report(claim_type):
     idea = [b + (0.01 if s % 2 else -0.01) for s, b in enumerate(BASE8)]
-    spec = {**make_spec(GRID[:1], 8, margin=0.05), "claim_type": claim_type}
+    spec = make_spec(GRID[:1], 8, margin=0.05, claim_type=claim_type)
     runs = one_config_runs(BASE8, idea)
     return build_report(spec, TRACK, runs, [], alpha=ALPHA)
 
@@ -144,7 +144,7 @@ def exact_report(margin=None, n=8):
     inconclusive two-sided."""
     base = [round(1.0 + 0.1 * s, 2) for s in range(n)]
     idea = [round(b + (0.04 if s < 3 else -0.01), 2) for s, b in enumerate(base)]
-    spec = {**make_spec(GRID[:1], n, margin=margin, looks=(4, 8)), "boundary": "exact"}
+    spec = make_spec(GRID[:1], n, margin=margin, looks=(4, 8), boundary="exact")
     runs = one_config_runs(base, idea)
     return build_report(spec, TRACK, runs, [], alpha=ALPHA)
 
@@ -174,7 +174,7 @@ def test_the_exact_boundary_applies_to_a_single_comparison_only():
 def test_the_futility_stop_uses_the_last_looks_level_over_the_family():
     base = BASE8
     idea = [b + (0.05 if s % 2 else -0.04) for s, b in enumerate(base)]
-    spec = {**make_spec(GRID[:1], 8, looks=(8, 16)), "futility": 0.1}
+    spec = make_spec(GRID[:1], 8, looks=(8, 16), futility=0.1)
     runs = one_config_runs(base, idea)
     report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
     decide(report, 1.0, 2)

@@ -185,9 +185,8 @@ def test_an_override_makes_the_report_exploratory_and_says_so_last():
 
 # ------------------------------------------------------------------- report header
 def test_the_report_header_comes_from_the_spec_and_the_protocol():
-    spec = make_spec(GRID[:1], 6)
-    spec.update(name="hdr", claim="it helps", module="ideas/test_hdr.py",
-                tracks=[TRACK, "other"])
+    spec = make_spec(GRID[:1], 6, name="hdr", claim="it helps", module="ideas/test_hdr.py",
+                     tracks=[TRACK, "other"])
     runs = one_config_runs(BASE8[:6], IDEA8[:6])
     report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
     assert {k: report[k] for k in ("bench_version", "name", "claim", "module", "track", "model",
@@ -234,9 +233,12 @@ def test_convergence_is_judged_on_the_selected_runs_in_the_metrics_direction():
 
 
 def test_stored_runs_judged_under_another_plan_make_the_session_exploratory():
+    from benchkit.verdict.plan import declared_plan
+
+    spec = make_spec(GRID[:1], 8)
     runs = one_config_runs(BASE8, IDEA8)
-    runs[0].update(origin="reused", planned={"looks": [8, 16]})
-    report = build_report(make_spec(GRID[:1], 8), TRACK, runs, [], alpha=ALPHA)
+    runs[0].update(origin="reused", planned={**declared_plan(spec), "looks": [8, 16]})
+    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
     (reason,) = report["exploratory"]["reasons"]
     assert reason.startswith("the plan changed after a look: stored runs were judged under "
                              "another plan (looks [8, 16] -> [8])")

@@ -1,0 +1,232 @@
+"""The leaderboard's statistics (rendered by ``python -m benchkit leaderboard``): many ideas benched against one baseline, ranked, with p-values adjusted across the ideas so that
+each verdict holds however many ideas are on a board. Report dicts in, board dicts out.
+
+A **board** is every idea benched against the same baseline runs: same track, same selected
+baseline config and, seed by seed, the same stored baseline run (its ``digest``: the run's
+result bits under its store key, shared by every module whose baseline is the same code). Ideas
+whose baseline runs differ anywhere (other seeds, other config, other results) go on separate
+boards, and the output says which and why; a report without run digests (written before runs
+recorded them), without a comparison, or whose idea lacks a finite result at a seed where the
+baseline has one (a diverged run is not dropped silently) cannot be placed at all.
+
+On a board, each idea's per-seed paired improvement (baseline - idea when lower is better,
+idea - baseline otherwise) is tested by the two-sided sign-flip test benchkit decides with, and
+the ideas' p-values are adjusted by **Holm** over the board's ideas. Holm is chosen over a
+many-to-one max-T with joint sign flips although the ideas share the baseline (positively
+correlated differences, where max-T gains power): flipping the signs of a seed's whole vector
+of differences is only valid when that vector is centrally symmetric, which exchangeable arms
+with skewed run-to-run noise do not give (with three i.i.d. skewed arms, (I1 - B, I2 - B) and
+(B - I1, B - I2) differ in their third moments). Holm needs only what each bench already
+assumes, each idea's differences being symmetric under its null, and controls the family-wise
+error at alpha under any dependence between the ideas. A verdict is ``helps``/``harms`` when
+the Holm-adjusted p is below alpha (the reports' alpha), else ``inconclusive``; when even the
+all-same-sign p times the board's size cannot fall below alpha, the board says so.
+
+The interval per idea is the sign-flip test's own interval (benchkit.stats.signflip.sign_flip_ci) at
+level alpha/m (Bonferroni over the m ideas, so the board's intervals hold simultaneously); it
+excludes 0 only if the idea's Holm-adjusted p is below alpha (the converse need not hold).
+Never imports torch.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchkit.spec.idea import cfg_id
+from benchkit.stats.paired import holm, min_p_value, sign_flip_p_value
+from benchkit.stats.signflip import sign_flip_ci
+from benchkit.verdict.build import finite_or_none
+
+ADJUSTMENT = "holm"
+UNREACHABLE = ("with {n} seeds the smallest sign-flip p is {p:.3g}; times {m} ideas (Holm's first "
+               "step) it is not below alpha {alpha:g}: no idea on this board can be significant")
+
+
+class Entry:
+    """One idea on one track, read from its report."""
+
+    def __init__(self, name: str, path: Path, report: dict):
+        self.name, self.path, self.report = name, path, report
+        self.track = report["track"]
+        self.lower = str(report["metric_direction"]).startswith("lower")
+        comp = report["comparison"] or {}
+        self.alpha = float(comp.get("alpha") or (report.get("protocol") or {}).get("alpha") or 0.05)
+        self.seeds: list[int] = []
+        self.improvements: list[float] = []
+        self.baseline_values: list[float] = []
+        self.baseline_runs: list[tuple[int, str]] = []
+        self.baseline_cfg = (report.get("baseline") or {}).get("best_cfg")
+
+    def pair(self) -> str | None:
+        """Fill seeds, improvements and baseline_runs from the run rows; the reason it cannot
+        be placed on a board, or None. Idempotent."""
+        self.seeds, self.improvements, self.baseline_runs, self.baseline_values = [], [], [], []
+        r = self.report
+        if r.get("frontier"):
+            return ("a frontier report: its comparison pools each seed over the frontier's "
+                    "points, so it has no single baseline run per seed to share with other "
+                    "ideas; its points are compared in its own report (frontier.points)")
+        if r["comparison"] is None:
+            return "incomplete report (no comparison)"
+        rows = r.get("runs")
+        if not rows:
+            return "the report has no run rows"
+        base = {x["seed"]: x for x in rows if x["arm"] == "baseline" and x["cfg"] == self.baseline_cfg}
+        idea = {x["seed"]: x for x in rows if x["arm"] == "idea" and x["cfg"] == r.get("idea_config")}
+        seeds = sorted(s for s, b in base.items() if finite_or_none(b.get("test")) is not None)
+        missing = [s for s in seeds if finite_or_none((idea.get(s) or {}).get("test")) is None]
+        if missing:
+            return (f"the idea has no finite test result at seed(s) {', '.join(map(str, missing))}"
+                    " (diverged, failed or not run) where the baseline has one")
+        for seed in seeds:
+            b, i = base[seed], idea[seed]
+            if not b.get("digest"):
+                return ("its baseline runs carry no digest (written before runs recorded their "
+                        "store digest): re-bench it to place it")
+            self.seeds.append(seed)
+            self.improvements.append(b["test"] - i["test"] if self.lower else i["test"] - b["test"])
+            self.baseline_runs.append((seed, b["digest"]))
+            self.baseline_values.append(b["test"])
+        if len(self.seeds) < 2:
+            return f"fewer than 2 seeds with a finite baseline result ({len(self.seeds)})"
+        return None
+
+    def board_key(self) -> tuple:
+        return (self.track, cfg_id(self.baseline_cfg), str(self.report.get("metric")),
+                self.lower, tuple(self.baseline_runs))
+
+
+def board_p_values(improvements: list[list[float]]) -> tuple[list[float], list[float]]:
+    """(each idea's two-sided sign-flip p, the Holm-adjusted p over the board), in input order."""
+    ps = [sign_flip_p_value(d) for d in improvements]
+    return ps, holm(ps)
+
+
+def verdict(p_adjusted: float, mean_improvement: float, alpha: float) -> str:
+    """helps / harms when the adjusted p is below alpha, by the sign of the mean improvement."""
+    if p_adjusted < alpha and mean_improvement > 0:
+        return "helps"
+    if p_adjusted < alpha and mean_improvement < 0:
+        return "harms"
+    return "inconclusive"
+
+
+def rank_board(entries: list[Entry], alpha: float) -> dict:
+    """The board of ideas that share one baseline: each idea's sign-flip p, Holm over the
+    board, verdict, simultaneous interval; ranked by mean improvement (best first)."""
+    m = len(entries)
+    ps, adj = board_p_values([e.improvements for e in entries])
+    rows = []
+    for e, p, pa in zip(entries, ps, adj):
+        mean = sum(e.improvements) / len(e.improvements)
+        rows.append({"name": e.name, "report": str(e.path), "n_pairs": len(e.seeds),
+                     "mean_improvement": mean, "idea_wins": sum(d > 0 for d in e.improvements),
+                     "p_value": p, "p_adjusted": pa, "verdict": verdict(pa, mean, alpha),
+                     "interval": sign_flip_ci(e.improvements, alpha / m),
+                     "report_verdict": e.report["practical_verdict"],
+                     "exploratory": bool(e.report.get("exploratory"))})
+    rows.sort(key=lambda r: (-r["mean_improvement"], r["name"]))
+    for k, r in enumerate(rows, 1):
+        r["rank"] = k
+    first = entries[0]
+    n = len(first.seeds)
+    notes = []
+    if min_p_value(n) * m >= alpha:
+        notes.append(UNREACHABLE.format(n=n, p=min_p_value(n), m=m, alpha=alpha))
+    return {"track": first.track, "metric": first.report.get("metric"),
+            "direction": first.report["metric_direction"],
+            "baseline": {"config": first.baseline_cfg, "seeds": first.seeds,
+                         "digests": [d for _, d in first.baseline_runs]},
+            "alpha": alpha, "adjustment": ADJUSTMENT, "family_size": m,
+            "interval_level": alpha / m, "ideas": rows, "notes": notes}
+
+
+def _difference(key: tuple, other: tuple) -> str:
+    """Why two boards' baselines differ, in words."""
+    if key[2:4] != other[2:4]:
+        return "another metric or direction"
+    if key[1] != other[1]:
+        return f"another baseline config ({key[1]} vs {other[1]})"
+    a, b = dict(key[4]), dict(other[4])
+    if set(a) != set(b):
+        return f"other baseline seeds ({sorted(a)} vs {sorted(b)})"
+    diff = [s for s in a if a[s] != b[s]]
+    return f"other baseline runs (different results at seed(s) {', '.join(map(str, diff))})"
+
+
+def build(entries: list[Entry], alpha: float | None = None) -> dict:
+    """Every board (ideas grouped by identical baseline runs) and the ideas not placed."""
+    unplaced, groups = [], {}
+    for e in entries:
+        why = e.pair()
+        if why is None:
+            groups.setdefault(e.board_key(), []).append(e)
+        else:
+            unplaced.append({"name": e.name, "track": e.track, "report": str(e.path), "reason": why})
+    boards, first_of_track = [], {}
+    for key in sorted(groups, key=lambda k: (k[0], -len(groups[k]), k[1], k[4])):
+        members = sorted(groups[key], key=lambda e: (e.name, str(e.path)))
+        names = [e.name for e in members]
+        if len(set(names)) < len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            for e in members:
+                unplaced.append({"name": e.name, "track": e.track, "report": str(e.path),
+                                 "reason": f"idea {', '.join(dup)} appears in more than one "
+                                           "report against these baseline runs; keep one"})
+            continue
+        level = alpha if alpha is not None else min(e.alpha for e in members)
+        board = rank_board(members, level)
+        if len({e.alpha for e in members}) > 1 and alpha is None:
+            board["notes"].append(f"the reports' alphas differ; the smallest, {level:g}, is used")
+        if key[0] in first_of_track:
+            board["notes"].append("not on the first board of this track: "
+                                  + _difference(key, first_of_track[key[0]]))
+        else:
+            first_of_track[key[0]] = key
+        boards.append(board)
+    placed = [e for e in entries if e.seeds and e.name in
+              {r["name"] for b in boards if b["track"] == e.track for r in b["ideas"]}]
+    return {"adjustment": ADJUSTMENT, "boards": boards, "unplaced": unplaced,
+            "aggregate": aggregate(placed)}
+
+
+BOOTSTRAP = 2000  # paired bootstrap resamples of the cross-track aggregate (seeded)
+
+
+def aggregate(entries: list[Entry], *, seed: int = 0) -> list[dict]:
+    """For each idea placed on boards of two or more tracks: the mean over tracks of its
+    normalised improvement (per seed, improvement / |baseline mean| on that track, so tracks
+    in other units weigh alike) and its probability of improvement (the share of seeds on which
+    the idea is better, ties counting half, averaged over tracks), each with a 95% percentile
+    interval from a paired bootstrap that resamples seeds within each track (a seed's idea and
+    baseline runs stay together). Descriptive: not adjusted across ideas, no verdict."""
+    import numpy as np
+
+    by_idea: dict[str, list[Entry]] = {}
+    for e in entries:
+        by_idea.setdefault(e.name, []).append(e)
+    out = []
+    for name in sorted(by_idea):
+        tracks = sorted(by_idea[name], key=lambda e: e.track)
+        if len({e.track for e in tracks}) < 2 or len(tracks) != len({e.track for e in tracks}):
+            continue
+        rng = np.random.default_rng(seed)
+        scores, wins = [], []
+        for e in tracks:
+            scale = abs(sum(e.baseline_values) / len(e.baseline_values)) or 1.0
+            d = np.asarray(e.improvements) / scale
+            w = (d > 0) + 0.5 * (d == 0)
+            pick = rng.integers(0, len(d), size=(BOOTSTRAP, len(d)))
+            scores.append((d.mean(), d[pick].mean(axis=1)))
+            wins.append((w.mean(), w[pick].mean(axis=1)))
+
+        def summary(parts):
+            boot = np.mean([b for _, b in parts], axis=0)
+            return (float(np.mean([m for m, _ in parts])),
+                    [float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))])
+
+        score, score_ci = summary(scores)
+        poi, poi_ci = summary(wins)
+        out.append({"name": name, "tracks": [e.track for e in tracks], "normalised_improvement":
+                    score, "interval": score_ci, "probability_of_improvement": poi,
+                    "poi_interval": poi_ci, "bootstrap": BOOTSTRAP})
+    return out
