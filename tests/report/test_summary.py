@@ -85,6 +85,7 @@ def test_summary_of_an_inconclusive_report_says_what_the_bench_cannot_see():
     assert "80% of the time by the sign-flip test at level 0.05 with 8 seeds" in md
     if comp["seeds_needed"] is not None:
         assert f"would take about {comp['seeds_needed']} seeds (this bench used 8)" in md
+        assert "a planning figure: assumes" in md and "planning figure: planning" not in md
     assert "| 0/8 | no null | not confirmed |" in md and "signature(s) not confirmed: residual" in md
     assert "its mechanism is not confirmed" in md
 
