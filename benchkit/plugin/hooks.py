@@ -278,7 +278,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
               "to_train": len(arms) - len(stored)}
     if is_worker(config):
         config.workeroutput["benchkit_collection"] = counts
-        config.stash[COUNTS_UNSENT] = counts   # to the controller on the first report
+        if counts["to_train"]:   # to the controller on the first report (its progress line)
+            config.stash[COUNTS_UNSENT] = counts
     else:
         config.pluginmanager.get_plugin("benchkit-session").collection = counts
 
