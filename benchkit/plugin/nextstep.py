@@ -2,6 +2,7 @@
 incomplete: a session never ends on advice that would only repeat it."""
 from __future__ import annotations
 
+import re
 import shlex
 
 VALUED = ("--bench-shard",)   # options whose value follows as the next word unless given with =
@@ -20,6 +21,13 @@ def without(args, *options: str) -> list[str]:
             continue
         out.append(arg)
     return out
+
+
+def missing_seeds(report: dict) -> list[int]:
+    """The seeds of a report's missing runs (named ``arm[track-cfg-seedN]``), in order."""
+    found = {int(m.group(1)) for name in report["incomplete"].get("missing") or ()
+             if (m := re.search(r"-seed(\d+)\]$", name))}
+    return sorted(found)
 
 
 def command(args) -> str:
@@ -41,10 +49,12 @@ def next_steps(written: list, args, *, fresh: bool, merge: bool) -> list[str]:
         why = ("the grid of " + ", ".join(f"{r['name']} {r['track']}" for r in pending)
                + " extended at its edge, and no shard trained the extension; "
                if pending else "")
-        lines.append(f"benchkit: NEXT: {missing} run(s) of this merge are not in the store: "
-                     f"{why}run the shards again with this store (they train only what is "
-                     f"missing), then this merge; or `{plain}` trains the missing runs on this "
-                     "machine and writes complete reports")
+        seeds = "; ".join(f"{r['name']} {r['track']} seed(s) {', '.join(map(str, s))}"
+                          for r in incomplete if (s := missing_seeds(r)))
+        lines.append(f"benchkit: NEXT: {missing} run(s) of this merge are not in the store "
+                     f"({seeds}; a shard trains whole seeds): {why}run the shards again with this store (they "
+                     f"train only what is missing), then this merge; or `{plain}` trains the "
+                     "missing runs on this machine and writes complete reports")
     elif fresh and pending:
         again = command(without(args, "--bench-fresh"))
         names = ", ".join(f"{r['name']} {r['track']}" for r in pending)

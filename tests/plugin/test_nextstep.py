@@ -36,10 +36,10 @@ def test_next_steps_name_the_command_that_completes_the_bench():
     fresh = next_steps([report(pending=["lr=1"])], ["ideas", "--bench-fresh"], fresh=True,
                        merge=False)
     assert len(fresh) == 1 and "`pytest ideas` trains only the extension" in fresh[0]
-    merged = next_steps([report(missing=["a", "b"])], ["ideas", "--bench-store=s",
-                                                       "--bench-shard=merge"],
+    merged = next_steps([report(missing=["idea[t-lr=0.1-seed3]", "baseline[t-lr=0.1-seed1]"])],
+                        ["ideas", "--bench-store=s", "--bench-shard=merge"],
                         fresh=False, merge=True)
-    assert "2 run(s) of this merge are not in the store" in merged[0]
+    assert "2 run(s) of this merge are not in the store (i t seed(s) 1, 3; a shard " in merged[0]
     assert "`pytest ideas --bench-store=s` trains the missing runs" in merged[0]
     assert next_steps([report(pending=["lr=1"])], ["ideas"], fresh=False, merge=False) == []
     assert next_steps([(None, {"incomplete": None})], [], fresh=True, merge=True) == []
