@@ -239,6 +239,10 @@ def figure_sweep(report: dict, mpl=None):
     key = _x_key(cfgs)
     groups = list(dict.fromkeys(_group(c, key) for c in cfgs))
     direction = direction_of(report)
+    front = report.get("frontier") or {}
+    per_point = {(_group(p[f"{arm}_cfg"], key), arm): p[f"{arm}_cfg"]   # the report's choice
+                 for p in front.get("points") or () for arm in ("baseline", "idea")
+                 if p.get(f"{arm}_cfg")}
     legend_in = 0.9 + 0.065 * max(len(f"{arm} test") for arm in arms)   # its widest label
     width = 1.0 + 3.6 * len(groups) + legend_in
     fig = Figure(figsize=(width, 5.0))
@@ -255,7 +259,8 @@ def figure_sweep(report: dict, mpl=None):
             if key is not None:
                 entries.sort(key=lambda e: e["cfg"][key])
             xs = [e["cfg"][key] if key is not None else cfgs.index(e["cfg"]) for e in entries]
-            chosen = best if best is not None else _selected_in(entries, direction)
+            chosen = (best if best is not None else per_point.get((group, arm))
+                      or _selected_in(entries, direction))
             for field, style, marker, split in (("val_mean", "--", "s", "val"),
                                                 ("mean", "-", "o", "test")):
                 ys = [math.nan if e.get(field) is None else e[field] for e in entries]
