@@ -7,6 +7,7 @@ verdict and what to do (:mod:`benchkit.report.advice`).
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from benchkit.report.advice import warning_lines
@@ -91,10 +92,19 @@ def render_summary(written: list, root: Path) -> list[str]:
         if r["incomplete"]:
             inc = r["incomplete"]
             lines.append(f"benchkit: INCOMPLETE {r['name']} {r['track']}: "
-                         f"{'; '.join(inc['reasons'])}; missing: "
+                         f"{'; '.join(map(readable, inc['reasons']))}; missing: "
                          f"{', '.join(inc['missing'][:8])}"
                          f"{' ...' if len(inc['missing']) > 8 else ''}")
     return lines
+
+
+LONG_FLOAT = re.compile(r"(?<==)-?\d+\.\d{7,}(?:e-?\d+)?")
+
+
+def readable(text: str) -> str:
+    """``text`` with config values of many digits in 3 significant digits (lr=3.33e-4); run
+    ids keep theirs (they are what -k matches)."""
+    return LONG_FLOAT.sub(lambda m: sig(float(m.group())), text)
 
 
 def where(written: list, root: Path) -> str:
