@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from benchkit.report.fmt import pct
+from benchkit.report.fmt import pct, readable
 
 IMPROVING = re.compile(r"still improving: the (?P<arm>.+?)'s selected config (?P<cfg>\S+) gained "
                        r"(?P<gain>[-\d.]+)%")
@@ -114,7 +114,7 @@ def warnings_for_people(report: dict) -> list[str]:
         elif kind not in done:
             done.add(kind)
             out.append((_improving if kind == "improving" else _edges)(report, groups[kind]))
-    return out
+    return [readable(w) for w in out]
 
 
 def warning_lines(report: dict) -> list[str]:

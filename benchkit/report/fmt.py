@@ -6,6 +6,7 @@ percentage never comes out in scientific notation.
 from __future__ import annotations
 
 import math
+import re
 
 MISSING = "n/a"
 
@@ -41,6 +42,15 @@ def sig(x, digits: int = 3, *, sign: bool = False) -> str:
     mantissa, exponent = format(x, f"{plus}.{digits - 1}e").split("e")
     mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
     return f"{mantissa}e{int(exponent)}" if int(exponent) < 0 else f"{mantissa}e+{int(exponent)}"
+
+
+LONG_FLOAT = re.compile(r"(?<==)-?\d+\.\d{7,}(?:e-?\d+)?")
+
+
+def readable(text: str) -> str:
+    """``text`` with config values of many digits in 3 significant digits (lr=3.33e-4); run
+    ids keep theirs (they are what -k matches)."""
+    return LONG_FLOAT.sub(lambda m: sig(float(m.group())), text)
 
 
 def cfg_text(cfg: dict | None) -> str:

@@ -12,7 +12,7 @@ from benchkit.report import plots
 from benchkit.report.advice import warnings_for_people
 from benchkit.report import summary_checks as evidence  # budgets, controls, frontier, mechanism
 from benchkit.report.fmt import (cfg_text, markdown_cell, markdown_table, mechanism_word, num,
-                                 pct, rel_pct, signed)
+                                 pct, readable, rel_pct, signed)
 from benchkit.report.sentences import mechanism_sentence, practical_sentence, system_sentence
 from benchkit.store import atomic
 from benchkit.verdict.build import direction_of, paired_values, tested_level
@@ -242,7 +242,7 @@ def _incomplete_lines(report: dict) -> list[str]:
              "This comparison lacks runs, so benchkit computed no statistics and no verdict "
              "(it never compares on silently fewer pairs).", ""]
     for reason in inc.get("reasons", []):
-        lines.append(f"- {reason}")
+        lines.append(f"- {readable(reason)}")
     missing = inc.get("missing") or []
     if missing:
         lines += ["", f"Missing or failed runs ({len(missing)}):", ""]

@@ -7,11 +7,10 @@ verdict and what to do (:mod:`benchkit.report.advice`).
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from benchkit.report.advice import warning_lines
-from benchkit.report.fmt import mechanism_word, sig
+from benchkit.report.fmt import mechanism_word, readable, sig
 from benchkit.report.sentences import deciding
 from benchkit.verdict.build import tested_level
 
@@ -96,15 +95,6 @@ def render_summary(written: list, root: Path) -> list[str]:
                          f"{', '.join(inc['missing'][:8])}"
                          f"{' ...' if len(inc['missing']) > 8 else ''}")
     return lines
-
-
-LONG_FLOAT = re.compile(r"(?<==)-?\d+\.\d{7,}(?:e-?\d+)?")
-
-
-def readable(text: str) -> str:
-    """``text`` with config values of many digits in 3 significant digits (lr=3.33e-4); run
-    ids keep theirs (they are what -k matches)."""
-    return LONG_FLOAT.sub(lambda m: sig(float(m.group())), text)
 
 
 def where(written: list, root: Path) -> str:

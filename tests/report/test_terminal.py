@@ -56,7 +56,7 @@ def test_the_table_fits_120_columns_and_says_where_the_reports_are():
 
 
 def test_numbers_for_people_have_three_significant_digits():
-    assert terminal.readable("extends to lr=0.000333333333333 for both arms, lr=0.01") == \
+    assert fmt.readable("extends to lr=0.000333333333333 for both arms, lr=0.01") == \
         "extends to lr=3.33e-4 for both arms, lr=0.01"
     assert [fmt.sig(x) for x in (0.000333333333333, 0.0146, 1.0, 123456.0, 0.0, None)] == [
         "3.33e-4", "0.0146", "1", "1.23e+5", "0", "n/a"]
