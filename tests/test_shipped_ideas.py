@@ -30,7 +30,7 @@ def test_claims_run_alone_and_pass():
 
 def test_quick_smoke_bench_of_both_ideas(tmp_path):
     result = pytest_run("ideas", "--bench-seeds", "2", "--bench-epochs", "1", "-n", "2",
-                        "--bench-report-dir", str(tmp_path), "-q")
+                        f"--bench-report-dir={tmp_path}", "-q")
     assert result.returncode == 0, result.stdout[-3000:]
     for name, track in IDEAS.items():
         report = json.loads((tmp_path / name / track / "bench_report.json").read_text())

@@ -51,8 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"{', '.join(GATES)} (default off)", opts.gate, metavar="G")
     add("--bench-threads", "bench_threads", "torch threads per process (default 1: fixed so "
         "that results are bit-identical with and without -n)", opts.threads, metavar="N")
-    add("--bench-audit", "bench_audit", "retrain K stored runs drawn by a fixed seed and fail "
-        "when any differs in bits from its record (default 0)", opts.audit, metavar="K")
+    add("--bench-audit", "bench_audit", "retrain K stored runs drawn at random (unpredictably; "
+        "the report names them) and fail when any differs in bits from its record (default 0)", opts.audit, metavar="K")
     add("--bench-store", "bench_store", "where finished runs are kept and shared: a directory "
         "(relative to the rootdir; NFS is fine) or an fsspec URL such as s3://bucket/runs "
         "(default: pytest's cache)", opts.store, metavar="LOCATION")
@@ -273,7 +273,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             if item_spec(item) is not None and item.get_closest_marker("arm")]
     known = sum(1 for spec in config.stash[SPECS].values() if isinstance(spec, IdeaSpec))
     stored = [item for item in arms if _stored(item)]
-    _draw_audit(stored, config.stash[SETTINGS].audit)
+    _draw_audit(stored, config.stash[SETTINGS].audit, config.stash[SETTINGS].audit_seed)
     counts = {"bench_modules": known, "arm_runs_selected": len(arms),
               "to_train": len(arms) - len(stored)}
     if is_worker(config):
@@ -292,19 +292,19 @@ def _stored(item: pytest.Item) -> bool:
     return store.lookup(item_key(item, store), item.path) is not None
 
 
-def _draw_audit(stored: list, k: int) -> None:
-    """Mark ``k`` of the stored runs, drawn with a fixed seed from their node ids (the same
-    draw in every xdist worker), to be retrained and compared with their records."""
+def _draw_audit(stored: list, k: int, seed: int) -> None:
+    """Mark ``k`` of the stored runs to be retrained and compared with their records, drawn
+    from their node ids with the session's unpredictable ``seed`` (the same in every xdist
+    worker, so that k runs are drawn in all; the report names them)."""
     if not k or not stored:
         return
     import random
 
     ordered = sorted(stored, key=lambda item: item.nodeid)
-    for item in random.Random(AUDIT_SEED).sample(ordered, min(k, len(ordered))):
+    for item in random.Random(seed).sample(ordered, min(k, len(ordered))):
         item.stash[ITEM_AUDIT] = True
 
 
-AUDIT_SEED = 20240917
 COUNTS_UNSENT = pytest.StashKey[dict]()   # a worker's collection counts, not yet reported
 
 
