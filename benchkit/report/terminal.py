@@ -55,17 +55,18 @@ def notes(r: dict) -> list[str]:
             "(each point in summary.md)"]
 
 
-def _fit(table: list[tuple[str, ...]], width: int) -> list[int]:
-    """Column widths, the widest of the columns in :data:`SHRINK` cut one character at a time
-    (none below 8) until the table fits."""
+def _fit(table: list[tuple[str, ...]], width: int) -> tuple[list[int], int]:
+    """(column widths, gap): two spaces between columns, one when that is what fits, then the
+    widest of the columns in :data:`SHRINK` cut one character at a time (none below 8)."""
     widths = [max(len(str(t[i])) for t in table) for i in range(len(COLUMNS))]
+    gap = 2 if sum(widths) + 2 * (len(widths) - 1) <= width else 1
     cut = [COLUMNS.index(name) for name in SHRINK]
-    while sum(widths) + 2 * (len(widths) - 1) > width:
+    while sum(widths) + gap * (len(widths) - 1) > width:
         i = max(cut, key=lambda j: widths[j])
         if widths[i] <= 8:
             break
         widths[i] -= 1
-    return widths
+    return widths, gap
 
 
 def _cell(text: str, w: int) -> str:
@@ -75,9 +76,9 @@ def _cell(text: str, w: int) -> str:
 
 def render(rows: list[tuple[str, ...]], width: int = WIDTH) -> list[str]:
     table = [COLUMNS, *rows]
-    widths = _fit(table, width)
-    lines = ["  ".join(_cell(c, w) for c, w in zip(t, widths)).rstrip() for t in table]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    widths, gap = _fit(table, width)
+    lines = [(" " * gap).join(_cell(c, w) for c, w in zip(t, widths)).rstrip() for t in table]
+    lines.insert(1, (" " * gap).join("-" * w for w in widths))
     return lines
 
 
