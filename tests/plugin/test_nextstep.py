@@ -63,3 +63,27 @@ def test_one_bench_fresh_session_retrains_the_extension_and_leaves_the_old_plan(
     final = read_report(pytester.path, "edge")
     assert final["complete"] and not final.get("exploratory")
     assert final["baseline"]["best_cfg"] == {"lr": 0.0005}
+
+
+class Terminal:
+    def __init__(self, errors):
+        self.stats, self.lines = ({"error": ["x"]} if errors else {}), []
+
+    def write_line(self, line, **markup):
+        self.lines.append(line)
+
+
+def test_no_deselection_hint_after_a_collection_error(pytestconfig):
+    """Under -n a collection error leaves no arm run selected: the error says why, and a
+    '(-k/-m?)' hint beside it would send the user the wrong way."""
+    from benchkit.plugin.controller import BenchSession
+
+    session = object.__new__(BenchSession)   # only what the summary of an empty session reads
+    session.settings, session.payloads = type("S", (), {"shard": None})(), {}
+    session.collection = {"bench_modules": 1, "arm_runs_selected": 0, "to_train": 0}
+    said = {}
+    for errors in (True, False):
+        tr = Terminal(errors)
+        session.pytest_terminal_summary(tr, 0, pytestconfig)
+        said[errors] = tr.lines
+    assert said[True] == [] and "(-k/-m?)" in said[False][0]
