@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from benchkit import tracks
 from benchkit.report import bench_report, summary
 from benchkit.report.fmt import mechanism_word, num
 from benchkit.spec import IdeaSpec
@@ -48,6 +49,7 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         for r in reports:
             path = bench_report.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
+            r["floors"] = floors_of(r)
             comp = r["comparison"]
             rep.decide(r, comp["p_adjusted"] if comp is not None else None,
                        family_size=len(ps))
@@ -72,6 +74,17 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             if why:
                 failures.append(f"benchkit: FAIL {name} {r['track']}: {why}")
     return written, failures
+
+
+def floors_of(report: dict) -> dict:
+    """The track's floors on the report's seeds (numpy and scikit-learn, no training). A floor
+    that cannot be computed is a warning, never a lost report."""
+    try:
+        return tracks.get(report["track"]).floors(report["protocol"]["seeds"])
+    except Exception as exc:  # noqa: BLE001 - a user's track code; the report still counts
+        report["warnings"].append(f"floors of track {report['track']!r} not computed: "
+                                  f"{type(exc).__name__}: {exc}")
+        return {}
 
 
 def read_previous(path) -> dict | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from benchkit.report import plots
 from benchkit.report.advice import warnings_for_people
+from benchkit.report.bench_report import is_finite
 from benchkit.report import summary_checks as evidence  # budgets, controls, frontier, mechanism
 from benchkit.report.fmt import (cfg_text, markdown_cell, markdown_table, mechanism_word, num,
                                  pct, readable, rel_pct, signed)
@@ -69,6 +70,26 @@ def _protocol_lines(report: dict) -> list[str]:
                      "(see Frontier)")
     elif base_cfg is not None or report.get("idea_config") is not None:
         lines.append(f"- selected: baseline {_cfg(base_cfg)}, idea {_cfg(report.get('idea_config'))}")
+    return lines + [""]
+
+
+def floor_lines(report: dict) -> list[str]:
+    """The track's floors and how far the baseline's test mean is from the best of them (in
+    the metric's direction, as a percentage of the floor); nothing without floors."""
+    floors = {k: v for k, v in (report.get("floors") or {}).items() if is_finite(v)}
+    if not floors:
+        return []
+    direction = direction_of(report)
+    best = (min if direction == "lower" else max)(floors, key=floors.__getitem__)
+    lines = ["## Floors", "", "- trivial baselines fitted on the same seeds' train splits, test "
+             "metric averaged over the seeds: " + ", ".join(f"{k} {num(v)}" for k, v in
+                                                           floors.items())]
+    base = ((report.get("baseline") or {}).get("full") or {}).get("mean")
+    if is_finite(base):
+        gain = (floors[best] - base) if direction == "lower" else (base - floors[best])
+        lines.append(f"- the baseline ({num(base)}) is {rel_pct(gain, floors[best])} "
+                     f"{'better' if gain > 0 else 'worse' if gain < 0 else 'no better'} than "
+                     f"the best floor, {best} ({num(floors[best])})")
     return lines + [""]
 
 
@@ -304,6 +325,7 @@ def render_summary_md(report: dict) -> str:
     if not complete:
         lines += _incomplete_lines(report)
     lines += _protocol_lines(report)
+    lines += floor_lines(report)
     if complete:
         lines += _per_seed_lines(report)
         lines += _comparison_lines(report)
