@@ -10,6 +10,7 @@ import pytest
 
 from benchkit.plugin.activation import activate, settings_line
 from benchkit.plugin.fixture import PROPERTY, stored_run_payload, usable
+from benchkit.plugin.progress import ProgressReporter
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
 from benchkit.plugin.timeouts import reports_first
 from benchkit.spec import IdeaSpec, cfg_id
@@ -39,6 +40,8 @@ class BenchSession:
         self.collection: dict | None = None    # from local collection or a worker's output
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
         self.sigterm_held = False              # a SIGTERM came while the reports were written
+        self.progress = ProgressReporter(config)       # runs trained of runs to train, time left
+        config.pluginmanager.register(self.progress, "benchkit-progress")
 
     @property
     def store(self):
@@ -52,12 +55,15 @@ class BenchSession:
             self.collection = counts
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.collection = self.collection or self.progress.counts_from(report)
+        self.progress.planned(self.collection)
         for name, value in getattr(report, "user_properties", ()):
             if name == PROPERTY:
                 activate(self.config, check_reports=False)  # the workers checked the folder
                 payload = usable(json.loads(value))
                 if payload is not None:
                     self.payloads[payload["nodeid"]] = payload
+                    self.progress.seen(payload)
 
     def stored_payloads(self, payloads: list[dict]) -> list[dict]:
         """Payloads of the stored runs a session did not run, for the ideas it ran an arm of.
@@ -167,7 +173,8 @@ class BenchSession:
             if config.getoption("collectonly") and counts.get("arm_runs_selected"):
                 tr.write_line(f"benchkit: {counts['arm_runs_selected']} arm run(s) selected, "
                               f"{counts['to_train']} to train (the rest are stored)")
-            elif counts.get("bench_modules") and not counts.get("arm_runs_selected"):
+            elif (counts.get("bench_modules") and not counts.get("arm_runs_selected")
+                  and not tr.stats.get("error")):   # a collection error says why itself
                 tr.write_line(
                     f"benchkit: {counts['bench_modules']} idea module(s) collected but no arm "
                     "run selected (-k/-m?): nothing benched, no report written", yellow=True)
@@ -198,6 +205,10 @@ class BenchSession:
                 tr.write_line(f"benchkit: merge: {len(absent)} run(s) not in the store ("
                               + ", ".join(reasons or ["see the report"]) + "): their "
                               "reports are incomplete and list them", yellow=True)
+        from benchkit.plugin.nextstep import next_steps
+        for line in next_steps(self.written, config.invocation_params.args,
+                               fresh=self.settings.fresh, merge=self.settings.shard == "merge"):
+            tr.write_line(line, yellow=True, bold=True)
         for name, count in sorted(self.filled_from_store.items()):
             tr.write_line(f"benchkit: {name}: {count} run(s) not run in this session taken "
                           "from the store, unchanged since they ran (--bench-fresh takes none)")

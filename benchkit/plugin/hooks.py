@@ -21,6 +21,7 @@ from benchkit.plugin.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_pa
                                      before_call, item_key, item_spec, reuse, start_run,
                                      stop_recording)
 from benchkit.plugin.isolation import GUARD, Guard
+from benchkit.plugin.progress import worker_counts_property
 from benchkit.plugin.settings import (GATES, HEADER_SHOWN, NAMES, SETTINGS, SPECS, STORE,
                                       Settings)
 from benchkit.spec import (ARMS, BENCH_KWARGS, IdeaSpec, SpecError, arm_label,
@@ -178,7 +179,7 @@ def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
         # of such a grid is a warning, not a reason to train more
         return dataclasses.replace(spec, extend=0)
     store = config.stash[STORE]
-    if store is None or settings.fresh or spec.extend == 0:
+    if store is None or spec.extend == 0:  # --bench-fresh too: it retrains the extension
         return spec
     from benchkit.plugin.grids import grids_from_store
     grids = grids_from_store(spec, store, module_item.obj, module_item.path)
@@ -277,6 +278,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
               "to_train": len(arms) - len(stored)}
     if is_worker(config):
         config.workeroutput["benchkit_collection"] = counts
+        if counts["to_train"]:   # to the controller on the first report (its progress line)
+            config.stash[COUNTS_UNSENT] = counts
     else:
         config.pluginmanager.get_plugin("benchkit-session").collection = counts
 
@@ -300,6 +303,9 @@ def _draw_audit(stored: list, k: int, seed: int) -> None:
     ordered = sorted(stored, key=lambda item: item.nodeid)
     for item in random.Random(seed).sample(ordered, min(k, len(ordered))):
         item.stash[ITEM_AUDIT] = True
+
+
+COUNTS_UNSENT = pytest.StashKey[dict]()   # a worker's collection counts, not yet reported
 
 
 class BenchWarning(pytest.PytestWarning):
@@ -349,6 +355,10 @@ def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
     report = yield
+    counts = item.config.stash.get(COUNTS_UNSENT, None)
+    if counts is not None:  # the controller's progress line needs them before the session ends
+        report.user_properties.append(worker_counts_property(counts))
+        del item.config.stash[COUNTS_UNSENT]
     spec = item_spec(item)
     if spec is not None:
         attach_payload(item, report, call, spec)
