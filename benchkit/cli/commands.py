@@ -58,6 +58,8 @@ def find_reports(paths: list[str]) -> tuple[list[Path], list[str]]:
             found.append(p)
         elif p.is_dir():
             found.extend(sorted(p.rglob(REPORT_NAME)))
+        elif p.exists():  # a FIFO or a device: reading it could block
+            errors.append(f"{p}: not a regular file; valid: a {REPORT_NAME} or a folder")
         else:
             errors.append(f"{p}: no such file or folder")
     unique = list(dict.fromkeys(found))

@@ -1,17 +1,22 @@
-"""``python -m benchkit verify REPORT``: check a report's runs against the run store.
+"""``python -m benchkit verify REPORT``: check a report's runs against the run store, and its
+statistics and verdicts against its runs.
 
-Every run row that names a key and a digest must have a valid record in the store under that
-key whose ``run_digest`` is the row's digest and whose val/test are the row's, bit for bit. A
-run the store lacks, holds differently, or holds in a record that fails its checks is named.
-This is what lets a reviewer trust a verdict taken from a shared store; ``--bench-audit`` is
-the stronger check (it retrains). Never imports torch.
+Every run row that entered the comparison (outcome passed) must name a key and a digest, and
+have a valid record in the store under that key whose ``run_digest`` is the row's digest, whose
+run is the row's (arm, track, config, seed) and whose val/test are the row's, bit for bit; with
+``BENCHKIT_STORE_KEY`` set, the record must also carry a MAC that verifies under it (without
+it, anyone who can write the store can write a record that matches). Then the selection,
+p-values, Holm adjustment and verdicts are recomputed from the rows (:mod:`.recheck`). Every
+row or figure that cannot be checked is named and fails the command. ``--bench-audit`` is the
+stronger check of the rows (it retrains). Never imports torch.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from benchkit.cli.output import error
-from benchkit.report.bench_report import ReportError, load_report
+from benchkit.cli import recheck
+from benchkit.cli.output import error, say
+from benchkit.report.bench_report import REPORT_NAME, ReportError, load_report
 from benchkit.spec.idea import cfg_id
 from benchkit.store import records
 from benchkit.store.backends import open_storage
@@ -20,14 +25,18 @@ from benchkit.store.runs import RunStore
 DEFAULT_STORE = ".pytest_cache/d/benchkit-runs"
 
 
-def verify(report: dict, storage) -> tuple[int, list[str]]:
-    """(runs verified, one line per run that is not)."""
+def verify(report: dict, storage, secret: bytes | None = None) -> tuple[int, list[str]]:
+    """(runs verified, one line per run that is not): every passed row against the store
+    (records signed under ``secret`` only, when given)."""
     ok, problems = 0, []
     for row in report.get("runs") or []:
         key, digest = row.get("key"), row.get("digest")
-        if not key or not digest:
-            continue
         name = f"{row['arm']}[{report.get('track')}-{cfg_id(row['cfg'])}-seed{row['seed']}]"
+        if row.get("outcome") != "passed":
+            continue  # a failed run has no result: it entered no comparison
+        if not key or not digest:
+            problems.append(f"{name}: names no key or digest, so it cannot be checked")
+            continue
         folder = RunStore.folder(key)
         try:
             names = storage.names(folder)
@@ -37,7 +46,7 @@ def verify(report: dict, storage) -> tuple[int, list[str]]:
         found, why = None, "not in the store"
         for entry in names:
             try:
-                record = records.load(storage.read(entry) or b"", key)
+                record = records.load(storage.read(entry) or b"", key, secret)
             except (OSError, records.InvalidRecord) as exc:
                 why = f"its record {entry} is invalid ({exc})"
                 continue
@@ -45,13 +54,35 @@ def verify(report: dict, storage) -> tuple[int, list[str]]:
                 found = record
                 break
             why = "the store holds other bits under its key"
+        point = {"arm": row["arm"], "track": report.get("track"), "cfg": row["cfg"],
+                 "seed": row["seed"]}
         if found is None:
             problems.append(f"{name}: {why}")
+        elif found["run"] != point:
+            problems.append(f"{name}: its record is the run {found['run']}, not this row's")
         elif [found["result"]["val"], found["result"]["test"]] != [row.get("val"), row.get("test")]:
             problems.append(f"{name}: the report's val/test are not its record's")
         else:
             ok += 1
     return ok, problems
+
+
+def family(path, report: dict) -> list[dict]:
+    """The reports of ``report``'s idea, itself included: those in the folders beside its own
+    (``reports/<idea>/<track>/``) that name the same idea; an unreadable one is left out."""
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    members = [report]
+    for other in sorted(folder.parent.glob(f"*/{REPORT_NAME}")):
+        if other.parent.resolve() == folder.resolve():
+            continue
+        try:
+            loaded = load_report(other)
+        except ReportError:
+            continue
+        if loaded.get("name") == report.get("name") and loaded.get("track") != report.get("track"):
+            members.append(loaded)
+    return members
 
 
 def cmd_verify(args) -> int:
@@ -63,21 +94,32 @@ def cmd_verify(args) -> int:
         storage = open_storage(args.store, Path.cwd())
     except ValueError as exc:
         return error(f"--store {exc}")
-    ok, problems = verify(report, storage)
-    for line in problems:
-        print(f"benchkit: verify: FAIL {line}")
-    print(f"benchkit: verify: {ok} run(s) match the store at {storage.location}, "
-          f"{len(problems)} do not")
-    return 1 if problems or not ok else 0
+    secret = records.store_secret()
+    ok, problems = verify(report, storage, secret)
+    figures = recheck.verdicts(report, family(args.report, report))
+    for line in problems + figures:
+        say(f"benchkit: verify: FAIL {line}")
+    keyed = f"signed under {records.KEY_VARIABLE}" if secret else \
+        f"unsigned: {records.KEY_VARIABLE} is not set, so anyone who can write the store could " \
+        "have written them"
+    say(f"benchkit: verify: {ok} run(s) match the store at {storage.location} ({keyed}), "
+        f"{len(problems)} do not; statistics and verdicts "
+        + ("recomputed from the rows: the same" if not figures else
+           f"recomputed from the rows: {len(figures)} differ"))
+    return 1 if problems or figures or not ok else 0
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("verify", help="check a report's runs against the run store",
-                       description="Check every run of REPORT that names a key and digest "
-                                   "against the run store: the record must be there, valid, "
-                                   "with the same digest and val/test bits.",
-                       epilog="exit status: 0 every run matches; 1 a run is missing or differs "
-                              "(or no run names a digest); 2 missing/invalid report or store")
+                       description="Check every run of REPORT against the run store (the "
+                                   "record must be there, valid, the same run with the same "
+                                   "digest and val/test bits, and signed when "
+                                   "BENCHKIT_STORE_KEY is set), then recompute its p-values "
+                                   "and verdicts from those runs (the idea's other tracks' "
+                                   "reports beside it complete the Holm family).",
+                       epilog="exit status: 0 every run matches and every figure follows; 1 a "
+                              "run is missing, differs, cannot be checked, or a figure "
+                              "differs; 2 missing/invalid report or store")
     p.add_argument("report", metavar="REPORT", help="a bench_report.json (or its folder)")
     p.add_argument("--store", default=DEFAULT_STORE, metavar="LOCATION",
                    help=f"the run store: a directory or fsspec URL (default: {DEFAULT_STORE})")

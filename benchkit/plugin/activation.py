@@ -67,21 +67,29 @@ def check_report_dir(path: Path) -> None:
 
 
 def check_store_options(config: pytest.Config, settings: Settings) -> None:
-    """Refuse a ``--bench-store`` given as a separate existing path: pytest would take it for
-    a test path when it chooses the rootdir, and keys and reports are relative to it."""
+    """Refuse a ``--bench-store`` given as a separate existing path, and a ``--bench-report-dir``
+    given as a separate existing path outside the folder pytest runs in: pytest takes such a
+    path for a test path when it chooses the rootdir (before it knows benchkit's options), so
+    the rootdir, the default store in its cache, and keys and reports would move with it."""
     args = list(config.invocation_params.args)
+    here = Path(config.invocation_params.dir).resolve()
     for flag, value in zip(args, args[1:]):
-        if flag == "--bench-store" and os.path.exists(value):
+        target = (here / os.path.expanduser(value)).resolve()
+        if not target.exists():
+            continue
+        outside = here != target and here not in target.parents
+        if flag == "--bench-store" or (flag == "--bench-report-dir" and outside):
             raise pytest.UsageError(
-                f"benchkit: write --bench-store={value} (with '='): pytest takes a separate "
-                "existing path for a test path when it chooses the rootdir, and keys and "
-                "reports are relative to the rootdir")
+                f"benchkit: write {flag}={value} (with '='): pytest takes a separate "
+                "existing path for a test path when it chooses the rootdir, and the run "
+                "store, keys and reports are relative to the rootdir")
 
 
 def open_store(config: pytest.Config, settings: Settings):
     """The session's RunStore: at ``--bench-store``, else in pytest's cache (None when the
     cache plugin is off). A shard needs one: it is where its runs go."""
     from benchkit.store.backends import open_storage
+    from benchkit.store.records import store_secret
     from benchkit.store.runs import RunStore, unusable_store
 
     location = settings.store
@@ -106,7 +114,7 @@ def open_store(config: pytest.Config, settings: Settings):
                                 "directory; valid: a directory (created if absent) or an "
                                 "fsspec URL")
     return RunStore(storage, config.rootpath, settings.threads, device=settings.device,
-                    any_cpu=settings.shard == "merge")
+                    any_cpu=settings.shard == "merge", secret=store_secret())
 
 
 def settings_line(settings: Settings) -> str:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+from benchkit import tracks
 from benchkit.report import bench_report, summary
 from benchkit.report.fmt import mechanism_word, num
 from benchkit.spec import IdeaSpec
 from benchkit.stats import paired as stats
-from benchkit.store import atomic
+from benchkit.store import atomic, records
 from benchkit.store.provenance import provenance
 from benchkit.verdict import budgets, controls
 from benchkit.verdict import build as rep
@@ -16,12 +17,14 @@ from benchkit.verdict.frontier import build_frontier_report
 
 
 def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
-                      errors: list[str] | None = None, rootpath=None):
+                      errors: list[str] | None = None, rootpath=None, store: dict | None = None):
     """Write every report this session's payloads make. Returns (written, gate failures):
     ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines.
     With ``errors``, a report that cannot be written adds a ``benchkit: ERROR`` line to it and
     the other reports are still written (a previous report stays as it was: writes are
-    atomic); without it the OSError propagates."""
+    atomic); without it the OSError propagates. ``store`` (how far the session's stored runs
+    are trusted: :func:`benchkit.store.records.trust`; None: no run store) becomes each
+    report's ``store``, with the runs it audited."""
     by_idea: dict[str, list[dict]] = {}
     for p in payloads:
         by_idea.setdefault(p["spec"]["name"], []).append(p)
@@ -40,10 +43,13 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         for r in reports:
             path = bench_report.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
+            r["floors"] = floors_of(r)
             comp = r["comparison"]
             rep.decide(r, comp["p_adjusted"] if comp is not None else None,
                        family_size=len(reports))
             r["provenance"] = provenance(rootpath, spec.module)
+            r["store"] = {**(store or records.trust(None)), "audited": sorted(
+                p["nodeid"] for p in runs if p.get("audit") and p.get("track") == r["track"])}
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
             text = bench_report.dumps(bench_report.stamp(r))
@@ -80,6 +86,17 @@ def adjust_family(reports: list[dict]) -> None:
     for cs, p in zip(per_track, tracks):
         for comp in cs:
             comp["p_adjusted"], comp["family_size"] = p, len(reports)
+
+
+def floors_of(report: dict) -> dict:
+    """The track's floors on the report's seeds (numpy and scikit-learn, no training). A floor
+    that cannot be computed is a warning, never a lost report."""
+    try:
+        return tracks.get(report["track"]).floors(report["protocol"]["seeds"])
+    except Exception as exc:  # noqa: BLE001 - a user's track code; the report still counts
+        report["warnings"].append(f"floors of track {report['track']!r} not computed: "
+                                  f"{type(exc).__name__}: {exc}")
+        return {}
 
 
 def read_previous(path) -> dict | None:

@@ -9,14 +9,15 @@ import json
 import pytest
 
 from benchkit.plugin.activation import activate, settings_line
-from benchkit.plugin.fixture import PROPERTY, stored_run_payload
+from benchkit.plugin.fixture import PROPERTY, stored_run_payload, usable
+from benchkit.plugin.progress import ProgressReporter
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
+from benchkit.plugin.timeouts import reports_first
 from benchkit.spec import IdeaSpec, cfg_id
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
 NOT_WRITTEN = "benchkit report not written"
-
-
+NOT_STORED = "benchkit run(s) not stored"
 def audit_failures(payloads: list[dict]) -> list[str]:
     """``benchkit: FAIL audit ...`` for every audited run whose bits differ from its record."""
     return [f"benchkit: FAIL audit: {p['nodeid']} retrained differs in bits from its stored "
@@ -38,6 +39,9 @@ class BenchSession:
         self.write_errors: list[str] = []      # "benchkit: ERROR ..." lines: reports not written
         self.collection: dict | None = None    # from local collection or a worker's output
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
+        self.sigterm_held = False              # a SIGTERM came while the reports were written
+        self.progress = ProgressReporter(config)       # runs trained of runs to train, time left
+        config.pluginmanager.register(self.progress, "benchkit-progress")
 
     @property
     def store(self):
@@ -51,11 +55,15 @@ class BenchSession:
             self.collection = counts
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.collection = self.collection or self.progress.counts_from(report)
+        self.progress.planned(self.collection)
         for name, value in getattr(report, "user_properties", ()):
             if name == PROPERTY:
                 activate(self.config, check_reports=False)  # the workers checked the folder
-                payload = json.loads(value)
-                self.payloads[payload["nodeid"]] = payload
+                payload = usable(json.loads(value))
+                if payload is not None:
+                    self.payloads[payload["nodeid"]] = payload
+                    self.progress.seen(payload)
 
     def stored_payloads(self, payloads: list[dict]) -> list[dict]:
         """Payloads of the stored runs a session did not run, for the ideas it ran an arm of.
@@ -78,10 +86,21 @@ class BenchSession:
                 self.filled_from_store[name] = self.filled_from_store.get(name, 0) + 1
         return found
 
+    def not_stored(self) -> list[str]:
+        """Node ids of runs trained here that had to be stored and were not: every run of a
+        shard (storing is all it does), every run of a session given ``--bench-store``; runs
+        that pytest's cache cannot keep only cost reuse."""
+        if self.settings.store is None and not isinstance(self.settings.shard, tuple):
+            return []
+        return sorted(p["nodeid"] for p in self.payloads.values() if p.get("not_stored"))
+
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers to exit: meanwhile
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        if self.not_stored() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if not self.payloads or isinstance(self.settings.shard, tuple):
             return  # a shard stores its runs; the final session writes the reports
+        held = reports_first()  # a SIGTERM from here on waits for the reports
         from benchkit.plugin.aggregate import aggregate_session
 
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
@@ -89,10 +108,37 @@ class BenchSession:
         self.written, self.failures = aggregate_session(
             payloads + self.stored_payloads(payloads), self.settings,
             complete_session=not interrupted, errors=self.write_errors,
-            rootpath=self.rootpath)
+            rootpath=self.rootpath, store=self.trust())
         self.failures += audit_failures(payloads)
+        if held is not None and held.received:  # the session ends as interrupted, reports whole
+            self.sigterm_held = True
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
         if (self.failures or self.write_errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def trust(self) -> dict:
+        """The reports' ``store`` section (how far stored runs were trusted)."""
+        from benchkit.store.records import trust
+        return trust(None if self.store is None else self.store.secret is not None)
+
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: every worker draws the same audit
+    def pytest_configure_node(self, node) -> None:
+        node.workerinput["benchkit_audit_seed"] = self.settings.audit_seed
+
+    def say_not_stored(self, tr) -> None:
+        """The runs that did not reach the store: a red line, and a count on pytest's last
+        line ("16 passed, 8 benchkit run(s) not stored"); the exit status is 1."""
+        missing = self.not_stored()
+        if not missing:
+            return
+        where = self.store.storage.location if self.store is not None else "the run store"
+        tr.write_line(f"benchkit: ERROR {len(missing)} run(s) trained here could not be "
+                      f"written to the run store at {where} (the store line above says why): "
+                      "a merge or a later session will lack them", red=True, bold=True)
+        tr.stats.setdefault(NOT_STORED, []).extend(
+            pytest.TestReport(nodeid=nodeid, location=("benchkit", None, "store"), keywords={},
+                              outcome="failed", longrepr="not stored", when="call")
+            for nodeid in missing)
 
     def run_counts(self) -> tuple[int, int, int]:
         """(trained, reused, of which trained by another module) arm runs of this session."""
@@ -118,13 +164,17 @@ class BenchSession:
                           + ("" if self.settings.gate == "off" else
                              f": --bench-gate {self.settings.gate} applies in the final "
                              "session"))
+            for line in self.store_problems():
+                tr.write_line(line, yellow=True)
+            self.say_not_stored(tr)
             return
         if not self.payloads:
             counts = self.collection or {}
             if config.getoption("collectonly") and counts.get("arm_runs_selected"):
                 tr.write_line(f"benchkit: {counts['arm_runs_selected']} arm run(s) selected, "
                               f"{counts['to_train']} to train (the rest are stored)")
-            elif counts.get("bench_modules") and not counts.get("arm_runs_selected"):
+            elif (counts.get("bench_modules") and not counts.get("arm_runs_selected")
+                  and not tr.stats.get("error")):   # a collection error says why itself
                 tr.write_line(
                     f"benchkit: {counts['bench_modules']} idea module(s) collected but no arm "
                     "run selected (-k/-m?): nothing benched, no report written", yellow=True)
@@ -146,16 +196,28 @@ class BenchSession:
                       + (f" ({shared} trained by another idea module)" if shared else "")
                       + ("" if self.settings.fresh else " (--bench-fresh retrains them)"))
         if self.settings.shard == "merge":
-            absent = sum(1 for p in self.payloads.values()
-                         if p["kind"] == "run" and p["outcome"] == "skipped")
+            from benchkit.store.runs import MISSING_REASONS
+            absent = [p.get("message") or "" for p in self.payloads.values()
+                      if p["kind"] == "run" and p["outcome"] == "skipped"]
+            reasons = [f"{n} {why}" for why in MISSING_REASONS
+                       if (n := sum(why in m for m in absent))]
             if absent:
-                tr.write_line(f"benchkit: merge: {absent} run(s) not in the store: their "
+                tr.write_line(f"benchkit: merge: {len(absent)} run(s) not in the store ("
+                              + ", ".join(reasons or ["see the report"]) + "): their "
                               "reports are incomplete and list them", yellow=True)
+        from benchkit.plugin.nextstep import next_steps
+        for line in next_steps(self.written, config.invocation_params.args,
+                               fresh=self.settings.fresh, merge=self.settings.shard == "merge"):
+            tr.write_line(line, yellow=True, bold=True)
         for name, count in sorted(self.filled_from_store.items()):
             tr.write_line(f"benchkit: {name}: {count} run(s) not run in this session taken "
                           "from the store, unchanged since they ran (--bench-fresh takes none)")
         for line in self.write_errors + self.failures:
             tr.write_line(line, red=True, bold=True)
+        self.say_not_stored(tr)
+        if self.sigterm_held:
+            tr.write_line("benchkit: SIGTERM came while the reports were written: they were "
+                          "finished first, and the session ends as interrupted", yellow=True)
         if self.write_errors:  # "12 passed, 1 benchkit report not written"
             tr.stats.setdefault(NOT_WRITTEN, []).extend(
                 pytest.TestReport(nodeid="benchkit report", location=("benchkit", None, "report"),

@@ -16,6 +16,7 @@ from benchkit.plugin.settings import SETTINGS, SPECS, STORE
 from benchkit.spec import IdeaSpec, run_id
 
 PROPERTY = "benchkit"
+RUN_POINT = ("arm", "track", "cfg", "seed")   # what places a run payload in its comparison
 ITEM_RUN = pytest.StashKey[object]()      # item -> its Run
 ITEM_STORED = pytest.StashKey[dict]()     # item -> its stored record, when it is reused
 ITEM_AUDIT = pytest.StashKey[bool]()      # item -> retrain it and compare with its record
@@ -53,8 +54,9 @@ def start_run(item: pytest.Function):
         elif record is not None:
             item.stash[ITEM_STORED] = record
         elif settings.shard == "merge":
-            pytest.skip(f"benchkit: not in the run store {store.storage.location}: "
-                        "--bench-shard merge trains nothing (did its shard run and pass?)")
+            why = store.why_missing(the_run.store_key, item.path)
+            pytest.skip(f"benchkit: not in the run store {store.storage.location}: {why}; "
+                        "--bench-shard merge trains nothing")
     return the_run
 
 
@@ -153,10 +155,15 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
         result = the_run.payload() if the_run is not None else None
         if result is not None and outcome == "passed" and not result["reused"] \
                 and store is not None:
-            keep(item, the_run, result, store, spec)
+            stored = keep(item, the_run, result, store, spec)
             result.update(the_run.provenance)
+            if not stored:
+                result["not_stored"] = True
         payload = run_payload(item.nodeid, outcome, message, result, settings.threads,
                               settings.device)
+        point = getattr(getattr(item, "callspec", None), "params", {}).get("run")
+        if result is None and point is not None:  # its setup failed before the Run existed
+            payload.update(zip(RUN_POINT, point))
         if store is not None and store.problems:
             payload["store_problems"] = list(store.problems)
     elif item.get_closest_marker("mechanism") is not None:
@@ -181,9 +188,10 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
             item.user_properties.append((f"bench_{key}", payload[key]))
 
 
-def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) -> None:
+def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) -> bool:
     """Record a freshly trained run (its ``result`` payload) with what it depended on, and
-    store it (an audited run is compared with its record instead)."""
+    store it (an audited run is compared with its record instead). False when it should
+    have been stored and was not."""
     from benchkit.store import records
     from benchkit.verdict.plan import declared_plan
     from benchkit.store.trace import dependencies
@@ -193,19 +201,20 @@ def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) ->
         deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
         record = records.build(the_run.store_key, result, result, deps,
                                {"module": spec.module, "nodeid": item.nodeid,
-                                "plan": declared_plan(spec)}, result["cpu"])
+                                "plan": declared_plan(spec)}, result["cpu"],
+                               secret=store.secret)
     except Exception as exc:  # never the session: an unrecordable run is just not stored
         store.problem(f"{item.nodeid}: its dependencies could not be recorded "
                       f"({exc.__class__.__name__}: {exc}): it is not stored")
-        return
+        return False
     the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
                           "origin": "fresh", "trained_in": spec.module}
     expected = getattr(the_run, "audit_expected", None)
     if expected is not None:
         the_run.provenance["audit"] = {"stored": expected, "same": expected ==
                                        record["run_digest"]}
-    else:
-        store.put(record)
+        return True
+    return store.put(record)
 
 
 def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,
@@ -217,6 +226,24 @@ def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | N
         from benchkit.store.environment import environment
         payload.update(result)
         payload["env"] = environment(threads, device)
+    return payload
+
+
+RESULT_FIELDS = ("val", "test", "diverged")
+
+
+def usable(payload: dict) -> dict | None:
+    """A run payload as a report can take it: one that lacks its result's fields is a failed
+    run of its comparison; one that does not say which run it is (no arm, track, config or
+    seed) is None, and its run stays missing from its report. Others pass unchanged."""
+    if payload.get("kind") != "run":
+        return payload
+    if any(field not in payload for field in RUN_POINT):
+        return None
+    if payload.get("outcome") == "passed" and any(f not in payload for f in RESULT_FIELDS):
+        return {**payload, "outcome": "failed",
+                "message": "benchkit: its result lacks " + ", ".join(
+                    f for f in RESULT_FIELDS if f not in payload)}
     return payload
 
 

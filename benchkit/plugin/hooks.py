@@ -21,6 +21,7 @@ from benchkit.plugin.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_pa
                                      before_call, item_key, item_spec, reuse, start_run,
                                      stop_recording)
 from benchkit.plugin.isolation import GUARD, Guard
+from benchkit.plugin.progress import worker_counts_property
 from benchkit.plugin.settings import (GATES, HEADER_SHOWN, NAMES, SETTINGS, SPECS, STORE,
                                       Settings)
 from benchkit.spec import (ARMS, BENCH_KWARGS, IdeaSpec, SpecError, arm_label,
@@ -50,8 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"{', '.join(GATES)} (default off)", opts.gate, metavar="G")
     add("--bench-threads", "bench_threads", "torch threads per process (default 1: fixed so "
         "that results are bit-identical with and without -n)", opts.threads, metavar="N")
-    add("--bench-audit", "bench_audit", "retrain K stored runs drawn by a fixed seed and fail "
-        "when any differs in bits from its record (default 0)", opts.audit, metavar="K")
+    add("--bench-audit", "bench_audit", "retrain K stored runs drawn at random (unpredictably; "
+        "the report names them) and fail when any differs in bits from its record (default 0)", opts.audit, metavar="K")
     add("--bench-store", "bench_store", "where finished runs are kept and shared: a directory "
         "(relative to the rootdir; NFS is fine) or an fsspec URL such as s3://bucket/runs "
         "(default: pytest's cache)", opts.store, metavar="LOCATION")
@@ -177,7 +178,7 @@ def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
         # of such a grid is a warning, not a reason to train more
         return dataclasses.replace(spec, extend=0)
     store = config.stash[STORE]
-    if store is None or settings.fresh or spec.extend == 0:
+    if store is None or spec.extend == 0:  # --bench-fresh too: it retrains the extension
         return spec
     from benchkit.plugin.grids import grids_from_store
     grids = grids_from_store(spec, store, module_item.obj, module_item.path)
@@ -271,11 +272,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             if item_spec(item) is not None and item.get_closest_marker("arm")]
     known = sum(1 for spec in config.stash[SPECS].values() if isinstance(spec, IdeaSpec))
     stored = [item for item in arms if _stored(item)]
-    _draw_audit(stored, config.stash[SETTINGS].audit)
+    _draw_audit(stored, config.stash[SETTINGS].audit, config.stash[SETTINGS].audit_seed)
     counts = {"bench_modules": known, "arm_runs_selected": len(arms),
               "to_train": len(arms) - len(stored)}
     if is_worker(config):
         config.workeroutput["benchkit_collection"] = counts
+        if counts["to_train"]:   # to the controller on the first report (its progress line)
+            config.stash[COUNTS_UNSENT] = counts
     else:
         config.pluginmanager.get_plugin("benchkit-session").collection = counts
 
@@ -288,19 +291,20 @@ def _stored(item: pytest.Item) -> bool:
     return store.lookup(item_key(item, store), item.path) is not None
 
 
-def _draw_audit(stored: list, k: int) -> None:
-    """Mark ``k`` of the stored runs, drawn with a fixed seed from their node ids (the same
-    draw in every xdist worker), to be retrained and compared with their records."""
+def _draw_audit(stored: list, k: int, seed: int) -> None:
+    """Mark ``k`` of the stored runs to be retrained and compared with their records, drawn
+    from their node ids with the session's unpredictable ``seed`` (the same in every xdist
+    worker, so that k runs are drawn in all; the report names them)."""
     if not k or not stored:
         return
     import random
 
     ordered = sorted(stored, key=lambda item: item.nodeid)
-    for item in random.Random(AUDIT_SEED).sample(ordered, min(k, len(ordered))):
+    for item in random.Random(seed).sample(ordered, min(k, len(ordered))):
         item.stash[ITEM_AUDIT] = True
 
 
-AUDIT_SEED = 20240917
+COUNTS_UNSENT = pytest.StashKey[dict]()   # a worker's collection counts, not yet reported
 
 
 class BenchWarning(pytest.PytestWarning):
@@ -350,6 +354,10 @@ def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
     report = yield
+    counts = item.config.stash.get(COUNTS_UNSENT, None)
+    if counts is not None:  # the controller's progress line needs them before the session ends
+        report.user_properties.append(worker_counts_property(counts))
+        del item.config.stash[COUNTS_UNSENT]
     spec = item_spec(item)
     if spec is not None:
         attach_payload(item, report, call, spec)

@@ -10,7 +10,9 @@ it changes is undone after its teardown.
 Covered (:data:`COVERED`): torch's default dtype and default device, grad mode, deterministic
 algorithms (and warn-only), anomaly detection (and its NaN check), float32 matmul precision,
 cuDNN's deterministic and benchmark flags, the intra-op thread count; numpy's floating-point
-error handling (``np.seterr``). Not covered: torch's inter-op thread count (fixed once a process
+error handling (``np.seterr``); environment variables (``os.environ``) and the working
+directory (a run that sets a variable or calls ``os.chdir`` would otherwise change the runs
+after it, and whether its baseline ran in the same process). Not covered: torch's inter-op thread count (fixed once a process
 has used it), an ``inference_mode`` or other context entered and never left, and random number
 generators (seeded before every run instead).
 
@@ -20,12 +22,14 @@ imports it.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 
 import pytest
 
 COVERED = ("default_dtype", "default_device", "grad", "deterministic", "anomaly",
-           "matmul_precision", "cudnn", "threads", "numpy_errors")
+           "matmul_precision", "cudnn", "threads", "numpy_errors", "environ", "cwd")
+PYTEST_OWN = "PYTEST_CURRENT_TEST"   # pytest sets it per phase: never restored by us
 
 
 def _torch_state(torch) -> dict:
@@ -71,7 +75,33 @@ def snapshot() -> dict:
 
     torch = sys.modules.get("torch")
     return {"torch": _torch_state(torch) if torch is not None else None,
-            "numpy_errors": np.geterr()}
+            "numpy_errors": np.geterr(), "environ": _environ(), "cwd": _cwd()}
+
+
+def _environ() -> dict:
+    return {k: v for k, v in os.environ.items() if k != PYTEST_OWN}
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # the folder was removed under the process
+        return None
+
+
+def _apply_process(environ: dict, cwd: str | None) -> None:
+    """Environment variables as in ``environ`` (pytest's own left alone) and ``cwd``."""
+    now = _environ()
+    for name in now.keys() - environ.keys():
+        del os.environ[name]
+    for name, value in environ.items():
+        if now.get(name) != value:
+            os.environ[name] = value
+    if cwd is not None and _cwd() != cwd:
+        try:
+            os.chdir(cwd)
+        except OSError:
+            pass  # gone: the next test starts where it can
 
 
 def apply(state: dict) -> None:
@@ -79,6 +109,7 @@ def apply(state: dict) -> None:
     import numpy as np
 
     np.seterr(**state["numpy_errors"])
+    _apply_process(state["environ"], state["cwd"])
     torch = sys.modules.get("torch")
     if torch is None:
         return

@@ -8,12 +8,15 @@ the same functions when :class:`Settings` is built).
 from __future__ import annotations
 
 import argparse
+import secrets
 from pathlib import Path
 
 import pytest
 
+from benchkit.spec.idea import MAX_SEEDS, MIN_SEEDS
 from benchkit.training import device as devices
 
+MAX_TIMEOUT = 365 * 24 * 3600   # a year: SIGALRM's timer takes it with room to spare
 GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
 
 # Values on pytest's config (controller and workers alike).
@@ -24,15 +27,19 @@ STORE = pytest.StashKey[object]()     # the session's RunStore, or None without 
 HEADER_SHOWN = pytest.StashKey[bool]()  # the settings line went into pytest's header
 
 
-def _integer(minimum: int):
+def _integer(minimum: int, maximum: int | None = None):
+    valid = f"valid: an integer >= {minimum}" if maximum is None else \
+        f"valid: an integer in [{minimum}, {maximum}]"
+
     def check(value: str) -> int:
         try:
             number = int(value)
         except (TypeError, ValueError):
-            raise ValueError(f"{value!r} is not an integer; valid: an integer >= {minimum}") \
-                from None
+            raise ValueError(f"{value!r} is not an integer; {valid}") from None
         if number < minimum:
-            raise ValueError(f"{number} is too small; valid: an integer >= {minimum}")
+            raise ValueError(f"{number} is too small; {valid}")
+        if maximum is not None and number > maximum:
+            raise ValueError(f"{number} is too large; {valid}")
         return number
     return check
 
@@ -56,19 +63,21 @@ def gate(value: str) -> str:
 
 def timeout(value: str) -> float:
     """Seconds a run may take; 0 for no limit (given as "off" or 0)."""
-    valid = "valid: a number of seconds > 0, or off"
+    valid = f"valid: a number of seconds in (0, {MAX_TIMEOUT}], or off (0)"
     if str(value).strip().lower() == "off":
         return 0.0
     try:
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{value!r} is not a number; {valid}") from None
-    if not 0 <= number < float("inf"):
+    if not 0 <= number <= MAX_TIMEOUT:
         raise ValueError(f"{value!r} out of range; {valid}")
     return number
 
 
-seeds, epochs, threads, audit = _integer(2), _integer(1), _integer(1), _integer(0)
+MAX_THREADS = 256   # torch crashes on absurd counts (99999 segfaults)
+seeds, epochs, audit = _integer(MIN_SEEDS, MAX_SEEDS), _integer(1), _integer(0)
+threads = _integer(1, MAX_THREADS)
 
 
 def shard(value: str):
@@ -120,6 +129,10 @@ class Settings:
         self.timeout: float | None = get("bench_timeout", timeout) or None  # None: no limit
         self.fresh = bool(config.getoption("bench_fresh"))
         self.audit: int = get("bench_audit", audit, default=0)
+        # drawn unpredictably (a forger must not know which stored runs are retrained), once
+        # per session: xdist workers get the controller's (pytest_configure_node)
+        self.audit_seed: int = getattr(config, "workerinput", {}).get(
+            "benchkit_audit_seed", secrets.randbits(64))
         self.store: str | None = get("bench_store", store)   # None: pytest's cache
         self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.shard)
         if self.fresh and self.shard == "merge":

@@ -52,6 +52,9 @@ def _versions() -> str:
     return ", ".join(map(str, SUPPORTED_VERSIONS))
 
 
+MAX_REPORT_BYTES = 32 * 1024 * 1024   # ~70x the largest reference report (450 kB)
+
+
 def load_report(path) -> dict:
     """Read and check one report. A folder holding a bench_report.json stands for that file."""
     path = Path(path)
@@ -61,6 +64,12 @@ def load_report(path) -> dict:
         raise ReportError(f"{path}: no such file")
     if path.is_dir():
         raise ReportError(f"{path}: is a folder without a {REPORT_NAME}")
+    if not path.is_file():  # a FIFO or a device would block or never end
+        raise ReportError(f"{path}: not a regular file; valid: a {REPORT_NAME} or its folder")
+    size = path.stat().st_size
+    if size > MAX_REPORT_BYTES:
+        raise ReportError(f"{path}: {size} bytes; valid: a report of at most "
+                          f"{MAX_REPORT_BYTES} bytes (benchkit's are well under 1 MB)")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -6,6 +6,7 @@ percentage never comes out in scientific notation.
 from __future__ import annotations
 
 import math
+import re
 
 MISSING = "n/a"
 
@@ -24,6 +25,42 @@ def signed(x, spec: str = "+.4g") -> str:
     if not _finite(x):
         return MISSING
     return "0" if x == 0 else format(x, spec)
+
+
+def sig(x, digits: int = 3, *, sign: bool = False) -> str:
+    """``x`` with ``digits`` significant digits, for people: ``0.0146``, ``1.04``, ``3.33e-4``,
+    ``1.2e+5`` (scientific below 1e-3 and from 1e5, with a short exponent); ``sign`` writes
+    ``+`` on a positive number. ``n/a`` for None, NaN or infinity; exactly ``0`` for zero."""
+    if not _finite(x):
+        return MISSING
+    if x == 0:
+        return "0"
+    plus = "+" if sign else ""
+    fixed = format(x, f"{plus}.{digits}g")
+    if abs(x) >= 1e-3 and "e" not in fixed:
+        return fixed
+    mantissa, exponent = format(x, f"{plus}.{digits - 1}e").split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+    return f"{mantissa}e{int(exponent)}" if int(exponent) < 0 else f"{mantissa}e+{int(exponent)}"
+
+
+LONG_FLOAT = re.compile(r"(?<==)-?\d+\.\d{7,}(?:e-?\d+)?")
+
+
+def readable(text: str) -> str:
+    """``text`` with config values of many digits in 3 significant digits (lr=3.33e-4); run
+    ids keep theirs (they are what -k matches)."""
+    return LONG_FLOAT.sub(lambda m: sig(float(m.group())), text)
+
+
+def cfg_text(cfg: dict | None) -> str:
+    """A grid config for people: ``lr=3.33e-4, keep=0.25`` (its id, ``benchkit.spec.cfg_id``,
+    keeps every digit: it names runs)."""
+    if cfg is None:
+        return "-"
+    def value(v) -> str:
+        return sig(v) if isinstance(v, float) else repr(v) if isinstance(v, str) else str(v)
+    return ", ".join(f"{k}={value(v)}" for k, v in cfg.items())
 
 
 def pct(x) -> str:

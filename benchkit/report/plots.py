@@ -9,13 +9,14 @@ import math
 from pathlib import Path
 
 from benchkit.store.atomic import write_atomic
-from benchkit.report.fmt import num, signed
+from benchkit.report.fmt import cfg_text, sig
+from benchkit.report.sentences import deciding
 from benchkit.verdict.build import direction_of, paired_values
-from benchkit.spec import cfg_id
 
 PLOTS = (("paired.png", "paired seeds"), ("sweep.png", "grid sweep"))
 MISSING = "matplotlib is not installed, so no plots were drawn (pip install 'benchkit[plot]')"
 COLORS = {"baseline": "#1f77b4", "idea": "#d9641c"}
+CONTROL_COLORS = ("#6a3d9a", "#2a7f62", "#8c564b", "#b8860b")
 WIN, LOSS, TIE = "#2a9d4f", "#c0392b", "#888888"
 DPI = 130
 
@@ -78,35 +79,84 @@ def _title(report: dict, what: str) -> str:
 
 
 # -- paired.png ---------------------------------------------------------------------------
-def plot_paired(report: dict, path, mpl=None) -> None:
-    """Each seed as a line from its baseline value to its idea value, the arms' means with 95%
-    error bars; a side panel of the per-seed differences with the mean's 95% CI and the MDE."""
-    Figure, Canvas = mpl or matplotlib_classes()
-    comp = report["comparison"]
-    direction = direction_of(report)
-    seeds, base, idea, diffs = paired_values(report)
+def _arm_label(report: dict, arm: str, cfg) -> str:
+    """An x tick label: the arm and its selected config (a frontier selects one per point)."""
+    front = report.get("frontier")
+    if front:
+        return f"{arm}\n(mean over {len(front.get('values') or ())} {front['axis']} points)"
+    return f"{arm}\n{cfg_text(cfg)}"
 
-    fig = Figure(figsize=(8.6, 5.0))  # fixed margins: constrained layout doubles the time
-    ax, axd = fig.subplots(1, 2, width_ratios=[3, 1.25])
-    fig.subplots_adjust(left=0.085, right=0.985, bottom=0.19, top=0.87, wspace=0.3)
+
+def _won(d: float, direction: str) -> bool:
+    return d < 0 if direction == "lower" else d > 0
+
+
+def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool) -> None:
+    """The per-seed differences idea - ``other``, their mean's 95% CI and the ±MDE band."""
+    n = len(diffs)
+    jitter = [(k - (n - 1) / 2) * (0.5 / max(n, 1)) for k in range(n)]
+    colors = [TIE if d == 0 else (WIN if _won(d, direction) else LOSS) for d in diffs]
+    mde = comp.get("mde")
+    if mde:
+        axd.axhspan(-mde, mde, color="#999999", alpha=0.15, lw=0, label=f"±MDE ({sig(mde)})")
+    axd.axhline(0, color="k", lw=0.8)
+    axd.scatter(jitter, diffs, c=colors, s=22, zorder=2, gid=f"diffs:{other}")
+    ci = comp.get("ci95") or [None, None]
+    delta = comp["delta_mean"]
+    if None not in ci:
+        axd.errorbar([0.55], [delta], yerr=[[delta - ci[0]], [ci[1] - delta]], fmt="D",
+                     color="k", ms=7, capsize=6, lw=2, zorder=3, label="mean ± 95% CI")
+    axd.set_xlim(-0.5, 0.9)
+    axd.set_xticks([])
+    axd.grid(axis="y", alpha=0.3)
+    p = comp.get("p_adjusted")
+    p_txt = f"p {sig(comp['p_value'] if p is None else p)}" + ("" if p is None else " (Holm)")
+    axd.set_title(f"idea - {other}{' (decided)' if decided else ''}\n"
+                  f"Δ {sig(delta, sign=True)}, {p_txt}", fontsize=9,
+                  fontweight="bold" if decided else "normal")
+    axd.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=7.5, frameon=False)
+
+
+def figure_paired(report: dict, mpl=None):
+    """The comparison that decided the verdict, seed by seed: each seed a line from the deciding
+    arm's value (the baseline, or the control the idea did worst against) to the idea's, the
+    arms' means with 95% error bars; beside it a panel of the per-seed differences for that
+    comparison and, when a control decided, one for the baseline comparison."""
+    Figure, _ = mpl or matplotlib_classes()
+    direction = direction_of(report)
+    seeds, base, idea, base_diffs = paired_values(report)
+    name, comp, control = deciding(report)
+    if control is not None:
+        other, other_cfg = control["full"]["per_seed"], control.get("best_cfg")
+        diffs = [i - c for i, c in zip(idea, other)]
+    else:
+        other, other_cfg, diffs = base, report["baseline"]["best_cfg"], base_diffs
+
+    panels = 3 if control is not None else 2
+    fig = Figure(figsize=(10.4 if control is not None else 8.6, 5.4))
+    axes = fig.subplots(1, panels, width_ratios=[3] + [1.25] * (panels - 1))
+    ax = axes[0]
+    fig.subplots_adjust(left=0.08, right=0.985, bottom=0.22, top=0.80, wspace=0.42)
     counts = {WIN: 0, LOSS: 0, TIE: 0}
-    for b, i, d in zip(base, idea, diffs):
-        won = d < 0 if direction == "lower" else d > 0
-        color = TIE if d == 0 else (WIN if won else LOSS)
+    for o, i, d in zip(other, idea, diffs):
+        color = TIE if d == 0 else (WIN if _won(d, direction) else LOSS)
         counts[color] += 1
-        ax.plot([0, 1], [b, i], color=color, alpha=0.75, lw=1.6, marker="o", ms=4, zorder=2)
-    for x, vals, arm, dx in ((0, base, "baseline", -0.14), (1, idea, "idea", 0.14)):
+        ax.plot([0, 1], [o, i], color=color, alpha=0.75, lw=1.6, marker="o", ms=4, zorder=2,
+                gid="seed")
+    colors = {name: COLORS["baseline"] if control is None else CONTROL_COLORS[0],
+              "idea": COLORS["idea"]}
+    for x, vals, arm, dx in ((0, other, name, -0.14), (1, idea, "idea", 0.14)):
         mean, half = _mean_ci(vals)
-        ax.errorbar([x + dx], [mean], yerr=[half], fmt="D", ms=8, color=COLORS[arm], capsize=6,
-                    lw=2.2, zorder=3)
-        ax.annotate(num(mean), (x + dx, mean), xytext=(10 if dx > 0 else -10, 0),
+        ax.errorbar([x + dx], [mean], yerr=[half], fmt="D", ms=8, color=colors[arm],
+                    capsize=6, lw=2.2, zorder=3)
+        ax.annotate(sig(mean), (x + dx, mean), xytext=(10 if dx > 0 else -10, 0),
                     textcoords="offset points", va="center",
-                    ha="left" if dx > 0 else "right", fontsize=9, color=COLORS[arm])
-    ax.set_xlim(-0.55, 1.55)
+                    ha="left" if dx > 0 else "right", fontsize=9, color=colors[arm])
+    ax.set_xlim(-0.6, 1.6)
     ax.set_xticks([0, 1], labels=[
-        f"baseline\n{cfg_id(report['baseline']['best_cfg'])}",
-        f"idea\n{cfg_id(report['idea_config'])}"])
-    log = _spans_decades(base + idea)
+        _arm_label(report, name if control is None else f"control {name}", other_cfg),
+        _arm_label(report, "idea", report["idea_config"])], fontsize=9)
+    log = _spans_decades(list(other) + list(idea))
     if log:
         ax.set_yscale("log")
     ax.set_ylabel(_ylabel(report) + (" (log scale)" if log else ""))
@@ -119,55 +169,154 @@ def plot_paired(report: dict, path, mpl=None) -> None:
                if counts[color]]
     handles.append(Line2D([], [], color="k", marker="D", ls="", ms=7,
                           label="arm mean ± 95% CI"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.13),
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2),
               ncols=len(handles), fontsize=8, frameon=False)  # below: never over the data
-    ax.set_title(f"{len(seeds)} paired seeds, selected configs", fontsize=10)
+    ax.set_title(f"{len(seeds)} paired seeds, idea vs {'control ' if control else ''}{name}",
+                 fontsize=10)
+    _diff_panel(axes[1], diffs, comp, direction, name, decided=True)
+    axes[1].set_ylabel(f"idea - other arm ({'negative' if direction == 'lower' else 'positive'}"
+                       " = idea better)", fontsize=9)
+    if control is not None:
+        _diff_panel(axes[2], base_diffs, report["comparison"], direction, "baseline",
+                    decided=False)
+    fig.suptitle(f"{_title(report, 'paired seeds')}: {report.get('practical_verdict')} / "
+                 f"{report.get('system_verdict')}\ndecided by the comparison with "
+                 f"{'the control ' + name if control is not None else 'the baseline'}"
+                 + (f" (mean over the {report['frontier']['axis']} points)"
+                    if report.get("frontier") else ""), fontsize=10.5)
+    return fig
 
-    # the differences: what the test is about
-    n = len(diffs)
-    jitter = [(k - (n - 1) / 2) * (0.5 / max(n, 1)) for k in range(n)]
-    colors = [TIE if d == 0 else (WIN if (d < 0 if direction == "lower" else d > 0) else LOSS)
-              for d in diffs]
-    mde = comp.get("mde")
-    if mde:
-        axd.axhspan(-mde, mde, color="#999999", alpha=0.15, lw=0,
-                    label=f"±MDE ({num(mde, '.3g')})")
-    axd.axhline(0, color="k", lw=0.8)
-    axd.scatter(jitter, diffs, c=colors, s=22, zorder=2)
-    ci = comp.get("ci95") or [None, None]
-    delta = comp["delta_mean"]
-    if None not in ci:
-        axd.errorbar([0.55], [delta], yerr=[[delta - ci[0]], [ci[1] - delta]], fmt="D",
-                     color="k", ms=7, capsize=6, lw=2, zorder=3, label="mean ± 95% CI")
-    axd.set_xlim(-0.5, 0.9)
-    axd.set_xticks([])
-    axd.set_ylabel(f"idea - baseline ({'negative' if direction == 'lower' else 'positive'}"
-                   " = idea better)", fontsize=9)
-    axd.grid(axis="y", alpha=0.3)
-    axd.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=8, frameon=False)
-    p = comp.get("p_adjusted")
-    p_txt = f"p={num(comp['p_value'], '.3g')}" + (
-        "" if p is None or p == comp["p_value"] else f" (adj {num(p, '.3g')})")
-    axd.set_title(f"Δ={signed(delta, '+.3g')}, {p_txt}", fontsize=10)
-    fig.suptitle(f"{_title(report, 'paired seeds')} → {report.get('practical_verdict')}"
-                 f" / {report.get('system_verdict')}", fontsize=11)
-    _save(fig, Canvas, Path(path))
+
+def plot_paired(report: dict, path, mpl=None) -> None:
+    _save(figure_paired(report, mpl), (mpl or matplotlib_classes())[1], Path(path))
 
 
 # -- sweep.png ----------------------------------------------------------------------------
-def _sweep_axis(cfgs: list[dict]):
-    """(x values, label, log scale?, tick labels) for the grid configs: the value of a single
-    numeric key when there is one (log for lr or a wide positive range), else the index."""
-    keys = {tuple(c) for c in cfgs}
-    if len(keys) == 1 and len(next(iter(keys))) == 1:
-        key = next(iter(keys))[0]
-        vals = [c[key] for c in cfgs]
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals) and \
-                len(set(vals)) == len(vals):
-            positive = all(v > 0 for v in vals)
-            log = positive and (key == "lr" or max(vals) / min(vals) >= 10)
-            return vals, key, log, [format(v, "g") for v in vals]
-    return list(range(len(cfgs))), "grid config", False, [cfg_id(c) for c in cfgs]
+def _sweep_arms(report: dict) -> dict[str, tuple[list, dict | None]]:
+    """arm -> (its sweep entries, its selected config or None when selected per point)."""
+    arms = {"baseline": (report["baseline"]["sweep"], report["baseline"]["best_cfg"]),
+            "idea": (report["idea_sweep"], report["idea_config"])}
+    for name, c in (report.get("controls") or {}).items():
+        arms[f"control {name}"] = (c.get("sweep") or [], c.get("best_cfg"))
+    if report.get("frontier"):   # selected per point: found again below, per panel
+        arms = {arm: (sweep, None) for arm, (sweep, _) in arms.items()}
+    return arms
+
+
+def _x_key(cfgs: list[dict]) -> str | None:
+    """The numeric key the sweep runs along: ``lr`` when the grid varies it, else the numeric
+    key with the most values; None when no key is numeric."""
+    numeric = [k for k in cfgs[0] if all(isinstance(c.get(k), (int, float))
+                                         and not isinstance(c.get(k), bool) for c in cfgs)]
+    varied = sorted(numeric, key=lambda k: (k != "lr", -len({c[k] for c in cfgs})))
+    return varied[0] if varied else None
+
+
+def _group(cfg: dict, key) -> tuple:
+    return tuple((k, v) for k, v in cfg.items() if k != key)
+
+
+def _selected_in(sweep: list, direction: str):
+    """The config an arm selects among ``sweep`` entries (best validation mean of the eligible
+    ones, the first on a tie: the report's rule), or None."""
+    ok = [e for e in sweep if e.get("eligible", True) and e.get("val_mean") is not None]
+    if not ok:
+        return None
+    best = (min if direction == "lower" else max)(e["val_mean"] for e in ok)
+    return next(e["cfg"] for e in ok if e["val_mean"] == best)
+
+
+def figure_sweep(report: dict, mpl=None):
+    """Every arm's validation (dashed) and test (solid) means over the grid, controls included,
+    along its numeric axis (lr where the grid varies it) in ascending order; a panel for each
+    value of the other keys (a frontier's points), so no line joins different values of them.
+    Each arm's selected config is ringed on its validation mean."""
+    Figure, _ = mpl or matplotlib_classes()
+    arms = _sweep_arms(report)
+    cfgs = []
+    for sweep, _ in arms.values():
+        cfgs += [e["cfg"] for e in sweep if e["cfg"] not in cfgs]
+    key = _x_key(cfgs)
+    groups = list(dict.fromkeys(_group(c, key) for c in cfgs))
+    direction = direction_of(report)
+    front = report.get("frontier") or {}
+    per_point = {(_group(p[f"{arm}_cfg"], key), arm): p[f"{arm}_cfg"]   # the report's choice
+                 for p in front.get("points") or () for arm in ("baseline", "idea")
+                 if p.get(f"{arm}_cfg")}
+    legend_in = 0.9 + 0.065 * max(len(f"{arm} test") for arm in arms)   # its widest label
+    width = 1.0 + 3.6 * len(groups) + legend_in
+    fig = Figure(figsize=(width, 5.0))
+    axes = fig.subplots(1, len(groups), sharey=True, squeeze=False)[0]
+    right = 1 - (legend_in + 0.1) / width
+    fig.subplots_adjust(left=0.9 / width, right=right, bottom=0.14, top=0.84, wspace=0.08)
+    palette = {"baseline": COLORS["baseline"], "idea": COLORS["idea"]}
+    for k, arm in enumerate(a for a in arms if a not in palette):
+        palette[arm] = CONTROL_COLORS[k % len(CONTROL_COLORS)]
+    values = []
+    for ax, group in zip(axes, groups):
+        for arm, (sweep, best) in arms.items():
+            entries = [e for e in sweep if _group(e["cfg"], key) == group]
+            if key is not None:
+                entries.sort(key=lambda e: e["cfg"][key])
+            xs = [e["cfg"][key] if key is not None else cfgs.index(e["cfg"]) for e in entries]
+            chosen = (best if best is not None else per_point.get((group, arm))
+                      or _selected_in(entries, direction))
+            for field, style, marker, split in (("val_mean", "--", "s", "val"),
+                                                ("mean", "-", "o", "test")):
+                ys = [math.nan if e.get(field) is None else e[field] for e in entries]
+                values += [v for v in ys if not math.isnan(v)]
+                ax.plot(xs, ys, ls=style, marker=marker, color=palette[arm], lw=1.7, ms=4.5,
+                        label=f"{arm} {split}", gid=f"{arm}|{split}|{group}")
+            ring = [(x, e["val_mean"]) for x, e in zip(xs, entries) if e["cfg"] == chosen
+                    and e.get("val_mean") is not None]
+            if ring:
+                ax.plot(*ring[0], marker="o", ms=14, mfc="none", mec=palette[arm], mew=2.0,
+                        ls="", zorder=3, gid=f"selected|{arm}|{group}")
+                note = edge_note(report, arm)
+                if note:
+                    ax.annotate(note, ring[0], xytext=(0, -20), textcoords="offset points",
+                                color=palette[arm], fontsize=7.5, ha="center", va="top")
+            for x, e in zip(xs, entries):
+                if e.get("eligible") is False:
+                    ax.annotate("not eligible", (x, 0.02), xycoords=("data", "axes fraction"),
+                                color=palette[arm], fontsize=7.5, ha="center", rotation=90,
+                                va="bottom")
+        if group:
+            ax.set_title(cfg_text(dict(group)), fontsize=9.5)
+        _sweep_x(ax, key, sorted({c[key] for c in cfgs}) if key else list(range(len(cfgs))),
+                 cfgs)
+        ax.grid(alpha=0.3)
+    if _spans_decades(values):
+        axes[0].set_yscale("log")
+    axes[0].set_ylabel(f"{report.get('metric', 'metric')} mean over {report.get('n_seeds')} "
+                       f"seeds ({report.get('metric_direction', '')})")
+    from matplotlib.lines import Line2D
+
+    handles, _ = axes[0].get_legend_handles_labels()
+    handles.append(Line2D([], [], marker="o", ms=11, mfc="none", mec="k", mew=2, ls="",
+                          label="selected config\n(on its val mean)"))
+    fig.legend(handles=handles, fontsize=8, frameon=False, loc="upper left",
+               bbox_to_anchor=(right + 0.1 / width, 0.84))  # beside the axes, never over them
+    fig.suptitle(_title(report, "grid sweep") + "\nval dashed, test solid; each arm's config "
+                 "is selected on validation, never on test", fontsize=10.5)
+    return fig
+
+
+def _sweep_x(ax, key, ticks, cfgs) -> None:
+    """The x axis: the key's values (log for lr or a wide positive range), labelled with 3
+    significant digits; the grid config's index when no key is numeric."""
+    if key is None:
+        ax.set_xticks(ticks, labels=[cfg_text(c) for c in cfgs], rotation=30, ha="right",
+                      fontsize=7.5)
+        ax.set_xlabel("grid config")
+        return
+    log = all(v > 0 for v in ticks) and (key == "lr" or max(ticks) / min(ticks) >= 10)
+    if log:
+        ax.set_xscale("log")
+    ax.set_xticks(ticks, labels=[sig(v) for v in ticks], fontsize=8,
+                  rotation=30 if len(ticks) > 4 else 0, ha="right" if len(ticks) > 4 else "center")
+    ax.minorticks_off()
+    ax.set_xlabel(key + (" (log scale)" if log else ""))
 
 
 def edge_note(report: dict, arm: str) -> str | None:
@@ -179,68 +328,7 @@ def edge_note(report: dict, arm: str) -> str | None:
 
 
 def plot_sweep(report: dict, path, mpl=None) -> None:
-    """Both arms' validation and test means over the grid, selected configs ringed (and
-    labelled when still at a grid edge after the extensions)."""
-    Figure, Canvas = mpl or matplotlib_classes()
-    arms = {"baseline": (report["baseline"]["sweep"], report["baseline"]["best_cfg"]),
-            "idea": (report["idea_sweep"], report["idea_config"])}
-    cfgs = [e["cfg"] for e in arms["baseline"][0]]
-    for e in arms["idea"][0]:
-        if e["cfg"] not in cfgs:
-            cfgs.append(e["cfg"])
-    xs, xlabel, log, ticks = _sweep_axis(cfgs)
-    x_of = {cfg_id(c): x for c, x in zip(cfgs, xs)}
-    fig = Figure(figsize=(9.4, 5.0))
-    ax = fig.subplots()
-    fig.subplots_adjust(left=0.085, right=0.72, bottom=0.12, top=0.92)
-    values = []
-    for arm, (sweep, best) in arms.items():
-        color = COLORS[arm]
-        x = [x_of[cfg_id(e["cfg"])] for e in sweep]
-        for key, style, marker, split in (("val_mean", "--", "s", "val"),
-                                          ("mean", "-", "o", "test")):
-            y = [e.get(key) if e.get(key) is not None else math.nan for e in sweep]
-            values += [v for v in y if not math.isnan(v)]
-            ax.plot(x, y, ls=style, marker=marker, color=color, lw=1.8, ms=5,
-                    label=f"{arm} {split} mean")
-            sel = [(xx, yy) for xx, yy, e in zip(x, y, sweep) if e["cfg"] == best]
-            if split == "val" and sel and not math.isnan(sel[0][1]):
-                ax.plot(*sel[0], marker="o", ms=15, mfc="none", mec=color, mew=2.2, ls="",
-                        zorder=3)
-                note = edge_note(report, arm)
-                if note:
-                    ax.annotate(note, sel[0], xytext=(0, -22), textcoords="offset points",
-                                color=color, fontsize=8, ha="center", va="top")
-        for xx, e in zip(x, sweep):
-            if e.get("eligible") is False:
-                ax.annotate("not eligible", (xx, 0.02), xycoords=("data", "axes fraction"),
-                            color=color, fontsize=8, ha="center", rotation=90, va="bottom")
-    from matplotlib.lines import Line2D
-
-    handles, _ = ax.get_legend_handles_labels()
-    handles.append(Line2D([], [], marker="o", ms=12, mfc="none", mec="k", mew=2, ls="",
-                          label="selected config\n(ringed on its val mean)"))
-    ax.legend(handles=handles, fontsize=8, frameon=False, loc="upper left",
-              bbox_to_anchor=(1.01, 1.0))  # beside the axes: never over the curves
-    if log:
-        ax.set_xscale("log")
-    if _spans_decades(values):
-        ax.set_yscale("log")
-    ax.set_xticks(xs, labels=ticks)
-    ax.minorticks_off()
-    if not log and xlabel == "grid config" and max(len(t) for t in ticks) > 12:
-        for t in ax.get_xticklabels():
-            t.set_rotation(20)
-            t.set_ha("right")
-    ax.set_xlabel(xlabel + (" (log scale)" if log else ""))
-    n = report.get("n_seeds")
-    ax.set_ylabel(f"{report.get('metric', 'metric')} mean over {n} seeds "
-                  f"({report.get('metric_direction', '')})")
-    ax.grid(alpha=0.3)
-    ax.set_title(_title(report, "grid sweep"), fontsize=11, loc="left")
-    fig.text(0.735, 0.12, "each arm's config is selected\non its validation mean over\nseeds, "
-             "never on test", ha="left", va="bottom", fontsize=8, color="#555555")
-    _save(fig, Canvas, Path(path))
+    _save(figure_sweep(report, mpl), (mpl or matplotlib_classes())[1], Path(path))
 
 
 # -- both ---------------------------------------------------------------------------------

@@ -11,6 +11,17 @@ def _seed_word(n: int) -> str:
     return f"{n} seed" + ("" if n == 1 else "s")
 
 
+def deciding(report: dict) -> tuple[str, dict | None, dict | None]:
+    """(the name of the arm whose comparison decided the verdict, that comparison, the control's
+    report section or None for the baseline): the control the idea did worst against when one
+    decided, else the baseline."""
+    arm = str(report.get("decided_by") or "baseline")
+    control = (report.get("controls") or {}).get(arm.removeprefix("control:"))
+    if arm.startswith("control:") and control is not None:
+        return arm.removeprefix("control:"), control["comparison"], control
+    return "baseline", report.get("comparison"), None
+
+
 def practical_sentence(report: dict) -> str:
     """The practical verdict in plain words, with the numbers that decided it."""
     comp = report.get("comparison")

@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 
 from benchkit.report import plots
+from benchkit.report.advice import warnings_for_people
+from benchkit.report.bench_report import is_finite
 from benchkit.report import summary_checks as evidence  # budgets, controls, frontier, mechanism
-from benchkit.report.fmt import (markdown_cell, markdown_table, mechanism_word, num, pct, rel_pct,
-                                 signed)
+from benchkit.report.fmt import (cfg_text, markdown_cell, markdown_table, mechanism_word, num,
+                                 pct, readable, rel_pct, signed)
 from benchkit.report.sentences import mechanism_sentence, practical_sentence, system_sentence
-from benchkit.spec.idea import cfg_id
 from benchkit.store import atomic
 from benchkit.verdict.build import direction_of, paired_values, tested_level
 
@@ -47,7 +48,7 @@ def _protocol_lines(report: dict) -> list[str]:
     else:
         lines.append(f"- seeds: {report.get('n_seeds')}")
     if grid is not None:
-        lines.append(f"- grid: {', '.join(cfg_id(c) for c in grid)}; each arm runs every config "
+        lines.append(f"- grid: {'; '.join(cfg_text(c) for c in grid)}; each arm runs every config "
                      "on every seed (equal tuning budget)")
     train = [f"{k} {proto[k]}" for k in ("epochs", "optimizer", "batch_size") if k in proto]
     if train:
@@ -64,31 +65,80 @@ def _protocol_lines(report: dict) -> list[str]:
     if proto.get("margin") is not None:
         lines.append(f"- margin: {pct(100 * proto['margin'])} of the baseline mean")
     base_cfg = (report.get("baseline") or {}).get("best_cfg")
-    if base_cfg is not None or report.get("idea_config") is not None:
+    if report.get("frontier") and base_cfg is not None:
+        lines.append(f"- selected: each arm's config at each {report['frontier']['axis']} point "
+                     "(see Frontier)")
+    elif base_cfg is not None or report.get("idea_config") is not None:
         lines.append(f"- selected: baseline {_cfg(base_cfg)}, idea {_cfg(report.get('idea_config'))}")
     return lines + [""]
 
 
+def floor_lines(report: dict) -> list[str]:
+    """The track's floors and how far the baseline's test mean is from the best of them (in
+    the metric's direction, as a percentage of the floor); nothing without floors."""
+    floors = {k: v for k, v in (report.get("floors") or {}).items() if is_finite(v)}
+    if not floors:
+        return []
+    direction = direction_of(report)
+    best = (min if direction == "lower" else max)(floors, key=floors.__getitem__)
+    lines = ["## Floors", "", "- trivial baselines fitted on the same seeds' train splits, test "
+             "metric averaged over the seeds: " + ", ".join(f"{k} {num(v)}" for k, v in
+                                                           floors.items())]
+    base = ((report.get("baseline") or {}).get("full") or {}).get("mean")
+    if is_finite(base):
+        gain = (floors[best] - base) if direction == "lower" else (base - floors[best])
+        lines.append(f"- the baseline ({num(base)}) is {rel_pct(gain, floors[best])} "
+                     f"{'better' if gain > 0 else 'worse' if gain < 0 else 'no better'} than "
+                     f"the best floor, {best} ({num(floors[best])})")
+    return lines + [""]
+
+
 def _cfg(cfg) -> str:
-    return "-" if cfg is None else f"`{cfg_id(cfg)}`"
+    return "-" if cfg is None else f"`{cfg_text(cfg)}`"
 
 
 def _per_seed_lines(report: dict) -> list[str]:
+    """Seed by seed: the idea against the arm that decided the verdict (a control, when one
+    did), then against the baseline."""
     comp = report["comparison"]
     direction = direction_of(report)
     seeds, base, idea, diffs = paired_values(report)
+    control = _deciding_control(report)
     rows = []
-    for s, b, i, d in zip(seeds, base, idea, diffs):
+    for k, (s, b, i, d) in enumerate(zip(seeds, base, idea, diffs)):
         who = "tie" if d == 0 else ("idea" if _better(d, direction) else "baseline")
-        rows.append([s, num(b), num(i), signed(d), who])
-    rows.append(["**mean**", num(report["baseline"]["full"]["mean"]), num(report["idea"]["mean"]),
-                 signed(comp["delta_mean"]), f"idea wins {comp['idea_wins']}/{comp['n_pairs']}"])
+        row = [s, num(i)]
+        if control is not None:
+            c = control["full"]["per_seed"][k]
+            row += [num(c), signed(i - c)]
+        rows.append(row + [num(b), signed(d), who])
+    mean = ["**mean**", num(report["idea"]["mean"])]
+    if control is not None:
+        cc = control["comparison"]
+        mean += [num(control["full"]["mean"]), signed(cc["delta_mean"])]
+    rows.append(mean + [num(report["baseline"]["full"]["mean"]), signed(comp["delta_mean"]),
+                        f"idea wins {comp['idea_wins']}/{comp['n_pairs']}"])
+    header = ["seed", "idea"]
+    if control is not None:
+        name = control["arm"].removeprefix("control:")
+        header += [f"{name} (decided)", f"diff (idea - {name})"]
+    header += ["baseline", "diff (idea - baseline)", "better than baseline"]
     metric = report.get("metric", "metric")
     return ([f"## Per seed (test {metric}, selected configs)", ""]
-            + markdown_table(["seed", "baseline", "idea", "diff (idea - baseline)", "better"], rows)
+            + markdown_table(header, rows)
             + ["", f"{report.get('metric_direction', '').capitalize()}: a "
                f"{'negative' if direction == 'lower' else 'positive'} diff means the idea won "
                "that seed.", ""])
+
+
+def _deciding_control(report: dict) -> dict | None:
+    """The control arm whose comparison decided the verdict, with per-seed values, or None."""
+    name = str(report.get("decided_by") or "")
+    control = (report.get("controls") or {}).get(name.removeprefix("control:"))
+    if not name.startswith("control:") or control is None:
+        return None
+    per_seed = (control.get("full") or {}).get("per_seed") or []
+    return control if len(per_seed) == len(report["idea"]["per_seed"]) else None
 
 
 def _interval(ci: dict) -> str:
@@ -176,7 +226,7 @@ def _comparison_lines(report: dict) -> list[str]:
             lines.append(f"- seeds needed: detecting a true effect as large as the observed "
                          f"delta ({signed(delta)}) with 80% power by {at} would take about "
                          f"{needed} seeds (this bench used {n}); a planning figure: "
-                         f"{plan.get('assumption')}")
+                         f"{str(plan.get('assumption')).removeprefix('planning figure: ')}")
         elif delta == 0:
             lines.append("- seeds needed: the observed delta is exactly 0, so no number of "
                          "seeds would make it significant")
@@ -199,7 +249,7 @@ def _sweep_lines(report: dict) -> list[str]:
                 div = entry.get("diverged_seeds") or []
                 note = (f"not eligible: diverged on seed(s) {', '.join(map(str, div))}" if div
                         else "not eligible: runs missing")
-            rows.append([arm, f"`{cfg_id(entry['cfg'])}`", num(entry.get("val_mean")),
+            rows.append([arm, f"`{cfg_text(entry['cfg'])}`", num(entry.get("val_mean")),
                          num(entry.get("mean")), note])
     if not rows:
         return []
@@ -213,7 +263,7 @@ def _incomplete_lines(report: dict) -> list[str]:
              "This comparison lacks runs, so benchkit computed no statistics and no verdict "
              "(it never compares on silently fewer pairs).", ""]
     for reason in inc.get("reasons", []):
-        lines.append(f"- {reason}")
+        lines.append(f"- {readable(reason)}")
     missing = inc.get("missing") or []
     if missing:
         lines += ["", f"Missing or failed runs ({len(missing)}):", ""]
@@ -269,12 +319,13 @@ def render_summary_md(report: dict) -> str:
             f"written {report['created']}" if report.get("created") else None,
             f"bench_version {report.get('bench_version')}"]
     lines += ["_" + ", ".join(m for m in meta if m) + "_", ""]
-    warnings = report.get("warnings") or []
+    warnings = warnings_for_people(report)
     if warnings:
         lines += ["## Warnings", ""] + [f"- **{w}**" for w in warnings] + [""]
     if not complete:
         lines += _incomplete_lines(report)
     lines += _protocol_lines(report)
+    lines += floor_lines(report)
     if complete:
         lines += _per_seed_lines(report)
         lines += _comparison_lines(report)
@@ -312,8 +363,8 @@ def write_companions(path, report: dict, *, echo: bool = True,
         plot_note = None if plots_current and drawn else plots.write_plots(path.parent, report)
     except Exception as exc:  # a plotting problem must not break the session that benched
         plot_note = f"plots not drawn for {path}: {type(exc).__name__}: {exc}"
-    if plot_note:
-        notes.append(_note(plot_note, echo))
+    if plot_note:   # an incomplete report says so itself: no note on the terminal for it
+        notes.append(_note(plot_note, echo and report.get("comparison") is not None))
     try:
         text = render_summary_md(report)
     except Exception as exc:

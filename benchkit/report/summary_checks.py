@@ -6,8 +6,7 @@ Pure Python: reads the report dict only.
 """
 from __future__ import annotations
 
-from benchkit.report.fmt import markdown_table, mechanism_word, num, pct, signed
-from benchkit.spec.idea import cfg_id
+from benchkit.report.fmt import cfg_text, markdown_table, mechanism_word, num, pct, signed
 from benchkit.verdict.controls import arm_name
 
 
@@ -85,7 +84,9 @@ def _control_lines(report: dict) -> list[str]:
     rows = []
     for name, c in controls.items():
         comp = c["comparison"]
-        rows.append([name, f"`{cfg_id(c['best_cfg'])}`", num(c["full"]["mean"]),
+        selected = ("per point (see Frontier)" if report.get("frontier")
+                    else f"`{cfg_text(c['best_cfg'])}`")
+        rows.append([name, selected, num(c["full"]["mean"]),
                      signed(comp["delta_mean"]), f"{comp['idea_wins']}/{comp['n_pairs']}",
                      num(comp.get("p_adjusted"), ".3g"), c.get("verdict", "-")])
     return (["## Control arms", "",

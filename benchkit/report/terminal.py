@@ -1,60 +1,114 @@
-"""The terminal summary table: one row per idea x track."""
+"""The terminal summary table: one row per idea x track, at most :data:`WIDTH` columns wide.
+
+A row leads with the comparison that decided the verdict (the baseline, or the control the
+idea did worst against), with the baseline's beside it when a control decided; configs, means
+and per-point figures are in summary.md. Its warnings follow, each saying what it means for the
+verdict and what to do (:mod:`benchkit.report.advice`).
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
-from benchkit.report.fmt import mechanism_word, num, pct
-from benchkit.spec import cfg_id
+from benchkit.report.advice import warning_lines
+from benchkit.report.fmt import mechanism_word, readable, sig
+from benchkit.report.sentences import deciding
+from benchkit.verdict.build import tested_level
 
-COLUMNS = ("idea", "track", "baseline", "idea arm", "delta", "wins", "p", "level", "MDE",
-           "mech", "verdict", "report")
+WIDTH = 120
+COLUMNS = ("idea", "track", "verdict", "decided by", "delta", "wins", "p", "MDE",
+           "vs baseline", "mech")
+SHRINK = ("idea", "decided by", "track")   # cut to fit WIDTH, the widest first
 
 
-def row(path: Path, r: dict, root: Path) -> tuple[str, ...]:
-    try:
-        shown = str(Path(path).relative_to(root))
-    except ValueError:
-        shown = str(path)
-    comp = r["comparison"]
+def _delta(comp: dict) -> str:
+    return sig(comp.get("median_delta", comp.get("delta_mean")), sign=True)
+
+
+def _p(comp: dict) -> str:
+    p = comp.get("p_adjusted")
+    return sig(comp.get("p_value") if p is None else p)
+
+
+def row(r: dict) -> tuple[str, ...]:
+    verdict = (f'{r["practical_verdict"]}/{r["system_verdict"]}'
+               + (" (exploratory)" if r.get("exploratory") else ""))
+    mech = mechanism_word(r["mechanism_ok"])
+    against, comp, _ = deciding(r)
     if comp is None:
-        return (r["name"], r["track"], "-", "-", "-", "-", "-", "-", "-",
-                mechanism_word(r["mechanism_ok"]), "incomplete", shown)
-    base, idea = r["baseline"], r["idea"]
-    p = num(comp["p_value"], ".3g")
-    if comp.get("p_adjusted") not in (None, comp["p_value"]):
-        p += f' (adj {num(comp["p_adjusted"], ".3g")})'
-    return (
-        r["name"], r["track"],
-        f'{cfg_id(base["best_cfg"])} {num(base["full"]["mean"])}±{num(base["full"]["std"], ".2g")}',
-        f'{cfg_id(r["idea_config"])} {num(idea["mean"])}±{num(idea["std"], ".2g")}',
-        num(comp["delta_mean"], "+.3g"), f'{comp["idea_wins"]}/{comp["n_pairs"]}', p,
-        num(comp["alpha"] if comp.get("level") is None else comp["level"], ".4g"),
-        f'{num(comp["mde"], ".3g")} ({pct(comp["mde_rel_pct"])})',
-        mechanism_word(r["mechanism_ok"]),
-        f'{r["practical_verdict"]}/{r["system_verdict"]}'
-        + (" (exploratory)" if r.get("exploratory") else ""), shown,
-    )
+        return (r["name"], r["track"], "incomplete", "-", "-", "-", "-", "-", "-", mech)
+    base = r["comparison"]
+    beside = "-" if against == "baseline" else f"{_delta(base)}, p {_p(base)}"
+    level = tested_level(comp)
+    p = _p(comp) + ("" if level == comp.get("alpha") else f" (level {sig(level)})")
+    return (r["name"], r["track"], verdict, against, _delta(comp),
+            f'{comp["idea_wins"]}/{comp["n_pairs"]}', p, sig(comp.get("mde")), beside, mech)
 
 
-def render(rows: list[tuple[str, ...]]) -> list[str]:
-    table = [COLUMNS, *rows]
+def notes(r: dict) -> list[str]:
+    """What a row cannot say: a frontier's figures are means over its points."""
+    front = r.get("frontier")
+    if not front or r.get("comparison") is None:
+        return []
+    values = ", ".join(sig(v) if isinstance(v, float) else str(v) for v in front["values"])
+    return [f"benchkit: {r['name']} {r['track']}: a frontier over {front['axis']} ({values}): "
+            "every arm at each point; delta, wins and p are of the mean over the points "
+            "(each point in summary.md)"]
+
+
+def _fit(table: list[tuple[str, ...]], width: int) -> tuple[list[int], int]:
+    """(column widths, gap): two spaces between columns, one when that is what fits, then the
+    widest of the columns in :data:`SHRINK` cut one character at a time (none below 8)."""
     widths = [max(len(str(t[i])) for t in table) for i in range(len(COLUMNS))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(t, widths)).rstrip() for t in table]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    gap = 2 if sum(widths) + 2 * (len(widths) - 1) <= width else 1
+    cut = [COLUMNS.index(name) for name in SHRINK]
+    while sum(widths) + gap * (len(widths) - 1) > width:
+        i = max(cut, key=lambda j: widths[j])
+        if widths[i] <= 8:
+            break
+        widths[i] -= 1
+    return widths, gap
+
+
+def _cell(text: str, w: int) -> str:
+    text = str(text)
+    return text.ljust(w) if len(text) <= w else text[:w - 1] + "~"
+
+
+def render(rows: list[tuple[str, ...]], width: int = WIDTH) -> list[str]:
+    table = [COLUMNS, *rows]
+    widths, gap = _fit(table, width)
+    lines = [(" " * gap).join(_cell(c, w) for c, w in zip(t, widths)).rstrip() for t in table]
+    lines.insert(1, (" " * gap).join("-" * w for w in widths))
     return lines
 
 
 def render_summary(written: list, root: Path) -> list[str]:
     if not written:
         return []
-    lines = render([row(p, r, root) for p, r in written])
+    lines = render([row(r) for _, r in written])
+    lines.append(where(written, root))
     for _, r in written:
-        for w in r["warnings"]:
-            lines.append(f"benchkit: WARNING {r['name']} {r['track']}: {w}")
+        lines += notes(r) + warning_lines(r)
         if r["incomplete"]:
             inc = r["incomplete"]
             lines.append(f"benchkit: INCOMPLETE {r['name']} {r['track']}: "
-                         f"{'; '.join(inc['reasons'])}; missing: "
+                         f"{'; '.join(map(readable, inc['reasons']))}; missing: "
                          f"{', '.join(inc['missing'][:8])}"
                          f"{' ...' if len(inc['missing']) > 8 else ''}")
     return lines
+
+
+def where(written: list, root: Path) -> str:
+    """One line saying where the reports and their companions are."""
+    laid_out = all(Path(p).parent.parts[-2:] == (r["name"], r["track"]) for p, r in written)
+    places = sorted({_shown(Path(p).parent.parent.parent, root) + "/<idea>/<track>/"
+                     if laid_out else _shown(Path(p).parent, root) + "/" for p, r in written})
+    return (f"benchkit: reports in {', '.join(places)} (bench_report.json; summary.md with every "
+            "figure and the per-seed table; paired.png, sweep.png)")
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return str(path)

@@ -8,7 +8,7 @@ import itertools
 import math
 import numbers
 
-from benchkit.spec.idea import CLAIM_TYPES, MIN_SEEDS, SpecError, cfg_id
+from benchkit.spec.idea import CLAIM_TYPES, MAX_GRID, MIN_SEEDS, SpecError, cfg_id
 
 BOUNDARIES = ("union", "exact")
 TESTS = ("mean", "sign", "wilcoxon")
@@ -53,13 +53,19 @@ def parse_grid(grid, where: str) -> tuple[dict, ...]:
                 raise SpecError(f"{where}: grid[{key!r}] = {values!r} is not a list; {valid}")
             if not list(values):
                 raise SpecError(f"{where}: grid[{key!r}] is an empty list; {valid}")
-        keys = list(grid)
-        configs = [dict(zip(keys, combo)) for combo in itertools.product(*grid.values())]
+        keys, values = list(grid), [list(v) for v in grid.values()]
+        if math.prod(map(len, values)) > MAX_GRID:
+            raise SpecError(f"{where}: grid has {math.prod(map(len, values))} configs; valid: "
+                            f"at most {MAX_GRID} (every config trains every seed of both arms)")
+        configs = [dict(zip(keys, combo)) for combo in itertools.product(*values)]
     elif isinstance(grid, (list, tuple)):
         if not grid:
             raise SpecError(f"{where}: grid is empty; {valid}")
         if not all(isinstance(c, dict) and c for c in grid):
             raise SpecError(f"{where}: grid {grid!r} is not a list of non-empty dicts; {valid}")
+        if len(grid) > MAX_GRID:
+            raise SpecError(f"{where}: grid has {len(grid)} configs; valid: at most {MAX_GRID} "
+                            "(every config trains every seed of both arms)")
         configs = [dict(c) for c in grid]
     else:
         raise SpecError(f"{where}: grid {grid!r} is a {type(grid).__name__}; {valid}")

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field, fields
 ARMS = ("baseline", "idea")
 DEFAULT_SEEDS = 8
 MIN_SEEDS = 2
+MAX_SEEDS = 1000   # seeds of one idea: a million would collect millions of items before training
+MAX_GRID = 1000    # configs of one track's grid, for the same reason
+MAX_RUNS = 10000   # configs x seeds of one arm on one track
 BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "boundary",
                 "test", "max_seeds", "claim_type", "budget_tolerance", "budget_waiver", "frontier", "extend",
                 "futility")

@@ -11,7 +11,8 @@ import numbers
 from benchkit.spec.arguments import (parse_boundary, parse_fairness, parse_futility, parse_grid,
                                      parse_looks, parse_test)
 from benchkit.spec.idea import (ARMS, BENCH_KWARGS, CONTROL, DEFAULT_EXTEND, DEFAULT_SEEDS,
-                                MIN_SEEDS, IdeaSpec, SpecError, check_folder_name)
+                                MAX_GRID, MAX_RUNS, MAX_SEEDS, MIN_SEEDS, IdeaSpec, SpecError,
+                                check_folder_name)
 
 
 def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
@@ -59,6 +60,9 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
                                     or n_seeds < MIN_SEEDS):
             raise SpecError(f"{where}: seeds={n_seeds!r}: need an integer >= {MIN_SEEDS} (paired "
                             "statistics need two pairs at least; 6 or more can reach p < 0.05)")
+        if n_seeds is not None and n_seeds > MAX_SEEDS:
+            raise SpecError(f"{where}: seeds={n_seeds!r}: need an integer in [{MIN_SEEDS}, "
+                            f"{MAX_SEEDS}] (each seed trains every config of every arm)")
     if "max_seeds" in kw:  # the shorthand: this look, then one at max_seeds
         if looks[-1] < declared_seeds:
             raise SpecError(f"{where}: max_seeds={looks[-1]} is below seeds={declared_seeds}: "
@@ -93,6 +97,11 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
                                 "the axis apart from the grid (it reaches the arm as run.cfg["
                                 f"{axis!r}] and run.frontier)")
             grids[t] = tuple({**cfg, axis: v} for v in values for cfg in grid)
+    for t, grid in grids.items():
+        if len(grid) * n_seeds > MAX_RUNS:
+            raise SpecError(f"{where}: {len(grid)} configs x {n_seeds} seeds on {t} is "
+                            f"{len(grid) * n_seeds} runs per arm; valid: at most {MAX_RUNS} "
+                            "(fewer configs or seeds)")
     return IdeaSpec(
         name=name, module=module, tracks=track_names, grids=grids,
         seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,

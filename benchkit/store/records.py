@@ -6,7 +6,7 @@ A record is one JSON object::
      "result": {val, test, diverged, seconds, signatures, logs, budgets[, curve]},
      "cpu": CPU model,
      "deps": {"REF|KIND|NAME": hash, ...}, "origin": {"module": ..., "nodeid": ...},
-     "run_digest": ..., "digest": ...}
+     "run_digest": ..., "digest": ...[, "mac": ...]}
 
 ``run_digest`` names the run's result in bits (key and result, not the seconds): a run
 retrained under the same key must give the same one, which is what ``--bench-audit`` and
@@ -15,22 +15,36 @@ damaged file is caught on read. ``curve`` (``run.fit``'s validation curve, see
 :mod:`benchkit.verdict.convergence`) is optional, so records written before it stay readable, and
 outside ``run_digest``, so such a record and its retrained run still audit equal. A record
 that fails any check is not used: the reason is one line, and the run is trained again.
+
+Digests catch damage, not forgery: anyone who can write the store can recompute them. With a
+secret (``BENCHKIT_STORE_KEY``, :func:`store_secret`), ``mac`` is an HMAC-SHA256 under it of
+everything else in the record; a session that has the secret uses only records whose ``mac``
+verifies (:func:`check_mac`), so writing the store is not enough to plant a run.
 Pure Python: no torch, no numpy.
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
+import os
 
 RECORD_VERSION = 2
 RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")
 OPTIONAL_RESULT_KEYS = ("curve",)
 SIGNATURE_KEYS = {"observed", "predicted", "tol", "prediction", "confirmed", "has_null", "null"}
+KEY_VARIABLE = "BENCHKIT_STORE_KEY"
+FIELDS = frozenset({"record_version", "key", "run", "result", "deps", "origin", "cpu",
+                    "run_digest", "digest"})
 
 
 class InvalidRecord(ValueError):
     """A stored record that cannot be trusted; the message says why in one line."""
+
+
+class UnsignedRecord(InvalidRecord):
+    """A well-formed record that does not carry a MAC verifying under the session's key."""
 
 
 def canonical(obj) -> bytes:
@@ -47,9 +61,45 @@ def run_digest(key: str, result: dict) -> str:
     return _sha({"key": key, **{k: result[k] for k in RESULT_KEYS if k != "seconds"}})
 
 
-def build(key: str, run: dict, result: dict, deps: dict, origin: dict, cpu: str) -> dict:
+def store_secret() -> bytes | None:
+    """The store key from ``BENCHKIT_STORE_KEY`` (None when unset or empty): a CI secret."""
+    value = os.environ.get(KEY_VARIABLE, "")
+    return value.encode("utf-8", "surrogateescape") if value else None
+
+
+def mac(record: dict, secret: bytes) -> str:
+    """HMAC-SHA256 under ``secret`` of the record's canonical content, its ``mac`` left out."""
+    body = {k: v for k, v in record.items() if k != "mac"}
+    return hmac.new(secret, canonical(body), hashlib.sha256).hexdigest()
+
+
+def check_mac(record: dict, secret: bytes) -> None:
+    """InvalidRecord unless ``record`` carries a MAC that verifies under ``secret``."""
+    given = record.get("mac")
+    if not isinstance(given, str):
+        raise UnsignedRecord(f"not signed, and {KEY_VARIABLE} is set")
+    if not hmac.compare_digest(given, mac(record, secret)):
+        raise UnsignedRecord(f"its mac does not verify under {KEY_VARIABLE} (forged, or "
+                             "signed with another key)")
+
+
+def trust(keyed: bool | None) -> dict:
+    """A report's ``store`` section (its ``audited`` runs aside): whether stored runs were
+    reused only when signed under the session's key, in a field and a sentence; ``keyed``
+    None: the session had no run store."""
+    if keyed is None:
+        return {"keyed": False, "trust": "no run store: every run was trained in this session"}
+    return {"keyed": keyed, "trust": (
+        f"stored runs were reused only when their record's MAC verified under {KEY_VARIABLE}"
+        if keyed else f"stored runs were trusted unsigned ({KEY_VARIABLE} not set): anyone "
+        "who can write the store could have written them; set it (a CI secret) to sign "
+        "and check them")}
+
+
+def build(key: str, run: dict, result: dict, deps: dict, origin: dict, cpu: str,
+          secret: bytes | None = None) -> dict:
     """The record of a freshly trained run (``result`` as :meth:`benchkit.training.run.Run.payload`
-    gives it)."""
+    gives it), signed when a ``secret`` is given."""
     body = {
         "record_version": RECORD_VERSION, "key": key,
         "run": {k: run[k] for k in ("arm", "track", "cfg", "seed")},
@@ -59,6 +109,8 @@ def build(key: str, run: dict, result: dict, deps: dict, origin: dict, cpu: str)
     }
     body["run_digest"] = run_digest(key, body["result"])
     body["digest"] = _sha(body)
+    if secret is not None:
+        body["mac"] = mac(body, secret)
     return body
 
 
@@ -66,13 +118,16 @@ def dumps(record: dict) -> bytes:
     return canonical(record)
 
 
-def load(data: bytes, key: str) -> dict:
-    """The record in ``data``, checked; :class:`InvalidRecord` says why it cannot be used."""
+def load(data: bytes, key: str, secret: bytes | None = None) -> dict:
+    """The record in ``data``, checked (and its MAC, given a ``secret``); :class:`InvalidRecord`
+    says why it cannot be used."""
     try:
         record = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidRecord(f"not JSON ({exc.__class__.__name__})") from None
     check(record, key)
+    if secret is not None:
+        check_mac(record, secret)
     return record
 
 
@@ -96,9 +151,9 @@ def check(record, key: str) -> None:
     _need(record.get("record_version") == RECORD_VERSION,
           f"record_version {record.get('record_version')!r}, not {RECORD_VERSION}")
     _need(record.get("key") == key, "its key is not the one it is stored under")
-    fields = {"record_version", "key", "run", "result", "deps", "origin", "cpu", "run_digest",
-              "digest"}
-    _need(set(record) == fields, f"fields {sorted(set(record) ^ fields)} wrong")
+    fields = set(record) - {"mac"}
+    _need(fields == FIELDS, f"fields {sorted(fields ^ FIELDS)} wrong")
+    _need(isinstance(record.get("mac", ""), str), "mac is not text")
     run, result = record["run"], record["result"]
     _need(isinstance(run, dict) and set(run) == {"arm", "track", "cfg", "seed"}, "bad run")
     _need(isinstance(run["arm"], str) and isinstance(run["track"], str)
@@ -111,7 +166,7 @@ def check(record, key: str) -> None:
                                          for k, v in deps.items()), "bad deps")
     _need(isinstance(origin, dict) and isinstance(origin.get("module"), str)
           and isinstance(origin.get("nodeid"), str), "bad origin")
-    body = {k: v for k, v in record.items() if k != "digest"}
+    body = {k: v for k, v in record.items() if k not in ("digest", "mac")}
     try:
         digests = run_digest(key, result), _sha(body)
     except (TypeError, ValueError) as exc:  # e.g. a NaN in cfg: JSON has none

@@ -10,7 +10,8 @@ which names it. Several records may sit under one key (the same arm code in anot
 older tree); the one used is the first whose recorded dependencies (:mod:`benchkit.store.trace`)
 all still match the tree. A baseline identical in several idea modules is trained once.
 
-Every record read is checked (:mod:`benchkit.store.records`); an invalid one is a miss. A store that
+Every record read is checked (:mod:`benchkit.store.records`); an invalid one is a miss, and so is
+an unsigned one when the session has a store key (``BENCHKIT_STORE_KEY``). A store that
 cannot be read or written costs reuse, never the session: each problem becomes one line in
 :attr:`RunStore.problems` (shown in the terminal) and training goes on.
 
@@ -31,6 +32,10 @@ from benchkit.store.backends import DirectoryStorage
 from benchkit.store import environment, hardware
 
 STORE_VERSION = 2
+NOT_TRAINED = "not trained for this code"          # why a run is missing, as merge says it
+TRAINED_FROM_OTHER_CODE = "trained from other code"
+NOT_SIGNED = "stored unsigned or signed with another key"
+MISSING_REASONS = (NOT_TRAINED, TRAINED_FROM_OTHER_CODE, NOT_SIGNED)
 ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "accelerator", "threads")
 
 
@@ -47,13 +52,15 @@ class RunStore:
     looked up by key and CPU, and checked against the tree."""
 
     def __init__(self, storage, rootdir: Path, threads: int, device: str = "cpu", *,
-                 any_cpu: bool = False):
+                 any_cpu: bool = False, secret: bytes | None = None):
         self.storage = DirectoryStorage(storage) if isinstance(storage, (str, Path)) else storage
         self.rootdir = Path(rootdir)
         self.threads = int(threads)
         self.device = device  # the resolved --bench-device: its kind and model are keyed
         self.any_cpu = any_cpu
+        self.secret = secret   # BENCHKIT_STORE_KEY: records are signed, and only signed ones used
         self.problems: list[str] = []   # one line each, in order, without repeats
+        self.unsigned: set[str] = set()   # keys with a record refused for its signature
 
     def problem(self, line: str) -> None:
         line = f"benchkit: store: {line}"
@@ -101,7 +108,12 @@ class RunStore:
             if data is None:
                 continue
             try:
-                found.append(records.load(data, key))
+                found.append(records.load(data, key, self.secret))
+            except records.UnsignedRecord:
+                self.unsigned.add(key)
+                self.problem(f"stored runs at {where} that are not signed under "
+                             f"{records.KEY_VARIABLE} are not used: they are trained again "
+                             "(and stored signed)")
             except records.InvalidRecord as exc:
                 self.problem(f"stored run {where}/{name} is invalid ({exc}): not used, the "
                              "run is trained again")
@@ -113,6 +125,19 @@ class RunStore:
             if fp.changed(record["deps"], self.rootdir, Path(arm_module)) is None:
                 return record
         return None
+
+    def why_missing(self, key: str, arm_module: Path) -> str:
+        """Why ``lookup`` finds no record of ``key``: never trained for this code, trained
+        from other code (a dependency has changed since; it names the first), or stored
+        without a signature the session's key verifies."""
+        for record in self.records(key):
+            entry = fp.changed(record["deps"], self.rootdir, Path(arm_module))
+            if entry is not None:
+                return f"{TRAINED_FROM_OTHER_CODE} ({entry.split('|')[-1]} has changed since)"
+        if key in self.unsigned:
+            return f"{NOT_SIGNED} than {records.KEY_VARIABLE}"
+        return (f"{NOT_TRAINED} (its shard did not run or pass, or ran other code of the arm, "
+                "benchkit or the environment)")
 
     def put(self, record: dict) -> bool:
         """Store a record under its key and CPU; False (and a problem line) when it cannot be

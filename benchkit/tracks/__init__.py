@@ -4,7 +4,7 @@ users add theirs with :func:`register` from their own ``conftest.py``. Imports n
 benchkit outside this package; torch only when a model is built (:mod:`.models`)."""
 from __future__ import annotations
 
-from benchkit.tracks import charlm, digits, dynamics, tabular
+from benchkit.tracks import charlm, digits, dynamics, mnist1d, tabular
 from benchkit.tracks.base import Data, Split, Track
 
 _REGISTRY: dict[str, Track] = {}
@@ -32,7 +32,7 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-for _builtin in (charlm, digits, dynamics, tabular):
+for _builtin in (charlm, digits, dynamics, mnist1d, tabular):
     register(_builtin.TRACK)
 
-__all__ = ["Data", "Split", "Track", "register", "get", "names", "tabular", "dynamics", "digits", "charlm"]
+__all__ = ["Data", "Split", "Track", "register", "get", "names", "tabular", "dynamics", "digits", "charlm", "mnist1d"]

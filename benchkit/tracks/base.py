@@ -65,6 +65,8 @@ class Track:
     requires: tuple[tuple[str, str], ...] = ()  # (module, how to install it) the data needs
     budget: str = "fixed"  # "convergence": epochs aim at a trained-out model; "fixed": a budget
     budget_reason: str = ""  # one line: why (the report states both; benchkit.verdict.convergence)
+    # seed -> {floor name: test metric} of trivial baselines fitted on that seed's train split
+    make_floors: Callable[[int], dict[str, float]] | None = None
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):
@@ -97,6 +99,15 @@ class Track:
 
     def data(self, seed: int) -> Data:
         return self.make_data(seed)
+
+    def floors(self, seeds) -> dict[str, float]:
+        """Each floor's test metric averaged over ``seeds`` (the bench's: same splits as its
+        runs); ``{}`` for a track that declares none. A trained baseline should beat them all."""
+        if self.make_floors is None:
+            return {}
+        per_seed = [self.make_floors(int(s)) for s in seeds]
+        return {name: float(sum(f[name] for f in per_seed) / len(per_seed))
+                for name in (per_seed[0] if per_seed else {})}
 
     @property
     def metric_direction(self) -> str:

@@ -11,8 +11,8 @@ topics are regenerated with each release), so the version is part of the track's
 so of every run's key and report.
 
 Budget ``fixed``: one epoch is a budget kept short for cost; the baseline is still learning
-there (benchmarks/convergence.json: a second epoch lowers validation bits per character by
-about 3%). With one epoch the curve has a single point, so the report's last-quarter check
+there (benchmarks/results/convergence.json: a second epoch lowers validation bits per character
+by about 3%). With one epoch the curve has a single point, so the report's last-quarter check
 has no value on this track unless ``--bench-epochs``/``epochs=`` give it two or more.
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ import platform
 
 import numpy as np
 
+from benchkit.tracks import floors as floor
 from benchkit.tracks.base import Data, Split, Track
 
 CONTEXT = 64
@@ -58,16 +59,27 @@ def window_starts(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return starts[:N_TRAIN], starts[N_TRAIN:N_TRAIN + N_VAL], starts[N_TRAIN + N_VAL:]
 
 
+def blocks(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The train, val and test blocks of ``seed``: (n, CONTEXT + 1) token ids (uint8)."""
+    ids = tokens()
+    return tuple(ids[starts[:, None] + np.arange(CONTEXT + 1)] for starts in window_starts(seed))
+
+
 @functools.lru_cache(maxsize=64)
 def make_data(seed: int) -> Data:
     import torch
 
-    ids = tokens()
     splits = []
-    for starts in window_starts(seed):
-        blocks = torch.from_numpy(ids[starts[:, None] + np.arange(CONTEXT + 1)].astype(np.int64))
-        splits.append(Split(blocks[:, :-1], blocks[:, 1:]))
+    for split in blocks(seed):
+        ids = torch.from_numpy(split.astype(np.int64))
+        splits.append(Split(ids[:, :-1], ids[:, 1:]))
     return Data(*splits)
+
+
+def floors(seed: int) -> dict[str, float]:
+    """Test bits per character of unigram, bigram and trigram models fitted on the train
+    blocks (interpolated, weights chosen on validation)."""
+    return floor.ngram_bits(*(b.astype(np.int64) for b in blocks(seed)), vocab=VOCAB)
 
 
 def cross_entropy(logits, y):
@@ -92,8 +104,9 @@ TRACK = Track(
     grid=({"lr": 3e-3}, {"lr": 1e-2}, {"lr": 3e-2}),
     epochs=1,
     budget="fixed",
+    make_floors=floors,
     budget_reason="one epoch kept short for cost; a second epoch still lowers validation bits "
-                  "per character (benchmarks/convergence.json)",
+                  "per character (benchmarks/results/convergence.json)",
     metric_name="bits_per_char",
     direction="lower",
     loss=cross_entropy,

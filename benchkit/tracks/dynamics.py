@@ -5,8 +5,8 @@ attractor, so train, val and test share no state. Inputs and targets are normali
 train split's per-coordinate mean and std.
 
 Budget ``fixed``: at its default epochs the baseline is still learning fast (validation keeps
-falling over the last quarter and with twice the epochs, benchmarks/convergence.json); the
-epochs are a stated budget kept short for cost, and an idea is judged at that budget.
+falling over the last quarter and with twice the epochs, benchmarks/results/convergence.json);
+the epochs are a stated budget kept short for cost, and an idea is judged at that budget.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from benchkit.tracks import floors as floor
 from benchkit.tracks.base import Data, Split, Track
 
 N_TRAIN, N_VAL, N_TEST = 400, 200, 400
@@ -52,18 +53,36 @@ def trajectories(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def make_data(seed: int) -> Data:
-    import torch
-
+def arrays(seed: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The train, val and test ``(x (n, WINDOW, 3), y (n, 3))`` of ``seed``, normalised with
+    the train split's statistics, as float32 numpy arrays."""
     rng = np.random.default_rng([_DATA_SALT, seed])
     n = N_TRAIN + N_VAL + N_TEST
     traj = trajectories(rng, n)
     mean = traj[:N_TRAIN].reshape(-1, 3).mean(axis=0)
     std = traj[:N_TRAIN].reshape(-1, 3).std(axis=0)
-    traj = torch.from_numpy(((traj - mean) / std).astype(np.float32))
+    traj = ((traj - mean) / std).astype(np.float32)
     x, y = traj[:, :WINDOW], traj[:, WINDOW]
     cut = np.cumsum([0, N_TRAIN, N_VAL, N_TEST])
-    return Data(*(Split(x[a:b], y[a:b]) for a, b in zip(cut[:-1], cut[1:])))
+    return tuple((x[a:b], y[a:b]) for a, b in zip(cut[:-1], cut[1:]))
+
+
+@functools.lru_cache(maxsize=64)
+def make_data(seed: int) -> Data:
+    import torch
+
+    return Data(*(Split(torch.from_numpy(x), torch.from_numpy(y)) for x, y in arrays(seed)))
+
+
+def floors(seed: int) -> dict[str, float]:
+    """Test MSE of persistence (the last state), and of linear and quadratic least squares on
+    the last two states."""
+    (x, y), _, (xt, yt) = arrays(seed)
+    last2, last2_t = x[:, -2:].reshape(len(x), -1), xt[:, -2:].reshape(len(xt), -1)
+    return {"persistence": float(np.mean((xt[:, -1].astype(np.float64) - yt) ** 2)),
+            "linear": floor.least_squares_mse(last2, y, last2_t, yt),
+            "quadratic": floor.least_squares_mse(floor.quadratic_features(last2), y,
+                                                 floor.quadratic_features(last2_t), yt)}
 
 
 def make_model():
@@ -76,11 +95,12 @@ TRACK = Track(
     make_data=make_data,
     make_model=make_model,
     model_name="rnn_small",
-    grid=({"lr": 5e-3}, {"lr": 1e-2}, {"lr": 2e-2}),  # benchmarks/grids.json
+    grid=({"lr": 5e-3}, {"lr": 1e-2}, {"lr": 2e-2}),  # benchmarks/results/grids.json
     epochs=8,
     budget="fixed",
+    make_floors=floors,
     budget_reason="the baseline is still learning at 8 epochs; a budget kept short for cost "
-                  "(benchmarks/convergence.json)",
+                  "(benchmarks/results/convergence.json)",
     description="Lorenz-63 (RK4) windows of 16 states, predict the next; rnn_small GRU(64); "
                 "test MSE on normalised states",
     extra_protocol={"n_train": N_TRAIN, "n_val": N_VAL, "n_test": N_TEST, "window": WINDOW,

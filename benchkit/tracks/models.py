@@ -107,3 +107,68 @@ class CharTransformer(nn.Module):
 def char_transformer(vocab: int, context: int = 64) -> CharTransformer:
     """2 layers, width 64, 4 heads."""
     return CharTransformer(vocab, width=64, layers=2, heads=4, context=context)
+
+
+class MNIST1DMLP(nn.Module):
+    """The MNIST-1D paper's MLP: ``h = relu(W1 x)``, ``h = h + relu(W2 h)``, ``W3 h``
+    (40-100-100-10, a residual middle layer), as in the ``mnist1d`` repository's models."""
+
+    def __init__(self, n_in: int = 40, hidden: int = 100, n_classes: int = 10):
+        super().__init__()
+        self.linear1 = nn.Linear(n_in, hidden)
+        self.linear2 = nn.Linear(hidden, hidden)
+        self.linear3 = nn.Linear(hidden, n_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.linear1(x).relu()
+        h = h + self.linear2(h).relu()
+        return self.linear3(h)
+
+
+def mnist1d_mlp() -> MNIST1DMLP:
+    return MNIST1DMLP()
+
+
+class MNIST1DCNN(nn.Module):
+    """The MNIST-1D paper's CNN: three ReLU convolutions with stride 2 (kernel 5, 3, 3; 25
+    channels; 40 positions -> 19 -> 10 -> 5) and a linear head on the flattened features."""
+
+    def __init__(self, channels: int = 25, length: int = 40, n_classes: int = 10):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv1d(1, channels, 5, stride=2, padding=1), nn.ReLU(),
+            nn.Conv1d(channels, channels, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv1d(channels, channels, 3, stride=2, padding=1), nn.ReLU())
+        with torch.no_grad():
+            flat = self.features(torch.zeros(1, 1, length)).numel()
+        self.head = nn.Linear(flat, n_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(x.unsqueeze(1)).flatten(1))
+
+
+def mnist1d_cnn() -> MNIST1DCNN:
+    return MNIST1DCNN()
+
+
+class MNIST1DGRU(nn.Module):
+    """The MNIST-1D paper's GRU: bidirectional, 6 hidden units, over the 40 positions as a
+    sequence of scalars, a linear head on every step's output (flattened)."""
+
+    def __init__(self, hidden: int = 6, length: int = 40, n_classes: int = 10):
+        super().__init__()
+        self.gru = nn.GRU(1, hidden, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * hidden * length, n_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out, _ = self.gru(x.unsqueeze(-1))
+        return self.head(out.flatten(1))
+
+
+def mnist1d_gru() -> MNIST1DGRU:
+    return MNIST1DGRU()
+
+
+def mnist1d_logistic() -> nn.Linear:
+    """Logistic regression as a network: one linear layer, 40 -> 10 logits."""
+    return nn.Linear(40, 10)

@@ -4,8 +4,8 @@ The teacher is the same for every seed (its weights come from a constant stream)
 draws fresh inputs and noise, so seeds randomize the sample as well as the training.
 
 Budget ``convergence``: at its default epochs the baseline's validation has levelled off
-(benchmarks/convergence.json: longer training stops helping and starts to overfit), so the
-epochs aim at a trained-out model.
+(benchmarks/results/convergence.json: longer training stops helping and starts to overfit), so
+the epochs aim at a trained-out model.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import functools
 
 import numpy as np
 
+from benchkit.tracks import floors as floor
 from benchkit.tracks.base import Data, Split, Track
 
 N_FEATURES = 10
@@ -39,17 +40,30 @@ def teacher(x: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def make_data(seed: int) -> Data:
-    import torch
-
+def arrays(seed: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The train, val and test ``(x, y)`` of ``seed`` as float32 numpy arrays (y: (n, 1))."""
     rng = np.random.default_rng([_DATA_SALT, seed])
     n = N_TRAIN + N_VAL + N_TEST
     x = rng.normal(size=(n, N_FEATURES))
     y = teacher(x) + NOISE_SD * rng.normal(size=n)
-    xt = torch.from_numpy(x.astype(np.float32))
-    yt = torch.from_numpy(y.astype(np.float32)).unsqueeze(1)
+    x, y = x.astype(np.float32), y.astype(np.float32)[:, None]
     cut = np.cumsum([0, N_TRAIN, N_VAL, N_TEST])
-    return Data(*(Split(xt[a:b], yt[a:b]) for a, b in zip(cut[:-1], cut[1:])))
+    return tuple((x[a:b], y[a:b]) for a, b in zip(cut[:-1], cut[1:]))
+
+
+@functools.lru_cache(maxsize=64)
+def make_data(seed: int) -> Data:
+    import torch
+
+    return Data(*(Split(torch.from_numpy(x), torch.from_numpy(y)) for x, y in arrays(seed)))
+
+
+def floors(seed: int) -> dict[str, float]:
+    """Test MSE of the train mean, of linear and of quadratic least squares on the inputs."""
+    (x, y), _, (xt, yt) = arrays(seed)
+    return {"mean": floor.mean_mse(y, yt), "linear": floor.least_squares_mse(x, y, xt, yt),
+            "quadratic": floor.least_squares_mse(floor.quadratic_features(x), y,
+                                                 floor.quadratic_features(xt), yt)}
 
 
 def make_model():
@@ -62,11 +76,12 @@ TRACK = Track(
     make_data=make_data,
     make_model=make_model,
     model_name="mlp_tiny",
-    grid=({"lr": 5e-4}, {"lr": 1e-3}, {"lr": 2e-3}, {"lr": 5e-3}),  # benchmarks/grids.json
+    grid=({"lr": 5e-4}, {"lr": 1e-3}, {"lr": 2e-3}, {"lr": 5e-3}),  # benchmarks/results/grids.json
     epochs=30,
     budget="convergence",
+    make_floors=floors,
     budget_reason="validation levels off by 30 epochs; twice as many overfit "
-                  "(benchmarks/convergence.json)",
+                  "(benchmarks/results/convergence.json)",
     description="10-feature nonlinear regression (tanh teacher + interaction + linear, "
                 f"noise sd {NOISE_SD}); mlp_tiny 10-64-64-1; test MSE",
     extra_protocol={"n_train": N_TRAIN, "n_val": N_VAL, "n_test": N_TEST,

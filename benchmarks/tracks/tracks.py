@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
 IDEA_INIT_OFFSET = 1_000_003   # benchmarks/calibration/calibration.py's: the idea arm's init stream
-TRACKS = ("tabular", "dynamics", "digits", "charlm")
+TRACKS = ("tabular", "dynamics", "digits", "charlm", "mnist1d")
 
 
 def train(track, seed: int, cfg: dict, epochs: int | None, init_seed: int | None):

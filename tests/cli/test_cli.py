@@ -31,9 +31,10 @@ def test_show_finds_reports_in_folders_recursively(tmp_path, helps):
     res = bench("show", cwd=tmp_path)  # default folder: reports
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert lines[0].split()[:3] == ["idea", "track", "baseline"]
-    assert any(ln.startswith("fake_idea ") and "helps/worked" in ln
-               and "reports/fake_idea/tabular/bench_report.json" in ln for ln in lines)
+    assert lines[0].split()[:4] == ["idea", "track", "verdict", "decided"]
+    assert any(ln.startswith("fake_idea ") and "helps/worked" in ln for ln in lines)
+    assert ("benchkit: reports in reports/<idea>/<track>/, reports/deep/er/<idea>/<track>/ "
+            in res.stdout)
     assert any(ln.startswith("other_idea ") for ln in lines)
     assert "benchkit: WARNING other_idea tabular: only 4 seeds" in res.stdout
     res = bench("show", tmp_path / "reports" / "fake_idea" / "tabular" / "bench_report.json")

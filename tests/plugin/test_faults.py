@@ -223,12 +223,16 @@ def test_a_bad_value_fails_its_run_only(pytester, workers, xdist):
 # ------------------------------------------------------- global state does not leak between runs
 
 LEAKY = '''
+import os
+import tempfile
+
 import numpy as np
 import pytest
 import torch
 pytestmark = pytest.mark.bench(name="leaky", track="tabular", grid={"lr": [1e-2]}, seeds=3)
 
 OWN_THREADS = torch.get_num_threads()  # the process's own: a claim runs with it, a run with 1
+START = os.getcwd()
 
 def state(threads=OWN_THREADS):
     return {"float32": torch.get_default_dtype() == torch.float32,
@@ -237,9 +241,14 @@ def state(threads=OWN_THREADS):
             "anomaly": not torch.is_anomaly_enabled(),
             "matmul": torch.get_float32_matmul_precision() == "highest",
             "threads": torch.get_num_threads() == threads,
-            "numpy": np.geterr()["divide"] == "warn"}
+            "numpy": np.geterr()["divide"] == "warn",
+            "environ": "LEAKY_RUN" not in os.environ and os.environ.get("HOME") is not None,
+            "cwd": os.getcwd() == START}
 
 def leak():
+    os.environ["LEAKY_RUN"] = "1"
+    os.environ.pop("HOME", None)
+    os.chdir(tempfile.gettempdir())
     torch.set_default_dtype(torch.float64)
     torch.set_grad_enabled(False)
     torch.use_deterministic_algorithms(True)

@@ -34,7 +34,7 @@ COLLECTION_ERRORS = {
         ["arm('ideaa')", "unknown arm", "valid:", "pytest.mark.arm('idea')"]),
     "unknown-track": (
         {"test_e": module(bench("e", track='"tabulr"'), BASELINE, IDEA_SAME)},
-        ["unknown track 'tabulr'", "known tracks: charlm, digits, dynamics, tabular"]),
+        ["unknown track 'tabulr'", "known tracks: charlm, digits, dynamics, mnist1d, tabular"]),
     "empty-grid": (
         {"test_e": module(bench("e", grid="{}"), BASELINE, IDEA_SAME)},
         ["grid is empty", "valid: a dict of non-empty lists"]),

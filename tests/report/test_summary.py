@@ -54,7 +54,7 @@ def test_summary_of_a_complete_report_has_the_key_numbers():
     assert "a | pipe-y claim that helps" in md
     # protocol
     assert "8 paired seeds (0, 1, 2, 3, 4, 5, 6, 7)" in md
-    assert "lr=0.001, lr=0.003, lr=0.01" in md and "epochs 2" in md
+    assert "lr=0.001; lr=0.003; lr=0.01" in md and "epochs 2" in md
     assert "best validation mean" in md and "never used to choose" in md
     # per-seed table: one row per seed, diff and winner in the metric's direction
     for s, d in enumerate(comp["per_seed_diffs"]):
@@ -85,6 +85,7 @@ def test_summary_of_an_inconclusive_report_says_what_the_bench_cannot_see():
     assert "80% of the time by the sign-flip test at level 0.05 with 8 seeds" in md
     if comp["seeds_needed"] is not None:
         assert f"would take about {comp['seeds_needed']} seeds (this bench used 8)" in md
+        assert "a planning figure: assumes" in md and "planning figure: planning" not in md
     assert "| 0/8 | 0/8 | not confirmed |" in md and "signature(s) not confirmed: residual" in md
     assert "its mechanism is not confirmed" in md
 
@@ -95,7 +96,9 @@ def test_summary_shows_adjusted_p_for_a_family_and_warnings():
     assert comp["family_size"] == 2
     md = summary.render_summary_md(r)
     assert f"p_adjusted = {comp['p_adjusted']:.4g} (Holm over the idea's 2 tracks" in md
-    assert r["warnings"] and all(f"- **{w}**" in md for w in r["warnings"])
+    edges = [w for w in r["warnings"] if " edge of " in w]   # one line for all of them
+    assert r["warnings"] and all(f"- **{w}" in md for w in r["warnings"] if w not in edges)
+    assert not edges or "- **selected at the high edge of lr" in md
     assert "only 4 seeds" in md
 
 

@@ -26,9 +26,16 @@ def track(request):
 
 
 def uncached(track):
-    """The track's data function itself, past any per-process cache, so that "two calls give
-    equal data" compares two computations, not one object with itself."""
-    return getattr(track.make_data, "__wrapped__", track.make_data)
+    """The track's data function itself, past its per-process caches (``make_data``'s and the
+    numpy ``arrays`` it builds on), so that "two calls give equal data" compares two
+    computations, not one object with itself."""
+    module = sys.modules[track.make_data.__module__]
+    make = getattr(track.make_data, "__wrapped__", track.make_data)
+
+    def fresh(seed):
+        getattr(getattr(module, "arrays", None), "cache_clear", lambda: None)()
+        return make(seed)
+    return fresh
 
 
 def assert_data_equal(a, b):
@@ -205,9 +212,14 @@ def neg_mse(pred, y):
     return -torch.mean((pred - y) ** 2)
 
 
+def floors(seed):  # predicting 0 everywhere
+    test = make_data(seed).test
+    return {"zero": float(neg_mse(torch.zeros_like(test.y), test.y))}
+
+
 register(Track(name="tiny", make_data=make_data, make_model=lambda: nn.Linear(3, 1),
                model_name="linear", grid=({"lr": 0.05},), epochs=10, batch_size=16,
-               metric_name="neg_mse", direction="higher", metric=neg_mse))
+               metric_name="neg_mse", direction="higher", metric=neg_mse, make_floors=floors))
 '''
 TINY_IDEA = '''
 import pytest
@@ -255,3 +267,7 @@ def test_a_user_track_registered_in_a_conftest_can_be_benched(pytester, read_rep
     assert report["comparison"]["delta_mean"] < 0
     assert report["comparison"]["idea_wins"] == 0
     assert report["practical_verdict"] == "harms"
+    # the user's floors, averaged over the bench's 6 seeds, and how far the baseline beats them
+    assert set(report["floors"]) == {"zero"} and -10 < report["floors"]["zero"] < -1
+    summary = (pytester.path / "reports" / "tiny_const" / "tiny" / "summary.md").read_text()
+    assert "better than the best floor, zero" in summary

@@ -1,0 +1,64 @@
+"""The command that completes an incomplete bench, printed at the end of the session that left it
+incomplete: a session never ends on advice that would only repeat it."""
+from __future__ import annotations
+
+import re
+import shlex
+
+VALUED = ("--bench-shard",)   # options whose value follows as the next word unless given with =
+
+
+def without(args, *options: str) -> list[str]:
+    """``args`` without ``options`` (flags, ``--opt=value`` and ``--opt value`` forms)."""
+    out, skip = [], False
+    for arg in map(str, args):
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in options:
+            skip = name in VALUED and "=" not in arg
+            continue
+        out.append(arg)
+    return out
+
+
+def missing_seeds(report: dict) -> list[int]:
+    """The seeds of a report's missing runs (named ``arm[track-cfg-seedN]``), in order."""
+    found = {int(m.group(1)) for name in report["incomplete"].get("missing") or ()
+             if (m := re.search(r"-seed(\d+)\]$", name))}
+    return sorted(found)
+
+
+def command(args) -> str:
+    return "pytest " + shlex.join(args) if args else "pytest"
+
+
+def next_steps(written: list, args, *, fresh: bool, merge: bool) -> list[str]:
+    """``benchkit: NEXT ...`` lines for the reports of this session that are incomplete, each
+    naming the command that completes them; none where the same command again would (a plain
+    session with a grid extension: its report says so)."""
+    incomplete = [r for _, r in written if r.get("incomplete")]
+    if not incomplete:
+        return []
+    pending = [r for r in incomplete if r["incomplete"].get("pending")]
+    lines = []
+    if merge:
+        missing = sum(len(r["incomplete"].get("missing") or ()) for r in incomplete)
+        plain = command(without(args, "--bench-shard"))
+        why = ("the grid of " + ", ".join(f"{r['name']} {r['track']}" for r in pending)
+               + " extended at its edge, and no shard trained the extension; "
+               if pending else "")
+        seeds = "; ".join(f"{r['name']} {r['track']} seed(s) {', '.join(map(str, s))}"
+                          for r in incomplete if (s := missing_seeds(r)))
+        lines.append(f"benchkit: NEXT: {missing} run(s) of this merge are not in the store "
+                     f"({seeds}; a shard trains whole seeds): {why}run the shards again with this store (they "
+                     f"train only what is missing), then this merge; or `{plain}` trains the "
+                     "missing runs on this machine and writes complete reports")
+    elif fresh and pending:
+        again = command(without(args, "--bench-fresh"))
+        names = ", ".join(f"{r['name']} {r['track']}" for r in pending)
+        lines.append(f"benchkit: NEXT: the grid of {names} extended at its edge: `{again}` "
+                     "trains only the extension (the runs this session retrained are stored; "
+                     "with --bench-fresh it would retrain them too)")
+    return lines

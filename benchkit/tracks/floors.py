@@ -1,0 +1,115 @@
+"""Trivial baselines (floors) the tracks score on a seed's test split after fitting on its train
+split: least squares on given features, multinomial logistic regression, smoothed n-gram
+character models. numpy only (scikit-learn for the logistic regression, imported there): no
+torch, so a report can be given its floors without training anything. A trained baseline that
+does not beat its track's floors clearly is measuring nothing a closed form cannot.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+
+def with_intercept(x: np.ndarray) -> np.ndarray:
+    return np.hstack([np.ones((len(x), 1)), x])
+
+
+def quadratic_features(x: np.ndarray) -> np.ndarray:
+    """``x`` and every product ``x_i * x_j`` with ``i <= j`` (d + d(d+1)/2 columns)."""
+    pairs = [x[:, i] * x[:, j] for i, j in itertools.combinations_with_replacement(
+        range(x.shape[1]), 2)]
+    return np.hstack([x, np.stack(pairs, axis=1)])
+
+
+def least_squares_mse(x_train, y_train, x_test, y_test) -> float:
+    """Test MSE (mean over every element) of ordinary least squares with an intercept, fitted
+    on the train rows in float64; ``y`` may have several columns. Solved by the normal
+    equations of standardised columns, products by ``einsum`` (no BLAS threads: waking them
+    on a loaded machine cost 17 ms a fit, against 1 ms)."""
+    x = np.asarray(x_train, dtype=np.float64)
+    mu, sd = x.mean(axis=0), x.std(axis=0)
+    sd[sd == 0] = 1.0
+    a = with_intercept((x - mu) / sd)
+    y = np.asarray(y_train, dtype=np.float64).reshape(len(a), -1)
+    try:
+        coef = np.linalg.solve(np.einsum("ij,ik->jk", a, a), np.einsum("ij,ik->jk", a, y))
+    except np.linalg.LinAlgError:  # collinear columns: the minimum-norm solution
+        coef = np.linalg.lstsq(a, y, rcond=None)[0]
+    test = with_intercept((np.asarray(x_test, dtype=np.float64) - mu) / sd)
+    pred = np.einsum("ij,jk->ik", test, coef)
+    y_test = np.asarray(y_test, dtype=np.float64).reshape(pred.shape)
+    return float(np.mean((pred - y_test) ** 2))
+
+
+def mean_mse(y_train, y_test) -> float:
+    """Test MSE of predicting the train mean (per output column)."""
+    y_train, y_test = np.asarray(y_train, np.float64), np.asarray(y_test, np.float64)
+    return float(np.mean((y_test - y_train.mean(axis=0)) ** 2))
+
+
+def logistic_accuracy(x_train, y_train, x_test, y_test) -> float:
+    """Test accuracy of multinomial logistic regression (scikit-learn, L2 at C=1, lbfgs) on
+    the flattened inputs, on one thread (a loaded machine makes BLAS threads 100x slower)."""
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits  # a scikit-learn dependency
+
+    x_train = np.asarray(x_train).reshape(len(x_train), -1)
+    x_test = np.asarray(x_test).reshape(len(x_test), -1)
+    with threadpool_limits(1):
+        clf = LogisticRegression(max_iter=2000).fit(x_train, y_train)
+        return float((clf.predict(x_test) == np.asarray(y_test)).mean())
+
+
+# -- character n-grams --------------------------------------------------------------------
+LAMBDAS = tuple(i / 10 for i in range(11))  # interpolation weights tried on validation
+
+
+def _ngram_counts(blocks: np.ndarray, vocab: int, order: int) -> np.ndarray:
+    """Counts of every ``order``-gram inside the blocks (rows of token ids), flattened."""
+    n = blocks.shape[1] - order + 1
+    index = np.zeros((blocks.shape[0], n), dtype=np.int64)
+    for k in range(order):
+        index = index * vocab + blocks[:, k:k + n]
+    return np.bincount(index.ravel(), minlength=vocab ** order).astype(np.float64)
+
+
+def _position_probs(blocks: np.ndarray, counts: list[np.ndarray],
+                    vocab: int) -> list[np.ndarray]:
+    """Per predicted position of ``blocks`` (targets ``blocks[:, 1:]``), the maximum-likelihood
+    probability of the target under the unigram (add-one), bigram and trigram counts; the
+    first target has one character of context, so its trigram term is its bigram's."""
+    uni, bi, tri = counts
+    target = blocks[:, 1:]
+    p1 = (uni[target] + 1.0) / (uni.sum() + vocab)
+    ctx1 = blocks[:, :-1]
+    bi_ctx = bi.reshape(vocab, vocab).sum(axis=1)
+    p2 = bi[ctx1 * vocab + target] / np.maximum(bi_ctx[ctx1], 1.0)
+    tri_ctx = tri.reshape(vocab * vocab, vocab).sum(axis=1)
+    p3 = p2.copy()
+    pair = blocks[:, :-2] * vocab + blocks[:, 1:-1]
+    p3[:, 1:] = tri[pair * vocab + target[:, 1:]] / np.maximum(tri_ctx[pair], 1.0)
+    return [p1, p2, p3]
+
+
+def _bits(probs: list[np.ndarray], weights) -> float:
+    mix = sum(w * p for w, p in zip(weights, probs))
+    return float(-np.mean(np.log(mix)) / math.log(2))
+
+
+def ngram_bits(train: np.ndarray, val: np.ndarray, test: np.ndarray,
+               vocab: int) -> dict[str, float]:
+    """Test bits per character of the unigram (add-one), bigram and trigram models fitted on
+    the train blocks (rows of ``context + 1`` token ids), each an interpolation with the lower
+    orders whose weights (steps of 0.1, the unigram's at least 0.1) are chosen on the
+    validation blocks. Predicts every position of a block as the character models do."""
+    counts = [_ngram_counts(train, vocab, k) for k in (1, 2, 3)]
+    val_p, test_p = (_position_probs(b, counts, vocab) for b in (val, test))
+    out = {"unigram": _bits(test_p[:1], (1.0,))}
+    for name, order in (("bigram", 2), ("trigram", 3)):
+        candidates = [w for w in itertools.product(LAMBDAS, repeat=order)
+                      if w[0] >= 0.1 and math.isclose(sum(w), 1.0)]
+        best = min(candidates, key=lambda w: _bits(val_p[:order], w))
+        out[name] = _bits(test_p[:order], best)
+    return out

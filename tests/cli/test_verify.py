@@ -1,0 +1,104 @@
+"""``python -m benchkit verify`` recomputes a report's statistics and verdicts from its rows, and
+fails on a row it cannot check: a report cannot say more than its runs."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from benchkit.cli import recheck
+from benchkit.cli.verify import verify
+from benchkit.store.backends import DirectoryStorage
+from builders import make_report
+
+
+@pytest.fixture(scope="module")
+def honest():
+    return make_report(effect=-0.3, seeds=6)
+
+
+def edited(report, edit):
+    out = copy.deepcopy(report)
+    edit(out)
+    return out
+
+
+def test_an_honest_report_recomputes_to_itself(honest):
+    assert honest["practical_verdict"] == "helps"
+    assert recheck.verdicts(honest, [honest]) == []
+    incomplete = make_report(missing=1, seeds=6)
+    assert recheck.verdicts(incomplete, [incomplete]) == []
+
+
+def _row(report, arm, seed, cfg):
+    return next(r for r in report["runs"]
+                if (r["arm"], r["seed"], r["cfg"]) == (arm, seed, cfg))
+
+
+@pytest.mark.parametrize("edit,fragment", [
+    (lambda r: _row(r, "idea", 3, r["idea_config"]).update(test=9.0),
+     "comparison per_seed_diffs is"),
+    (lambda r: r["comparison"].update(p_value=0.001), "comparison p_value is 0.001 in the report"),
+    (lambda r: r["comparison"].update(p_adjusted=0.001), "comparison p_adjusted is 0.001"),
+    (lambda r: r.update(practical_verdict="equivalent"), "practical_verdict is 'equivalent'"),
+    (lambda r: r["runs"].remove(_row(r, "baseline", 0, r["baseline"]["best_cfg"])),
+     "baseline: its rows lack runs of the grid"),
+    (lambda r: _row(r, "baseline", 0, r["baseline"]["best_cfg"]).update(val=99.0),
+     "baseline: the rows select"),
+    (lambda r: r["comparison"].update(family_size=2), "its Holm family has 2 comparison(s)"),
+], ids=["row", "p", "p-adjusted", "verdict", "dropped-row", "selection", "family"])
+def test_a_figure_the_rows_do_not_give_fails(honest, edit, fragment):
+    report = edited(honest, edit)
+    problems = recheck.verdicts(report, [report])
+    assert problems and any(fragment in p for p in problems), problems
+
+
+def test_a_row_without_key_or_digest_cannot_be_checked_and_fails(honest, tmp_path):
+    ok, problems = verify(honest, DirectoryStorage(tmp_path))
+    passed = [r for r in honest["runs"] if r["outcome"] == "passed"]
+    assert ok == 0 and len(problems) == len(passed)
+    assert problems[0].endswith("names no key or digest, so it cannot be checked")
+
+
+def test_a_row_that_borrows_another_runs_record_fails(tmp_path):
+    from benchkit.store import records
+    from benchkit.store.runs import RunStore
+
+    result = {"val": 0.5, "test": 0.25, "diverged": False, "seconds": 1.0, "signatures": {},
+              "logs": {}, "budgets": {}}
+    run = {"arm": "idea", "track": "tabular", "cfg": {"lr": 0.01}, "seed": 0}
+    record = records.build("k" * 64, run, result, {}, {"module": "m", "nodeid": "m"}, "cpu")
+    storage = DirectoryStorage(tmp_path)
+    storage.write(f"{RunStore.folder(record['key'])}/x.json", records.dumps(record))
+    row = {**run, "val": 0.5, "test": 0.25, "outcome": "passed", "key": record["key"],
+           "digest": record["run_digest"]}
+    report = {"track": "tabular", "runs": [row, {**row, "arm": "baseline"}]}
+    ok, problems = verify(report, storage)
+    assert ok == 1 and len(problems) == 1
+    assert problems[0].startswith("baseline[tabular-lr=0.01-seed0]: its record is the run ")
+
+
+def test_controls_and_the_sign_test_are_recomputed_too(monkeypatch):
+    """On the report of tests/verdict's three-arm bench (a control, a margin, the sign test)."""
+    import json
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "verdict"))
+    from test_report_controls_and_extension import (ALPHA, TRACK, decide_with_holm, rich_runs,
+                                                    rich_spec)
+    from benchkit.report import bench_report
+    from benchkit.verdict.build import build_report
+
+    report = build_report(rich_spec(6), TRACK, rich_runs(6), [], alpha=ALPHA)
+    decide_with_holm(report)
+    report = json.loads(bench_report.dumps(bench_report.stamp(report)))
+    assert report["controls"] and report["comparison"]["test"] == "sign"
+    assert recheck.verdicts(report, [report]) == []
+    for edit, fragment in [
+            (lambda r: r["controls"]["c"]["comparison"].update(p_value=0.001),
+             "control:c comparison p_value is 0.001"),
+            (lambda r: r["controls"]["c"].update(verdict="helps"),
+             "control c verdict is 'helps' in the report")]:
+        forged = edited(report, edit)
+        problems = recheck.verdicts(forged, [forged])
+        assert any(fragment in p for p in problems), problems

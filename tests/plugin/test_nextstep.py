@@ -1,0 +1,89 @@
+"""One command finishes a bench: --bench-fresh trains the grid extension its stored runs call
+for, and a session left incomplete names the command that completes it."""
+from __future__ import annotations
+
+from benchkit.plugin.nextstep import next_steps, without
+from benchkit.report import plots
+from sessions import line_with, module, run_session
+
+EDGE = '''
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.record(val=1.0 + run.cfg["lr"], test=1.0 + 0.01 * run.seed)   # best at the lowest lr
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.record(val=1.0 + run.cfg["lr"], test=0.9 + 0.01 * run.seed)
+'''
+
+
+def edge_module(extra: str = "") -> str:
+    return module('pytestmark = pytest.mark.bench(name="edge", track="tabular", grid={"lr": '
+                  f'[1e-3, 2e-3, 4e-3]}}, seeds=2, extend=1{extra})\n', EDGE)
+
+
+def test_without_drops_flags_and_valued_options_in_both_forms():
+    args = ["ideas", "--bench-fresh", "--bench-shard", "merge", "-n", "2", "--bench-shard=1/2"]
+    assert without(args, "--bench-fresh", "--bench-shard") == ["ideas", "-n", "2"]
+
+
+def report(pending=(), missing=()):
+    return None, {"name": "i", "track": "t", "incomplete": {"pending": list(pending),
+                                                            "missing": list(missing)}}
+
+
+def test_next_steps_name_the_command_that_completes_the_bench():
+    fresh = next_steps([report(pending=["lr=1"])], ["ideas", "--bench-fresh"], fresh=True,
+                       merge=False)
+    assert len(fresh) == 1 and "`pytest ideas` trains only the extension" in fresh[0]
+    merged = next_steps([report(missing=["idea[t-lr=0.1-seed3]", "baseline[t-lr=0.1-seed1]"])],
+                        ["ideas", "--bench-store=s", "--bench-shard=merge"],
+                        fresh=False, merge=True)
+    assert "2 run(s) of this merge are not in the store (i t seed(s) 1, 3; a shard " in merged[0]
+    assert "`pytest ideas --bench-store=s` trains the missing runs" in merged[0]
+    assert next_steps([report(pending=["lr=1"])], ["ideas"], fresh=False, merge=False) == []
+    assert next_steps([(None, {"incomplete": None})], [], fresh=True, merge=True) == []
+
+
+def test_one_bench_fresh_session_retrains_the_extension_and_leaves_the_old_plan(
+        pytester, read_report, monkeypatch):
+    """A plan changed after a look (here looks=, as a smoke at fewer seeds= does) and a grid
+    extension pending: one --bench-fresh session retrains every run the report needs, the
+    extension the stored runs call for included, under the new plan; its progress shows."""
+    monkeypatch.setattr(plots, "write_plots", lambda folder, report: "not drawn in this test")
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_edge=edge_module())
+    run_session(pytester, "-p", "no:randomly")
+    assert read_report(pytester.path, "edge")["incomplete"]["pending"] == ["lr=0.0005"]
+    pytester.makepyfile(test_edge=edge_module(", looks=(2, 3)"))
+    result = run_session(pytester, "-p", "no:randomly", "--bench-fresh")
+    result.stdout.fnmatch_lines([line_with("benchkit: 1/16 runs trained | ", " elapsed"),
+                                 line_with("benchkit: 16/16 runs trained | "),
+                                 "benchkit: 16 run(s) trained, 0 reused from the run store"])
+    final = read_report(pytester.path, "edge")
+    assert final["complete"] and not final.get("exploratory")
+    assert final["baseline"]["best_cfg"] == {"lr": 0.0005}
+
+
+class Terminal:
+    def __init__(self, errors):
+        self.stats, self.lines = ({"error": ["x"]} if errors else {}), []
+
+    def write_line(self, line, **markup):
+        self.lines.append(line)
+
+
+def test_no_deselection_hint_after_a_collection_error(pytestconfig):
+    """Under -n a collection error leaves no arm run selected: the error says why, and a
+    '(-k/-m?)' hint beside it would send the user the wrong way."""
+    from benchkit.plugin.controller import BenchSession
+
+    session = object.__new__(BenchSession)   # only what the summary of an empty session reads
+    session.settings, session.payloads = type("S", (), {"shard": None})(), {}
+    session.collection = {"bench_modules": 1, "arm_runs_selected": 0, "to_train": 0}
+    said = {}
+    for errors in (True, False):
+        tr = Terminal(errors)
+        session.pytest_terminal_summary(tr, 0, pytestconfig)
+        said[errors] = tr.lines
+    assert said[True] == [] and "(-k/-m?)" in said[False][0]

@@ -1,0 +1,28 @@
+"""summary.md's Floors section: the floors, and how far the baseline is from the best one in
+the metric's direction."""
+from __future__ import annotations
+
+from benchkit.report.summary import floor_lines
+
+
+def report(direction: str, base: float, floors: dict) -> dict:
+    return {"metric_direction": f"{direction} is better", "floors": floors,
+            "baseline": {"full": {"mean": base}}}
+
+
+def test_higher_is_better_names_the_best_floor_and_the_gap():
+    lines = floor_lines(report("higher", 0.66, {"logistic_regression": 0.32, "chance": 0.1}))
+    assert lines[0] == "## Floors"
+    assert "logistic_regression 0.32, chance 0.1" in lines[2]
+    assert lines[3] == ("- the baseline (0.66) is 106% better than the best floor, "
+                        "logistic_regression (0.32)")
+
+
+def test_lower_is_better_and_a_baseline_worse_than_its_floor():
+    lines = floor_lines(report("lower", 3.53, {"unigram": 4.67, "trigram": 2.70}))
+    assert lines[3] == "- the baseline (3.53) is 30.7% worse than the best floor, trigram (2.7)"
+
+
+def test_no_floors_no_section():
+    assert floor_lines(report("lower", 1.0, {})) == []
+    assert floor_lines({"metric_direction": "lower is better"}) == []

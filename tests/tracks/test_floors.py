@@ -1,0 +1,56 @@
+"""Floors: the trivial baselines each built-in track scores on a seed's test split, fitted on
+the same seed's train split the runs see; checked against independent computations."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from benchkit import tracks
+from benchkit.tracks import floors
+
+
+def test_tabular_floors_are_least_squares_on_the_runs_split():
+    track = tracks.get("tabular")
+    data = track.data(0)
+    x, y, xt, yt = (t.double().numpy() for t in (data.train.x, data.train.y,
+                                                  data.test.x, data.test.y))
+    a = np.hstack([np.ones((len(x), 1)), x])
+    coef = np.linalg.solve(a.T @ a, a.T @ y)  # normal equations, not lstsq
+    linear = float(track.metric(torch.from_numpy(np.hstack([np.ones((len(xt), 1)), xt]) @ coef),
+                                torch.from_numpy(yt)))
+    got = track.floors([0])
+    assert got["linear"] == pytest.approx(linear, rel=1e-6)
+    assert got["mean"] == pytest.approx(float(np.mean((yt - y.mean()) ** 2)), rel=1e-6)
+    assert got["quadratic"] < got["linear"] < got["mean"]
+    both = track.floors([0, 1])
+    assert both["linear"] == pytest.approx((linear + track.floors([1])["linear"]) / 2)
+
+
+def test_dynamics_persistence_is_the_last_state_scored_by_the_track_metric():
+    track = tracks.get("dynamics")
+    test = track.data(2).test
+    assert track.floors([2])["persistence"] == pytest.approx(
+        float(track.metric(test.x[:, -1], test.y)), rel=1e-6)
+
+
+def test_quadratic_features_hold_every_product_once():
+    x = np.array([[2.0, 3.0]])
+    assert floors.quadratic_features(x).tolist() == [[2.0, 3.0, 4.0, 6.0, 9.0]]
+
+
+def test_ngram_floors_on_a_periodic_text():
+    """'abcabc...': the next character is certain given one character of context, so the
+    bigram and trigram models approach 0 bits while the unigram model needs log2(3)."""
+    text = np.array([i % 3 for i in range(65 * 40)], dtype=np.int64).reshape(40, 65)
+    got = floors.ngram_bits(text[:30], text[30:35], text[35:], vocab=5)
+    assert got["unigram"] == pytest.approx(math.log2(3), abs=0.01)
+    assert got["bigram"] < 0.2 and got["trigram"] < 0.2  # the unigram keeps weight >= 0.1
+
+
+def test_a_track_without_floors_has_none():
+    import dataclasses
+
+    assert dataclasses.replace(tracks.get("tabular"), make_floors=None).floors([0]) == {}
