@@ -7,6 +7,7 @@ hand-recorded results for pytester sessions). Imported by name: ``from builders 
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -188,3 +189,17 @@ def write(tmp_path: Path, report: dict, sub: str = "r") -> Path:
     path = tmp_path / sub / "bench_report.json"
     atomic.write_atomic(path, bench_report.dumps(report))
     return path
+
+
+# ------------------------------------------------------------------ track data, uncached
+def uncached(track):
+    """The track's data function itself, past its per-process caches (``make_data``'s and the
+    numpy ``arrays`` it builds on), so that "two calls give equal data" compares two
+    computations, not one object with itself."""
+    module = sys.modules[track.make_data.__module__]
+    make = getattr(track.make_data, "__wrapped__", track.make_data)
+
+    def fresh(seed):
+        getattr(getattr(module, "arrays", None), "cache_clear", lambda: None)()
+        return make(seed)
+    return fresh

@@ -18,24 +18,8 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "tracks"
-
-
-def curve(track, seed: int, cfg: dict, epochs: int) -> list[float]:
-    from benchkit.training import loop
-    from benchkit.training.run import Run, seed_everything
-
-    seed_everything(seed)
-    run = Run(arm="baseline", track=track, cfg=cfg, seed=seed, epochs=epochs)
-    model = track.model()
-    vals: list[float] = []
-    loop.train(model, run.data.train, track, lr=cfg["lr"], epochs=epochs,
-               batch_size=track.batch_size, seed=seed,
-               on_epoch=lambda done: vals.append(loop.evaluate(model, run.data.val, track)))
-    return vals
-
-
-def gain(before: float, after: float, direction: str) -> float:
-    return ((before - after) if direction == "lower" else (after - before)) / abs(before)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from convergence import curve, gain  # noqa: E402  (one curve, one gain rule for both scripts)
 
 
 def main() -> None:

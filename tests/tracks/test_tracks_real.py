@@ -11,21 +11,12 @@ import torch
 
 from benchkit import tracks
 from benchkit.spec import cfg_id
+from builders import uncached
 
 REAL = ("digits", "charlm")
 
 
-def uncached(track):
-    """The track's data function itself, past its per-process caches (``make_data``'s and the
-    numpy ``arrays`` it builds on), so that "two calls give equal data" compares two
-    computations, not one object with itself."""
-    module = sys.modules[track.make_data.__module__]
-    make = getattr(track.make_data, "__wrapped__", track.make_data)
 
-    def fresh(seed):
-        getattr(getattr(module, "arrays", None), "cache_clear", lambda: None)()
-        return make(seed)
-    return fresh
 
 
 @pytest.mark.parametrize("name", REAL)
