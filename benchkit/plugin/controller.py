@@ -113,7 +113,10 @@ class BenchSession:
         if held is not None and held.received:  # the session ends as interrupted, reports whole
             self.sigterm_held = True
             session.exitstatus = pytest.ExitCode.INTERRUPTED
-        if (self.failures or self.write_errors) and session.exitstatus == pytest.ExitCode.OK:
+        incomplete_merge = self.settings.shard == "merge" and any(
+            not r["complete"] for _, r in self.written)  # its NEXT line names what completes it
+        if (self.failures or self.write_errors or incomplete_merge) \
+                and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def trust(self) -> dict:

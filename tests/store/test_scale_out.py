@@ -282,8 +282,9 @@ def test_a_killed_shard_leaves_its_unfinished_runs_missing_and_named(tmp_path):
     report = report_of(c)
     unfinished = ["idea[tabular-lr=0.01-seed1]", "idea[tabular-lr=0.01-seed2]"] + [
         f"idea[tabular-lr=0.003-seed{s}]" for s in SEEDS]   # the arms run in this order
-    assert rc == 0 and "benchkit: 0 run(s) trained, 7 reused" in out, out
+    assert rc == 1 and "benchkit: 0 run(s) trained, 7 reused" in out, out  # incomplete: exit 1
     assert sorted(report["incomplete"]["missing"]) == sorted(unfinished)
+    assert f"benchkit: NEXT: {len(unfinished)} run(s) of this merge are not in the store" in out
 
 
 @pytest.mark.parametrize("args, message", [
