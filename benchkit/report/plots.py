@@ -91,8 +91,18 @@ def _won(d: float, direction: str) -> bool:
     return d < 0 if direction == "lower" else d > 0
 
 
+def interval_of(comp: dict) -> tuple[list, str]:
+    """The interval drawn around the mean difference and its legend label: the deciding test's
+    own (``signflip_ci``, which excludes 0 exactly when that test rejects at its level), else
+    the t interval of the differences (a comparison without one: a control's)."""
+    own = comp.get("signflip_ci")
+    if own and own.get("lo") is not None and own.get("hi") is not None:
+        return [own["lo"], own["hi"]], f"mean, test's {own['confidence']:.0%} CI"
+    return list(comp.get("ci95") or [None, None]), "mean, 95% t CI"
+
+
 def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool) -> None:
-    """The per-seed differences idea - ``other``, their mean's 95% CI and the ±MDE band."""
+    """The per-seed differences idea - ``other``, their mean's interval and the ±MDE band."""
     n = len(diffs)
     jitter = [(k - (n - 1) / 2) * (0.5 / max(n, 1)) for k in range(n)]
     colors = [TIE if d == 0 else (WIN if _won(d, direction) else LOSS) for d in diffs]
@@ -101,16 +111,17 @@ def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool) -> None:
         axd.axhspan(-mde, mde, color="#999999", alpha=0.15, lw=0, label=f"±MDE ({sig(mde)})")
     axd.axhline(0, color="k", lw=0.8)
     axd.scatter(jitter, diffs, c=colors, s=22, zorder=2, gid=f"diffs:{other}")
-    ci = comp.get("ci95") or [None, None]
+    ci, label = interval_of(comp)
     delta = comp["delta_mean"]
-    if None not in ci:
-        axd.errorbar([0.55], [delta], yerr=[[delta - ci[0]], [ci[1] - delta]], fmt="D",
-                     color="k", ms=7, capsize=6, lw=2, zorder=3, label="mean ± 95% CI")
+    if None not in ci:  # a selection-aware interval need not hold the mean: no negative bar
+        axd.errorbar([0.55], [delta], yerr=[[max(delta - ci[0], 0.0)], [max(ci[1] - delta, 0.0)]],
+                     fmt="D", color="k", ms=7, capsize=6, lw=2, zorder=3, label=label)
+        axd.vlines(0.55, ci[0], ci[1], color="k", lw=2, zorder=3)
     axd.set_xlim(-0.5, 0.9)
     axd.set_xticks([])
     axd.grid(axis="y", alpha=0.3)
     p = comp.get("p_adjusted")
-    p_txt = f"p {sig(comp['p_value'] if p is None else p)}" + ("" if p is None else " (Holm)")
+    p_txt = f"p {sig(comp['p_value'] if p is None else p)}" + ("" if p is None else " (adj.)")
     axd.set_title(f"idea - {other}{' (decided)' if decided else ''}\n"
                   f"Δ {sig(delta, sign=True)}, {p_txt}", fontsize=9,
                   fontweight="bold" if decided else "normal")

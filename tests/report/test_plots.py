@@ -129,3 +129,16 @@ def test_summary_per_seed_table_leads_with_the_control_that_decided():
     header = next(ln for ln in md.splitlines() if ln.startswith("| seed |"))
     assert header == ("| seed | idea | shortcut (decided) | diff (idea - shortcut) | baseline | "
                       "diff (idea - baseline) | better than baseline |")
+
+
+def test_the_drawn_interval_is_the_deciding_tests_own():
+    """A t interval can exclude 0 where the selection-aware test does not reject (the committed
+    pruning report: t [-0.127, -0.015], the test's [-0.154, +0.014], p 0.070): the diff panel
+    draws the test's interval, and the t interval only for a comparison without one."""
+    comp = {"ci95": [-0.127, -0.015], "signflip_ci": {"confidence": 0.95, "lo": -0.154,
+                                                      "hi": 0.014}}
+    assert plots.interval_of(comp) == ([-0.154, 0.014], "mean, test's 95% CI")
+    assert plots.interval_of({"ci95": [-0.127, -0.015]}) == ([-0.127, -0.015],
+                                                               "mean, 95% t CI")
+    assert plots.interval_of({**comp, "signflip_ci": {"confidence": 0.95, "lo": None,
+                                                      "hi": 0.1}})[0] == [-0.127, -0.015]
