@@ -1,4 +1,4 @@
-"""What ``python -m benchkit verify`` recomputes: a report's selection, p-values, Holm
+"""What ``python -m benchkit verify`` recomputes: a report's selection, p-values, family-wise
 adjustment and verdicts, from its run rows, with the functions that made them.
 
 The rows themselves are checked against the store by :mod:`benchkit.cli.verify`; this module
@@ -16,7 +16,7 @@ from benchkit.spec.idea import cfg_id
 from benchkit.stats import paired as stats
 from benchkit.stats import signtest as robust
 from benchkit.verdict import build as rep
-from benchkit.verdict import controls
+from benchkit.verdict import controls, sweeps
 
 
 def _arms(report: dict) -> list[tuple[str, dict | None]]:
@@ -27,7 +27,8 @@ def _arms(report: dict) -> list[tuple[str, dict | None]]:
 
 
 def _test(report: dict) -> str:
-    return "sign" if report["protocol"].get("test") == robust.SIGN_TEST_NAME else "mean"
+    named = report["protocol"].get("test")
+    return {robust.SIGN_TEST_NAME: "sign", robust.WILCOXON_NAME: "wilcoxon"}.get(named, "mean")
 
 
 def comparisons(report: dict) -> tuple[list[dict] | None, list[str]]:
@@ -60,9 +61,11 @@ def comparisons(report: dict) -> tuple[list[dict] | None, list[str]]:
             return None, problems
         per_arm[arm] = [runs[(arm, cfg_id(grid[best]), s)]["test"] for s in seeds]
     margin = protocol.get("margin")
-    comps = [robust.apply(stats.compare(per_arm[arm], per_arm["idea"], direction=direction,
-                                        alpha=alpha, margin=margin), _test(report))
-             for arm, _ in _arms(report) if arm != "idea"]
+    comps = [sweeps.decide_by_selection(  # as verdict.build decides: the selection-aware p
+        robust.apply(stats.compare(per_arm[arm], per_arm["idea"], direction=direction,
+                                   alpha=alpha, margin=margin), _test(report)),
+        sweeps.from_runs(runs, arm, grid, seeds), direction)
+        for arm, _ in _arms(report) if arm != "idea"]
     labels = [f"{arm} comparison" if arm != "baseline" else "comparison"
               for arm, _ in _arms(report) if arm != "idea"]
     for label, got, said in zip(labels, comps, controls.comparisons(report)):
@@ -75,7 +78,7 @@ def comparisons(report: dict) -> tuple[list[dict] | None, list[str]]:
 
 def verdicts(report: dict, family: list[dict]) -> list[str]:
     """One line per p-value or verdict of ``report`` that its rows (and those of the other
-    reports of its idea, ``family``, for Holm) do not give."""
+    reports of its idea, ``family``, for the family-wise adjustment) do not give."""
     comps, problems = comparisons(report)
     if comps is None:
         if not problems and (report["practical_verdict"], report["system_verdict"]) != (
@@ -84,28 +87,21 @@ def verdicts(report: dict, family: list[dict]) -> list[str]:
         return problems
     if problems:
         return problems
-    ps, mine = [], None
-    for member in family:
-        member_comps = comps if member is report else comparisons(member)[0]
-        if member is report:
-            mine = len(ps)
-        ps += [c["p_value"] for c in member_comps] if member_comps else [1.0]
     family_size = report["comparison"].get("family_size")
-    if family_size != len(ps):
-        return [f"its Holm family has {family_size} comparison(s), but {len(ps)} are in the "
-                "reports beside it: give the idea's folder, with every track's report"]
-    adjusted = stats.holm(ps)
-    redone = copy.deepcopy(report)
-    redone["comparison"], redone["warnings"] = comps[0], []
-    for control, comp, p in zip((redone.get("controls") or {}).values(), comps[1:],
-                                adjusted[mine + 1:]):
-        control["comparison"] = {**comp, "p_adjusted": p, "family_size": family_size}
-    rep.decide(redone, adjusted[mine], family_size)
-    for field in ("p_adjusted", "verdict"):
-        if redone["comparison"][field] != report["comparison"].get(field):
+    if family_size != len(family):
+        return [f"its family has {family_size} track(s), but {len(family)} report(s) of the "
+                "idea are beside it: give the idea's folder, with every track's report"]
+    redone = [_redone(member, comps if member is report else comparisons(member)[0])
+              for member in family]
+    controls.adjust_family(redone)  # as the plugin adjusts: the same function
+    mine = redone[family.index(report)]
+    if mine["comparison"] is not None:
+        rep.decide(mine, mine["comparison"]["p_adjusted"], family_size)
+    for field in ("p_adjusted", "p_adjusted_harms", "verdict"):
+        if mine["comparison"].get(field) != report["comparison"].get(field):
             problems.append(f"comparison {field} is {report['comparison'].get(field)!r} in the "
-                            f"report, {redone['comparison'][field]!r} from its rows")
-    for name, control in (redone.get("controls") or {}).items():
+                            f"report, {mine['comparison'].get(field)!r} from its rows")
+    for name, control in (mine.get("controls") or {}).items():
         said = report["controls"][name]
         for field in ("p_adjusted", "verdict"):
             got = control["comparison"][field] if field == "p_adjusted" else control[field]
@@ -114,7 +110,21 @@ def verdicts(report: dict, family: list[dict]) -> list[str]:
                 problems.append(f"control {name} {field} is {was!r} in the report, {got!r} "
                                 "from its rows")
     for field in ("practical_verdict", "system_verdict"):
-        if redone[field] != report[field]:
-            problems.append(f"{field} is {report[field]!r} in the report, {redone[field]!r} "
+        if mine[field] != report[field]:
+            problems.append(f"{field} is {report[field]!r} in the report, {mine[field]!r} "
                             "from its rows")
     return problems
+
+
+def _redone(report: dict, comps: list[dict] | None) -> dict:
+    """A copy of ``report`` whose comparisons are ``comps`` (None: an incomplete member, which
+    enters the family at p = 1), ready for the family's adjustment and the decision."""
+    redone = copy.deepcopy(report)
+    redone["warnings"] = []
+    if comps is None:
+        redone["comparison"], redone["controls"] = None, {}
+        return redone
+    redone["comparison"] = comps[0]
+    for control, comp in zip((redone.get("controls") or {}).values(), comps[1:]):
+        control["comparison"] = comp
+    return redone

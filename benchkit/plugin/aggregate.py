@@ -8,7 +8,6 @@ from benchkit import tracks
 from benchkit.report import bench_report, summary
 from benchkit.report.fmt import mechanism_word, num
 from benchkit.spec import IdeaSpec
-from benchkit.stats import paired as stats
 from benchkit.store import atomic, records
 from benchkit.store.provenance import provenance
 from benchkit.verdict import budgets, controls
@@ -39,7 +38,7 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         build = build_frontier_report if spec.frontier else rep.build_report
         reports = [build(spec, track, runs, mechanisms, alpha=settings.alpha)
                    for track in spec.tracks]
-        adjust_family(reports)
+        controls.adjust_family(reports)
         for r in reports:
             path = bench_report.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
@@ -68,24 +67,6 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             if why:
                 failures.append(f"benchkit: FAIL {name} {r['track']}: {why}")
     return written, failures
-
-
-def adjust_family(reports: list[dict]) -> None:
-    """The family-wise adjustments of one idea's comparisons (docs/statistics.md). helps (and
-    the margin claims) hold against every comparator of a track: an intersection-union test
-    whose p is the track's largest, Holm across the declared tracks (``p_adjusted``,
-    ``family_size`` tracks). harms follows from any one comparison: Holm over every comparison
-    on every track (``p_adjusted_harms``). An incomplete track enters both at p = 1, so a
-    crashed track can never make the others' verdicts easier to reach."""
-    per_track = [controls.comparisons(r) for r in reports]
-    tracks = stats.holm([max(c["p_value"] for c in cs) if cs else 1.0 for cs in per_track])
-    family = [c for cs in per_track for c in cs]
-    ps = [c["p_value"] for c in family] + [1.0 for cs in per_track if not cs]
-    for comp, p in zip(family, stats.holm(ps)):
-        comp["p_adjusted_harms"] = p
-    for cs, p in zip(per_track, tracks):
-        for comp in cs:
-            comp["p_adjusted"], comp["family_size"] = p, len(reports)
 
 
 def floors_of(report: dict) -> dict:

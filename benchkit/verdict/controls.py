@@ -60,3 +60,21 @@ def decide_against_all(report: dict, against_baseline: str, level: float) -> dec
         return decision.Decision("incomplete", "incomplete")
     against = verdicts_against(report, against_baseline, level)
     return decision.decide(against, report["mechanism_ok"], report.get("budgets"))
+
+
+def adjust_family(reports: list[dict]) -> None:
+    """The family-wise adjustments of one idea's comparisons (docs/statistics.md). helps (and
+    the margin claims) hold against every comparator of a track: an intersection-union test
+    whose p is the track's largest, Holm across the declared tracks (``p_adjusted``,
+    ``family_size`` tracks). harms follows from any one comparison: Holm over every comparison
+    on every track (``p_adjusted_harms``). An incomplete track enters both at p = 1, so a
+    crashed track can never make the others' verdicts easier to reach."""
+    per_track = [comparisons(r) for r in reports]
+    tracks = stats.holm([max(c["p_value"] for c in cs) if cs else 1.0 for cs in per_track])
+    family = [c for cs in per_track for c in cs]
+    ps = [c["p_value"] for c in family] + [1.0 for cs in per_track if not cs]
+    for comp, p in zip(family, stats.holm(ps)):
+        comp["p_adjusted_harms"] = p
+    for cs, p in zip(per_track, tracks):
+        for comp in cs:
+            comp["p_adjusted"], comp["family_size"] = p, len(reports)

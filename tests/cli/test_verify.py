@@ -45,7 +45,7 @@ def _row(report, arm, seed, cfg):
      "baseline: its rows lack runs of the grid"),
     (lambda r: _row(r, "baseline", 0, r["baseline"]["best_cfg"]).update(val=99.0),
      "baseline: the rows select"),
-    (lambda r: r["comparison"].update(family_size=2), "its Holm family has 2 comparison(s)"),
+    (lambda r: r["comparison"].update(family_size=2), "its family has 2 track(s)"),
 ], ids=["row", "p", "p-adjusted", "verdict", "dropped-row", "selection", "family"])
 def test_a_figure_the_rows_do_not_give_fails(honest, edit, fragment):
     report = edited(honest, edit)
@@ -84,21 +84,22 @@ def test_controls_and_the_sign_test_are_recomputed_too(monkeypatch):
     from pathlib import Path
 
     monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "verdict"))
-    from test_report_controls_and_extension import (ALPHA, TRACK, decide_with_holm, rich_runs,
-                                                    rich_spec)
+    from test_report_controls_and_extension import ALPHA, TRACK, rich_runs, rich_spec
     from benchkit.report import bench_report
-    from benchkit.verdict.build import build_report
+    from benchkit.verdict.build import build_report, decide
+    from benchkit.verdict.controls import adjust_family
 
     report = build_report(rich_spec(6), TRACK, rich_runs(6), [], alpha=ALPHA)
-    decide_with_holm(report)
+    adjust_family([report])  # as the plugin adjusts a one-track idea
+    decide(report, report["comparison"]["p_adjusted"], 1)
     report = json.loads(bench_report.dumps(bench_report.stamp(report)))
     assert report["controls"] and report["comparison"]["test"] == "sign"
     assert recheck.verdicts(report, [report]) == []
     for edit, fragment in [
             (lambda r: r["controls"]["c"]["comparison"].update(p_value=0.001),
              "control:c comparison p_value is 0.001"),
-            (lambda r: r["controls"]["c"].update(verdict="helps"),
-             "control c verdict is 'helps' in the report")]:
+            (lambda r: r["controls"]["c"].update(verdict="harms"),
+             "control c verdict is 'harms' in the report")]:
         forged = edited(report, edit)
         problems = recheck.verdicts(forged, [forged])
         assert any(fragment in p for p in problems), problems

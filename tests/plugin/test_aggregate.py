@@ -167,7 +167,7 @@ def test_helps_is_an_intersection_union_test_and_harms_keeps_holm_over_every_com
     """One track, the baseline at p 0.03 and a control at 0.04: helps (beats both) is decided
     on the larger, 0.04 < 0.05, with no split across comparators; harms on Holm over both
     (0.06). Two tracks: Holm across the tracks' intersection-union p's."""
-    from benchkit.plugin.aggregate import adjust_family
+    from benchkit.verdict.controls import adjust_family
 
     def report(*ps):
         return {"comparison": {"p_value": ps[0]},
