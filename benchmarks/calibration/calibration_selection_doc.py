@@ -98,8 +98,18 @@ The `tabular` track's default grid ({', '.join(f"lr {c['lr']:g}" for c in traini
 another initialisation stream (`calibration.py`'s runs): the arms selected different configs in
 {training['selection_differs']} of {training['benches']} (at the default grid and epochs the
 configs rarely compete, so here the two tests mostly coincide); fixed configs
-{_rate(training['fixed_configs'])}, selection-aware {_rate(training['selection_aware'])}. At
-about {training['seconds'] / training['benches']:.0f} s per bench on this shared machine the
-{training['benches']} benches fit the time available; a 95% interval of +-0.02 needs about 450
-(about {450 * training['seconds'] / training['benches'] / 60:.0f} minutes), not run.""")
+{_rate(training['fixed_configs'])}, selection-aware {_rate(training['selection_aware'])}
+(within alpha + 2 SE: {_within(training['selection_aware'], training['alpha'])});
+{_precision(training)}""")
     return "\n\n".join(parts)
+
+
+def _precision(training: dict) -> str:
+    """How far the real-training rate is resolved: a 95% half-width of 0.02 at alpha needs
+    about 450 benches."""
+    n, per = training["benches"], training["seconds"] / training["benches"]
+    half = 1.96 * (training["alpha"] * (1 - training["alpha"]) / n) ** 0.5
+    if n >= 450:
+        return f"{n} benches give a 95% half-width of about {half:.3f} at alpha ({per:.0f} s a bench)."
+    return (f"{n} benches give a 95% half-width of about {half:.3f} at alpha; +-0.02 needs about 450 "
+            f"(about {450 * per / 60:.0f} minutes at {per:.0f} s a bench), not run.")
