@@ -232,7 +232,8 @@ def one_sided_sign_flip_p(w, *, exact_max: int = 16, n_resamples: int = 20000,
 
 def compare(baseline, idea, *, direction: str, alpha: float = 0.05, seed: int = 0,
             margin: float | None = None) -> dict:
-    """Paired comparison of the arms' test metrics (same seed order); v1 keys plus extras."""
+    """Paired comparison of the arms' test metrics (same seed order): the figures, no verdict
+    (verdicts are decided once, at the planned level, by :mod:`benchkit.verdict.decision`)."""
     _direction(direction)
     b, i = _paired(baseline, idea)
     d, n, sd = _pairs_sd(i - b)
@@ -240,18 +241,10 @@ def compare(baseline, idea, *, direction: str, alpha: float = 0.05, seed: int = 
     p = sign_flip_p_value(d, seed=seed)
     m = mde(d, alpha)
     base_mean = abs(float(b.mean()))
-    significant = p < alpha
-    if significant and _better(delta, direction):
-        verdict = "idea better (significant)"
-    elif significant and _better(-delta, direction):
-        verdict = "idea worse (significant)"
-    else:
-        verdict = "no significant win"
     return {
         "delta_mean": delta, "idea_wins": idea_wins(b, i, direction), "n_pairs": n,
         "per_seed_diffs": d.tolist(), "p_value": p, "mde": _json_float(m),
         "mde_rel_pct": _json_float(100 * m / base_mean) if base_mean > 0 else None,
-        "verdict": verdict, "system_worked": verdict == "idea better (significant)",
         "direction": direction, "alpha": float(alpha),
         "ci95": [_json_float(x) for x in ci95(d)], "effect_size": effect_size(d),
         "noninferiority": None if margin is None else noninferiority(

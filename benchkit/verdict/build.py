@@ -14,7 +14,7 @@ from benchkit.stats import equivalence, futility, selection, signflip
 from benchkit.stats import paired as stats
 from benchkit.stats import sequential as seq
 from benchkit.stats import signtest as robust
-from benchkit.verdict import budgets, controls, convergence, margins, mechanism, plan
+from benchkit.verdict import budgets, controls, convergence, decision, margins, mechanism, plan
 from benchkit.verdict import extension as extend
 from benchkit.verdict import sweeps as sweep_test
 
@@ -28,7 +28,6 @@ TEST_NAME = ("two-sided paired sign-flip permutation test of the mean difference
              "its null is that each seed's pair of sweeps is exchangeable between the arms, "
              "which implies symmetric differences, not only a zero mean (exact up to 16 seeds, "
              "seeded Monte Carlo above)")
-V1_VERDICTS = {"helps": "idea better (significant)", "harms": "idea worse (significant)"}
 def direction_of(report: dict) -> str:
     """``"lower"`` or ``"higher"``, from ``metric_direction`` ("lower is better", ...) of a
     report or a protocol."""
@@ -348,9 +347,7 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     unresolved = margins.unresolved_margin(comp, report["baseline"]["full"]["per_seed"],
                                            margin_level / family_size)
     report["warnings"] += [unresolved] if unresolved else []
-    # the reference-format fields say what the baseline comparison says (Holm, the look's level)
-    comp["verdict"] = V1_VERDICTS.get(against_baseline, "no significant win")
-    comp["system_worked"] = against_baseline == "helps"
+    comp.update(decision.reference_fields(against_baseline))  # the reference format's words
     report.update(controls.decide_against_all(report, against_baseline, level).fields())
     futility.assess(report, family_size)
     return report

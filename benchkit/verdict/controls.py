@@ -48,6 +48,7 @@ def verdicts_against(report: dict, baseline_verdict: str, level: float) -> list[
             claim_type=report["protocol"].get("claim_type", "superiority"),
             sweeps=sweeps.of_report(report, control["arm"])
             if control["comparison"].get("selection_aware") else None)
+        control["comparison"].update(decision.reference_fields(control["verdict"]))
         verdicts.append((control["verdict"], control["arm"]))
     return verdicts
 

@@ -13,6 +13,14 @@ from dataclasses import dataclass
 from benchkit.stats import paired as stats
 
 VERDICT_ORDER = ("harms", "inconclusive", "non-inferior", "helps", "equivalent")  # worst first
+REFERENCE_WORDS = {"helps": "idea better (significant)", "harms": "idea worse (significant)"}
+
+
+def reference_fields(verdict: str) -> dict:
+    """A comparison's reference-format fields (``verdict``, ``system_worked``), written once
+    from the verdict decided against that comparator at the planned level."""
+    words = REFERENCE_WORDS.get(verdict, "no significant win")
+    return {"verdict": words, "system_worked": verdict == "helps"}
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ from benchkit.stats import paired as stats
 from benchkit import tracks
 from benchkit.store.environment import environment
 from benchkit.training.run import Run, seed_everything
+from benchkit.verdict import decision
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
@@ -114,6 +115,13 @@ def noise_draws(seed: int, n_test: int) -> np.ndarray:
     return np.random.default_rng([NOISE_SALT, int(seed)]).standard_normal(n_test)
 
 
+def fixed_level_words(comp: dict, direction: str, alpha: float) -> str:
+    """The reference reports' words for one comparison tested at ``alpha`` alone (no family,
+    no looks): what a calibration block counts as a rejection."""
+    verdict = stats.practical_verdict(comp["p_value"], comp["delta_mean"], direction, alpha)
+    return decision.reference_fields(verdict)["verdict"]
+
+
 def analyse_block(block: dict, track, *, alpha: float, noise_sd: list[float]) -> dict:
     """select_config per arm on validation, compare on test (the report's path); also the
     comparison of every fixed config (no selection) and the injected effects."""
@@ -126,7 +134,8 @@ def analyse_block(block: dict, track, *, alpha: float, noise_sd: list[float]) ->
     base = block["baseline"]["test"][sel["baseline"]]
     idea = block["idea"]["test"][sel["idea"]]
     cmp = stats.compare(base, idea, direction=direction, alpha=alpha)
-    out.update(p=cmp["p_value"], verdict=cmp["verdict"], diffs=cmp["per_seed_diffs"],
+    out.update(p=cmp["p_value"], verdict=fixed_level_words(cmp, direction, alpha),
+               diffs=cmp["per_seed_diffs"],
                base_mean=float(np.mean(base)), idea_mean=float(np.mean(idea)))
     out["p_by_config"] = [
         stats.compare(b, i, direction=direction, alpha=alpha)["p_value"]
@@ -142,7 +151,7 @@ def analyse_block(block: dict, track, *, alpha: float, noise_sd: list[float]) ->
             e = sd * noise_draws(seed, len(y))
             noisy.append(float(np.mean((pred + e - y) ** 2)))
         c = stats.compare(base, noisy, direction=direction, alpha=alpha)
-        power.append({"sd": sd, "p": c["p_value"], "verdict": c["verdict"],
+        power.append({"sd": sd, "p": c["p_value"], "verdict": fixed_level_words(c, direction, alpha),
                       "delta": c["delta_mean"], "diffs": c["per_seed_diffs"]})
     out["power"] = power
     return out

@@ -74,17 +74,18 @@ def test_compare_keys_and_rules():
     better = [b - 0.25 for b in base]
     c = bs.compare(base, better, direction="lower", margin=0.05)
     v1 = {"delta_mean", "idea_wins", "n_pairs", "per_seed_diffs", "p_value", "mde",
-          "mde_rel_pct", "verdict", "system_worked"}
+          "mde_rel_pct"}  # v1's verdict and system_worked: written once, by the decision
     extra = {"ci95", "alpha", "effect_size", "noninferiority"}  # planning figures: decide()
-    assert v1 | extra <= set(c)
+    assert v1 | extra <= set(c) and not {"verdict", "system_worked"} & set(c)
     assert c["p_value"] == bs.min_p_value(8)
-    assert c["verdict"] == "idea better (significant)" and c["system_worked"] is True
+    assert bs.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05) == "helps"
     assert c["effect_size"] is None  # constant diffs: sd == 0
     assert c["noninferiority"]["non_inferior"] is True
-    assert bs.compare(base, better, direction="higher")["verdict"] == "idea worse (significant)"
+    worse = bs.compare(base, better, direction="higher")
+    assert bs.practical_verdict(worse["p_value"], worse["delta_mean"], "higher", 0.05) == "harms"
     noisy = [b + s for b, s in zip(base, [0.1, -0.1, 0.05, -0.02, 0.1, -0.12, 0.03, -0.01])]
     c2 = bs.compare(base, noisy, direction="lower")
-    assert c2["verdict"] == "no significant win" and c2["system_worked"] is False
+    assert bs.practical_verdict(c2["p_value"], c2["delta_mean"], "lower", 0.05) == "inconclusive"
     assert c2["noninferiority"] is None
     assert c2["ci95"] == pytest.approx(bs.ci95(np.subtract(noisy, base)))
     # more pairs than the exact limit go through Monte Carlo, seeded
@@ -97,7 +98,6 @@ def test_compare_keys_and_rules():
 def test_compare_zero_baseline_mean_and_zero_diffs():
     c = bs.compare([-1.0, 1.0, 0.0], [-1.0, 1.0, 0.0], direction="higher")
     assert c["mde_rel_pct"] is None and c["p_value"] == 1.0 and c["effect_size"] is None
-    assert c["verdict"] == "no significant win"
 
 
 @pytest.mark.parametrize("base,idea,kw,msg", [
@@ -306,14 +306,15 @@ def test_compare_at_the_level_and_its_forwarded_arguments():
     idea = [b - g for b, g in zip(base, gains)]   # every seed better: p = 2/64
     c = stats.compare(base, idea, direction="lower")
     assert c["alpha"] == 0.05 and c["p_value"] == 2 / 64
-    assert c["verdict"] == "idea better (significant)" and c["system_worked"] is True
+    assert bs.practical_verdict(c["p_value"], c["delta_mean"], "lower", c["alpha"]) == "helps"
     assert c["mde_rel_pct"] == pytest.approx(100 * c["mde"] / 3.5) and c["mde"] == stats.mde(
         np.subtract(idea, base), 0.05)
     at = stats.compare(base, idea, direction="lower", alpha=2 / 64)
-    assert at["verdict"] == "no significant win" and at["system_worked"] is False
+    assert bs.practical_verdict(at["p_value"], at["delta_mean"], "lower", at["alpha"]) == (
+        "inconclusive")  # p = alpha is not below it
     assert at["mde"] == stats.mde(np.subtract(idea, base), 2 / 64) > c["mde"] > 0
     worse = stats.compare(base, [b + 0.5 for b in base], direction="lower")
-    assert worse["verdict"] == "idea worse (significant)" and worse["system_worked"] is False
+    assert bs.practical_verdict(worse["p_value"], worse["delta_mean"], "lower", 0.05) == "harms"
     assert worse["delta_mean"] == 0.5 and worse["idea_wins"] == 0 and worse["n_pairs"] == 6
     assert worse["per_seed_diffs"] == [0.5] * 6 and worse["direction"] == "lower"
     ni = stats.compare(base, idea, direction="higher", margin=0.2, alpha=0.1)

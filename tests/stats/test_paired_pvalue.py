@@ -17,6 +17,7 @@ from hypothesis import given, settings, strategies as st
 from scipy import stats as sps
 
 from benchkit.stats import paired as bs
+from benchkit.verdict import decision
 
 from benchkit.stats import paired as stats
 
@@ -221,7 +222,10 @@ def test_reference_reports_reproduced(ref):
     assert c["per_seed_diffs"] == pytest.approx(diffs, abs=1e-9)
     assert c["mde"] * V1_T / tq == pytest.approx(ref["mde"], rel=1e-9)
     assert c["mde_rel_pct"] * V1_T / tq == pytest.approx(ref["mde_rel_pct"], rel=1e-9)
-    assert c["verdict"] == ref["verdict"] and c["system_worked"] is False
+    # the reference's words follow from p and the sign at its alpha, as the decision writes them
+    words = decision.reference_fields(bs.practical_verdict(c["p_value"], c["delta_mean"], "lower",
+                                                           0.05))
+    assert words == {"verdict": ref["verdict"], "system_worked": False}
     assert c["p_value"] == bs.sign_flip_p_value(diffs)
 
     practical = bs.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05)

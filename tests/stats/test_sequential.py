@@ -51,7 +51,7 @@ def test_single_look_decision_is_the_v1_significance():
         idea = base + rng.normal(rng.choice([0.0, 0.05, 0.2]), 0.1, n)
         cmp = bs.compare(base, idea, direction="lower", alpha=0.05)
         dec = simstats.sequential_decision([cmp["p_value"]], bs.look_levels([n], n, 0.05))
-        assert (dec["rejected_at"] == 0) == (cmp["verdict"] != "no significant win")
+        assert (dec["rejected_at"] == 0) == (cmp["p_value"] < 0.05)
 
 
 def test_spending_function_values():
