@@ -108,7 +108,7 @@ def mechanism_sentence(report: dict) -> str:
                 + ", ".join(mechanism.non_discriminating(report))
                 + " pass, but so does their null (non-discriminating)")
     if ok is None:
-        return "no mechanism evidence: the idea states no signature and no mechanism test"
+        return _no_evidence(report)
     if ok == 1:
         return "mechanism confirmed: every signature within tolerance, every mechanism test passed"
     bad = [name for name, s in (report.get("mechanism_signature") or {}).get(
@@ -121,6 +121,23 @@ def mechanism_sentence(report: dict) -> str:
     if failed:
         parts.append("mechanism test(s) not passed: " + ", ".join(failed))
     return "mechanism not confirmed: " + ("; ".join(parts) or "see below")
+
+
+def _no_evidence(report: dict) -> str:
+    """Why ``mechanism_ok`` is null: only a signature measured on the trained runs, against a
+    discriminating null, is evidence that the mechanism works in the trained model."""
+    tests = [t for t in (report.get("math_verification") or {}).get("tests", [])
+             if t.get("outcome") != "skipped"]
+    signatures = sorted((report.get("mechanism_signature") or {}).get("signatures") or {})
+    if signatures:
+        return ("no mechanism evidence from the trained runs: signature(s) "
+                + ", ".join(signatures) + " have no null to discriminate against")
+    if tests:
+        passed = sum(t.get("outcome") == "passed" for t in tests)
+        return (f"no mechanism evidence from the trained runs: {passed} of {len(tests)} "
+                "mechanism test(s) passed, which check the method, not the trained model "
+                "(a signature measured on the runs, with a discriminating null, confirms it)")
+    return "no mechanism evidence: the idea states no signature and no mechanism test"
 
 
 def system_sentence(report: dict) -> str:
@@ -140,5 +157,8 @@ def system_sentence(report: dict) -> str:
                 f"({practical})")
     if practical == "harms":
         return "the idea significantly harms"
-    why = "no mechanism evidence was stated" if ok is None else "its mechanism is not confirmed"
+    why = ("its mechanism is not confirmed" if ok is not None else
+           "no mechanism evidence was stated" if _no_evidence(report).startswith(
+               "no mechanism evidence: the idea states") else
+           "there is no mechanism evidence from the trained runs")
     return f"the idea does not significantly help ({practical}) and {why}"

@@ -1,0 +1,26 @@
+"""The words for a null ``mechanism_ok`` say why it is null: no evidence stated at all, only
+mechanism tests (which check the method, not the trained model), or signatures without a null."""
+from __future__ import annotations
+
+from benchkit.report.sentences import mechanism_sentence
+
+
+def report(tests=(), signatures=None) -> dict:
+    return {"mechanism_ok": None,
+            "math_verification": {"tests": [{"test": f"m::t{k}", "outcome": o}
+                                            for k, o in enumerate(tests)]},
+            "mechanism_signature": {"signatures": signatures or {}}}
+
+
+def test_mechanism_tests_alone_are_no_evidence_from_the_trained_runs():
+    said = mechanism_sentence(report(tests=("passed", "passed", "skipped")))
+    assert said.startswith("no mechanism evidence from the trained runs: 2 of 2 mechanism")
+    assert "check the method, not the trained model" in said
+
+
+def test_a_signature_without_a_null_and_no_evidence_at_all_are_told_apart():
+    said = mechanism_sentence(report(signatures={"residual": {"confirmed": True}}))
+    assert said == ("no mechanism evidence from the trained runs: signature(s) residual have no "
+                    "null to discriminate against")
+    assert mechanism_sentence(report()) == ("no mechanism evidence: the idea states no "
+                                            "signature and no mechanism test")
