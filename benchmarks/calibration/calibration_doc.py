@@ -710,7 +710,7 @@ def reproduce(runs: list[dict], seq: dict, stats_json: dict | None) -> str:
                      f"{stats_json['sim_reps']}   # -> benchmarks/results/{STATISTICS}")
     lines += ["PYTHONPATH=. .venv/bin/python benchmarks/calibration/selection_calibration.py --sim --plugin",
               "PYTHONPATH=. .venv/bin/python benchmarks/calibration/selection_calibration.py --training \\",
-              "    --benches 40 --seeds 8 --epochs 30                                 # -> selection_calibration.json",
+              "    --benches 450 --seeds 8 --epochs 30                                # -> selection_calibration.json",
               ".venv/bin/python benchmarks/calibration/calibration.py --doc            # this document, from the JSON files",
               ".venv/bin/python -m pytest tests/test_calibration.py tests/test_sequential.py -q"]
     if stats_json is not None:
