@@ -163,3 +163,14 @@ def test_baseline(run):
 def test_idea(run):
     {idea_body}
 '''
+
+
+def assert_gate_exits(pytester, name: str, exits: dict, track: str = "tabular") -> None:
+    """One session per ``--bench-gate`` value in ``exits`` (gate -> exit status); a failing
+    gate also prints its ``benchkit: FAIL`` line."""
+    for gate, code in exits.items():
+        result = pytester.runpytest("--bench-gate", gate)
+        assert result.ret == code, (gate, result.stdout.str()[-2000:])
+        if code:
+            result.stdout.fnmatch_lines([f"benchkit: FAIL {name} {track}: gate '{gate}' not met*"])
+

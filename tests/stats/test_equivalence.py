@@ -10,7 +10,7 @@ from benchkit.plugin.aggregate import gate_failure
 from benchkit.spec.arguments import parse_fairness
 from benchkit.spec import SpecError
 from benchkit.report.sentences import practical_sentence
-from sessions import validate_report
+from sessions import assert_gate_exits, validate_report
 
 BASE = [1.00, 1.10, 0.90, 1.05, 0.95, 1.02]
 
@@ -149,11 +149,7 @@ def test_idea(run):
 def test_equivalence_claim_through_the_plugin(pytester, extra, verdict, exits):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_eq=IDEA.format(extra=extra))
-    for gate, code in exits.items():
-        result = pytester.runpytest("--bench-gate", gate)
-        assert result.ret == code, (gate, result.stdout.str()[-2000:])
-        if code:
-            result.stdout.fnmatch_lines([f"benchkit: FAIL eq tabular: gate '{gate}' not met*"])
+    assert_gate_exits(pytester, "eq", exits)
     report = validate_report(pytester.path / "reports/eq/tabular/bench_report.json")
     assert report["practical_verdict"] == verdict
     assert report["protocol"]["claim_type"] == "equivalence"
