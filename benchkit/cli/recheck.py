@@ -28,7 +28,7 @@ def _arms(report: dict) -> list[tuple[str, dict | None]]:
 
 def _test(report: dict) -> str:
     named = report["protocol"].get("test")
-    return {robust.SIGN_TEST_NAME: "sign", robust.WILCOXON_NAME: "wilcoxon"}.get(named, "mean")
+    return next((test for test, name in robust.NAMES.items() if name == named), "mean")
 
 
 def comparisons(report: dict) -> tuple[list[dict] | None, list[str]]:

@@ -28,6 +28,7 @@ WILCOXON_NAME = ("two-sided Wilcoxon signed-rank test of the paired differences 
 SIGN_TEST_NAME = ("two-sided exact sign test of the paired differences (binomial(m, 1/2) over "
                   "the m seeds whose difference is not 0); its null is that on a seed the idea "
                   "is as likely better as worse (median difference 0), without assuming symmetry")
+NAMES = {"sign": SIGN_TEST_NAME, "wilcoxon": WILCOXON_NAME}  # test= -> the report's protocol.test
 
 
 def sign_test_p(diffs) -> float:

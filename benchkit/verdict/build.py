@@ -243,8 +243,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
                                         for a, k, sd in resolved["at_edge"]]},
         "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha, "extend": limit,
                      "selection": SELECTION_RULE,
-                     "test": {"sign": robust.SIGN_TEST_NAME,
-                              "wilcoxon": robust.WILCOXON_NAME}.get(test, TEST_NAME),
+                     "test": robust.NAMES.get(test, TEST_NAME),
                      "margin": spec.margin, "claim_type": spec.claim_type},
         "warnings": warnings,
         "runs": [_run_row(r) for r in sorted(
