@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 # the names of benchkit.training.optim.OPTIMIZERS (tests keep them equal), here so that validating a
 # track does not import torch
 OPTIMIZERS = ("adam", "adamw", "sgd")
+SCHEDULES = ("constant", "cosine", "linear")  # the learning-rate schedules run.fit names
 
 
 class Split(NamedTuple):
@@ -60,6 +61,7 @@ class Track:
     loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = mse
     metric: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = mse
     optimizer: str = "adam"
+    schedule: str = "constant"  # the learning-rate schedule run.fit uses unless an arm names one
     description: str = ""
     extra_protocol: dict = field(default_factory=dict)
     requires: tuple[tuple[str, str], ...] = ()  # (module, how to install it) the data needs
@@ -78,6 +80,9 @@ class Track:
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"track {self.name!r}: unknown optimizer {self.optimizer!r}; "
                              f"valid: {sorted(OPTIMIZERS)}")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"track {self.name!r}: unknown schedule {self.schedule!r}; "
+                             f"valid: {list(SCHEDULES)}")
 
     def missing(self) -> str | None:
         """Why this track cannot run here (a module it needs is not installed), or None.
@@ -126,6 +131,7 @@ class Track:
             "track": self.name,
             "model": self.model_name,
             "optimizer": self.optimizer,
+            "schedule": self.schedule,
             "batch_size": self.batch_size,
             "epochs": int(epochs if epochs is not None else self.epochs),
             "metric": self.metric_name,

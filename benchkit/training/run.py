@@ -158,7 +158,7 @@ class Run:
 
     # -- training -------------------------------------------------------------------------
     def fit(self, model: nn.Module, *, optimizer: Any = None, loss: Any = None,
-            schedule: Any = "constant", **overrides: Any) -> nn.Module:
+            schedule: Any = None, **overrides: Any) -> nn.Module:
         """Train ``model`` with the track's protocol and ``run.cfg`` (``overrides`` win),
         evaluate it on val and test and record both. The last call's evaluation is the result.
 
@@ -166,10 +166,11 @@ class Run:
         factory ``params -> torch.optim.Optimizer`` (which then sets its own lr and weight
         decay); ``loss``: ``(prediction, target) -> scalar tensor`` (default: the track's);
         ``schedule``: ``constant``, ``cosine``, ``linear`` or a factory ``optimizer ->
-        LRScheduler``, stepped after every optimizer step."""
+        LRScheduler``, stepped after every optimizer step (default: the track's)."""
         from benchkit.training import optim, loop as _train
 
         name = self.track.optimizer if optimizer is None else optimizer
+        schedule = self.track.schedule if schedule is None else schedule
         optim.check_choices(name, schedule, loss)
         settings = self._fit_settings(overrides, needs_lr=not callable(name))
         momentum = settings.pop("momentum", None)

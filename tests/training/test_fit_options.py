@@ -123,6 +123,18 @@ def test_named_schedules_anneal_over_every_step(schedule, make_sched):
     assert bits(fitted(run, schedule=schedule)) == bits(expected)
 
 
+def test_a_track_s_schedule_is_the_default_and_an_arm_s_choice_wins():
+    import dataclasses
+
+    cosine = dataclasses.replace(tracks.get("tabular"), schedule="cosine")
+    assert cosine.protocol()["schedule"] == "cosine"
+    run = Run(arm="idea", track=cosine, cfg={"lr": LR}, seed=1, epochs=2)
+    assert bits(fitted(run)) == bits(fitted(make_run(), schedule="cosine"))
+    assert bits(fitted(run, schedule="constant")) == bits(fitted(make_run()))
+    with pytest.raises(ValueError, match="unknown schedule 'step'.*cosine"):
+        dataclasses.replace(cosine, schedule="step")
+
+
 def test_a_schedule_factory_gets_the_optimizer():
     def step_lr(opt):
         assert isinstance(opt, torch.optim.Optimizer)

@@ -1,0 +1,35 @@
+"""A/A bench of one track through the plugin: the report a track card's A/A row comes from.
+
+Both arms train the track's default model with the track's protocol and grid; the idea arm's
+model is built from another init stream (``seed + IDEA_INIT_OFFSET``, as
+benchmarks/tracks/tracks.py and benchmarks/calibration/ do), with the seed's data and
+minibatch order. The arms differ only by chance, so the verdict must be inconclusive; the report
+also carries the track's floors and the baseline's convergence check ("still improving").
+
+    BENCHKIT_AA_TRACK=dynamics .venv/bin/python -m pytest benchmarks/tracks/test_aa.py -n 2 \\
+        --bench-report-dir benchmarks/results/tracks/aa
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+IDEA_INIT_OFFSET = 1_000_003
+TRACK = os.environ.get("BENCHKIT_AA_TRACK", "tabular")
+
+pytestmark = pytest.mark.bench(
+    name="aa", track=TRACK,
+    claim="an identical arm built from another init stream: nothing to find (A/A)")
+
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+
+@pytest.mark.arm("idea")
+def test_same_model_other_init(run):
+    torch.manual_seed(run.seed + IDEA_INIT_OFFSET)
+    run.fit(run.track.model())
