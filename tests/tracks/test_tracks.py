@@ -161,6 +161,8 @@ def test_default_grids_bracket_the_measured_optima():
 def test_unknown_track_lists_the_known_ones():
     with pytest.raises(KeyError, match="unknown track 'nope'; known tracks: .*tabular"):
         tracks.get("nope")
+    with pytest.raises(KeyError, match="track 'digits' was retired: .*use 'mnist1d'"):
+        tracks.get("digits")
 
 
 def test_registering_another_track_under_a_taken_name_raises(monkeypatch):
