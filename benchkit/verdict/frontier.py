@@ -7,7 +7,7 @@ is compared with the baseline and every control there. The report's top-level co
 one the verdict rests on, pairs seed by seed each arm's mean test metric over the points (one
 paired test over the whole frontier, so no multiplicity across points); the points' own
 comparisons are listed, unadjusted, under ``frontier.points``. Budgets are checked point by
-point; ``params`` is the axis, reported and not matched.
+point; ``params`` varies along the axis, so it is reported and not matched.
 """
 from __future__ import annotations
 
