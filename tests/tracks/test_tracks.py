@@ -110,12 +110,45 @@ def test_dynamics_shapes_dtypes_and_normalisation():
     sizes = (dynamics.N_TRAIN, dynamics.N_VAL, dynamics.N_TEST)
     for split, n in zip(data, sizes, strict=True):
         assert split.x.shape == (n, dynamics.WINDOW, 3)  # windows of 3-D states
-        assert split.y.shape == (n, 3)                    # the next state
+        assert split.y.shape == (n, 3)                    # one future state
         assert split.x.dtype == split.y.dtype == torch.float32
         assert torch.isfinite(split.x).all() and torch.isfinite(split.y).all()
-    states = torch.cat([data.train.x.reshape(-1, 3), data.train.y]).double()
-    assert torch.allclose(states.mean(0), torch.zeros(3, dtype=torch.float64), atol=1e-4)
-    assert torch.allclose(states.std(0), torch.ones(3, dtype=torch.float64), atol=1e-2)
+    (clean, y), *_ = dynamics.windows(0, noise=0.0)
+    states = clean.reshape(-1, 3).astype(np.float64)  # normalised on the clean train windows
+    np.testing.assert_allclose(states.mean(0), 0.0, atol=1e-5)
+    np.testing.assert_allclose(states.std(0), 1.0, atol=1e-5)
+    assert np.array_equal(data.train.y.numpy(), y)  # the noise touches the inputs only
+    noise = data.train.x.numpy().astype(np.float64) - clean
+    assert abs(noise.std() - dynamics.NOISE) < 0.01 * dynamics.NOISE
+    assert abs(noise.mean()) < 0.01 * dynamics.NOISE
+
+
+def test_dynamics_target_is_the_last_state_integrated_horizon_observations_ahead():
+    """Checked with scipy's adaptive integrator on the de-normalised states of a few windows."""
+    from scipy.integrate import solve_ivp
+
+    from benchkit.tracks import dynamics
+
+    (train, _), _, (x, y) = dynamics.windows(3, noise=0.0)
+    flat = train.reshape(-1, 3)  # normalised: mean 0, sd 1, so the raw statistics are lost;
+    raw = dynamics.trajectories(np.random.default_rng([0xD1A, 3]), dynamics.N_TRAIN,
+                                dynamics.WINDOW).reshape(-1, 3)  # rebuild them
+    mean, std = raw.mean(0), raw.std(0)
+    np.testing.assert_allclose(flat * std + mean, raw, rtol=1e-5, atol=1e-4)
+    t = dynamics.HORIZON * dynamics.STRIDE * dynamics.DT
+    for i in range(4):
+        sol = solve_ivp(lambda _, s: dynamics._lorenz(s[None])[0], (0, t),
+                        x[i, -1] * std + mean, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose((sol.y[:, -1] - mean) / std, y[i], atol=1e-3)
+
+
+def test_dynamics_data_is_deterministic_per_seed():
+    from benchkit.tracks import dynamics
+
+    first, again, other = dynamics.windows(5), dynamics.windows(5), dynamics.windows(6)
+    for a, b, c in zip(first, again, other, strict=True):
+        assert all(np.array_equal(u, v) for u, v in zip(a, b))
+        assert not np.array_equal(a[0], c[0])
 
 
 def test_default_model_and_metric_fit_the_data(track):
