@@ -125,13 +125,13 @@ TRACK = Track(
     make_data=make_data,
     make_model=make_model,
     model_name="rnn_small",
-    grid=({"lr": 1e-2}, {"lr": 2e-2}, {"lr": 4e-2}),  # results/tracks/dynamics_*.json
-    epochs=32,
+    grid=({"lr": 2e-2}, {"lr": 4e-2}, {"lr": 8e-2}),  # results/tracks/dynamics_*.json
+    epochs=48,
     batch_size=64,
     schedule="cosine",
     budget="convergence",
     make_floors=floors,
-    budget_reason="validation levels off by 3/4 of the 32 cosine epochs and twice the epochs "
+    budget_reason="validation levels off by 3/4 of the 48 cosine epochs and twice the epochs "
                   "gain nothing (benchmarks/results/tracks/dynamics_curves*.json)",
     description=f"Lorenz-63 (RK4) windows of {WINDOW} noisy states, predict the true state "
                 f"{HORIZON} observations ahead; rnn_small GRU(64); test MSE on normalised states",
