@@ -4,13 +4,13 @@ A window holds 16 observed states with Gaussian observation noise; the target is
 5 observations (0.25 time units) after the last one. Far enough ahead that the flow map is
 strongly nonlinear, and with noise on every input, so that a model gains by using the whole
 window (denoising is memory) and by nonlinearity: floors in the last two states (linear,
-quadratic, ridge cubic) stay 30x above the GRU. Every window comes from its own trajectory,
-started at a random point and burned in onto the attractor, so train, val and test share no
-state.
+quadratic, ridge cubic) stay 5x above the GRU, which given only the last state doubles its
+error. Every window comes from its own trajectory, started at a random point and burned in onto
+the attractor, so train, val and test share no state.
 
 Budget ``convergence``: under a cosine schedule the GRU's validation MSE levels off by three
-quarters of its 64 epochs; the observation noise leaves an error no model removes, so further
-epochs overfit rather than gain (benchmarks/results/tracks/dynamics_curves.json).
+quarters of its 48 epochs and 96 epochs do no better; the noise leaves an error no model
+removes (docs/tracks.md, benchmarks/results/tracks/dynamics_*.json).
 """
 from __future__ import annotations
 

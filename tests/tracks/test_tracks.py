@@ -184,10 +184,28 @@ def test_default_grids_bracket_the_measured_optima():
 
     measured = json.loads((Path(__file__).parents[2] / "benchmarks" / "results" / "grids.json").read_text())
     for name, sweep in measured["tracks"].items():
+        if sweep["epochs"] != tracks.get(name).epochs:
+            continue  # measured at an earlier protocol: says nothing of today's grid
         lrs = sorted(cfg["lr"] for cfg in tracks.get(name).grid)
         assert 3 <= len(lrs) <= 5
         for arm, result in sweep["arms"].items():
             assert lrs[0] < result["optimum_lr"] < lrs[-1], (name, arm, result["optimum_lr"], lrs)
+
+
+def test_the_dynamics_a_a_bench_selects_inside_its_grid_at_the_track_s_protocol():
+    """dynamics' grid was set from its A/A bench (benchmarks/results/tracks/aa): both arms'
+    selected lr strictly inside the grid, at the protocol the track declares today."""
+    from pathlib import Path
+
+    report = json.loads((Path(__file__).parents[2] / "benchmarks" / "results" / "tracks" / "aa"
+                         / "aa" / "dynamics" / "bench_report.json").read_text())
+    track = tracks.get("dynamics")
+    assert {k: report["protocol"][k] for k in track.protocol()} == track.protocol()
+    lrs = sorted(cfg["lr"] for cfg in track.grid)
+    assert [c["lr"] for c in report["protocol"]["grid"]] == lrs
+    for selected in (report["baseline"]["best_cfg"], report["idea_config"]):
+        assert lrs[0] < selected["lr"] < lrs[-1], selected
+    assert not any(a["still_improving"] for a in report["convergence"]["arms"].values())
 
 
 # ======================================================================== the registry
