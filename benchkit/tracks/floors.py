@@ -1,5 +1,5 @@
 """Trivial baselines (floors) the tracks score on a seed's test split after fitting on its train
-split: least squares on given features, multinomial logistic regression, smoothed n-gram
+split: least squares and ridge regression on given features, multinomial logistic regression, smoothed n-gram
 character models. numpy only (scikit-learn for the logistic regression, imported there): no
 torch, so a report can be given its floors without training anything. A trained baseline that
 does not beat its track's floors clearly is measuring nothing a closed form cannot.
@@ -23,24 +23,59 @@ def quadratic_features(x: np.ndarray) -> np.ndarray:
     return np.hstack([x, np.stack(pairs, axis=1)])
 
 
+def cubic_features(x: np.ndarray) -> np.ndarray:
+    """:func:`quadratic_features` and every product ``x_i * x_j * x_k`` with ``i <= j <= k``."""
+    triples = [x[:, i] * x[:, j] * x[:, k] for i, j, k in
+               itertools.combinations_with_replacement(range(x.shape[1]), 3)]
+    return np.hstack([quadratic_features(x), np.stack(triples, axis=1)])
+
+
+def _standardiser(x_train: np.ndarray):
+    """The map of rows to an intercept column and the columns standardised on ``x_train``."""
+    x = np.asarray(x_train, dtype=np.float64)
+    mu, sd = x.mean(axis=0), x.std(axis=0)
+    sd[sd == 0] = 1.0
+    return lambda rows: with_intercept((np.asarray(rows, dtype=np.float64) - mu) / sd)
+
+
+def _mse(design: np.ndarray, coef: np.ndarray, y) -> float:
+    pred = np.einsum("ij,jk->ik", design, coef)
+    return float(np.mean((pred - np.asarray(y, dtype=np.float64).reshape(pred.shape)) ** 2))
+
+
 def least_squares_mse(x_train, y_train, x_test, y_test) -> float:
     """Test MSE (mean over every element) of ordinary least squares with an intercept, fitted
     on the train rows in float64; ``y`` may have several columns. Solved by the normal
     equations of standardised columns, products by ``einsum`` (no BLAS threads: waking them
     on a loaded machine cost 17 ms a fit, against 1 ms)."""
-    x = np.asarray(x_train, dtype=np.float64)
-    mu, sd = x.mean(axis=0), x.std(axis=0)
-    sd[sd == 0] = 1.0
-    a = with_intercept((x - mu) / sd)
+    design = _standardiser(x_train)
+    a = design(x_train)
     y = np.asarray(y_train, dtype=np.float64).reshape(len(a), -1)
     try:
         coef = np.linalg.solve(np.einsum("ij,ik->jk", a, a), np.einsum("ij,ik->jk", a, y))
     except np.linalg.LinAlgError:  # collinear columns: the minimum-norm solution
         coef = np.linalg.lstsq(a, y, rcond=None)[0]
-    test = with_intercept((np.asarray(x_test, dtype=np.float64) - mu) / sd)
-    pred = np.einsum("ij,jk->ik", test, coef)
-    y_test = np.asarray(y_test, dtype=np.float64).reshape(pred.shape)
-    return float(np.mean((pred - y_test) ** 2))
+    return _mse(design(x_test), coef, y_test)
+
+
+RIDGE_PENALTIES = tuple(10.0 ** k for k in range(-8, 2))  # per train row, tried on validation
+
+
+def ridge_mse(x_train, y_train, x_val, y_val, x_test, y_test,
+              penalties=RIDGE_PENALTIES) -> float:
+    """Test MSE of ridge regression on standardised columns (intercept not penalised), its
+    penalty (times the number of train rows) the one of ``penalties`` with the lowest
+    validation MSE. For many nearly collinear features (polynomials of successive states),
+    where ordinary least squares extrapolates wildly off the train rows."""
+    design = _standardiser(x_train)
+    a = design(x_train)
+    y = np.asarray(y_train, dtype=np.float64).reshape(len(a), -1)
+    gram, rhs = np.einsum("ij,ik->jk", a, a), np.einsum("ij,ik->jk", a, y)
+    ridge = np.eye(len(gram)) * len(a)
+    ridge[0, 0] = 0.0
+    coefs = [np.linalg.solve(gram + lam * ridge, rhs) for lam in penalties]
+    best = min(coefs, key=lambda c: _mse(design(x_val), c, y_val))
+    return _mse(design(x_test), best, y_test)
 
 
 def mean_mse(y_train, y_test) -> float:

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
 LADDER = [m * 10.0 ** e for e in range(-5, 0) for m in (1, 2, 5)]
-SWEEP = {"tabular": (5e-4, 5e-2), "dynamics": (2e-3, 5e-2)}   # the ladder's span per track
+SWEEP = {"tabular": (5e-4, 5e-2), "dynamics": (5e-3, 2e-1)}   # the ladder's span per track
 IDEAS = {"tabular": "ideas/test_task_visible_pruning.py",
          "dynamics": "ideas/test_moment_preserving_compression.py"}
 

@@ -29,16 +29,57 @@ def test_tabular_floors_are_least_squares_on_the_runs_split():
     assert both["linear"] == pytest.approx((linear + track.floors([1])["linear"]) / 2)
 
 
-def test_dynamics_persistence_is_the_last_state_scored_by_the_track_metric():
+def test_dynamics_floors_are_fitted_on_the_runs_splits():
+    from benchkit.tracks import dynamics
+
     track = tracks.get("dynamics")
-    test = track.data(2).test
-    assert track.floors([2])["persistence"] == pytest.approx(
-        float(track.metric(test.x[:, -1], test.y)), rel=1e-6)
+    data = track.data(2)
+    got = track.floors([2])
+    assert got["persistence"] == pytest.approx(
+        float(track.metric(data.test.x[:, -1], data.test.y)), rel=1e-6)
+    x, y, xt, yt = (t.double().numpy() for t in (data.train.x, data.train.y,
+                                                  data.test.x, data.test.y))
+    last2, last2_t = x[:, -2:].reshape(len(x), -1), xt[:, -2:].reshape(len(xt), -1)
+    assert got["linear"] == pytest.approx(floors.least_squares_mse(last2, y, last2_t, yt))
+    # each floor is stronger than the last: the cubic is the honest one the GRU must beat
+    assert got["persistence"] > got["linear"] > got["quadratic"] > got["cubic"]
+    assert dynamics.floors(2) == got
 
 
-def test_quadratic_features_hold_every_product_once():
+def test_quadratic_and_cubic_features_hold_every_product_once():
     x = np.array([[2.0, 3.0]])
     assert floors.quadratic_features(x).tolist() == [[2.0, 3.0, 4.0, 6.0, 9.0]]
+    assert floors.cubic_features(x).tolist() == [[2.0, 3.0, 4.0, 6.0, 9.0,
+                                                  8.0, 12.0, 18.0, 27.0]]
+
+
+def test_ridge_is_least_squares_on_rows_augmented_by_the_penalty():
+    """Ridge as the textbook augmented least-squares problem (numpy's SVD lstsq on
+    [A; sqrt(lam n) I] without the intercept's row), at the penalty validation picks."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 6)) * [1, 2, 3, 4, 5, 6] + 1.0
+    x[:, 5] = x[:, 4] + 1e-3 * rng.normal(size=300)  # nearly collinear, as polynomials are
+    y = x @ rng.normal(size=(6, 2)) + rng.normal(size=(300, 2))
+    (xa, ya), (xv, yv), (xt, yt) = [(x[a:b], y[a:b]) for a, b in ((0, 100), (100, 200),
+                                                                   (200, 300))]
+    mu, sd = xa.mean(0), xa.std(0)
+
+    def design(rows):
+        return np.hstack([np.ones((len(rows), 1)), (rows - mu) / sd])
+
+    def augmented(lam, rows, target):
+        penalty = np.sqrt(lam * len(xa)) * np.eye(7)[1:]  # the intercept is not penalised
+        coef = np.linalg.lstsq(np.vstack([design(xa), penalty]),
+                               np.vstack([ya, np.zeros((6, 2))]), rcond=None)[0]
+        return float(np.mean((design(rows) @ coef - target) ** 2))
+
+    penalties = (1e-4, 1e-2, 1.0)
+    best = min(penalties, key=lambda lam: augmented(lam, xv, yv))
+    assert best != penalties[0]  # validation picks a real penalty on these collinear columns
+    got = floors.ridge_mse(xa, ya, xv, yv, xt, yt, penalties)
+    assert got == pytest.approx(augmented(best, xt, yt), rel=1e-6)
+    assert floors.ridge_mse(xa, ya, xv, yv, xt, yt, (1e-12,)) == pytest.approx(
+        floors.least_squares_mse(xa, ya, xt, yt), rel=1e-6)
 
 
 def test_ngram_floors_on_a_periodic_text():

@@ -112,12 +112,45 @@ def test_dynamics_shapes_dtypes_and_normalisation():
     sizes = (dynamics.N_TRAIN, dynamics.N_VAL, dynamics.N_TEST)
     for split, n in zip(data, sizes, strict=True):
         assert split.x.shape == (n, dynamics.WINDOW, 3)  # windows of 3-D states
-        assert split.y.shape == (n, 3)                    # the next state
+        assert split.y.shape == (n, 3)                    # one future state
         assert split.x.dtype == split.y.dtype == torch.float32
         assert torch.isfinite(split.x).all() and torch.isfinite(split.y).all()
-    states = torch.cat([data.train.x.reshape(-1, 3), data.train.y]).double()
-    assert torch.allclose(states.mean(0), torch.zeros(3, dtype=torch.float64), atol=1e-4)
-    assert torch.allclose(states.std(0), torch.ones(3, dtype=torch.float64), atol=1e-2)
+    (clean, y), *_ = dynamics.windows(0, noise=0.0)
+    states = clean.reshape(-1, 3).astype(np.float64)  # normalised on the clean train windows
+    np.testing.assert_allclose(states.mean(0), 0.0, atol=1e-5)
+    np.testing.assert_allclose(states.std(0), 1.0, atol=1e-5)
+    assert np.array_equal(data.train.y.numpy(), y)  # the noise touches the inputs only
+    noise = data.train.x.numpy().astype(np.float64) - clean
+    assert abs(noise.std() - dynamics.NOISE) < 0.01 * dynamics.NOISE
+    assert abs(noise.mean()) < 0.01 * dynamics.NOISE
+
+
+def test_dynamics_target_is_the_last_state_integrated_horizon_observations_ahead():
+    """Checked with scipy's adaptive integrator on the de-normalised states of a few windows."""
+    from scipy.integrate import solve_ivp
+
+    from benchkit.tracks import dynamics
+
+    (train, _), _, (x, y) = dynamics.windows(3, noise=0.0)
+    flat = train.reshape(-1, 3)  # normalised: mean 0, sd 1, so the raw statistics are lost;
+    raw = dynamics.trajectories(np.random.default_rng([0xD1A, 3]), dynamics.N_TRAIN,
+                                dynamics.WINDOW).reshape(-1, 3)  # rebuild them
+    mean, std = raw.mean(0), raw.std(0)
+    np.testing.assert_allclose(flat * std + mean, raw, rtol=1e-5, atol=1e-4)
+    t = dynamics.HORIZON * dynamics.STRIDE * dynamics.DT
+    for i in range(4):
+        sol = solve_ivp(lambda _, s: dynamics._lorenz(s[None])[0], (0, t),
+                        x[i, -1] * std + mean, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose((sol.y[:, -1] - mean) / std, y[i], atol=1e-3)
+
+
+def test_dynamics_data_is_deterministic_per_seed():
+    from benchkit.tracks import dynamics
+
+    first, again, other = dynamics.windows(5), dynamics.windows(5), dynamics.windows(6)
+    for a, b, c in zip(first, again, other, strict=True):
+        assert all(np.array_equal(u, v) for u, v in zip(a, b))
+        assert not np.array_equal(a[0], c[0])
 
 
 def test_default_model_and_metric_fit_the_data(track):
@@ -157,10 +190,28 @@ def test_default_grids_bracket_the_measured_optima():
     for path in sorted((results / "tracks").glob("*_grid.json")):  # a track's own sweep wins
         measured.update(json.loads(path.read_text())["tracks"])
     for name, sweep in measured.items():
+        if sweep["epochs"] != tracks.get(name).epochs:
+            continue  # measured at an earlier protocol: says nothing of today's grid
         lrs = sorted(cfg["lr"] for cfg in tracks.get(name).grid)
         assert 3 <= len(lrs) <= 5
         for arm, result in sweep["arms"].items():
             assert lrs[0] < result["optimum_lr"] < lrs[-1], (name, arm, result["optimum_lr"], lrs)
+
+
+def test_the_dynamics_a_a_bench_selects_inside_its_grid_at_the_track_s_protocol():
+    """dynamics' grid was set from its A/A bench (benchmarks/results/tracks/aa): both arms'
+    selected lr strictly inside the grid, at the protocol the track declares today."""
+    from pathlib import Path
+
+    report = json.loads((Path(__file__).parents[2] / "benchmarks" / "results" / "tracks" / "aa"
+                         / "aa" / "dynamics" / "bench_report.json").read_text())
+    track = tracks.get("dynamics")
+    assert {k: report["protocol"][k] for k in track.protocol()} == track.protocol()
+    lrs = sorted(cfg["lr"] for cfg in track.grid)
+    assert [c["lr"] for c in report["protocol"]["grid"]] == lrs
+    for selected in (report["baseline"]["best_cfg"], report["idea_config"]):
+        assert lrs[0] < selected["lr"] < lrs[-1], selected
+    assert not any(a["still_improving"] for a in report["convergence"]["arms"].values())
 
 
 # ======================================================================== the registry
