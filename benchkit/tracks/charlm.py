@@ -12,8 +12,8 @@ so of every run's key and report.
 
 Budget ``convergence``: 16 epochs (1,536 Adam steps of 32 windows) under a cosine schedule
 train the baseline out (benchmarks/results/tracks/charlm_convergence.json: validation changes
-by under 1% over the last quarter), about 30 s a run on one quiet core. The floors are n-gram
-models up to the 5-gram, fitted on the same train blocks.
+by under 1% over the last quarter); about 35 s a run on one quiet core (21 ms a step). The
+floors are the n-gram models up to the 5-gram, fitted on the same train blocks.
 """
 from __future__ import annotations
 
