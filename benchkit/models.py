@@ -3,8 +3,8 @@
 They live in :mod:`benchkit.tracks.models` (the default model is part of a track); this module
 only keeps the name idea modules and the README use.
 """
-from benchkit.tracks.models import (CausalBlock, CharTransformer, CNNDigits, RNNSmall,  # noqa: F401
-                                    char_transformer, cnn_digits, mlp_tiny, rnn_small)
+from benchkit.tracks.models import (CausalBlock, CharTransformer, RNNSmall,  # noqa: F401
+                                    char_transformer, mlp_tiny, rnn_small)
 
-__all__ = ["CausalBlock", "CharTransformer", "CNNDigits", "RNNSmall", "char_transformer",
-           "cnn_digits", "mlp_tiny", "rnn_small"]
+__all__ = ["CausalBlock", "CharTransformer", "RNNSmall", "char_transformer", "mlp_tiny",
+           "rnn_small"]

@@ -6,10 +6,20 @@ or zero (always inactive). Such units can be replaced exactly by a ReLU-free sur
 ranking units by how often they cross zero, and replacing the least-crossing ones first, should
 lose less than ranking them by weight magnitude.
 
-Every arm trains mlp_tiny, keeps a fraction `keep` of each hidden layer's ReLU units in a
-physically smaller model (compact Linear layers, no masks) and fine-tunes it with the same
-budget (the last `run.fit` is the result). The bench is a frontier over `keep` (1/8, 1/4, 1/2):
-each arm is benched at each fraction, and the verdict pairs the mean over the fractions.
+Every arm trains mlp_tiny (the identical dense model in every arm of a seed and config), keeps
+a fraction `keep` of each hidden layer's ReLU units in a physically smaller model (compact
+Linear layers, no masks), and records that model's val/test *right after replacement*: the
+claim is about the loss from replacing units, and a fine-tune washes it out (on the old tabular
+track the control won on 23 of 24 seeds right after pruning, at p = 0.047 after fine-tuning).
+Each arm then fine-tunes a copy with the same budget and logs its test MSE ("finetuned"); the
+verdict does not rest on it. The bench is a frontier over `keep` (1/8, 1/4, 1/2): each arm is
+benched at each fraction, and the verdict pairs the mean over the fractions. The dense model is
+the track's baseline at one lr, the one tabular's A/A bench selects on validation (5e-3,
+trained out there): an lr grid would select, on the decided metric, the dense training that
+prunes best (lr 1e-3, the least trained, for every arm in a 2-seed run), tuning the model to
+the pruning instead of pruning the trained model. No "still improving" check applies: the
+decided number comes from no fit.
+
 * Baseline, magnitude: keep the units with the largest ||W_in[j, :]||_2 * ||W_out[:, j]||_2
   (invariant under the (c, 1/c) rescaling ReLU allows); drop the rest.
 * Control, magnitude + shortcut: the same magnitude ranking, but the units it does not keep are
@@ -25,16 +35,27 @@ reaches the next pre-activation as an affine skip from a_{l-1}. Chained over lay
 model is a ReLU MLP with affine skips from every earlier kept activation r_m (r_0 = x) to later
 pre-activations: z_l = main_l(r_{l-1}) + sum_m skip_{l,m}(r_m).
 
+From-scratch control (Liu et al., "Rethinking the Value of Network Pruning", ICLR 2019): the
+idea's compact structure re-initialized and trained from scratch for the fine-tune's epochs
+(Scratch-E), logged in the idea arm as "scratch_same_structure" beside "finetuned". It is a
+log, not a control arm: a from-scratch model has no replacement, so it has no value on the
+decided metric; it answers the other question a reader asks (is a pruned-and-fine-tuned model
+better than its architecture alone?), shown side by side under Logged figures. The pipeline's
+`steps` budget (dense training + fine-tune) is the same in every arm; the side run's are not
+counted in it.
+
 Signature: on the trained unpruned model, replacing exactly the units that are one-sided on
 *every* training input (q = 0) moves the output on the *test* inputs by <= 1e-4. Exact on the
 training inputs by construction, it can fail on held-out ones (a unit one-sided on train may
 cross on test). Null: the same replacement of as many units (at least one per layer) drawn at
 random among the crossing ones: it must move the output, or the check could not fail.
-Logged: the test MSE right after pruning, before fine-tuning (the claim's own measure), the
-one-sided count and the compute ratio, multiply-adds per example of the compact model over the
-dense one (a timed ratio at this width measures per-call overhead, not compute).
+Logged: the fine-tuned test MSE, the one-sided count and the compute ratio, multiply-adds per
+example of the compact model over the dense one (a timed ratio at this width measures per-call
+overhead, not compute).
 """
 from __future__ import annotations
+
+import copy
 
 import pytest
 import torch
@@ -42,11 +63,12 @@ from hypothesis import given, settings, strategies as st
 from torch import nn
 
 KEEP = [1 / 8, 1 / 4, 1 / 2]  # ReLU units kept per hidden layer: the frontier
+LR = 5e-3  # the dense model's (and the fine-tunes') lr: tabular's A/A selection at 8 seeds
 
 pytestmark = pytest.mark.bench(
-    name="task_visible_pruning", track="tabular", frontier={"keep": KEEP},
-    claim="replacing the least-crossing ReLU units first beats magnitude ranking, at equal "
-          "structure, over keep fractions 1/8 to 1/2")
+    name="task_visible_pruning", track="tabular", frontier={"keep": KEEP}, grid={"lr": [LR]},
+    claim="right after replacement, replacing the least-crossing ReLU units first loses less "
+          "than magnitude ranking, at equal structure, over keep fractions 1/8 to 1/2")
 
 
 def linears(model: nn.Module) -> list[nn.Linear]:
@@ -194,31 +216,50 @@ def multiply_adds(model: nn.Module) -> int:
     return sum(m.in_features * m.out_features for m in linears(model))
 
 
-def prune_and_finetune(run, plan) -> nn.Module:
-    """Train, prune with `plan` at the run's keep fraction, log the test MSE right after
-    pruning, fine-tune with the same budget; return the unpruned model."""
+def reinitialized(model: nn.Module) -> nn.Module:
+    """A copy of ``model``'s structure with every Linear freshly initialized (torch's default,
+    from the global RNG the run seeded): the same compact model, trained from scratch."""
+    fresh = copy.deepcopy(model)
+    for lin in linears(fresh):
+        lin.reset_parameters()
+    return fresh
+
+
+def prune(run, plan, scratch: bool = False) -> tuple[nn.Module, nn.Module]:
+    """Train the dense model, prune it with `plan` at the run's keep fraction and record the
+    pruned model's val/test right after replacement (the decided result); log its test MSE
+    after a fine-tune with the same budget ("finetuned"), and with `scratch` that of the same
+    compact structure trained from scratch ("scratch_same_structure"). Returns (dense, pruned)."""
     model = run.fit(run.track.model())
     pruned = compact_mlp(model, *plan(model, run.data.train.x, run.frontier))
-    run.log("mse_after_prune", run.evaluate(pruned, "test"))
-    run.fit(pruned)
+    result = run.evaluate(pruned, "val"), run.evaluate(pruned, "test")
+    fresh = reinitialized(pruned) if scratch else None
+    run.fit(copy.deepcopy(pruned))
+    run.log("finetuned", run.test)
+    steps = run.budgets["steps"]  # dense training + fine-tune: the same in every arm
+    if scratch:
+        run.fit(fresh)  # a side measurement: its steps are not the pipeline's
+        run.log("scratch_same_structure", run.test)
+        run.budget("steps", steps)
     run.log("params_fraction", n_params(pruned) / n_params(model))
     run.log("multiply_adds_ratio", multiply_adds(pruned) / multiply_adds(model))
-    return model
+    run.record(val=result[0], test=result[1])
+    return model, pruned
 
 
 @pytest.mark.arm("baseline")
 def test_magnitude_pruning(run):
-    prune_and_finetune(run, magnitude_plan)
+    prune(run, magnitude_plan)
 
 
 @pytest.mark.arm("control", name="magnitude_shortcut")
 def test_magnitude_with_shortcut(run):
-    prune_and_finetune(run, magnitude_shortcut_plan)
+    prune(run, magnitude_shortcut_plan)
 
 
 @pytest.mark.arm("idea")
 def test_task_visible_pruning(run):
-    model = prune_and_finetune(run, task_visible_plan)
+    model, _ = prune(run, task_visible_plan, scratch=True)
     masks = one_sided(model, run.data.train.x)
     null = random_crossing(model, run.data.train.x, masks,
                            torch.Generator().manual_seed(run.seed))

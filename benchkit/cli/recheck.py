@@ -5,12 +5,15 @@ The rows themselves are checked against the store by :mod:`benchkit.cli.verify`;
 checks that the report's figures follow from those rows, so that a report cannot say more than
 its runs do. The Holm family spans the idea's tracks: the reports beside this one in the idea's
 folder (``reports/<idea>/<track>/``) are its other members. Mechanism evidence (tests and
-signatures) and the declared plan are taken from the report as written; a frontier report's
-verdict is not recomputed (verify says so and fails).
+signatures) and the declared plan are taken from the report as written. A frontier report's
+pooled comparisons are recomputed (each point's selection, then each seed's mean over the
+points, as :mod:`benchkit.verdict.frontier` pools them); its points' own comparisons, listed
+unadjusted beside the verdict, are not.
 """
 from __future__ import annotations
 
 import copy
+import statistics
 
 from benchkit.spec.idea import cfg_id
 from benchkit.stats import paired as stats
@@ -31,13 +34,40 @@ def _test(report: dict) -> str:
     return next((test for test, name in robust.NAMES.items() if name == named), "mean")
 
 
+def _selected(runs: dict, arm: str, grid: list[dict], seeds: list, direction: str):
+    """The config ``arm`` selects on validation over ``grid``, as the plugin selects."""
+    sweep = rep.arm_sweep(runs, arm, grid, seeds)
+    best = stats.select_config([sw["val_result"]["per_seed"] if sw["eligible"] else [None]
+                                for sw in sweep], direction)
+    return None if best is None else grid[best]
+
+
+def _selected_tests(report: dict, runs: dict, arm: str, said, direction: str,
+                    problems: list[str]) -> list[float] | None:
+    """``arm``'s test metric per seed at the configs its rows select (over a frontier, each
+    seed's mean over the points); None, with the reason in ``problems``, where the rows select
+    otherwise than the report says."""
+    protocol, frontier = report["protocol"], report.get("frontier")
+    grid, seeds = protocol["grid"], protocol["seeds"]
+    points = ([(None, grid, said)] if not frontier else
+              [(p["value"], [c for c in grid if c.get(frontier["axis"]) == p["value"]],
+                {"baseline": p.get("baseline_cfg"), "idea": p.get("idea_cfg")}.get(arm, "any"))
+               for p in frontier["points"]])
+    rows = []
+    for value, sub, claimed in points:
+        got = _selected(runs, arm, sub, seeds, direction)
+        if got is None or claimed not in ("any", got):
+            where = "" if value is None else f" at {frontier['axis']}={value}"
+            problems.append(f"{arm}: the rows select {got}{where}, the report {claimed}")
+            return None
+        rows.append([runs[(arm, cfg_id(got), s)]["test"] for s in seeds])
+    return rows[0] if not frontier else [statistics.fmean(seed) for seed in zip(*rows)]
+
+
 def comparisons(report: dict) -> tuple[list[dict] | None, list[str]]:
     """The report's comparisons (baseline first, then each control, as
     :func:`benchkit.verdict.controls.comparisons` orders them) recomputed from its rows, and
     one line per figure that differs; None when the report is incomplete."""
-    if report.get("frontier"):
-        return None, ["its verdict cannot be recomputed from the rows (a frontier report); "
-                      "check it by retraining (--bench-audit)"]
     protocol = report["protocol"]
     seeds, grid, alpha = protocol["seeds"], protocol["grid"], protocol["alpha"]
     runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in report["runs"]
@@ -49,22 +79,17 @@ def comparisons(report: dict) -> tuple[list[dict] | None, list[str]]:
             "it says incomplete, but its rows hold every run"]
     direction, problems, per_arm = rep.direction_of(report), [], {}
     for arm, said in _arms(report):
-        sweep = rep.arm_sweep(runs, arm, grid, seeds)
         if any((arm, cfg_id(cfg), s) not in runs for cfg in grid for s in seeds):
             problems.append(f"{arm}: its rows lack runs of the grid, yet the report compares")
             return None, problems
-        best = stats.select_config([sw["val_result"]["per_seed"] if sw["eligible"] else [None]
-                                    for sw in sweep], direction)
-        if best is None or grid[best] != said:
-            problems.append(f"{arm}: the rows select {None if best is None else grid[best]}, "
-                            f"the report {said}")
+        per_arm[arm] = _selected_tests(report, runs, arm, said, direction, problems)
+        if per_arm[arm] is None:
             return None, problems
-        per_arm[arm] = [runs[(arm, cfg_id(grid[best]), s)]["test"] for s in seeds]
-    margin = protocol.get("margin")
+    margin, groups = protocol.get("margin"), sweeps.groups_of(grid, report.get("frontier"))
     comps = [sweeps.decide_by_selection(  # as verdict.build decides: the selection-aware p
         robust.apply(stats.compare(per_arm[arm], per_arm["idea"], direction=direction,
                                    alpha=alpha, margin=margin), _test(report)),
-        sweeps.from_runs(runs, arm, grid, seeds), direction)
+        sweeps.from_runs(runs, arm, grid, seeds, groups), direction)
         for arm, _ in _arms(report) if arm != "idea"]
     labels = [f"{arm} comparison" if arm != "baseline" else "comparison"
               for arm, _ in _arms(report) if arm != "idea"]

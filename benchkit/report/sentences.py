@@ -85,7 +85,7 @@ def _decision(report: dict, verdict: str, comp: dict, other_mean, than: str, *,
                 f"{num(eq.get('p_better'), '.3g')} against better, both < level "
                 f"{num(eq.get('level'), '.4g')}"
                 + ("" if eq.get("level") == level else f": the look's level {num(level)} over "
-                   f"{comp.get('family_size')} comparisons") + f"); the difference is "
+                   f"{comp.get('family_size')} track(s)") + f"); the difference is "
                 f"{signed(delta)} ({rel_pct(delta, other_mean)} of {of}), {p_txt}")
     if verdict == "non-inferior":
         ni = comp.get("noninferiority") or {}

@@ -181,11 +181,13 @@ def _comparison_lines(report: dict) -> list[str]:
                      "test; its null: each seed's difference is as likely to have either sign, "
                      f"i.e. the differences are symmetric about 0), tested at level "
                      f"{num(tested_level(comp))}")
+    if comp.get("selection_aware") and comp.get("p_fixed_configs") is not None:
+        lines.append(f"- the p above counts the learning-rate selection (each flip redoes it); "
+                     f"with the selected configs held fixed it would be "
+                     f"{comp['p_fixed_configs']:.4g}")
     if (comp.get("family_size") or 1) > 1 and comp.get("p_adjusted") is not None:
-        what = ("comparisons: its tracks x the baseline and each control"
-                if report.get("controls") else "tracks")
         lines.append(f"- p_adjusted = {comp['p_adjusted']:.4g} (Holm over the idea's "
-                     f"{comp['family_size']} {what}; the verdict uses this one)")
+                     f"{comp['family_size']} tracks; the verdict uses this one)")
     fut = (report.get("sequential") or {}).get("futility")
     if fut and fut["conditional_power"] is not None:
         lines.append(f"- futility (non-binding, futility={fut['threshold']:g}): the last look "

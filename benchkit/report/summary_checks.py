@@ -51,14 +51,23 @@ def _budget_lines(report: dict) -> list[str]:
             lines.append(f"- `{check['budget']}` vs {arm_name(check['arm'])}{at} waived: "
                          f"{check['waived']}")
         elif check["axis"]:
-            lines.append(f"- `{check['budget']}` vs {arm_name(check['arm'])}{at}: the "
-                         "frontier's axis, not matched")
+            lines.append(f"- `{check['budget']}` vs {arm_name(check['arm'])}{at}: "
+                         f"{_exempt_on_frontier(report)}")
     for text in budgets["unmatched"]:
         lines.append(f"- **unmatched: {text}** (tolerance "
                      f"{pct(100 * _tolerance(budgets, text))}): no verdict")
     if budgets["matched"]:
-        lines.append("- every budget matches within tolerance, is waived or is the axis")
+        lines.append("- every budget matches within tolerance, is waived or is exempt on the "
+                     "frontier")
     return lines + [""]
+
+
+def _exempt_on_frontier(report: dict) -> str:
+    """Why a budget is not matched on a frontier: the sizes it trades vary along the frontier's
+    declared axis (a config key such as ``keep``), which the budget itself is not."""
+    axis = (report.get("frontier") or {}).get("axis")
+    over = f" over `{axis}`" if axis else ""
+    return f"exempt on the frontier{over} (model size varies along it): reported, not matched"
 
 
 def _tolerance(budgets: dict, text: str) -> float:

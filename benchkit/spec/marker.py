@@ -44,8 +44,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     for t in track_names:
         check_folder_name(t, f"{where}: track")
         if t not in registry.names():
-            raise SpecError(f"{where}: unknown track {t!r}; known tracks: "
-                            f"{', '.join(registry.names())}")
+            raise SpecError(f"{where}: {registry.unknown(t)}")
         why = registry.get(t).missing()
         if why:
             raise SpecError(f"{where}: {why}")

@@ -25,7 +25,7 @@ import json
 import os
 from pathlib import Path
 
-from benchkit.spec.idea import ARMS, IdeaSpec, cfg_id
+from benchkit.spec.idea import IdeaSpec, cfg_id
 from benchkit.store import fingerprint as fp
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage
@@ -160,7 +160,7 @@ class RunStore:
         module_file = self.rootdir / spec.module
         arm_tests = dict(spec.arm_tests)
         found = []
-        for arm in ARMS:
+        for arm in spec.arms:  # controls too: a report lacking them would be incomplete
             if arm not in arm_tests:
                 continue
             code = fp.arm_fingerprint_in(module_file, arm_tests[arm])

@@ -36,28 +36,6 @@ def rnn_small(n_in: int = 3, hidden: int = 64, n_out: int = 3) -> RNNSmall:
     return RNNSmall(n_in, hidden, n_out)
 
 
-class CNNDigits(nn.Module):
-    """Two 3x3 convolutions (16 and 32 channels, ReLU), a 2x2 max-pool and a linear head:
-    ``(batch, 1, 8, 8)`` images to 10 class logits."""
-
-    def __init__(self, channels: tuple[int, int] = (16, 32), n_classes: int = 10):
-        super().__init__()
-        c1, c2 = channels
-        self.features = nn.Sequential(
-            nn.Conv2d(1, c1, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(),
-            nn.MaxPool2d(2),
-        )
-        self.head = nn.Linear(c2 * 4 * 4, n_classes)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.features(x).flatten(1))
-
-
-def cnn_digits() -> CNNDigits:
-    return CNNDigits()
-
-
 class CausalBlock(nn.Module):
     """A pre-norm transformer block: ``x + attn(norm1(x))`` then ``x + mlp(norm2(x))``, with
     causal multi-head self-attention (``scaled_dot_product_attention``, no dropout). With

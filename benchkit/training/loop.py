@@ -86,7 +86,7 @@ def train(model: nn.Module, train_split: Split, track: Track, *, lr: float | Non
     loss_fn = track.loss if loss is None else loss
     opt = make_optimizer(track.optimizer if optimizer is None else optimizer, params, lr=lr,
                          weight_decay=weight_decay, momentum=momentum,
-                         schedulable=schedule != "constant")
+                         schedulable=callable(schedule))
     per_epoch = -(-len(train_split) // batch_size)
     scheduler = make_schedule(schedule, opt, per_epoch * epochs)
     model.train()

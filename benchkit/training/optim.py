@@ -4,16 +4,18 @@ in :mod:`benchkit.training.loop`; an arm may give its own factory instead of a n
 Adam and AdamW step with torch's fused kernels called directly when this torch has them for the
 parameters' device and dtype, and are ``torch.optim.Adam``/``AdamW`` otherwise. The kernels are
 the ones ``torch.optim.Adam(fused=True)`` and ``AdamW(fused=True)`` run, with the same state and
-arguments, so the bits are the same (``tests/test_optim.py``); calling them directly skips
-``torch.optim``'s per-step wrappers, a per-step cost on the small models benchkit trains. A
-schedule other than ``constant`` needs a ``torch.optim.Optimizer`` (torch's schedulers accept
-nothing else), so there Adam and AdamW are ``torch.optim``'s own, fused where available: the
-same bits again. ``torch._fused_adam_``/``_fused_adamw_`` are the one private API benchkit uses,
-and only behind :func:`fused_available`.
+arguments, so the bits are the same (``tests/training/test_optim.py``); calling them directly
+skips ``torch.optim``'s per-step wrappers, a per-step cost on the small models benchkit trains.
+A named schedule (``cosine``, ``linear``) is applied by :class:`FusedAdam` itself, as
+``LambdaLR`` would set the rate (the same bits again); a schedule *factory* needs a
+``torch.optim.Optimizer``, so there Adam and AdamW are ``torch.optim``'s own, fused where
+available. ``torch._fused_adam_``/``_fused_adamw_`` are the one private API benchkit uses, and
+only behind :func:`fused_available`.
 """
 from __future__ import annotations
 
 import functools
+import math
 from typing import Callable, Iterable
 
 import torch
@@ -57,6 +59,13 @@ class FusedAdam:
         # torch.optim keeps a fused step count as a float32 tensor per parameter
         self.steps = [torch.zeros((), dtype=torch.float32, device=p.device)
                       for p in self.params]
+        self.factor: Callable[[int], float] | None = None  # set by make_schedule
+        self.taken = 0
+
+    def lr_now(self) -> float:
+        """The learning rate of the next step: ``lr * factor(steps taken)`` under a named
+        schedule, as ``torch.optim.lr_scheduler.LambdaLR`` sets it; ``lr`` without one."""
+        return self.lr if self.factor is None else self.lr * self.factor(self.taken)
 
     @staticmethod
     def supports(params: list[torch.Tensor], decoupled: bool = False) -> bool:
@@ -79,10 +88,11 @@ class FusedAdam:
         steps = [self.steps[i] for i in live]
         for step in steps:
             step.add_(1)
+        lr, self.taken = self.lr_now(), self.taken + 1
         self.kernel(
             [self.params[i] for i in live], [self.params[i].grad for i in live],
             [self.exp_avgs[i] for i in live], [self.exp_avg_sqs[i] for i in live],
-            [], steps, amsgrad=False, lr=self.lr, beta1=self.beta1, beta2=self.beta2,
+            [], steps, amsgrad=False, lr=lr, beta1=self.beta1, beta2=self.beta2,
             weight_decay=self.weight_decay, eps=self.eps, maximize=False,
             grad_scale=None, found_inf=None)
 
@@ -150,20 +160,32 @@ def make_optimizer(optimizer, params: list, *, lr: float | None, weight_decay: f
                                  **extra)
 
 
+def schedule_factor(schedule: str, total_steps: int) -> Callable[[int], float]:
+    """The multiplier of the learning rate at optimizer step ``k`` (0-based) of a named
+    schedule over ``total_steps``: ``cosine`` 0.5 (1 + cos(pi k / T)), ``linear`` 1 - k / T, both
+    reaching 0 at T (torch's ``CosineAnnealingLR`` and ``LinearLR`` values, in closed form)."""
+    steps = max(int(total_steps), 1)
+    if schedule == "cosine":
+        return lambda k: 0.5 * (1.0 + math.cos(math.pi * min(k, steps) / steps))
+    return lambda k: 1.0 - min(k, steps) / steps
+
+
 def make_schedule(schedule, opt, total_steps: int):
-    """The learning-rate scheduler stepped after every optimizer step, or None (constant).
-    ``cosine`` anneals to 0 and ``linear`` decays to 0 over ``total_steps``."""
+    """The learning-rate scheduler stepped after every optimizer step, or None (constant, or a
+    named schedule that :class:`FusedAdam` applies itself, skipping a scheduler's per-step
+    call). ``cosine`` anneals to 0 and ``linear`` decays to 0 over ``total_steps``
+    (:func:`schedule_factor`); a ``torch.optim`` optimizer gets them as ``LambdaLR``."""
     if not callable(schedule) and schedule == "constant":
         return None
     if not callable(schedule):
+        factor = schedule_factor(schedule, total_steps)
+        if isinstance(opt, FusedAdam):
+            opt.factor = factor
+            return None
         if not isinstance(opt, torch.optim.Optimizer):
             raise TypeError(f"run.fit: schedule={schedule!r} needs a torch.optim.Optimizer, "
                             f"the optimizer is a {type(opt).__name__}")
-        steps = max(int(total_steps), 1)
-        if schedule == "cosine":
-            return torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
-        return torch.optim.lr_scheduler.LinearLR(opt, start_factor=1.0, end_factor=0.0,
-                                                 total_iters=steps)
+        return torch.optim.lr_scheduler.LambdaLR(opt, factor)
     built = schedule(opt)
     if not callable(getattr(built, "step", None)):
         raise TypeError(f"run.fit: the schedule factory returned {type(built).__name__}; "

@@ -7,7 +7,7 @@ is compared with the baseline and every control there. The report's top-level co
 one the verdict rests on, pairs seed by seed each arm's mean test metric over the points (one
 paired test over the whole frontier, so no multiplicity across points); the points' own
 comparisons are listed, unadjusted, under ``frontier.points``. Budgets are checked point by
-point; ``params`` is the axis, reported and not matched.
+point; ``params`` varies along the axis, so it is reported and not matched.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import statistics
 
 from benchkit.spec.idea import IdeaSpec, cfg_id
 from benchkit.stats import paired as stats
+from benchkit.stats import signtest as robust
 from benchkit.verdict import controls, mechanism
 from benchkit.verdict import sweeps as sweep_test
 from benchkit.verdict.budgets import budget_section, median_figures
@@ -52,11 +53,14 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     top["baseline"] = {"best_cfg": marker, "sweep": top["baseline"]["sweep"],
                        "full": stats.summarize(pooled["baseline"])}
     top["idea"], top["idea_config"] = stats.summarize(pooled["idea"]), marker
-    top["comparison"] = stats.compare(pooled["baseline"], pooled["idea"], direction=direction,
-                                      alpha=alpha, margin=margin)
+    top["comparison"] = robust.apply(stats.compare(
+        pooled["baseline"], pooled["idea"], direction=direction, alpha=alpha, margin=margin),
+        spec.test)
     top["controls"] = {name: controls.control_section(
         c["arm"], c["sweep"], marker, pooled[c["arm"]], pooled["idea"], direction=direction,
         alpha=alpha, margin=margin) for name, c in top["controls"].items()}
+    for control in top["controls"].values():
+        robust.apply(control["comparison"], spec.test)
     full_grid = top["protocol"]["grid"]  # each point's selection redone under every flip
     groups = sweep_test.groups_of(full_grid, top["frontier"])
     for arm, comp in [("baseline", top["comparison"])] + [

@@ -31,9 +31,9 @@ def unresolved_margin(comp: dict, comparator: list, level: float) -> str | None:
         return None
     scale = float(np.mean(np.abs(comparator)))
     needed = stats.power_mde(n, sd, two_sided, TARGET)  # the t approximation: cheap, "about"
-    need = (f"; {TARGET:.0%} needs a margin of about {needed / scale:.3g} of the comparator"
-            if math.isfinite(needed) and scale > 0 else "")
-    return (f"the margin {ni['margin_rel']:g} ({ni['margin_abs']:.4g} in metric units) is below "
+    need = (f"; {TARGET:.0%} needs a margin of about {needed / scale:.1%} of the comparator's "
+            f"mean" if math.isfinite(needed) and scale > 0 else "")
+    return (f"the margin {ni['margin_rel']:.1%} ({ni['margin_abs']:.4g} in metric units) is below "
             f"what {n} seeds resolve at level {level:.4g}: an idea exactly as good as the "
             f"comparator would be shown non-inferior with probability about {shown:.2f} "
             f"(normal differences with the observed sd {sd:.4g}){need}, or more seeds")

@@ -676,7 +676,8 @@ sequential_boundaries.json and calibration_statistics.json; do not edit by hand
 (tests/test_calibration.py compares). -->
 
 Does benchkit's verdict mean what it says? Two measurements on the `{p['track']}` track, by
-`benchmarks/calibration/calibration.py`:
+`benchmarks/calibration/calibration.py`, at the protocol recorded with them (the table below:
+the track as it was when they ran; docs/tracks.md has today's):
 
 1. **False-positive rate under a real null.** The idea is the baseline itself with another
    initialisation stream, so it has no effect; how often does `stats.compare` call it

@@ -19,7 +19,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
-TRACKS = ("tabular", "dynamics", "digits", "charlm")
+TRACKS = ("tabular", "dynamics", "charlm", "mnist1d")
 
 
 def curve(track, seed: int, cfg: dict, epochs: int) -> list[float]:

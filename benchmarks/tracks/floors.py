@@ -17,8 +17,7 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 AA = {"tabular": RESULTS / "tracks.json", "dynamics": RESULTS / "tracks.json",
-      "digits": RESULTS / "tracks.json", "charlm": RESULTS / "tracks.json",
-      "mnist1d": RESULTS / "tracks" / "mnist1d_aa.json"}
+      "charlm": RESULTS / "tracks.json", "mnist1d": RESULTS / "tracks" / "mnist1d_aa.json"}
 
 
 def baseline_mean(name: str) -> float | None:

@@ -10,7 +10,7 @@ configs' test metrics are compared (``stats.compare``). The A/A noise is the sd 
 paired test differences; the MDE is ``t(0.975, n-1) * sd / sqrt(n)``, the smallest mean
 difference a bench of ``n`` seeds can call significant. Writes benchmarks/results/tracks.json.
 
-    .venv/bin/python benchmarks/tracks/tracks.py [--seeds 8] [--tracks tabular dynamics digits charlm]
+    .venv/bin/python benchmarks/tracks/tracks.py [--seeds 8] [--tracks tabular dynamics charlm mnist1d]
     .venv/bin/python benchmarks/tracks/tracks.py --smoke    # 2 seeds, 1 epoch, tabular; writes nothing
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
 IDEA_INIT_OFFSET = 1_000_003   # benchmarks/calibration/calibration.py's: the idea arm's init stream
-TRACKS = ("tabular", "dynamics", "digits", "charlm", "mnist1d")
+TRACKS = ("tabular", "dynamics", "charlm", "mnist1d")
 
 
 def train(track, seed: int, cfg: dict, epochs: int | None, init_seed: int | None):

@@ -103,3 +103,39 @@ def test_controls_and_the_sign_test_are_recomputed_too(monkeypatch):
         forged = edited(report, edit)
         problems = recheck.verdicts(forged, [forged])
         assert any(fragment in p for p in problems), problems
+
+
+def test_a_frontier_report_is_recomputed_point_by_point():
+    """Each point's selection and each seed's mean over the points, then the pooled test: an
+    honest frontier recomputes to itself, a changed row or a point's config does not."""
+    import json
+
+    import numpy as np
+
+    from benchkit.report import bench_report
+    from benchkit.verdict.controls import adjust_family
+    from benchkit.verdict.build import decide
+    from benchkit.verdict.frontier import build_frontier_report
+    from builders import ALPHA, TRACK, make_run, make_spec
+
+    rng, n = np.random.default_rng(3), 6
+    grid = [{"lr": lr, "width": w} for w in (8, 16) for lr in (0.001, 0.01)]
+    runs = [make_run(arm, cfg, s, float(rng.normal(1, 0.1)),
+                     float(rng.normal(1 - 0.2 * (arm == "idea"), 0.05)))
+            for arm in ("baseline", "idea") for cfg in grid for s in range(n)]
+    spec = make_spec(grid, n, frontier={"width": [8, 16]})
+    report = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
+    adjust_family([report])
+    decide(report, report["comparison"]["p_adjusted"], 1)
+    report = json.loads(bench_report.dumps(bench_report.stamp(report)))
+    assert report["frontier"] and recheck.verdicts(report, [report]) == []
+    point = report["frontier"]["points"][1]
+    other = next(c for c in grid if c["width"] == 16 and c != point["idea_cfg"])
+    for edit, fragment in [
+            (lambda r: _row(r, "idea", 2, point["idea_cfg"]).update(test=9.0),
+             "comparison per_seed_diffs is"),
+            (lambda r: r["frontier"]["points"][1].update(idea_cfg=other),
+             "idea: the rows select")]:
+        forged = edited(report, edit)
+        problems = recheck.verdicts(forged, [forged])
+        assert any(fragment in p for p in problems), problems

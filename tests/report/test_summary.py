@@ -65,6 +65,8 @@ def test_summary_of_a_complete_report_has_the_key_numbers():
     assert format(comp["delta_mean"], "+.4g") in md
     assert format(comp["ci95"][0], "+.4g") in md and format(comp["ci95"][1], "+.4g") in md
     assert f"p = {comp['p_value']:.4g}" in md
+    assert comp["selection_aware"] and (
+        f"with the selected configs held fixed it would be {comp['p_fixed_configs']:.4g}" in md)
     assert "p_adjusted" not in md  # family of one
     assert format(comp["mde"], ".4g") in md and f"{comp['mde_rel_pct']:.3g}%" in md
     # mechanism evidence and verdicts in words

@@ -177,6 +177,21 @@ def test_a_subset_session_completes_its_report_from_stored_runs(project, xdist):
                                  "from the store*"])
 
 
+def test_a_subset_session_completes_a_control_arm_from_stored_runs(project):
+    project.makepyfile(test_reuse=IDEA.format(extra="") + '''
+@pytest.mark.arm("control", name="same")
+def test_same(run):
+    run.fit(run.track.model())
+''')
+    first, full = bench(project)
+    assert first.ret == 0 and full["complete"] is True and full["controls"]
+    result, subset = bench(project, "-k", "test_idea")
+    assert result.ret == 0 and subset["complete"] is True
+    assert numbers(subset) == numbers(full)
+    result.stdout.fnmatch_lines(["benchkit: reuse: 4 run(s) not run in this session taken "
+                                 "from the store*"])  # the baseline's and the control's
+
+
 def test_a_subset_session_takes_only_stored_runs(project):
     bench(project, "-k", "baseline and seed0")  # only this one is stored
     result, subset = bench(project, "-k", "idea")

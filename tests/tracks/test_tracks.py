@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from benchkit import tracks
+from benchkit.tracks import tabular
 from benchkit.training.run import Run
 from builders import uncached
 
@@ -95,7 +96,8 @@ def test_splits_are_disjoint(track):
 
 def test_tabular_shapes_and_dtypes():
     data = tracks.get("tabular").data(0)
-    for split, n in zip(data, (400, 200, 400), strict=True):
+    sizes = (tabular.N_TRAIN, tabular.N_VAL, tabular.N_TEST)
+    for split, n in zip(data, sizes, strict=True):
         assert split.x.shape == (n, 10)
         assert split.y.shape == (n, 1)
         assert split.x.dtype == split.y.dtype == torch.float32
@@ -145,12 +147,16 @@ def test_run_data_is_fixed_by_the_seed_even_after_an_in_place_edit():
 
 
 def test_default_grids_bracket_the_measured_optima():
-    """Every arm swept by benchmarks/tracks/grids.py has its optimum strictly inside the track's
-    default grid, with a grid value on each side: a baseline tuned at the edge is under-tuned."""
+    """Every arm swept by benchmarks/tracks/grids.py (results/grids.json, or a track's own
+    results/tracks/<track>_grid.json) has its optimum strictly inside the track's default grid,
+    with a grid value on each side: a baseline tuned at the edge is under-tuned."""
     from pathlib import Path
 
-    measured = json.loads((Path(__file__).parents[2] / "benchmarks" / "results" / "grids.json").read_text())
-    for name, sweep in measured["tracks"].items():
+    results = Path(__file__).parents[2] / "benchmarks" / "results"
+    measured = json.loads((results / "grids.json").read_text())["tracks"]
+    for path in sorted((results / "tracks").glob("*_grid.json")):  # a track's own sweep wins
+        measured.update(json.loads(path.read_text())["tracks"])
+    for name, sweep in measured.items():
         lrs = sorted(cfg["lr"] for cfg in tracks.get(name).grid)
         assert 3 <= len(lrs) <= 5
         for arm, result in sweep["arms"].items():
@@ -161,6 +167,8 @@ def test_default_grids_bracket_the_measured_optima():
 def test_unknown_track_lists_the_known_ones():
     with pytest.raises(KeyError, match="unknown track 'nope'; known tracks: .*tabular"):
         tracks.get("nope")
+    with pytest.raises(KeyError, match="track 'digits' was retired: .*use 'mnist1d'"):
+        tracks.get("digits")
 
 
 def test_registering_another_track_under_a_taken_name_raises(monkeypatch):

@@ -1,9 +1,8 @@
-"""The real-data tracks (digits, charlm): data deterministic in the seed, splits disjoint,
+"""The real-data tracks (charlm, mnist1d): data deterministic in the seed, splits disjoint,
 the metric's direction honoured end to end, and a clear error when an optional dependency is
 missing."""
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 import pytest
@@ -13,10 +12,7 @@ from benchkit import tracks
 from benchkit.spec import cfg_id
 from builders import uncached
 
-REAL = ("digits", "charlm")
-
-
-
+REAL = ("charlm",)  # mnist1d: tests/tracks/test_mnist1d.py
 
 
 @pytest.mark.parametrize("name", REAL)
@@ -27,51 +23,6 @@ def test_data_is_deterministic_in_the_seed_and_fresh_per_seed(name):
     for a, b, c in zip(first, again, other, strict=True):
         assert torch.equal(a.x, b.x) and torch.equal(a.y, b.y)
         assert not torch.equal(a.x, c.x)
-
-
-def test_digits_split_is_stratified_disjoint_and_complete():
-    from benchkit.tracks import digits
-
-    images, labels = digits.load()
-    rng = np.random.default_rng(0)
-    parts = digits.stratified_split(labels, rng)
-    joined = np.concatenate(parts)
-    assert sorted(joined.tolist()) == list(range(len(labels)))  # disjoint and complete
-    counts = [np.bincount(labels[p], minlength=10) for p in parts]
-    total = np.bincount(labels, minlength=10)
-    for part, frac in zip(counts[1:], (digits.VAL_FRACTION, digits.TEST_FRACTION)):
-        assert np.all(np.abs(part - total * frac) <= 1)  # every class in proportion
-    data = tracks.get("digits").data(0)
-    assert [len(s) for s in data] == [len(p) for p in parts]
-    assert data.train.x.shape[1:] == (1, 8, 8) and data.train.x.dtype == torch.float32
-    assert data.train.y.dtype == torch.int64
-    assert 0.0 <= float(data.train.x.min()) and float(data.train.x.max()) <= 1.0
-    rows = [{r.numpy().tobytes() for r in s.x.reshape(len(s), -1)} for s in data]
-    assert rows[0].isdisjoint(rows[1]) and rows[0].isdisjoint(rows[2])
-    assert rows[1].isdisjoint(rows[2])
-
-
-def test_digits_metric_is_accuracy_and_higher_is_better():
-    track = tracks.get("digits")
-    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [3.0, 0.0], [0.0, 5.0]])
-    assert float(track.metric(logits, torch.tensor([0, 1, 1, 1]))) == 0.75
-    assert track.direction == "higher" and track.better(0.9, 0.8)
-    assert track.protocol()["metric_direction"] == "higher is better"
-    data = track.data(0)
-    torch.manual_seed(0)
-    out = track.model()(data.val.x)
-    assert out.shape == (len(data.val), 10)
-    assert torch.isfinite(track.loss(out, data.val.y))
-
-
-def test_digits_without_scikit_learn_names_the_extra(monkeypatch):
-    from benchkit.tracks import digits
-
-    monkeypatch.setitem(sys.modules, "sklearn", None)
-    monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
-    assert "pip install benchkit[tracks]" in tracks.get("digits").missing()
-    with pytest.raises(ImportError, match=r"pip install benchkit\[tracks\]"):
-        digits.load()
 
 
 def test_charlm_windows_are_disjoint_and_targets_are_the_next_character():
@@ -163,26 +114,44 @@ def test_idea(run):
 '''
 
 
-def test_digits_without_scikit_learn_is_a_collection_error_naming_the_extra(pytester):
-    pytester.makeconftest("import sys\nsys.modules['sklearn'] = None\n")
-    pytester.makepyfile(test_aa=AA_IDEA.format(track="digits", grid=None))
+def test_mnist1d_without_its_package_is_a_collection_error_naming_the_extra(pytester):
+    pytester.makeconftest("import sys\nsys.modules['mnist1d'] = None\n")
+    pytester.makepyfile(test_aa=AA_IDEA.format(track="mnist1d", grid=None))
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    assert ("track 'digits' needs sklearn, which is not installed: pip install benchkit[tracks]"
+    assert ("track 'mnist1d' needs mnist1d, which is not installed: pip install benchkit[tracks]"
             in result.stdout.str())
     assert "Traceback" not in result.stdout.str()
     assert not (pytester.path / "reports").exists()
 
 
+@pytest.fixture
+def small_mnist1d(monkeypatch):
+    """mnist1d's code at 200 / 100 / 100 examples (generation is most of a short bench's
+    time); its data caches are emptied before and after, so no other test sees the small set."""
+    from benchkit.tracks import mnist1d
+
+    caches = (mnist1d.arrays, mnist1d.make_data)
+    for cache in caches:
+        cache.cache_clear()
+    for size, n in (("N_TRAIN", 200), ("N_VAL", 100), ("N_TEST", 100)):
+        monkeypatch.setattr(mnist1d, size, n)
+    yield
+    for cache in caches:
+        cache.cache_clear()
+
+
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("name, grid", [("digits", None)])  # the default grid
-def test_an_aa_module_benches_end_to_end(pytester, read_report, name, grid):
+@pytest.mark.parametrize("name, grid", [("mnist1d", {"lr": [3e-3, 1e-2]})])
+def test_an_aa_module_benches_end_to_end(pytester, read_report, request, name, grid):
     """(charlm's end to end is its A/A bench, benchmarks/tracks/test_aa.py: one of its epochs
     is 96 steps of a transformer, too long for the suite.)"""
+    if name == "mnist1d":
+        request.getfixturevalue("small_mnist1d")
     track = tracks.get(name)
     pytester.makepyfile(test_aa=AA_IDEA.format(track=name, grid=grid))
     result = pytester.runpytest("--bench-seeds", "2", "--bench-epochs", "1")
-    n_runs = 2 * 2 * (len(track.grid) if grid is None else len(grid["lr"]))
+    n_runs = 2 * 2 * len(grid["lr"])
     result.assert_outcomes(passed=n_runs)
     report = read_report(pytester.path, f"aa_{name}", track=name)
     assert report["metric_direction"] == f"{track.direction} is better"

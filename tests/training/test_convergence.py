@@ -71,7 +71,7 @@ def test_the_section_states_the_track_declaration_and_skips_arms_without_curves(
 def test_every_builtin_track_declares_its_budget_with_a_reason():
     from benchkit import tracks
 
-    for name in ("tabular", "dynamics", "digits", "charlm"):
+    for name in tracks.names():
         t = tracks.get(name)
         assert t.budget in convergence.BUDGETS and t.budget_reason, name
     with pytest.raises(ValueError, match="budget must be 'convergence' or 'fixed'"):

@@ -199,3 +199,26 @@ def test_a_frontier_axis_is_never_extended():
     assert report["complete"] and report["baseline"]["best_cfg"] == grid[0]
     assert report["grid_extensions"]["extensions"] == []
     assert report["grid_extensions"]["at_edge"] == []
+
+
+def test_a_frontier_is_decided_by_the_declared_test():
+    """test='sign' decides a frontier's pooled comparison and its control's, as it decides a
+    plain bench's: the idea wins on 5 seeds of 6 by a little and loses one by a lot, so the
+    mean test and the sign test disagree."""
+    from benchkit.verdict.frontier import build_frontier_report
+
+    n, widths = 6, (8, 16)
+    grid = [{"lr": 0.001, "width": w} for w in widths]
+    gains = [0.1, 0.1, 0.1, 0.1, 0.1, -2.0]
+    runs = [make_run(arm, cfg, s, 1.0, 1.0 - (gains[s] if arm == "idea" else 0.0))
+            for arm in ("baseline", "idea", CONTROL) for cfg in grid for s in range(n)]
+    for test in ("sign", "mean"):
+        spec = make_spec(grid, n, arms=["baseline", "idea", CONTROL], test=test,
+                         frontier={"width": list(widths)})
+        report = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
+        for comp in fairness.comparisons(report):
+            assert comp["test"] == test
+            assert comp["per_seed_diffs"] == pytest.approx([-g for g in gains])  # idea - comparator
+        if test == "sign":
+            sign_p = report["comparison"]["p_value"]
+    assert sign_p != report["comparison"]["p_value"]

@@ -5,6 +5,8 @@ negative, higher-is-better metric. In process, hand-made runs, no training.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from benchkit.stats import paired as stats
@@ -96,6 +98,9 @@ def test_a_margin_below_what_the_seeds_resolve_is_warned():
     report = decided(paired_report(base, noisy, margin=0.1))
     warned = [w for w in report["warnings"] if "below what 8 seeds resolve" in w]
     assert len(warned) == 1 and "shown non-inferior with probability about" in warned[0]
+    assert "the margin 10.0% (" in warned[0]
+    assert re.search(r"80% needs a margin of about \d+\.\d% of the comparator's mean",
+                     warned[0]), warned[0]
     quiet = [b + float(rng.normal(0, 0.001)) for b in base]
     report = decided(paired_report(base, quiet, margin=0.02))
     assert report["practical_verdict"] == "non-inferior"
