@@ -101,31 +101,42 @@ def logistic_accuracy(x_train, y_train, x_test, y_test) -> float:
 LAMBDAS = tuple(i / 10 for i in range(11))  # interpolation weights tried on validation
 
 
-def _ngram_counts(blocks: np.ndarray, vocab: int, order: int) -> np.ndarray:
-    """Counts of every ``order``-gram inside the blocks (rows of token ids), flattened."""
+def _gram_keys(blocks: np.ndarray, vocab: int, order: int) -> np.ndarray:
+    """Every ``order``-gram inside the blocks as one base-``vocab`` integer: column ``j`` is
+    the gram ending at ``blocks[:, j + order - 1]``."""
     n = blocks.shape[1] - order + 1
-    index = np.zeros((blocks.shape[0], n), dtype=np.int64)
+    keys = np.zeros((blocks.shape[0], n), dtype=np.int64)
     for k in range(order):
-        index = index * vocab + blocks[:, k:k + n]
-    return np.bincount(index.ravel(), minlength=vocab ** order).astype(np.float64)
+        keys = keys * vocab + blocks[:, k:k + n]
+    return keys
 
 
-def _position_probs(blocks: np.ndarray, counts: list[np.ndarray],
-                    vocab: int) -> list[np.ndarray]:
-    """Per predicted position of ``blocks`` (targets ``blocks[:, 1:]``), the maximum-likelihood
-    probability of the target under the unigram (add-one), bigram and trigram counts; the
-    first target has one character of context, so its trigram term is its bigram's."""
-    uni, bi, tri = counts
+def _lookup(table: tuple[np.ndarray, np.ndarray], keys: np.ndarray) -> np.ndarray:
+    """Counts of ``keys`` in ``table`` (sorted unique keys, their counts); 0 where absent."""
+    unique, counts = table
+    at = np.minimum(np.searchsorted(unique, keys), len(unique) - 1)
+    return np.where(unique[at] == keys, counts[at], 0).astype(np.float64)
+
+
+def _position_probs(train: np.ndarray, blocks: np.ndarray, vocab: int,
+                    orders: int) -> list[np.ndarray]:
+    """Per predicted position of ``blocks`` (targets ``blocks[:, 1:]``), the probability of
+    the target under each order 1..``orders`` fitted on the train blocks: add-one unigram,
+    then maximum likelihood given the previous ``order - 1`` characters (0 for an unseen
+    context). A position with fewer characters before it than an order needs gets the
+    highest order it has (the first target's trigram term is its bigram's)."""
     target = blocks[:, 1:]
-    p1 = (uni[target] + 1.0) / (uni.sum() + vocab)
-    ctx1 = blocks[:, :-1]
-    bi_ctx = bi.reshape(vocab, vocab).sum(axis=1)
-    p2 = bi[ctx1 * vocab + target] / np.maximum(bi_ctx[ctx1], 1.0)
-    tri_ctx = tri.reshape(vocab * vocab, vocab).sum(axis=1)
-    p3 = p2.copy()
-    pair = blocks[:, :-2] * vocab + blocks[:, 1:-1]
-    p3[:, 1:] = tri[pair * vocab + target[:, 1:]] / np.maximum(tri_ctx[pair], 1.0)
-    return [p1, p2, p3]
+    uni = np.bincount(train.ravel(), minlength=vocab).astype(np.float64)
+    probs = [(uni[target] + 1.0) / (uni.sum() + vocab)]
+    for order in range(2, orders + 1):
+        grams = _gram_keys(train, vocab, order).ravel()
+        table = np.unique(grams, return_counts=True)
+        contexts = np.unique(grams // vocab, return_counts=True)
+        keys = _gram_keys(blocks, vocab, order)  # column j predicts target column j + order - 2
+        p = probs[-1].copy()
+        p[:, order - 2:] = _lookup(table, keys) / np.maximum(_lookup(contexts, keys // vocab), 1.0)
+        probs.append(p)
+    return probs
 
 
 def _bits(probs: list[np.ndarray], weights) -> float:
@@ -133,18 +144,23 @@ def _bits(probs: list[np.ndarray], weights) -> float:
     return float(-np.mean(np.log(mix)) / math.log(2))
 
 
-def ngram_bits(train: np.ndarray, val: np.ndarray, test: np.ndarray,
-               vocab: int) -> dict[str, float]:
-    """Test bits per character of the unigram (add-one), bigram and trigram models fitted on
-    the train blocks (rows of ``context + 1`` token ids), each an interpolation with the lower
-    orders whose weights (steps of 0.1, the unigram's at least 0.1) are chosen on the
-    validation blocks. Predicts every position of a block as the character models do."""
-    counts = [_ngram_counts(train, vocab, k) for k in (1, 2, 3)]
-    val_p, test_p = (_position_probs(b, counts, vocab) for b in (val, test))
+NGRAMS = ("unigram", "bigram", "trigram", "4-gram", "5-gram")
+
+
+def ngram_bits(train: np.ndarray, val: np.ndarray, test: np.ndarray, vocab: int,
+               orders: int = 3) -> dict[str, float]:
+    """Test bits per character of the n-gram models of order 1..``orders`` (at most 5) fitted
+    on the train blocks (rows of ``context + 1`` token ids): the unigram with add-one, each
+    higher order an interpolation with all lower orders whose weights (steps of 0.1, the
+    unigram's at least 0.1) are chosen on the validation blocks. Predicts every position of a
+    block as the character models do."""
+    if not 1 <= orders <= len(NGRAMS):
+        raise ValueError(f"ngram_bits: orders must be 1..{len(NGRAMS)}, got {orders}")
+    val_p, test_p = (_position_probs(train, b, vocab, orders) for b in (val, test))
     out = {"unigram": _bits(test_p[:1], (1.0,))}
-    for name, order in (("bigram", 2), ("trigram", 3)):
+    for order in range(2, orders + 1):
         candidates = [w for w in itertools.product(LAMBDAS, repeat=order)
                       if w[0] >= 0.1 and math.isclose(sum(w), 1.0)]
         best = min(candidates, key=lambda w: _bits(val_p[:order], w))
-        out[name] = _bits(test_p[:order], best)
+        out[NGRAMS[order - 1]] = _bits(test_p[:order], best)
     return out

@@ -38,11 +38,12 @@ def rnn_small(n_in: int = 3, hidden: int = 64, n_out: int = 3) -> RNNSmall:
 
 class CausalBlock(nn.Module):
     """A pre-norm transformer block: ``x + attn(norm1(x))`` then ``x + mlp(norm2(x))``, with
-    causal multi-head self-attention (``scaled_dot_product_attention``, no dropout)."""
+    causal multi-head self-attention (``scaled_dot_product_attention``, no dropout). With
+    ``window``, a position attends only to itself and the ``window - 1`` positions before it."""
 
-    def __init__(self, width: int, heads: int, mlp_ratio: int = 4):
+    def __init__(self, width: int, heads: int, mlp_ratio: int = 4, window: int | None = None):
         super().__init__()
-        self.heads = heads
+        self.heads, self.window = heads, window
         self.norm1 = nn.LayerNorm(width)
         self.qkv = nn.Linear(width, 3 * width)
         self.proj = nn.Linear(width, width)
@@ -53,7 +54,13 @@ class CausalBlock(nn.Module):
     def attention(self, x: torch.Tensor) -> torch.Tensor:
         b, t, w = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.heads, w // self.heads).permute(2, 0, 3, 1, 4)
-        out = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if self.window is None:
+            out = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            lag = torch.arange(t, device=x.device)
+            lag = lag[:, None] - lag[None, :]
+            mask = (lag >= 0) & (lag < self.window)
+            out = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         return self.proj(out.transpose(1, 2).reshape(b, t, w))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -64,14 +71,19 @@ class CausalBlock(nn.Module):
 class CharTransformer(nn.Module):
     """A causal character model: token + learned position embeddings, ``layers`` pre-norm
     blocks, a final LayerNorm and a linear head; ``(batch, time)`` token ids to
-    ``(batch, time, vocab)`` next-character logits."""
+    ``(batch, time, vocab)`` next-character logits. With ``window``, each prediction depends
+    on the last ``window`` characters only (a neural order-``window`` Markov model, the peer
+    of the ``window + 1``-gram): the first block attends to that many positions, the later
+    ones each position to itself."""
 
     def __init__(self, vocab: int, width: int = 64, layers: int = 2, heads: int = 4,
-                 context: int = 64):
+                 context: int = 64, window: int | None = None):
         super().__init__()
         self.embed = nn.Embedding(vocab, width)
         self.position = nn.Parameter(torch.randn(context, width) * 0.02)
-        self.blocks = nn.ModuleList(CausalBlock(width, heads) for _ in range(layers))
+        self.blocks = nn.ModuleList(
+            CausalBlock(width, heads, window=window if i == 0 or window is None else 1)
+            for i in range(layers))
         self.norm = nn.LayerNorm(width)
         self.head = nn.Linear(width, vocab)
 
@@ -82,9 +94,10 @@ class CharTransformer(nn.Module):
         return self.head(self.norm(x))
 
 
-def char_transformer(vocab: int, context: int = 64) -> CharTransformer:
-    """2 layers, width 64, 4 heads."""
-    return CharTransformer(vocab, width=64, layers=2, heads=4, context=context)
+def char_transformer(vocab: int, context: int = 64, window: int | None = None) -> CharTransformer:
+    """2 layers, width 64, 4 heads; ``window`` as :class:`CharTransformer`'s (None: all of
+    the context)."""
+    return CharTransformer(vocab, width=64, layers=2, heads=4, context=context, window=window)
 
 
 class MNIST1DMLP(nn.Module):

@@ -31,7 +31,7 @@ def curve(track, seed: int, cfg: dict, epochs: int) -> list[float]:
     model = track.model()
     vals: list[float] = []
     train.train(model, run.data.train, track, lr=cfg["lr"], epochs=epochs,
-                batch_size=track.batch_size, seed=seed,
+                batch_size=track.batch_size, seed=seed, schedule=track.schedule,
                 on_epoch=lambda done: vals.append(train.evaluate(model, run.data.val, track)))
     return vals
 

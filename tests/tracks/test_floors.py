@@ -91,6 +91,21 @@ def test_ngram_floors_on_a_periodic_text():
     assert got["bigram"] < 0.2 and got["trigram"] < 0.2  # the unigram keeps weight >= 0.1
 
 
+def test_higher_order_ngrams_see_the_context_a_trigram_lacks():
+    """'aaabbb...': two characters leave the next one open after 'aa' and 'bb', three decide
+    it, so the 4-gram and 5-gram approach 0 bits where the trigram cannot; orders=3 (the
+    default) gives the same three floors as before."""
+    text = np.array([(i // 3) % 2 for i in range(65 * 40)], dtype=np.int64).reshape(40, 65)
+    got = floors.ngram_bits(text[:30], text[30:35], text[35:], vocab=4, orders=5)
+    assert list(got) == ["unigram", "bigram", "trigram", "4-gram", "5-gram"]
+    assert got["4-gram"] < 0.1 and got["5-gram"] < 0.1
+    assert got["trigram"] > 0.3
+    assert floors.ngram_bits(text[:30], text[30:35], text[35:], vocab=4) == {
+        k: got[k] for k in ("unigram", "bigram", "trigram")}
+    with pytest.raises(ValueError, match="orders must be 1..5, got 6"):
+        floors.ngram_bits(text[:30], text[30:35], text[35:], vocab=4, orders=6)
+
+
 def test_a_track_without_floors_has_none():
     import dataclasses
 

@@ -71,6 +71,32 @@ def test_charlm_bits_per_char_of_a_uniform_guess_is_log2_of_the_vocabulary():
     assert out.shape == (4, charlm.CONTEXT, charlm.VOCAB)
 
 
+def test_charlm_floors_are_the_ngrams_up_to_five_each_better_than_the_last():
+    from benchkit.tracks import charlm, floors
+
+    got = tracks.get("charlm").floors([0])
+    assert list(got) == list(floors.NGRAMS)
+    values = list(got.values())
+    assert all(a > b for a, b in zip(values, values[1:])), got
+    assert values[0] < np.log2(charlm.VOCAB)
+
+
+def test_a_char_transformer_with_a_window_sees_only_that_many_characters():
+    """window=2: the prediction at t depends on the characters at t and t - 1 only (the
+    trigram's context), whatever the depth; without a window, on all before it."""
+    from benchkit.tracks.models import char_transformer
+
+    x = torch.randint(0, 97, (1, 16), generator=torch.Generator().manual_seed(0))
+    changed = x.clone()
+    changed[0, 5] = (x[0, 5] + 1) % 97
+    for window, moved in ((2, {5, 6}), (None, set(range(5, 16)))):
+        torch.manual_seed(0)
+        model = char_transformer(97, context=16, window=window).eval()
+        with torch.no_grad():
+            diff = (model(x) - model(changed)).abs().amax(dim=-1)[0]
+        assert {t for t in range(16) if diff[t] > 1e-6} == moved, window
+
+
 AA_IDEA = '''
 import pytest
 
@@ -116,9 +142,10 @@ def small_mnist1d(monkeypatch):
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("name, grid", [("mnist1d", {"lr": [3e-3, 1e-2]}),
-                                        ("charlm", {"lr": [1e-2, 3e-2]})])  # 8 runs, not 12
+@pytest.mark.parametrize("name, grid", [("mnist1d", {"lr": [3e-3, 1e-2]})])
 def test_an_aa_module_benches_end_to_end(pytester, read_report, request, name, grid):
+    """(charlm's end to end is its A/A bench, benchmarks/tracks/test_aa.py: one of its epochs
+    is 96 steps of a transformer, too long for the suite.)"""
     if name == "mnist1d":
         request.getfixturevalue("small_mnist1d")
     track = tracks.get(name)
@@ -138,5 +165,4 @@ def test_an_aa_module_benches_end_to_end(pytester, read_report, request, name, g
     assert len({row["val_mean"] for row in sweep}) > 1  # the direction decided something
     # the floors of the bench's seeds, as the track computes them
     assert report["floors"] == pytest.approx(track.floors(report["protocol"]["seeds"]))
-    assert set(report["floors"]) == ({"logistic_regression"} if name == "mnist1d"
-                                     else {"unigram", "bigram", "trigram"})
+    assert set(report["floors"]) == {"logistic_regression"}
