@@ -11,8 +11,9 @@ Encoding (`encode`): L = the truncated-SVD rank-2 approximation of h, stored as 
 values have h's four moments (Newton on the three central-moment equations from the linear map
 b = sd(h), c = d = 0, which already matches mean and variance; a then fixes the mean), 4
 numbers. Total STORED = 36 <= 38. Where Newton does not converge (no real cubic, or not from
-that start), the linear map is stored instead: mean and variance kept, the third and fourth
-moments not; `cubic_solved_fraction` logs how often the cubic was found, and the signature
+that start), or its cubic's decoded values lose the moments (coefficients so large that
+evaluating them cancels), the linear map is stored instead: mean and variance kept, the third
+and fourth moments not; `cubic_solved_fraction` logs how often the cubic was found, and the signature
 counts only those states. Decoding (`decode`) rebuilds L from its factors and applies p.
 
 Training passes gradients straight through the compression (h + (decode(encode(h)) - h)
@@ -38,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, example, given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 from torch import nn
 
@@ -116,16 +117,30 @@ def _moment_system(w: torch.Tensor, theta: torch.Tensor, target: torch.Tensor):
 @torch.no_grad()
 def encode(h: torch.Tensor):
     """(..., 64) -> (stored (..., 36), solved (...,)): the rank-2 factors and the cubic's
-    coefficients (a, b, c, d) in the standardised entries of the rank-2 approximation."""
+    coefficients (a, b, c, d) in the standardised entries of the rank-2 approximation. A state
+    counts as solved only if its decoded numbers keep the moments: a cubic with huge
+    coefficients (an outlier among small entries) solves the equations yet loses them to
+    cancellation when evaluated, and gets the linear map instead."""
     h64 = torch.nan_to_num(h).double()
     us, v = rank2_factors(h64)
     z, _ = _standardised((us @ v.transpose(-1, -2)).flatten(-2))
     mh = moments(h64)
     theta, solved = solve_cubic(z, mh[..., 1:])
+    stored = _pack(us, v, z, mh, theta)
+    kept = solved & (state_residuals(h64, decode(stored)) < SOLVED_TOL)
+    if bool((kept != solved).any()):
+        linear = torch.zeros_like(theta)
+        linear[..., 0] = mh[..., 1].sqrt()
+        theta = torch.where(kept.unsqueeze(-1), theta, linear)
+        stored = _pack(us, v, z, mh, theta)
+    return stored.to(h.dtype), kept
+
+
+def _pack(us, v, z, mh, theta) -> torch.Tensor:
+    """The 36 stored numbers: the factors, then a (fixing the mean) and the cubic's b, c, d."""
     values = (torch.stack([z, z * z, z ** 3], -1) @ theta.unsqueeze(-1)).squeeze(-1)
     a = mh[..., :1] - values.mean(-1, keepdim=True)
-    stored = torch.cat([us.flatten(-2), v.flatten(-2), a, theta], -1)
-    return stored.to(h.dtype), solved
+    return torch.cat([us.flatten(-2), v.flatten(-2), a, theta], -1)
 
 
 def decode(stored: torch.Tensor) -> torch.Tensor:
@@ -258,9 +273,16 @@ def as_state(m: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(m).reshape(1, SIDE * SIDE)
 
 
+def sparse_state(entries: dict[int, float]) -> np.ndarray:
+    m = np.zeros((SIDE, SIDE))
+    m.flat[list(entries)] = list(entries.values())
+    return m
+
+
 @pytest.mark.mechanism
 @settings(max_examples=200, deadline=None)
 @given(matrices)
+@example(sparse_state({28: -1.0, 34: -999.0, 39: 2.0, 61: -999.0}))  # a cubic of 1e11 solves
 def test_the_state_is_rebuilt_from_its_stored_numbers_keeping_four_moments(m):
     h = as_state(m)
     stored, solved = encode(h)
