@@ -20,8 +20,8 @@ from pathlib import Path
 AA = Path(__file__).resolve().parents[1] / "results" / "tracks" / "aa" / "aa"
 
 
-def sig(x: float) -> str:
-    return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.2e}"
+def sig(x: float, digits: int = 3) -> str:
+    return f"{x:.{digits}g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.{digits - 1}e}"
 
 
 def card_row(report: dict) -> dict:
@@ -49,12 +49,14 @@ def markdown(rows: list[dict]) -> str:
     lines = ["| track | metric | baseline | best floor | baseline vs best floor | trained out? "
              "| A/A sd · MDE@8 | s/run | A/A verdict (p) |", "|---" * 9 + "|"]
     for r in rows:
-        floor = "none" if r["best_floor"] is None else f"{r['best_floor']} {sig(r['floor'])}"
+        floor = ("none" if r["best_floor"] is None
+                 else f"{r['best_floor']} {sig(r['floor'], 4)}")
         versus = ("—" if r["better_than_floor"] is None
-                  else f"{100 * r['better_than_floor']:+.0f}%")
+                  else f"{100 * r['better_than_floor']:.1f}% better" if r["better_than_floor"] > 0
+                  else f"{-100 * r['better_than_floor']:.1f}% worse")
         out = ("no: still improving" if r["still_improving"]
                else f"yes ({r['budget']})")
-        lines.append(f"| {r['track']} | {r['metric']} {r['direction']} | {sig(r['baseline'])} | "
+        lines.append(f"| {r['track']} | {r['metric']} {r['direction']} | {sig(r['baseline'], 4)} | "
                      f"{floor} | {versus} | {out} | {sig(r['aa_sd'])} · {sig(r['mde'])} "
                      f"({r['mde_rel_pct']:.2g}%) | {r['seconds_per_run']:.1f} | "
                      f"{r['verdict']} ({r['p_value']:.2g}) |")
