@@ -10,7 +10,7 @@ from pathlib import Path
 
 from benchkit.store.atomic import write_atomic
 from benchkit.report.fmt import cfg_text, sig
-from benchkit.report.sentences import deciding
+from benchkit.report.sentences import decided_p, deciding, verdict_against
 from benchkit.verdict.build import direction_of, paired_values
 
 PLOTS = (("paired.png", "paired seeds"), ("sweep.png", "grid sweep"))
@@ -101,7 +101,8 @@ def interval_of(comp: dict) -> tuple[list, str]:
     return list(comp.get("ci95") or [None, None]), "mean, 95% t CI"
 
 
-def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool) -> None:
+def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool,
+                verdict: str | None) -> None:
     """The per-seed differences idea - ``other``, their mean's interval and the ±MDE band."""
     n = len(diffs)
     jitter = [(k - (n - 1) / 2) * (0.5 / max(n, 1)) for k in range(n)]
@@ -120,8 +121,8 @@ def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool) -> None:
     axd.set_xlim(-0.5, 0.9)
     axd.set_xticks([])
     axd.grid(axis="y", alpha=0.3)
-    p = comp.get("p_adjusted")
-    p_txt = f"p {sig(comp['p_value'] if p is None else p)}" + ("" if p is None else " (adj.)")
+    p = decided_p(comp, verdict)
+    p_txt = f"p {sig(p)}" + ("" if p == comp["p_value"] else " (adj.)")
     axd.set_title(f"idea - {other}{' (decided)' if decided else ''}\n"
                   f"Δ {sig(delta, sign=True)}, {p_txt}", fontsize=9,
                   fontweight="bold" if decided else "normal")
@@ -184,12 +185,13 @@ def figure_paired(report: dict, mpl=None):
               ncols=len(handles), fontsize=8, frameon=False)  # below: never over the data
     ax.set_title(f"{len(seeds)} paired seeds, idea vs {'control ' if control else ''}{name}",
                  fontsize=10)
-    _diff_panel(axes[1], diffs, comp, direction, name, decided=True)
+    _diff_panel(axes[1], diffs, comp, direction, name, decided=True,
+                verdict=report.get("practical_verdict"))
     axes[1].set_ylabel(f"idea - other arm ({'negative' if direction == 'lower' else 'positive'}"
                        " = idea better)", fontsize=9)
     if control is not None:
         _diff_panel(axes[2], base_diffs, report["comparison"], direction, "baseline",
-                    decided=False)
+                    decided=False, verdict=verdict_against(report, "baseline"))
     fig.suptitle(f"{_title(report, 'paired seeds')}: {report.get('practical_verdict')} / "
                  f"{report.get('system_verdict')}\ndecided by the comparison with "
                  f"{'the control ' + name if control is not None else 'the baseline'}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from benchkit.report.fmt import num, pct, rel_pct, signed
 from benchkit.verdict import budgets, mechanism
 from benchkit.verdict.build import tested_level
+from benchkit.verdict.decision import REFERENCE_WORDS
 
 
 def _seed_word(n: int) -> str:
@@ -20,6 +21,24 @@ def deciding(report: dict) -> tuple[str, dict | None, dict | None]:
     if arm.startswith("control:") and control is not None:
         return arm.removeprefix("control:"), control["comparison"], control
     return "baseline", report.get("comparison"), None
+
+
+def verdict_against(report: dict, arm: str) -> str | None:
+    """The verdict against one comparator: a control's section holds it; the baseline's
+    comparison carries it in the reference format's words (helps and harms only)."""
+    if arm != "baseline":
+        return ((report.get("controls") or {}).get(arm.removeprefix("control:")) or {}).get(
+            "verdict")
+    words = (report.get("comparison") or {}).get("verdict")
+    return next((v for v, w in REFERENCE_WORDS.items() if w == words), None)
+
+
+def decided_p(comp: dict, verdict: str | None) -> float:
+    """The p a verdict against this comparison rests on: harms on ``p_adjusted_harms`` (Holm
+    over every comparison of the idea), any other on ``p_adjusted`` (the track's
+    intersection-union p, Holm across tracks); ``p_value`` where nothing was adjusted."""
+    p = comp.get("p_adjusted_harms" if verdict == "harms" else "p_adjusted")
+    return comp["p_value"] if p is None else p
 
 
 def practical_sentence(report: dict) -> str:
@@ -49,10 +68,11 @@ def _decision(report: dict, verdict: str, comp: dict, other_mean, than: str, *,
     ``brief``: the numbers only (the baseline comparison beside a control's verdict)."""
     n = comp["n_pairs"]
     level = tested_level(comp)
-    p_used = comp.get("p_adjusted")
-    p_used = comp["p_value"] if p_used is None else p_used
+    p_used = decided_p(comp, verdict)
+    adjusted = ("Holm over every comparison of the idea" if verdict == "harms"
+                else "Holm across tracks" if (comp.get("family_size") or 1) > 1 else None)
     p_txt = (("sign-test " if comp.get("test") == "sign" else "") + f"p = {p_used:.3g}"
-             + (" (Holm-adjusted)" if (comp.get("family_size") or 1) > 1 else ""))
+             + (f" ({adjusted})" if adjusted and p_used != comp["p_value"] else ""))
     delta = comp.get("median_delta", comp["delta_mean"])  # the sign test: the median
     if brief:
         better = (delta < 0) == comp.get("direction", "lower").startswith("lower")

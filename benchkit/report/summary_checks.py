@@ -97,13 +97,16 @@ def _control_lines(report: dict) -> list[str]:
                     else f"`{cfg_text(c['best_cfg'])}`")
         rows.append([name, selected, num(c["full"]["mean"]),
                      signed(comp["delta_mean"]), f"{comp['idea_wins']}/{comp['n_pairs']}",
-                     num(comp.get("p_adjusted"), ".3g"), c.get("verdict", "-")])
+                     num(comp.get("p_adjusted"), ".3g"), num(comp.get("p_adjusted_harms"), ".3g"),
+                     c.get("verdict", "-")])
     return (["## Control arms", "",
-             "The idea against each control (delta = idea - control; p Holm-adjusted over every "
-             "comparison of the idea). The practical verdict is the worst of the idea's "
-             "verdicts against the baseline and every control.", ""]
-            + markdown_table(["control", "selected", "test mean", "delta", "idea wins", "p_adjusted",
-                      "idea vs control"], rows) + [""])
+             "The idea against each control (delta = idea - control). helps rests on "
+             "p_adjusted, the track's intersection-union p (the largest over its comparators, "
+             "Holm across tracks); harms on p_adjusted_harms, Holm over every comparison of the "
+             "idea. The practical verdict is the worst of the idea's verdicts against the "
+             "baseline and every control.", ""]
+            + markdown_table(["control", "selected", "test mean", "delta", "idea wins",
+                              "p_adjusted", "p_adjusted_harms", "idea vs control"], rows) + [""])
 
 
 def _frontier_lines(report: dict) -> list[str]:

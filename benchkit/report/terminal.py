@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchkit.report.advice import warning_lines
 from benchkit.report.fmt import mechanism_word, readable, sig
-from benchkit.report.sentences import deciding
+from benchkit.report.sentences import decided_p, deciding, verdict_against
 from benchkit.verdict.build import tested_level
 
 WIDTH = 120
@@ -24,9 +24,8 @@ def _delta(comp: dict) -> str:
     return sig(comp.get("median_delta", comp.get("delta_mean")), sign=True)
 
 
-def _p(comp: dict) -> str:
-    p = comp.get("p_adjusted")
-    return sig(comp.get("p_value") if p is None else p)
+def _p(comp: dict, verdict: str | None) -> str:
+    return sig(decided_p(comp, verdict))
 
 
 def row(r: dict) -> tuple[str, ...]:
@@ -37,9 +36,11 @@ def row(r: dict) -> tuple[str, ...]:
     if comp is None:
         return (r["name"], r["track"], "incomplete", "-", "-", "-", "-", "-", "-", mech)
     base = r["comparison"]
-    beside = "-" if against == "baseline" else f"{_delta(base)}, p {_p(base)}"
+    beside = ("-" if against == "baseline"
+              else f"{_delta(base)}, p {_p(base, verdict_against(r, 'baseline'))}")
     level = tested_level(comp)
-    p = _p(comp) + ("" if level == comp.get("alpha") else f" (level {sig(level)})")
+    p = _p(comp, r["practical_verdict"]) + ("" if level == comp.get("alpha")
+                                             else f" (level {sig(level)})")
     return (r["name"], r["track"], verdict, against, _delta(comp),
             f'{comp["idea_wins"]}/{comp["n_pairs"]}', p, sig(comp.get("mde")), beside, mech)
 

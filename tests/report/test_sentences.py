@@ -24,3 +24,18 @@ def test_a_signature_without_a_null_and_no_evidence_at_all_are_told_apart():
                     "null to discriminate against")
     assert mechanism_sentence(report()) == ("no mechanism evidence: the idea states no "
                                             "signature and no mechanism test")
+
+
+def test_a_harm_is_stated_with_the_p_it_was_decided_on():
+    """harms rests on Holm over every comparison (p_adjusted_harms); the track's helps p
+    (p_adjusted, the largest over comparators) can be far larger and must not be the one
+    quoted as '< level'."""
+    from benchkit.report.sentences import practical_sentence
+    from builders import make_report
+
+    report = make_report(effect=0.6, seeds=8)
+    assert report["practical_verdict"] == "harms", report["comparison"]["p_value"]
+    report["comparison"].update(p_adjusted=0.140625, p_adjusted_harms=0.0234375)
+    sentence = practical_sentence(report)
+    assert "p = 0.0234 (Holm over every comparison of the idea) < level 0.05" in sentence
+    assert "0.141" not in sentence

@@ -7,9 +7,10 @@ from pathlib import Path
 from benchkit.report import advice, fmt, terminal
 
 
-def comparison(delta, wins, p, mde, *, adjusted=None, level=None):
+def comparison(delta, wins, p, mde, *, adjusted=None, harms=None, level=None):
     return {"delta_mean": delta, "idea_wins": wins, "n_pairs": 8, "p_value": p,
-            "p_adjusted": adjusted, "alpha": 0.05, "level": level, "mde": mde}
+            "p_adjusted": adjusted, "p_adjusted_harms": harms, "alpha": 0.05, "level": level,
+            "mde": mde}
 
 
 def report(**kw):
@@ -18,9 +19,9 @@ def report(**kw):
          "decided_by": "control:magnitude_shortcut", "exploratory": None, "warnings": [],
          "incomplete": None, "frontier": {"axis": "keep", "values": [0.125, 0.25, 0.5],
                                           "points": [{}, {}, {}]},
-         "comparison": comparison(-0.0712, 7, 0.0156, 0.0559, adjusted=0.03125),
-         "controls": {"magnitude_shortcut": {"comparison": comparison(
-             0.014575, 2, 0.046875, 0.012694, adjusted=0.046875)}},
+         "comparison": comparison(-0.0712, 7, 0.0156, 0.0559, adjusted=0.03125, harms=0.0625),
+         "controls": {"magnitude_shortcut": {"verdict": "harms", "comparison": comparison(
+             0.014575, 2, 0.015625, 0.012694, adjusted=0.09375, harms=0.046875)}},
          "convergence": {"budget": "convergence", "threshold": 0.01}}
     return {**r, **kw}
 
@@ -30,10 +31,14 @@ def test_the_row_leads_with_the_control_that_decided_and_the_baseline_beside_it(
     assert row["verdict"] == "harms/failed" and row["decided by"] == "magnitude_shortcut"
     assert (row["delta"], row["wins"], row["p"], row["MDE"]) == ("+0.0146", "2/8", "0.0469",
                                                                  "0.0127")
-    assert row["vs baseline"] == "-0.0712, p 0.0312"   # better than the baseline, Holm p
+    # harms rests on Holm over every comparison (0.0469), not on the track's helps p (0.0938)
+    assert row["vs baseline"] == "-0.0712, p 0.0312"   # no harm against the baseline: helps' p
     base = dict(zip(terminal.COLUMNS, terminal.row(report(decided_by="baseline"))))
     assert base["decided by"] == "baseline" and base["vs baseline"] == "-"
-    assert base["delta"] == "-0.0712" and base["p"] == "0.0312"
+    assert base["delta"] == "-0.0712" and base["p"] == "0.0625"  # harms: p_adjusted_harms
+    helps = dict(zip(terminal.COLUMNS, terminal.row(report(decided_by="baseline",
+                                                           practical_verdict="helps"))))
+    assert helps["p"] == "0.0312"
     sequential = report(decided_by="baseline", comparison=comparison(
         -0.07, 7, 0.0156, 0.05, level=0.0294))
     assert terminal.row(sequential)[6] == "0.0156 (level 0.0294)"
