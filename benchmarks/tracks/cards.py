@@ -17,11 +17,9 @@ import statistics
 import sys
 from pathlib import Path
 
+from benchkit.report.fmt import sig
+
 AA = Path(__file__).resolve().parents[1] / "results" / "tracks" / "aa" / "aa"
-
-
-def sig(x: float, digits: int = 3) -> str:
-    return f"{x:.{digits}g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.{digits - 1}e}"
 
 
 def card_row(report: dict) -> dict:
