@@ -34,12 +34,8 @@ PYTHON = platform.python_version()
 _DATA_SALT = 0xC4A2
 
 
-@functools.lru_cache(maxsize=1)
-def tokens() -> np.ndarray:
-    """The whole text as token ids (uint8): ' '..'~' -> 0..94, newline -> 95, other -> 96."""
-    from pydoc_data.topics import topics
-
-    text = "".join(topics[key] for key in sorted(topics))
+def encode(text: str) -> np.ndarray:
+    """``text`` as token ids (uint8): ' '..'~' -> 0..94, newline -> 95, other -> 96."""
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     ids = np.full(codes.shape, VOCAB - 1, dtype=np.uint8)
     printable = (codes >= 32) & (codes < 127)
@@ -48,22 +44,39 @@ def tokens() -> np.ndarray:
     return ids
 
 
-def window_starts(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Start offsets of the train, val and test blocks of ``seed``: blocks of CONTEXT + 1
-    characters on a grid with a per-seed offset, drawn without replacement (so disjoint)."""
+@functools.lru_cache(maxsize=1)
+def tokens() -> np.ndarray:
+    """The track's whole text (the topics in sorted order, joined) as :func:`encode` ids."""
+    from pydoc_data.topics import topics
+
+    return encode("".join(topics[key] for key in sorted(topics)))
+
+
+def window_starts(seed: int, sizes: tuple[int, int, int] = (N_TRAIN, N_VAL, N_TEST),
+                  context: int = CONTEXT, ids: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start offsets of the train, val and test blocks of ``seed``: blocks of ``context + 1``
+    characters of ``ids`` (default: :func:`tokens`) on a grid with a per-seed offset, drawn
+    without replacement (so disjoint). The defaults are the track's; other sizes are for
+    benchmarks/tracks/charlm_configs.py."""
+    ids = tokens() if ids is None else ids
     rng = np.random.default_rng([_DATA_SALT, seed])
-    block = CONTEXT + 1
+    block = context + 1
     offset = int(rng.integers(block))
-    n_blocks = (len(tokens()) - offset) // block
-    chosen = rng.choice(n_blocks, size=N_TRAIN + N_VAL + N_TEST, replace=False)
+    n_blocks = (len(ids) - offset) // block
+    chosen = rng.choice(n_blocks, size=sum(sizes), replace=False)
     starts = offset + block * chosen
-    return starts[:N_TRAIN], starts[N_TRAIN:N_TRAIN + N_VAL], starts[N_TRAIN + N_VAL:]
+    n_train, n_val, _ = sizes
+    return starts[:n_train], starts[n_train:n_train + n_val], starts[n_train + n_val:]
 
 
-def blocks(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The train, val and test blocks of ``seed``: (n, CONTEXT + 1) token ids (uint8)."""
-    ids = tokens()
-    return tuple(ids[starts[:, None] + np.arange(CONTEXT + 1)] for starts in window_starts(seed))
+def blocks(seed: int, sizes: tuple[int, int, int] = (N_TRAIN, N_VAL, N_TEST),
+           context: int = CONTEXT, ids: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The train, val and test blocks of ``seed``: (n, context + 1) token ids (uint8)."""
+    ids = tokens() if ids is None else ids
+    return tuple(ids[starts[:, None] + np.arange(context + 1)]
+                 for starts in window_starts(seed, sizes, context, ids))
 
 
 @functools.lru_cache(maxsize=64)

@@ -44,6 +44,21 @@ def test_charlm_windows_are_disjoint_and_targets_are_the_next_character():
     assert int(ids.max()) < charlm.VOCAB
 
 
+def test_charlm_blocks_of_other_sizes_contexts_and_texts_stay_disjoint():
+    """benchmarks/tracks/charlm_configs.py draws other split sizes, contexts and texts through
+    the same function; the track's own blocks are its defaults."""
+    from benchkit.tracks import charlm
+
+    ids = charlm.encode("a\u00e9\n" * 400)  # 1,200 characters: 'a', other, newline
+    assert ids[:3].tolist() == [ord("a") - 32, charlm.VOCAB - 1, 95]
+    train, val, test = charlm.blocks(2, (20, 5, 5), 16, ids)
+    assert train.shape == (20, 17) and val.shape == test.shape == (5, 17)
+    starts = np.concatenate(charlm.window_starts(2, (20, 5, 5), 16, ids))
+    assert len(set((starts[:, None] + np.arange(17)).ravel().tolist())) == 30 * 17
+    assert all(np.array_equal(a, b) for a, b in zip(charlm.blocks(1), charlm.blocks(
+        1, (charlm.N_TRAIN, charlm.N_VAL, charlm.N_TEST), charlm.CONTEXT, charlm.tokens())))
+
+
 def test_charlm_tokens_keep_ascii_and_the_protocol_names_the_python_version():
     import platform
 
