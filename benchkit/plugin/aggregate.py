@@ -90,11 +90,12 @@ def read_previous(path) -> dict | None:
 
 
 def same_report(previous: dict | None, text: str) -> bool:
-    """Whether the new report says what the previous one said (its timestamp aside)."""
+    """Whether the new report says what the previous one said, apart from its timestamp and
+    where each run came from (trained in this session or reused from the store)."""
     if previous is None:
         return False
     def content(report: dict) -> dict:
-        runs = [{**r, "reused": None} for r in report.get("runs") or []]
+        runs = [{**r, "reused": None, "origin": None} for r in report.get("runs") or []]
         return {**report, "created": None, "runs": runs}
     return content(previous) == content(json.loads(text))
 

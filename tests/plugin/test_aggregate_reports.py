@@ -106,6 +106,18 @@ def test_companions_get_the_report_and_keep_plots_only_when_it_did_not_change(tm
     assert [kw for *_, kw in calls] == [{"plots_current": False}, {"plots_current": True}]
 
 
+def test_a_report_that_differs_only_in_where_its_runs_came_from_is_the_same_report():
+    """A rerun reuses every run from the store: ``reused``/``origin`` and ``created`` change,
+    what the report says does not (its plots are kept)."""
+    first = {"created": "t0", "verdict": "helps",
+             "runs": [{"seed": 0, "test": 1.0, "reused": False, "origin": "fresh"}]}
+    rerun = {"created": "t1", "verdict": "helps",
+             "runs": [{"seed": 0, "test": 1.0, "reused": True, "origin": "reused"}]}
+    assert aggregate.same_report(first, json.dumps(rerun))
+    changed = {**rerun, "runs": [{**rerun["runs"][0], "test": 2.0}]}
+    assert not aggregate.same_report(first, json.dumps(changed))
+
+
 @pytest.mark.parametrize("exc, says", [
     (OSError(13, "Permission denied", "/elsewhere/report.tmp"),
      "cannot write /elsewhere/report.tmp: Permission denied"),
