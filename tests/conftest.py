@@ -31,6 +31,8 @@ for _m in pkgutil.walk_packages(benchkit.__path__, "benchkit."):
     if not _m.name.endswith("__main__"):  # python -m benchkit: runs the CLI when imported
         importlib.import_module(_m.name)
 
+benchkit.report.plots.matplotlib_classes()  # matplotlib too, where installed (same reason)
+
 _p = torch.zeros(1, requires_grad=True)
 _p.sum().backward()
 torch.optim.Adam([_p]).step()
@@ -80,3 +82,17 @@ def read_report():
     def read(root, name, track="tabular", report_dir="reports"):
         return validate_report(report_path(root, name, track, report_dir))
     return read
+
+
+NOT_DRAWN = "plots not drawn in this test (tests/conftest.py)"
+
+
+@pytest.fixture(autouse=True)
+def _no_plots_in_process(request, monkeypatch):
+    """In-process ``pytester`` sessions do not draw paired.png and sweep.png: drawing is a
+    quarter of a second a report and was about a fifth of the e2e tests' time. Tests marked
+    ``plots`` draw them, as does every session in a subprocess (the plugin as users meet it);
+    tests/report/test_plots.py tests the drawing itself."""
+    if "pytester" in request.fixturenames and request.node.get_closest_marker("plots") is None:
+        from benchkit.report import plots
+        monkeypatch.setattr(plots, "write_plots", lambda folder, report: NOT_DRAWN)

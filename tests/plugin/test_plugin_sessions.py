@@ -29,6 +29,24 @@ def test_gate_alone_fails_the_session_without_a_traceback(pytester, read_report)
     assert read_report(pytester.path, "const")["practical_verdict"] == "harms"
 
 
+@pytest.mark.plots
+def test_a_session_draws_its_plots_beside_the_report_and_keeps_them_when_it_is_unchanged(
+        pytester):
+    """(The one in-process session that draws: tests/conftest.py turns drawing off in the
+    others.)"""
+    pytest.importorskip("matplotlib")
+    pytester.makepyfile(test_const=HARMS)
+    assert pytester.runpytest(*FAST).ret == 0
+    folder = pytester.path / "reports" / "const" / "tabular"
+    pngs = [folder / "paired.png", folder / "sweep.png"]
+    assert all(p.read_bytes().startswith(b"\x89PNG") for p in pngs)
+    assert "![paired seeds](paired.png)" in (folder / "summary.md").read_text()
+    drawn = [p.stat().st_mtime_ns for p in pngs]
+    result = pytester.runpytest(*FAST)  # the same report again (runs reused): not redrawn
+    result.stdout.fnmatch_lines(["benchkit: 0 run(s) trained, 12 reused*"])
+    assert [p.stat().st_mtime_ns for p in pngs] == drawn
+
+
 def test_idea_that_harms_passes_without_a_gate(pytester, read_report):
     pytester.makepyfile(test_const=HARMS)
     result = pytester.runpytest(*FAST)
