@@ -9,6 +9,7 @@ from benchkit.report import bench_report, summary
 from benchkit.report.fmt import mechanism_word, num
 from benchkit.spec import IdeaSpec
 from benchkit.store import atomic, records
+from benchkit.plugin import floors as kept_floors
 from benchkit.store.provenance import provenance
 from benchkit.verdict import budgets, controls
 from benchkit.verdict import build as rep
@@ -16,14 +17,16 @@ from benchkit.verdict.frontier import build_frontier_report
 
 
 def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
-                      errors: list[str] | None = None, rootpath=None, store: dict | None = None):
+                      errors: list[str] | None = None, rootpath=None, store: dict | None = None,
+                      cache=None):
     """Write every report this session's payloads make. Returns (written, gate failures):
     ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines.
     With ``errors``, a report that cannot be written adds a ``benchkit: ERROR`` line to it and
     the other reports are still written (a previous report stays as it was: writes are
     atomic); without it the OSError propagates. ``store`` (how far the session's stored runs
     are trusted: :func:`benchkit.store.records.trust`; None: no run store) becomes each
-    report's ``store``, with the runs it audited."""
+    report's ``store``, with the runs it audited. ``cache`` (pytest's ``config.cache``, or
+    None) keeps the tracks' floors between sessions (:mod:`benchkit.plugin.floors`)."""
     by_idea: dict[str, list[dict]] = {}
     for p in payloads:
         by_idea.setdefault(p["spec"]["name"], []).append(p)
@@ -42,7 +45,7 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         for r in reports:
             path = bench_report.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
-            r["floors"] = floors_of(r)
+            r["floors"] = floors_of(r, cache)
             comp = r["comparison"]
             rep.decide(r, comp["p_adjusted"] if comp is not None else None,
                        family_size=len(reports))
@@ -69,11 +72,13 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
     return written, failures
 
 
-def floors_of(report: dict) -> dict:
-    """The track's floors on the report's seeds (numpy and scikit-learn, no training). A floor
-    that cannot be computed is a warning, never a lost report."""
+def floors_of(report: dict, cache=None) -> dict:
+    """The track's floors on the report's seeds (numpy and scikit-learn, no training), kept in
+    ``cache`` between sessions. A floor that cannot be computed is a warning, never a lost
+    report."""
     try:
-        return tracks.get(report["track"]).floors(report["protocol"]["seeds"])
+        return kept_floors.floors(tracks.get(report["track"]), report["protocol"]["seeds"],
+                                  cache)
     except Exception as exc:  # noqa: BLE001 - a user's track code; the report still counts
         report["warnings"].append(f"floors of track {report['track']!r} not computed: "
                                   f"{type(exc).__name__}: {exc}")

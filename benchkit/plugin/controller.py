@@ -108,7 +108,8 @@ class BenchSession:
         self.written, self.failures = aggregate_session(
             payloads + self.stored_payloads(payloads), self.settings,
             complete_session=not interrupted, errors=self.write_errors,
-            rootpath=self.rootpath, store=self.trust())
+            rootpath=self.rootpath, store=self.trust(),
+            cache=getattr(self.config, "cache", None))
         self.failures += audit_failures(payloads)
         if held is not None and held.received:  # the session ends as interrupted, reports whole
             self.sigterm_held = True

@@ -20,6 +20,12 @@ OPTIMIZERS = ("adam", "adamw", "sgd")
 SCHEDULES = ("constant", "cosine", "linear")  # the learning-rate schedules run.fit names
 
 
+def mean_floors(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """Each floor averaged over the seeds' ``{name: test metric}`` (the first seed's names)."""
+    return {name: float(sum(f[name] for f in per_seed) / len(per_seed))
+            for name in (per_seed[0] if per_seed else {})}
+
+
 class Split(NamedTuple):
     """One split of in-memory tensors: inputs ``x`` and targets ``y`` (first dim = examples)."""
 
@@ -110,9 +116,7 @@ class Track:
         runs); ``{}`` for a track that declares none. A trained baseline should beat them all."""
         if self.make_floors is None:
             return {}
-        per_seed = [self.make_floors(int(s)) for s in seeds]
-        return {name: float(sum(f[name] for f in per_seed) / len(per_seed))
-                for name in (per_seed[0] if per_seed else {})}
+        return mean_floors([self.make_floors(int(s)) for s in seeds])
 
     @property
     def metric_direction(self) -> str:

@@ -1,0 +1,83 @@
+"""Floors kept between sessions (benchkit.plugin.floors): taken from pytest's cache where a
+valid value is kept under the track's key, computed and kept otherwise; a user's track is
+never kept; a session's report takes its floors from the cache, and --cache-clear recomputes
+them."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+
+from benchkit import tracks
+from benchkit.plugin import floors as kept
+from sessions import FAST, HARMS
+
+
+class DictCache:
+    """pytest's ``config.cache`` interface (``get(key, default)``, ``set(key, value)``)."""
+
+    def __init__(self):
+        self.values: dict = {}
+
+    def get(self, key, default):
+        return self.values.get(key, default)
+
+    def set(self, key, value):
+        self.values[key] = json.loads(json.dumps(value))
+
+
+def test_floors_are_computed_once_per_seed_then_read_from_the_cache():
+    track, cache = tracks.get("tabular"), DictCache()
+    assert kept.floors(track, [0, 1], cache) == pytest.approx(track.floors([0, 1]))
+    assert sorted(cache.values) == sorted(kept.key(track, s) for s in (0, 1))
+    assert cache.values[kept.key(track, 1)] == pytest.approx(track.floors([1]))
+    # what is kept is what is used: a kept value stands for the computation
+    cache.values[kept.key(track, 1)] = {name: 5.0 for name in track.floors([1])}
+    got = kept.floors(track, [0, 1], cache)
+    assert got == pytest.approx({n: (v + 5.0) / 2 for n, v in track.floors([0]).items()})
+
+
+@pytest.mark.parametrize("bad", [None, {}, {"linear": "x"}, {"linear": math.nan}, [1.0],
+                                 {"linear": True}])
+def test_a_kept_value_that_is_not_floors_is_a_miss_and_is_replaced(bad):
+    track, cache = tracks.get("tabular"), DictCache()
+    cache.values[kept.key(track, 0)] = bad
+    assert kept.floors(track, [0], cache) == pytest.approx(track.floors([0]))
+    assert cache.values[kept.key(track, 0)] == pytest.approx(track.floors([0]))
+
+
+def test_a_users_track_is_never_kept_and_no_cache_computes_as_before():
+    mine = dataclasses.replace(tracks.get("tabular"), name="mine",
+                               make_floors=lambda seed: {"zero": float(seed)})
+    cache = DictCache()
+    assert kept.floors(mine, [1, 3], cache) == {"zero": 2.0} and cache.values == {}
+    assert not kept.cacheable(dataclasses.replace(mine, make_floors=None))
+    assert kept.floors(tracks.get("tabular"), [0], None) == tracks.get("tabular").floors([0])
+
+
+def test_the_key_changes_with_seed_protocol_and_benchkits_source(monkeypatch):
+    track = tracks.get("tabular")
+    base = kept.key(track, 0)
+    assert base == kept.key(track, 0) and base.startswith(kept.PREFIX)
+    assert kept.key(track, 1) != base
+    assert kept.key(dataclasses.replace(track, epochs=track.epochs + 1), 0) != base
+    monkeypatch.setattr(kept, "benchkit_source_digest", lambda: "edited")
+    assert kept.key(track, 0) != base
+
+
+def test_a_session_takes_its_floors_from_the_cache_and_cache_clear_recomputes(pytester,
+                                                                              read_report):
+    pytester.makepyfile(test_const=HARMS)
+    assert pytester.runpytest(*FAST).ret == 0
+    true = read_report(pytester.path, "const")["floors"]
+    folder = pytester.path / ".pytest_cache" / "v" / "benchkit" / "floors"
+    files = sorted(folder.iterdir())
+    assert len(files) == 6  # one per seed
+    for f in files:
+        f.write_text(json.dumps({name: 7.0 for name in true}))
+    assert pytester.runpytest(*FAST).ret == 0
+    assert read_report(pytester.path, "const")["floors"] == {name: 7.0 for name in true}
+    assert pytester.runpytest(*FAST, "--cache-clear").ret == 0
+    assert read_report(pytester.path, "const")["floors"] == pytest.approx(true)
