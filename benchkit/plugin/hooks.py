@@ -21,7 +21,7 @@ from benchkit.plugin.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_pa
                                      before_call, item_key, item_spec, reuse, start_run,
                                      stop_recording)
 from benchkit.plugin.isolation import GUARD, Guard
-from benchkit.plugin.progress import worker_counts_property
+from benchkit.plugin.progress import run_group, worker_counts_property
 from benchkit.plugin.settings import (GATES, HEADER_SHOWN, NAMES, SETTINGS, SPECS, STORE,
                                       Settings)
 from benchkit.spec import (ARMS, BENCH_KWARGS, IdeaSpec, SpecError, arm_label,
@@ -274,7 +274,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     stored = [item for item in arms if _stored(item)]
     _draw_audit(stored, config.stash[SETTINGS].audit, config.stash[SETTINGS].audit_seed)
     counts = {"bench_modules": known, "arm_runs_selected": len(arms),
-              "to_train": len(arms) - len(stored)}
+              "to_train": len(arms) - len(stored), "to_train_by_group": {}}
+    by_group, stored_ids = counts["to_train_by_group"], {id(item) for item in stored}
+    for item in arms:
+        param = item.callspec.params.get("run")
+        if id(item) not in stored_ids and param is not None:
+            group = run_group(item.nodeid, param[1])
+            by_group[group] = by_group.get(group, 0) + 1
     if is_worker(config):
         config.workeroutput["benchkit_collection"] = counts
         if counts["to_train"]:   # to the controller on the first report (its progress line)

@@ -28,6 +28,12 @@ def clock_text(seconds: float) -> str:
     return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
 
 
+def run_group(nodeid: str, track: str) -> str:
+    """The runs whose durations predict each other's: one arm test on one track (its seeds and
+    grid configs), e.g. ``ideas/test_x.py::test_idea|tabular``."""
+    return f"{nodeid.split('[')[0]}|{track}"
+
+
 class Progress:
     """Counts of one session's runs and the line that reports them (pure: given a clock)."""
 
@@ -35,14 +41,18 @@ class Progress:
         self.clock = clock
         self.start = clock()
         self.to_train: int | None = None   # from collection: selected runs without a record
+        self.to_train_by_group: dict[str, int] = {}   # the same per run_group
         self.trained = 0
         self.reused = 0
         self.failed = 0
         self.first_at: float | None = None   # when the first run finished training
+        self.first_seconds = 0.0             # and how long it took itself
+        self.seconds_by_group: dict[str, list[float]] = {}   # each finished run's own time
 
     def planned(self, counts: dict) -> None:
         if self.to_train is None and counts.get("to_train") is not None:
             self.to_train = int(counts["to_train"])
+            self.to_train_by_group = dict(counts.get("to_train_by_group") or {})
 
     def seen(self, payload: dict) -> None:
         """One arm run's result arrived (a reused, trained or failed run)."""
@@ -55,8 +65,11 @@ class Progress:
             self.trained += 1
         else:
             self.failed += 1
+        seconds = float(payload.get("seconds") or 0.0)
         if self.first_at is None:
-            self.first_at = self.clock()
+            self.first_at, self.first_seconds = self.clock(), seconds
+        group = run_group(str(payload.get("nodeid", "")), str(payload.get("track", "")))
+        self.seconds_by_group.setdefault(group, []).append(seconds)
 
     @property
     def done(self) -> int:
@@ -64,12 +77,27 @@ class Progress:
 
     def left_s(self) -> float | None:
         """Seconds left at the session's rate so far (wall time, so ``-n`` counts; after the
-        first run, so the set-up before it is left out), or None before two runs trained."""
+        first run, so the set-up before it is left out), or None before two runs trained.
+
+        Where collection counted the runs per :func:`run_group`, what is left is weighed by
+        each group's mean run time so far (a group not started yet: the mean of all runs),
+        and converted to wall time at the rate the runs since the first took: runs of one
+        bench may differ 100-fold in cost (a slow idea arm trained last)."""
         if not self.to_train or self.done < 2:
             return None
-        now = self.clock()
-        per_run = (now - self.first_at) / (self.done - 1)
-        return per_run * max(self.to_train - self.done, 0)
+        wall = self.clock() - self.first_at
+        left_runs = max(self.to_train - self.done, 0)
+        finished = [t for times in self.seconds_by_group.values() for t in times]
+        work_since_first = sum(finished) - self.first_seconds
+        if not self.to_train_by_group or work_since_first <= 0:
+            return wall / (self.done - 1) * left_runs
+        mean_all = sum(finished) / len(finished)
+        left_work = sum(
+            max(n - len(self.seconds_by_group.get(g, ())), 0)
+            * (sum(self.seconds_by_group[g]) / len(self.seconds_by_group[g])
+               if self.seconds_by_group.get(g) else mean_all)
+            for g, n in self.to_train_by_group.items())
+        return left_work * wall / work_since_first
 
     def line(self, *, brief: bool = False) -> str:
         total = "?" if self.to_train is None else str(max(self.to_train, self.done))

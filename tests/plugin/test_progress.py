@@ -1,6 +1,8 @@
 """The controller's progress line: runs trained of runs to train, elapsed, time left."""
 from __future__ import annotations
 
+import pytest
+
 from benchkit.plugin.progress import Progress, clock_text
 
 class Clock:
@@ -34,6 +36,43 @@ def test_progress_counts_trained_runs_and_estimates_from_the_rate_after_the_firs
     for _ in range(3):
         p.seen(run())
     assert "left" not in p.line() and p.line().startswith("benchkit: 5/5 runs trained")
+
+
+def test_time_left_weighs_each_arm_tests_runs_by_their_own_mean_time():
+    """A bench whose idea runs cost 10x its baseline runs, the slow ones last: the estimate
+    weighs what is left by each group's mean, at the wall rate of the runs so far (-n 2:
+    two runs at a time)."""
+    clock = Clock()
+    p = Progress(clock)
+    base, idea = "m.py::test_baseline|tabular", "m.py::test_idea|tabular"
+    p.planned({"to_train": 8, "to_train_by_group": {base: 4, idea: 4}})
+
+    def finish(arm, seconds, seed):
+        p.seen({"kind": "run", "outcome": "passed", "track": "tabular", "seconds": seconds,
+                "nodeid": f"m.py::test_{arm}[tabular-lr=0.01-seed{seed}]"})
+
+    for seed in range(4):             # two workers: two 1-s baseline runs each wall second
+        clock.now += 0.5
+        finish("baseline", 1.0, seed)
+    assert p.left_s() == pytest.approx(4 * 1.0 * 1.5 / 3)   # idea not started: the mean
+    clock.now += 5.0
+    finish("idea", 10.0, 0)
+    clock.now += 5.0
+    finish("idea", 10.0, 1)
+    # 2 idea runs of 10 s left, at 11.5 s of wall for 23 s of work since the first run: 10 s
+    # (two workers run them side by side); the session's mean wall time per run said 4.6 s
+    assert p.left_s() == pytest.approx(2 * 10.0 * 11.5 / 23.0) == pytest.approx(10.0)
+    assert 11.5 / 5 * 2 == pytest.approx(4.6)
+
+
+def test_without_group_counts_the_estimate_is_the_rate_per_run():
+    clock = Clock()
+    p = Progress(clock)
+    p.planned({"to_train": 4})
+    for _ in range(2):
+        clock.now += 3
+        p.seen({**run(), "seconds": 3.0, "nodeid": "m.py::t[x]", "track": "x"})
+    assert p.left_s() == 6.0
 
 
 def test_clock_text():
@@ -111,3 +150,19 @@ def test_without_a_tty_plain_lines_and_quieter_with_q():
     assert len([ln for ln in quiet.splitlines() if ln.startswith("benchkit")]) == 1
     assert "benchkit" not in session(-2, False, ["passed"] * 4)
     assert session(1, True, ["passed"]).count("\r") == 0   # -v: a line per test, no rewriting
+
+
+def test_collection_counts_the_runs_to_train_per_arm_test_and_track(pytester):
+    from sessions import FAST, HARMS
+
+    pytester.makepyfile(test_const=HARMS)
+    rec = pytester.inline_run(*FAST, "--collect-only")
+    config = rec.getcalls("pytest_collection_finish")[0].session.config
+    counts = config.pluginmanager.get_plugin("benchkit-session").collection
+    assert counts["to_train"] == 12
+    groups = {"test_const.py::test_baseline|tabular": 6, "test_const.py::test_idea|tabular": 6}
+    assert counts["to_train_by_group"] == groups
+    rec = pytester.inline_run(*FAST)   # the results name the same groups as they arrive
+    config = rec.getcalls("pytest_collection_finish")[0].session.config
+    progress = config.pluginmanager.get_plugin("benchkit-progress").progress
+    assert {g: len(t) for g, t in progress.seconds_by_group.items()} == groups
