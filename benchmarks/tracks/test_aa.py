@@ -2,7 +2,7 @@
 
 Both arms train the track's default model with the track's protocol and grid; the idea arm's
 model is built from another init stream (``seed + IDEA_INIT_OFFSET``, as
-benchmarks/tracks/tracks.py and benchmarks/calibration/ do), with the seed's data and
+benchmarks/calibration/ does), with the seed's data and
 minibatch order. The arms differ only by chance, so the verdict must be inconclusive; the report
 also carries the track's floors and the baseline's convergence check ("still improving").
 
