@@ -27,30 +27,27 @@ import numpy as np
 OUT = Path(__file__).resolve().parents[1] / "results" / "tracks" / "charlm_configs.jsonl"
 
 
-class DropoutTransformer:
-    """``CharTransformer``'s forward with dropout on the embeddings and on both residual
-    branches of every block (built lazily: torch is imported by main)."""
+def dropout_transformer(vocab: int, width: int, layers: int, heads: int, context: int,
+                        p: float):
+    """``CharTransformer`` with dropout on the embeddings and on both residual branches of
+    every block (torch is imported by main)."""
+    from torch import nn
 
-    @staticmethod
-    def build(vocab: int, width: int, layers: int, heads: int, context: int, p: float):
-        from torch import nn
+    from benchkit.tracks.models import CharTransformer
 
-        from benchkit.tracks.models import CharTransformer
+    class Model(CharTransformer):
+        def __init__(self):
+            super().__init__(vocab, width=width, layers=layers, heads=heads, context=context)
+            self.drop = nn.Dropout(p)
 
-        class Model(CharTransformer):
-            def __init__(self):
-                super().__init__(vocab, width=width, layers=layers, heads=heads,
-                                 context=context)
-                self.drop = nn.Dropout(p)
+        def forward(self, tokens):
+            x = self.drop(self.embed(tokens) + self.position[:tokens.shape[1]])
+            for block in self.blocks:
+                x = x + self.drop(block.attention(block.norm1(x)))
+                x = x + self.drop(block.mlp(block.norm2(x)))
+            return self.head(self.norm(x))
 
-            def forward(self, tokens):
-                x = self.drop(self.embed(tokens) + self.position[:tokens.shape[1]])
-                for block in self.blocks:
-                    x = x + self.drop(block.attention(block.norm1(x)))
-                    x = x + self.drop(block.mlp(block.norm2(x)))
-                return self.head(self.norm(x))
-
-        return Model()
+    return Model()
 
 
 def stdlib_ids() -> np.ndarray:
@@ -94,8 +91,8 @@ def main() -> None:
     track = dataclasses.replace(charlm.TRACK, epochs=a.epochs, batch_size=a.batch)
     seed_everything(a.seed)
     if a.dropout > 0:
-        model = DropoutTransformer.build(charlm.VOCAB, a.width, a.layers, a.heads, a.context,
-                                         a.dropout)
+        model = dropout_transformer(charlm.VOCAB, a.width, a.layers, a.heads, a.context,
+                                    a.dropout)
     else:
         model = CharTransformer(charlm.VOCAB, width=a.width, layers=a.layers, heads=a.heads,
                                 context=a.context)
