@@ -171,18 +171,19 @@ def _build_spec(config, module_item):
 
 def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
     """The spec with each track's grid extended as far as the stored runs call for
-    (benchkit.extend); the report applies the same rule to the runs."""
+    (benchkit.extend), and the budget checks they call for; the report applies the same rules
+    to the runs."""
     settings = config.stash[SETTINGS]
     if settings.seeds is not None or settings.epochs is not None or spec.frontier:
         # an override session is exploratory, and a frontier's axis is the budget: the edge
         # of such a grid is a warning, not a reason to train more
         return dataclasses.replace(spec, extend=0)
-    store = config.stash[STORE]
-    if store is None or spec.extend == 0:  # --bench-fresh too: it retrains the extension
-        return spec
-    from benchkit.plugin.grids import grids_from_store
-    grids = grids_from_store(spec, store, module_item.obj, module_item.path)
-    return dataclasses.replace(spec, grids=grids)
+    from benchkit.plugin import grids
+    store = config.stash[STORE]   # None under --bench-fresh: it retrains what the runs call for
+    result = grids.stored_results(spec, store, module_item.obj, module_item.path)
+    if spec.extend and store is not None:
+        spec = dataclasses.replace(spec, grids=grids.grids_from_store(spec, result))
+    return dataclasses.replace(spec, checks=grids.checks_from_store(spec, result))
 
 
 def _is_ours(mark) -> bool:
@@ -237,7 +238,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f"benchkit: {module_item.nodeid}: arm test {metafunc.function.__name__} does not "
             "take the run fixture; write it as def test_x(run): ...")
     arm = arm_label(arm_mark, f"{module_item.nodeid}: {metafunc.function.__name__}")
-    points = [(arm, track, cfg, seed) for track, cfg, seed in spec.points()]
+    points = [(arm, track, cfg, seed) for track, cfg, seed in spec.arm_points(arm)]
     # a direct parameter, not a fixture: outside bench modules ``run`` is the project's own
     # name (its fixture, or pytest's "fixture 'run' not found"); start_run makes the Run
     metafunc.parametrize("run", points, ids=[run_id(t, c, s) for _, t, c, s in points])

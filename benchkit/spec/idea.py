@@ -63,6 +63,7 @@ class IdeaSpec:
     extend: int = DEFAULT_EXTEND  # the edge-extension limit (benchkit.verdict.extension)
     declared_grids: dict = field(default_factory=dict)  # track -> the grid as declared
     futility: float | None = None  # the non-binding futility threshold (benchkit.stats.futility)
+    checks: dict = field(default_factory=dict)  # track -> {arm: cfg}: budget checks to train
 
     def points(self):
         """(track, cfg, seed) of every run an arm makes, in a stable order."""
@@ -70,6 +71,15 @@ class IdeaSpec:
             for cfg in self.grids[track]:
                 for seed in self.seeds:
                     yield track, cfg, seed
+
+    def arm_points(self, arm: str):
+        """(track, cfg, seed) of every run ``arm`` makes: the grid's, then its budget checks
+        (benchkit.verdict.convergence) on every seed."""
+        yield from self.points()
+        for track in self.tracks:
+            if arm in self.checks.get(track, {}):
+                for seed in self.seeds:
+                    yield track, self.checks[track][arm], seed
 
     @classmethod
     def from_plain(cls, plain: dict) -> "IdeaSpec":
@@ -109,6 +119,8 @@ class IdeaSpec:
             "frontier": ({k: list(v) for k, v in self.frontier.items()}
                          if self.frontier else None),
             "extend": self.extend, "futility": self.futility,
+            "checks": {t: {arm: dict(c) for arm, c in arms.items()}
+                       for t, arms in self.checks.items()},
             "declared_grids": {t: [dict(c) for c in g]
                                for t, g in (self.declared_grids or self.grids).items()},
         }

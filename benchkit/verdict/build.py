@@ -212,7 +212,11 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
         report["budgets"] = budgets.budget_section(selected, spec)
         report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}
-        report["convergence"], flags = convergence.section(track, selected, direction)
+        checks = not (spec.frontier or spec.overrides)  # exploratory or a budget axis: none
+        report["convergence"], flags = convergence.section(
+            track, selected, direction, epochs=spec.epochs[track],
+            schedule=protocol.get("schedule"), longer=(lambda arm, cfg: [
+                runs.get((arm, cfg_id(cfg), s)) for s in seeds]) if checks else None)
         warnings += flags
         split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
                             idea_sel)

@@ -1,4 +1,4 @@
-"""Is training over? Per-run validation curves and the "still improving" flag.
+"""Is training over? Per-run validation curves, the "still improving" flag and its budget check.
 
 ``run.fit``'s standard loop takes the validation metric after the epochs of
 :func:`benchkit.training.loop.curve_epochs` (a quarter, a half, three quarters and all of training, deduplicated) and
@@ -10,7 +10,20 @@ The report's ``convergence`` section states the track's declaration (``Track.bud
 per arm, the median across seeds of the relative validation improvement over the last quarter
 of training at the selected config, direction-aware (positive = better at the end). More than
 :data:`STILL_IMPROVING` flags the arm: its comparison is at a budget where it was still learning,
-which a report must say whatever the track declares. Pure Python: no torch.
+which a report must say whatever the track declares.
+
+The last quarter is a screen, and under a decaying schedule (cosine, linear) a blind one: the
+learning rate is near zero there, so an under-trained run barely moves (tabular at 8 cosine
+epochs: 0.8% over the last quarter, 17% better at 12 epochs), and the annealing alone can
+show a trained-out run gaining a few percent. So on a track that declares its epochs trained
+out (budget ``convergence``), each arm's selected config gets a **budget check** when the
+schedule decays or the screen flags it: the config trained :data:`BUDGET_FACTOR` times the
+epochs (cfg ``epochs``) on every seed. The median relative gain of those runs' validation over
+the selected runs' decides: above the threshold the arm is still improving, at or below it the
+arm was trained out. Like the edge extension, the check is a pure function of the runs: a
+session trains the checks its stored runs call for (:mod:`benchkit.plugin.grids`), and until
+it has, the report says how to settle it.
+Pure Python: no torch.
 """
 from __future__ import annotations
 
@@ -21,7 +34,11 @@ from benchkit import tracks
 from benchkit.spec.idea import cfg_id
 
 STILL_IMPROVING = 0.01  # a relative validation gain over the last quarter above this flags
+BUDGET_FACTOR = 1.5     # a flagged arm's budget check trains ceil(1.5 x its epochs)
 BUDGETS = ("convergence", "fixed")
+DECAYING = ("cosine", "linear")  # schedules whose last quarter anneals: the screen is blind
+
+
 def last_quarter_gain(curve, direction: str) -> float | None:
     """Relative improvement of validation from the 3/4 point to the end of ``curve``
     (positive = better), or None when the curve has no 3/4 point before its end (fewer than 2
@@ -38,27 +55,117 @@ def last_quarter_gain(curve, direction: str) -> float | None:
     return gain / abs(before)
 
 
+def median_gain(runs: list[dict], direction: str) -> tuple[float | None, int]:
+    """Median last-quarter gain over the runs with one, and how many had one."""
+    gains = [g for g in (last_quarter_gain(r.get("curve"), direction) for r in runs)
+             if g is not None]
+    return (statistics.median(gains) if gains else None), len(gains)
+
+
+def check_cfg(cfg: dict, epochs: int) -> dict:
+    """The budget check's config: ``cfg`` trained ceil(BUDGET_FACTOR x) its epochs (``cfg``'s
+    own ``epochs`` when it has one, else the track's ``epochs``). Keys sorted, as every cfg
+    is once it has crossed JSON (payloads, specs): the check's run is found by its cfg's id."""
+    return dict(sorted({**cfg, "epochs": math.ceil(BUDGET_FACTOR * int(cfg.get("epochs", epochs)))
+                        }.items()))
+
+
+def checked(track: str, schedule: str | None) -> tuple[bool, bool]:
+    """(whether the track's arms get budget checks at all, whether every arm does): checks
+    verify a ``convergence`` declaration; under a decaying schedule the screen says nothing,
+    so every arm is checked, otherwise only the flagged ones."""
+    return declaration(track)[0] == "convergence", schedule in DECAYING
+
+
+def checks_called_for(selected: dict[str, list[dict]], direction: str, epochs: int, *,
+                      every: bool, threshold: float = STILL_IMPROVING) -> dict[str, dict]:
+    """arm -> its budget check's config, for every arm (``every``) or each flagged one; never
+    an arm without curves (its own loop: nothing shows that it trains the check's epochs)."""
+    calls = {}
+    for arm, runs in selected.items():
+        median, _ = median_gain(runs, direction)
+        if median is not None and (every or median > threshold):
+            calls[arm] = check_cfg(runs[0]["cfg"], epochs)
+    return calls
+
+
+def budget_gain(run: dict | None, longer: dict | None, direction: str,
+                epochs: int) -> float | None:
+    """Relative validation gain of ``longer`` (the check's run, ``epochs`` long) over ``run``
+    (positive = better); None when either is missing or not finite, or when ``longer`` did not
+    train ``epochs`` (an arm that sets its own epochs cannot be lengthened)."""
+    if run is None or longer is None:
+        return None
+    before, after = run.get("val"), longer.get("val")
+    curve = longer.get("curve") or []
+    if (not curve or max(p["epoch"] for p in curve) != epochs
+            or not all(isinstance(v, (int, float)) and math.isfinite(v) and v
+                       for v in (before, after))):
+        return None
+    gain = (before - after) if direction == "lower" else (after - before)
+    return gain / abs(before)
+
+
 def section(track: str, selected: dict[str, list[dict]], direction: str,
-            threshold: float = STILL_IMPROVING) -> tuple[dict, list[str]]:
+            threshold: float = STILL_IMPROVING, *, epochs: int | None = None,
+            schedule: str | None = None, longer=None) -> tuple[dict, list[str]]:
     """The report's ``convergence`` field and its warnings. ``selected``: arm -> the run
-    payloads of its selected config (one per seed)."""
+    payloads of its selected config (one per seed). ``longer(arm, cfg)``: the runs of a budget
+    check config, seed by seed (None where missing); without it (or ``epochs``) no check is
+    called for (a frontier, an exploratory session). ``schedule``: the track's."""
     budget, reason = declaration(track)
     arms, warnings = {}, []
+    on, every = checked(track, schedule)
+    calls = (checks_called_for(selected, direction, epochs, every=every, threshold=threshold)
+             if on and longer is not None and epochs is not None else {})
     for arm, runs in selected.items():
-        gains = [g for g in (last_quarter_gain(r.get("curve"), direction) for r in runs)
-                 if g is not None]
-        median = statistics.median(gains) if gains else None
+        median, seeds = median_gain(runs, direction)
         flagged = median is not None and median > threshold
+        check = _check(runs, calls[arm], longer(arm, calls[arm]), direction) \
+            if arm in calls else None
+        if check is not None and check["gain"] is not None:
+            flagged = check["gain"] > threshold
         arms[arm] = {"cfg": runs[0]["cfg"] if runs else None, "last_quarter_gain": median,
-                     "seeds": len(gains), "still_improving": flagged}
+                     "seeds": seeds, "still_improving": flagged, "budget_check": check}
+        if check is not None and check["pending"] and not flagged:
+            warnings.append(
+                f"budget check pending: the {arm}'s selected config {cfg_id(arms[arm]['cfg'])} "
+                f"has not been trained for {check['epochs']} epochs yet; under the {schedule} "
+                "schedule the last quarter cannot show whether training was over: run the "
+                "bench again to train it (stored runs are reused)")
         if flagged:
             warnings.append(
                 f"still improving: the {arm}'s selected config {cfg_id(arms[arm]['cfg'])} gained "
                 f"{median:.1%} on validation over the last quarter of training (median of "
-                f"{len(gains)} seeds; threshold {threshold:.0%}); the track's epochs are "
-                f"{'a fixed budget' if budget == 'fixed' else 'meant to converge'}")
+                f"{seeds} seeds; threshold {threshold:.0%}){_check_words(check)}; the track's "
+                f"epochs are {'a fixed budget' if budget == 'fixed' else 'meant to converge'}")
     return {"budget": budget, "budget_reason": reason, "threshold": threshold,
-            "arms": arms}, warnings
+            "budget_factor": BUDGET_FACTOR, "arms": arms}, warnings
+
+
+def _check(runs: list[dict], cfg: dict, longer: list, direction: str) -> dict:
+    """An arm's ``budget_check`` field: its config, epochs, and once every seed's check run is
+    there, the median gain over the seeds where it could be measured."""
+    pending = any(x is None for x in longer)
+    gains = [] if pending else [g for g in (budget_gain(r, x, direction, cfg["epochs"])
+                                            for r, x in zip(runs, longer)) if g is not None]
+    return {"cfg": cfg, "epochs": cfg["epochs"],
+            "gain": statistics.median(gains) if gains else None, "seeds": len(gains),
+            "pending": pending}
+
+
+def _check_words(check: dict | None) -> str:
+    if check is None:
+        return ""
+    if check["gain"] is not None:
+        return (f", and at {check['epochs']} epochs it gained {check['gain']:.1%} more "
+                f"(budget check, median of {check['seeds']} seeds)")
+    if check["pending"]:
+        return (f"; a budget check at {check['epochs']} epochs settles whether that is "
+                "learning or the schedule's annealing: run the bench again to train it "
+                "(stored runs are reused)")
+    return (f"; its budget check at {check['epochs']} epochs did not train that long (does "
+            "the arm set its own epochs?)")
 
 
 def declaration(track: str) -> tuple[str | None, str | None]:

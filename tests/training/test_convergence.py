@@ -63,7 +63,8 @@ def test_the_section_states_the_track_declaration_and_skips_arms_without_curves(
     assert (section["budget"], section["budget_reason"]) == (
         tracks.get("dynamics").budget, tracks.get("dynamics").budget_reason)
     assert section["arms"]["idea"] == {"cfg": {"lr": 1.0}, "last_quarter_gain": None,
-                                       "seeds": 0, "still_improving": False}
+                                       "seeds": 0, "still_improving": False,
+                                       "budget_check": None}
     assert warnings == []
     assert convergence.section("no-such-track", {}, "lower")[0]["budget"] is None
 

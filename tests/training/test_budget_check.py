@@ -1,0 +1,193 @@
+"""The budget check (benchkit.verdict.convergence): an arm flagged "still improving" by its
+last-quarter gain is trained 1.5x as long, and that comparison decides the flag; a session
+trains the checks its stored runs call for."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from benchkit import tracks
+
+from benchkit.verdict import convergence
+from sessions import module, run_session
+
+
+def flagged_runs(ends=(98.0, 97.0, 98.5), epochs=8):  # last-quarter gains 2%, 3%, 1.5%
+    return [{"cfg": {"lr": 0.01}, "val": end,
+             "curve": [{"epoch": epochs * 3 // 4, "val": 100.0}, {"epoch": epochs, "val": end}]}
+            for end in ends]
+
+
+def longer_runs(vals, epochs=12):
+    return [None if v is None else {"val": v, "curve": [{"epoch": epochs, "val": v}]}
+            for v in vals]
+
+
+def section(longer_vals, ends=(98.0, 97.0, 98.5), epochs=12):
+    return convergence.section("tabular", {"baseline": flagged_runs(ends)}, "lower", epochs=8,
+                               schedule="constant",
+                               longer=lambda arm, cfg: longer_runs(longer_vals, epochs))
+
+
+def test_the_check_is_the_selected_config_at_one_and_a_half_times_the_epochs_rounded_up():
+    assert list(convergence.check_cfg({"lr": 0.1}, 24).items()) == [("epochs", 36), ("lr", 0.1)]
+    assert convergence.check_cfg({"lr": 0.1}, 5) == {"lr": 0.1, "epochs": 8}
+    assert convergence.check_cfg({"lr": 0.1, "epochs": 10}, 24) == {"lr": 0.1, "epochs": 15}
+
+def test_every_arm_is_checked_under_a_decaying_schedule_only_flagged_ones_otherwise():
+    selected = {"baseline": flagged_runs(), "idea": flagged_runs((99.5, 99.9, 99.0)),
+                "control:own": [{"cfg": {"lr": 0.01}, "val": 1.0, "curve": None}]}
+    check = {"lr": 0.01, "epochs": 12}
+    assert convergence.checks_called_for(selected, "lower", 8, every=False) == {
+        "baseline": check}   # the idea's screen is under the threshold
+    assert convergence.checks_called_for(selected, "lower", 8, every=True) == {
+        "baseline": check, "idea": check}   # an arm without curves: nothing to check against
+    assert convergence.checked("tabular", "cosine") == (True, True)
+    assert convergence.checked("tabular", "constant") == (True, False)
+    fixed = dataclasses.replace(tracks.get("tabular"), name="fixed-budget", budget="fixed")
+    tracks.register(fixed, replace=True)
+    assert convergence.checked("fixed-budget", "cosine")[0] is False  # nothing claimed
+
+
+def test_a_check_that_gains_little_clears_the_flag():
+    # 1.5x the epochs: 98.0 -> 97.5 (0.5%), 97.0 -> 96.9, 98.5 -> 98.6 (worse): median 0.1%
+    conv, warnings = section([97.5, 96.9, 98.6])
+    arm = conv["arms"]["baseline"]
+    assert arm["last_quarter_gain"] == pytest.approx(0.02)   # the screen still says 2%
+    assert arm["budget_check"]["gain"] == pytest.approx(0.1 / 97.0)
+    assert arm["budget_check"]["seeds"] == 3 and arm["budget_check"]["epochs"] == 12
+    assert arm["still_improving"] is False and warnings == []
+    assert conv["budget_factor"] == convergence.BUDGET_FACTOR == 1.5
+
+
+def test_a_check_that_gains_more_than_the_threshold_confirms_it():
+    conv, warnings = section([96.0, 95.0, 97.0])   # 2%, 2.1%, 1.5%
+    assert conv["arms"]["baseline"]["still_improving"] is True
+    assert len(warnings) == 1
+    assert "gained 2.0% on validation over the last quarter" in warnings[0]
+    assert "at 12 epochs it gained 2.0% more (budget check, median of 3 seeds)" in warnings[0]
+
+
+def test_a_pending_check_keeps_the_flag_and_says_how_to_settle_it():
+    conv, warnings = section([96.0, None, 97.0])
+    check = conv["arms"]["baseline"]["budget_check"]
+    assert check["pending"] is True and check["gain"] is None and check["seeds"] == 0
+    assert conv["arms"]["baseline"]["still_improving"] is True
+    assert "a budget check at 12 epochs settles whether that is learning or the schedule's " \
+           "annealing: run the bench again" in warnings[0]
+
+
+def test_a_check_that_did_not_train_longer_measures_nothing():
+    """An arm that passes its own epochs to run.fit ignores the check's: no gain, flag kept."""
+    conv, warnings = section([96.0, 95.0, 97.0], epochs=8)
+    assert conv["arms"]["baseline"]["budget_check"]["gain"] is None
+    assert conv["arms"]["baseline"]["still_improving"] is True
+    assert "did not train that long (does the arm set its own epochs?)" in warnings[0]
+
+
+def test_without_a_lookup_no_check_is_called_for():
+    conv, warnings = convergence.section("tabular", {"baseline": flagged_runs()}, "lower")
+    assert conv["arms"]["baseline"]["budget_check"] is None and len(warnings) == 1
+
+
+def test_under_a_decaying_schedule_an_unflagged_arm_is_checked_too():
+    runs = flagged_runs((99.5, 99.9, 99.0))   # screen: 0.5%, 0.1%, 1%
+    conv, warnings = convergence.section(
+        "tabular", {"baseline": runs}, "lower", epochs=8, schedule="cosine",
+        longer=lambda arm, cfg: longer_runs([None] * 3))
+    assert conv["arms"]["baseline"]["still_improving"] is False
+    assert conv["arms"]["baseline"]["budget_check"]["pending"] is True
+    assert warnings == ["budget check pending: the baseline's selected config lr=0.01 has not "
+                        "been trained for 12 epochs yet; under the cosine schedule the last "
+                        "quarter cannot show whether training was over: run the bench again to "
+                        "train it (stored runs are reused)"]
+    conv, warnings = convergence.section(
+        "tabular", {"baseline": runs}, "lower", epochs=8, schedule="cosine",
+        longer=lambda arm, cfg: longer_runs([95.0, 95.0, 95.0]))   # ~4.5% better: still learning
+    assert conv["arms"]["baseline"]["still_improving"] is True
+    assert "at 12 epochs it gained 4.5% more" in warnings[0]
+
+
+TRACK8 = """
+import dataclasses
+from benchkit import tracks
+
+tracks.register(dataclasses.replace(tracks.get("tabular"), name="tabular8", epochs=8),
+                replace=True)
+"""
+ARMS = """
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+@pytest.mark.arm("idea")
+def test_idea(run):  # its own result: no curve, so never checked
+    run.fit(run.track.model())
+    run.record(val=run.val, test=run.test)
+"""
+
+
+def slow_module(grid):
+    """tabular at 8 cosine epochs and small lrs: the baseline is still learning at the end."""
+    return module(f'pytestmark = pytest.mark.bench(name="slow", track="tabular8", '
+                  f'grid={{"lr": {grid}}}, seeds=2)\n', ARMS)
+
+
+def make_project(pytester, grid):
+    """The track in conftest.py (where a project registers its tracks: the xdist controller,
+    which builds the report, imports it too) and the idea module."""
+    pytester.makeconftest(TRACK8)
+    pytester.makepyfile(test_slow=slow_module(grid))
+
+
+def check_of(report, arm="baseline"):
+    return report["convergence"]["arms"][arm]["budget_check"]
+
+
+def test_a_session_trains_the_checks_its_stored_runs_call_for(pytester, read_report):
+    make_project(pytester, [3e-4, 1e-3])
+    run_session(pytester, "-p", "no:randomly").assert_outcomes(passed=8)
+    report = read_report(pytester.path, "slow", "tabular8")
+    selected = report["baseline"]["best_cfg"]
+    assert check_of(report) == {"cfg": {**selected, "epochs": 12}, "epochs": 12, "gain": None,
+                                "seeds": 0, "pending": True}
+    assert check_of(report, "idea") is None
+    assert any("run the bench again to train it" in w for w in report["warnings"])
+    second = run_session(pytester, "-p", "no:randomly", "-n", "2")
+    second.assert_outcomes(passed=10)   # the grid's 8 runs reused, the baseline's check: 2
+    second.stdout.fnmatch_lines(["benchkit: 2 run(s) trained, 8 reused from the run store*"])
+    report = read_report(pytester.path, "slow", "tabular8")
+    check = check_of(report)
+    assert check["pending"] is False and check["seeds"] == 2
+    longer = {r["seed"]: r["val"] for r in report["runs"] if r["cfg"].get("epochs") == 12}
+    base = {r["seed"]: r["val"] for r in report["runs"]
+            if r["arm"] == "baseline" and r["cfg"] == selected}
+    assert check["gain"] == pytest.approx(sum((base[s] - longer[s]) / base[s] for s in (0, 1)) / 2)
+    assert check["gain"] > 0.05   # 8 epochs are far from enough at these lrs
+    assert report["convergence"]["arms"]["baseline"]["still_improving"] is True
+    assert any("at 12 epochs it gained" in w for w in report["warnings"])
+    assert report["complete"] and report["baseline"]["best_cfg"] == selected
+    third = run_session(pytester, "-p", "no:randomly")   # settled: nothing more to train
+    third.assert_outcomes(passed=10)
+    third.stdout.fnmatch_lines(["benchkit: 0 run(s) trained, 10 reused from the run store*"])
+
+
+def test_arms_that_record_their_own_results_are_never_checked(pytester, read_report):
+    pytester.makeconftest(TRACK8)
+    pytester.makepyfile(test_own=module(
+        'pytestmark = pytest.mark.bench(name="own", track="tabular8", grid={"lr": [1e-3]}, '
+        'seeds=2)\n', """
+        @pytest.mark.arm("baseline")
+        def test_baseline(run):
+            run.record(val=1.0, test=1.0)
+
+        @pytest.mark.arm("idea")
+        def test_idea(run):
+            run.record(val=1.0, test=0.9)
+        """))
+    for _ in range(2):   # the second session finds nothing more to train
+        run_session(pytester, "-p", "no:randomly").assert_outcomes(passed=4)
+    report = read_report(pytester.path, "own", "tabular8")
+    assert all(a["budget_check"] is None for a in report["convergence"]["arms"].values())
+    assert not any("budget check" in w for w in report["warnings"])
