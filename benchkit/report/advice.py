@@ -35,8 +35,18 @@ def _improving(report: dict, flags: list[str]) -> str:
                        "budget and says nothing about longer training; nothing to do unless "
                        "the claim is about trained-out models (then bench on a track that "
                        "trains to convergence).")
+    checks = [a.get("budget_check") for a in (conv.get("arms") or {}).values()
+              if a.get("still_improving") and a.get("budget_check")]
+    if any(c["pending"] for c in checks):
+        return head + ("Under a decaying schedule that can be the annealing, not learning: the "
+                       f"budget check (each flagged arm's config at {checks[0]['epochs']} "
+                       "epochs) settles it. Run the bench again to train it (stored runs are "
+                       "reused).")
+    measured = ", ".join(f"{pct(100 * c['gain'])} at {c['epochs']} epochs" for c in checks
+                         if c["gain"] is not None)
     worst = by_arm.get(decided) is not None or by_arm.get("idea") is not None
-    return head + ("The track is meant to train to convergence, so the arms were compared "
+    return head + ((f"The budget check confirms it ({measured}). " if measured else "")
+                   + "The track is meant to train to convergence, so the arms were compared "
                    "before they finished: "
                    + ("the arms in the deciding comparison were still learning, so a longer "
                       "training could change the verdict. " if worst else

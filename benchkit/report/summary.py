@@ -58,6 +58,11 @@ def _protocol_lines(report: dict) -> list[str]:
         lines.append("- epochs: " + ("a fixed budget" if conv["budget"] == "fixed" else
                                      "meant to converge") + ", as the track declares"
                      + (f" ({conv['budget_reason']})" if conv.get("budget_reason") else ""))
+    checks = [f"{arm.removeprefix('control:')} {_check_text(a)}"
+              for arm, a in (conv.get("arms") or {}).items() if a.get("budget_check")]
+    if checks:
+        lines.append("- budget check (the selected config trained longer; validation): "
+                     + "; ".join(checks))
     if proto.get("selection"):
         lines.append(f"- selection: {proto['selection']}")
     if proto.get("test"):
@@ -71,6 +76,14 @@ def _protocol_lines(report: dict) -> list[str]:
     elif base_cfg is not None or report.get("idea_config") is not None:
         lines.append(f"- selected: baseline {_cfg(base_cfg)}, idea {_cfg(report.get('idea_config'))}")
     return lines + [""]
+
+
+def _check_text(arm: dict) -> str:
+    c = arm["budget_check"]
+    if c["pending"] or c["gain"] is None:
+        return f"at {c['epochs']} epochs {'pending' if c['pending'] else 'not measurable'}"
+    return (f"at {c['epochs']} epochs {pct(100 * c['gain'])} better (median of {c['seeds']} "
+            f"seeds): {'still improving' if arm['still_improving'] else 'trained out'}")
 
 
 def floor_lines(report: dict) -> list[str]:

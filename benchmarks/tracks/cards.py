@@ -30,13 +30,18 @@ def card_row(report: dict) -> dict:
     best = (min if lower else max)(floors, key=floors.__getitem__) if floors else None
     gain = None if best is None else (floors[best] - base if lower else base - floors[best])
     diffs = report["comparison"]["per_seed_diffs"]
-    still = report["convergence"]["arms"]["baseline"]["still_improving"]
-    seconds = [r["seconds"] for r in report["runs"] if r.get("seconds") is not None]
+    arm = report["convergence"]["arms"]["baseline"]
+    still, check = arm["still_improving"], arm.get("budget_check")
+    checks = [a["budget_check"]["cfg"] for a in report["convergence"]["arms"].values()
+              if a.get("budget_check")]   # longer runs: not the protocol's time per run
+    seconds = [r["seconds"] for r in report["runs"]
+               if r.get("seconds") is not None and r["cfg"] not in checks]
     return {"track": report["track"], "metric": report["metric"],
             "direction": "↓" if lower else "↑", "baseline": base, "best_floor": best,
             "floor": None if best is None else floors[best],
             "better_than_floor": None if best is None else gain / abs(floors[best]),
             "budget": report["convergence"]["budget"], "still_improving": still,
+            "check": check,
             "aa_sd": statistics.stdev(diffs), "mde": report["comparison"]["mde"],
             "mde_rel_pct": report["comparison"]["mde_rel_pct"], "n_seeds": len(diffs),
             "seconds_per_run": statistics.median(seconds) if seconds else None,
@@ -52,8 +57,12 @@ def markdown(rows: list[dict]) -> str:
         versus = ("—" if r["better_than_floor"] is None
                   else f"{100 * r['better_than_floor']:.1f}% better" if r["better_than_floor"] > 0
                   else f"{-100 * r['better_than_floor']:.1f}% worse")
-        out = ("no: still improving" if r["still_improving"]
-               else f"yes ({r['budget']})")
+        check = r.get("check")
+        measured = (f"; {check['epochs']} epochs: {100 * check['gain']:+.1f}%"
+                    if check and check["gain"] is not None else
+                    "; budget check pending" if check else "")
+        out = (f"no: still improving{measured}" if r["still_improving"]
+               else f"yes ({r['budget']}{measured})")
         lines.append(f"| {r['track']} | {r['metric']} {r['direction']} | {sig(r['baseline'], 4)} | "
                      f"{floor} | {versus} | {out} | {sig(r['aa_sd'])} · {sig(r['mde'])} "
                      f"({r['mde_rel_pct']:.2g}%) | {r['seconds_per_run']:.1f} | "

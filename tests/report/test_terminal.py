@@ -90,6 +90,22 @@ def test_still_improving_flags_become_one_warning_with_its_meaning_and_next_step
     assert "the verdict holds at that budget" in fixed[0]
 
 
+def test_a_still_improving_flag_says_what_its_budget_check_found_or_that_it_is_pending():
+    flag = [IMPROVING.format(arm="baseline", g="3.5", kind="meant to converge")]
+
+    def conv(**check):
+        return {"budget": "convergence", "threshold": 0.01, "arms": {"baseline": {
+            "still_improving": True, "budget_check": {"epochs": 36, "gain": None, "seeds": 0,
+                                                      "pending": False, **check}}}}
+    (pending,) = advice.warnings_for_people(report(warnings=flag, convergence=conv(pending=True)))
+    assert ("the budget check (each flagged arm's config at 36 epochs) settles it. Run the "
+            "bench again") in pending and "run.fit(model, epochs=N)" not in pending
+    (found,) = advice.warnings_for_people(report(
+        warnings=flag, convergence=conv(gain=0.042, seeds=8)))
+    assert "The budget check confirms it (4.2% at 36 epochs)." in found
+    assert "run.fit(model, epochs=N)" in found
+
+
 def test_known_warnings_say_what_to_do():
     edge = advice.explain("the idea's selected config lr=0.01 is at the high edge of lr after "
                           "2 extension(s) (extend=2): a wider grid may tune it better")

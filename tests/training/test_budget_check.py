@@ -154,6 +154,8 @@ def test_a_session_trains_the_checks_its_stored_runs_call_for(pytester, read_rep
                                 "seeds": 0, "pending": True}
     assert check_of(report, "idea") is None
     assert any("run the bench again to train it" in w for w in report["warnings"])
+    summary = (pytester.path / "reports" / "slow" / "tabular8" / "summary.md").read_text()
+    assert "baseline at 12 epochs pending" in summary
     second = run_session(pytester, "-p", "no:randomly", "-n", "2")
     second.assert_outcomes(passed=10)   # the grid's 8 runs reused, the baseline's check: 2
     second.stdout.fnmatch_lines(["benchkit: 2 run(s) trained, 8 reused from the run store*"])
@@ -167,6 +169,12 @@ def test_a_session_trains_the_checks_its_stored_runs_call_for(pytester, read_rep
     assert check["gain"] > 0.05   # 8 epochs are far from enough at these lrs
     assert report["convergence"]["arms"]["baseline"]["still_improving"] is True
     assert any("at 12 epochs it gained" in w for w in report["warnings"])
+    summary = (pytester.path / "reports" / "slow" / "tabular8" / "summary.md").read_text()
+    assert ("- budget check (the selected config trained longer; validation): baseline at 12 "
+            "epochs ") in summary and "(median of 2 seeds): still improving" in summary
+    second.stdout.fnmatch_lines(["benchkit: WARNING slow tabular8: still improving at the end "
+                                 "of training: baseline * The budget check confirms it (*% at "
+                                 "12 epochs). The track is meant to train to convergence*"])
     assert report["complete"] and report["baseline"]["best_cfg"] == selected
     third = run_session(pytester, "-p", "no:randomly")   # settled: nothing more to train
     third.assert_outcomes(passed=10)
