@@ -179,7 +179,7 @@ def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
         # of such a grid is a warning, not a reason to train more
         return dataclasses.replace(spec, extend=0)
     from benchkit.plugin import grids
-    store = config.stash[STORE]   # None under --bench-fresh: it retrains what the runs call for
+    store = config.stash[STORE]   # --bench-fresh too: it retrains what the runs call for
     result = grids.stored_results(spec, store, module_item.obj, module_item.path)
     if spec.extend and store is not None:
         spec = dataclasses.replace(spec, grids=grids.grids_from_store(spec, result))
