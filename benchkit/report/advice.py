@@ -28,7 +28,7 @@ def _improving(report: dict, flags: list[str]) -> str:
     fixed = conv.get("budget") == "fixed"
     decided = str(report.get("decided_by") or "baseline").removeprefix("control:")
     head = (f"still improving at the end of training: {gains} better on validation over the "
-            f"last quarter of training (median over seeds; flagged above "
+            f"last quarter of training (median over seeds; the screen flags above "
             f"{pct(100 * threshold) if threshold is not None else 'the threshold'}). ")
     if fixed:
         return head + ("The track trains for a fixed budget, so the verdict holds at that "
@@ -45,7 +45,8 @@ def _improving(report: dict, flags: list[str]) -> str:
     measured = ", ".join(f"{pct(100 * c['gain'])} at {c['epochs']} epochs" for c in checks
                          if c["gain"] is not None)
     worst = by_arm.get(decided) is not None or by_arm.get("idea") is not None
-    return head + ((f"The budget check confirms it ({measured}). " if measured else "")
+    return head + ((f"Trained longer (the budget check), it still gains: {measured}. "
+                    if measured else "")
                    + "The track is meant to train to convergence, so the arms were compared "
                    "before they finished: "
                    + ("the arms in the deciding comparison were still learning, so a longer "

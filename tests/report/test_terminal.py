@@ -102,7 +102,7 @@ def test_a_still_improving_flag_says_what_its_budget_check_found_or_that_it_is_p
             "bench again") in pending and "run.fit(model, epochs=N)" not in pending
     (found,) = advice.warnings_for_people(report(
         warnings=flag, convergence=conv(gain=0.042, seeds=8)))
-    assert "The budget check confirms it (4.2% at 36 epochs)." in found
+    assert "Trained longer (the budget check), it still gains: 4.2% at 36 epochs." in found
     assert "run.fit(model, epochs=N)" in found
 
 

@@ -173,8 +173,9 @@ def test_a_session_trains_the_checks_its_stored_runs_call_for(pytester, read_rep
     assert ("- budget check (the selected config trained longer; validation): baseline at 12 "
             "epochs ") in summary and "(median of 2 seeds): still improving" in summary
     second.stdout.fnmatch_lines(["benchkit: WARNING slow tabular8: still improving at the end "
-                                 "of training: baseline * The budget check confirms it (*% at "
-                                 "12 epochs). The track is meant to train to convergence*"])
+                                 "of training: baseline * Trained longer (the budget check), it "
+                                 "still gains: *% at 12 epochs. The track is meant to train to "
+                                 "convergence*"])
     assert report["complete"] and report["baseline"]["best_cfg"] == selected
     third = run_session(pytester, "-p", "no:randomly")   # settled: nothing more to train
     third.assert_outcomes(passed=10)
