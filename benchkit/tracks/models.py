@@ -94,10 +94,11 @@ class CharTransformer(nn.Module):
         return self.head(self.norm(x))
 
 
-def char_transformer(vocab: int, context: int = 64, window: int | None = None) -> CharTransformer:
-    """2 layers, width 64, 4 heads; ``window`` as :class:`CharTransformer`'s (None: all of
+def char_transformer(vocab: int, context: int = 64, window: int | None = None,
+                     width: int = 96) -> CharTransformer:
+    """2 layers, width 96, 4 heads; ``window`` as :class:`CharTransformer`'s (None: all of
     the context)."""
-    return CharTransformer(vocab, width=64, layers=2, heads=4, context=context, window=window)
+    return CharTransformer(vocab, width=width, layers=2, heads=4, context=context, window=window)
 
 
 class MNIST1DMLP(nn.Module):
