@@ -200,3 +200,23 @@ def test_arms_that_record_their_own_results_are_never_checked(pytester, read_rep
     report = read_report(pytester.path, "own", "tabular8")
     assert all(a["budget_check"] is None for a in report["convergence"]["arms"].values())
     assert not any("budget check" in w for w in report["warnings"])
+
+
+def test_shards_train_the_checks_in_a_second_round_and_the_merge_measures_them(
+        pytester, read_report):
+    make_project(pytester, [1e-3])
+    store = f"--bench-store={pytester.path / 'shared-store'}"
+
+    def round_of_shards():
+        for k in ("1/2", "2/2"):
+            assert run_session(pytester, "-p", "no:randomly", store, f"--bench-shard={k}").ret == 0
+
+    round_of_shards()   # the grid's runs: nothing is known about the selection before them
+    assert run_session(pytester, "-p", "no:randomly", store, "--bench-shard=merge").ret == 0
+    report = read_report(pytester.path, "slow", "tabular8")
+    assert report["complete"] and check_of(report)["pending"] is True
+    round_of_shards()   # each shard trains the checks of its own seeds
+    merged = run_session(pytester, "-p", "no:randomly", store, "--bench-shard=merge")
+    merged.stdout.fnmatch_lines(["benchkit: 0 run(s) trained, 6 reused from the run store*"])
+    check = check_of(read_report(pytester.path, "slow", "tabular8"))
+    assert check["pending"] is False and check["seeds"] == 2 and check["gain"] > 0.05
