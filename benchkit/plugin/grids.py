@@ -1,6 +1,6 @@
 """What a collection session trains beyond the declared grid, decided by the module's stored
 runs: each track's grid extended by the edge rule (:mod:`benchkit.verdict.extension`), and the
-budget checks of flagged arms (:mod:`benchkit.verdict.convergence`). A session trains what its
+budget checks of the selected configs (:mod:`benchkit.verdict.convergence`). A session trains what its
 stored runs already call for, so the report's rules and the session's work agree."""
 from __future__ import annotations
 
