@@ -13,17 +13,21 @@ from benchkit.verdict.extension import resolve
 
 def stored_results(spec, store, module_obj, module_path):
     """``result(track, arm, cfg, seed)``: the stored run's result dict, or None (always
-    None without a ``store``)."""
+    None without a ``store``). Each record is read once: the extension and the checks ask for
+    the same runs."""
     if store is None:
         return lambda track, arm, cfg, seed: None
     prints = {arm: arm_fingerprint(getattr(module_obj, qualname))
               for arm, qualname in spec.arm_tests}
+    read: dict = {}
 
     def result(track, arm, cfg, seed):
-        rec = store.lookup(store.key(arm_fingerprint=prints[arm], seed=seed, arm=arm,
-                                     protocol=spec.protocols[track], track=track, cfg=cfg),
-                           module_path)
-        return None if rec is None else rec["result"]
+        key = store.key(arm_fingerprint=prints[arm], seed=seed, arm=arm,
+                        protocol=spec.protocols[track], track=track, cfg=cfg)
+        if key not in read:
+            rec = store.lookup(key, module_path)
+            read[key] = None if rec is None else rec["result"]
+        return read[key]
     return result
 
 
