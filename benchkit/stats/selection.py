@@ -17,6 +17,12 @@ A flip in which an arm has no eligible config, or whose statistic is not finite,
 least as extreme as the observed one (conservative). Shifting the idea's whole sweep by a
 per-seed constant changes no selection (every config of a seed moves together), which gives the
 margin tests (shift by the margin, then flip) and intervals that invert the test exactly.
+
+**Effective grids.** An arm whose results are identical along a grid axis (its own loop, a
+fixed lr) has fewer configs in effect than the other arm: the other pays for selecting on noisy
+validation along that axis and it does not, so the arms' sweeps are not exchangeable and the
+test cannot separate a better arm from the other's tuning loss (:func:`effective_grids`). The
+claims that favour the arm with the smaller effective grid are then refused (:func:`blocked`).
 numpy only; every value returned is a plain float/int/bool/list/None.
 """
 from __future__ import annotations
@@ -46,6 +52,7 @@ class Sweeps:
     idea_val: np.ndarray
     idea_test: np.ndarray
     groups: tuple
+    axes: tuple = ()  # (axis, classes): column tuples of configs that differ only along axis
     _rows: dict = field(default_factory=dict, compare=False, repr=False)  # null_rows, unshifted
 
     @property
@@ -53,9 +60,10 @@ class Sweeps:
         return self.base_val.shape[0]
 
 
-def sweeps(base_val, base_test, idea_val, idea_test, groups=None) -> Sweeps:
+def sweeps(base_val, base_test, idea_val, idea_test, groups=None, grid=None) -> Sweeps:
     """Validated :class:`Sweeps` from four (seeds x configs) arrays; None entries become NaN.
-    ``groups`` defaults to one group of every config."""
+    ``groups`` defaults to one group of every config; ``grid`` (the configs, column order) gives
+    the axes along which :func:`effective_grids` compares the arms."""
     arrays = [np.array(np.asarray(a, dtype=object).tolist(), dtype=float, ndmin=2)
               for a in (_nan(base_val), _nan(base_test), _nan(idea_val), _nan(idea_test))]
     shape = arrays[0].shape
@@ -68,7 +76,73 @@ def sweeps(base_val, base_test, idea_val, idea_test, groups=None) -> Sweeps:
         raise ValueError(f"groups must partition the {k} configs, got {groups}")
     for a in arrays:
         a.setflags(write=False)
-    return Sweeps(*arrays, groups=groups)
+    if grid is not None and len(grid) != k:
+        raise ValueError(f"grid has {len(grid)} configs for {k} columns")
+    return Sweeps(*arrays, groups=groups, axes=axis_classes(grid, groups) if grid else ())
+
+
+def axis_classes(grid, groups) -> tuple:
+    """(axis, classes) for every key whose value varies inside a group: each class holds the
+    columns of one group whose configs agree on every other key (classes of one left out)."""
+    keys = sorted({key for cfg in grid for key in cfg})
+    out = []
+    for key in keys:
+        classes: dict = {}
+        for gi, cols in enumerate(groups):
+            for c in cols:
+                rest = tuple(sorted((k, repr(v)) for k, v in grid[c].items() if k != key))
+                classes.setdefault((gi, rest), []).append(c)
+        found = tuple(tuple(cols) for cols in classes.values() if len(cols) > 1)
+        if found and any(len({repr(grid[c].get(key)) for c in cols}) > 1 for cols in found):
+            out.append((key, found))
+    return tuple(out)
+
+
+def _constant(val: np.ndarray, test: np.ndarray, classes: tuple) -> bool:
+    """Whether the arm's validation and test values are identical (NaN equal to NaN) across the
+    columns of every class, on every seed."""
+    return all(np.array_equal(a[:, cols], np.repeat(a[:, cols[:1]], len(cols), axis=1),
+                              equal_nan=True) for cols in classes for a in (val, test))
+
+
+@dataclass(frozen=True)
+class EffectiveGrids:
+    """The axes along which only the idea's results are constant (``idea_constant``), and only
+    the comparator's (``comparator_constant``); empty when the arms' effective grids agree."""
+
+    idea_constant: tuple = ()
+    comparator_constant: tuple = ()
+
+    @property
+    def differ(self) -> bool:
+        return bool(self.idea_constant or self.comparator_constant)
+
+    def fields(self) -> dict:
+        return {"idea_constant": list(self.idea_constant),
+                "comparator_constant": list(self.comparator_constant)}
+
+
+def effective_grids(sw: Sweeps) -> EffectiveGrids:
+    """Compare the arms' effective grids along every axis of ``sw.axes``: an axis along which
+    one arm's values are identical on every seed and the other's are not."""
+    idea, comparator = [], []
+    for axis, classes in sw.axes:
+        i = _constant(sw.idea_val, sw.idea_test, classes)
+        b = _constant(sw.base_val, sw.base_test, classes)
+        if i and not b:
+            idea.append(axis)
+        elif b and not i:
+            comparator.append(axis)
+    return EffectiveGrids(tuple(idea), tuple(comparator))
+
+
+def blocked(sw: Sweeps) -> set:
+    """The arms a claim may not favour: ``"idea"`` when only the idea is constant along an
+    axis (helps, non-inferior and equivalent are refused), ``"comparator"`` in the mirror case
+    (harms refused); a claim against the arm with the smaller effective grid stays valid."""
+    grids = effective_grids(sw)
+    return ({"idea"} if grids.idea_constant else set()) | \
+        ({"comparator"} if grids.comparator_constant else set())
 
 
 def _nan(a):
@@ -174,7 +248,7 @@ def _diffs(sw: Sweeps, flips: np.ndarray, sign: float, shift):
 def prefix(sw: Sweeps, m: int) -> Sweeps:
     """The sweeps of the first m seeds (an earlier look)."""
     return Sweeps(sw.base_val[:m], sw.base_test[:m], sw.idea_val[:m], sw.idea_test[:m],
-                  sw.groups)
+                  sw.groups, sw.axes)
 
 
 def flipped_sums(sw: Sweeps, direction: str, flips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -251,7 +325,8 @@ def interval(sw: Sweeps, direction: str, level: float, *, seed: int = 0) -> list
     """[lo, hi]: every shift c of the idea's whole sweep for which the two-sided test keeps
     p >= level; shifting changes no selection, so flip r's sum is S_r - c k_r (k_r: seeds not
     flipped minus flipped) and the interval is found as :func:`signflip.sign_flip_ci` finds
-    it. 0 lies outside it exactly when :func:`p_value` < level."""
+    it. 0 lies outside it exactly when :func:`p_value` < level. The end on the side of an arm
+    the test may not favour (:func:`blocked`) is None: no shift that favours it is rejected."""
     rows = null_rows(sw, direction, seed=seed)
     d = _observed(rows)
     n = sw.n
@@ -260,8 +335,15 @@ def interval(sw: Sweeps, direction: str, level: float, *, seed: int = 0) -> list
     k = (n - 2 * rows.flips.sum(axis=1))[rows.valid]
     a = rows.diffs[rows.valid].sum(axis=1)
     rejects = p_value(sw, direction, rows=rows) < level
-    return signflip.interval_of_rows(a, k, float(d.sum()), n, need, rejects,
-                                     scale=float(np.abs(d).max()))
+    lo, hi = signflip.interval_of_rows(a, k, float(d.sum()), n, need, rejects,
+                                       scale=float(np.abs(d).max()))
+    refused = blocked(sw)
+    lower = stats._direction(direction) == "lower"  # idea better: a shift below the mean
+    if "idea" in refused:
+        lo, hi = (lo, None) if lower else (None, hi)
+    if "comparator" in refused:
+        lo, hi = (None, hi) if lower else (lo, None)
+    return [lo, hi]
 
 
 def _worse(direction: str) -> float:
@@ -274,7 +356,8 @@ def margin_test(sw: Sweeps, direction: str, margin: float, *, side: str = "worse
     each seed. ``side="worse"`` (non-inferiority): H0 the idea is worse by margin * |b_s| or
     more; the idea's whole sweep is moved margin * |b_s| towards better on each seed, and the
     one-sided selection-aware test asks whether it is then still worse. ``side="better"``:
-    the mirror (H0 better by the margin or more). Returns p, the per-seed b and |b|."""
+    the mirror (H0 better by the margin or more). Returns p, the per-seed b and |b|; p is 1
+    when the claim favours an arm with the smaller effective grid (:func:`blocked`)."""
     if not (math.isfinite(margin) and margin >= 0):
         raise ValueError(f"margin must be a finite number >= 0, got {margin}")
     sel = observed(sw, direction)
@@ -285,9 +368,11 @@ def margin_test(sw: Sweeps, direction: str, margin: float, *, side: str = "worse
     toward = -worse if side == "worse" else worse
     alternative = ("less" if worse > 0 else "greater") if side == "worse" else \
         ("greater" if worse > 0 else "less")
+    if ("idea" if side == "worse" else "comparator") in blocked(sw):
+        return {"p_value": 1.0, "b": b, "blocked": True}
     p = one_sided_p(sw, direction, shift=toward * margin * np.abs(b), alternative=alternative,
                     seed=seed)
-    return {"p_value": float(p), "b": b}
+    return {"p_value": float(p), "b": b, "blocked": False}
 
 
 def _selected_values(test: np.ndarray, cols: list, groups: tuple) -> np.ndarray:
@@ -307,7 +392,8 @@ def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
     test = margin_test(sw, direction, margin, seed=seed)
     p, b = test["p_value"], test["b"]
     ni = p < alpha
-    bound_rel = _ni_bound(sw, direction, np.abs(b), alpha, ni, margin, seed)
+    bound_rel = None if test["blocked"] else _ni_bound(sw, direction, np.abs(b), alpha, ni,
+                                                        margin, seed)
     scale = float(np.abs(b).mean())
     bound_worse = None if bound_rel is None else bound_rel * scale
     bound = None if bound_worse is None else (bound_worse if _worse(direction) > 0
@@ -316,7 +402,10 @@ def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
             "bound": None if bound is None else stats._json_float(bound),
             "bound_rel": None if bound_rel is None else stats._json_float(bound_rel),
             "non_inferior": bool(ni), "p_value": stats._json_float(p),
-            "test": "selection-aware one-sided sign-flip test of the sweep shifted by the margin"}
+            "test": "selection-aware one-sided sign-flip test of the sweep shifted by the margin"
+            + ("; refused (p 1): the idea's results do not vary along a grid axis on which the "
+               "comparator is tuned, so the sweeps are not exchangeable" if test["blocked"]
+               else "")}
 
 
 def _ni_bound(sw: Sweeps, direction: str, scale: np.ndarray, alpha: float, ni: bool,

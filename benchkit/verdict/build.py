@@ -199,6 +199,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
             base, idea, direction=direction, alpha=alpha, margin=spec.margin), test)
         sweep_test.decide_by_selection(report["comparison"], sweep_test.from_runs(
             runs, "baseline", grid, seeds), direction)
+        warnings += sweep_test.grid_warnings(report["comparison"], "baseline")
         selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
                     for arm in arms}
         report["controls"] = {arm.removeprefix("control:"): controls.control_section(
@@ -209,6 +210,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
             robust.apply(control["comparison"], test)
             sweep_test.decide_by_selection(control["comparison"], sweep_test.from_runs(
                 runs, control["arm"], grid, seeds), direction)
+            warnings += sweep_test.grid_warnings(control["comparison"], control["arm"])
         report["budgets"] = budgets.budget_section(selected, spec)
         report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}

@@ -67,6 +67,8 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
             (c["arm"], c["comparison"]) for c in top["controls"].values()]:
         sweep_test.decide_by_selection(
             comp, sweep_test.from_runs(runs, arm, full_grid, seeds, groups), direction)
+        top["warnings"] += [w for w in sweep_test.grid_warnings(comp, arm)
+                            if w not in top["warnings"]]
     budgets = budget_section(selected, spec)
     budgets["unmatched"] = [f"at {axis}={value}: {text}" for value, p in points
                             for text in p["budgets"]["unmatched"]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from benchkit.spec.idea import cfg_id
-from benchkit.stats import selection
+from benchkit.stats import selection, signtest
 
 
 def runs_of(report: dict) -> dict:
@@ -34,7 +34,7 @@ def from_runs(runs: dict, comparator: str, grid: list[dict], seeds: list,
     def table(arm: str, key: str) -> list[list[float]]:
         return [[_value(runs.get((arm, cfg_id(c), s)), key) for c in grid] for s in seeds]
     return selection.sweeps(table(comparator, "val"), table(comparator, "test"),
-                            table("idea", "val"), table("idea", "test"), groups)
+                            table("idea", "val"), table("idea", "test"), groups, grid)
 
 
 def of_report(report: dict, comparator: str = "baseline") -> selection.Sweeps:
@@ -51,9 +51,15 @@ def _value(run: dict | None, key: str) -> float:
 
 def decide_by_selection(comp: dict, sw: selection.Sweeps, direction: str) -> dict:
     """Make ``comp`` (stats.compare, then signtest.apply) decide by the selection-aware test
-    of its statistic; the fixed-config p stays as ``p_fixed_configs``. Returns comp."""
+    of its statistic; the fixed-config p stays as ``p_fixed_configs``. When the arms'
+    effective grids differ (:func:`benchkit.stats.selection.effective_grids`) and the result
+    favours the arm with the smaller one, the test cannot tell a better arm from the other's
+    tuning loss: p is set to 1 (the test's own p kept as ``p_unexchangeable``), so that
+    direction is never significant. Returns comp."""
     comp["p_fixed_configs"] = comp["p_value"]
     comp["selection_aware"] = True
+    grids = selection.effective_grids(sw)
+    comp["effective_grids"] = grids.fields() if grids.differ else None
     if all(len(g) == 1 for g in sw.groups):
         return comp  # one config per arm: a swap negates the difference, the plain test is it
     rows = selection.null_rows(sw, direction)
@@ -62,4 +68,40 @@ def decide_by_selection(comp: dict, sw: selection.Sweeps, direction: str) -> dic
         comp["p_value"] = selection.p_value(sw, direction, statistic=comp["test"], rows=rows)
     else:
         comp["p_value"] = selection.p_value(sw, direction, rows=rows)
+    favoured = favoured_arm(comp, direction)
+    if favoured is not None and favoured in selection.blocked(sw):
+        comp["p_unexchangeable"], comp["p_value"] = comp["p_value"], 1.0
     return comp
+
+
+def favoured_arm(comp: dict, direction: str) -> str | None:
+    """``"idea"`` or ``"comparator"``: the arm the comparison's result is better for (the side
+    a significant result would take), None on a tie."""
+    delta = signtest.verdict_delta(comp)
+    if delta == 0:
+        return None
+    idea_better = delta < 0 if direction == "lower" else delta > 0
+    return "idea" if idea_better else "comparator"
+
+
+def grid_warnings(comp: dict, comparator: str) -> list[str]:
+    """The report's warning when the arms' effective grids differ (see decide_by_selection)."""
+    grids = comp.get("effective_grids")
+    if not grids:
+        return []
+    name = comparator.removeprefix("control:")
+    out = []
+    for arm, other, axes, refused in (
+            ("idea", name, grids["idea_constant"], "helps, non-inferior or equivalent"),
+            (name, "idea", grids["comparator_constant"], "harms")):
+        if axes:
+            out.append(
+                f"effective grids differ: the {arm}'s results are identical at every value of "
+                f"{', '.join(axes)} (its own loop, or a fixed {axes[0]}?) while the {other}'s "
+                f"vary: the {other} pays for selecting {', '.join(axes)} on noisy validation and "
+                f"the {arm} does not, so the arms' sweeps are not exchangeable and the test "
+                f"cannot tell a better {arm} from the {other}'s tuning loss; against the "
+                f"{name} the verdict cannot be {refused}"
+                + (f" (the test's p {comp['p_unexchangeable']:.3g} is not used)"
+                   if comp.get("p_unexchangeable") is not None else ""))
+    return out

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+import calibration_rules_doc as rules_doc
 import calibration_selection_doc as selection_doc
 import simstats  # benchmarks/stats/, put on sys.path by calibration.py
 
@@ -664,6 +665,7 @@ def load(folder: Path = RESULTS) -> dict:
     data["statistics"] = json.loads(stats_path.read_text()) if stats_path.exists() else None
     sel_path = folder / selection_doc.FILE
     data["selection"] = json.loads(sel_path.read_text()) if sel_path.exists() else None
+    data["rules"] = rules_doc.load(folder)
     return data
 
 
@@ -754,6 +756,7 @@ def render(data: dict) -> str:
         parts += statistics_sections(st)
     if data.get("selection"):
         parts.append(selection_doc.section(data["selection"]))
+    parts += rules_doc.sections(data.get("rules") or {})
     parts.append(reproduce(runs, seq, st))
     return "\n\n".join(wrap(part) for part in parts) + "\n"
 
