@@ -37,9 +37,43 @@ class Split(NamedTuple):
 
 
 class Data(NamedTuple):
+    """The three splits of one seed: ``train`` (what the model fits), ``val`` (what selects a
+    config) and ``test`` (what the comparison reports)."""
+
     train: Split
     val: Split
     test: Split
+
+
+def check_data(track: str, data) -> None:
+    """Raise a TypeError or ValueError naming what is wrong when ``data`` (a ``make_data`` result) is not a
+    :class:`Data` of three :class:`Split` of tensors with as many targets as inputs, or when its
+    integer targets (class labels) are not long tensors of shape [N] ([N, T]: one per position):
+    a wrong dtype fails inside the loss at every run, and [N, 1] labels broadcast against [N]
+    predictions into a silently wrong accuracy."""
+    import torch
+
+    where = f"track {track!r}: make_data(seed)"
+    if not isinstance(data, Data):
+        raise TypeError(f"{where} returned a {type(data).__name__}; it must return "
+                         "benchkit.tracks.Data(train, val, test) of Split(x, y) tensors")
+    for split_name, part in zip(Data._fields, data):
+        if not (isinstance(part, Split) and isinstance(part.x, torch.Tensor)
+                and isinstance(part.y, torch.Tensor)):
+            raise TypeError(f"{where}.{split_name} must be a Split(x, y) of torch tensors")
+        x, y = part
+        if x.ndim == 0 or y.ndim == 0 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
+            raise ValueError(f"{where}.{split_name}: x {list(x.shape)} and y {list(y.shape)} "
+                             "must hold the same number (> 0) of examples in their first dim")
+        if y.is_floating_point() or y.is_complex():
+            continue  # regression targets: any float dtype and shape the loss takes
+        if y.dtype != torch.long or (y.ndim > 1 and y.shape[-1] == 1):
+            fix = "y.squeeze(-1).long()" if y.ndim > 1 and y.shape[-1] == 1 else "y.long()"
+            raise ValueError(f"{where}.{split_name}.y holds class labels of dtype {y.dtype} and "
+                             f"shape {list(y.shape)}; class labels must be torch.long (int64) "
+                             f"of shape [N] (N = {x.shape[0]}; [N, T] for a label per position): "
+                             f"use {fix} (float targets are regression targets, of any shape "
+                             "the loss takes)")
 
 
 def mse(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -109,7 +143,10 @@ class Track:
         return self.make_model()
 
     def data(self, seed: int) -> Data:
-        return self.make_data(seed)
+        """The splits of ``seed``, checked (:func:`check_data`) before a run trains on them."""
+        data = self.make_data(seed)
+        check_data(self.name, data)
+        return data
 
     def floors(self, seeds) -> dict[str, float]:
         """Each floor's test metric averaged over ``seeds`` (the bench's: same splits as its
