@@ -9,13 +9,14 @@ when the command line gives a ``--bench-*`` option. What it changes is undone at
 """
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
 import pytest
 
 from benchkit.plugin import timeouts as limits
-from benchkit.plugin.settings import SETTINGS, STORE, Settings
+from benchkit.plugin.settings import OPTIONS, SETTINGS, STORE, Settings
 
 ACTIVE = pytest.StashKey[bool]()   # on pytest's config: benchkit is set up in this process
 
@@ -33,9 +34,11 @@ def is_active(config: pytest.Config) -> bool:
 
 
 def asked_on_command_line(config: pytest.Config) -> bool:
-    """Whether the command line gives a ``--bench-*`` option (an ini value does not count:
-    a project's ini applies to its sessions that bench nothing too)."""
-    return any(str(arg).startswith("--bench-") for arg in config.invocation_params.args)
+    """Whether the command line gives one of benchkit's own options (:data:`OPTIONS`, as
+    ``--opt`` or ``--opt=value``; pytest allows no abbreviations). An ini value does not
+    count (a project's ini applies to its sessions that bench nothing too), nor a project's
+    own option that merely starts with ``--bench-``."""
+    return any(str(arg).split("=", 1)[0] in OPTIONS for arg in config.invocation_params.args)
 
 
 def activate(config: pytest.Config, *, check_reports: bool = True) -> None:
@@ -71,14 +74,19 @@ def check_store_options(config: pytest.Config, settings: Settings) -> None:
     given as a separate existing path outside the folder pytest runs in: pytest takes such a
     path for a test path when it chooses the rootdir (before it knows benchkit's options), so
     the rootdir, the default store in its cache, and keys and reports would move with it."""
-    args = list(config.invocation_params.args)
+    args = [str(arg) for arg in config.invocation_params.args]
     here = Path(config.invocation_params.dir).resolve()
-    for flag, value in zip(args, args[1:]):
-        target = (here / os.path.expanduser(value)).resolve()
-        if not target.exists():
+    for flag, value in itertools.pairwise(args):
+        if flag not in ("--bench-store", "--bench-report-dir"):
+            continue   # any other word (a long -k expression, a node id) is not looked at
+        try:
+            target = (here / os.path.expanduser(value)).resolve()
+            if not target.exists():
+                continue
+        except (OSError, ValueError):  # too long, a NUL byte: not an existing path
             continue
         outside = here != target and here not in target.parents
-        if flag == "--bench-store" or (flag == "--bench-report-dir" and outside):
+        if flag == "--bench-store" or outside:
             raise pytest.UsageError(
                 f"benchkit: write {flag}={value} (with '='): pytest takes a separate "
                 "existing path for a test path when it chooses the rootdir, and the run "

@@ -70,16 +70,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 # -- configure -----------------------------------------------------------------------------
+MARKERS = (
+    ("bench(name, track, grid, seeds, claim, margin, looks, boundary, test, max_seeds, "
+     "claim_type, budget_tolerance, budget_waiver, frontier, extend): declares an idea module "
+     "benchkit benches"),
+    ("arm(kind, name=None): marks the 'baseline', the 'idea' or a 'control' arm test (a "
+     "control needs name=)"),
+    "mechanism: a test of the idea's mechanism claim")
+MARKER_NAMES = ("bench", "arm", "mechanism")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Markers, settings and the controller's session object; nothing a session that benches
     nothing would notice (benchkit.plugin.activation sets up the rest once a module benches)."""
-    config.addinivalue_line("markers", "bench(name, track, grid, seeds, claim, margin, looks, "
-                            "boundary, test, max_seeds, claim_type, budget_tolerance, "
-                            "budget_waiver, frontier, extend): declares an idea module benchkit "
-                            "benches")
-    config.addinivalue_line("markers", "arm(kind, name=None): marks the 'baseline', the 'idea' "
-                            "or a 'control' arm test (a control needs name=)")
-    config.addinivalue_line("markers", "mechanism: a test of the idea's mechanism claim")
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
     settings = Settings(config)
     config.stash[SETTINGS] = settings
     config.stash[SPECS] = {}
@@ -126,13 +131,15 @@ def _build_spec(config, module_item):
     arms = {func: marks for func, marks in _arm_marks(module_item.obj).items()
             if any(m.args[:1] and m.args[0] in ARMS + ("control",) for m in marks)}
     if not any(_is_ours(mark) for mark in marks) and not arms:
-        return None  # not a bench module; a project's own bench/arm/mechanism marks stay its own
+        # not a bench module: a project's own bench/arm/mechanism marks stay its own, and
+        # --strict-markers refuses them unless the project registered them
+        return _unregistered_marks(config, module_item)
     if not marks:
         warnings.warn(BenchWarning(
             f"{module_item.nodeid}: arm tests ({', '.join(arms)}) but no module-level "
             "pytestmark = pytest.mark.bench(name=..., track=...): benchkit does not bench "
             "this module"), stacklevel=1)
-        return None
+        return _unregistered_marks(config, module_item)
     if len(marks) > 1:
         return SpecError(f"{module_item.nodeid}: pytest.mark.bench is given {len(marks)} times; "
                          "give it once")
@@ -186,6 +193,53 @@ def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
     return dataclasses.replace(spec, checks=grids.checks_from_store(spec, result))
 
 
+def _strict_markers(config: pytest.Config) -> bool:
+    """Whether the session refuses unregistered marks (``--strict-markers``, ``--strict``,
+    or their ini settings)."""
+    for name in ("strict_markers", "strict"):
+        try:
+            value = config.getini(name)   # pytest 9: the options set these ini values
+        except ValueError:
+            value = None                  # pytest 8: command-line options only
+        if value is None:
+            value = getattr(config.option, name, None)
+        if value:
+            return True
+    return False
+
+
+def _unregistered_marks(config: pytest.Config, module_item) -> SpecError | None:
+    """Under --strict-markers, pytest's own refusal of a ``bench``, ``arm`` or ``mechanism``
+    mark in a module that does not bench and a project that did not register it: benchkit
+    registers these names for its own modules, which must not make them valid elsewhere."""
+    if not _strict_markers(config):
+        return None
+    lines = list(config.getini("markers"))
+    for line in MARKERS:   # benchkit's own registration, once each: what is left is the project's
+        if line in lines:
+            lines.remove(line)
+    registered = {line.split(":")[0].split("(")[0].strip() for line in lines}
+    used = {mark.name for mark in _all_marks(module_item)} & set(MARKER_NAMES)
+    for name in sorted(used - registered):
+        return SpecError(f"{module_item.nodeid}: {name!r} not found in `markers` configuration "
+                         f"option (--strict-markers; benchkit's {name!r} mark applies only in "
+                         "bench modules: register your own in the ini's markers)")
+    return None
+
+
+def _all_marks(module_item) -> list:
+    """The marks of a module, its functions and its classes and their methods."""
+    found = list(module_item.own_markers)
+    objects = list(vars(module_item.obj).values())
+    objects += [member for obj in objects if isinstance(obj, type)
+                for member in vars(obj).values()]
+    for obj in objects:
+        if callable(obj) or isinstance(obj, type):
+            marks = getattr(obj, "pytestmark", [])
+            found += marks if isinstance(marks, list) else [marks]
+    return [mark for mark in found if hasattr(mark, "name")]
+
+
 def _is_ours(mark) -> bool:
     """Whether a ``bench`` mark is benchkit's: it gives keyword arguments of benchkit's (a bare
     ``pytest.mark.bench`` or one with other keywords is the project's own marker)."""
@@ -227,6 +281,7 @@ def _arm_marks(module_obj) -> dict[str, list]:
                                      for m in getattr(obj, "pytestmark", []))}
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     module_item = metafunc.definition.getparent(pytest.Module)
     spec = module_spec(metafunc.config, module_item)
@@ -240,8 +295,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     arm = arm_label(arm_mark, f"{module_item.nodeid}: {metafunc.function.__name__}")
     points = [(arm, track, cfg, seed) for track, cfg, seed in spec.arm_points(arm)]
     # a direct parameter, not a fixture: outside bench modules ``run`` is the project's own
-    # name (its fixture, or pytest's "fixture 'run' not found"); start_run makes the Run
-    metafunc.parametrize("run", points, ids=[run_id(t, c, s) for _, t, c, s in points])
+    # name (its fixture, or pytest's "fixture 'run' not found"); start_run makes the Run. It
+    # is a parametrize mark, applied by pytest after this hook: pytest then leaves a project's
+    # parametrized ``run`` fixture out of arm tests (a mark has precedence over a fixture)
+    metafunc.definition.add_marker(pytest.mark.parametrize(
+        "run", points, ids=[run_id(t, c, s) for _, t, c, s in points]))
 
 
 @pytest.hookimpl(trylast=True)

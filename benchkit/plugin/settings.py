@@ -26,6 +26,12 @@ NAMES = pytest.StashKey[dict]()       # idea name -> the module nodeid that decl
 STORE = pytest.StashKey[object]()     # the session's RunStore, or None without one
 HEADER_SHOWN = pytest.StashKey[bool]()  # the settings line went into pytest's header
 
+# benchkit's command-line options (benchkit.plugin.hooks registers exactly these): only they
+# switch benchkit on in a session; a project's own ``--bench-rounds`` is the project's
+OPTIONS = ("--bench-report-dir", "--bench-seeds", "--bench-epochs", "--bench-alpha",
+           "--bench-gate", "--bench-threads", "--bench-audit", "--bench-store", "--bench-shard",
+           "--bench-timeout", "--bench-device", "--bench-fresh")
+
 
 def _integer(minimum: int, maximum: int | None = None):
     valid = f"valid: an integer >= {minimum}" if maximum is None else \

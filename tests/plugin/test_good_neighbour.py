@@ -204,3 +204,108 @@ def test_an_unwritable_report_folder_stops_only_a_session_that_benches(pytester)
     benched.stdout.fnmatch_lines(["*benchkit: *report directory*reports is not writable*"
                                   "--bench-report-dir*"])
     assert "INTERNALERROR" not in benched.stdout.str()
+
+
+# -- issue 42: a neighbour's options, arguments, markers and run fixture ----------------------
+def _config_with_args(args, here):
+    from types import SimpleNamespace
+    return SimpleNamespace(invocation_params=SimpleNamespace(args=tuple(args), dir=here))
+
+
+def test_only_benchkits_own_options_switch_it_on(tmp_path):
+    from benchkit.plugin import activation
+
+    def asked(*args):
+        return activation.asked_on_command_line(_config_with_args(args, tmp_path))
+
+    assert not asked("--bench-rounds", "3") and not asked("--bench-rounds=3")
+    assert not asked("--benchmark-only") and not asked("--bench-seedsX=4")
+    assert asked("--bench-seeds", "4") and asked("--bench-seeds=4") and asked("--bench-fresh")
+
+
+def test_the_options_benchkit_registers_are_the_ones_that_switch_it_on():
+    from benchkit.plugin import hooks
+    from benchkit.plugin.settings import OPTIONS
+
+    parser = pytest.Parser(_ispytest=True)
+    hooks.pytest_addoption(parser)
+    names = {name for option in parser.getgroup("benchkit").options
+             for name in option.names()}
+    assert names == set(OPTIONS)
+
+
+@pytest.mark.parametrize("value", ["x" * 300, "a and not " + "é" * 200, "bad\x00byte",
+                                   "~nobody_such_user/" + "y" * 4000])
+def test_a_long_or_odd_argument_is_never_taken_for_a_path(tmp_path, value):
+    """``-k``/``-m``/``--deselect`` values and test paths are pytest's: benchkit looks only at
+    the value of its own path options, and one that cannot be a path is simply not one."""
+    from benchkit.plugin import activation
+
+    for args in (["-k", value], ["--deselect", value], ["-m", value], [value],
+                 ["--bench-store", value], ["--bench-report-dir", value]):
+        activation.check_store_options(_config_with_args(args, tmp_path), None)
+
+
+NEIGHBOUR_CONFTEST = """\
+import pytest
+
+def pytest_addoption(parser):
+    parser.addoption("--bench-rounds", default=None, help="the project's own option")
+
+@pytest.fixture(params=[1, 2])
+def run(request):
+    return request.param
+"""
+
+
+def test_a_projects_bench_option_and_a_long_k_are_left_alone(pytester):
+    pytester.makeconftest(NEIGHBOUR_CONFTEST)
+    pytester.makepyfile(test_plain="def test_ok(run):\n    assert run\n")
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-rounds", "3",
+                                          "-k", "x" * 300, "--deselect", "y" * 300)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.outlines
+    assert "INTERNALERROR" not in result.stdout.str()
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-rounds", "3")
+    assert result.parseoutcomes() == {"passed": 2}
+    assert not any("benchkit" in line for line in result.outlines
+                   if not line.startswith("plugins:"))
+    assert not (pytester.path / ".pytest_cache" / "d" / "benchkit-runs").exists()
+
+
+def test_strict_markers_still_refuses_a_projects_unregistered_marks(pytester):
+    """benchkit registers bench/arm/mechanism for its own modules; elsewhere, under
+    --strict-markers, a project's mark of those names is refused as pytest would."""
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_mine="""
+        import pytest
+
+        @pytest.mark.mechanism
+        def test_x():
+            pass
+
+        class TestGroup:
+            @pytest.mark.arm("left")
+            def test_y(self):
+                pass
+    """)
+    loose = pytester.runpytest_inprocess("-p", "no:randomly")
+    assert loose.parseoutcomes()["passed"] == 2
+    strict = pytester.runpytest_inprocess("-p", "no:randomly", "--strict-markers")
+    assert strict.ret == pytest.ExitCode.INTERRUPTED
+    strict.stdout.fnmatch_lines(["*'arm' not found in `markers` configuration option*"])
+    pytester.makeini("[pytest]\nmarkers =\n    arm: mine\n    mechanism: mine\n")
+    registered = pytester.runpytest_inprocess("-p", "no:randomly", "--strict-markers")
+    assert registered.parseoutcomes()["passed"] == 2
+
+
+def test_a_bench_module_passes_strict_markers_beside_a_parametrized_project_run_fixture(
+        pytester, read_report):
+    """A project's ``run`` fixture with params is left out of arm tests (benchkit's ``run``
+    parameter has precedence inside bench modules) and works everywhere else."""
+    pytester.makeini("[pytest]\n")
+    pytester.makeconftest(NEIGHBOUR_CONFTEST)
+    pytester.makepyfile(test_a_bench=BENCH_MODULE,
+                        test_plain="def test_ok(run):\n    assert run in (1, 2)\n")
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--strict-markers")
+    assert result.parseoutcomes()["passed"] == 6, result.outlines
+    assert read_report(pytester.path, "quiet")["n_seeds"] == 2
