@@ -20,11 +20,16 @@ above, over SIM_ROWS sign vectors drawn with a fixed seed (an approximation, lik
 Carlo p above 16 seeds).
 
 Only the two-sided sign-flip test is calibrated: margin tests (non-inferiority, equivalence)
-and Holm families of more than one comparison keep the union-bound levels. numpy only.
+and Holm families of more than one comparison keep the union-bound levels.
+
+:func:`three_way` is the budget check's sequential rule (docs/statistics.md): one-sided t
+bounds on a mean at a few looks, stopping at the first that puts the mean above or below a
+threshold. numpy, and scipy for the t quantile.
 """
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -141,3 +146,51 @@ def levels(plan: dict, diffs, alpha: float, family_size: int, *, sweeps=None,
     if plan.get("boundary") == "exact" and family_size == 1 and len(looks) > 1:
         return look_level(diffs, looks, look, alpha, sweeps=sweeps, direction=direction), union
     return union, union
+
+
+@dataclass(frozen=True)
+class ThreeWay:
+    """A sequential three-way decision on a mean: ``decision`` ("above", "below",
+    "undetermined", or "pending" while the current look's values are not all in), the look's
+    ``seeds`` (values used), their ``mean`` and one-sided ``lower``/``upper`` bounds, and
+    ``called``: how many leading values the rule asks for (the current look)."""
+
+    decision: str
+    seeds: int = 0
+    mean: float | None = None
+    lower: float | None = None
+    upper: float | None = None
+    called: int = 0
+
+
+def three_way(values, threshold: float, *, looks=(3, 5), level: float = 0.05) -> ThreeWay:
+    """Decide whether the mean of ``values`` (in order; None: not in yet, NaN: not measurable,
+    left out) is above or below ``threshold``, looking at the first k values for each k in
+    ``looks`` (capped at len(values)) and stopping at the first look that decides: "above"
+    when the one-sided t lower bound at ``level`` exceeds the threshold, "below" when the upper
+    bound is under it, else the next look; "undetermined" after the last (or at a look with
+    fewer than 2 measurable values). Each look and side
+    errs with probability <= level (normal values), so each side's error over the looks is
+    <= level * len(looks) (union bound)."""
+    from scipy import stats as sps
+
+    values = list(values)
+    ks = sorted({min(int(k), len(values)) for k in looks if k >= 1}) or [len(values)]
+    last = ThreeWay("undetermined")
+    for k in ks:
+        part = values[:k]
+        if any(v is None for v in part):
+            return ThreeWay("pending", called=k)
+        x = np.asarray([v for v in part if np.isfinite(v)], dtype=float)
+        if len(x) < 2:  # fewer than 2 measurable: no bound, and more seeds would not help
+            return ThreeWay("undetermined", len(x), float(x.mean()) if len(x) else None,
+                            called=k)
+        mean = float(x.mean())
+        half = float(sps.t.ppf(1 - level, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
+        lower, upper = mean - half, mean + half
+        decision = ("above" if lower > threshold else "below" if upper < threshold
+                    else "undetermined")
+        last = ThreeWay(decision, len(x), mean, lower, upper, k)
+        if decision != "undetermined":
+            return last
+    return last

@@ -110,3 +110,17 @@ def test_recheck_and_report_agree_on_the_refusal():
     again = sweeps.decide_by_selection(
         {**comp, "p_value": comp["p_fixed_configs"]}, sweeps.of_report(report), "lower")
     assert again["p_value"] == 1.0 and again["p_unexchangeable"] == comp["p_unexchangeable"]
+
+
+def test_the_report_with_a_refusal_validates_against_the_schema():
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    from benchkit.report import bench_report
+
+    schema = json.loads(bench_report.SCHEMA_PATH.read_text(encoding="utf-8"))
+    report = json.loads(json.dumps(report_of(runs(0.05)), default=float))
+    comp_schema = schema["properties"]["comparison"]
+    errors = list(Draft202012Validator(comp_schema).iter_errors(report["comparison"]))
+    assert report["comparison"]["effective_grids"] and errors == []
