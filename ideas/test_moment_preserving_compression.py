@@ -13,8 +13,8 @@ b = sd(h), c = d = 0, which already matches mean and variance; a then fixes the 
 numbers. Total STORED = 36 <= 38. Where Newton does not converge (no real cubic, or not from
 that start), or its cubic's decoded values lose the moments (coefficients so large that
 evaluating them cancels), the linear map is stored instead: mean and variance kept, the third
-and fourth moments not; `cubic_solved_fraction` logs how often the cubic was found, and the signature
-counts only those states. Decoding (`decode`) rebuilds L from its factors and applies p.
+and fourth moments not; `cubic_solved_fraction` logs how often the cubic was found, and the
+signature counts only those states. Decoding (`decode`) rebuilds L from its factors and applies p.
 
 Training passes gradients straight through the compression (h + (decode(encode(h)) - h)
 .detach()): the forward pass uses the stored state only, the backward pass treats compression

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 
 from benchkit.report import bench_report
-from benchkit.stats import paired as stats
 from benchkit.store import atomic
 from benchkit.verdict import build as rep
 from benchkit.verdict import controls

@@ -47,7 +47,8 @@ def data(y_train, n=6, x_shape=(3,)):
     return Data(Split(torch.zeros(len(y_train), *x_shape), y_train), ok, ok)
 
 
-@pytest.mark.parametrize("y", [torch.zeros(6, dtype=torch.long), torch.zeros(6, 4, dtype=torch.long),
+@pytest.mark.parametrize("y", [torch.zeros(6, dtype=torch.long),
+                               torch.zeros(6, 4, dtype=torch.long),
                                torch.zeros(6, 1), torch.zeros(6), torch.zeros(6, 3)],
                          ids=["labels", "labels_per_position", "regression_n1", "regression_n",
                               "regression_multi"])
@@ -91,7 +92,8 @@ from benchkit.tracks import Data, Split, Track, register
 
 def make_data(seed):
     g = torch.Generator().manual_seed(seed)
-    split = lambda n: Split(torch.randn(n, 4, generator=g), torch.randint(0, 3, (n,), generator=g, dtype=torch.int32))
+    split = lambda n: Split(torch.randn(n, 4, generator=g),
+                            torch.randint(0, 3, (n,), generator=g, dtype=torch.int32))
     return Data(split(40), split(20), split(20))
 
 register(Track(name="int32labels", make_data=make_data, make_model=lambda: torch.nn.Linear(4, 3),

@@ -23,8 +23,8 @@ from benchkit.report.terminal import render_summary
 from benchkit.spec.idea import cfg_id
 
 # compare: a verdict lower in this order is worse; an incomplete report is the worst of all
-VERDICT_RANK = {"equivalent": 4, "helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0, "unmatched": -1,
-                "incomplete": -1}
+VERDICT_RANK = {"equivalent": 4, "helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0,
+                "unmatched": -1, "incomplete": -1}
 # the figures compare reads: a non-finite one (NaN written by hand) is a regression
 _FIGURES = (("baseline mean", ("baseline", "full", "mean")), ("idea mean", ("idea", "mean")),
             ("delta_mean", ("comparison", "delta_mean")), ("p_value", ("comparison", "p_value")),
@@ -137,7 +137,8 @@ def _fields(old: dict, new: dict) -> list[tuple[str, str, str, str]]:
             for r in (old, new)]
     rows.append(("idea wins", wins[0], wins[1], "" if wins[0] == wins[1] else "changed"))
     mo, mn = old.get("mechanism_ok"), new.get("mechanism_ok")
-    rows.append(("mechanism_ok", mechanism_word(mo), mechanism_word(mn), "" if mo == mn else "changed"))
+    rows.append(("mechanism_ok", mechanism_word(mo), mechanism_word(mn),
+                 "" if mo == mn else "changed"))
     for key in ("practical_verdict", "system_verdict"):
         a, b = old[key], new[key]
         change = ""
@@ -296,8 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Per-field changes from OLD to NEW (selected configs, baseline and idea "
                     "means, delta_mean, p, MDE, wins, mechanism, verdicts). Exits 1 when NEW "
                     "is worse: its practical verdict is lower in the order equivalent > "
-                    "helps > non-inferior > inconclusive > harms > incomplete, or the idea's metric "
-                    "moved the wrong way (in the metric's direction) by more than OLD's MDE.",
+                    "helps > non-inferior > inconclusive > harms > incomplete, or the idea's "
+                    "metric moved the wrong way (in the metric's direction) by more than OLD's "
+                    "MDE.",
         epilog="exit status: 0 no regression; 1 regression; 2 missing/invalid report, or the "
                "reports are of different ideas or tracks")
     p.add_argument("old", metavar="OLD", help="the earlier bench_report.json (or its folder)")

@@ -48,7 +48,8 @@ def render(result: dict) -> list[str]:
             plo, phi = a["poi_interval"]
             lines.append(f"  {a['name']} ({', '.join(a['tracks'])}): normalised improvement "
                          f"{a['normalised_improvement']:+.4g} [{lo:+.4g}, {hi:+.4g}], probability "
-                         f"of improvement {a['probability_of_improvement']:.3g} [{plo:.3g}, {phi:.3g}]")
+                         f"of improvement {a['probability_of_improvement']:.3g} "
+                         f"[{plo:.3g}, {phi:.3g}]")
     for u in result["unplaced"]:
         lines.append(f"not placed: {u['name']} on {u['track']} ({u['report']}): {u['reason']}")
     return lines

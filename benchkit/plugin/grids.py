@@ -1,7 +1,7 @@
 """What a collection session trains beyond the declared grid, decided by the module's stored
 runs: each track's grid extended by the edge rule (:mod:`benchkit.verdict.extension`), and the
-budget checks of the selected configs (:mod:`benchkit.verdict.convergence`). A session trains what its
-stored runs already call for, so the report's rules and the session's work agree."""
+budget checks of the selected configs (:mod:`benchkit.verdict.convergence`). A session trains what
+its stored runs already call for, so the report's rules and the session's work agree."""
 from __future__ import annotations
 
 from benchkit import tracks

@@ -3,8 +3,8 @@
 Workers (or the single process without xdist) train and attach each run's result to its test
 report (:mod:`benchkit.plugin.fixture`); pytest-xdist carries it to the controller, whose
 :class:`benchkit.plugin.controller.BenchSession` alone aggregates, writes the reports and
-applies the gate. This module imports no torch, so a plain ``pytest`` on a project that benches nothing
-pays nothing for it.
+applies the gate. This module imports no torch, so a plain ``pytest`` on a project that benches
+nothing pays nothing for it.
 """
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--bench-threads", "bench_threads", "torch threads per process (default 1: fixed so "
         "that results are bit-identical with and without -n)", opts.threads, metavar="N")
     add("--bench-audit", "bench_audit", "retrain K stored runs drawn at random (unpredictably; "
-        "the report names them) and fail when any differs in bits from its record (default 0)", opts.audit, metavar="K")
+        "the report names them) and fail when any differs in bits from its record (default 0)",
+        opts.audit, metavar="K")
     add("--bench-store", "bench_store", "where finished runs are kept and shared: a directory "
         "(relative to the rootdir; NFS is fine) or an fsspec URL such as s3://bucket/runs "
         "(default: pytest's cache)", opts.store, metavar="LOCATION")

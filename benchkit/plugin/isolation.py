@@ -12,9 +12,9 @@ algorithms (and warn-only), anomaly detection (and its NaN check), float32 matmu
 cuDNN's deterministic and benchmark flags, the intra-op thread count; numpy's floating-point
 error handling (``np.seterr``); environment variables (``os.environ``) and the working
 directory (a run that sets a variable or calls ``os.chdir`` would otherwise change the runs
-after it, and whether its baseline ran in the same process). Not covered: torch's inter-op thread count (fixed once a process
-has used it), an ``inference_mode`` or other context entered and never left, and random number
-generators (seeded before every run instead).
+after it, and whether its baseline ran in the same process). Not covered: torch's inter-op thread
+count (fixed once a process has used it), an ``inference_mode`` or other context entered and never
+left, and random number generators (seeded before every run instead).
 
 torch is looked at only when it is already imported: a session that reuses every run never
 imports it.

@@ -52,9 +52,10 @@ def next_steps(written: list, args, *, fresh: bool, merge: bool) -> list[str]:
         seeds = "; ".join(f"{r['name']} {r['track']} seed(s) {', '.join(map(str, s))}"
                           for r in incomplete if (s := missing_seeds(r)))
         lines.append(f"benchkit: NEXT: {missing} run(s) of this merge are not in the store "
-                     f"({seeds}; a shard trains whole seeds): {why}run the shards again with this store (they "
-                     f"train only what is missing), then this merge; or `{plain}` trains the "
-                     "missing runs on this machine and writes complete reports")
+                     f"({seeds}; a shard trains whole seeds): {why}run the shards again with "
+                     f"this store (they train only what is missing), then this merge; or "
+                     f"`{plain}` trains the missing runs on this machine and writes complete "
+                     "reports")
     elif fresh and pending:
         again = command(without(args, "--bench-fresh"))
         names = ", ".join(f"{r['name']} {r['track']}" for r in pending)

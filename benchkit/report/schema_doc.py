@@ -207,7 +207,8 @@ class _Renderer:
             f"<!-- Generated from benchkit/report/bench_report.schema.json by `{COMMAND}`. "
             "Do not edit by hand: edit the schema's descriptions and regenerate. -->",
             "",
-            f"Schema: [`benchkit/report/bench_report.schema.json`](../benchkit/bench_report.schema.json) "
+            "Schema: [`benchkit/report/bench_report.schema.json`]"
+            "(../benchkit/bench_report.schema.json) "
             f"(JSON Schema draft 2020-12, `$id` `{s.get('$id', '')}`). "
             "Validate a report with "
             "`jsonschema.Draft202012Validator(schema).validate(report)`.",

@@ -1,5 +1,6 @@
 """Human-facing companions of a ``bench_report.json``: ``summary.md`` beside it, always, and
-the plots of :mod:`benchkit.report.plots` when matplotlib is installed (``pip install benchkit[plot]``).
+the plots of :mod:`benchkit.report.plots` when matplotlib is installed (``pip install
+benchkit[plot]``).
 
 Pure Python: reads the report dict only, never torch.
 """
@@ -74,7 +75,8 @@ def _protocol_lines(report: dict) -> list[str]:
         lines.append(f"- selected: each arm's config at each {report['frontier']['axis']} point "
                      "(see Frontier)")
     elif base_cfg is not None or report.get("idea_config") is not None:
-        lines.append(f"- selected: baseline {_cfg(base_cfg)}, idea {_cfg(report.get('idea_config'))}")
+        lines.append(f"- selected: baseline {_cfg(base_cfg)}, "
+                     f"idea {_cfg(report.get('idea_config'))}")
     return lines + [""]
 
 

@@ -14,11 +14,12 @@ MAX_SEEDS = 1000   # seeds of one idea: a million would collect millions of item
 MAX_GRID = 1000    # configs of one track's grid, for the same reason
 MAX_RUNS = 10000   # configs x seeds of one arm on one track
 BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "boundary",
-                "test", "max_seeds", "claim_type", "budget_tolerance", "budget_waiver", "frontier", "extend",
-                "futility")
+                "test", "max_seeds", "claim_type", "budget_tolerance", "budget_waiver", "frontier",
+                "extend", "futility")
 CLAIM_TYPES = ("superiority", "non-inferiority", "equivalence")
 CONTROL = "control:"  # a control arm's label: "control:<name>"
-DEFAULT_EXTEND = 2  # grid steps an edge selection may add per axis and side (benchkit.verdict.extension)
+# grid steps an edge selection may add per axis and side (benchkit.verdict.extension)
+DEFAULT_EXTEND = 2
 
 
 class SpecError(ValueError):
@@ -145,8 +146,8 @@ def unreachable_family(n_seeds: int, family_size: int, alpha: float) -> str | No
         return None
     where = f" after Holm over {family_size} track(s)" if family_size > 1 else ""
     return (f"only {n_seeds} seeds cannot reach p < {alpha:g}{where} (the smallest possible "
-            f"two-sided p is {2.0 ** (1 - n_seeds):.4g} with the sign-flip test); {needed} seeds or "
-            "more can")
+            f"two-sided p is {2.0 ** (1 - n_seeds):.4g} with the sign-flip test); {needed} "
+            "seeds or more can")
 
 
 def cfg_id(cfg: dict) -> str:

@@ -11,7 +11,7 @@ import numbers
 from benchkit.spec.arguments import (parse_boundary, parse_fairness, parse_futility, parse_grid,
                                      parse_looks, parse_test)
 from benchkit.spec.idea import (ARMS, BENCH_KWARGS, CONTROL, DEFAULT_EXTEND, DEFAULT_SEEDS,
-                                MAX_GRID, MAX_RUNS, MAX_SEEDS, MIN_SEEDS, IdeaSpec, SpecError,
+                                MAX_RUNS, MAX_SEEDS, MIN_SEEDS, IdeaSpec, SpecError,
                                 check_folder_name)
 
 

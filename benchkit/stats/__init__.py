@@ -1,7 +1,7 @@
 """Pure statistics of a bench: arrays of per-seed results in, plain numbers out. The paired
-sign-flip test and the comparison of the selected configs (:mod:`.paired`), the
-selection-aware test that redoes each arm's selection under every flip (:mod:`.selection`), the
-sign test (:mod:`.signtest`), intervals and planning figures of the sign-flip test (:mod:`.signflip`),
-margin tests (:mod:`.equivalence`), exact sequential boundaries (:mod:`.sequential`) and the
-futility stop (:mod:`.futility`). Imports numpy and scipy only, nothing else of benchkit
-(``tests/test_layers.py`` checks)."""
+sign-flip test and the comparison of the selected configs (:mod:`.paired`), the selection-aware test
+that redoes each arm's selection under every flip (:mod:`.selection`), the sign test
+(:mod:`.signtest`), intervals and planning figures of the sign-flip test (:mod:`.signflip`), margin
+tests (:mod:`.equivalence`), exact sequential boundaries (:mod:`.sequential`) and the futility stop
+(:mod:`.futility`). Imports numpy and scipy only, nothing else of benchkit (``tests/test_layers.py``
+checks)."""

@@ -58,7 +58,8 @@ def min_p_value(n: int) -> float:
     return 2.0 ** (1 - int(n))
 
 
-def sign_flip_p_value(diffs, *, exact_max: int = 16, n_resamples: int = 20000, seed: int = 0) -> float:
+def sign_flip_p_value(diffs, *, exact_max: int = 16, n_resamples: int = 20000,
+                      seed: int = 0) -> float:
     """Two-sided paired sign-flip permutation p of the mean difference.
 
     Under H0 (no effect) each pair's difference is equally likely to have either sign, so the
@@ -210,7 +211,8 @@ def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: floa
     se, worse = sd / math.sqrt(n), float(worse_by.mean())
     bound_worse = worse + float(special.stdtrit(n - 1, 1 - alpha)) * se
     bound = bound_worse if direction == "lower" else -bound_worse
-    return {"margin_rel": float(margin), "margin_abs": _json_float(margin * float(np.abs(b).mean())),
+    return {"margin_rel": float(margin),
+            "margin_abs": _json_float(margin * float(np.abs(b).mean())),
             "bound": _json_float(bound), "non_inferior": bool(p < alpha),
             "p_value": _json_float(p)}
 

@@ -97,7 +97,8 @@ def interval_of_rows(a: np.ndarray, k: np.ndarray, s: float, n: int, need: int, 
     hi = float(np.sort(r2)[::-1][need - 1])
     eps = 1e-9 * max(1.0, scale)
     if rejects and lo <= 0 <= hi:      # 0 at an end, within rounding: the test's side
-        lo, hi = (math.nextafter(0.0, 1.0), hi) if abs(lo) <= eps else (lo, math.nextafter(0.0, -1.0))
+        lo, hi = ((math.nextafter(0.0, 1.0), hi) if abs(lo) <= eps
+                  else (lo, math.nextafter(0.0, -1.0)))
     elif not rejects and not lo <= 0 <= hi:
         lo, hi = (min(lo, 0.0), max(hi, 0.0))
     return [lo, hi]
@@ -105,7 +106,8 @@ def interval_of_rows(a: np.ndarray, k: np.ndarray, s: float, n: int, need: int, 
 
 def _p_values(d: np.ndarray, signs: np.ndarray, exact: bool) -> np.ndarray:
     """Sign-flip p of each row of d against the flips in ``signs``, in float64 with the
-    tolerance of benchkit.stats.paired.sign_flip_p_value, so that the observed flip always counts."""
+    tolerance of benchkit.stats.paired.sign_flip_p_value, so that the observed flip always
+    counts."""
     out = np.empty(len(d))
     tol = stats.REL_TOL * np.abs(d).sum(axis=1)
     for i in range(0, len(d), 256):

@@ -13,9 +13,9 @@ from benchkit.store import hardware
 def environment(threads: int | None = None, device: str = "cpu") -> dict:
     """The software and hardware a run ran on (part of its store key and of the report).
     ``threads`` is the torch thread count the run trains with
-    (:func:`benchkit.training.run.set_threads`); without it torch is asked. ``device`` is the resolved
-    ``--bench-device`` (:mod:`benchkit.training.device`), described by its kind and, on an accelerator,
-    its model."""
+    (:func:`benchkit.training.run.set_threads`); without it torch is asked. ``device`` is the
+    resolved ``--bench-device`` (:mod:`benchkit.training.device`), described by its kind and, on an
+    accelerator, its model."""
     if threads is None:
         import torch
         threads = torch.get_num_threads()

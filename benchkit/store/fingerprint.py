@@ -43,7 +43,8 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
         body = getattr(node, "body", None)
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
                 and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
             node.body = body[1:] or [ast.Pass()]
     return tree
 

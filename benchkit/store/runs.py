@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from benchkit.spec.idea import IdeaSpec, cfg_id
@@ -48,8 +47,8 @@ def benchkit_source_digest() -> str:
 
 
 class RunStore:
-    """Finished runs in ``storage`` (:mod:`benchkit.store.backends`; a path is taken as a directory),
-    looked up by key and CPU, and checked against the tree."""
+    """Finished runs in ``storage`` (:mod:`benchkit.store.backends`; a path is taken as a
+    directory), looked up by key and CPU, and checked against the tree."""
 
     def __init__(self, storage, rootdir: Path, threads: int, device: str = "cpu", *,
                  any_cpu: bool = False, secret: bytes | None = None):

@@ -105,7 +105,8 @@ _realpath = functools.lru_cache(maxsize=None)(os.path.realpath)
 def _excluded() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     roots = {_realpath(paths[k]) for k in ("stdlib", "purelib", "platlib") if k in paths}
-    roots |= {_realpath(sys.prefix), _realpath(sys.base_prefix), _realpath(str(Path(__file__).parent))}
+    roots |= {_realpath(sys.prefix), _realpath(sys.base_prefix),
+              _realpath(str(Path(__file__).parent))}
     return tuple(r + os.sep for r in roots)
 
 

@@ -46,10 +46,11 @@ class Data(NamedTuple):
 
 
 def check_data(track: str, data) -> None:
-    """Raise a TypeError or ValueError naming what is wrong when ``data`` (a ``make_data`` result) is not a
-    :class:`Data` of three :class:`Split` of tensors with as many targets as inputs, or when its
-    integer targets (class labels) are not long tensors of shape [N] ([N, T]: one per position):
-    a wrong dtype fails inside the loss at every run, and [N, 1] labels broadcast against [N]
+    """Raise a TypeError or ValueError naming what is wrong when ``data`` (a ``make_data`` result)
+    is not a :class:`Data` of three :class:`Split` of tensors with as many targets as inputs, or
+    when its integer targets (class labels) are not long tensors of shape [N] ([N, T]: one per
+    position): a wrong dtype fails inside the loss at every run, and [N, 1] labels broadcast against
+    [N]
     predictions into a silently wrong accuracy."""
     import torch
 

@@ -65,8 +65,8 @@ def windows(seed: int, *, horizon: int = HORIZON, noise: float = NOISE,
     """The train, val and test ``(x (n, WINDOW, 3), y (n, 3))`` of ``seed``: ``x`` the window's
     observed states plus ``noise`` sd of Gaussian noise, ``y`` the true state ``horizon``
     observations after the window's last; all normalised with the per-coordinate mean and std
-    of the train split's clean window states, float32. The noise has its own stream, so the clean states
-    do not depend on it."""
+    of the train split's clean window states, float32. The noise has its own stream, so the clean
+    states do not depend on it."""
     rng = np.random.default_rng([_DATA_SALT, seed])
     traj = trajectories(rng, sum(sizes), WINDOW + horizon)
     train = traj[:sizes[0], :WINDOW].reshape(-1, 3)

@@ -1,8 +1,8 @@
 """Trivial baselines (floors) the tracks score on a seed's test split after fitting on its train
 split: least squares and ridge regression on given features, multinomial logistic regression,
-smoothed n-gram character models. numpy only (scikit-learn for the logistic regression, imported there): no
-torch, so a report can be given its floors without training anything. A trained baseline that
-does not beat its track's floors clearly is measuring nothing a closed form cannot.
+smoothed n-gram character models. numpy only (scikit-learn for the logistic regression, imported
+there): no torch, so a report can be given its floors without training anything. A trained baseline
+that does not beat its track's floors clearly is measuring nothing a closed form cannot.
 """
 from __future__ import annotations
 

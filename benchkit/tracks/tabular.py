@@ -81,7 +81,8 @@ TRACK = Track(
     make_data=make_data,
     make_model=make_model,
     model_name="mlp_tiny",
-    grid=({"lr": 1e-3}, {"lr": 2e-3}, {"lr": 5e-3}, {"lr": 1e-2}),  # results/tracks/tabular_grid.json
+    # benchmarks/results/tracks/tabular_grid.json
+    grid=({"lr": 1e-3}, {"lr": 2e-3}, {"lr": 5e-3}, {"lr": 1e-2}),
     epochs=120,
     batch_size=128,  # little gradient noise left for the cosine's last quarter to polish away
     schedule="cosine",

@@ -39,7 +39,8 @@ class FitResult:
     diverged: bool
     epochs: int
     steps: int
-    curve: tuple[tuple[int, float], ...] = ()  # (epochs done, val): see benchkit.verdict.convergence
+    # (epochs done, val): see benchkit.verdict.convergence
+    curve: tuple[tuple[int, float], ...] = ()
 
 
 def order_generator(seed: int) -> torch.Generator:

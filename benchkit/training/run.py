@@ -162,8 +162,8 @@ class Run:
         """Train ``model`` with the track's protocol and ``run.cfg`` (``overrides`` win),
         evaluate it on val and test and record both. The last call's evaluation is the result.
 
-        ``optimizer``: a name of :data:`benchkit.training.optim.OPTIMIZERS` (default: the track's) or a
-        factory ``params -> torch.optim.Optimizer`` (which then sets its own lr and weight
+        ``optimizer``: a name of :data:`benchkit.training.optim.OPTIMIZERS` (default: the track's)
+        or a factory ``params -> torch.optim.Optimizer`` (which then sets its own lr and weight
         decay); ``loss``: ``(prediction, target) -> scalar tensor`` (default: the track's);
         ``schedule``: ``constant``, ``cosine``, ``linear`` or a factory ``optimizer ->
         LRScheduler``, stepped after every optimizer step (default: the track's)."""

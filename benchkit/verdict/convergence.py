@@ -1,9 +1,9 @@
 """Is training over? Per-run validation curves, the "still improving" flag and its budget check.
 
 ``run.fit``'s standard loop takes the validation metric after the epochs of
-:func:`benchkit.training.loop.curve_epochs` (a quarter, a half, three quarters and all of training, deduplicated) and
-stores them as the run's ``curve``: ``[{"epoch": e, "val": v}, ...]``, one batched forward each.
-An arm with its own loop (``run.batches``/``run.record``) has no curve.
+:func:`benchkit.training.loop.curve_epochs` (a quarter, a half, three quarters and all of training,
+deduplicated) and stores them as the run's ``curve``: ``[{"epoch": e, "val": v}, ...]``, one batched
+forward each. An arm with its own loop (``run.batches``/``run.record``) has no curve.
 
 The report's ``convergence`` section states the track's declaration (``Track.budget``:
 ``convergence``, its epochs aim at a trained-out model, or ``fixed``, a stated budget) and,

@@ -1,4 +1,5 @@
-"""The leaderboard's statistics (rendered by ``python -m benchkit leaderboard``): many ideas benched against one baseline, ranked, with p-values adjusted across the ideas so that
+"""The leaderboard's statistics (rendered by ``python -m benchkit leaderboard``): many ideas benched
+against one baseline, ranked, with p-values adjusted across the ideas so that
 each verdict holds however many ideas are on a board. Report dicts in, board dicts out.
 
 A **board** is every idea benched against the same baseline runs: same track, same selected
@@ -74,8 +75,10 @@ class Entry:
         rows = r.get("runs")
         if not rows:
             return "the report has no run rows"
-        base = {x["seed"]: x for x in rows if x["arm"] == "baseline" and x["cfg"] == self.baseline_cfg}
-        idea = {x["seed"]: x for x in rows if x["arm"] == "idea" and x["cfg"] == r.get("idea_config")}
+        base = {x["seed"]: x for x in rows
+                if x["arm"] == "baseline" and x["cfg"] == self.baseline_cfg}
+        idea = {x["seed"]: x for x in rows
+                if x["arm"] == "idea" and x["cfg"] == r.get("idea_config")}
         seeds = sorted(s for s, b in base.items() if finite_or_none(b.get("test")) is not None)
         missing = [s for s in seeds if finite_or_none((idea.get(s) or {}).get("test")) is None]
         if missing:
@@ -188,7 +191,8 @@ def build(entries: list[Entry], alpha: float | None = None,
         if why is None:
             groups.setdefault(e.board_key(), []).append(e)
         else:
-            unplaced.append({"name": e.name, "track": e.track, "report": str(e.path), "reason": why})
+            unplaced.append({"name": e.name, "track": e.track, "report": str(e.path),
+                             "reason": why})
     boards, first_of_track = [], {}
     for key in sorted(groups, key=lambda k: (k[0], -len(groups[k]), k[1], k[4])):
         members = sorted(groups[key], key=lambda e: (e.name, str(e.path)))

@@ -2,13 +2,13 @@
 
 A script, not a test (tests/test_calibration.py runs a small deterministic version of it).
 One process, one torch thread, no pytest: it calls the same code an arm test does
-(benchkit.training.run.seed_everything, then benchkit.training.run.Run.fit), then benchkit.stats.paired.select_config
-and benchkit.stats.paired.compare, exactly as a report does.
+(benchkit.training.run.seed_everything, then benchkit.training.run.Run.fit), then
+benchkit.stats.paired.select_config and benchkit.stats.paired.compare, exactly as a report does.
 
 Null (A/A with different init streams). The "idea" is the baseline model, built after
 ``torch.manual_seed(seed + IDEA_INIT_OFFSET)`` instead of the seed's own init stream; the data
-(track.data(seed)) and the minibatch order (benchkit.training.loop.order_generator(seed)) stay those of
-the seed. Both init streams are draws from the same distribution, so H0 holds exactly. Seed
+(track.data(seed)) and the minibatch order (benchkit.training.loop.order_generator(seed)) stay those
+of the seed. Both init streams are draws from the same distribution, so H0 holds exactly. Seed
 block b uses seeds SEEDS*b .. SEEDS*b + SEEDS-1; each block is one bench: every arm runs every
 grid config on every seed, each arm selects its config on the validation mean, and the
 selected configs' test MSEs are compared. The false-positive rate is the share of blocks with
@@ -23,17 +23,18 @@ alone) are scaled for every s. Detection = compare's verdict "idea worse (signif
     .venv/bin/python benchmarks/calibration/calibration.py --blocks 20   # a quick look
     .venv/bin/python benchmarks/calibration/calibration.py --first-block 200 \
         --out benchmarks/results/calibration_blocks200-399.json       # 200 more, disjoint blocks
-    .venv/bin/python benchmarks/calibration/calibration.py --merge benchmarks/results/calibration.json \
+    .venv/bin/python benchmarks/calibration/calibration.py \
+        --merge benchmarks/results/calibration.json \
         benchmarks/results/calibration_blocks200-399.json             # pooled rates
-    .venv/bin/python benchmarks/calibration/calibration.py --sequential   # union vs exact look boundaries
+    .venv/bin/python benchmarks/calibration/calibration.py --sequential  # union vs exact bounds
 
-    .venv/bin/python benchmarks/calibration/calibration.py --doc          # docs/calibration.md from the JSON
+    .venv/bin/python benchmarks/calibration/calibration.py --doc  # docs/calibration.md from JSON
 
 Writes benchmarks/results/calibration.json. This module is the command line and the training path
 (train, analyse one block, the identical-stream check); the summary over blocks, its table and
 ``--merge`` are benchmarks/calibration/calibration_summary.py, the simulation-only studies
-(``--sequential``, ``--statistics``) benchmarks/calibration/calibration_sim.py, and ``--doc`` renders
-docs/calibration.md from the JSON files (benchmarks/calibration/calibration_doc.py).
+(``--sequential``, ``--statistics``) benchmarks/calibration/calibration_sim.py, and ``--doc``
+renders docs/calibration.md from the JSON files (benchmarks/calibration/calibration_doc.py).
 """
 from __future__ import annotations
 
@@ -151,7 +152,8 @@ def analyse_block(block: dict, track, *, alpha: float, noise_sd: list[float]) ->
             e = sd * noise_draws(seed, len(y))
             noisy.append(float(np.mean((pred + e - y) ** 2)))
         c = stats.compare(base, noisy, direction=direction, alpha=alpha)
-        power.append({"sd": sd, "p": c["p_value"], "verdict": fixed_level_words(c, direction, alpha),
+        power.append({"sd": sd, "p": c["p_value"],
+                      "verdict": fixed_level_words(c, direction, alpha),
                       "delta": c["delta_mean"], "diffs": c["per_seed_diffs"]})
     out["power"] = power
     return out

@@ -223,9 +223,9 @@ def fpr(runs: list[dict]) -> str:
     pooled_all_in = all(
         simstats.clopper_pearson(sum(leq(x, u) for x in pooled), len(pooled))[0] <= u <=
         simstats.clopper_pearson(sum(leq(x, u) for x in pooled), len(pooled))[1] for u in us)
-    dist.append(f"| pooled [95% CI] | " + " | ".join(cells) + " |")
+    dist.append("| pooled [95% CI] | " + " | ".join(cells) + " |")
     dist.append("| exact | " + " | ".join(f"{u:g}" for u in us) + " |")
-    (i0, z0, o0), (i1, z1, _) = z_max[0], z_max[1]
+    (i0, z0, o0), (_, z1, _) = z_max[0], z_max[1]
     u0 = us[i0]
     # the fixed configs that were never selected, at that u
     sel = runs[0]["summary"]["selection"]

@@ -1,4 +1,5 @@
-"""The simulation-only calibration studies (no training), run by benchmarks/calibration/calibration.py.
+"""The simulation-only calibration studies (no training), run by
+benchmarks/calibration/calibration.py.
 
 ``--sequential``: sequential_boundaries, the union-bound against the exact look boundaries.
 ``--statistics``: statistics, seeded simulations of the figures a report gives through
@@ -253,7 +254,8 @@ def tost_at_margin(reps: int) -> list[dict]:
                                      direction="lower")
                 k += equivalence.tost(b, i, direction="lower", margin=0.05,
                                       level=0.05)["equivalent"]
-            out.append({"n": n, "idea": f"{abs(scale - 1):.0%} {'worse' if scale > 1 else 'better'}",
+            side = "worse" if scale > 1 else "better"
+            out.append({"n": n, "idea": f"{abs(scale - 1):.0%} {side}",
                         "margin": 0.05, "base_sd": 0.3, "noise": 0.03, "level": 0.05,
                         "equivalent": rate(k, reps), "bound": _bound(0.05, reps)})
     return out

@@ -2,8 +2,8 @@
 
 A script, not a test (the test suite runs on CPU machines). On a machine with a GPU:
 
-    .venv/bin/python benchmarks/device/device_check.py --quick       # 2 seeds, 1 epoch: a few minutes
-    .venv/bin/python benchmarks/device/device_check.py               # the default protocol
+    .venv/bin/python benchmarks/device/device_check.py --quick   # 2 seeds, 1 epoch: a few minutes
+    .venv/bin/python benchmarks/device/device_check.py           # the default protocol
 
 It benches, each in a fresh temporary project with no run store (every run trains):
 1. an A/A idea per built-in track (baseline ``run.fit``; idea its own loop over ``run.batches()``

@@ -45,7 +45,8 @@ DECISION_FUNCTIONS = {
     "benchkit.spec.marker": ["parse_bench_marker"],
     "benchkit.spec.arguments": ["parse_grid"],
     "benchkit.spec.idea": ["family_seeds_needed", "unreachable_family"],
-    "benchkit.stats.signflip": ["min_pairs", "sign_flip_ci", "power", "mde_power80", "seeds_needed"],
+    "benchkit.stats.signflip": ["min_pairs", "sign_flip_ci", "power", "mde_power80",
+                                "seeds_needed"],
     "benchkit.verdict.budgets": ["tolerance_of", "unmatched_reason"],
     "benchkit.verdict.controls": ["comparisons", "verdicts_against", "decide_against_all"],
     "benchkit.verdict.decision": ["decide"],
@@ -83,7 +84,8 @@ def mutant_sources(work: Path) -> dict[str, tuple[str, str]]:
         lines = text.splitlines()
         funcs = {}
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in node.name:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and "__mutmut_" in node.name:
                 funcs[node.name] = "\n".join(lines[node.lineno - 1:node.end_lineno])
         for name, src in funcs.items():
             base, _, tag = name.rpartition("__mutmut_")
@@ -110,8 +112,10 @@ def is_message_only(original: str, mutated: str) -> bool:
         a, b = ast.parse(_dedent_def(original)), ast.parse(_dedent_def(mutated))
     except SyntaxError:
         return False
-    before = [n.value for n in ast.walk(a) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    after = [n.value for n in ast.walk(b) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    before = [n.value for n in ast.walk(a)
+              if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    after = [n.value for n in ast.walk(b)
+             if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     if _strings_blanked(a) != _strings_blanked(b):  # (blanks the trees in place)
         return False
     changed = [x for x, y in zip(before, after) if x != y]
@@ -138,8 +142,10 @@ def recorded(by_module: dict[str, dict], folder: Path) -> dict:
     at a time, also by people working in parallel."""
     folder.mkdir(parents=True, exist_ok=True)
     for module, counts in by_module.items():
-        (folder / f"{module}.json").write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
-    modules = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))}
+        (folder / f"{module}.json").write_text(json.dumps(counts, indent=2) + "\n",
+                                               encoding="utf-8")
+    modules = {p.stem: json.loads(p.read_text(encoding="utf-8"))
+               for p in sorted(folder.glob("*.json"))}
     killed = sum(c["killed"] for c in modules.values())
     survived = sum(c["survived"] for c in modules.values())
     return {"killed": killed, "survived": survived,
@@ -149,7 +155,8 @@ def recorded(by_module: dict[str, dict], folder: Path) -> dict:
 
 def table(folder: Path) -> str:
     """The markdown table of every module recorded in `folder` (for benchmarks/README.md)."""
-    rows = ["| module | killed | survived | score | measured by | seconds |", "|---|---|---|---|---|---|"]
+    rows = ["| module | killed | survived | score | measured by | seconds |",
+            "|---|---|---|---|---|---|"]
     killed = survived = 0
     for path in sorted(folder.glob("*.json")):
         c = json.loads(path.read_text(encoding="utf-8"))
@@ -167,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-children", type=int, default=2)
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it")
     ap.add_argument("--only", metavar="MODULE", action="append",
-                    help="mutate only this module's decision functions (e.g. benchkit.verdict.build); "
-                         "repeatable; the score then covers only them")
+                    help="mutate only this module's decision functions "
+                         "(e.g. benchkit.verdict.build); repeatable; the score then covers "
+                         "only them")
     ap.add_argument("--table", action="store_true",
                     help="print the markdown table of the recorded modules and exit")
     args = ap.parse_args(argv)

@@ -3,7 +3,8 @@ against ``torch.optim.Adam(fused=True)`` stepped by a ``LambdaLR`` with the same
 ``run.fit`` built for any schedule before). Both give the same bits (checked here); the
 figure is the ratio of their medians over interleaved repetitions, one torch thread.
 
-    .venv/bin/python benchmarks/speed/schedule.py [--tracks tabular dynamics] [--reps 5] [--epochs N]
+    .venv/bin/python benchmarks/speed/schedule.py [--tracks tabular dynamics] [--reps 5] \
+        [--epochs N]
 
 Writes benchmarks/results/schedule_speed.json.
 """

@@ -2,7 +2,8 @@
 
 A script, not a test: timings here are noisy, so every figure is a median of REPS repetitions
 run interleaved, and comparisons are ratios measured in this one run. Writes
-benchmarks/results/speed.json and the table in benchmarks/README.md (between its speed-table markers).
+benchmarks/results/speed.json and the table in benchmarks/README.md (between its speed-table
+markers).
 
     .venv/bin/python benchmarks/speed/speed.py [--reps 3] [--tracks tabular dynamics]
     .venv/bin/python benchmarks/speed/speed.py --smoke     # 1 rep, 2 seeds, 1 epoch; writes nothing
@@ -24,7 +25,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
 PY = sys.executable
-START, END = "<!-- speed table: written by benchmarks/speed/speed.py -->", "<!-- end of speed table -->"
+START = "<!-- speed table: written by benchmarks/speed/speed.py -->"
+END = "<!-- end of speed table -->"
 
 AA_MODULE = '''
 import pytest

@@ -67,7 +67,7 @@ def recording_overhead(reps: int, epochs: int) -> dict:
 
     one(0, False)
     plain, traced = [], []
-    for rep in range(reps):
+    for _rep in range(reps):
         for seed in range(4):
             plain.append(one(seed, False))
             traced.append(one(seed, True))

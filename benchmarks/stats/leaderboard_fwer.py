@@ -1,14 +1,15 @@
 """Family-wise false positives of the leaderboard: 20 null ideas benched against one shared
 baseline. Per simulated board, every seed draws one baseline result and one result per idea
 from the same distribution (a seed effect shared by all arms plus independent run noise), so no
-idea differs from the baseline; the board's decision (benchkit.verdict.leaderboard.board_p_values and
-verdict: sign-flip p per idea, Holm over the board) is a false positive when any idea gets
+idea differs from the baseline; the board's decision (benchkit.verdict.leaderboard.board_p_values
+and verdict: sign-flip p per idea, Holm over the board) is a false positive when any idea gets
 helps or harms. Reports that rate, and the unadjusted one (any idea's own p < alpha), with
 Clopper-Pearson 95% intervals, per seed count and noise shape.
 
     PYTHONPATH=. python benchmarks/stats/leaderboard_fwer.py [--reps 2000] [--seed 11] [--smoke]
 
-Writes benchmarks/results/leaderboard_fwer.json and the table in benchmarks/README.md (not with --smoke).
+Writes benchmarks/results/leaderboard_fwer.json and the table in benchmarks/README.md (not with
+--smoke).
 """
 from __future__ import annotations
 
@@ -80,8 +81,8 @@ def main() -> None:
         return
     (RESULTS / "leaderboard_fwer.json").write_text(json.dumps(rows, indent=2) + "\n")
     readme = HERE.parent / "README.md"
-    start, end = "<!-- leaderboard fwer table: written by benchmarks/stats/leaderboard_fwer.py -->", \
-        "<!-- end of leaderboard fwer table -->"
+    start = "<!-- leaderboard fwer table: written by benchmarks/stats/leaderboard_fwer.py -->"
+    end = "<!-- end of leaderboard fwer table -->"
     body = readme.read_text()
     block = f"{start}\n{text}\n{end}"
     if start in body:

@@ -5,10 +5,11 @@ Per seed and window, ``char_transformer(window=w)`` (its first block attends to 
 positions, the later ones to themselves only: a neural order-``w`` Markov model; ``full``: the
 track's model) is trained as the plugin trains a run (``Run``'s seeding and data,
 ``benchkit.training.loop.train`` with the track's protocol: its epochs, optimizer, schedule and
-batch) at ``--lr`` and ``--weight-decay`` (default: the config the A/A bench selects), one thread, with the validation metric after every epoch and the test metric at the
-end; the seed's n-gram floors are recorded beside it. Reported per curve: the relative
-validation gain over the last quarter (``benchkit.verdict.convergence``'s rule, positive =
-better). Results are written after every run (a partial file is usable).
+batch) at ``--lr`` and ``--weight-decay`` (default: the config the A/A bench selects), one thread,
+with the validation metric after every epoch and the test metric at the end; the seed's n-gram
+floors are recorded beside it. Reported per curve: the relative validation gain over the last
+quarter (``benchkit.verdict.convergence``'s rule, positive = better). Results are written after
+every run (a partial file is usable).
 
     nice -n 10 .venv/bin/python benchmarks/tracks/charlm_context.py [--seeds 0 1] \
         [--windows full 2 4]

@@ -1,7 +1,7 @@
 """Choosing the ``dynamics`` protocol by measurement: per candidate (horizon, observation noise,
 train windows), the floors on seeds' splits and ``rnn_small``'s validation MSE after every epoch
-under the track's optimizer and schedule (or the one given), per lr, with the test MSE and seconds of each
-run (one thread). Writes results/tracks/dynamics_<tag>.json.
+under the track's optimizer and schedule (or the one given), per lr, with the test MSE and seconds
+of each run (one thread). Writes results/tracks/dynamics_<tag>.json.
 
     nice -n 10 .venv/bin/python benchmarks/tracks/dynamics_curves.py --tag curves \\
         --epochs 64 --lrs 5e-3 1e-2 2e-2 --seeds 0 1   # defaults: the track's protocol
@@ -11,7 +11,6 @@ run (one thread). Writes results/tracks/dynamics_<tag>.json.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import time

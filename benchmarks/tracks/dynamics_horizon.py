@@ -6,7 +6,8 @@ one seed. results/tracks/dynamics_horizon.json records what the rework started f
 lr, the track then predicting one step ahead); benchmarks/tracks/dynamics_curves.py measures
 the shipped protocol.
 
-    nice -n 10 .venv/bin/python benchmarks/tracks/dynamics_horizon.py [--horizons 1 5 10] [--epochs 8 32]
+    nice -n 10 .venv/bin/python benchmarks/tracks/dynamics_horizon.py [--horizons 1 5 10] \
+        [--epochs 8 32]
     nice -n 10 .venv/bin/python benchmarks/tracks/dynamics_horizon.py --curves 5 --epochs 128
 
 ``--curves H``: validation after every epoch at horizon H, seeds 0 and 1, lr 5e-3 / 1e-2 / 2e-2,

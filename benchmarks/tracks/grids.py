@@ -10,7 +10,7 @@ benchmarks/results/grids.json; the grids in benchkit/tracks/*.py are set from it
 (tests/test_tracks.py checks they still bracket the recorded optima).
 
     .venv/bin/python benchmarks/tracks/grids.py [--seeds 3] [--tracks tabular dynamics]
-    .venv/bin/python benchmarks/tracks/grids.py --smoke     # 2 seeds, 1 epoch, 3 rates; writes nothing
+    .venv/bin/python benchmarks/tracks/grids.py --smoke  # 2 seeds, 1 epoch, 3 rates; writes nothing
     .venv/bin/python benchmarks/tracks/grids.py --tracks tabular --default-only \
         --out benchmarks/results/tracks/tabular_grid.json  # one track's file; the test reads both
 """

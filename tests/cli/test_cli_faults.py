@@ -8,7 +8,6 @@ import copy
 import json
 import math
 import subprocess
-from pathlib import Path
 
 import pytest
 

@@ -6,21 +6,16 @@ whole family, report companions and write errors, and an incomplete track kept i
 from __future__ import annotations
 
 import json
-import math
 from types import SimpleNamespace
 
 import pytest
 
 from benchkit.plugin import aggregate
-from benchkit.verdict import extension as extend, controls as fairness
 from benchkit.store import atomic
 from benchkit.report import bench_report
 from benchkit.report import summary
-from benchkit.plugin.aggregate import aggregate_session, gate_failure
-from benchkit.stats import paired as stats
-from benchkit.verdict.build import build_report, decide
-from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_run, make_spec, paired_report,
-                      runs_from)
+from benchkit.plugin.aggregate import aggregate_session
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_run, make_spec)
 
 # -- aggregation ---------------------------------------------------------------------------------
 CFG = {"lr": 1e-3}

@@ -2,7 +2,6 @@
 each stops what it must, the session writes what it has, and no process is left behind."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys

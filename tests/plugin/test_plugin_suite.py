@@ -12,14 +12,10 @@ test_plugin_collection.py (collection errors), test_plugin_options.py (options, 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 
 import pytest
 
-from sessions import (BASELINE, CONST_MODEL, FAST, HARMS, IDEA_SAME, bench, line_with, module,
+from sessions import (BASELINE, FAST, HARMS, IDEA_SAME, bench, line_with, module,
                       run_pytest_subprocess)
 
 # benches of several idea modules per session: longer than the suite's 120 s default

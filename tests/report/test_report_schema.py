@@ -281,7 +281,8 @@ def test_top_level_is_open(synthetic_reports):
 def test_docs_are_generated_from_the_schema():
     doc = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
     assert doc == schema_doc.render(), (
-        "docs/report.md is out of date: run `python -m benchkit.report.schema_doc > docs/report.md`")
+        "docs/report.md is out of date: "
+        "run `python -m benchkit.report.schema_doc > docs/report.md`")
 
 
 def test_docs_document_every_field():

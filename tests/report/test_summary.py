@@ -1,23 +1,18 @@
 """summary.md and the plots beside a report (benchkit.report.summary, benchkit.report.plots).
 
-Reports are fabricated through benchkit.verdict.build.build_report + decide (the code the plugin uses),
-so they have the real structure without training anything.
+Reports are fabricated through benchkit.verdict.build.build_report + decide (the code the plugin
+uses), so they have the real structure without training anything.
 """
 from __future__ import annotations
 
 import builtins
 import copy
 import json
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 from benchkit.report import plots
-from benchkit.verdict import build as rep
-from benchkit.store import atomic
 from benchkit.report import bench_report
-from benchkit.stats import paired as stats
 from benchkit.report import summary
 from builders import GRID, make_report, write
 
@@ -81,8 +76,9 @@ def test_summary_of_an_inconclusive_report_says_what_the_bench_cannot_see():
     comp = r["comparison"]
     assert r["practical_verdict"] == "inconclusive" and r["system_verdict"] == "failed"
     md = summary.render_summary_md(r)
-    assert (f"not significant at level 0.05 (p = {comp['p_value']:.3g}): with 8 seeds this bench cannot see "
-            f"effects smaller than {comp['mde_rel_pct']:.3g}% of the baseline") in md
+    assert (f"not significant at level 0.05 (p = {comp['p_value']:.3g}): with 8 seeds this "
+            f"bench cannot see effects smaller than {comp['mde_rel_pct']:.3g}% of the "
+            "baseline") in md
     assert f"a true effect of {comp['mde_power80']:.4g}" in md
     assert "80% of the time by the sign-flip test at level 0.05 with 8 seeds" in md
     if comp["seeds_needed"] is not None:

@@ -10,8 +10,8 @@ import math
 import pytest
 
 from benchkit import tracks as registry
-from benchkit.spec import (DEFAULT_SEEDS, IdeaSpec, SpecError, family_seeds_needed, parse_bench_marker,
-                           parse_grid, unreachable_family)
+from benchkit.spec import (DEFAULT_SEEDS, IdeaSpec, SpecError, family_seeds_needed,
+                           parse_bench_marker, parse_grid, unreachable_family)
 
 MODULE = "ideas/test_my_idea.py"
 

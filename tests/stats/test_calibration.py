@@ -21,8 +21,8 @@ LARGE_SD = 1.0  # injected noise sd: raises the idea's expected test MSE by 1.0
 
 
 def _load_calibration():
-    spec = importlib.util.spec_from_file_location("benchkit_calibration",
-                                                  ROOT / "benchmarks" / "calibration" / "calibration.py")
+    spec = importlib.util.spec_from_file_location(
+        "benchkit_calibration", ROOT / "benchmarks" / "calibration" / "calibration.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

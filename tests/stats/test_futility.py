@@ -91,7 +91,8 @@ def _look(n, diffs, *, threshold=0.1, looks=(8, 16), base=None):
     grid = GRID[:1]
     base = base or [1.0 + 0.1 * s for s in range(n)]
     runs = [make_run("baseline", grid[0], s, b, b) for s, b in enumerate(base)]
-    runs += [make_run("idea", grid[0], s, b + d, b + d) for s, (b, d) in enumerate(zip(base, diffs))]
+    runs += [make_run("idea", grid[0], s, b + d, b + d)
+             for s, (b, d) in enumerate(zip(base, diffs))]
     spec = make_spec(grid, n, looks=looks, futility=threshold)
     report = build_report(spec, TRACK, runs, [], alpha=0.05)
     return decide(report, report["comparison"]["p_value"], 1)

@@ -229,7 +229,8 @@ def test_better_is_a_strict_sign_in_the_direction(delta, direction, better):
 
 
 def test_direction_is_checked():
-    with pytest.raises(ValueError, match=r"direction must be one of \('lower', 'higher'\), got 'up'"):
+    with pytest.raises(ValueError,
+                       match=r"direction must be one of \('lower', 'higher'\), got 'up'"):
         stats._direction("up")
     assert stats._direction("higher") == "higher"
 
@@ -329,7 +330,8 @@ def test_compare_seeds_its_monte_carlo_p():
     idea = (np.asarray(base) + rng.normal(0.3, 1, 18)).tolist()
     d = np.subtract(idea, base)
     assert stats.compare(base, idea, direction="lower")["p_value"] == _monte_carlo_p(d, seed=0)
-    assert stats.compare(base, idea, direction="lower", seed=7)["p_value"] == _monte_carlo_p(d, seed=7)
+    assert (stats.compare(base, idea, direction="lower", seed=7)["p_value"]
+            == _monte_carlo_p(d, seed=7))
 
 
 def test_select_config_scores_the_mean_in_the_direction():
@@ -351,7 +353,7 @@ def test_select_config_averages_float32_metrics_in_float64():
     assert stats.select_config(vals, "higher") == 0
 
 
-# ------------------------------------------------------- idea_wins (from the report builder's tables)
+# ------------------------------------------- idea_wins (from the report builder's tables)
 def test_idea_wins_counts_strictly_better_seeds():
     assert stats.idea_wins([1, 1, 1], [0.5, 1, 2], "lower") == 1
     assert stats.idea_wins([1, 1, 1], [0.5, 1, 2], "higher") == 1

@@ -344,8 +344,8 @@ def test_mde_ci95_and_effect_size_are_the_t_formulas():
     d = np.array([0.2, -0.1, 0.4, 0.3, 0.0, 0.25])
     n, sd = len(d), d.std(ddof=1)
     for alpha in (0.05, 0.1, 0.01):
-        assert stats.mde(d, alpha) == pytest.approx(sps.t.ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n),
-                                                    rel=1e-12)
+        expected = sps.t.ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n)
+        assert stats.mde(d, alpha) == pytest.approx(expected, rel=1e-12)
     assert stats.mde(d) == stats.mde(d, 0.05)
     half = sps.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
     assert stats.ci95(d) == pytest.approx([d.mean() - half, d.mean() + half], rel=1e-12)

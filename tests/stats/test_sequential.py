@@ -209,7 +209,8 @@ def test_sequential_rule_keeps_familywise_error_at_alpha(dist, seed):
 
     levels = bs.look_levels(LOOKS, MAX_SEEDS, ALPHA)
     seq = [simstats.sequential_decision([a, b], levels)["rejected_at"] for a, b in zip(p1, p2)]
-    naive = [simstats.sequential_decision([a, b], [ALPHA, ALPHA])["rejected_at"] for a, b in zip(p1, p2)]
+    naive = [simstats.sequential_decision([a, b], [ALPHA, ALPHA])["rejected_at"]
+             for a, b in zip(p1, p2)]
     k_seq = sum(r is not None for r in seq)
     k_naive = sum(r is not None for r in naive)
     lo_seq, hi_seq = simstats.clopper_pearson(k_seq, REPS)

@@ -6,26 +6,16 @@ threshold. Power, MDE and seeds needed: test_signflip_power.py.
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from benchkit.stats import signflip as sf
 from benchkit.stats import paired as stats
-from benchkit.verdict.build import decide
-from builders import paired_report
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "stats"))
-import simstats  # noqa: E402
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never
 # narrows) fails in 30 s instead of the suite's 120 s
 pytestmark = pytest.mark.timeout(30)
-
-
-import simstats  # noqa: E402
 
 LEVELS = (0.05, 0.01, 0.1, stats.look_levels([8], 16, 0.05)[0], 0.025)
 

@@ -24,9 +24,6 @@ import simstats  # noqa: E402
 # narrows) fails in 30 s instead of the suite's 120 s
 pytestmark = pytest.mark.timeout(30)
 
-
-import simstats  # noqa: E402
-
 LEVELS = (0.05, 0.01, 0.1, stats.look_levels([8], 16, 0.05)[0], 0.025)
 
 

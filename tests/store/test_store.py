@@ -93,7 +93,7 @@ def test_the_terminal_counts_runs_trained_and_reused_and_collection_counts_what_
     """scripts/bench reads the collect-only line to run without workers when nothing trains."""
     def left(*args):
         result = run_session(project, "--bench-epochs", "1", "--collect-only", "-q", *args)
-        result.stdout.fnmatch_lines([f"benchkit: 4 arm run(s) selected, * to train*"])
+        result.stdout.fnmatch_lines(["benchkit: 4 arm run(s) selected, * to train*"])
         line = next(ln for ln in result.outlines if "to train" in ln)
         return int(line.split("selected, ")[1].split()[0])
 
@@ -270,7 +270,8 @@ def test_another_cpu_retrains_and_the_report_names_the_cpu(project, monkeypatch)
 
     plugins = project.mkdir("plugins")
     (plugins / "other_cpu.py").write_text(
-        "import benchkit.store.hardware\nbenchkit.store.hardware.cpu = lambda: 'Other CPU (avx2)'\n")
+        "import benchkit.store.hardware\n"
+        "benchkit.store.hardware.cpu = lambda: 'Other CPU (avx2)'\n")
     first, r1 = bench(project)
     assert first.ret == 0 and not any(reused(r1).values())
     assert r1["environment"]["cpu"] == hardware.cpu()

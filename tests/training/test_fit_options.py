@@ -2,8 +2,8 @@
 
 Each choice is checked against a loop written here with torch alone (its own permutation, its
 own torch.optim optimizer): the bits must match, so run.fit does exactly what its arguments say,
-the default path is unchanged (torch.optim.Adam(fused=True) bits, as tests/training/test_optim.py pins
-for the fused kernel), and ``run.batches`` is the order run.fit trains in.
+the default path is unchanged (torch.optim.Adam(fused=True) bits, as tests/training/test_optim.py
+pins for the fused kernel), and ``run.batches`` is the order run.fit trains in.
 """
 from __future__ import annotations
 

@@ -12,7 +12,6 @@ from benchkit.verdict import controls as fairness
 from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
 from benchkit.stats import paired as stats
-import math
 
 from benchkit.verdict.build import build_report, decide, mechanism_signature, math_verification
 from builders import ALPHA, BASE8, GRID, IDEA8, make_run, make_spec, paired_report, TRACK

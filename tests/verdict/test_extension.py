@@ -1,4 +1,5 @@
-"""The edge-extension rule (benchkit.verdict.extension): a selection at the edge of a grid axis of three
+"""The edge-extension rule (benchkit.verdict.extension): a selection at the edge of a grid axis of
+three
 or more values extends that axis for both arms, up to ``extend`` steps, recorded in the report.
 """
 from __future__ import annotations
