@@ -28,7 +28,7 @@ def test_claims_run_alone_and_pass():
     assert "no report written" in result.stdout
 
 
-def test_quick_smoke_bench_of_both_ideas(tmp_path):
+def test_quick_smoke_bench_of_the_ideas(tmp_path):
     # not mnist1d_cnn: generating MNIST-1D costs ~1.5 s a seed in every process (two workers
     # and the controller's floors); its bench is recorded in benchmarks/results/tracks/bench/
     result = pytest_run("ideas", "--bench-seeds", "2", "--bench-epochs", "1", "-n", "2",
@@ -36,8 +36,8 @@ def test_quick_smoke_bench_of_both_ideas(tmp_path):
                         f"--bench-report-dir={tmp_path}", "-q")
     assert result.returncode == 0, result.stdout[-3000:]
     # the controller's progress under -n 2 (results through xdist), plain lines without a tty
-    assert "benchkit: 1/42 runs trained | " in result.stdout
-    assert "benchkit: 42/42 runs trained | " in result.stdout
+    assert "benchkit: 1/96 runs trained | " in result.stdout
+    assert "benchkit: 96/96 runs trained | " in result.stdout
     for name, track in IDEAS.items():
         report = json.loads((tmp_path / name / track / "bench_report.json").read_text())
         assert report["complete"] is True
@@ -46,12 +46,15 @@ def test_quick_smoke_bench_of_both_ideas(tmp_path):
         assert report["math_verification"]["passed"] is True
         assert report["mechanism_signature"]["signatures"], "the idea records its signature"
         assert any("only 2 seeds" in w for w in report["warnings"])
-    # pruning is decided right after replacement; the fine-tuned and from-scratch figures are
-    # logged beside it, and the budget section names the frontier's real axis
+    # pruning is decided right after replacement against magnitude pruning and two controls,
+    # on a frontier over the units replaced per layer
     pruning = json.loads((tmp_path / "task_visible_pruning/tabular/bench_report.json").read_text())
-    logs = pruning["log_medians"]
-    assert all("finetuned" in logs[arm] for arm in ("baseline", "idea",
-                                                     "control:magnitude_shortcut"))
-    assert "scratch_same_structure" in logs["idea"]
+    assert set(pruning["controls"]) == {"magnitude_shortcut", "magnitude_lstsq"}
+    assert pruning["frontier"]["values"] == [2, 4, 8]
     summary = (tmp_path / "task_visible_pruning/tabular/summary.md").read_text()
-    assert "exempt on the frontier over `keep`" in summary
+    assert "exempt on the frontier over `replaced`" in summary
+    # fine-tuned vs from scratch: its own verdict, budgets matched without a waiver
+    scratch = json.loads((tmp_path / "pruning_finetune_vs_scratch/tabular/bench_report.json"
+                          ).read_text())
+    assert scratch["complete"] is True and scratch["budgets"]["matched"] is True
+    assert all(c["matched"] and not c["waived"] for c in scratch["budgets"]["checks"])
