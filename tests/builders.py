@@ -15,7 +15,7 @@ import numpy as np
 from benchkit.report import bench_report
 from benchkit.store import atomic
 from benchkit.verdict import build as rep
-from benchkit.verdict import controls
+from benchkit.verdict import pipeline
 from benchkit.verdict.build import build_report
 from benchkit.spec import IdeaSpec, parse_bench_marker
 
@@ -177,10 +177,8 @@ def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
              "nodeid": "m::test_claim", "spec": spec}]
     reports = [rep.build_report(IdeaSpec.from_plain(spec), t, payloads, mech, alpha=0.05)
                for t in tracks]
-    controls.adjust_family(reports)  # as benchkit.plugin.aggregate adjusts
+    pipeline.decide_family(reports)  # as the plugin decides
     for r in reports:
-        rep.decide(r, r["comparison"]["p_adjusted"] if r["comparison"] else None,
-                   family_size=len(reports))
         bench_report.stamp(r)
     return reports[0]
 

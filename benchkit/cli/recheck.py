@@ -16,10 +16,8 @@ import copy
 import statistics
 
 from benchkit.spec.idea import cfg_id
-from benchkit.stats import paired as stats
-from benchkit.stats import signtest as robust
-from benchkit.verdict import build as rep
-from benchkit.verdict import controls, sweeps
+from benchkit.stats import paired, signtest
+from benchkit.verdict import build, comparison, controls, pipeline, sweeps
 
 
 def _arms(report: dict) -> list[tuple[str, dict | None]]:
@@ -31,13 +29,13 @@ def _arms(report: dict) -> list[tuple[str, dict | None]]:
 
 def _test(report: dict) -> str:
     named = report["protocol"].get("test")
-    return next((test for test, name in robust.NAMES.items() if name == named), "mean")
+    return next((test for test, name in signtest.NAMES.items() if name == named), "mean")
 
 
 def _selected(runs: dict, arm: str, grid: list[dict], seeds: list, direction: str):
     """The config ``arm`` selects on validation over ``grid``, as the plugin selects."""
-    sweep = rep.arm_sweep(runs, arm, grid, seeds)
-    best = stats.select_config([sw["val_result"]["per_seed"] if sw["eligible"] else [None]
+    sweep = build.arm_sweep(runs, arm, grid, seeds)
+    best = paired.select_config([sw["val_result"]["per_seed"] if sw["eligible"] else [None]
                                 for sw in sweep], direction)
     return None if best is None else grid[best]
 
@@ -77,7 +75,7 @@ def comparisons(report: dict) -> tuple[list[dict] | None, list[str]]:
                    if (arm, cfg_id(cfg), s) not in runs]
         return None, [] if lacking or not report["complete"] else [
             "it says incomplete, but its rows hold every run"]
-    direction, problems, per_arm = rep.direction_of(report), [], {}
+    direction, problems, per_arm = build.direction_of(report), [], {}
     for arm, said in _arms(report):
         if any((arm, cfg_id(cfg), s) not in runs for cfg in grid for s in seeds):
             problems.append(f"{arm}: its rows lack runs of the grid, yet the report compares")
@@ -86,10 +84,9 @@ def comparisons(report: dict) -> tuple[list[dict] | None, list[str]]:
         if per_arm[arm] is None:
             return None, problems
     margin, groups = protocol.get("margin"), sweeps.groups_of(grid, report.get("frontier"))
-    comps = [sweeps.decide_by_selection(  # as verdict.build decides: the selection-aware p
-        robust.apply(stats.compare(per_arm[arm], per_arm["idea"], direction=direction,
-                                   alpha=alpha, margin=margin), _test(report)),
-        sweeps.from_runs(runs, arm, grid, seeds, groups), direction)
+    comps = [comparison.compare_arms(  # as the pipeline compares, with the same function
+        per_arm[arm], per_arm["idea"], direction=direction, alpha=alpha, margin=margin,
+        test=_test(report), sweeps=sweeps.from_runs(runs, arm, grid, seeds, groups))
         for arm, _ in _arms(report) if arm != "idea"]
     labels = [f"{arm} comparison" if arm != "baseline" else "comparison"
               for arm, _ in _arms(report) if arm != "idea"]
@@ -114,14 +111,11 @@ def verdicts(report: dict, family: list[dict]) -> list[str]:
         return problems
     family_size = report["comparison"].get("family_size")
     if family_size != len(family):
-        return [f"its family has {family_size} track(s), but {len(family)} report(s) of the "
-                "idea are beside it: give the idea's folder, with every track's report"]
+        return [(f"its family has {family_size} track(s), but {len(family)} report(s) of the "
+                 "idea are beside it: give the idea's folder, with every track's report")]
     redone = [_redone(member, comps if member is report else comparisons(member)[0])
               for member in family]
-    controls.adjust_family(redone)  # as the plugin adjusts: the same function
-    mine = redone[family.index(report)]
-    if mine["comparison"] is not None:
-        rep.decide(mine, mine["comparison"]["p_adjusted"], family_size)
+    mine = pipeline.decide_family(redone)[family.index(report)]  # as the plugin decides
     for field in ("p_adjusted", "p_adjusted_harms", "verdict"):
         if mine["comparison"].get(field) != report["comparison"].get(field):
             problems.append(f"comparison {field} is {report['comparison'].get(field)!r} in the "

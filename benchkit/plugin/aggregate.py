@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 
 from benchkit import tracks
+from benchkit.plugin import floors
 from benchkit.report import bench_report, summary
 from benchkit.report.fmt import mechanism_word, num
 from benchkit.spec import IdeaSpec
 from benchkit.store import atomic, records
-from benchkit.plugin import floors as kept_floors
 from benchkit.store.provenance import provenance
-from benchkit.verdict import budgets, controls
-from benchkit.verdict import build as rep
-from benchkit.verdict.frontier import build_frontier_report
+from benchkit.verdict import budgets, build, pipeline
 
 
 def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
@@ -38,17 +36,11 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             continue  # only claims ran (-m mechanism): nothing to compare, no report
         spec = IdeaSpec.from_plain(runs[0]["spec"])
         mechanisms = [p for p in group if p["kind"] == "mechanism"]
-        build = build_frontier_report if spec.frontier else rep.build_report
-        reports = [build(spec, track, runs, mechanisms, alpha=settings.alpha)
-                   for track in spec.tracks]
-        controls.adjust_family(reports)
+        reports = pipeline.idea_reports(spec, runs, mechanisms, alpha=settings.alpha,
+                                        floors=lambda report: floors_of(report, cache))
         for r in reports:
             path = bench_report.report_path(settings.report_dir, name, r["track"])
             previous = read_previous(path)
-            r["floors"] = floors_of(r, cache)
-            comp = r["comparison"]
-            rep.decide(r, comp["p_adjusted"] if comp is not None else None,
-                       family_size=len(reports))
             r["provenance"] = provenance(rootpath, spec.module)
             r["store"] = {**(store or records.trust(None)), "audited": sorted(
                 p["nodeid"] for p in runs if p.get("audit") and p.get("track") == r["track"])}
@@ -77,7 +69,7 @@ def floors_of(report: dict, cache=None) -> dict:
     ``cache`` between sessions. A floor that cannot be computed is a warning, never a lost
     report."""
     try:
-        return kept_floors.floors(tracks.get(report["track"]), report["protocol"]["seeds"],
+        return floors.floors(tracks.get(report["track"]), report["protocol"]["seeds"],
                                   cache)
     except Exception as exc:  # noqa: BLE001 - a user's track code; the report still counts
         report["warnings"].append(f"floors of track {report['track']!r} not computed: "
@@ -116,7 +108,7 @@ def gate_failure(report: dict, gate: str) -> str | None:
         return budgets.unmatched_reason(report) + ": no verdict"
     comp = report["comparison"]
     facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
-             f"p {comp['p_adjusted']:.4g} at level {num(rep.tested_level(comp))}, "
+             f"p {comp['p_adjusted']:.4g} at level {num(build.tested_level(comp))}, "
              f"mechanism_ok {mechanism_word(report['mechanism_ok'])}")
     ok = {
         "not-harms": practical != "harms",

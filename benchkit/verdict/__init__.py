@@ -1,5 +1,6 @@
-"""The decision: runs and the declared plan in, report dicts out. Select each arm's config and
-compare the arms (:mod:`.build`), decide once at the planned level (:mod:`.decision`, with the
+"""The decision: runs and the declared plan in, report dicts out, in one order
+(:mod:`.pipeline`). Select each arm's config and compare the arms (:mod:`.build`,
+:mod:`.comparison`), decide once at the planned level (:mod:`.decision`, with the
 control arms of :mod:`.controls`, the budgets of :mod:`.budgets` and the signature evidence of
 :mod:`.mechanism`), frontiers (:mod:`.frontier`), the edge-extension of grids
 (:mod:`.extension`), the convergence check (:mod:`.convergence`), the declared plan

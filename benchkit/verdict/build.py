@@ -14,7 +14,8 @@ from benchkit.stats import equivalence, futility, selection, signflip
 from benchkit.stats import paired as stats
 from benchkit.stats import sequential as seq
 from benchkit.stats import signtest as robust
-from benchkit.verdict import budgets, controls, convergence, decision, margins, mechanism, plan
+from benchkit.verdict import (budgets, comparison, controls, convergence, decision, margins,
+                             mechanism, plan)
 from benchkit.verdict import extension as extend
 from benchkit.verdict import sweeps as sweep_test
 
@@ -195,22 +196,18 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
                               "full": stats.summarize(base)}
         report["idea"] = stats.summarize(idea)
         report["idea_config"] = i_cfg
-        report["comparison"] = robust.apply(stats.compare(
-            base, idea, direction=direction, alpha=alpha, margin=spec.margin), test)
-        sweep_test.decide_by_selection(report["comparison"], sweep_test.from_runs(
-            runs, "baseline", grid, seeds), direction)
-        warnings += sweep_test.grid_warnings(report["comparison"], "baseline")
         selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
                     for arm in arms}
+        compared = {arm: comparison.compare_arms(
+            [r["test"] for r in selected[arm]], idea, direction=direction, alpha=alpha,
+            margin=spec.margin, test=test, sweeps=sweep_test.from_runs(runs, arm, grid, seeds))
+            for arm in arms if arm != "idea"}
+        report["comparison"] = compared["baseline"]
         report["controls"] = {arm.removeprefix("control:"): controls.control_section(
-            arm, sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]], idea,
-            direction=direction, alpha=alpha, margin=spec.margin)
-            for arm in arms if arm not in ARMS}
-        for control in report["controls"].values():
-            robust.apply(control["comparison"], test)
-            sweep_test.decide_by_selection(control["comparison"], sweep_test.from_runs(
-                runs, control["arm"], grid, seeds), direction)
-            warnings += sweep_test.grid_warnings(control["comparison"], control["arm"])
+            arm, sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]],
+            compared[arm]) for arm in arms if arm not in ARMS}
+        for arm, comp in compared.items():
+            warnings += sweep_test.grid_warnings(comp, arm)
         report["budgets"] = budgets.budget_section(selected, spec)
         report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}
@@ -258,39 +255,12 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
                            if r["cfg"] in grid else len(grid), r["seed"]))],
         "environment": _environment(run_payloads),
     })
-    report.update(plan_of(spec, n, run_payloads))
+    report.update(plan.plan_of(spec, n, run_payloads))
     if report["exploratory"]:
         warnings.append("exploratory: " + "; ".join(report["exploratory"]["reasons"])
                         + ". Not a look of the plan: no verdict of this session counts and "
                         "every gate fails")
     return report
-
-
-SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declared in "
-                   "pytest.mark.bench, alpha(t) = alpha*ln(1+(e-1)t) with t = n_seeds/last look; "
-                   "each look is tested at its increment of alpha(t) (union bound: the looks "
-                   "together never exceed alpha). The level follows from the declaration alone: "
-                   "no earlier report is read")
-
-
-def plan_of(spec: IdeaSpec, n: int, runs: list[dict] = ()) -> dict:
-    """The sequential plan (``report["sequential"]``) and, when this session is not one of its
-    looks, why (``report["exploratory"]``): an override of seeds or epochs, a seed count the
-    module does not declare as a look, or a plan changed after a look (``runs``)."""
-    looks = [int(k) for k in spec.looks or [n]]
-    look = looks.index(n) + 1 if n in looks else None
-    reasons = [f"--bench-{k} {v} overrides the module's plan" for k, v in
-               sorted(spec.overrides.items())]
-    reasons += plan.plan_changes(plan.declared_plan(spec, looks), runs)
-    if look is None:
-        reasons.append(f"{n} seeds is not a declared look (looks={tuple(looks)}): declare it "
-                       "in pytest.mark.bench (looks=...) before the first look")
-    sequential = {"looks": looks, "max_seeds": looks[-1],
-                  "declared": spec.looks_declared, "look": look,
-                  "boundary": spec.boundary,
-                  "futility": futility.declared(spec.futility),
-                  "rule": seq.EXACT_RULE if spec.boundary == "exact" else SEQUENTIAL_RULE}
-    return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}
 
 
 def planning(comp: dict, level: float, *, significant: bool, sw=None,

@@ -18,13 +18,12 @@ def arm_name(arm: str) -> str:
     return arm.removeprefix(CONTROL) + " (control)" if arm.startswith(CONTROL) else arm
 
 
-def control_section(arm: str, sweep: list[dict], best_cfg: dict, control: list, idea: list,
-                    *, direction: str, alpha: float, margin: float | None) -> dict:
-    """One control arm as the baseline is reported, plus the idea compared with it."""
+def control_section(arm: str, sweep: list[dict], best_cfg: dict, control: list,
+                    comparison: dict) -> dict:
+    """One control arm as the baseline is reported, plus the idea's ``comparison`` with it
+    (:func:`benchkit.verdict.comparison.compare_arms`)."""
     return {"arm": arm, "best_cfg": best_cfg, "sweep": sweep,
-            "full": stats.summarize(control),
-            "comparison": stats.compare(control, idea, direction=direction, alpha=alpha,
-                                        margin=margin)}
+            "full": stats.summarize(control), "comparison": comparison}
 
 
 def comparisons(report: dict) -> list[dict]:

@@ -1,8 +1,9 @@
 """The decide stage: the idea's verdict against each comparator in, its verdicts out, once.
 
-The verdict pipeline reads top to bottom: **select** each arm's config on validation and
-**compare** the idea with each comparator on test (:mod:`benchkit.verdict.build`, with
-:mod:`benchkit.stats`), adjust the family (Holm, :mod:`benchkit.plugin.aggregate`), **decide**
+The verdict pipeline (:mod:`benchkit.verdict.pipeline`) reads top to bottom: **select** each
+arm's config on validation and **compare** the idea with each comparator on test
+(:mod:`benchkit.verdict.build`, :mod:`benchkit.verdict.comparison`), adjust the family (Holm,
+:func:`benchkit.verdict.controls.adjust_family`), **decide**
 (here: a :class:`Decision`, written into the report once and never changed after), then
 **gate** (:func:`benchkit.plugin.aggregate.gate_failure` reads it).
 """

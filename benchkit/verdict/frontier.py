@@ -16,8 +16,7 @@ import statistics
 
 from benchkit.spec.idea import IdeaSpec, cfg_id
 from benchkit.stats import paired as stats
-from benchkit.stats import signtest as robust
-from benchkit.verdict import controls, mechanism
+from benchkit.verdict import comparison, controls, mechanism
 from benchkit.verdict import sweeps as sweep_test
 from benchkit.verdict.budgets import budget_section, median_figures
 from benchkit.verdict import build as rep
@@ -53,20 +52,17 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     top["baseline"] = {"best_cfg": marker, "sweep": top["baseline"]["sweep"],
                        "full": stats.summarize(pooled["baseline"])}
     top["idea"], top["idea_config"] = stats.summarize(pooled["idea"]), marker
-    top["comparison"] = robust.apply(stats.compare(
-        pooled["baseline"], pooled["idea"], direction=direction, alpha=alpha, margin=margin),
-        spec.test)
-    top["controls"] = {name: controls.control_section(
-        c["arm"], c["sweep"], marker, pooled[c["arm"]], pooled["idea"], direction=direction,
-        alpha=alpha, margin=margin) for name, c in top["controls"].items()}
-    for control in top["controls"].values():
-        robust.apply(control["comparison"], spec.test)
     full_grid = top["protocol"]["grid"]  # each point's selection redone under every flip
     groups = sweep_test.groups_of(full_grid, top["frontier"])
-    for arm, comp in [("baseline", top["comparison"])] + [
-            (c["arm"], c["comparison"]) for c in top["controls"].values()]:
-        sweep_test.decide_by_selection(
-            comp, sweep_test.from_runs(runs, arm, full_grid, seeds, groups), direction)
+    compared = {arm: comparison.compare_arms(
+        pooled[arm], pooled["idea"], direction=direction, alpha=alpha, margin=margin,
+        test=spec.test, sweeps=sweep_test.from_runs(runs, arm, full_grid, seeds, groups))
+        for arm in arms if arm != "idea"}
+    top["comparison"] = compared["baseline"]
+    top["controls"] = {name: controls.control_section(
+        c["arm"], c["sweep"], marker, pooled[c["arm"]], compared[c["arm"]])
+        for name, c in top["controls"].items()}
+    for arm, comp in compared.items():
         top["warnings"] += [w for w in sweep_test.grid_warnings(comp, arm)
                             if w not in top["warnings"]]
     budgets = budget_section(selected, spec)

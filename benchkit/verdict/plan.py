@@ -4,6 +4,8 @@ plan is exploratory."""
 from __future__ import annotations
 
 from benchkit.spec.idea import IdeaSpec
+from benchkit.stats import futility
+from benchkit.stats import sequential as sequential_test
 
 PLAN_KEYS = ("looks", "boundary", "test", "claim_type", "margin")
 
@@ -27,6 +29,34 @@ def plan_changes(plan: dict, runs) -> list[str]:
                       for k in PLAN_KEYS if old.get(k) != plan.get(k)})
     if not changes:
         return []
-    return [f"the plan changed after a look: stored runs were judged under another plan "
-            f"({'; '.join(changes)}); declare it before the first look, or --bench-fresh "
-            "retrains under the new one"]
+    return [(f"the plan changed after a look: stored runs were judged under another plan "
+             f"({'; '.join(changes)}); declare it before the first look, or --bench-fresh "
+             "retrains under the new one")]
+
+
+SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declared in "
+                   "pytest.mark.bench, alpha(t) = alpha*ln(1+(e-1)t) with t = n_seeds/last look; "
+                   "each look is tested at its increment of alpha(t) (union bound: the looks "
+                   "together never exceed alpha). The level follows from the declaration alone: "
+                   "no earlier report is read")
+
+
+def plan_of(spec: IdeaSpec, n: int, runs: list[dict] = ()) -> dict:
+    """The sequential plan (``report["sequential"]``) and, when this session is not one of its
+    looks, why (``report["exploratory"]``): an override of seeds or epochs, a seed count the
+    module does not declare as a look, or a plan changed after a look (``runs``)."""
+    looks = [int(k) for k in spec.looks or [n]]
+    look = looks.index(n) + 1 if n in looks else None
+    reasons = [f"--bench-{k} {v} overrides the module's plan" for k, v in
+               sorted(spec.overrides.items())]
+    reasons += plan_changes(declared_plan(spec, looks), runs)
+    if look is None:
+        reasons.append(f"{n} seeds is not a declared look (looks={tuple(looks)}): declare it "
+                       "in pytest.mark.bench (looks=...) before the first look")
+    sequential = {"looks": looks, "max_seeds": looks[-1],
+                  "declared": spec.looks_declared, "look": look,
+                  "boundary": spec.boundary,
+                  "futility": futility.declared(spec.futility),
+                  "rule": (sequential_test.EXACT_RULE if spec.boundary == "exact"
+                           else SEQUENTIAL_RULE)}
+    return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}

@@ -27,11 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # builders.py
 
-from benchkit.cli import recheck  # noqa: E402
-from benchkit.cli.verify import family  # noqa: E402
-from benchkit.report import bench_report  # noqa: E402
-from benchkit.spec import IdeaSpec  # noqa: E402
-from benchkit.stats import signtest  # noqa: E402
+from benchkit.cli import recheck
+from benchkit.cli.verify import family
+from benchkit.report import bench_report
+from benchkit.spec import IdeaSpec
+from benchkit.stats import signtest
 
 # the fields a session adds from outside the runs and the plan (time, machine, store)
 VOLATILE = ("created", "provenance", "store", "floors")
@@ -171,19 +171,19 @@ def fixture_cases() -> dict[str, object]:
     arms3 = {("baseline", k): 0.0 for k in range(3)} | {("idea", k): -0.2 + 0.05 * k
                                                        for k in range(3)}
     variants = {
-        "controls": (dict(arms=["baseline", "idea", "control:plain"]),
+        "controls": ({"arms": ["baseline", "idea", "control:plain"]},
                      arms3 | {("control:plain", k): -0.1 for k in range(3)}),
-        "sign": (dict(test="sign"), arms3),
-        "wilcoxon": (dict(test="wilcoxon"), arms3),
-        "equivalence": (dict(margin=0.5, claim_type="equivalence"),
+        "sign": ({"test": "sign"}, arms3),
+        "wilcoxon": ({"test": "wilcoxon"}, arms3),
+        "equivalence": ({"margin": 0.5, "claim_type": "equivalence"},
                         {**arms3, **{("idea", k): 0.01 for k in range(3)}}),
-        "noninferiority": (dict(margin=0.2, claim_type="non-inferiority"),
+        "noninferiority": ({"margin": 0.2, "claim_type": "non-inferiority"},
                            {**arms3, **{("idea", k): 0.05 for k in range(3)}}),
-        "looks-futility": (dict(looks=[4, 8, 16], futility=0.2, seeds=8),
+        "looks-futility": ({"looks": [4, 8, 16], "futility": 0.2, "seeds": 8},
                            {**arms3, **{("idea", k): 0.0 for k in range(3)}}),
-        "looks-exact": (dict(looks=[8, 16], boundary="exact", seeds=8), arms3),
-        "override": (dict(overrides={"seeds": 8}), arms3),
-        "sign-controls": (dict(test="sign", arms=["baseline", "idea", "control:c"]),
+        "looks-exact": ({"looks": [8, 16], "boundary": "exact", "seeds": 8}, arms3),
+        "override": ({"overrides": {"seeds": 8}}, arms3),
+        "sign-controls": ({"test": "sign", "arms": ["baseline", "idea", "control:c"]},
                           arms3 | {("control:c", k): 0.1 for k in range(3)}),
     }
     for case, (fields, effects) in variants.items():

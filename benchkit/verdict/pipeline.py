@@ -1,0 +1,47 @@
+"""The verdict pipeline, in one place: an idea's runs and declared plan in, its decided reports
+out. The plugin's aggregation, ``verify`` and ``recheck`` all go through it, so that a report's
+figures follow from its runs by the one order that made them:
+
+1. **build** each track's report (:mod:`.build`, :mod:`.frontier`): select each arm's config
+   on validation, **compare** the idea with each comparator on test (:mod:`.comparison`);
+2. **adjust** the family of the idea's comparisons over its tracks
+   (:func:`benchkit.verdict.controls.adjust_family`);
+3. **decide** each report's verdicts at the planned level (:func:`benchkit.verdict.build.decide`).
+
+Pure: nothing is read or written here; the track's floors, which come from outside the runs,
+enter through a function the caller gives.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from benchkit.spec import IdeaSpec
+from benchkit.verdict import build, controls
+from benchkit.verdict.frontier import build_frontier_report
+
+Floors = Callable[[dict], dict]  # a report -> its track's floors on its seeds
+
+
+def idea_reports(spec: IdeaSpec, run_payloads: list[dict], mechanism_payloads: list[dict], *,
+                 alpha: float, floors: Floors | None = None) -> list[dict]:
+    """One decided report per track ``spec`` declares, in its order, from the runs (payloads
+    of every track) and the mechanism tests' outcomes; ``floors``, when given, fills each
+    report's ``floors`` before its verdicts are decided."""
+    make = build_frontier_report if spec.frontier else build.build_report
+    reports = [make(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
+               for track in spec.tracks]
+    return decide_family(reports, floors)
+
+
+def decide_family(reports: list[dict], floors: Floors | None = None) -> list[dict]:
+    """Adjust the family of one idea's reports (every track it declares) and decide each
+    report's verdicts; an incomplete report enters the family at p = 1 and is decided
+    ``incomplete``. Returns ``reports``, changed in place."""
+    controls.adjust_family(reports)
+    for report in reports:
+        if floors is not None:
+            report["floors"] = floors(report)
+        comparison = report["comparison"]
+        build.decide(report, comparison["p_adjusted"] if comparison is not None else None,
+                     family_size=len(reports))
+    return reports
