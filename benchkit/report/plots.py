@@ -9,8 +9,8 @@ import math
 from pathlib import Path
 
 from benchkit.store.atomic import write_atomic
-from benchkit.report.fmt import cfg_text, sig
-from benchkit.report.sentences import decided_p, deciding, verdict_against
+from benchkit.report.fmt import cfg_text, pct, sig
+from benchkit.report.sentences import decided_p, deciding, deciding_interval, verdict_against
 from benchkit.verdict.build import direction_of, paired_values
 
 PLOTS = (("paired.png", "paired seeds"), ("sweep.png", "grid sweep"))
@@ -92,13 +92,13 @@ def _won(d: float, direction: str) -> bool:
 
 
 def interval_of(comp: dict) -> tuple[list, str]:
-    """The interval drawn around the mean difference and its legend label: the deciding test's
-    own (``signflip_ci``, which excludes 0 exactly when that test rejects at its level), else
-    the t interval of the differences (a comparison without one: a control's)."""
-    own = comp.get("signflip_ci")
-    if own and own.get("lo") is not None and own.get("hi") is not None:
-        return [own["lo"], own["hi"]], f"mean, test's {own['confidence']:.0%} CI"
-    return list(comp.get("ci95") or [None, None]), "mean, 95% t CI"
+    """The interval drawn around the difference and its legend label: the deciding test's
+    own at the level the verdict was decided at (:func:`deciding_interval`, the report's one
+    interval); ``[None, None]`` (nothing drawn) for a comparison without one."""
+    own = deciding_interval(comp)
+    if own is None:
+        return [None, None], ""
+    return [own["lo"], own["hi"]], f"{own['of']}, test's {pct(100 * own['confidence'])} interval"
 
 
 def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool,
@@ -114,8 +114,10 @@ def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool,
     axd.scatter(jitter, diffs, c=colors, s=22, zorder=2, gid=f"diffs:{other}")
     ci, label = interval_of(comp)
     delta = comp["delta_mean"]
+    center = comp.get("median_delta", delta) if label.startswith("median") else delta
     if None not in ci:  # a selection-aware interval need not hold the mean: no negative bar
-        axd.errorbar([0.55], [delta], yerr=[[max(delta - ci[0], 0.0)], [max(ci[1] - delta, 0.0)]],
+        axd.errorbar([0.55], [center], yerr=[[max(center - ci[0], 0.0)],
+                                             [max(ci[1] - center, 0.0)]],
                      fmt="D", color="k", ms=7, capsize=6, lw=2, zorder=3, label=label)
         axd.vlines(0.55, ci[0], ci[1], color="k", lw=2, zorder=3)
     axd.set_xlim(-0.5, 0.9)
@@ -126,7 +128,8 @@ def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool,
     axd.set_title(f"idea - {other}{' (decided)' if decided else ''}\n"
                   f"Δ {sig(delta, sign=True)}, {p_txt}", fontsize=9,
                   fontweight="bold" if decided else "normal")
-    axd.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=7.5, frameon=False)
+    if axd.get_legend_handles_labels()[0]:  # no MDE band and no interval: no legend
+        axd.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=7.5, frameon=False)
 
 
 def figure_paired(report: dict, mpl=None):

@@ -41,6 +41,18 @@ def decided_p(comp: dict, verdict: str | None) -> float:
     return comp["p_value"] if p is None else p
 
 
+def deciding_interval(comp: dict) -> dict | None:
+    """The one interval a comparison reports: the deciding test's inversion at the level the
+    verdict was decided at (``sign_ci`` under the sign test, of the median difference; else
+    ``signflip_ci``, of the mean), as ``{"lo", "hi", "confidence", "of"}`` (an unbounded end
+    is None); None for a comparison without one (a control's, or a report written before)."""
+    own = comp.get("sign_ci") if comp.get("test") == "sign" else comp.get("signflip_ci")
+    if not own:
+        return None
+    return {"lo": own["lo"], "hi": own["hi"], "confidence": own["confidence"],
+            "of": "median" if comp.get("test") == "sign" else "mean"}
+
+
 def practical_sentence(report: dict) -> str:
     """The practical verdict in plain words, with the numbers that decided it."""
     comp = report.get("comparison")

@@ -15,7 +15,8 @@ from benchkit.report.bench_report import is_finite
 from benchkit.report import summary_checks as evidence  # budgets, controls, frontier, mechanism
 from benchkit.report.fmt import (cfg_text, markdown_cell, markdown_table, mechanism_word, num,
                                  pct, readable, rel_pct, signed)
-from benchkit.report.sentences import mechanism_sentence, practical_sentence, system_sentence
+from benchkit.report.sentences import (deciding_interval, mechanism_sentence, practical_sentence,
+                                       system_sentence)
 from benchkit.store import atomic
 from benchkit.verdict.build import direction_of, paired_values, tested_level
 
@@ -173,19 +174,13 @@ def _comparison_lines(report: dict) -> list[str]:
             "the idea is worse" if delta else "the arms are equal")
     lines.append(f"- delta (idea - baseline): {signed(delta)} ({rel_pct(delta, base_mean)} of the "
                  f"baseline mean {num(base_mean)}; {word} on average)")
-    ci = comp.get("ci95")
-    if ci:
-        lines.append(f"- 95% CI of the delta (paired t, reference format): [{signed(ci[0])}, "
-                     f"{signed(ci[1])}]")
-    sci = comp.get("signflip_ci")
-    if sci:
-        lines.append(f"- {pct(100 * sci['confidence'])} interval that inverts the sign-flip "
-                     f"test at level {num(comp['planning']['level'])}: {_interval(sci)}")
-    sign_ci = comp.get("sign_ci")
-    if sign_ci:
-        lines.append(f"- {pct(100 * sign_ci['confidence'])} interval of the median difference "
-                     f"that inverts the sign test at level {num(comp['planning']['level'])}: "
-                     f"{_interval(sign_ci)}")
+    own = deciding_interval(comp)
+    if own:
+        test = "sign test" if own["of"] == "median" else "sign-flip test"
+        lines.append(f"- {pct(100 * own['confidence'])} interval of the {own['of']} difference "
+                     f"(idea - baseline): {_interval(own)}; it inverts the {test} at the level "
+                     f"the verdict was decided at ({num(1 - own['confidence'])}), so it excludes "
+                     "0 exactly when the result is significant (`comparison.ci95`)")
     if comp.get("test") == "sign":
         lines.append(f"- p = {comp['p_value']:.4g} (two-sided exact sign test; its null: on a "
                      "seed the idea is as likely better as worse, i.e. the median difference is "

@@ -263,18 +263,30 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
     return report
 
 
+def decided_level(level: float, p_value: float, p_adjusted: float | None) -> float:
+    """The level this comparison's own p was in effect tested at: ``level`` scaled by
+    p_value / p_adjusted (Holm's step level for the j-th smallest p, lower where an earlier
+    step's adjusted p is larger), so that the test's interval at it excludes 0 exactly when
+    p_adjusted < level, the rule the verdict was decided by."""
+    if p_adjusted is None or not p_adjusted > p_value:
+        return level
+    return level * p_value / p_adjusted
+
+
 def planning(comp: dict, level: float, *, significant: bool, sw=None,
-             direction: str = "lower") -> dict:
+             direction: str = "lower", interval_level: float | None = None) -> dict:
     """The figures of the sign-flip test at the level its first Holm step uses (the look's
-    level over the family size): the interval that inverts it (the selection-aware test's
-    when the sweeps ``sw`` are given), the effect it detects 80% of the time and, when not
-    significant, the seeds that would detect the observed effect."""
+    level over the family size): the effect it detects 80% of the time and, when not
+    significant, the seeds that would detect the observed effect; and the interval that
+    inverts it (the selection-aware test's when the sweeps ``sw`` are given) at
+    ``interval_level`` (default ``level``: :func:`decided_level` gives the verdict's)."""
     d = comp["per_seed_diffs"]
     n, sd = len(d), float(np.std(d, ddof=1))
-    lo, hi = (signflip.sign_flip_ci(d, level) if sw is None
-              else selection.interval(sw, direction, level))
+    at = level if interval_level is None else interval_level
+    lo, hi = (signflip.sign_flip_ci(d, at) if sw is None
+              else selection.interval(sw, direction, at))
     return {
-        "signflip_ci": {"confidence": 1.0 - level, "lo": lo, "hi": hi},
+        "signflip_ci": {"confidence": 1.0 - at, "lo": lo, "hi": hi},
         "mde_power80": signflip.mde_power80(n, sd, level),
         "seeds_needed": None if significant else signflip.seeds_needed(comp["delta_mean"], sd,
                                                                       level),
@@ -311,9 +323,12 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     comp["p_adjusted"] = p_adjusted
     comp["family_size"] = family_size
     comp["level"] = level
+    interval_level = decided_level(level, comp["p_value"], p_adjusted)
     comp.update(planning(comp, level / family_size, significant=p_adjusted < level, sw=sw,
-                         direction=direction_of(report)))
-    robust.add_interval(comp, level / family_size)
+                         direction=direction_of(report), interval_level=interval_level))
+    robust.add_interval(comp, interval_level)
+    own = comp.get("sign_ci") or comp["signflip_ci"]  # the deciding test's: one interval
+    comp["ci95"] = [own["lo"], own["hi"]]
     against_baseline = equivalence.verdict(  # margin tests at this look's level
         comp, report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
         direction=direction_of(report), level=level, family_size=family_size,

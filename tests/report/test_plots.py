@@ -134,11 +134,13 @@ def test_summary_per_seed_table_leads_with_the_control_that_decided():
 def test_the_drawn_interval_is_the_deciding_tests_own():
     """A t interval can exclude 0 where the selection-aware test does not reject (the committed
     pruning report: t [-0.127, -0.015], the test's [-0.154, +0.014], p 0.070): the diff panel
-    draws the test's interval, and the t interval only for a comparison without one."""
+    draws only the deciding test's interval (the sign test's under test="sign"), never a t
+    interval; an unbounded end draws nothing, not another interval."""
     comp = {"ci95": [-0.127, -0.015], "signflip_ci": {"confidence": 0.95, "lo": -0.154,
                                                       "hi": 0.014}}
-    assert plots.interval_of(comp) == ([-0.154, 0.014], "mean, test's 95% CI")
-    assert plots.interval_of({"ci95": [-0.127, -0.015]}) == ([-0.127, -0.015],
-                                                               "mean, 95% t CI")
+    assert plots.interval_of(comp) == ([-0.154, 0.014], "mean, test's 95% interval")
+    assert plots.interval_of({"ci95": [-0.127, -0.015]}) == ([None, None], "")
     assert plots.interval_of({**comp, "signflip_ci": {"confidence": 0.95, "lo": None,
-                                                      "hi": 0.1}})[0] == [-0.127, -0.015]
+                                                      "hi": 0.1}})[0] == [None, 0.1]
+    sign = {**comp, "test": "sign", "sign_ci": {"confidence": 0.975, "lo": -0.2, "hi": -0.01}}
+    assert plots.interval_of(sign) == ([-0.2, -0.01], "median, test's 97.5% interval")

@@ -100,8 +100,8 @@ def test_the_report_and_summary_carry_the_sign_interval_only_under_the_sign_test
     assert [ci["lo"], ci["hi"]] == pytest.approx([-0.18, -0.11])   # d_(2), d_(9)
     assert "sign_ci" not in mean["comparison"]
     text = render_summary(sign)
-    assert "95% interval of the median difference that inverts the sign test at level 0.05: " \
-           "[-0.18, -0.11]" in text
+    assert "95% interval of the median difference (idea - baseline): [-0.18, -0.11]; it " \
+           "inverts the sign test at the level the verdict was decided at (0.05)" in text
     assert "two-sided exact sign test" in text and "sign-flip permutation test;" not in text
     assert "sign test" not in render_summary(mean)
 

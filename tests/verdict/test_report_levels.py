@@ -11,7 +11,7 @@ import math
 import pytest
 
 from benchkit.stats import paired as stats
-from benchkit.verdict.build import build_report, decide
+from benchkit.verdict.build import build_report, decide, decided_level
 from benchkit.plugin.aggregate import gate_failure
 from benchkit.report.summary import render_summary_md
 from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_config_runs,
@@ -66,8 +66,8 @@ def test_decide_records_the_family_and_plans_at_holms_first_step(family, p_adjus
     comp = report["comparison"]
     assert (comp["p_adjusted"], comp["family_size"], comp["level"]) == (p_adjusted, family,
                                                                         ALPHA)
-    step = ALPHA / family
-    assert comp["signflip_ci"]["confidence"] == 1.0 - step
+    step = ALPHA / family  # the planning figures' level; the interval is at the verdict's
+    assert comp["signflip_ci"]["confidence"] == 1.0 - decided_level(ALPHA, P8, p_adjusted)
     assert comp["planning"]["level"] == step
     assert (comp["seeds_needed"] is None) == significant
     assert report["practical_verdict"] == ("helps" if significant else "inconclusive")
