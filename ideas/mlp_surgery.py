@@ -170,10 +170,10 @@ def surrogate_forward(model: nn.Module, x: torch.Tensor, plan: Plan) -> torch.Te
     """The full-width model with the plan's units replaced: what compact_mlp must equal."""
     *hidden, last = linears(model)
     a = x
-    for l, lin in enumerate(hidden):
+    for i, lin in enumerate(hidden):
         z = lin(a)
-        replaced = torch.ones_like(z[0], dtype=torch.bool).index_fill(0, plan.keep[l], False)
-        a = torch.where(replaced, plan.slope[l] * z + plan.offset[l], z.relu())
+        replaced = torch.ones_like(z[0], dtype=torch.bool).index_fill(0, plan.keep[i], False)
+        a = torch.where(replaced, plan.slope[i] * z + plan.offset[i], z.relu())
     return last(a)
 
 

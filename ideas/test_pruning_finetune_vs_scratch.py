@@ -22,13 +22,7 @@ shows; the pruning module's property tests cover the surgery both arms share.
 from __future__ import annotations
 
 import pytest
-from mlp_surgery import (
-    by_crossing,
-    compact_mlp,
-    majority_side,
-    make_plan,
-    reinitialized,
-)
+from mlp_surgery import by_crossing, compact_mlp, majority_side, make_plan, reinitialized
 
 REPLACED = [2, 4, 8]  # ReLU units replaced per hidden layer (of 64): the frontier
 DENSE_LR = 5e-3  # the dense model's lr: tabular's A/A selection at 8 seeds

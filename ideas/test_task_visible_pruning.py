@@ -34,24 +34,12 @@ import itertools
 
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from mlp_surgery import (
-    Plan,
-    by_crossing,
-    by_magnitude,
-    compact_mlp,
-    crossing,
-    drop,
-    least_squares,
-    majority_side,
-    make_plan,
-    multiply_adds,
-    n_params,
-    preactivations,
-    surrogate_forward,
-)
+from hypothesis import given, settings, strategies as st
 from torch import nn
+
+from mlp_surgery import (Plan, by_crossing, by_magnitude, compact_mlp, crossing, drop,
+                         least_squares, majority_side, make_plan, multiply_adds, n_params,
+                         preactivations, surrogate_forward)
 
 REPLACED = [2, 4, 8]  # ReLU units replaced per hidden layer (of 64): the frontier
 LR = 5e-3  # the dense model's lr: tabular's A/A selection at 8 seeds
