@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from benchkit.report import plots
+from benchkit.report.fmt import pct, signed
 from benchkit.spec.idea import cfg_id
 from benchkit.verdict.leaderboard import BOOTSTRAP
 
@@ -22,12 +23,15 @@ def render(result: dict) -> list[str]:
         lines.append(f"board {k}: {b['track']}, {b['metric']} ({b['direction']}), baseline "
                      f"{cfg_id(b['baseline']['config'])} on seeds {b['baseline']['seeds']}; "
                      f"{b['family_size']} idea(s), {how}-adjusted p, alpha {b['alpha']:g}")
-        rows = [("rank", "idea", "improvement", f"interval ({1 - b['interval_level']:.4g})",
-                 "wins", "p", "p_adjusted", "verdict")]
+        rows = [("rank", "idea", "delta", "interval (confidence)", "wins", "p", "p_adjusted",
+                 "verdict")]
         for r in b["ideas"]:
             lo, hi = r["interval"]
-            rows.append((str(r["rank"]), r["name"], _num(r["mean_improvement"]),
-                         f"[{_num(lo)}, {_num(hi)}]", f"{r['idea_wins']}/{r['n_pairs']}",
+            rows.append((str(r["rank"]), r["name"], signed(r["delta_mean"]),
+                         f"[{signed(lo) if lo is not None else '-inf'}, "
+                         f"{signed(hi) if hi is not None else '+inf'}] "
+                         f"({pct(100 * (1 - r['interval_level']))})",
+                         f"{r['idea_wins']}/{r['n_pairs']}",
                          _num(r["p_value"]), _num(r["p_adjusted"]),
                          r["verdict"] + (" (exploratory)" if r["exploratory"] else "")))
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -35,13 +39,16 @@ def render(result: dict) -> list[str]:
         lines += ["  " + table[0], "  " + "-" * len(table[0]), *("  " + t for t in table[1:])]
         lines += [f"  note: {n}" for n in b["notes"]]
         lines.append("")
-    lines.append("improvement: the idea's mean per-seed paired gain over the baseline in the "
-                 "metric's direction (positive is better)")
+    lines.append("delta: idea - baseline, the mean over seeds of the test metric, as in the "
+                 "reports (negative is better where lower is better); interval: the test's at "
+                 "the level the verdict was decided at (alpha x p / p_adjusted), excluding 0 "
+                 "exactly when the verdict is helps or harms; wins: seeds the idea is better")
     if any(r["exploratory"] for b in result["boards"] for r in b["ideas"]):
         lines.append("(exploratory): the idea's report is exploratory (its plan was changed or "
                      "overridden); its verdict here does not count either")
     if result.get("aggregate"):
-        lines += ["", "across tracks (improvement / |baseline mean| per track, mean over tracks; "
+        lines += ["", "across tracks (improvement / |baseline mean| per track, mean over tracks: "
+                  "positive is better whatever each metric's direction, so not a delta; "
                   f"95% paired bootstrap intervals, {BOOTSTRAP} resamples; descriptive):"]
         for a in result["aggregate"]:
             lo, hi = a["interval"]
@@ -76,14 +83,15 @@ def plot(result: dict, path) -> str | None:
         ideas = b["ideas"][::-1]
         for y, r in enumerate(ideas):
             lo, hi = r["interval"]
-            m = r["mean_improvement"]
+            m = r["delta_mean"]
             ax.plot([m if lo is None else lo, m if hi is None else hi], [y, y], color="0.3")
             ax.plot([m], [y], "o", color={"helps": "tab:green", "harms": "tab:red"}.get(
                 r["verdict"], "0.5"))
         ax.axvline(0, color="0.7", lw=0.8)
         ax.set_yticks(range(len(ideas)), [f"{r['rank']}. {r['name']}" for r in ideas])
-        ax.set_title(f"{b['track']}: improvement over the baseline, "
-                     f"{1 - b['interval_level']:.4g} intervals", fontsize=9)
+        ax.set_xlabel(f"idea - baseline, test {b['metric']} ({b['direction']})", fontsize=8)
+        ax.set_title(f"{b['track']}: each idea's delta and the test's interval at the level "
+                     "its verdict was decided at", fontsize=9)
     fig.tight_layout()
     fig.savefig(path)
     return None

@@ -24,9 +24,10 @@ error at alpha under any dependence between the ideas. A verdict is ``helps``/``
 the Holm-adjusted p is below alpha (the reports' alpha), else ``inconclusive``; when even the
 all-same-sign p times the board's size cannot fall below alpha, the board says so.
 
-The interval per idea is the sign-flip test's own interval (its inversion, selection-aware) at
-level alpha/m (Bonferroni over the m ideas, so the board's intervals hold simultaneously); it
-excludes 0 only if the idea's Holm-adjusted p is below alpha (the converse need not hold).
+Every difference is the reports' ``idea - baseline`` (negative is better when lower is
+better); the interval per idea is the test's own (its inversion, selection-aware) at the level
+that idea's verdict was decided at, alpha x p / p_adjusted (Holm's step level), so it excludes 0
+exactly when the idea's adjusted p is below alpha: the same rule as a report's ``ci95``.
 Never imports torch.
 """
 from __future__ import annotations
@@ -38,7 +39,7 @@ from benchkit.stats.paired import benjamini_hochberg, holm, min_p_value, sign_fl
 from benchkit.stats import selection
 from benchkit.stats.signflip import sign_flip_ci
 from benchkit.verdict import sweeps
-from benchkit.verdict.build import finite_or_none
+from benchkit.verdict.build import decided_level, finite_or_none
 
 ADJUSTMENT = "holm"
 ADJUSTMENTS = {"holm": holm, "bh": benjamini_hochberg}  # family-wise error / false discovery rate
@@ -108,20 +109,34 @@ def board_p_values(improvements: list[list[float]]) -> tuple[list[float], list[f
     return ps, holm(ps)
 
 
-def selection_aware(entry: Entry, level: float) -> tuple[float, list]:
-    """(p, interval at ``level``) of the idea's improvement by the test its report decides
-    with: selection-aware over the report's sweeps when its seeds are the board's, else the
-    plain sign-flip test of the improvements (a report whose runs do not give full sweeps)."""
+def idea_p(entry: Entry) -> float:
+    """The two-sided p of the idea's paired differences by the test its report decides with:
+    selection-aware over the report's sweeps when its seeds are the board's, else the plain
+    sign-flip test (a report whose runs do not give full sweeps)."""
+    sw = _sweeps(entry)
+    if sw is not None:
+        return selection.p_value(sw, "lower" if entry.lower else "higher")
+    return sign_flip_p_value(entry.improvements)
+
+
+def idea_interval(entry: Entry, level: float) -> list:
+    """That test's interval of idea - baseline (the reports' sign: negative is better when
+    lower is better) at ``level``; an unbounded end is None."""
+    sw = _sweeps(entry)
+    if sw is not None:
+        return list(selection.interval(sw, "lower" if entry.lower else "higher", level))
+    lo, hi = sign_flip_ci(entry.improvements, level)  # of the improvement
+    if not entry.lower:
+        return [lo, hi]
+    return [None if hi is None else -hi, None if lo is None else -lo]
+
+
+def _sweeps(entry: Entry):
     report = entry.report
     seeds = (report.get("protocol") or {}).get("seeds")
     if report["comparison"].get("selection_aware") and seeds == entry.seeds:
-        direction = "lower" if entry.lower else "higher"
-        sw = sweeps.of_report(report)
-        lo, hi = selection.interval(sw, direction, level)  # of idea - baseline
-        if entry.lower:  # the improvement is baseline - idea
-            lo, hi = (None if hi is None else -hi), (None if lo is None else -lo)
-        return selection.p_value(sw, direction), [lo, hi]
-    return sign_flip_p_value(entry.improvements), sign_flip_ci(entry.improvements, level)
+        return sweeps.of_report(report)
+    return None
 
 
 def verdict(p_adjusted: float, mean_improvement: float, alpha: float) -> str:
@@ -134,35 +149,38 @@ def verdict(p_adjusted: float, mean_improvement: float, alpha: float) -> str:
 
 
 def rank_board(entries: list[Entry], alpha: float, adjustment: str = ADJUSTMENT) -> dict:
-    """The board of ideas that share one baseline: each idea's sign-flip p, Holm over the
-    board, verdict, simultaneous interval; ranked by mean improvement (best first)."""
-    m = len(entries)
-    tested = [selection_aware(e, alpha / m) for e in entries]
-    ps = [p for p, _ in tested]
+    """The board of ideas that share one baseline: each idea's sign-flip p, adjusted over the
+    board, verdict and interval; ranked by mean improvement (best first). Differences are the
+    reports' idea - baseline; each interval is the test's at the level the idea's verdict was
+    decided at, alpha x p / p_adjusted, so it excludes 0 exactly when p_adjusted < alpha."""
+    ps = [idea_p(e) for e in entries]
     adj = ADJUSTMENTS[adjustment](ps)
     rows = []
-    for e, p, pa, (_, interval) in zip(entries, ps, adj, tested):
+    for e, p, pa in zip(entries, ps, adj):
         mean = sum(e.improvements) / len(e.improvements)
+        level = decided_level(alpha, p, pa)
         rows.append({"name": e.name, "report": str(e.path), "n_pairs": len(e.seeds),
-                     "mean_improvement": mean, "idea_wins": sum(d > 0 for d in e.improvements),
+                     "delta_mean": -mean if e.lower else mean,
+                     "idea_wins": sum(d > 0 for d in e.improvements),
                      "p_value": p, "p_adjusted": pa, "verdict": verdict(pa, mean, alpha),
-                     "interval": interval,
+                     "interval": idea_interval(e, level), "interval_level": level,
                      "report_verdict": e.report["practical_verdict"],
                      "exploratory": bool(e.report.get("exploratory"))})
-    rows.sort(key=lambda r: (-r["mean_improvement"], r["name"]))
+    better = (lambda r: r["delta_mean"]) if entries[0].lower else (lambda r: -r["delta_mean"])
+    rows.sort(key=lambda r: (better(r), r["name"]))
     for k, r in enumerate(rows, 1):
         r["rank"] = k
     first = entries[0]
     n = len(first.seeds)
     notes = []
-    if min_p_value(n) * m >= alpha:
-        notes.append(UNREACHABLE.format(n=n, p=min_p_value(n), m=m, alpha=alpha))
+    if min_p_value(n) * len(entries) >= alpha:
+        notes.append(UNREACHABLE.format(n=n, p=min_p_value(n), m=len(entries), alpha=alpha))
     return {"track": first.track, "metric": first.report.get("metric"),
             "direction": first.report["metric_direction"],
             "baseline": {"config": first.baseline_cfg, "seeds": first.seeds,
                          "digests": [d for _, d in first.baseline_runs]},
-            "alpha": alpha, "adjustment": adjustment, "family_size": m,
-            "interval_level": alpha / m, "ideas": rows, "notes": notes}
+            "alpha": alpha, "adjustment": adjustment, "family_size": len(entries),
+            "ideas": rows, "notes": notes}
 
 
 def _difference(key: tuple, other: tuple) -> str:

@@ -59,8 +59,15 @@ def test_three_ideas_sharing_one_baseline_are_ranked_with_holm(pytester, capsys,
     assert ideas["same"]["p_value"] == ideas["same"]["p_adjusted"] == 1.0
     verdicts = [ideas[n]["verdict"] for n in ("fast", "same", "slow")]
     assert verdicts == ["helps", "inconclusive", "harms"]
-    assert ideas["fast"]["interval"][0] > 0 > ideas["slow"]["interval"][1]
-    assert board["interval_level"] == pytest.approx(0.05 / 3)
+    # the reports' sign (idea - baseline; MSE: negative is better), and each interval at the
+    # level its verdict was decided at: alpha x p / p_adjusted (Holm's first step here)
+    assert ideas["fast"]["delta_mean"] < 0 < ideas["slow"]["delta_mean"]
+    fast_report = json.loads((pytester.path / "reports" / "fast" / "tabular" /
+                              "bench_report.json").read_text())
+    assert ideas["fast"]["delta_mean"] == pytest.approx(fast_report["comparison"]["delta_mean"])
+    assert ideas["fast"]["interval"][1] < 0 < ideas["slow"]["interval"][0]
+    assert ideas["fast"]["interval_level"] == pytest.approx(0.05 / 3)
+    assert ideas["same"]["interval_level"] == pytest.approx(0.05)
     assert len(board["baseline"]["digests"]) == 7 and board["baseline"]["seeds"] == list(range(7))
     assert "1     fast" in res.stdout and "helps (exploratory)" in res.stdout  # --bench-epochs
     assert leaderboard("reports", "--track", "tabular", cwd=pytester.path).returncode == 0

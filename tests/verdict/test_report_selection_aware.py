@@ -116,7 +116,7 @@ def test_the_leaderboard_tests_an_idea_as_its_report_does():
                                   alpha=ALPHA))
     entry = leaderboard.Entry("accident", Path("r.json"), report)
     entry.seeds = list(range(N))
-    p, (lo, hi) = leaderboard.selection_aware(entry, 0.05)
+    p, (lo, hi) = leaderboard.idea_p(entry), leaderboard.idea_interval(entry, 0.05)
     assert p == report["comparison"]["p_value"] != report["comparison"]["p_fixed_configs"]
     assert lo <= 0 <= hi
 
