@@ -1,0 +1,266 @@
+"""The panel of known answers: bench every module of benchmarks/panel/ through the plugin at the
+default protocol, then write docs/panel.md, each module's expected verdict against the one
+obtained, every miss explained (MISSES).
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py   # train what is missing, docs
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py --docs-only  # docs from reports
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py --report-dir scratch/panel \\
+        --docs scratch/panel.md --allow-exploratory -- --bench-seeds 2 --bench-epochs 1  # smoke
+
+Like scripts/bench, a session whose reports call for a grid extension or a budget check is
+followed by another (up to three): runs are stored, so each trains only what is pending. The
+sessions' wall time goes to <report-dir>/panel.json, which the docs read.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PANEL = Path(__file__).resolve().parent
+REPORT_DIR = "benchmarks/results/panel"
+DOCS = "docs/panel.md"
+VERDICTS = ("helps", "harms", "inconclusive")
+SESSIONS = 3
+COMMAND = "PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py"
+
+# module stem -> why its obtained verdict is not the expected one (docs/panel.md prints it;
+# a miss without an explanation, or an explanation of a module that did not miss, is an error)
+MISSES: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class Module:
+    """What a panel module declares: its file, bench name and track, expected verdict and the
+    first line of its docstring (what it asks)."""
+
+    stem: str
+    name: str
+    track: str
+    expected: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """One module's line of the table, from its report."""
+
+    module: Module
+    obtained: str
+    delta: float | None
+    p: float | None
+    mde: float | None
+    wins: int | None
+    pairs: int | None
+    seconds: float
+    exploratory: bool
+
+
+def declared(path: Path) -> Module:
+    """The module's ``expected``, bench ``name`` and ``track``, read from its source (nothing
+    is imported: no torch, no training)."""
+    tree = ast.parse(path.read_text())
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 \
+                or not isinstance(node.targets[0], ast.Name):
+            continue
+        target = node.targets[0].id
+        if target == "expected" and isinstance(node.value, ast.Constant):
+            found["expected"] = node.value.value
+        elif target == "pytestmark" and isinstance(node.value, ast.Call):
+            for keyword in node.value.keywords:
+                if keyword.arg in ("name", "track") and isinstance(keyword.value, ast.Constant):
+                    found[keyword.arg] = keyword.value.value
+    missing = [k for k in ("expected", "name", "track") if not isinstance(found.get(k), str)]
+    if missing:
+        raise ValueError(f"{path.name}: no literal {', '.join(missing)} (a panel module states "
+                         f"expected = one of {list(VERDICTS)} and pytest.mark.bench(name=..., "
+                         "track=...))")
+    if found["expected"] not in VERDICTS:
+        raise ValueError(f"{path.name}: expected = {found['expected']!r}; valid: "
+                         f"{list(VERDICTS)}")
+    doc = ast.get_docstring(tree) or ""
+    return Module(path.stem, found["name"], found["track"], found["expected"],
+                  " ".join(doc.split("\n\n")[0].split()))
+
+
+def modules() -> list[Module]:
+    """Every panel module, positives first, then negatives, then nulls."""
+    found = [declared(p) for p in sorted(PANEL.glob("test_*.py"))]
+    return sorted(found, key=lambda m: (VERDICTS.index(m.expected), m.stem))
+
+
+def report_path(report_dir: Path, module: Module) -> Path:
+    return report_dir / module.name / module.track / "bench_report.json"
+
+
+def row(module: Module, report: dict) -> Row:
+    comparison = report.get("comparison") or {}
+    p = comparison.get("p_adjusted", comparison.get("p_value"))
+    return Row(module, report["practical_verdict"], comparison.get("delta_mean"), p,
+               comparison.get("mde"), comparison.get("idea_wins"), comparison.get("n_pairs"),
+               sum(r.get("seconds") or 0.0 for r in report["runs"]),
+               bool(report.get("exploratory")))
+
+
+def rows(report_dir: Path, *, allow_exploratory: bool = False) -> list[Row]:
+    """Each module's row from its report; a missing, incomplete or (unless allowed)
+    exploratory report is an error naming the module."""
+    out = []
+    for module in modules():
+        path = report_path(report_dir, module)
+        if not path.is_file():
+            raise ValueError(f"{module.stem}: no report at {path}: run {COMMAND}")
+        report = json.loads(path.read_text())
+        if not report.get("complete"):
+            raise ValueError(f"{module.stem}: its report {path} is incomplete: run {COMMAND}")
+        result = row(module, report)
+        if result.exploratory and not allow_exploratory:
+            raise ValueError(f"{module.stem}: its report {path} is exploratory (not the "
+                             f"default protocol): run {COMMAND}")
+        out.append(result)
+    return out
+
+
+def check_misses(table: list[Row]) -> None:
+    """Every miss has an explanation in MISSES and every explanation a miss."""
+    missed = {r.module.stem for r in table if r.obtained != r.module.expected}
+    unexplained, stale = missed - set(MISSES), set(MISSES) - missed
+    if unexplained or stale:
+        raise ValueError("MISSES in benchmarks/panel/panel.py: "
+                         + "; ".join(filter(None, (
+                             unexplained and f"explain {sorted(unexplained)}",
+                             stale and f"{sorted(stale)} did not miss: remove them"))))
+
+
+def fmt(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}g}"
+
+
+def render(table: list[Row], meta: dict) -> str:
+    """docs/panel.md from the rows and the sessions' record (panel.json). Exploratory rows
+    (a smoke run) are marked so, and their misses need no explanation."""
+    smoke = any(r.exploratory for r in table)
+    if not smoke:
+        check_misses(table)
+    hits = sum(r.obtained == r.module.expected for r in table)
+    lines = [
+        "# A panel of known answers",
+        "",
+        ("Modules whose verdict is known before they run, from a paper or by construction, "
+        "benched through the plugin at the default protocol (each track's seeds, grid and "
+        "epochs; no `--bench-seeds` or `--bench-epochs`): large effects each way, small "
+        "positives near the track's MDE, and nulls. A panel that gets these right is evidence "
+        "that a track resolves a real effect, and that a real null stays a null, on real "
+        "training. Each module's docstring gives the source of its expectation."),
+        "",
+        (f"Regenerate (trains only what the run store lacks, then rewrites this page): `{COMMAND}`;"
+        f" from the committed reports alone: `{COMMAND} --docs-only`. Reports: "
+        f"`{REPORT_DIR}/<name>/<track>/`."),
+        "",
+        (f"**{hits} of {len(table)} as expected.** delta is idea minus baseline on the test "
+        "metric (seed mean; accuracy higher is better, MSE lower), p the report's (one track: "
+        "no adjustment), |delta|/MDE the effect in units of the smallest significant one, wins "
+        "the seeds where the idea is better, s the training seconds of the report's runs "
+        "(grid, extensions and budget checks; a baseline shared by two modules trains once and "
+        "counts in both)."),
+        "",
+        "| module | track | expected | obtained | delta | p | MDE | \\|delta\\|/MDE | wins | s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in table:
+        mark = (" (exploratory)" if r.exploratory else
+                "" if r.obtained == r.module.expected else " **(miss)**")
+        ratio = (None if r.delta is None or not r.mde else abs(r.delta) / r.mde)
+        lines.append(
+            f"| `{r.module.stem}` | {r.module.track} | {r.module.expected} | {r.obtained}{mark}"
+            f" | {fmt(r.delta)} | {fmt(r.p, 2)} | {fmt(r.mde)} | {fmt(ratio, 2)} | "
+            f"{r.wins}/{r.pairs} | {r.seconds:.0f} |")
+    lines += ["", "## Sessions", ""]
+    sessions = meta.get("sessions") or []
+    if sessions:
+        walls = ", ".join(f"{s['seconds']:.0f}" for s in sessions)
+        lines.append(f"{len(sessions)} session(s), {sum(s['seconds'] for s in sessions):.0f} s "
+                     f"wall in all ({walls}), "
+                     f"at commit {meta.get('commit', 'n/a')}, {meta.get('workers', 'n/a')} "
+                     "workers on a 2-core machine shared with other work; training seconds "
+                     f"summed over the reports: {sum(r.seconds for r in table):.0f}.")
+    else:
+        lines.append("No session record (panel.json): the reports were not made by panel.py.")
+    lines += ["", "## What each module asks", ""]
+    lines += [f"- `{r.module.stem}` ({r.module.expected}): {r.module.summary}" for r in table]
+    lines += ["", "## Misses", ""]
+    missed = [r for r in table if r.obtained != r.module.expected]
+    lines += ([f"- `{r.module.stem}`: expected {r.module.expected}, obtained {r.obtained}. "
+               f"{MISSES.get(r.module.stem, '(a smoke run: not explained)')}" for r in missed]
+              or ["None."])
+    return "\n".join(lines) + "\n"
+
+
+def pending(report: dict) -> bool:
+    """A grid extension or budget check still to train (the next session trains it)."""
+    checks = [(a or {}).get("budget_check") or {}
+              for a in ((report.get("convergence") or {}).get("arms") or {}).values()]
+    return bool((report.get("incomplete") or {}).get("pending")
+                or any(c.get("pending") for c in checks))
+
+
+def bench(report_dir: str, extra: list[str], workers: int) -> list[dict]:
+    """Up to SESSIONS sessions of the plugin over the panel, until nothing is pending;
+    each session's command, wall seconds and exit status."""
+    sessions = []
+    for _ in range(SESSIONS):
+        command = [sys.executable, "-m", "pytest", str(PANEL.relative_to(ROOT)), "-n",
+                   str(workers), "-p", "no:randomly", f"--bench-report-dir={report_dir}", *extra]
+        start, wall = time.time(), time.perf_counter()
+        rc = subprocess.call(command, cwd=ROOT)
+        sessions.append({"command": " ".join(command[1:]), "seconds": round(
+            time.perf_counter() - wall, 1), "rc": rc})
+        written = [json.loads(p.read_text()) for p in (ROOT / report_dir).glob(
+            "*/*/bench_report.json") if p.stat().st_mtime >= start]
+        if not any(pending(r) for r in written):
+            return sessions
+        extra = [a for a in extra if a != "--bench-fresh"]
+    raise SystemExit(f"panel: still pending after {SESSIONS} sessions: run {COMMAND} again")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--report-dir", default=REPORT_DIR)
+    parser.add_argument("--docs", default=DOCS)
+    parser.add_argument("--docs-only", action="store_true",
+                        help="train nothing: rewrite the docs from the reports")
+    parser.add_argument("--allow-exploratory", action="store_true",
+                        help="accept exploratory reports (a smoke run; never for the docs)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
+    args = parser.parse_args(argv)
+    record = ROOT / args.report_dir / "panel.json"
+    if not args.docs_only:
+        sessions = bench(args.report_dir, args.pytest_args, args.workers)
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=False,
+                                capture_output=True, text=True).stdout.strip()
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({"sessions": sessions, "commit": commit,
+                                      "workers": args.workers}, indent=1) + "\n")
+    meta = json.loads(record.read_text()) if record.is_file() else {}
+    try:
+        page = render(rows(ROOT / args.report_dir, allow_exploratory=args.allow_exploratory),
+                      meta)
+    except ValueError as exc:
+        print(f"panel: {exc}", file=sys.stderr)
+        return 1
+    (ROOT / args.docs).write_text(page)
+    print(page)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

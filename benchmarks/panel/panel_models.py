@@ -1,0 +1,89 @@
+"""Model wrappers and a data-subset fit shared by the panel's modules (benchmarks/panel/).
+
+Each wrapper changes what a model sees, never how it is trained: the arms still train with
+``run.fit`` at the track's protocol. Permutations come from their own generator, seeded by the
+run's seed, so drawing one leaves the global RNG (and the model's init) as the baseline's.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from benchkit.tracks.base import Split
+from benchkit.training import loop
+
+PERMUTATION_SALT = 0x9E12  # the permutation's stream, apart from init, data and minibatch order
+
+
+def permutation(seed: int, n: int) -> torch.Tensor:
+    """A permutation of ``range(n)`` fixed by ``seed`` (one per seed, as the paper's shuffled
+    MNIST-1D draws one), from a generator that is not the global one."""
+    return torch.randperm(n, generator=torch.Generator().manual_seed(PERMUTATION_SALT + seed))
+
+
+class PermutedInput(nn.Module):
+    """``net(x[..., order])``: the input's last axis (MNIST-1D's positions, tabular's
+    features) read in a fixed permuted order, the same for train, validation and test, as a
+    dataset with permuted columns would be. The order is a buffer, not a parameter."""
+
+    def __init__(self, order: torch.Tensor, net: nn.Module):
+        super().__init__()
+        self.register_buffer("order", order.clone())
+        self.net = net
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x[..., self.order])
+
+
+def absorb_permutation(model: nn.Module, order: torch.Tensor) -> None:
+    """Permute the input columns of ``model``'s first ``nn.Linear`` (the layer that reads the
+    input, in an MLP) so that ``model(x[:, order]) == model(x)`` up to the order of
+    summation: ``W[:, j]`` becomes ``W[:, order[j]]``."""
+    first = next((m for m in model.modules() if isinstance(m, nn.Linear)), None)
+    if first is None or first.in_features != len(order):
+        raise TypeError(f"absorb_permutation: {type(model).__name__} has no first nn.Linear "
+                        f"reading {len(order)} inputs")
+    with torch.no_grad():
+        first.weight.copy_(first.weight[:, order])
+
+
+class LastStateOnly(nn.Module):
+    """``net`` given a window whose every state is replaced by its last one: the window's
+    length and shape are kept (any window model fits), its information is the last state's."""
+
+    def __init__(self, net: nn.Module):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x[:, -1:].expand_as(x))
+
+
+class Average(nn.Module):
+    """The mean of the members' predictions (an ensemble of separately trained models)."""
+
+    def __init__(self, *members: nn.Module):
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.stack([m(x) for m in self.members]).mean(dim=0)
+
+
+def fit_on_first_rows(run, model: nn.Module, rows: int) -> None:
+    """Train ``model`` on the first ``rows`` of the seed's train split (rows are drawn i.i.d.,
+    so they are a random subset) for as many optimizer steps as ``run.fit`` takes on all of
+    them (epochs scaled by the ratio of batches per epoch), with the track's optimizer,
+    schedule, batch size and ``run.cfg``'s lr; record val, test, params and steps."""
+    train, track = run.data.train, run.track
+    per_epoch = -(-len(train) // track.batch_size)
+    fewer = -(-rows // track.batch_size)
+    diverged, steps = loop.train(
+        model, Split(train.x[:rows], train.y[:rows]), track, lr=run.cfg["lr"],
+        epochs=run.epochs * per_epoch // fewer, batch_size=track.batch_size, seed=run.seed,
+        schedule=track.schedule)
+    run.budget("params", sum(p.numel() for p in model.parameters() if p.requires_grad))
+    run.budget("steps", steps)
+    nan = float("nan")
+    run.record(val=nan if diverged else run.evaluate(model, "val"),
+               test=nan if diverged else run.evaluate(model, "test"))

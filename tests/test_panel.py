@@ -1,0 +1,66 @@
+"""The panel of known answers (benchmarks/panel/): every module states its expected verdict, and
+docs/panel.md is what benchmarks/panel/panel.py renders from the committed reports. Reads
+sources and JSON only: nothing trains."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "panel" / "panel.py"
+
+
+@pytest.fixture(scope="module")
+def panel():
+    spec = importlib.util.spec_from_file_location("panel_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it executes
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module
+
+
+def test_every_module_declares_an_expected_verdict_its_file_name_repeats(panel):
+    modules = panel.modules()
+    assert len(modules) >= 8
+    for module in modules:
+        assert module.expected in ("helps", "harms", "inconclusive")
+        assert module.stem.startswith(f"test_{module.expected}_"), module.stem
+        assert module.track in ("tabular", "mnist1d", "dynamics"), module.stem
+        assert module.summary, f"{module.stem}: no docstring (the source of its expectation)"
+    assert {m.expected for m in modules} == {"helps", "harms", "inconclusive"}
+    assert len({m.name for m in modules}) == len(modules)
+
+
+def test_a_module_without_a_literal_expectation_is_refused(panel, tmp_path):
+    path = tmp_path / "test_helps_x.py"
+    path.write_text('import pytest\npytestmark = pytest.mark.bench(name="x", track="tabular")\n')
+    with pytest.raises(ValueError, match="no literal expected"):
+        panel.declared(path)
+    path.write_text('expected = "better"\nimport pytest\n'
+                    'pytestmark = pytest.mark.bench(name="x", track="tabular")\n')
+    with pytest.raises(ValueError, match="valid: \\['helps', 'harms', 'inconclusive'\\]"):
+        panel.declared(path)
+
+
+def _row(panel, expected, obtained, stem="test_helps_x"):
+    module = panel.Module(stem, "x", "tabular", expected, "")
+    return panel.Row(module, obtained, 0.0, 1.0, 0.1, 4, 8, 1.0, False)
+
+
+def test_a_miss_needs_an_explanation_and_an_explanation_a_miss(panel, monkeypatch):
+    monkeypatch.setattr(panel, "MISSES", {})
+    panel.check_misses([_row(panel, "helps", "helps")])
+    with pytest.raises(ValueError, match="explain \\['test_helps_x'\\]"):
+        panel.check_misses([_row(panel, "helps", "inconclusive")])
+    monkeypatch.setattr(panel, "MISSES", {"test_helps_x": "why"})
+    panel.check_misses([_row(panel, "helps", "inconclusive")])
+    with pytest.raises(ValueError, match="did not miss"):
+        panel.check_misses([_row(panel, "helps", "helps")])
+    page = panel.render([_row(panel, "helps", "inconclusive")], {})
+    assert "**(miss)**" in page and "obtained inconclusive. why" in page
