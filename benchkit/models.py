@@ -4,7 +4,8 @@ They live in :mod:`benchkit.tracks.models` (the default model is part of a track
 only keeps the name idea modules and the README use.
 """
 from benchkit.tracks.models import (CausalBlock, CharTransformer, RNNSmall,  # noqa: F401
-                                    char_transformer, mlp_tiny, rnn_small)
+                                    char_transformer, mlp_tanh, mlp_tiny, mnist1d_cnn,
+                                    mnist1d_mlp, rnn_small)
 
-__all__ = ["CausalBlock", "CharTransformer", "RNNSmall", "char_transformer", "mlp_tiny",
-           "rnn_small"]
+__all__ = ["CausalBlock", "CharTransformer", "RNNSmall", "char_transformer", "mlp_tanh",
+           "mlp_tiny", "mnist1d_cnn", "mnist1d_mlp", "rnn_small"]

@@ -5,8 +5,10 @@ signal is resampled to 40) under correlated noise and shear, so a model whose fi
 local and shared across positions should classify them far better than an MLP that must learn
 every offset apart: Greydanus & Kobak report CNN 94% against MLP 68% test accuracy. The idea
 arm trains the paper's CNN (``benchkit.tracks.models.mnist1d_cnn``: three stride-2 ReLU
-convolutions of 25 channels, a linear head, 5,210 parameters); the baseline is the track's
-default, the paper's MLP (15,210 parameters). Both arms get the track's protocol and grid.
+convolutions of 25 channels, a linear head, 5,210 parameters: the track's default model); the
+baseline names the paper's MLP (``mnist1d_mlp``, 15,210 parameters), which the track no
+longer uses as its default (gradient-boosted trees beat it). Both arms get the track's
+protocol and grid.
 
 The parameter budgets differ by design (the CNN has a third of the MLP's parameters, which
 can only make the claim harder to show): waived below with that reason.
@@ -27,7 +29,7 @@ import importlib.util
 import pytest
 import torch
 
-from benchkit.tracks.models import mnist1d_cnn
+from benchkit.tracks.models import mnist1d_cnn, mnist1d_mlp
 
 if importlib.util.find_spec("mnist1d") is None:  # found, not imported: collection stays cheap
     pytest.skip("the mnist1d track needs the mnist1d package: pip install benchkit[tracks]",
@@ -44,7 +46,7 @@ pytestmark = pytest.mark.bench(
 
 @pytest.mark.arm("baseline")
 def test_baseline(run):
-    run.fit(run.track.model())
+    run.fit(mnist1d_mlp())
 
 
 @pytest.mark.arm("idea")

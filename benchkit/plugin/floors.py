@@ -1,13 +1,14 @@
-"""Floors kept between sessions. A track's floors on one seed are fits of numpy or
-scikit-learn (for mnist1d, 1-1.5 s a seed, most of it the package generating the data), the
-same in every session that reports that track and seed; a rerun whose runs all come from the
-store should not pay them again. They are kept in pytest's cache (``config.cache``; none
+"""Floors kept between sessions. A track's floors on one seed are fits of numpy and
+scikit-learn (kernel ridge, boosted trees, an SVM or MLP: seconds a seed), the same in every
+session that reports that track and seed; a rerun whose runs all come from the store should
+not pay them again. They are kept in pytest's cache (``config.cache``; none
 under ``-p no:cacheprovider``).
 
 Only benchkit's own tracks are kept: a user's floors may run code benchkit does not
 fingerprint, so they are computed each time. The key is the track's protocol, the seed,
-benchkit's source and the versions of python, numpy and the packages the track requires; a
-cached value that is not ``{name: finite number}`` is a miss.
+benchkit's source and the versions of python, numpy, scikit-learn (an optional extra the
+floors use when installed) and the packages the track requires; a cached value that is not
+``{name: finite number}`` is a miss.
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _version(module: str) -> str | None:
 
 def key(track: Track, seed: int) -> str:
     """The cache key of ``track``'s floors on ``seed``."""
-    versions = {m: _version(m) for m in ("numpy", *(m for m, _ in track.requires))}
+    versions = {m: _version(m) for m in ("numpy", "sklearn", *(m for m, _ in track.requires))}
     material = {"track": track.name, "protocol": track.protocol(), "seed": int(seed),
                 "benchkit": benchkit_source_digest(), "python": platform.python_version(),
                 "versions": versions}

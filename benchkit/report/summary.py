@@ -18,6 +18,7 @@ from benchkit.report.fmt import (cfg_text, markdown_cell, markdown_table, mechan
 from benchkit.report.sentences import (deciding_interval, mechanism_sentence, practical_sentence,
                                        system_sentence)
 from benchkit.store import atomic
+from benchkit.tracks.base import strongest_floor
 from benchkit.verdict.build import direction_of, paired_values, tested_level
 
 SUMMARY_NAME = "summary.md"
@@ -96,16 +97,17 @@ def floor_lines(report: dict) -> list[str]:
     if not floors:
         return []
     direction = direction_of(report)
-    best = (min if direction == "lower" else max)(floors, key=floors.__getitem__)
-    lines = ["## Floors", "", "- trivial baselines fitted on the same seeds' train splits, test "
+    lines = ["## Floors", "", "- baselines fitted on the same seeds' train splits, test "
              "metric averaged over the seeds: " + ", ".join(f"{k} {num(v)}" for k, v in
                                                            floors.items())]
+    strongest = strongest_floor(floors, direction)  # limits (no learner reaches them) left out
     base = ((report.get("baseline") or {}).get("full") or {}).get("mean")
-    if is_finite(base):
-        gain = (floors[best] - base) if direction == "lower" else (base - floors[best])
-        lines.append(f"- the baseline ({num(base)}) is {rel_pct(gain, floors[best])} "
+    if base is not None and is_finite(base) and strongest is not None:
+        best, value = strongest
+        gain = (value - base) if direction == "lower" else (base - value)
+        lines.append(f"- the baseline ({num(base)}) is {rel_pct(gain, value)} "
                      f"{'better' if gain > 0 else 'worse' if gain < 0 else 'no better'} than "
-                     f"the best floor, {best} ({num(floors[best])})")
+                     f"the best floor, {best} ({num(value)})")
     return lines + [""]
 
 

@@ -20,6 +20,26 @@ OPTIMIZERS = ("adam", "adamw", "sgd")
 SCHEDULES = ("constant", "cosine", "linear")  # the learning-rate schedules run.fit names
 
 
+LIMIT_PREFIX = "limit: "  # a floor named so is an achievable limit (a model no learner has)
+
+
+def is_limit(name: str) -> bool:
+    """Whether floor ``name`` is an achievable limit (e.g. a filter that knows the true
+    equations), reported beside the floors but not a floor a baseline must beat."""
+    return name.startswith(LIMIT_PREFIX)
+
+
+def strongest_floor(floors: dict[str, float], direction: str) -> tuple[str, float] | None:
+    """The best of ``floors`` in the metric's ``direction`` ("lower" or "higher"), limits
+    left out; None when there is none."""
+    kept = {k: v for k, v in floors.items() if not is_limit(k) and v is not None
+            and math.isfinite(v)}
+    if not kept:
+        return None
+    name = (min if direction == "lower" else max)(kept, key=kept.__getitem__)
+    return name, kept[name]
+
+
 def mean_floors(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """Each floor averaged over the seeds' ``{name: test metric}`` (the first seed's names)."""
     return {name: float(sum(f[name] for f in per_seed) / len(per_seed))

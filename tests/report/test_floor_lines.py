@@ -26,3 +26,13 @@ def test_lower_is_better_and_a_baseline_worse_than_its_floor():
 def test_no_floors_no_section():
     assert floor_lines(report("lower", 1.0, {})) == []
     assert floor_lines({"metric_direction": "lower is better"}) == []
+
+
+def test_a_limit_is_listed_but_is_not_the_best_floor():
+    """A floor named "limit: ..." (a model no learner has, e.g. a filter that knows the true
+    equations) is reported but the baseline is measured against the best real floor."""
+    lines = floor_lines(report("lower", 0.07, {"window MLP": 0.08,
+                                               "limit: ensemble Kalman filter": 0.035}))
+    assert "limit: ensemble Kalman filter 0.035" in lines[2]
+    assert lines[3] == ("- the baseline (0.07) is 12.5% better than the best floor, "
+                        "window MLP (0.08)")
