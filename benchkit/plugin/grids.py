@@ -7,7 +7,7 @@ from __future__ import annotations
 from benchkit import tracks
 from benchkit.stats.paired import select_config
 from benchkit.store.fingerprint import arm_fingerprint
-from benchkit.verdict.convergence import checked, checks_called_for
+from benchkit.verdict.convergence import check_decision, checked, checks_called_for
 from benchkit.verdict.extension import resolve
 
 
@@ -44,11 +44,14 @@ def grids_from_store(spec, result) -> dict:
             for t in spec.tracks}
 
 
-def checks_from_store(spec, result) -> dict:
-    """track -> {arm: budget check config} for each arm whose selected config the stored runs
-    call a check for; nothing for a track whose grid is not all stored yet (even a one-config
-    grid: only its runs show whether the arm's curves can be checked)."""
-    checks = {}
+def checks_from_store(spec, result) -> tuple[dict, dict]:
+    """(checks, check seeds): track -> {arm: budget check config} for each arm whose selected
+    config the stored runs call a check for, and track -> {arm: the seeds the check's current
+    look trains} (the first 3, then 5 while the stored check runs leave it undetermined:
+    :func:`benchkit.verdict.convergence.check_decision`); nothing for a track whose grid is not
+    all stored yet (even a one-config grid: only its runs show whether the arm's curves can be
+    checked)."""
+    checks, seeds = {}, {}
     for t in spec.tracks:
         direction, grid = tracks.get(t).direction, spec.grids[t]
         on, every = checked(t, spec.protocols[t].get("schedule"))
@@ -66,4 +69,7 @@ def checks_from_store(spec, result) -> dict:
         calls = checks_called_for(selected, direction, spec.epochs[t], every=every)
         if calls:
             checks[t] = calls
-    return checks
+            seeds[t] = {arm: list(spec.seeds[:check_decision(
+                selected[arm], [result(t, arm, cfg, s) for s in spec.seeds], direction,
+                cfg["epochs"]).called]) for arm, cfg in calls.items()}
+    return checks, seeds

@@ -191,7 +191,8 @@ def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
     result = grids.stored_results(spec, store, module_item.obj, module_item.path)
     if spec.extend and store is not None:
         spec = dataclasses.replace(spec, grids=grids.grids_from_store(spec, result))
-    return dataclasses.replace(spec, checks=grids.checks_from_store(spec, result))
+    checks, check_seeds = grids.checks_from_store(spec, result)
+    return dataclasses.replace(spec, checks=checks, check_seeds=check_seeds)
 
 
 def _strict_markers(config: pytest.Config) -> bool:

@@ -86,8 +86,14 @@ def _check_text(arm: dict) -> str:
     c = arm["budget_check"]
     if c["pending"] or c["gain"] is None:
         return f"at {c['epochs']} epochs {'pending' if c['pending'] else 'not measurable'}"
-    return (f"at {c['epochs']} epochs {pct(100 * c['gain'])} better (median of {c['seeds']} "
-            f"seeds): {'still improving' if arm['still_improving'] else 'trained out'}")
+    if "decision" not in c:  # reports before the sequential check: a median
+        return (f"at {c['epochs']} epochs {pct(100 * c['gain'])} better (median of "
+                f"{c['seeds']} seeds): "
+                f"{'still improving' if arm['still_improving'] else 'trained out'}")
+    bounds = (f", one-sided {100 * (1 - c['level']):.0f}% bounds {pct(100 * c['lower'])} to "
+              f"{pct(100 * c['upper'])}" if c.get("lower") is not None else "")
+    return (f"at {c['epochs']} epochs {pct(100 * c['gain'])} better (mean of {c['seeds']} "
+            f"seeds{bounds}): {c['decision']}")
 
 
 def floor_lines(report: dict) -> list[str]:

@@ -65,6 +65,7 @@ class IdeaSpec:
     declared_grids: dict = field(default_factory=dict)  # track -> the grid as declared
     futility: float | None = None  # the non-binding futility threshold (benchkit.stats.futility)
     checks: dict = field(default_factory=dict)  # track -> {arm: cfg}: budget checks to train
+    check_seeds: dict = field(default_factory=dict)  # track -> {arm: seeds}: default all seeds
 
     def points(self):
         """(track, cfg, seed) of every run an arm makes, in a stable order."""
@@ -75,11 +76,11 @@ class IdeaSpec:
 
     def arm_points(self, arm: str):
         """(track, cfg, seed) of every run ``arm`` makes: the grid's, then its budget checks
-        (benchkit.verdict.convergence) on every seed."""
+        (benchkit.verdict.convergence) on the seeds of the check's current look."""
         yield from self.points()
         for track in self.tracks:
             if arm in self.checks.get(track, {}):
-                for seed in self.seeds:
+                for seed in self.check_seeds.get(track, {}).get(arm, self.seeds):
                     yield track, self.checks[track][arm], seed
 
     @classmethod
@@ -122,6 +123,8 @@ class IdeaSpec:
             "extend": self.extend, "futility": self.futility,
             "checks": {t: {arm: dict(c) for arm, c in arms.items()}
                        for t, arms in self.checks.items()},
+            "check_seeds": {t: {arm: list(s) for arm, s in arms.items()}
+                            for t, arms in self.check_seeds.items()},
             "declared_grids": {t: [dict(c) for c in g]
                                for t, g in (self.declared_grids or self.grids).items()},
         }

@@ -18,11 +18,18 @@ epochs: 0.8% over the last quarter, 17% better at 12 epochs), and the annealing 
 show a trained-out run gaining a few percent. So on a track that declares its epochs trained
 out (budget ``convergence``), each arm's selected config gets a **budget check** when the
 schedule decays or the screen flags it: the config trained :data:`BUDGET_FACTOR` times the
-epochs (cfg ``epochs``) on every seed. The median relative gain of those runs' validation over
-the selected runs' decides: above the threshold the arm is still improving, at or below it the
-arm was trained out. Like the edge extension, the check is a pure function of the runs: a
-session trains the checks its stored runs call for (:mod:`benchkit.plugin.grids`), and until
-it has, the report says how to settle it.
+epochs (cfg ``epochs``), and each seed's relative validation gain over the selected run. The
+check is a sequential three-way decision (:func:`benchkit.stats.sequential.three_way`): on the
+first :data:`CHECK_LOOKS` [0] seeds, then the first :data:`CHECK_LOOKS` [1] only while
+undetermined, "still improving" when the one-sided t lower bound of the mean gain at
+:data:`CHECK_LEVEL` is above the threshold, "trained out" when the upper bound is below it,
+"undetermined" after the last look. An arm whose runs do not train the track's epochs (its own
+loop, its own epochs) gets no check: nothing shows that it would train the check's. The config
+checked is the one selected at the bench's epochs, not one re-selected at the longer budget: the
+question is whether the comparison that decided was made while its arms were still learning,
+and re-selecting would train the whole grid again. Like the edge extension, the check is a
+pure function of the runs: a session trains the checks its stored runs call for
+(:mod:`benchkit.plugin.grids`), and until it has, the report says how to settle it.
 Pure Python: no torch.
 """
 from __future__ import annotations
@@ -32,11 +39,15 @@ import statistics
 
 from benchkit import tracks
 from benchkit.spec.idea import cfg_id
+from benchkit.stats import sequential
 
 STILL_IMPROVING = 0.01  # a relative validation gain over the last quarter above this flags
 BUDGET_FACTOR = 1.5     # a flagged arm's budget check trains ceil(1.5 x its epochs)
 BUDGETS = ("convergence", "fixed")
 DECAYING = ("cosine", "linear")  # schedules whose last quarter anneals: the screen is blind
+CHECK_LOOKS = (3, 5)    # the budget check's looks: its first 3 seeds, then 5 while undetermined
+CHECK_LEVEL = 0.05      # each look's one-sided level per side (<= 0.10 per side over both)
+DECISIONS = {"above": "still improving", "below": "trained out"}
 
 
 def last_quarter_gain(curve, direction: str) -> float | None:
@@ -80,13 +91,42 @@ def checked(track: str, schedule: str | None) -> tuple[bool, bool]:
 def checks_called_for(selected: dict[str, list[dict]], direction: str, epochs: int, *,
                       every: bool, threshold: float = STILL_IMPROVING) -> dict[str, dict]:
     """arm -> its budget check's config, for every arm (``every``) or each flagged one; never
-    an arm without curves (its own loop: nothing shows that it trains the check's epochs)."""
+    an arm without curves or whose curves do not end at its config's epochs (its own loop or
+    its own epochs: nothing shows that it would train the check's)."""
     calls = {}
     for arm, runs in selected.items():
         median, _ = median_gain(runs, direction)
-        if median is not None and (every or median > threshold):
+        if (median is not None and (every or median > threshold)
+                and trains_the_epochs(runs, int(runs[0]["cfg"].get("epochs", epochs)))):
             calls[arm] = check_cfg(runs[0]["cfg"], epochs)
     return calls
+
+
+def trains_the_epochs(runs: list[dict], epochs: int) -> bool:
+    """Whether every run's curve ends at ``epochs`` (the config's): an arm that sets its own
+    epochs would not train the check's either, so it gets none."""
+    ends = [max(p["epoch"] for p in r["curve"]) for r in runs if r.get("curve")]
+    return bool(ends) and all(e == epochs for e in ends)
+
+
+def check_gains(runs: list[dict], longer: list, direction: str, epochs: int) -> list:
+    """Per seed, the check's relative validation gain over the selected run: None while its
+    check run is missing, NaN when it cannot be measured (see :func:`budget_gain`)."""
+    out = []
+    for r, x in zip(runs, longer):
+        if x is None:
+            out.append(None)
+        else:
+            g = budget_gain(r, x, direction, epochs)
+            out.append(math.nan if g is None else g)
+    return out
+
+
+def check_decision(runs: list[dict], longer: list, direction: str, epochs: int,
+                   threshold: float = STILL_IMPROVING) -> sequential.ThreeWay:
+    """The budget check's sequential three-way decision on the per-seed gains."""
+    return sequential.three_way(check_gains(runs, longer, direction, epochs), threshold,
+                                looks=CHECK_LOOKS, level=CHECK_LEVEL)
 
 
 def budget_gain(run: dict | None, longer: dict | None, direction: str,
@@ -121,21 +161,31 @@ def section(track: str, selected: dict[str, list[dict]], direction: str,
     for arm, runs in selected.items():
         median, seeds = median_gain(runs, direction)
         flagged = median is not None and median > threshold
-        check = _check(runs, calls[arm], longer(arm, calls[arm]), direction) \
+        check = _check(runs, calls[arm], longer(arm, calls[arm]), direction, threshold) \
             if arm in calls else None
-        if check is not None and check["gain"] is not None:
-            flagged = check["gain"] > threshold
+        if check is not None and check["decision"] in ("still improving", "trained out"):
+            flagged = check["decision"] == "still improving"
+        elif check is not None and check["decision"] == "undetermined":
+            flagged = None
         arms[arm] = {"cfg": runs[0]["cfg"] if runs else None, "last_quarter_gain": median,
                      "seeds": seeds, "still_improving": flagged, "budget_check": check}
+        name = f"the {arm}'s selected config {cfg_id(arms[arm]['cfg'])}"
         if check is not None and check["pending"] and not flagged:
             warnings.append(
-                f"budget check pending: the {arm}'s selected config {cfg_id(arms[arm]['cfg'])} "
-                f"has not been trained for {check['epochs']} epochs yet; under the {schedule} "
+                f"budget check pending: {name} has not been trained for {check['epochs']} "
+                f"epochs on its first {check['called_seeds']} seeds yet; under the {schedule} "
                 "schedule the last quarter cannot show whether training was over: run the "
                 "bench again to train it (stored runs are reused)")
+        if flagged is None:
+            warnings.append(
+                f"budget check undetermined: {name} trained {check['epochs']} epochs gained "
+                f"{check['gain']:.1%} on validation (mean of {check['seeds']} seeds, one-sided "
+                f"{1 - check['level']:.0%} bounds {_pct(check['lower'])} to "
+                f"{_pct(check['upper'])}, threshold {threshold:.0%}): whether it was still "
+                "improving is not settled by the check's seeds")
         if flagged:
             warnings.append(
-                f"still improving: the {arm}'s selected config {cfg_id(arms[arm]['cfg'])} gained "
+                f"still improving: {name} gained "
                 f"{median:.1%} on validation over the last quarter of training (median of "
                 f"{seeds} seeds; threshold {threshold:.0%}){_check_words(check)}; the track's "
                 f"epochs are {'a fixed budget' if budget == 'fixed' else 'meant to converge'}")
@@ -143,23 +193,33 @@ def section(track: str, selected: dict[str, list[dict]], direction: str,
             "budget_factor": BUDGET_FACTOR, "arms": arms}, warnings
 
 
-def _check(runs: list[dict], cfg: dict, longer: list, direction: str) -> dict:
-    """An arm's ``budget_check`` field: its config, epochs, and once every seed's check run is
-    there, the median gain over the seeds where it could be measured."""
-    pending = any(x is None for x in longer)
-    gains = [] if pending else [g for g in (budget_gain(r, x, direction, cfg["epochs"])
-                                            for r, x in zip(runs, longer)) if g is not None]
-    return {"cfg": cfg, "epochs": cfg["epochs"],
-            "gain": statistics.median(gains) if gains else None, "seeds": len(gains),
-            "pending": pending}
+def _pct(x: float | None) -> str:
+    return "?" if x is None else f"{x:.1%}"
+
+
+def _check(runs: list[dict], cfg: dict, longer: list, direction: str,
+           threshold: float) -> dict:
+    """An arm's ``budget_check`` field: its config and epochs, the sequential decision, the
+    mean gain and its bounds at the look that decided, and the per-seed gains so far."""
+    decision = check_decision(runs, longer, direction, cfg["epochs"], threshold)
+    gains = check_gains(runs, longer, direction, cfg["epochs"])[:decision.called]
+    return {"cfg": cfg, "epochs": cfg["epochs"], "gain": decision.mean,
+            "seeds": decision.seeds, "pending": decision.decision == "pending",
+            "decision": ("not measurable" if decision.decision == "undetermined"
+                         and decision.lower is None else
+                         DECISIONS.get(decision.decision, decision.decision)),
+            "lower": decision.lower, "upper": decision.upper, "level": CHECK_LEVEL,
+            "called_seeds": decision.called,
+            "per_seed": [None if g is None or not math.isfinite(g) else g for g in gains]}
 
 
 def _check_words(check: dict | None) -> str:
     if check is None:
         return ""
-    if check["gain"] is not None:
+    if check["decision"] == "still improving":
         return (f", and at {check['epochs']} epochs it gained {check['gain']:.1%} more "
-                f"(budget check, median of {check['seeds']} seeds)")
+                f"(budget check, mean of {check['seeds']} seeds, one-sided "
+                f"{1 - check['level']:.0%} lower bound {_pct(check['lower'])})")
     if check["pending"]:
         return (f"; a budget check at {check['epochs']} epochs settles whether that is "
                 "learning or the schedule's annealing: run the bench again to train it "

@@ -1,16 +1,18 @@
 """The budget check (benchkit.verdict.convergence): an arm flagged "still improving" by its
-last-quarter gain is trained 1.5x as long, and that comparison decides the flag; a session
-trains the checks its stored runs call for."""
+last-quarter gain is trained 1.5x as long, on its first 3 seeds and then 5 while undetermined,
+and a sequential three-way decision on the per-seed gains decides the flag; a session trains
+the checks its stored runs call for."""
 from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
+from scipy import stats as sps
+from sessions import module, run_session
 
 from benchkit import tracks
-
 from benchkit.verdict import convergence
-from sessions import module, run_session
 
 
 def flagged_runs(ends=(98.0, 97.0, 98.5), epochs=8):  # last-quarter gains 2%, 3%, 1.5%
@@ -51,11 +53,17 @@ def test_every_arm_is_checked_under_a_decaying_schedule_only_flagged_ones_otherw
 
 
 def test_a_check_that_gains_little_clears_the_flag():
-    # 1.5x the epochs: 98.0 -> 97.5 (0.5%), 97.0 -> 96.9, 98.5 -> 98.6 (worse): median 0.1%
+    # 1.5x the epochs: 98.0 -> 97.5 (0.5%), 97.0 -> 96.9, 98.5 -> 98.6 (worse): mean 0.17%,
+    # the one-sided 95% upper bound 0.71% is under the 1% threshold: trained out on 3 seeds
     conv, warnings = section([97.5, 96.9, 98.6])
     arm = conv["arms"]["baseline"]
+    gains = [0.5 / 98.0, 0.1 / 97.0, -0.1 / 98.5]
     assert arm["last_quarter_gain"] == pytest.approx(0.02)   # the screen still says 2%
-    assert arm["budget_check"]["gain"] == pytest.approx(0.1 / 97.0)
+    assert arm["budget_check"]["gain"] == pytest.approx(sum(gains) / 3)
+    assert arm["budget_check"]["per_seed"] == pytest.approx(gains)
+    assert arm["budget_check"]["upper"] == pytest.approx(
+        sum(gains) / 3 + sps.t.ppf(0.95, 2) * np.std(gains, ddof=1) / 3 ** 0.5)
+    assert arm["budget_check"]["decision"] == "trained out"
     assert arm["budget_check"]["seeds"] == 3 and arm["budget_check"]["epochs"] == 12
     assert arm["still_improving"] is False and warnings == []
     assert conv["budget_factor"] == convergence.BUDGET_FACTOR == 1.5
@@ -66,7 +74,8 @@ def test_a_check_that_gains_more_than_the_threshold_confirms_it():
     assert conv["arms"]["baseline"]["still_improving"] is True
     assert len(warnings) == 1
     assert "gained 2.0% on validation over the last quarter" in warnings[0]
-    assert "at 12 epochs it gained 2.0% more (budget check, median of 3 seeds)" in warnings[0]
+    assert ("at 12 epochs it gained 1.9% more (budget check, mean of 3 seeds, one-sided 95% "
+            "lower bound 1.4%)") in warnings[0]
 
 
 def test_a_pending_check_keeps_the_flag_and_says_how_to_settle_it():
@@ -86,6 +95,51 @@ def test_a_check_that_did_not_train_longer_measures_nothing():
     assert "did not train that long (does the arm set its own epochs?)" in warnings[0]
 
 
+def five_seed_section(longer_vals, ends=(98.0, 97.0, 98.5, 98.0, 97.5)):
+    return convergence.section("tabular", {"baseline": flagged_runs(ends)}, "lower", epochs=8,
+                               schedule="constant",
+                               longer=lambda arm, cfg: longer_runs(longer_vals))
+
+
+def test_an_undetermined_first_look_calls_for_the_next_seeds_only():
+    # gains 3%, -1%, 2% on the first 3 seeds: bounds straddle 1%: seeds 3-4 are called for
+    ends = (98.0, 97.0, 98.5, 98.0, 97.5)
+    first = [98.0 * 0.97, 97.0 * 1.01, 98.5 * 0.98, None, None]
+    conv, warnings = five_seed_section(first)
+    check = conv["arms"]["baseline"]["budget_check"]
+    assert check["pending"] is True and check["called_seeds"] == 5
+    assert conv["arms"]["baseline"]["still_improving"] is True   # the screen, until settled
+    runs = flagged_runs(ends)
+    assert convergence.check_decision(runs, longer_runs(first), "lower", 12).called == 5
+    assert convergence.check_decision(runs, longer_runs(first[:3] + [None, None]), "lower",
+                                      12).called == 5
+    assert convergence.check_decision(runs, longer_runs([None] * 5), "lower", 12).called == 3
+    # seeds 3 and 4 gain 1.5% and 0.5%: mean 1.2% over 5 seeds, still straddling: undetermined
+    conv, warnings = five_seed_section(first[:3] + [98.0 * 0.985, 97.5 * 0.995])
+    arm = conv["arms"]["baseline"]
+    assert arm["budget_check"]["decision"] == "undetermined"
+    assert arm["budget_check"]["seeds"] == 5 and arm["still_improving"] is None
+    assert warnings[0].startswith("budget check undetermined: the baseline's selected config "
+                                  "lr=0.01 trained 12 epochs gained 1.2% on validation (mean "
+                                  "of 5 seeds, one-sided 95% bounds ")
+
+
+def test_a_decided_first_look_trains_no_more_seeds():
+    runs = flagged_runs((98.0, 97.0, 98.5, 98.0, 97.5))
+    longer = longer_runs([97.5, 96.9, 98.6, None, None])   # trained out on 3 seeds
+    decision = convergence.check_decision(runs, longer, "lower", 12)
+    assert decision.decision == "below" and decision.called == 3
+
+
+def test_an_arm_whose_curves_end_elsewhere_gets_no_check():
+    """Its own epochs (run.fit(model, epochs=6) in a track of 8): the check's 12 would not
+    be trained either."""
+    own = [{**r, "curve": [{"epoch": 4, "val": 100.0}, {"epoch": 6, "val": 98.0}]}
+           for r in flagged_runs()]
+    assert convergence.checks_called_for({"idea": own}, "lower", 8, every=True) == {}
+    assert convergence.trains_the_epochs(flagged_runs(), 8)
+
+
 def test_without_a_lookup_no_check_is_called_for():
     conv, warnings = convergence.section("tabular", {"baseline": flagged_runs()}, "lower")
     assert conv["arms"]["baseline"]["budget_check"] is None and len(warnings) == 1
@@ -99,7 +153,7 @@ def test_under_a_decaying_schedule_an_unflagged_arm_is_checked_too():
     assert conv["arms"]["baseline"]["still_improving"] is False
     assert conv["arms"]["baseline"]["budget_check"]["pending"] is True
     assert warnings == ["budget check pending: the baseline's selected config lr=0.01 has not "
-                        "been trained for 12 epochs yet; under the cosine schedule the last "
+                        "been trained for 12 epochs on its first 3 seeds yet; under the cosine schedule the last "
                         "quarter cannot show whether training was over: run the bench again to "
                         "train it (stored runs are reused)"]
     conv, warnings = convergence.section(
@@ -128,58 +182,62 @@ def test_idea(run):  # its own result: no curve, so never checked
 """
 
 
-def slow_module(grid):
+def slow_module(grid, seeds=2):
     """tabular at 8 cosine epochs and small lrs: the baseline is still learning at the end."""
     return module(f'pytestmark = pytest.mark.bench(name="slow", track="tabular8", '
-                  f'grid={{"lr": {grid}}}, seeds=2)\n', ARMS)
+                  f'grid={{"lr": {grid}}}, seeds={seeds})\n', ARMS)
 
 
-def make_project(pytester, grid):
+def make_project(pytester, grid, seeds=2):
     """The track in conftest.py (where a project registers its tracks: the xdist controller,
     which builds the report, imports it too) and the idea module."""
     pytester.makeconftest(TRACK8)
-    pytester.makepyfile(test_slow=slow_module(grid))
+    pytester.makepyfile(test_slow=slow_module(grid, seeds))
 
 
 def check_of(report, arm="baseline"):
     return report["convergence"]["arms"][arm]["budget_check"]
 
 
+@pytest.mark.slow
 def test_a_session_trains_the_checks_its_stored_runs_call_for(pytester, read_report):
-    make_project(pytester, [3e-4, 1e-3])
-    run_session(pytester, "-p", "no:randomly").assert_outcomes(passed=8)
+    make_project(pytester, [3e-4, 1e-3], seeds=3)   # 3 seeds: the check's first look
+    run_session(pytester, "-p", "no:randomly").assert_outcomes(passed=12)
     report = read_report(pytester.path, "slow", "tabular8")
     selected = report["baseline"]["best_cfg"]
     assert check_of(report) == {"cfg": {**selected, "epochs": 12}, "epochs": 12, "gain": None,
-                                "seeds": 0, "pending": True}
+                                "seeds": 0, "pending": True, "decision": "pending",
+                                "lower": None, "upper": None, "level": 0.05,
+                                "called_seeds": 3, "per_seed": [None, None, None]}
     assert check_of(report, "idea") is None
     assert any("run the bench again to train it" in w for w in report["warnings"])
     summary = (pytester.path / "reports" / "slow" / "tabular8" / "summary.md").read_text()
     assert "baseline at 12 epochs pending" in summary
     second = run_session(pytester, "-p", "no:randomly", "-n", "2")
-    second.assert_outcomes(passed=10)   # the grid's 8 runs reused, the baseline's check: 2
-    second.stdout.fnmatch_lines(["benchkit: 2 run(s) trained, 8 reused from the run store*"])
+    second.assert_outcomes(passed=15)   # the grid's 12 runs reused, the baseline's check: 3
+    second.stdout.fnmatch_lines(["benchkit: 3 run(s) trained, 12 reused from the run store*"])
     report = read_report(pytester.path, "slow", "tabular8")
     check = check_of(report)
-    assert check["pending"] is False and check["seeds"] == 2
+    assert check["pending"] is False and check["seeds"] == 3
     longer = {r["seed"]: r["val"] for r in report["runs"] if r["cfg"].get("epochs") == 12}
     base = {r["seed"]: r["val"] for r in report["runs"]
             if r["arm"] == "baseline" and r["cfg"] == selected}
-    assert check["gain"] == pytest.approx(sum((base[s] - longer[s]) / base[s] for s in (0, 1)) / 2)
+    assert check["gain"] == pytest.approx(sum((base[s] - longer[s]) / base[s] for s in (0, 1, 2)) / 3)
     assert check["gain"] > 0.05   # 8 epochs are far from enough at these lrs
     assert report["convergence"]["arms"]["baseline"]["still_improving"] is True
     assert any("at 12 epochs it gained" in w for w in report["warnings"])
     summary = (pytester.path / "reports" / "slow" / "tabular8" / "summary.md").read_text()
     assert ("- budget check (the selected config trained longer; validation): baseline at 12 "
-            "epochs ") in summary and "(median of 2 seeds): still improving" in summary
+            "epochs ") in summary and "(mean of 3 seeds, one-sided 95% bounds " in summary
+    assert "): still improving" in summary
     second.stdout.fnmatch_lines(["benchkit: WARNING slow tabular8: still improving at the end "
                                  "of training: baseline * Trained longer (the budget check), it "
                                  "still gains: *% at 12 epochs. The track is meant to train to "
                                  "convergence*"])
     assert report["complete"] and report["baseline"]["best_cfg"] == selected
     third = run_session(pytester, "-p", "no:randomly")   # settled: nothing more to train
-    third.assert_outcomes(passed=10)
-    third.stdout.fnmatch_lines(["benchkit: 0 run(s) trained, 10 reused from the run store*"])
+    third.assert_outcomes(passed=15)
+    third.stdout.fnmatch_lines(["benchkit: 0 run(s) trained, 15 reused from the run store*"])
 
 
 def test_arms_that_record_their_own_results_are_never_checked(pytester, read_report):
