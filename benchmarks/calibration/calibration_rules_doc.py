@@ -11,7 +11,7 @@ from pathlib import Path
 
 import simstats  # benchmarks/stats/, put on sys.path by calibration.py
 
-FILES = {"effective_grids": "effective_grids.json"}
+FILES = {"effective_grids": "effective_grids.json", "budget_check": "budget_check.json"}
 
 
 def load(folder: Path) -> dict:
@@ -55,8 +55,60 @@ The test alone calls the baseline's tuning loss a help; with the rule a result i
 favour is refused, and a harm is still found when there is one (tests/verdict/test_effective_grids.py)."""
 
 
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def budget_check(bc: dict) -> str:
+    rows = ["| per-seed sd | true mean gain | still improving | trained out | undetermined | "
+            "check runs (mean) | old rule: median of 8 > threshold |",
+            "|---|---|---|---|---|---|---|"]
+    for r in bc["rates"]:
+        rows.append(f"| {_pct(r['sigma'])} | {_pct(r['mu'])} | {r['still_improving']['rate']:.3f} | "
+                    f"{r['trained_out']['rate']:.3f} | {r['undetermined']['rate']:.3f} | "
+                    f"{r['mean_seeds']:.2f} | {r['median_of_8_still_improving']['rate']:.3f} |")
+    at = [r for r in bc["rates"] if r["mu"] <= bc["threshold"]]
+    fa = max(r["still_improving"]["rate"] for r in at)
+    old = [r["median_of_8_still_improving"]["rate"] for r in bc["rates"] if r["mu"] == 0]
+    ge = [r for r in bc["rates"] if r["mu"] >= bc["threshold"]]
+    miss = max(r["trained_out"]["rate"] for r in ge)
+    c = bc["cost"]
+    replay = "; ".join(f"{arm} {d['decision'].replace('below', 'trained out').replace('above', 'still improving')} "
+                       f"on {d['seeds']} seeds (mean {_pct(d['mean'])}, bounds "
+                       f"{_pct(d['lower'])} to {_pct(d['upper'])})"
+                       for arm, d in c["replay"].items())
+    return f"""## The budget check's sequential decision (`convergence.check_decision`)
+
+Per-seed relative gains drawn normal (the rule's assumption) with the true mean and sd below,
+{bc['seeds']} seeds available, decided by the rule (looks at the first
+{' and '.join(map(str, bc['looks']))} seeds, one-sided t bounds at {bc['level']:g} per look and
+side, threshold {_pct(bc['threshold'])}); {bc['reps']:,} simulated checks per row (SE of a rate
+at most {0.5 / math.sqrt(bc['reps']):.4f}), {bc['seconds']:.0f} s
+(`PYTHONPATH=. python benchmarks/calibration/budget_check.py`). "Still improving" at a true
+mean gain at or under the threshold is a false alarm, "trained out" at or above it a miss:
+
+{chr(10).join(rows)}
+
+False alarms at a true gain at or under the threshold: at most {fa:.3f} (the union bound allows
+0.10); the rule it replaces (median of 8 seeds above the threshold) raised them at a true gain of
+0 in {min(old):.3f}-{max(old):.3f} of checks. Misses at a true gain at or above the threshold: at
+most {miss:.3f}. Where the per-seed sd is large against the threshold, most checks end
+undetermined, which the report says, instead of deciding on noise.
+
+**Cost on the default tabular A/A bench** ({c['grid']} configs x {c['seeds']} seeds x 2 arms x
+{c['epochs']} epochs = {c['grid_epochs']:,} epochs of grid; a check run trains
+{c['check_epochs']}): its stored check runs replayed through the rule: {replay}:
+{c['replay_runs']} check runs, {_pct(c['replay_share'])} of the grid's epochs (the rule it
+replaces trained {c['old_rule_runs']}, {_pct(c['old_rule_share'])}). Over
+{c['bootstrap_reps']:,} benches whose gains are drawn with replacement from each arm's 8 stored
+gains: {_pct(c['bootstrap_mean_share'])} on average, at most {_pct(c['bootstrap_max_share'])}
+(over 20% in {c['bootstrap_share_over_20pct']:.3f} of them, when both arms need 5 seeds)."""
+
+
 def sections(data: dict) -> list[str]:
     out = []
     if "effective_grids" in data:
         out.append(effective_grids(data["effective_grids"]))
+    if "budget_check" in data:
+        out.append(budget_check(data["budget_check"]))
     return out
