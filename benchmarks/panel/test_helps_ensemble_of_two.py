@@ -6,7 +6,9 @@ Source: Krogh & Vedelsby, "Neural Network Ensembles, Cross Validation, and Activ
 ambiguity (the spread of the members around the average), so averaging two members that differ
 only by init gains, in expectation, half the init variance of the predictions. The first
 member is the baseline's model itself (same init, same minibatch order), so the paired
-difference is that gain plus the second member's own luck. Measured first (MEASURED below).
+difference is that gain plus the second member's own luck. Measured first with the track's
+tanh MLP, grid and 120 cosine epochs (seeds 0-3, a scratch script calling the training loop):
+0.027 lower test MSE (4 of 4 seeds, paired sd 0.020; the ReLU mlp_tiny gained 0.064).
 An ensemble of two trains and keeps two models: params and steps are waived, as the claim is
 what averaging buys at that price.
 """
