@@ -7,9 +7,10 @@ obtained, every miss explained (MISSES).
     PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py --report-dir scratch/panel \\
         --docs scratch/panel.md --allow-exploratory -- --bench-seeds 2 --bench-epochs 1  # smoke
 
-Like scripts/bench, a session whose reports call for a grid extension or a budget check is
-followed by another (up to five): runs are stored, so each trains only what is pending. The
-sessions' wall time goes to <report-dir>/panel.json, which the docs read.
+The modules train track by track, cheapest runs first. Like scripts/bench, a session whose
+reports call for a grid extension or a budget check is followed by another (up to five): runs
+are stored, so each trains only what is pending. The sessions' wall time goes to
+<report-dir>/panel.json as each ends, which the docs read.
 """
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ PANEL = Path(__file__).resolve().parent
 REPORT_DIR = "benchmarks/results/panel"
 DOCS = "docs/panel.md"
 VERDICTS = ("helps", "harms", "inconclusive")
+TRACK_ORDER = ("tabular", "dynamics", "mnist1d")  # seconds per run, fewest first
+COSTLIEST_LAST = ("test_harms_mlp_vs_cnn", "test_harms_shuffled_cnn")  # the CNN's runs
 SESSIONS = 5  # the grid, its extension, and the budget check's two looks (3, then 5 seeds)
 COMMAND = "PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py"
 
@@ -212,23 +215,39 @@ def pending(report: dict) -> bool:
                 or any(c.get("pending") for c in checks))
 
 
-def bench(report_dir: str, extra: list[str], workers: int) -> list[dict]:
-    """Up to SESSIONS sessions of the plugin over the panel, until nothing is pending;
-    each session's command, wall seconds and exit status."""
-    sessions = []
+def stages() -> list[tuple[str, list[str]]]:
+    """The modules grouped by track, cheapest runs first (TRACK_ORDER), each group's files in
+    COSTLIEST_LAST order: the cheap answers are in the store before the costly ones train."""
+    groups: dict[str, list[str]] = {}
+    for module in sorted(modules(), key=lambda m: (m.stem in COSTLIEST_LAST,
+                                                   COSTLIEST_LAST.index(m.stem)
+                                                   if m.stem in COSTLIEST_LAST else 0)):
+        groups.setdefault(module.track, []).append(
+            str((PANEL / f"{module.stem}.py").relative_to(ROOT)))
+    return [(track, groups[track]) for track in sorted(groups, key=TRACK_ORDER.index)]
+
+
+def bench(files: list[str], report_dir: str, extra: list[str], workers: int,
+          record) -> list[dict]:
+    """Up to SESSIONS sessions of the plugin over ``files``, until nothing is pending; each
+    session's command, wall seconds and exit status, also handed to ``record`` as it ends."""
+    sessions: list[dict] = []
     for _ in range(SESSIONS):
-        command = [sys.executable, "-m", "pytest", str(PANEL.relative_to(ROOT)), "-n",
-                   str(workers), "-p", "no:randomly", f"--bench-report-dir={report_dir}", *extra]
+        command = [sys.executable, "-m", "pytest", *files, "-n", str(workers), "-p",
+                   "no:randomly", f"--bench-report-dir={report_dir}", *extra]
         start, wall = time.time(), time.perf_counter()
         rc = subprocess.call(command, cwd=ROOT)
         sessions.append({"command": " ".join(command[1:]), "seconds": round(
             time.perf_counter() - wall, 1), "rc": rc})
+        record(sessions[-1])
         written = [json.loads(p.read_text()) for p in (ROOT / report_dir).glob(
             "*/*/bench_report.json") if p.stat().st_mtime >= start]
         if not any(pending(r) for r in written):
             return sessions
         extra = [a for a in extra if a != "--bench-fresh"]
-    raise SystemExit(f"panel: still pending after {SESSIONS} sessions: run {COMMAND} again")
+    print(f"panel: still pending after {SESSIONS} sessions: run {COMMAND} again",
+          file=sys.stderr)
+    return sessions
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -244,12 +263,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     record = ROOT / args.report_dir / "panel.json"
     if not args.docs_only:
-        sessions = bench(args.report_dir, args.pytest_args, args.workers)
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=False,
                                 capture_output=True, text=True).stdout.strip()
+        meta: dict = {"sessions": [], "commit": commit, "workers": args.workers}
         record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"sessions": sessions, "commit": commit,
-                                      "workers": args.workers}, indent=1) + "\n")
+
+        def keep(session: dict) -> None:
+            meta["sessions"].append(session)
+            record.write_text(json.dumps(meta, indent=1) + "\n")
+
+        for _, files in stages():
+            bench(files, args.report_dir, args.pytest_args, args.workers, keep)
     meta = json.loads(record.read_text()) if record.is_file() else {}
     try:
         page = render(rows(ROOT / args.report_dir, allow_exploratory=args.allow_exploratory),
