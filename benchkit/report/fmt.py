@@ -86,8 +86,9 @@ def rel_pct(x, base) -> str:
 
 
 def mechanism_word(ok) -> str:
-    """``mechanism_ok`` (1, 0 or None) in a word: ``yes``, ``no`` or ``none`` (no evidence)."""
-    return "none" if ok is None else ("yes" if ok else "no")
+    """``mechanism_ok`` as the report's JSON writes it: ``1``, ``0`` or ``null`` (no evidence
+    either way), so that every output uses the README's words."""
+    return "null" if ok is None else ("1" if ok else "0")
 
 
 # -- Markdown (summary.md) ---------------------------------------------------------------------

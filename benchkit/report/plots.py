@@ -10,7 +10,8 @@ from pathlib import Path
 
 from benchkit.store.atomic import write_atomic
 from benchkit.report.fmt import cfg_text, pct, sig
-from benchkit.report.sentences import decided_p, deciding, deciding_interval, verdict_against
+from benchkit.report.sentences import (decided_p, deciding, deciding_interval, system_word,
+                                       verdict_against)
 from benchkit.verdict.build import direction_of, paired_values
 
 PLOTS = (("paired.png", "paired seeds"), ("sweep.png", "grid sweep"))
@@ -196,7 +197,7 @@ def figure_paired(report: dict, mpl=None):
         _diff_panel(axes[2], base_diffs, report["comparison"], direction, "baseline",
                     decided=False, verdict=verdict_against(report, "baseline"))
     fig.suptitle(f"{_title(report, 'paired seeds')}: {report.get('practical_verdict')} / "
-                 f"{report.get('system_verdict')}\ndecided by the comparison with "
+                 f"{system_word(report)}\ndecided by the comparison with "
                  f"{'the control ' + name if control is not None else 'the baseline'}"
                  + (f" (mean over the {report['frontier']['axis']} points)"
                     if report.get("frontier") else ""), fontsize=10.5)

@@ -172,6 +172,23 @@ def _no_evidence(report: dict) -> str:
     return "no mechanism evidence: the idea states no signature and no mechanism test"
 
 
+def system_word(report: dict) -> str:
+    """``system_verdict`` for people: ``not shown`` where the reference format's ``failed``
+    only means the evidence is missing (no significant effect either way and no mechanism
+    evidence, ``mechanism_ok`` null), not evidence against the idea; else the verdict."""
+    verdict = str(report.get("system_verdict"))
+    if verdict == "failed" and missing_evidence(report):
+        return "not shown"
+    return verdict
+
+
+def missing_evidence(report: dict) -> bool:
+    """A ``failed`` system verdict that rests on no evidence against the idea: its practical
+    verdict is not harms and its mechanism was neither confirmed nor refuted."""
+    return (report.get("system_verdict") == "failed" and report.get("mechanism_ok") is None
+            and report.get("practical_verdict") not in ("harms", "incomplete", "unmatched"))
+
+
 def system_sentence(report: dict) -> str:
     verdict = report.get("system_verdict")
     practical = report.get("practical_verdict")

@@ -15,8 +15,8 @@ from benchkit.report.bench_report import is_finite
 from benchkit.report import summary_checks as evidence  # budgets, controls, frontier, mechanism
 from benchkit.report.fmt import (cfg_text, markdown_cell, markdown_table, mechanism_word, num,
                                  pct, readable, rel_pct, signed)
-from benchkit.report.sentences import (deciding_interval, mechanism_sentence, practical_sentence,
-                                       system_sentence)
+from benchkit.report.sentences import (deciding_interval, mechanism_sentence, missing_evidence,
+                                       practical_sentence, system_sentence)
 from benchkit.store import atomic
 from benchkit.tracks.base import strongest_floor
 from benchkit.verdict.build import direction_of, paired_values, tested_level
@@ -86,14 +86,15 @@ def _check_text(arm: dict) -> str:
     c = arm["budget_check"]
     if c["pending"] or c["gain"] is None:
         return f"at {c['epochs']} epochs {'pending' if c['pending'] else 'not measurable'}"
+    gain = f"{pct(100 * abs(c['gain']))} " + (
+        "better" if c["gain"] > 0 else "worse" if c["gain"] < 0 else "no better")
     if "decision" not in c:  # reports before the sequential check: a median
-        return (f"at {c['epochs']} epochs {pct(100 * c['gain'])} better (median of "
-                f"{c['seeds']} seeds): "
+        return (f"at {c['epochs']} epochs {gain} (median of {c['seeds']} seeds): "
                 f"{'still improving' if arm['still_improving'] else 'trained out'}")
-    bounds = (f", one-sided {100 * (1 - c['level']):.0f}% bounds {pct(100 * c['lower'])} to "
-              f"{pct(100 * c['upper'])}" if c.get("lower") is not None else "")
-    return (f"at {c['epochs']} epochs {pct(100 * c['gain'])} better (mean of {c['seeds']} "
-            f"seeds{bounds}): {c['decision']}")
+    bounds = (f", one-sided {100 * (1 - c['level']):.0f}% bounds of the gain "
+              f"{pct(100 * c['lower'])} to {pct(100 * c['upper'])}"
+              if c.get("lower") is not None else "")
+    return f"at {c['epochs']} epochs {gain} (mean of {c['seeds']} seeds{bounds}): {c['decision']}"
 
 
 def floor_lines(report: dict) -> list[str]:
@@ -182,6 +183,11 @@ def _comparison_lines(report: dict) -> list[str]:
             "the idea is worse" if delta else "the arms are equal")
     lines.append(f"- delta (idea - baseline): {signed(delta)} ({rel_pct(delta, base_mean)} of the "
                  f"baseline mean {num(base_mean)}; {word} on average)")
+    if comp.get("verdict"):
+        lines.append(f"- `comparison.verdict` \"{comp['verdict']}\" is the reference format's "
+                     "words for the verdict against the baseline: helps is \"idea better "
+                     "(significant)\", harms \"idea worse (significant)\", any other verdict "
+                     "\"no significant win\"; `practical_verdict` above is the verdict")
     own = deciding_interval(comp)
     if own:
         test = "sign test" if own["of"] == "median" else "sign-flip test"
@@ -328,7 +334,10 @@ def render_summary_md(report: dict) -> str:
     lines += ["## Verdict", "",
               f"- **practical: {report.get('practical_verdict')}**: "
               f"{practical_sentence(report)}.",
-              f"- **system: {report.get('system_verdict')}**: {system_sentence(report)}.",
+              f"- **system: {report.get('system_verdict')}**: {system_sentence(report)}"
+              + (" (`failed` is the reference format's word: here it means not shown, for want "
+                 "of evidence, not evidence against the idea)." if missing_evidence(report)
+                 else "."),
               f"- **mechanism_ok: {mechanism_word(report.get('mechanism_ok'))}**: "
               f"{mechanism_sentence(report)}.", ""]
     if report.get("exploratory"):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchkit.report.advice import warning_lines
 from benchkit.report.fmt import mechanism_word, readable, sig
-from benchkit.report.sentences import decided_p, deciding, verdict_against
+from benchkit.report.sentences import decided_p, deciding, system_word, verdict_against
 from benchkit.verdict.build import tested_level
 
 WIDTH = 120
@@ -29,7 +29,7 @@ def _p(comp: dict, verdict: str | None) -> str:
 
 
 def row(r: dict) -> tuple[str, ...]:
-    verdict = (f'{r["practical_verdict"]}/{r["system_verdict"]}'
+    verdict = (f'{r["practical_verdict"]}/{system_word(r)}'
                + (" (exploratory)" if r.get("exploratory") else ""))
     mech = mechanism_word(r["mechanism_ok"])
     against, comp, _ = deciding(r)

@@ -21,7 +21,7 @@ def test_gate_alone_fails_the_session_without_a_traceback(pytester, read_report)
     result.assert_outcomes(passed=12)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["benchkit: 12 run(s) trained, 0 reused*",
-                                 "benchkit: FAIL const tabular: *harms*mechanism_ok none"])
+                                 "benchkit: FAIL const tabular: *harms*mechanism_ok null"])
     assert "None" not in "\n".join(ln for ln in result.outlines if "FAIL" in ln)
     # the session's last line says so, not only the exit status
     assert re.search(r"12 passed, 1 benchkit gate failed", result.outlines[-1])

@@ -30,7 +30,7 @@ def test_a_percentage_is_never_in_scientific_notation(x):
 
 def test_mechanism_ok_is_a_word():
     assert [fmt.mechanism_word(v) for v in (None, 1, 0, True, False)] == [
-        "none", "yes", "no", "yes", "no"]
+        "null", "1", "0", "1", "0"]
 
 
 def test_plots_use_a_log_axis_only_when_values_span_decades():
