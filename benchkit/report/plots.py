@@ -79,6 +79,44 @@ def _title(report: dict, what: str) -> str:
     return f"{report.get('name', '?')} on {report.get('track', '?')}: {what}"
 
 
+def _wrapped(text: str, inches: float, fontsize: float) -> str:
+    """``text`` broken into lines that fit ``inches`` at ``fontsize`` points (about 0.6 em a
+    character): a user's long metric, idea or track name must not run off the figure."""
+    import textwrap
+
+    width = max(12, int(inches * 72 / (0.6 * fontsize)))
+    return "\n".join(textwrap.fill(line, width, break_long_words=True) if line else line
+                     for line in text.split("\n"))
+
+
+def _keep_inside(fig, pad: float = 4.0) -> None:
+    """Move the axes in until every text and legend drawn lies inside the figure (long labels
+    push the margins, the axes give way): what fig.subplots_adjust set is only the start."""
+    from matplotlib.legend import Legend
+    from matplotlib.text import Text
+
+    _, canvas_cls = matplotlib_classes()
+    canvas_cls(fig)
+    for _ in range(3):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        boxes = [a.get_window_extent(renderer) for a in fig.findobj(
+            lambda a: isinstance(a, (Text, Legend)) and a.get_visible()
+            and not (isinstance(a, Text) and not a.get_text()))]
+        width, height = fig.bbox.width, fig.bbox.height
+        over = {"left": max(0.0, pad - min(b.x0 for b in boxes)),
+                "right": max(0.0, max(b.x1 for b in boxes) - width + pad),
+                "bottom": max(0.0, pad - min(b.y0 for b in boxes)),
+                "top": max(0.0, max(b.y1 for b in boxes) - height + pad)}
+        if not any(v > 0.5 for v in over.values()):
+            return
+        sp = fig.subplotpars
+        fig.subplots_adjust(left=sp.left + over["left"] / width,
+                            right=sp.right - over["right"] / width,
+                            bottom=sp.bottom + over["bottom"] / height,
+                            top=sp.top - over["top"] / height)
+
+
 # -- paired.png ---------------------------------------------------------------------------
 def _arm_label(report: dict, arm: str, cfg) -> str:
     """An x tick label: the arm and its selected config (a frontier selects one per point)."""
@@ -175,7 +213,7 @@ def figure_paired(report: dict, mpl=None):
     log = _spans_decades(list(other) + list(idea))
     if log:
         ax.set_yscale("log")
-    ax.set_ylabel(_ylabel(report) + (" (log scale)" if log else ""))
+    ax.set_ylabel(_wrapped(_ylabel(report) + (" (log scale)" if log else ""), 3.0, 10))
     ax.grid(axis="y", alpha=0.3)
     from matplotlib.lines import Line2D
 
@@ -196,11 +234,13 @@ def figure_paired(report: dict, mpl=None):
     if control is not None:
         _diff_panel(axes[2], base_diffs, report["comparison"], direction, "baseline",
                     decided=False, verdict=verdict_against(report, "baseline"))
-    fig.suptitle(f"{_title(report, 'paired seeds')}: {report.get('practical_verdict')} / "
-                 f"{system_word(report)}\ndecided by the comparison with "
+    fig.suptitle(_wrapped(f"{_title(report, 'paired seeds')}: {report.get('practical_verdict')}"
+                          f" / {system_word(report)}\ndecided by the comparison with "
                  f"{'the control ' + name if control is not None else 'the baseline'}"
                  + (f" (mean over the {report['frontier']['axis']} points)"
-                    if report.get("frontier") else ""), fontsize=10.5)
+                    if report.get("frontier") else ""), fig.get_figwidth() - 0.4, 10.5),
+                 fontsize=10.5)
+    _keep_inside(fig)
     return fig
 
 
@@ -305,8 +345,9 @@ def figure_sweep(report: dict, mpl=None):
         ax.grid(alpha=0.3)
     if _spans_decades(values):
         axes[0].set_yscale("log")
-    axes[0].set_ylabel(f"{report.get('metric', 'metric')} mean over {report.get('n_seeds')} "
-                       f"seeds ({report.get('metric_direction', '')})")
+    axes[0].set_ylabel(_wrapped(f"{report.get('metric', 'metric')} mean over "
+                                f"{report.get('n_seeds')} seeds "
+                                f"({report.get('metric_direction', '')})", 3.0, 10))
     from matplotlib.lines import Line2D
 
     handles, _ = axes[0].get_legend_handles_labels()
@@ -314,8 +355,10 @@ def figure_sweep(report: dict, mpl=None):
                           label="selected config\n(on its val mean)"))
     fig.legend(handles=handles, fontsize=8, frameon=False, loc="upper left",
                bbox_to_anchor=(right + 0.1 / width, 0.84))  # beside the axes, never over them
-    fig.suptitle(_title(report, "grid sweep") + "\nval dashed, test solid; each arm's config "
-                 "is selected on validation, never on test", fontsize=10.5)
+    fig.suptitle(_wrapped(_title(report, "grid sweep") + "\nval dashed, test solid; each arm's "
+                          "config is selected on validation, never on test", width - 0.4, 10.5),
+                 fontsize=10.5)
+    _keep_inside(fig)
     return fig
 
 

@@ -144,3 +144,18 @@ def test_the_drawn_interval_is_the_deciding_tests_own():
                                                       "hi": 0.1}})[0] == [None, 0.1]
     sign = {**comp, "test": "sign", "sign_ci": {"confidence": 0.975, "lo": -0.2, "hi": -0.01}}
     assert plots.interval_of(sign) == ([-0.2, -0.01], "median, test's 97.5% interval")
+
+
+@needs_mpl
+@pytest.mark.parametrize("figure", [plots.figure_paired, plots.figure_sweep])
+def test_long_metric_idea_and_track_names_stay_inside_the_figure(figure):
+    """A user's track names its metric at length (issue 44: skdigits' y label and the legend's
+    "idea better (5 seeds)" were cut at the left edge of paired.png)."""
+    r = make_report(effect=-0.3)
+    r["metric"] = "top1_accuracy_on_the_held_out_digits_images"
+    r["metric_direction"] = "higher is better"
+    r["name"] = "silu_instead_of_relu_with_a_much_longer_idea_name"
+    r["track"] = "skdigits_with_a_long_track_name"
+    assert_nothing_clipped_or_overlapping(figure(r))
+    assert_nothing_clipped_or_overlapping(figure(with_control_and_extension() | {
+        "metric": r["metric"], "name": r["name"], "track": r["track"]}))
