@@ -238,8 +238,10 @@ def _comparison_lines(report: dict) -> list[str]:
                      f"{'equivalent' if eq.get('equivalent') else 'not shown equivalent'}")
     if report.get("practical_verdict") in ("inconclusive", "non-inferior"):
         plan = comp.get("planning") or {}
-        at = f"the sign-flip test at level {num(plan.get('level'))}"
-        p80 = comp.get("mde_power80")
+        at = (f"the {str(plan.get('test') or 'sign-flip test').split(' (')[0]} at level "
+              f"{num(plan.get('level'))}")
+        suffix = "_mean_test" if "mde_power80_mean_test" in comp else ""  # sign, wilcoxon
+        p80 = comp.get("mde_power80" + suffix)
         if p80:
             lines.append(f"- power: a true effect of {num(p80)} ({rel_pct(p80, base_mean)} of the "
                          f"baseline) would be detected 80% of the time by {at} with "
@@ -247,10 +249,10 @@ def _comparison_lines(report: dict) -> list[str]:
         elif plan and n < plan["min_seeds"]:
             lines.append(f"- power: none: {at} needs {plan['min_seeds']} seeds or more before "
                          "any p can be below it")
-        needed = comp.get("seeds_needed")
+        needed = comp.get("seeds_needed" + suffix)
         if needed is not None:
-            lines.append(f"- seeds needed: detecting a true effect as large as the observed "
-                         f"delta ({signed(delta)}) with 80% power by {at} would take about "
+            lines.append(f"- seeds needed (post hoc): detecting a true effect as large as the "
+                         f"observed delta ({signed(delta)}) with 80% power by {at} would take about "
                          f"{needed} seeds (this bench used {n}); a planning figure: "
                          f"{str(plan.get('assumption')).removeprefix('planning figure: ')}")
         elif delta == 0:

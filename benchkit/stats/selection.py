@@ -173,21 +173,24 @@ def _select(flips: np.ndarray, own: np.ndarray, other: np.ndarray, cols: tuple,
     """Per flip row, the column (of ``cols``) an arm selects when its seeds are ``own``'s,
     or ``other``'s where flipped; -1 when none is eligible. The score is select_config's:
     sign * (validation summed over seeds in seed order / n), ties to the first, a config with
-    a non-finite value on any seed not eligible."""
-    n = own.shape[0]
+    a non-finite value on any seed not eligible. ``own``/``other`` are (seeds x configs), or
+    carry leading batch axes (the result then has them too: batch x flips)."""
+    n = own.shape[-2]
     c = list(cols)
-    acc = np.zeros((len(flips), len(c)))
-    bad = np.zeros((len(flips), len(c)), dtype=bool)
+    shape = own.shape[:-2] + (len(flips), len(c))
+    acc = np.zeros(shape)
+    bad = np.zeros(shape, dtype=bool)
+    own_c, other_c = own[..., c][..., None, :], other[..., c][..., None, :]  # .., seeds, 1, k
     for s in range(n):
-        v = np.where(flips[:, s, None], other[s, c], own[s, c])
+        v = np.where(flips[:, s, None], other_c[..., s, :, :], own_c[..., s, :, :])
         bad |= ~np.isfinite(v)
         acc += v
     with np.errstate(invalid="ignore"):
         score = sign * (acc / n)
     score[bad | np.isnan(score)] = np.inf
-    pick = np.argmin(score, axis=1)
+    pick = np.argmin(score, axis=-1)
     chosen = np.asarray(c)[pick]
-    chosen[score[np.arange(len(flips)), pick] == np.inf] = -1
+    chosen[np.take_along_axis(score, pick[..., None], axis=-1)[..., 0] == np.inf] = -1
     return chosen
 
 
@@ -221,28 +224,43 @@ def null_rows(sw: Sweeps, direction: str, *, shift=None, seed: int = 0) -> NullR
 
 def _diffs(sw: Sweeps, flips: np.ndarray, sign: float, shift):
     it = sw.idea_test if shift is None else sw.idea_test + np.asarray(shift, float)[:, None]
-    bt, n = sw.base_test, sw.n
+    diffs, valid, kb, ki = _batch_diffs(sw.base_val, sw.base_test, sw.idea_val, it, sw.groups,
+                                        flips, sign)
+    selected = ([int(k[0]) for k in kb], [int(k[0]) for k in ki]) if valid[0] else None
+    return diffs[1:], valid[1:], diffs[0], selected
+
+
+def _batch_diffs(bv, bt, iv, it, groups: tuple, flips: np.ndarray, sign: float):
+    """Row 0 (the observed data) and every flip's per-seed differences idea - baseline at the
+    configs selected there, whether valid, and each group's selected columns (kb, ki; -1
+    where none). The arrays are (seeds x configs) or carry leading batch axes."""
+    n = bv.shape[-2]
     all_rows = np.vstack([np.zeros((1, n), dtype=bool), flips])  # row 0: the observed data
-    base = np.zeros((len(all_rows), n))
-    idea = np.zeros((len(all_rows), n))
-    valid = np.ones(len(all_rows), dtype=bool)
-    kb_obs, ki_obs = [], []
-    for cols in sw.groups:
-        kb = _select(all_rows, sw.base_val, sw.idea_val, cols, sign)
-        ki = _select(all_rows, sw.idea_val, sw.base_val, cols, sign)
-        kb_obs.append(int(kb[0]))
-        ki_obs.append(int(ki[0]))
+    shape = bv.shape[:-2] + (len(all_rows), n)
+    base, idea = np.zeros(shape), np.zeros(shape)
+    valid = np.ones(shape[:-1], dtype=bool)
+    kbs, kis = [], []
+    for cols in groups:
+        kb = _select(all_rows, bv, iv, cols, sign)
+        ki = _select(all_rows, iv, bv, cols, sign)
+        kbs.append(kb)
+        kis.append(ki)
         valid &= (kb >= 0) & (ki >= 0)
         kb, ki = np.maximum(kb, 0), np.maximum(ki, 0)
-        base += np.where(all_rows, it[:, kb].T, bt[:, kb].T)
-        idea += np.where(all_rows, bt[:, ki].T, it[:, ki].T)
-    g = len(sw.groups)
+        base += np.where(all_rows, _at(it, kb), _at(bt, kb))
+        idea += np.where(all_rows, _at(bt, ki), _at(it, ki))
+    g = len(groups)
     if g > 1:
         base, idea = base / g, idea / g
     with np.errstate(invalid="ignore"):
         diffs = idea - base
-    valid &= np.all(np.isfinite(diffs), axis=1)
-    return diffs[1:], valid[1:], diffs[0], (kb_obs, ki_obs) if valid[0] else None
+    valid &= np.all(np.isfinite(diffs), axis=-1)
+    return diffs, valid, kbs, kis
+
+
+def _at(values: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """values[..., s, cols[..., r]] as (..., rows x seeds)."""
+    return np.swapaxes(np.take_along_axis(values, cols[..., None, :], axis=-1), -1, -2)
 
 
 def prefix(sw: Sweeps, m: int) -> Sweeps:
@@ -447,3 +465,85 @@ def tost(sw: Sweeps, direction: str, margin: float, level: float, *, seed: int =
             "margin_abs": float(margin * np.abs(worse["b"]).mean()),
             "p_worse": float(p_w), "p_better": float(p_b), "p_value": float(max(p_w, p_b)),
             "level": float(level), "equivalent": bool(max(p_w, p_b) < level)}
+
+
+PLAN_REPS = 200        # simulated benches per planning figure (SE of a power near 0.8: 0.028)
+PLAN_FLIPS = 500       # flip rows of a simulated bench above 9 seeds (seeded); all 2^n below
+PLAN_ASSUMPTION = (
+    "planning figure: the test that decides, the selection-aware test, simulated on {reps} "
+    "benches whose seeds are drawn with replacement from this bench's (both arms' whole "
+    "sweeps), the observed mean difference removed and the idea's whole sweep moved by the "
+    "effect in its favour; Monte Carlo SE of a power near 0.8 about {se:.2f}. seeds_needed "
+    "scales that effect as 1/sqrt(seeds) from this bench's count (the selection noise shrinks "
+    "with more seeds too, so it errs towards more seeds)")
+
+
+def _plan_flips(n: int, seed: int) -> tuple[np.ndarray, bool]:
+    if n <= 9:
+        return flip_rows(n)
+    rng = np.random.default_rng([seed, n, 1])
+    return rng.integers(0, 2, size=(PLAN_FLIPS, n)) == 1, False
+
+
+def critical_effects(sw: Sweeps, direction: str, level: float, n: int | None = None, *,
+                     reps: int = PLAN_REPS, seed: int = 0) -> np.ndarray:
+    """Per simulated bench of ``n`` seeds (default the bench's), drawn with replacement from
+    ``sw``'s seeds (both arms' whole sweeps) with the observed mean difference taken out of the
+    idea's test values: the smallest effect in the idea's favour (metric units: the idea's
+    whole sweep moved) at which the two-sided test at ``level`` finds the idea better there;
+    inf where none does. The test's power at effect e is the share below e. A move of the idea's
+    whole sweep changes no selection, so each bench's interval (:func:`interval`'s inversion)
+    gives its answer at every effect at once."""
+    n = sw.n if n is None else int(n)
+    if "idea" in blocked(sw):
+        return np.full(reps, np.inf)
+    sign = 1.0 if stats._direction(direction) == "lower" else -1.0
+    center = float(np.mean(observed(sw, direction)["diffs"]))
+    rng = np.random.default_rng([seed, n])
+    idx = rng.integers(0, sw.n, size=(reps, n))
+    flips, exact = _plan_flips(n, seed)
+    k = n - 2 * flips.sum(axis=1)
+    total, base = (len(flips), 0) if exact else (len(flips) + 1, 1)
+    out = np.full(reps, np.inf)
+    step = max(1, 4_000_000 // (len(flips) * n * sw.base_val.shape[1]))
+    for lo_r in range(0, reps, step):
+        rows = idx[lo_r:lo_r + step]
+        diffs, valid, _, _ = _batch_diffs(sw.base_val[rows], sw.base_test[rows],
+                                          sw.idea_val[rows], sw.idea_test[rows] - center,
+                                          sw.groups, flips, sign)
+        for j in range(len(rows)):
+            if not valid[j, 0]:
+                continue
+            d, ok = diffs[j, 0], valid[j, 1:]
+            sums = diffs[j, 1:].sum(axis=1)
+            tol = stats.REL_TOL * float(np.abs(d).sum())
+            hits = int(np.count_nonzero(~ok | (np.abs(sums) >= abs(d.sum()) - tol)))
+            p = hits / total if exact else (1 + hits) / total
+            need = math.ceil(level * total) - base - int(np.count_nonzero(~ok))
+            lo, hi = signflip.interval_of_rows(sums[ok], k[ok], float(d.sum()), n, need,
+                                               p < level, scale=float(np.abs(d).max()))
+            end = hi if sign > 0 else (None if lo is None else -lo)
+            out[lo_r + j] = np.inf if end is None else end
+    return out
+
+
+def mde_power80(sw: Sweeps, direction: str, level: float, target: float = 0.8, *,
+                reps: int = PLAN_REPS, seed: int = 0) -> float | None:
+    """The effect in the idea's favour (metric units) that the selection-aware test at
+    ``level`` detects with probability ``target`` on benches like this one (see
+    :func:`critical_effects`); None when no effect reaches it."""
+    crit = np.sort(critical_effects(sw, direction, level, reps=reps, seed=seed))
+    m = float(crit[math.ceil(target * len(crit)) - 1])
+    return max(0.0, m) if math.isfinite(m) else None
+
+
+def seeds_needed(mde: float | None, n: int, effect: float, level: float,
+                 max_n: int = 10000) -> int | None:
+    """The seeds at which an effect of |effect| would be the test's 80%-power effect, scaling
+    the bench's simulated ``mde`` (:func:`mde_power80` at n seeds) as 1/sqrt(seeds); never
+    below the smallest count at which p < level is possible. None when undefined (no mde,
+    effect 0 or not finite) or above max_n."""
+    if mde is None or not (math.isfinite(effect) and effect != 0):
+        return None
+    needed = max(signflip.min_pairs(level), math.ceil(n * (mde / abs(effect)) ** 2))
+    return needed if needed <= max_n else None

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+import benchkit.stats.planning
 from benchkit.spec.idea import ARMS, IdeaSpec, cfg_id, run_id, unreachable_family
 from benchkit.stats import equivalence, futility, selection, signflip
 from benchkit.stats import paired as stats
@@ -275,24 +274,20 @@ def decided_level(level: float, p_value: float, p_adjusted: float | None) -> flo
 
 def planning(comp: dict, level: float, *, significant: bool, sw=None,
              direction: str = "lower", interval_level: float | None = None) -> dict:
-    """The figures of the sign-flip test at the level its first Holm step uses (the look's
-    level over the family size): the effect it detects 80% of the time and, when not
-    significant, the seeds that would detect the observed effect; and the interval that
+    """The figures of the deciding test at the level its first Holm step uses (the look's
+    level over the family size; :func:`benchkit.stats.planning.figures`): the effect it
+    detects 80% of the time and, when not significant, the seeds that would detect the
+    observed effect (post hoc); and the interval that
     inverts it (the selection-aware test's when the sweeps ``sw`` are given) at
     ``interval_level`` (default ``level``: :func:`decided_level` gives the verdict's)."""
     d = comp["per_seed_diffs"]
-    n, sd = len(d), float(np.std(d, ddof=1))
     at = level if interval_level is None else interval_level
     lo, hi = (signflip.sign_flip_ci(d, at) if sw is None
               else selection.interval(sw, direction, at))
-    return {
-        "signflip_ci": {"confidence": 1.0 - at, "lo": lo, "hi": hi},
-        "mde_power80": signflip.mde_power80(n, sd, level),
-        "seeds_needed": None if significant else signflip.seeds_needed(comp["delta_mean"], sd,
-                                                                      level),
-        "planning": {"level": level, "min_seeds": signflip.min_pairs(level),
-                     "assumption": signflip.ASSUMPTION},
-    }
+    return {"signflip_ci": {"confidence": 1.0 - at, "lo": lo, "hi": hi},
+            **benchkit.stats.planning.figures(d, comp["delta_mean"], level,
+                                              significant=significant, sweeps=sw,
+                                              direction=direction, test=comp.get("test"))}
 
 
 def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
