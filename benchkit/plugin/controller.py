@@ -17,6 +17,7 @@ from benchkit.spec import IdeaSpec, cfg_id
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
 NOT_WRITTEN = "benchkit report not written"
+INCOMPLETE = "benchkit report(s) incomplete"  # pytest's final line: "48 passed, 2 benchkit ..."
 NOT_STORED = "benchkit run(s) not stored"
 def audit_failures(payloads: list[dict]) -> list[str]:
     """``benchkit: FAIL audit ...`` for every audited run whose bits differ from its record."""
@@ -152,6 +153,11 @@ class BenchSession:
         shared = sum(1 for p in results if p.get("origin") == "shared")
         return len(results) - reused, reused, shared
 
+    def failed_runs(self) -> int:
+        """Arm runs of this session that ran and failed (raised, recorded nothing, timed out)."""
+        return sum(1 for p in self.payloads.values() if p["kind"] == "run"
+                   and not p.get("reused") and p["outcome"] not in ("passed", "skipped"))
+
     def store_problems(self) -> list[str]:
         """Every store problem of this session (workers' and the controller's), once each."""
         lines = [line for p in self.payloads.values() for line in p.get("store_problems", ())]
@@ -196,7 +202,10 @@ class BenchSession:
         for line in self.store_problems():
             tr.write_line(line, yellow=True)
         trained, reused, shared = self.run_counts()
-        tr.write_line(f"benchkit: {trained} run(s) trained, {reused} reused from the run store"
+        failed = self.failed_runs()
+        tr.write_line(f"benchkit: {trained} run(s) trained"
+                      + (f" ({failed} of them failed)" if failed else "")
+                      + f", {reused} reused from the run store"
                       + (f" ({shared} trained by another idea module)" if shared else "")
                       + ("" if self.settings.fresh else " (--bench-fresh retrains them)"))
         if self.settings.shard == "merge":
@@ -227,6 +236,13 @@ class BenchSession:
                 pytest.TestReport(nodeid="benchkit report", location=("benchkit", None, "report"),
                                   keywords={}, outcome="failed", longrepr=line, when="call")
                 for line in self.write_errors)
+        incomplete = [r for _, r in self.written if r.get("incomplete")]
+        if incomplete:  # "48 passed, 2 benchkit report(s) incomplete": the exit status stays
+            tr.stats.setdefault(INCOMPLETE, []).extend(
+                pytest.TestReport(nodeid=f"benchkit report {r['name']} {r['track']}",
+                                  location=("benchkit", None, "report"), keywords={},
+                                  outcome="skipped", longrepr=None, when="call")
+                for r in incomplete)
         if self.failures:  # pytest's final line counts it: "12 passed, 1 benchkit gate failed"
             tr.stats.setdefault(GATE_FAILED, []).extend(
                 pytest.TestReport(nodeid="benchkit gate", location=("benchkit", None, "gate"),

@@ -7,6 +7,8 @@ the test report's ``user_properties`` under :data:`PROPERTY`.
 """
 from __future__ import annotations
 
+import functools
+
 import json
 
 import pytest
@@ -133,8 +135,28 @@ def stop_recording(item: pytest.Function) -> None:
         recording.stop()
 
 
-def after_call(item: pytest.Function) -> None:
+def keep_returned(item: pytest.Function) -> list:
+    """Call the arm's body through a wrapper that keeps what it returns (in the list this
+    gives back) and returns None to pytest: an arm that returns its numbers instead of
+    recording them is told so by :func:`after_call`, not by pytest's generic warning."""
+    body, returned = item.obj, []
+
+    @functools.wraps(body)
+    def kept(*args, **kwargs):
+        returned.append(body(*args, **kwargs))
+
+    item.obj = kept
+    return returned
+
+
+def after_call(item: pytest.Function, returned: list = ()) -> None:
     if item.stash[ITEM_RUN].val is None:
+        value = next((v for v in returned if v is not None), None)
+        if value is not None:
+            pytest.fail(f"benchkit: {item.nodeid} returned a {type(value).__name__} and recorded "
+                        "no result: benchkit does not read an arm's return value; record it "
+                        "with run.record(val=..., test=...) or train with run.fit(model)",
+                        pytrace=False)
         pytest.fail(f"benchkit: {item.nodeid} recorded no result: call run.fit(model) "
                     "or run.record(val=..., test=...)", pytrace=False)
 

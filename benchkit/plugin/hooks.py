@@ -18,7 +18,8 @@ from benchkit.plugin import settings as opts
 from benchkit.plugin import timeouts as limits
 from benchkit.plugin.activation import is_worker
 from benchkit.plugin.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_payload,
-                                     before_call, item_key, item_spec, reuse, start_run,
+                                     before_call, item_key, item_spec, keep_returned, reuse,
+                                     start_run,
                                      stop_recording)
 from benchkit.plugin.isolation import GUARD, Guard
 from benchkit.plugin.progress import run_group, worker_counts_property
@@ -127,6 +128,18 @@ def module_spec(config: pytest.Config, module_item) -> IdeaSpec | None:
     return spec
 
 
+def _reports_follow(config) -> bool:
+    """Whether this session writes reports (whose warnings the terminal prints): not a
+    --collect-only session, not a shard that only trains."""
+    return not config.option.collectonly and not isinstance(config.stash[SETTINGS].shard, tuple)
+
+
+def _first_collector(config) -> bool:
+    """Not an xdist worker, or its first: every worker collects every module."""
+    worker = getattr(config, "workerinput", None)
+    return worker is None or worker.get("workerid") in (None, "gw0")
+
+
 def _build_spec(config, module_item):
     marks = [m for m in module_item.own_markers if m.name == "bench"]
     arms = {func: marks for func, marks in _arm_marks(module_item.obj).items()
@@ -161,12 +174,16 @@ def _build_spec(config, module_item):
         (arm_label(marks[0], module_item.nodeid), getattr(module_item.obj, func).__qualname__)
         for func, marks in _arm_marks(module_item.obj).items()))
     spec = _extended_from_store(config, module_item, spec)
-    why = unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha)
+    # said once: the report's warnings (printed as benchkit: WARNING lines) repeat the
+    # unreachable family, so only a session that writes no report warns of it here; under
+    # xdist every worker collects, and the first speaks for all
+    why = (unreachable_family(len(spec.seeds), len(spec.tracks), settings.alpha)
+           if not _reports_follow(config) else None)
     from benchkit.verdict.mechanism import signatures_that_cannot_fail
     for func in _arm_marks(module_item.obj):
         why_not = signatures_that_cannot_fail(getattr(module_item.obj, func))
         why = "; ".join(filter(None, [why, *why_not]))
-    if why:  # once per module, at collection
+    if why and _first_collector(config):  # once per module, at collection
         warnings.warn(BenchWarning(f"{module_item.nodeid}: {why}"), stacklevel=1)
     owners = config.stash[NAMES]
     other = owners.setdefault(spec.name, module_item.nodeid)
@@ -410,11 +427,14 @@ def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function):
     if ITEM_RUN not in pyfuncitem.stash:
         return (yield)
     before_call(pyfuncitem)
+    body = pyfuncitem.obj
+    returned = keep_returned(pyfuncitem)
     try:
         result = yield
     finally:
+        pyfuncitem.obj = body
         stop_recording(pyfuncitem)
-    after_call(pyfuncitem)
+    after_call(pyfuncitem, returned)
     return result
 
 

@@ -60,8 +60,7 @@ def _improving(report: dict, flags: list[str]) -> str:
 ADVICE = (  # (start of the warning, what it means and what to do)
     ("only ", "The verdict can only be inconclusive: raise seeds= in the bench mark (or "
               "declare looks=) to the count the warning names."),
-    ("exploratory:", "Run without --bench-seeds/--bench-epochs, at a declared look, for a "
-                     "verdict that counts."),
+    ("exploratory:", ""),  # the ways out that apply: exploratory_advice
     ("look ", "Nothing to do: a later look adds seeds (raise seeds= to the next declared look)."),
     ("this look is tested at level", "The verdict can only be inconclusive at this look: raise "
                                      "seeds= to the next declared look."),
@@ -78,9 +77,29 @@ def _smoke(report: dict) -> bool:
     return any("--bench-" in r for r in (report.get("exploratory") or {}).get("reasons") or ())
 
 
+def exploratory_advice(report: dict) -> str:
+    """For a verdict that counts: the ways out of this session's reasons to be exploratory
+    only (an override, a seed count that is no declared look, a plan changed after a look)."""
+    reasons = (report.get("exploratory") or {}).get("reasons") or ()
+    ways = []
+    flags = [f for f in ("--bench-seeds", "--bench-epochs") if any(f in r for r in reasons)]
+    if flags:
+        ways.append(f"run without {'/'.join(flags)}")
+    if any("the plan changed after a look" in r for r in reasons):
+        ways.append("run once with --bench-fresh (every run retrained under the new plan) or "
+                    "put back the plan the stored runs were judged under")
+    if any("is not a declared look" in r for r in reasons) and not flags:
+        ways.append("bench at a declared look, or declare the seed count in looks= before the "
+                    "first look")
+    return ("For a verdict that counts: " + "; ".join(ways) + ".") if ways else ""
+
+
 def explain(text: str, report: dict | None = None) -> str:
     """``text`` (one warning of a report) with what it means and what to do, when known."""
     report = report or {}
+    if text.startswith("exploratory:"):
+        advice = exploratory_advice(report)
+        return f"{text}. {advice}" if advice else text
     if EDGE.match(text):
         return _edges(report, [text])
     if text.startswith("only ") and _smoke(report):

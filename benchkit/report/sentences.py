@@ -41,6 +41,13 @@ def decided_p(comp: dict, verdict: str | None) -> float:
     return comp["p_value"] if p is None else p
 
 
+def not_run(incomplete: dict) -> list[str]:
+    """The runs an incomplete report lacks that did not run and fail (its ``missing`` less its
+    ``failed``): not run in any session, or not in the store; a failed run is listed apart."""
+    failed = {f["run"] for f in incomplete.get("failed") or ()}
+    return [m for m in incomplete.get("missing") or () if m not in failed]
+
+
 def deciding_interval(comp: dict) -> dict | None:
     """The one interval a comparison reports: the deciding test's inversion at the level the
     verdict was decided at (``sign_ci`` under the sign test, of the median difference; else

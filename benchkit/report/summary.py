@@ -16,7 +16,7 @@ from benchkit.report import summary_checks as evidence  # budgets, controls, fro
 from benchkit.report.fmt import (cfg_text, markdown_cell, markdown_table, mechanism_word, num,
                                  pct, readable, rel_pct, signed)
 from benchkit.report.sentences import (deciding_interval, mechanism_sentence, missing_evidence,
-                                       practical_sentence, system_sentence)
+                                       not_run, practical_sentence, system_sentence)
 from benchkit.store import atomic
 from benchkit.tracks.base import strongest_floor
 from benchkit.verdict.build import direction_of, paired_values, tested_level
@@ -254,7 +254,10 @@ def _comparison_lines(report: dict) -> list[str]:
             lines.append(f"- seeds needed (post hoc): detecting a true effect as large as the "
                          f"observed delta ({signed(delta)}) with 80% power by {at} would take about "
                          f"{needed} seeds (this bench used {n}); a planning figure: "
-                         f"{str(plan.get('assumption')).removeprefix('planning figure: ')}")
+                         f"{str(plan.get('assumption')).removeprefix('planning figure: ')}. "
+                         "Seeds are declared before the first look (seeds= or looks= in "
+                         "pytest.mark.bench): raising seeds= now makes the next session "
+                         "exploratory until --bench-fresh retrains every run under the new plan")
         elif delta == 0:
             lines.append("- seeds needed: the observed delta is exactly 0, so no number of "
                          "seeds would make it significant")
@@ -292,9 +295,9 @@ def _incomplete_lines(report: dict) -> list[str]:
              "(it never compares on silently fewer pairs).", ""]
     for reason in inc.get("reasons", []):
         lines.append(f"- {readable(reason)}")
-    missing = inc.get("missing") or []
+    missing = not_run(inc)
     if missing:
-        lines += ["", f"Missing or failed runs ({len(missing)}):", ""]
+        lines += ["", f"Runs not run (none stored) ({len(missing)}):", ""]
         lines += [f"- `{m}`" for m in missing[:MAX_LISTED]]
         if len(missing) > MAX_LISTED:
             lines.append(f"- ... and {len(missing) - MAX_LISTED} more")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchkit.report.advice import warning_lines
 from benchkit.report.fmt import mechanism_word, readable, sig
-from benchkit.report.sentences import decided_p, deciding, system_word, verdict_against
+from benchkit.report.sentences import decided_p, deciding, not_run, system_word, verdict_against
 from benchkit.verdict.build import tested_level
 
 WIDTH = 120
@@ -92,10 +92,12 @@ def render_summary(written: list, root: Path) -> list[str]:
         lines += notes(r) + warning_lines(r)
         if r["incomplete"]:
             inc = r["incomplete"]
+            absent, failed = not_run(inc), inc.get("failed") or []
             lines.append(f"benchkit: INCOMPLETE {r['name']} {r['track']}: "
-                         f"{'; '.join(map(readable, inc['reasons']))}; missing: "
-                         f"{', '.join(inc['missing'][:8])}"
-                         f"{' ...' if len(inc['missing']) > 8 else ''}")
+                         f"{'; '.join(map(readable, inc['reasons']))}"
+                         + (f"; not run: {', '.join(absent[:8])}"
+                            f"{' ...' if len(absent) > 8 else ''}" if absent else "")
+                         + (f"; {len(failed)} failed (listed in summary.md)" if failed else ""))
     return lines
 
 
