@@ -1,8 +1,8 @@
 """Figures that describe the sign-flip test benchkit decides with, at the level it is tested at.
 
 - :func:`sign_flip_ci`: the interval of shifts c that the test would not reject on
-  ``diffs - c``, so that it excludes 0 exactly when the test's p is below the level (the t
-  interval ``ci95`` stays, for the reference format, but it describes a t-test).
+  ``diffs - c``, so that it excludes 0 exactly when the test's p is below the level (a
+  report's ``comparison.ci95`` is this interval at the level its verdict was decided at).
 - :func:`power`, :func:`mde_power80`, :func:`seeds_needed`: planning figures for the sign-flip
   test at a given level, by seeded simulation (normal per-seed differences, the stated
   assumption), never below the smallest seed count at which ``p < level`` is possible.
