@@ -53,6 +53,19 @@ DECISION_FUNCTIONS = {
     "benchkit.verdict.mechanism": ["signature_status", "mechanism_ok", "non_discriminating"],
     "benchkit.verdict.extension": ["axes", "log_spaced", "next_value", "extended", "selected_edges",
                                    "resolve"],
+    "benchkit.stats.selection": ["sweeps", "axis_classes", "effective_grids", "blocked",
+                                 "flip_rows", "_select", "_batch_diffs", "p_value", "one_sided_p",
+                                 "interval", "margin_test", "noninferiority", "tost",
+                                 "critical_effects", "mde_power80", "seeds_needed"],
+    "benchkit.verdict.sweeps": ["from_runs", "groups_of", "decide_by_selection", "favoured_arm"],
+    "benchkit.verdict.frontier": ["build_frontier_report"],
+    "benchkit.verdict.margins": ["unresolved_margin"],
+    "benchkit.verdict.convergence": ["last_quarter_gain", "check_cfg", "checked",
+                                     "checks_called_for", "trains_the_epochs", "check_gains",
+                                     "check_decision", "budget_gain", "section"],
+    "benchkit.plugin.grids": ["grids_from_store", "checks_from_store"],
+    "benchkit.plugin.nextstep": ["without", "missing_seeds", "next_steps"],
+    "benchkit.store.runs": ["key"],
 }
 OUT = ROOT / "benchmarks" / "results" / "mutation"  # one <module>.json per measured module
 KILLED = {"killed", "timeout", "segfault"}

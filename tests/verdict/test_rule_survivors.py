@@ -1,0 +1,165 @@
+"""Tests that pin the rules issue 41's mutation audit found unpinned (each named by the mutant
+it kills): the verdict order over comparators, the selection-aware p of the declared statistic,
+groups of mixed sizes, a frontier selected per point, the collection-time rules reading
+validation, NEXT lines past seed 9 and after ``--bench-shard=K/N``, the margin warning's
+threshold, and ``--bench-threads`` in the run store's reuse key."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from benchkit.plugin import grids
+from benchkit.plugin.nextstep import missing_seeds, next_steps, without
+from benchkit.stats import selection
+from benchkit.store.backends import DirectoryStorage
+from benchkit.store.runs import RunStore
+from benchkit.verdict import decision, margins, sweeps
+from benchkit.verdict.frontier import build_frontier_report
+from builders import ALPHA, TRACK, make_run, make_spec
+from sessions import module, run_session
+
+
+def random_sweeps(n=8, k=3, seed=0, groups=None):
+    rng = np.random.default_rng(seed)
+    level = rng.normal(0, 0.1, (n, 1)) + np.linspace(0, 0.02, k)
+    return selection.sweeps(*[1 + level + rng.normal(0, s, (n, k)) for s in (0.05, 0.01) * 2],
+                            groups=groups)
+
+
+def comp_of(sw, test="mean"):
+    d = selection.observed(sw, "lower")["diffs"]
+    return {"p_value": 0.5, "test": test, "per_seed_diffs": d, "delta_mean": float(np.mean(d))}
+
+
+# ------------------------------------------------- VERDICT_ORDER: inconclusive below non-inferior
+@pytest.mark.parametrize("against", [[("non-inferior", "baseline"), ("inconclusive", "control:c")],
+                                     [("inconclusive", "baseline"), ("non-inferior", "control:c")]])
+def test_inconclusive_against_one_comparator_outranks_non_inferior_against_another(against):
+    got = decision.decide(against, None, None)
+    assert got.practical == "inconclusive"
+    assert got.decided_by == next(arm for v, arm in against if v == "inconclusive")
+
+
+# ------------------------------------- the declared statistic decides with more than one config
+@pytest.mark.parametrize("test", ["sign", "wilcoxon"])
+def test_a_swept_comparison_decides_by_its_declared_statistic(test):
+    sw = random_sweeps(seed=4)
+    comp = sweeps.decide_by_selection(comp_of(sw, test), sw, "lower")
+    assert comp["p_value"] == selection.p_value(sw, "lower", statistic=test)
+    assert comp["p_mean"] == selection.p_value(sw, "lower")
+    assert comp["p_value"] != comp["p_mean"]
+
+
+# ------------------------------------------------ all() over groups: mixed sizes are still swept
+def test_groups_of_mixed_sizes_are_tested_with_their_selection():
+    sw = random_sweeps(seed=1, groups=[[0], [1, 2]])
+    comp = sweeps.decide_by_selection(comp_of(sw), sw, "lower")
+    assert comp["p_value"] == selection.p_value(sw, "lower")
+    assert comp["p_value"] != comp["p_fixed_configs"]
+
+
+# -------------------------------------------------- a frontier selects per point, not once
+def test_a_frontier_selects_each_point_on_its_own():
+    n, grid = 8, [{"lr": lr, "width": w} for w in (8, 16) for lr in (1e-3, 1e-2)]
+    rng = np.random.default_rng(7)
+    runs = []
+    for arm in ("baseline", "idea"):
+        for cfg in grid:
+            for s in range(n):
+                v = 1.0 + 0.01 * s + rng.normal(0, 0.05)
+                runs.append(make_run(arm, cfg, s, v, v + rng.normal(0, 0.01)))
+    spec = make_spec(grid, n, frontier={"width": [8, 16]})
+    report = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
+    by_run = {(r["arm"], r["cfg"]["lr"], r["cfg"]["width"], r["seed"]): r for r in runs}
+    keyed = {(a, sweeps.cfg_id(c), s): by_run[(a, c["lr"], c["width"], s)]
+             for a in ("baseline", "idea") for c in grid for s in range(n)}
+    per_point = sweeps.from_runs(keyed, "baseline", grid, list(range(n)),
+                                 sweeps.groups_of(grid, report["frontier"]))
+    once = sweeps.from_runs(keyed, "baseline", grid, list(range(n)))
+    assert report["comparison"]["p_value"] == selection.p_value(per_point, "lower")
+    assert selection.p_value(per_point, "lower") != selection.p_value(once, "lower")
+
+
+# ----------------------------------------- collection-time rules read validation, never test
+def test_the_collection_time_extension_follows_validation_not_test():
+    grid = [{"lr": lr} for lr in (1e-3, 2e-3, 4e-3)]
+    spec = make_spec(grid, 2, extend=1, declared_grids={TRACK: grid})
+
+    def result(track, arm, cfg, seed):  # validation best at the lowest lr, test at the highest
+        return {"val": 1.0 + cfg["lr"], "test": 1.0 - cfg["lr"], "diverged": False}
+
+    lrs = sorted(c["lr"] for c in grids.grids_from_store(spec, result)[TRACK])
+    assert lrs == [5e-4, 1e-3, 2e-3, 4e-3]
+
+
+# ------------------------------------------------------------------------------- NEXT lines
+def test_missing_seeds_past_nine_are_named():
+    report = {"incomplete": {"missing": ["idea[tabular-lr=0.01-seed12]",
+                                         "baseline[tabular-lr=0.01-seed3]"]}}
+    assert missing_seeds(report) == [3, 12]
+    lines = next_steps([(None, {"name": "i", "track": "t", "incomplete": {
+        "pending": [], "missing": ["idea[t-lr=0.1-seed10]", "idea[t-lr=0.1-seed11]"]}})],
+        ["--bench-shard=merge", "ideas/test_x.py"], fresh=False, merge=True)
+    assert "(i t seed(s) 10, 11; a shard" in lines[0]
+    assert "`pytest ideas/test_x.py` trains the missing runs" in lines[0]
+
+
+def test_the_module_after_a_shard_option_stays_in_the_command():
+    assert without(["--bench-shard=1/2", "ideas/test_x.py"], "--bench-shard") == [
+        "ideas/test_x.py"]
+    assert without(["--bench-shard", "1/2", "ideas/test_x.py"], "--bench-shard") == [
+        "ideas/test_x.py"]
+
+
+# ------------------------------------------------------------ the margin warning's threshold
+@pytest.mark.parametrize("margin_sd, warned", [(0.9, True), (1.1, False), (3.0, False)])
+def test_the_margin_warning_fires_below_80_percent_power_only(margin_sd, warned):
+    """8 seeds of differences with sd 1: the one-sided margin test at 0.05 shows an arm
+    exactly as good non-inferior with probability 0.73 at a margin of 0.9 sd, 0.86 at 1.1."""
+    d = np.array([-1.5, -1.0, -0.5, -0.1, 0.1, 0.5, 1.0, 1.5])
+    d = d / d.std(ddof=1)
+    comp = {"per_seed_diffs": d.tolist(),
+            "noninferiority": {"margin_abs": margin_sd, "margin_rel": margin_sd / 10}}
+    got = margins.unresolved_margin(comp, [10.0] * 8, 0.05)
+    assert (got is not None) == warned
+    if warned:
+        assert "with probability about 0.73" in got and "80% needs a margin of about" in got
+
+
+# ------------------------------------------------------------- threads in the run store's key
+def test_the_reuse_key_holds_the_thread_count(tmp_path):
+    stores = [RunStore(DirectoryStorage(tmp_path), tmp_path, threads=t) for t in (1, 2, 1)]
+    keys = [s.key(arm_fingerprint="f", protocol={"epochs": 1}, arm="idea", track=TRACK,
+                  cfg={"lr": 0.01}, seed=0) for s in stores]
+    assert keys[0] != keys[1] and keys[0] == keys[2]
+
+
+RECORDING = '''
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.record(val=1.0, test=1.0 + 0.01 * run.seed)
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.record(val=1.0, test=0.9 + 0.01 * run.seed)
+'''
+
+
+@pytest.fixture
+def keep_threads():
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.mark.slow
+def test_a_session_at_another_thread_count_reuses_nothing(pytester, keep_threads):
+    pytester.makepyfile(test_threads=module(
+        'pytestmark = pytest.mark.bench(name="threads", track="tabular", grid={"lr": [1e-2]}, '
+        'seeds=2)\n', RECORDING))
+    store = f"--bench-store={pytester.path / 'store'}"
+    for threads, trained, reused in ((1, 4, 0), (2, 4, 0), (1, 0, 4), (2, 0, 4)):
+        result = run_session(pytester, "-p", "no:randomly", store, f"--bench-threads={threads}")
+        result.stdout.fnmatch_lines([f"benchkit: {trained} run(s) trained, {reused} reused "
+                                     "from the run store*"])
