@@ -135,3 +135,7 @@ def test_the_example_runs_as_written(pytester, read_report):
         assert report["complete"], report.get("incomplete")
         assert report["protocol"]["metric"] == metric and floor in report["floors"]
         assert (pytester.path / "reports" / "silu" / track / "summary.md").is_file()
+    # floors in the metric's units: ridge explains part of the standardised target's variance
+    # (a [N] prediction broadcast against [N, 1] targets gave 1.5), logistic is near 0.96
+    assert 0.3 < read_report(pytester.path, "silu", "skdiabetes")["floors"]["ridge"] < 0.8
+    assert read_report(pytester.path, "silu", "skdigits")["floors"]["logistic"] > 0.9

@@ -49,7 +49,8 @@ def mlp(n_in, n_out):
 
 def ridge_floor(seed):
     (x, y), _, (xt, yt) = diabetes_arrays(seed)
-    return {"ridge": float(((Ridge().fit(x, y).predict(xt) - yt) ** 2).mean())}
+    pred = Ridge().fit(x, y).predict(xt).reshape(yt.shape)  # sklearn gives [N]: no broadcast
+    return {"ridge": float(((pred - yt) ** 2).mean())}
 
 
 def logistic_floor(seed):
