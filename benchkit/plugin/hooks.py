@@ -148,11 +148,12 @@ def _build_spec(config, module_item):
         # not a bench module: a project's own bench/arm/mechanism marks stay its own, and
         # --strict-markers refuses them unless the project registered them
         return _unregistered_marks(config, module_item)
-    if not marks:
+    if not marks and _first_collector(config):
         warnings.warn(BenchWarning(
             f"{module_item.nodeid}: arm tests ({', '.join(arms)}) but no module-level "
             "pytestmark = pytest.mark.bench(name=..., track=...): benchkit does not bench "
             "this module"), stacklevel=1)
+    if not marks:
         return _unregistered_marks(config, module_item)
     if len(marks) > 1:
         return SpecError(f"{module_item.nodeid}: pytest.mark.bench is given {len(marks)} times; "
