@@ -70,8 +70,7 @@ def check_data(track: str, data) -> None:
     is not a :class:`Data` of three :class:`Split` of tensors with as many targets as inputs, or
     when its integer targets (class labels) are not long tensors of shape [N] ([N, T]: one per
     position): a wrong dtype fails inside the loss at every run, and [N, 1] labels broadcast against
-    [N]
-    predictions into a silently wrong accuracy."""
+    [N] predictions into a silently wrong accuracy."""
     import torch
 
     where = f"track {track!r}: make_data(seed)"
