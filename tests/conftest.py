@@ -2,41 +2,53 @@
 name: tests/builders.py builds specs, runs and reports in process; tests/sessions.py writes idea
 modules, runs pytester sessions and reads their reports.
 
-torch and benchkit are imported here, and an optimizer is stepped once (its first use imports
-torch._dynamo), before any in-process ``pytester`` run: pytester drops the modules a run
+Before the first in-process ``pytester`` run of a process (:func:`pytest_runtest_setup`, so only
+processes that run one pay for it: about 3 s of CPU), torch and benchkit are imported and an
+optimizer is stepped once (its first use imports torch._dynamo): pytester drops the modules a run
 imported when it ends, and torch's cannot be imported twice in one process; every module of
-benchkit is imported here too, so that a run never leaves this process with two copies of one
-(a test's ``benchkit.report.plots`` patched while the module that calls it holds the dropped one).
-(Hypothesis's plugin imports its internals at every terminal summary: imported here once, not
-once per run.)
+benchkit is imported too, so that a run never leaves this process with two copies of one (a
+test's ``benchkit.report.plots`` patched while the module that calls it holds the dropped one),
+and matplotlib where installed (same reason). (Hypothesis's plugin imports its internals at every
+terminal summary: imported then too, once, not once per run.)
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import pkgutil
 from pathlib import Path
 
 import pytest
-import hypothesis.internal.observability  # noqa: F401  (see the docstring)
-import torch
 
-import benchkit
-import benchkit.plugin.aggregate  # noqa: F401
-import benchkit.training.run  # noqa: F401
-import benchkit.tracks  # noqa: F401
 from sessions import report_path, validate_report
 
-for _m in pkgutil.walk_packages(benchkit.__path__, "benchkit."):
-    if not _m.name.endswith("__main__"):  # python -m benchkit: runs the CLI when imported
-        importlib.import_module(_m.name)
+@functools.cache
+def import_what_sessions_would_drop() -> None:
+    """Import, once per process, what an in-process pytester run must not import itself (the
+    module docstring says why)."""
+    import hypothesis.internal.observability  # noqa: F401
+    import torch
 
-benchkit.report.plots.matplotlib_classes()  # matplotlib too, where installed (same reason)
+    import benchkit
+    from benchkit.report import plots
 
-_p = torch.zeros(1, requires_grad=True)
-_p.sum().backward()
-torch.optim.Adam([_p]).step()
-del _p
+    for module in pkgutil.walk_packages(benchkit.__path__, "benchkit."):
+        if not module.name.endswith("__main__"):  # python -m benchkit: runs the CLI when imported
+            importlib.import_module(module.name)
+    plots.matplotlib_classes()
+    p = torch.zeros(1, requires_grad=True)
+    p.sum().backward()
+    torch.optim.Adam([p]).step()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before any fixture of a test that takes ``pytester`` (its snapshot of ``sys.modules``
+    included): :func:`import_what_sessions_would_drop`."""
+    if "pytester" in getattr(item, "fixturenames", ()):
+        import_what_sessions_would_drop()
+
 
 SUITE_TIMEOUT = 120  # seconds: a hang fails one test with a traceback, not the CI job
 # benchmarks/mutation.py runs the tests once per mutant: there the pytest sessions a test starts
