@@ -5,10 +5,16 @@ track registry (:mod:`benchkit.tracks`, to check track names), never torch. One 
 marker argument: :mod:`.arguments`; the marker as a whole: :mod:`.marker`. This package names
 the public API of the old ``benchkit.spec`` module, so ``from benchkit.spec import ...`` keeps
 working."""
-from benchkit.spec.arguments import (BOUNDARIES, TESTS, parse_boundary, parse_fairness,  # noqa: F401
+from benchkit.spec.arguments import (BOUNDARIES, TESTS, parse_boundary, parse_fairness,
                                      parse_futility, parse_grid, parse_looks, parse_test)
-from benchkit.spec.idea import (ARMS, BENCH_KWARGS, CLAIM_TYPES, CONTROL, DEFAULT_EXTEND,  # noqa: F401
+from benchkit.spec.idea import (ARMS, BENCH_KWARGS, CLAIM_TYPES, CONTROL, DEFAULT_EXTEND,
                                 DEFAULT_SEEDS, FOLDER_NAME, MIN_SEEDS, cfg_id, check_folder_name,
                                 family_seeds_needed, IdeaSpec, run_id, SpecError,
                                 unreachable_family)
-from benchkit.spec.marker import arm_label, parse_bench_marker  # noqa: F401
+from benchkit.spec.marker import arm_label, parse_bench_marker
+
+__all__ = ["BOUNDARIES", "TESTS", "parse_boundary", "parse_fairness", "parse_futility",
+           "parse_grid", "parse_looks", "parse_test", "ARMS", "BENCH_KWARGS", "CLAIM_TYPES",
+           "CONTROL", "DEFAULT_EXTEND", "DEFAULT_SEEDS", "FOLDER_NAME", "MIN_SEEDS", "cfg_id",
+           "check_folder_name", "family_seeds_needed", "IdeaSpec", "run_id", "SpecError",
+           "unreachable_family", "arm_label", "parse_bench_marker"]
