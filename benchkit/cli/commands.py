@@ -252,11 +252,11 @@ def cmd_render(args) -> int:
 
 # -- leaderboard ----------------------------------------------------------------------------
 def cmd_leaderboard(args) -> int:
-    from benchkit.cli import leaderboard as lb
-    from benchkit.verdict import leaderboard as board
+    from benchkit.cli import leaderboard
+    from benchkit.verdict.leaderboard import Entry, build
 
     files, errors = find_reports(args.paths)
-    every = [board.Entry(_idea_name(r, f), f, r) for f, r in _read(files, errors)]
+    every = [Entry(_idea_name(r, f), f, r) for f, r in _read(files, errors)]
     entries = [e for e in every if args.track in (None, e.track)]
     status = _reading_status(files, errors, args.paths)
     if status:
@@ -264,14 +264,14 @@ def cmd_leaderboard(args) -> int:
     if not entries:
         tracks = ", ".join(sorted({e.track for e in every}))
         return error(f"no report of track {args.track!r}; the reports' tracks: {tracks}")
-    result = board.build(entries, adjustment=args.adjust)
-    for line in lb.render(result):
+    result = build(entries, adjustment=args.adjust)
+    for line in leaderboard.render(result):
         say(line)
     if args.json:
-        lb.write_json(result, args.json)
+        leaderboard.write_json(result, args.json)
         say(f"wrote {args.json}")
     if args.plot:
-        note = lb.plot(result, args.plot)
+        note = leaderboard.plot(result, args.plot)
         say(f"plot: {note}" if note else f"wrote {args.plot}")
     return 0
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.plugin import timeouts as limits
+from benchkit.plugin import timeouts
 from benchkit.plugin.settings import OPTIONS, SETTINGS, STORE, Settings
 
 ACTIVE = pytest.StashKey[bool]()   # on pytest's config: benchkit is set up in this process
@@ -54,7 +54,7 @@ def activate(config: pytest.Config, *, check_reports: bool = True) -> None:
         check_report_dir(settings.report_dir)
     config.stash[ACTIVE] = True
     if not is_worker(config):
-        limits.sigterm_as_interrupt(config)
+        timeouts.sigterm_as_interrupt(config)
     config.stash[STORE] = open_store(config, settings)
 
 

@@ -14,8 +14,8 @@ import warnings
 import pytest
 
 from benchkit.plugin import activation
-from benchkit.plugin import settings as opts
-from benchkit.plugin import timeouts as limits
+from benchkit.plugin import settings
+from benchkit.plugin import timeouts
 from benchkit.plugin.activation import is_worker
 from benchkit.plugin.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_payload,
                                      before_call, item_key, item_spec, keep_returned, reuse,
@@ -27,7 +27,7 @@ from benchkit.plugin.settings import (GATES, HEADER_SHOWN, NAMES, SETTINGS, SPEC
                                       Settings)
 from benchkit.spec import (ARMS, BENCH_KWARGS, IdeaSpec, SpecError, arm_label,
                            parse_bench_marker, run_id, unreachable_family)
-from benchkit.training import device as devices
+from benchkit.training import device
 
 
 # -- options ------------------------------------------------------------------------------
@@ -36,37 +36,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
     def add(flag, ini, help, check=None, **kw):
         if check is not None:
-            kw["type"] = opts.cli_type(check)
+            kw["type"] = settings.cli_type(check)
         group.addoption(flag, dest=ini, default=None, help=f"{help} (ini: {ini})", **kw)
         parser.addini(ini, help=help, type="string")
 
     add("--bench-report-dir", "bench_report_dir", "where reports go, relative to the rootdir "
         "(default: reports)", metavar="DIR")
-    add("--bench-seeds", "bench_seeds", "override every idea's seed count", opts.seeds,
+    add("--bench-seeds", "bench_seeds", "override every idea's seed count", settings.seeds,
         metavar="N")
     add("--bench-epochs", "bench_epochs", "override every track's epochs (a quick smoke: "
-        "--bench-seeds 2 --bench-epochs 1)", opts.epochs, metavar="N")
-    add("--bench-alpha", "bench_alpha", "significance level (default 0.05)", opts.alpha,
+        "--bench-seeds 2 --bench-epochs 1)", settings.epochs, metavar="N")
+    add("--bench-alpha", "bench_alpha", "significance level (default 0.05)", settings.alpha,
         metavar="A")
     add("--bench-gate", "bench_gate", f"fail the session when an idea misses this verdict: "
-        f"{', '.join(GATES)} (default off)", opts.gate, metavar="G")
+        f"{', '.join(GATES)} (default off)", settings.gate, metavar="G")
     add("--bench-threads", "bench_threads", "torch threads per process (default 1: fixed so "
-        "that results are bit-identical with and without -n)", opts.threads, metavar="N")
+        "that results are bit-identical with and without -n)", settings.threads, metavar="N")
     add("--bench-audit", "bench_audit", "retrain K stored runs drawn at random (unpredictably; "
         "the report names them) and fail when any differs in bits from its record (default 0)",
-        opts.audit, metavar="K")
+        settings.audit, metavar="K")
     add("--bench-store", "bench_store", "where finished runs are kept and shared: a directory "
         "(relative to the rootdir; NFS is fine) or an fsspec URL such as s3://bucket/runs "
-        "(default: pytest's cache)", opts.store, metavar="LOCATION")
+        "(default: pytest's cache)", settings.store, metavar="LOCATION")
     add("--bench-shard", "bench_shard", "train only shard K of N of every idea's runs into the "
         "store, no report; 'merge': train nothing, write the reports from the store "
-        "(docs/scale-out.md)", opts.shard, metavar="K/N")
+        "(docs/scale-out.md)", settings.shard, metavar="K/N")
     add("--bench-timeout", "bench_timeout", "stop a run that takes longer than this many "
         "seconds: it fails and its comparison is incomplete (default off; uses pytest-timeout)",
-        opts.timeout, metavar="SECONDS")
-    add("--bench-device", "bench_device", f"where runs train: {', '.join(devices.CHOICES)} "
+        settings.timeout, metavar="SECONDS")
+    add("--bench-device", "bench_device", f"where runs train: {', '.join(device.CHOICES)} "
         "(default cpu; auto: cuda, else mps, else cpu; with -n, one worker per GPU)",
-        devices.parse, metavar="D")
+        device.parse, metavar="D")
     group.addoption("--bench-fresh", action="store_true", default=False, dest="bench_fresh",
                     help="retrain every run, ignoring stored runs")
 
@@ -95,7 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STORE] = None
     activation.check_store_options(config, settings)
     if settings.timeout is not None:
-        limits.check_timeout_plugin(config)
+        timeouts.check_timeout_plugin(config)
     if not is_worker(config):
         from benchkit.plugin.controller import BenchSession
         config.pluginmanager.register(BenchSession(config), "benchkit-session")
@@ -329,7 +329,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     even after collection errors (pytest's own stop lives in the runtest loop xdist replaces):
     stop it here, so a mistake trains nothing."""
     if config.stash[SETTINGS].timeout is not None:
-        limits.limit_runs([item for item in items if item_spec(item) is not None],
+        timeouts.limit_runs([item for item in items if item_spec(item) is not None],
                           config.stash[SETTINGS].timeout)
     if (is_worker(config) and session.testsfailed
             and not config.getoption("continue_on_collection_errors")):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.spec.idea import MAX_SEEDS, MIN_SEEDS
-from benchkit.training import device as devices
+from benchkit.training import device
 
 MAX_TIMEOUT = 365 * 24 * 3600   # a year: SIGALRM's timer takes it with room to spare
 GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
@@ -144,9 +144,9 @@ class Settings:
         if self.fresh and self.shard == "merge":
             raise pytest.UsageError("benchkit: --bench-fresh retrains every run and "
                                     "--bench-shard merge trains none: give one of them")
-        requested = get("bench_device", devices.parse, default="cpu")
+        requested = get("bench_device", device.parse, default="cpu")
         try:  # the device of this process: an xdist worker gets its own GPU
-            self.device: str = devices.resolve(
+            self.device: str = device.resolve(
                 requested, getattr(config, "workerinput", {}).get("workerid"))
-        except devices.DeviceError as exc:
+        except device.DeviceError as exc:
             raise pytest.UsageError(f"benchkit: --bench-device {requested}: {exc}") from None

@@ -12,7 +12,7 @@ from pathlib import Path
 from benchkit.report import plots
 from benchkit.report.advice import warnings_for_people
 from benchkit.report.bench_report import is_finite
-from benchkit.report import summary_checks as evidence  # budgets, controls, frontier, mechanism
+from benchkit.report import summary_checks  # budgets, controls, frontier, mechanism
 from benchkit.report.fmt import (cfg_text, markdown_cell, markdown_table, mechanism_word, num,
                                  pct, readable, rel_pct, signed)
 from benchkit.report.sentences import (deciding_interval, mechanism_sentence, missing_evidence,
@@ -363,9 +363,9 @@ def render_summary_md(report: dict) -> str:
     if complete:
         lines += _per_seed_lines(report)
         lines += _comparison_lines(report)
-    lines += evidence.fairness_lines(report)
+    lines += summary_checks.fairness_lines(report)
     lines += _sweep_lines(report)
-    lines += evidence.mechanism_lines(report, mechanism_sentence(report))
+    lines += summary_checks.mechanism_lines(report, mechanism_sentence(report))
     lines += _runs_lines(report)
     return "\n".join(lines).rstrip() + "\n"
 

@@ -18,7 +18,7 @@ from benchkit.spec.idea import (ARMS, BENCH_KWARGS, CONTROL, DEFAULT_EXTEND, DEF
 def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
                        epochs_override: int | None) -> IdeaSpec:
     """Validate ``pytest.mark.bench(...)`` of ``module`` against the track registry."""
-    from benchkit import tracks as registry  # numpy and the track modules: only when collected
+    from benchkit import tracks  # numpy and the track modules: only when collected
 
     where = f"{module}: pytest.mark.bench"
     if mark.args:
@@ -34,24 +34,24 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     check_folder_name(name, f"{where}: name")
     track_arg = kw.get("track")
     if track_arg is None:
-        raise SpecError(f"{where}: no track given; known tracks: {', '.join(registry.names())}")
+        raise SpecError(f"{where}: no track given; known tracks: {', '.join(tracks.names())}")
     track_names = (track_arg,) if isinstance(track_arg, str) else tuple(track_arg)
     if not track_names or not all(isinstance(t, str) for t in track_names):
         raise SpecError(f"{where}: track={track_arg!r} must be a track name or a list of names; "
-                        f"known tracks: {', '.join(registry.names())}")
+                        f"known tracks: {', '.join(tracks.names())}")
     if len(set(track_names)) != len(track_names):
         raise SpecError(f"{where}: track={track_arg!r} names a track twice")
     for t in track_names:
         check_folder_name(t, f"{where}: track")
-        if t not in registry.names():
-            raise SpecError(f"{where}: {registry.unknown(t)}")
-        why = registry.get(t).missing()
+        if t not in tracks.names():
+            raise SpecError(f"{where}: {tracks.unknown(t)}")
+        why = tracks.get(t).missing()
         if why:
             raise SpecError(f"{where}: {why}")
     grids = {}
     for t in track_names:
         grid = kw.get("grid")
-        grids[t] = parse_grid(grid, where) if grid is not None else registry.get(t).grid
+        grids[t] = parse_grid(grid, where) if grid is not None else tracks.get(t).grid
     looks = parse_looks(kw, where)
     declared_seeds = kw.get("seeds", looks[0] if "looks" in kw else DEFAULT_SEEDS)
     for n_seeds in (declared_seeds, seeds_override):
@@ -86,7 +86,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
         raise SpecError(f"{where}: extend={extend!r} must be an integer >= 0: how many grid "
                         "steps an arm's selection at the edge of an axis may add on that side "
                         f"(default {DEFAULT_EXTEND}; 0 turns the extension off)")
-    epochs = {t: int(epochs_override or registry.get(t).epochs) for t in track_names}
+    epochs = {t: int(epochs_override or tracks.get(t).epochs) for t in track_names}
     fair = parse_fairness(kw, where, margin)
     if fair["frontier"]:
         (axis, values), = fair["frontier"].items()
@@ -109,7 +109,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
         overrides=overrides,
         extend=extend, declared_grids=dict(grids),
         futility=parse_futility(kw, where, looks or (declared_seeds,), fair["claim_type"]),
-        protocols={t: registry.get(t).protocol(epochs[t]) for t in track_names}, **fair,
+        protocols={t: tracks.get(t).protocol(epochs[t]) for t in track_names}, **fair,
     )
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit.stats import signflip
 
 EXACT_MAX = 16
@@ -211,7 +211,7 @@ class NullRows:
 def null_rows(sw: Sweeps, direction: str, *, shift=None, seed: int = 0) -> NullRows:
     """Every flip's differences of ``sw``, the idea's test values shifted per seed by
     ``shift`` (added to every config of that seed before flipping); see the module doc."""
-    sign = 1.0 if stats._direction(direction) == "lower" else -1.0
+    sign = 1.0 if paired._direction(direction) == "lower" else -1.0
     if shift is None and (direction, seed) in sw._rows:
         return sw._rows[(direction, seed)]
     flips, exact = flip_rows(sw.n, seed)
@@ -272,7 +272,7 @@ def prefix(sw: Sweeps, m: int) -> Sweeps:
 def flipped_sums(sw: Sweeps, direction: str, flips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The summed differences of the given flip rows (bool, True: swapped) and whether each
     is valid (both arms selected a config, finite differences)."""
-    sign = 1.0 if stats._direction(direction) == "lower" else -1.0
+    sign = 1.0 if paired._direction(direction) == "lower" else -1.0
     diffs, valid, _, _ = _diffs(sw, np.asarray(flips, dtype=bool), sign, None)
     return diffs.sum(axis=1), valid
 
@@ -311,7 +311,7 @@ def p_value(sw: Sweeps, direction: str, *, statistic: str = "mean", seed: int = 
     rows = rows or null_rows(sw, direction, seed=seed)
     d = _observed(rows)
     obs = abs(float(_statistic(d, statistic)))
-    tol = {"mean": stats.REL_TOL * float(np.abs(d).sum()), "sign": 0.0,
+    tol = {"mean": paired.REL_TOL * float(np.abs(d).sum()), "sign": 0.0,
            "wilcoxon": 1e-9 * len(d)}[statistic]  # rank sums: halves at most
     stat = np.abs(_statistic(rows.diffs, statistic))
     return _p(int(np.count_nonzero(~rows.valid | (stat >= obs - tol))), rows)
@@ -324,7 +324,7 @@ def one_sided_p(sw: Sweeps, direction: str, *, shift, alternative: str, seed: in
         raise ValueError(f"alternative must be 'less' or 'greater', got {alternative!r}")
     rows = null_rows(sw, direction, shift=shift, seed=seed)
     d = _observed(rows)
-    obs, tol = float(d.sum()), stats.REL_TOL * float(np.abs(d).sum())
+    obs, tol = float(d.sum()), paired.REL_TOL * float(np.abs(d).sum())
     s = rows.diffs.sum(axis=1)
     hit = s <= obs + tol if alternative == "less" else s >= obs - tol
     return _p(int(np.count_nonzero(~rows.valid | hit)), rows)
@@ -333,7 +333,7 @@ def one_sided_p(sw: Sweeps, direction: str, *, shift, alternative: str, seed: in
 def observed(sw: Sweeps, direction: str) -> dict:
     """The observed selection (column per group, or None when an arm has no eligible config)
     and the per-seed differences idea - baseline at it."""
-    sign = 1.0 if stats._direction(direction) == "lower" else -1.0
+    sign = 1.0 if paired._direction(direction) == "lower" else -1.0
     _, _, d, selected = _diffs(sw, np.zeros((0, sw.n), dtype=bool), sign, None)
     return {"baseline": None if selected is None else selected[0],
             "idea": None if selected is None else selected[1], "diffs": d.tolist()}
@@ -356,7 +356,7 @@ def interval(sw: Sweeps, direction: str, level: float, *, seed: int = 0) -> list
     lo, hi = signflip.interval_of_rows(a, k, float(d.sum()), n, need, rejects,
                                        scale=float(np.abs(d).max()))
     refused = blocked(sw)
-    lower = stats._direction(direction) == "lower"  # idea better: a shift below the mean
+    lower = paired._direction(direction) == "lower"  # idea better: a shift below the mean
     if "idea" in refused:
         lo, hi = (lo, None) if lower else (None, hi)
     if "comparator" in refused:
@@ -365,7 +365,7 @@ def interval(sw: Sweeps, direction: str, level: float, *, seed: int = 0) -> list
 
 
 def _worse(direction: str) -> float:
-    return 1.0 if stats._direction(direction) == "lower" else -1.0
+    return 1.0 if paired._direction(direction) == "lower" else -1.0
 
 
 def margin_test(sw: Sweeps, direction: str, margin: float, *, side: str = "worse",
@@ -416,10 +416,10 @@ def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
     bound_worse = None if bound_rel is None else bound_rel * scale
     bound = None if bound_worse is None else (bound_worse if _worse(direction) > 0
                                               else -bound_worse)
-    return {"margin_rel": float(margin), "margin_abs": stats._json_float(margin * scale),
-            "bound": None if bound is None else stats._json_float(bound),
-            "bound_rel": None if bound_rel is None else stats._json_float(bound_rel),
-            "non_inferior": bool(ni), "p_value": stats._json_float(p),
+    return {"margin_rel": float(margin), "margin_abs": paired._json_float(margin * scale),
+            "bound": None if bound is None else paired._json_float(bound),
+            "bound_rel": None if bound_rel is None else paired._json_float(bound_rel),
+            "non_inferior": bool(ni), "p_value": paired._json_float(p),
             "test": "selection-aware one-sided sign-flip test of the sweep shifted by the margin"
             + ("; refused (p 1): the idea's results do not vary along a grid axis on which the "
                "comparator is tuned, so the sweeps are not exchangeable" if test["blocked"]
@@ -438,7 +438,7 @@ def _ni_bound(sw: Sweeps, direction: str, scale: np.ndarray, alpha: float, ni: b
     w_obs, w = worse * float(d.sum()), worse * rows.diffs.sum(axis=1)
     f = rows.flips.astype(float) @ scale
     total, base = (len(rows.flips), 0) if rows.exact else (len(rows.flips) + 1, 1)
-    tol = stats.REL_TOL * float(np.abs(d).sum())
+    tol = paired.REL_TOL * float(np.abs(d).sum())
     always = ~rows.valid | ((f <= 0) & (w <= w_obs + tol))
     need = math.ceil(alpha * total) - base - int(np.count_nonzero(always))
     moving = rows.valid & (f > 0)

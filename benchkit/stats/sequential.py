@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit.stats import selection
 
 EXACT_MAX = 16
@@ -68,14 +68,14 @@ def _p_per_row(signs: np.ndarray, d: np.ndarray, sw=None, direction: str = "lowe
         part = selection.prefix(sw, len(d))
         a, valid = selection.flipped_sums(part, direction, signs[:, :len(d)] < 0)
         a = np.where(valid, np.abs(a), np.inf)
-        tol = stats.REL_TOL * float(np.abs(selection.observed(part, direction)["diffs"]).sum())
+        tol = paired.REL_TOL * float(np.abs(selection.observed(part, direction)["diffs"]).sum())
         srt = np.sort(a)
         p = (len(a) - np.searchsorted(srt, a - tol, side="left")) / len(a)
         return np.where(valid, p, 1.0)
     if not np.any(d):
         return np.ones(len(signs))
     a = np.abs(signs[:, :len(d)] @ d)
-    tol = stats.REL_TOL * float(np.abs(d).sum())
+    tol = paired.REL_TOL * float(np.abs(d).sum())
     srt = np.sort(a)
     return (len(a) - np.searchsorted(srt, a - tol, side="left")) / len(a)
 
@@ -87,11 +87,11 @@ def exact_levels(diffs, looks, alpha: float, max_seeds: int | None = None, *, sw
     sign-flip null of the first looks[-1] differences (of the arms' whole ``sweeps``, each
     look's selection redone under every flip, when given); look k's level depends on
     diffs[:looks[k]] only. Reject look k when its p < its level."""
-    d = np.asarray(stats._array(diffs, "diffs"))
+    d = np.asarray(paired._array(diffs, "diffs"))
     looks = [int(n) for n in looks]
     if looks[-1] > len(d):
         raise ValueError(f"looks {looks} need {looks[-1]} differences, got {len(d)}")
-    spend = [stats.spent_alpha(n, int(max_seeds or looks[-1]), alpha) for n in looks]
+    spend = [paired.spent_alpha(n, int(max_seeds or looks[-1]), alpha) for n in looks]
     levels: list[float] = []
     for k, n in enumerate(looks):
         signs = _signs(n)  # every earlier look recomputed on this look's rows: prefixes
@@ -142,7 +142,7 @@ def levels(plan: dict, diffs, alpha: float, family_size: int, *, sweeps=None,
     looks, look = plan["looks"], plan["look"]
     if look is None:
         return alpha, alpha
-    union = stats.look_levels(looks[:look], looks[-1], alpha)[-1]
+    union = paired.look_levels(looks[:look], looks[-1], alpha)[-1]
     if plan.get("boundary") == "exact" and family_size == 1 and len(looks) > 1:
         return look_level(diffs, looks, look, alpha, sweeps=sweeps, direction=direction), union
     return union, union

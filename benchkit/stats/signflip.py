@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 
 EXACT_MAX = 16       # as benchkit.stats.paired.sign_flip_p_value: exact enumeration up to 16 pairs
 N_RESAMPLES = 20000  # and seeded Monte Carlo (1 + count) / (1 + N_RESAMPLES) above
@@ -68,7 +68,7 @@ def sign_flip_ci(diffs, level: float, *, seed: int = 0) -> list[float | None]:
     signs = _flips(n, seed)
     total = len(signs) if n <= EXACT_MAX else N_RESAMPLES + 1
     base = 0 if n <= EXACT_MAX else 1  # the Monte Carlo estimate counts the observed flip once
-    rejects = stats.sign_flip_p_value(d, seed=seed) < level
+    rejects = paired.sign_flip_p_value(d, seed=seed) < level
     return interval_of_rows(signs @ d, signs.sum(axis=1), float(d.sum()), n,
                             math.ceil(level * total) - base, rejects,
                             scale=float(np.abs(d).max()))
@@ -109,7 +109,7 @@ def _p_values(d: np.ndarray, signs: np.ndarray, exact: bool) -> np.ndarray:
     tolerance of benchkit.stats.paired.sign_flip_p_value, so that the observed flip always
     counts."""
     out = np.empty(len(d))
-    tol = stats.REL_TOL * np.abs(d).sum(axis=1)
+    tol = paired.REL_TOL * np.abs(d).sum(axis=1)
     for i in range(0, len(d), 256):
         block = d[i:i + 256]
         obs = np.abs(block.sum(axis=1)) - tol[i:i + 256]
@@ -129,7 +129,7 @@ def _exact_p_values(d: np.ndarray) -> np.ndarray:
     for r, row in enumerate(d):
         a = first @ row[:h]
         b = np.sort(rest @ row[h:])
-        t = abs(row.sum()) - stats.REL_TOL * np.abs(row).sum()
+        t = abs(row.sum()) - paired.REL_TOL * np.abs(row).sum()
         count = (len(b) - np.searchsorted(b, t - a, side="left")).sum() \
             + np.searchsorted(b, -t - a, side="right").sum()
         out[r] = min(count, 2 ** n) / 2 ** n if t > 0 else 1.0
@@ -168,7 +168,7 @@ def power(n: int, effect_sd: float, level: float, *, reps: int = SIM_REPS,
 
 def _t_power_of_effect(effect_sd: float, n: int, level: float) -> float:
     """The paired t-test's power at a standardised effect (mean / sd of the differences)."""
-    return stats.t_test_power(effect_sd * math.sqrt(n), n, level)
+    return paired.t_test_power(effect_sd * math.sqrt(n), n, level)
 
 
 def mde_power80(n: int, sd: float, level: float, target: float = 0.8) -> float | None:

@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 
 from benchkit.spec.idea import IdeaSpec, cfg_id
-from benchkit.store import fingerprint as fp
+from benchkit.store import fingerprint
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store import environment, hardware
@@ -42,8 +42,9 @@ ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "accelerator", "th
 def benchkit_source_digest() -> str:
     """benchkit's own code, comment- and docstring-free: a change to it retrains everything."""
     root = Path(__file__).parent
-    return fp.digest("\n".join(f"{path.relative_to(root).as_posix()}:{fp.code_digest(path)}"
-                                for path in sorted(root.rglob("*.py"))))
+    return fingerprint.digest("\n".join(
+        f"{path.relative_to(root).as_posix()}:{fingerprint.code_digest(path)}"
+        for path in sorted(root.rglob("*.py"))))
 
 
 class RunStore:
@@ -121,7 +122,7 @@ class RunStore:
     def lookup(self, key: str, arm_module: Path) -> dict | None:
         """The stored record of ``key`` whose dependencies all still match, or None."""
         for record in self.records(key):
-            if fp.changed(record["deps"], self.rootdir, Path(arm_module)) is None:
+            if fingerprint.changed(record["deps"], self.rootdir, Path(arm_module)) is None:
                 return record
         return None
 
@@ -130,7 +131,7 @@ class RunStore:
         from other code (a dependency has changed since; it names the first), or stored
         without a signature the session's key verifies."""
         for record in self.records(key):
-            entry = fp.changed(record["deps"], self.rootdir, Path(arm_module))
+            entry = fingerprint.changed(record["deps"], self.rootdir, Path(arm_module))
             if entry is not None:
                 return f"{TRAINED_FROM_OTHER_CODE} ({entry.split('|')[-1]} has changed since)"
         if key in self.unsigned:
@@ -162,7 +163,7 @@ class RunStore:
         for arm in spec.arms:  # controls too: a report lacking them would be incomplete
             if arm not in arm_tests:
                 continue
-            code = fp.arm_fingerprint_in(module_file, arm_tests[arm])
+            code = fingerprint.arm_fingerprint_in(module_file, arm_tests[arm])
             for track in spec.tracks:
                 for cfg in spec.grids[track]:
                     for seed in spec.seeds:

@@ -26,7 +26,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from benchkit.store import fingerprint as fp
+from benchkit.store import fingerprint
 
 _codes: dict[int, object] = {}
 _opened: list = []
@@ -156,7 +156,7 @@ def dependencies(codes, opened, rootdir: Path, arm_module: Path) -> dict[str, st
     """The run's dependency entries (see :mod:`benchkit.store.fingerprint`) from what it executed
     (code objects) and opened (``open`` audit arguments)."""
     project = _Project(rootdir, arm_module)
-    deps = {"@|conftests|": fp.conftests_digest(arm_module, rootdir)}
+    deps = {"@|conftests|": fingerprint.conftests_digest(arm_module, rootdir)}
     everything: set[str] = set()           # every name the executed code reads
     pending: list[tuple[str, str, str]] = []
     imports: list[tuple[str, tuple]] = []
@@ -165,15 +165,15 @@ def dependencies(codes, opened, rootdir: Path, arm_module: Path) -> dict[str, st
         if path is None:
             continue
         everything.update(code.co_names)
-        src = fp.source(path)
+        src = fingerprint.source(path)
         if src is None:
-            deps[f"{project.ref(path)}|stmts|"] = fp.MISSING
+            deps[f"{project.ref(path)}|stmts|"] = fingerprint.MISSING
             continue
         qual = src.enclosing(code.co_qualname)
         if qual is not None:
             deps[f"{project.ref(path)}|def|{qual}"] = src.entry("def", qual)
             for node in src.defs[qual]:
-                imports.extend((path, imp) for imp in fp.imports_in(node))
+                imports.extend((path, imp) for imp in fingerprint.imports_in(node))
         pending.extend((path, name, "name") for name in code.co_names)
     for path, imp in imports:
         _follow_import(project, path, imp, "name", everything, pending)
@@ -181,7 +181,7 @@ def dependencies(codes, opened, rootdir: Path, arm_module: Path) -> dict[str, st
     for args in opened:
         rel = _read_file(project, args)
         if rel is not None:
-            deps[f"|file|{rel}"] = fp.file_digest(Path(project.root, rel))
+            deps[f"|file|{rel}"] = fingerprint.file_digest(Path(project.root, rel))
     return deps
 
 
@@ -193,20 +193,20 @@ def _close(project, deps, pending, everything) -> None:
         entry = f"{project.ref(path)}|{kind}|{name}"
         if entry in deps:
             continue
-        src = fp.source(path)
+        src = fingerprint.source(path)
         if src is None:
-            deps[f"{project.ref(path)}|stmts|"] = fp.MISSING
+            deps[f"{project.ref(path)}|stmts|"] = fingerprint.MISSING
             continue
         deps.setdefault(f"{project.ref(path)}|stmts|", src.entry("stmts", ""))
         value = src.entry(kind, name)
-        if value == fp.MISSING or kind == "stmts":
+        if value == fingerprint.MISSING or kind == "stmts":
             continue  # bound nowhere at top level: a local, an attribute or a builtin
         deps[entry] = value
         for stmt in src.bindings[name]:
-            node = stmt if kind == "full" else fp.shallow(stmt)
-            pending.extend((path, n, "full") for n in fp.read_names(node)
+            node = stmt if kind == "full" else fingerprint.shallow(stmt)
+            pending.extend((path, n, "full") for n in fingerprint.read_names(node)
                            if f"{project.ref(path)}|full|{n}" not in deps)
-            for imp in fp.imports_in(node):
+            for imp in fingerprint.imports_in(node):
                 _follow_import(project, path, imp, kind, everything, pending)
 
 

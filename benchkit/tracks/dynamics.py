@@ -20,7 +20,9 @@ import functools
 
 import numpy as np
 
-from benchkit.tracks import floors as floor
+from benchkit.tracks.floors import (best_embedding, cubic_features, has_sklearn, kernel_ridge,
+                                    least_squares_mse, mlp_mse, nearest_neighbours,
+                                    quadratic_features, ridge_mse)
 from benchkit.tracks.base import LIMIT_PREFIX, Data, Split, Track
 
 N_TRAIN, N_VAL, N_TEST = 1000, 400, 1000
@@ -142,19 +144,19 @@ def floor_values(splits) -> dict[str, float]:
     def last(a, k):
         return a[:, -k:].reshape(len(a), -1)
 
-    def kernel_ridge(*rows):
-        return floor.kernel_ridge(*rows, gammas=KERNEL_GAMMAS, penalties=KERNEL_PENALTIES)
+    def tuned_kernel_ridge(*rows):
+        return kernel_ridge(*rows, gammas=KERNEL_GAMMAS, penalties=KERNEL_PENALTIES)
 
-    quad, cubic = floor.quadratic_features, floor.cubic_features
+    quad, cubic = quadratic_features, cubic_features
     out = {"persistence": float(np.mean((xt[:, -1].astype(np.float64) - yt) ** 2)),
-           "linear": floor.least_squares_mse(last(x, 2), y, last(xt, 2), yt),
-           "quadratic": floor.least_squares_mse(quad(last(x, 2)), y, quad(last(xt, 2)), yt),
-           "cubic": floor.ridge_mse(cubic(last(x, 2)), y, cubic(last(xv, 2)), yv,
-                                    cubic(last(xt, 2)), yt),
-           "kernel ridge": floor.best_embedding(kernel_ridge, splits, EMBEDDINGS),
-           "analogues": floor.best_embedding(floor.nearest_neighbours, splits, EMBEDDINGS)}
-    if floor.has_sklearn():
-        out["window MLP"] = floor.mlp_mse(x, y, xv, yv, xt, yt)
+           "linear": least_squares_mse(last(x, 2), y, last(xt, 2), yt),
+           "quadratic": least_squares_mse(quad(last(x, 2)), y, quad(last(xt, 2)), yt),
+           "cubic": ridge_mse(cubic(last(x, 2)), y, cubic(last(xv, 2)), yv,
+                              cubic(last(xt, 2)), yt),
+           "kernel ridge": best_embedding(tuned_kernel_ridge, splits, EMBEDDINGS),
+           "analogues": best_embedding(nearest_neighbours, splits, EMBEDDINGS)}
+    if has_sklearn():
+        out["window MLP"] = mlp_mse(x, y, xv, yv, xt, yt)
     return out
 
 

@@ -25,7 +25,7 @@ import random
 
 import numpy as np
 
-from benchkit.tracks import floors as floor
+from benchkit.tracks.floors import boosting_accuracy, logistic_accuracy, svm_accuracy
 from benchkit.tracks.base import Data, Split, Track
 
 N_TRAIN, N_VAL, N_TEST = 4000, 500, 1000
@@ -91,9 +91,9 @@ def floors_of(parts) -> dict[str, float]:
     vector machine (C and width chosen on validation)."""
     (x_tr, y_tr), (x_va, y_va), (x_te, y_te) = parts
     splits = (x_tr, y_tr, x_va, y_va, x_te, y_te)
-    return {"logistic_regression": floor.logistic_accuracy(x_tr, y_tr, x_te, y_te),
-            "boosted trees": floor.boosting_accuracy(*splits, grid=BOOSTING_GRID),
-            "RBF SVM": floor.svm_accuracy(*splits)}
+    return {"logistic_regression": logistic_accuracy(x_tr, y_tr, x_te, y_te),
+            "boosted trees": boosting_accuracy(*splits, grid=BOOSTING_GRID),
+            "RBF SVM": svm_accuracy(*splits)}
 
 
 def floors(seed: int) -> dict[str, float]:

@@ -18,7 +18,8 @@ import functools
 
 import numpy as np
 
-from benchkit.tracks import floors as floor
+from benchkit.tracks.floors import (boosting_mse, has_sklearn, kernel_ridge_mse, least_squares_mse,
+                                    mean_mse, quadratic_features)
 from benchkit.tracks.base import Data, Split, Track
 
 N_FEATURES = 10
@@ -74,13 +75,12 @@ def floors(seed: int) -> dict[str, float]:
     """Test MSE of the train mean, of linear and quadratic least squares on the inputs, of RBF
     kernel ridge and (with scikit-learn) of gradient-boosted trees, each tuned on validation."""
     (x, y), (xv, yv), (xt, yt) = arrays(seed)
-    out = {"mean": floor.mean_mse(y, yt), "linear": floor.least_squares_mse(x, y, xt, yt),
-           "quadratic": floor.least_squares_mse(floor.quadratic_features(x), y,
-                                                floor.quadratic_features(xt), yt),
-           "kernel ridge": floor.kernel_ridge_mse(x, y, xv, yv, xt, yt, gammas=KERNEL_GAMMAS,
-                                                  penalties=KERNEL_PENALTIES)}
-    if floor.has_sklearn():
-        out["boosted trees"] = floor.boosting_mse(x, y, xv, yv, xt, yt, grid=BOOSTING_GRID)
+    out = {"mean": mean_mse(y, yt), "linear": least_squares_mse(x, y, xt, yt),
+           "quadratic": least_squares_mse(quadratic_features(x), y, quadratic_features(xt), yt),
+           "kernel ridge": kernel_ridge_mse(x, y, xv, yv, xt, yt, gammas=KERNEL_GAMMAS,
+                                            penalties=KERNEL_PENALTIES)}
+    if has_sklearn():
+        out["boosted trees"] = boosting_mse(x, y, xv, yv, xt, yt, grid=BOOSTING_GRID)
     return out
 
 

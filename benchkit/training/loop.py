@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 import torch
 from torch import nn
 
-from benchkit.store import trace as recorder
+from benchkit.store import trace
 from benchkit.training.optim import make_optimizer, make_schedule
 from benchkit.tracks.base import Split, Track
 
@@ -96,7 +96,7 @@ def train(model: nn.Module, train_split: Split, track: Track, *, lr: float | Non
         for number, epoch in enumerate(minibatches(train_split, batch_size=batch_size,
                                                    epochs=epochs, seed=seed)):
             if number == 1:  # later epochs repeat the first one's calls: see benchkit.store.trace
-                paused = recorder.pause()
+                paused = trace.pause()
             finite = torch.ones((), dtype=torch.bool, device=train_split.x.device)
             for x, y in epoch:
                 value = loss_fn(model(x), y)
@@ -115,7 +115,7 @@ def train(model: nn.Module, train_split: Split, track: Track, *, lr: float | Non
                 on_epoch(number + 1)
         return False, steps
     finally:
-        recorder.resume(paused)
+        trace.resume(paused)
 
 
 def _check_loss(value) -> None:

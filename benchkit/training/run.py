@@ -167,7 +167,7 @@ class Run:
         decay); ``loss``: ``(prediction, target) -> scalar tensor`` (default: the track's);
         ``schedule``: ``constant``, ``cosine``, ``linear`` or a factory ``optimizer ->
         LRScheduler``, stepped after every optimizer step (default: the track's)."""
-        from benchkit.training import optim, loop as _train
+        from benchkit.training import optim, loop
 
         name = self.track.optimizer if optimizer is None else optimizer
         schedule = self.track.schedule if schedule is None else schedule
@@ -185,7 +185,7 @@ class Run:
                                 f"{name!r}")
             momentum = None  # a grid's momentum is for the runs that train with SGD
         model.to(self.device_name)
-        result = _train.fit(model, self.data, self.track, seed=self.seed, optimizer=name,
+        result = loop.fit(model, self.data, self.track, seed=self.seed, optimizer=name,
                             loss=loss, schedule=schedule, momentum=momentum,
                             **{"lr": None, **settings})
         self.fits += 1
@@ -204,9 +204,9 @@ class Run:
         overrides = {k: v for k, v in (("epochs", epochs), ("batch_size", batch_size))
                      if v is not None}
         settings = self._fit_settings(overrides, needs_lr=False, what="run.batches")
-        from benchkit.training import loop as _train
+        from benchkit.training import loop
 
-        return itertools.chain.from_iterable(_train.minibatches(
+        return itertools.chain.from_iterable(loop.minibatches(
             self.data.train, batch_size=settings["batch_size"], epochs=settings["epochs"],
             seed=self.seed))
 
@@ -244,11 +244,11 @@ class Run:
             split = getattr(self.data, split)
         else:
             split = Split(*(t.to(self.device_name) for t in split))
-        from benchkit.training import loop as _train
+        from benchkit.training import loop
 
         model.to(self.device_name)
 
-        return _train.evaluate(model, split, self.track)
+        return loop.evaluate(model, split, self.track)
 
     def record(self, *, val: Any = None, test: Any = None) -> None:
         """Record the result of an arm that trains with its own loop."""

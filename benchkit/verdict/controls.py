@@ -10,7 +10,7 @@ which need ``margin=``; see :mod:`benchkit.stats.equivalence`). A verdict is wit
 Pure Python over payloads and report dicts: the controller never imports torch."""
 from __future__ import annotations
 
-from benchkit.stats import equivalence, paired as stats
+from benchkit.stats import equivalence, paired
 from benchkit.verdict import decision, sweeps
 from benchkit.spec.idea import CONTROL
 
@@ -23,7 +23,7 @@ def control_section(arm: str, sweep: list[dict], best_cfg: dict, control: list,
     """One control arm as the baseline is reported, plus the idea's ``comparison`` with it
     (:func:`benchkit.verdict.comparison.compare_arms`)."""
     return {"arm": arm, "best_cfg": best_cfg, "sweep": sweep,
-            "full": stats.summarize(control), "comparison": comparison}
+            "full": paired.summarize(control), "comparison": comparison}
 
 
 def comparisons(report: dict) -> list[dict]:
@@ -70,10 +70,10 @@ def adjust_family(reports: list[dict]) -> None:
     on every track (``p_adjusted_harms``). An incomplete track enters both at p = 1, so a
     crashed track can never make the others' verdicts easier to reach."""
     per_track = [comparisons(r) for r in reports]
-    tracks = stats.holm([max(c["p_value"] for c in cs) if cs else 1.0 for cs in per_track])
+    tracks = paired.holm([max(c["p_value"] for c in cs) if cs else 1.0 for cs in per_track])
     family = [c for cs in per_track for c in cs]
     ps = [c["p_value"] for c in family] + [1.0 for cs in per_track if not cs]
-    for comp, p in zip(family, stats.holm(ps)):
+    for comp, p in zip(family, paired.holm(ps)):
         comp["p_adjusted_harms"] = p
     for cs, p in zip(per_track, tracks):
         for comp in cs:

@@ -20,7 +20,7 @@ import math
 import numbers
 from typing import Callable
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 
 INT_KEYS = ("epochs", "batch_size")   # counts: an extension must stay a positive integer
 
@@ -105,7 +105,7 @@ def resolve(declared: list[dict], val_of: Callable, seeds: list[int], direction:
             return {"grid": grid, "extensions": extensions, "pending": True, "at_edge": []}
         chosen = {}
         for arm, rows in vals.items():
-            idx = stats.select_config(rows, direction)
+            idx = paired.select_config(rows, direction)
             if idx is not None:
                 chosen[arm] = grid[idx]
         edges = selected_edges(grid, chosen, ax)

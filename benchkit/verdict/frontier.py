@@ -15,11 +15,11 @@ import dataclasses
 import statistics
 
 from benchkit.spec.idea import IdeaSpec, cfg_id
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit.verdict import comparison, controls, mechanism
-from benchkit.verdict import sweeps as sweep_test
+from benchkit.verdict import sweeps
 from benchkit.verdict.budgets import budget_section, median_figures
-from benchkit.verdict import build as rep
+from benchkit.verdict import build
 
 
 def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
@@ -32,9 +32,9 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     for value in values:
         sub = dataclasses.replace(spec, grids={**spec.grids, track: tuple(
             c for c in grid if c[axis] == value)})
-        points.append((value, rep.build_report(sub, track, run_payloads, mechanism_payloads,
+        points.append((value, build.build_report(sub, track, run_payloads, mechanism_payloads,
                                                alpha=alpha)))
-    top = rep.build_report(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
+    top = build.build_report(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
     top["warnings"] = list(dict.fromkeys(w for _, p in points for w in p["warnings"]))
     top["frontier"] = {"axis": axis, "values": list(values),
                        "points": [_point(value, p) for value, p in points]}
@@ -47,23 +47,23 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
                       for s in seeds] for arm in arms}
     pooled = {arm: [statistics.fmean(r["test"] for r in rows[i::len(seeds)])
                     for i in range(len(seeds))] for arm, rows in selected.items()}
-    direction, margin = rep.direction_of(top), spec.margin
+    direction, margin = build.direction_of(top), spec.margin
     marker = {axis: "selected per point (see frontier.points)"}
     top["baseline"] = {"best_cfg": marker, "sweep": top["baseline"]["sweep"],
-                       "full": stats.summarize(pooled["baseline"])}
-    top["idea"], top["idea_config"] = stats.summarize(pooled["idea"]), marker
+                       "full": paired.summarize(pooled["baseline"])}
+    top["idea"], top["idea_config"] = paired.summarize(pooled["idea"]), marker
     full_grid = top["protocol"]["grid"]  # each point's selection redone under every flip
-    groups = sweep_test.groups_of(full_grid, top["frontier"])
+    groups = sweeps.groups_of(full_grid, top["frontier"])
     compared = {arm: comparison.compare_arms(
         pooled[arm], pooled["idea"], direction=direction, alpha=alpha, margin=margin,
-        test=spec.test, sweeps=sweep_test.from_runs(runs, arm, full_grid, seeds, groups))
+        test=spec.test, sweeps=sweeps.from_runs(runs, arm, full_grid, seeds, groups))
         for arm in arms if arm != "idea"}
     top["comparison"] = compared["baseline"]
     top["controls"] = {name: controls.control_section(
         c["arm"], c["sweep"], marker, pooled[c["arm"]], compared[c["arm"]])
         for name, c in top["controls"].items()}
     for arm, comp in compared.items():
-        top["warnings"] += [w for w in sweep_test.grid_warnings(comp, arm)
+        top["warnings"] += [w for w in sweeps.grid_warnings(comp, arm)
                             if w not in top["warnings"]]
     budgets = budget_section(selected, spec)
     budgets["unmatched"] = [f"at {axis}={value}: {text}" for value, p in points
@@ -75,7 +75,7 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     top["budgets"] = budgets
     top["log_medians"] = {arm: median_figures(rows, "logs")
                           for arm, rows in selected.items()}
-    top["mechanism_signature"] = rep.mechanism_signature(selected["idea"])
+    top["mechanism_signature"] = build.mechanism_signature(selected["idea"])
     top["mechanism_ok"] = mechanism.mechanism_ok(
         top["mechanism_signature"]["signatures"],
         [t["outcome"] == "passed" for t in top["math_verification"]["tests"]
@@ -110,7 +110,7 @@ def _incomplete(top: dict, points: list) -> dict:
     top.update({"complete": False, "comparison": None, "idea": None, "idea_config": None,
                 "controls": {}, "budgets": None, "log_medians": None,
                 "incomplete": {"reasons": reasons, "missing": missing, "failed": failed},
-                "mechanism_signature": rep.mechanism_signature([])})
+                "mechanism_signature": build.mechanism_signature([])})
     top["baseline"] = {**top["baseline"], "best_cfg": None, "full": None}
     top["mechanism_ok"] = mechanism.mechanism_ok({}, [
         t["outcome"] == "passed" for t in top["math_verification"]["tests"]

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit.stats import signflip
 
 TARGET = 0.8
@@ -30,7 +30,7 @@ def unresolved_margin(comp: dict, comparator: list, level: float) -> str | None:
     if shown >= TARGET:
         return None
     scale = float(np.mean(np.abs(comparator)))
-    needed = stats.power_mde(n, sd, two_sided, TARGET)  # the t approximation: cheap, "about"
+    needed = paired.power_mde(n, sd, two_sided, TARGET)  # the t approximation: cheap, "about"
     need = (f"; {TARGET:.0%} needs a margin of about {needed / scale:.1%} of the comparator's "
             f"mean" if math.isfinite(needed) and scale > 0 else "")
     return (f"the margin {ni['margin_rel']:.1%} ({ni['margin_abs']:.4g} in metric units) is below "

@@ -10,7 +10,7 @@ import ast
 import inspect
 import textwrap
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 
 def signature_status(confirmed: bool, entries: list[dict | None], predicted: float,
                      tol: float) -> tuple[str, bool | None, list]:
@@ -47,7 +47,7 @@ def mechanism_ok(signatures: dict, tests_passed: list[bool]) -> int | None:
     say in math_verification and leave mechanism_ok null."""
     if not signatures:
         return None
-    ok = stats.evidence_ok([s["confirmed"] for s in signatures.values()], tests_passed)
+    ok = paired.evidence_ok([s["confirmed"] for s in signatures.values()], tests_passed)
     if ok != 1:
         return ok
     statuses = [s.get("status") for s in signatures.values()]

@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit import tracks
 from benchkit.store.environment import environment
 from benchkit.training.run import Run, seed_everything
@@ -119,7 +119,7 @@ def noise_draws(seed: int, n_test: int) -> np.ndarray:
 def fixed_level_words(comp: dict, direction: str, alpha: float) -> str:
     """The reference reports' words for one comparison tested at ``alpha`` alone (no family,
     no looks): what a calibration block counts as a rejection."""
-    verdict = stats.practical_verdict(comp["p_value"], comp["delta_mean"], direction, alpha)
+    verdict = paired.practical_verdict(comp["p_value"], comp["delta_mean"], direction, alpha)
     return decision.reference_fields(verdict)["verdict"]
 
 
@@ -127,19 +127,19 @@ def analyse_block(block: dict, track, *, alpha: float, noise_sd: list[float]) ->
     """select_config per arm on validation, compare on test (the report's path); also the
     comparison of every fixed config (no selection) and the injected effects."""
     direction = track.direction
-    sel = {arm: stats.select_config(block[arm]["val"], direction) for arm in ("baseline", "idea")}
+    sel = {arm: paired.select_config(block[arm]["val"], direction) for arm in ("baseline", "idea")}
     out = {"seeds": block["seeds"], "selected": sel}
     if sel["baseline"] is None or sel["idea"] is None:
         out["incomplete"] = True  # a diverged run: never a verdict on fewer pairs
         return out
     base = block["baseline"]["test"][sel["baseline"]]
     idea = block["idea"]["test"][sel["idea"]]
-    cmp = stats.compare(base, idea, direction=direction, alpha=alpha)
+    cmp = paired.compare(base, idea, direction=direction, alpha=alpha)
     out.update(p=cmp["p_value"], verdict=fixed_level_words(cmp, direction, alpha),
                diffs=cmp["per_seed_diffs"],
                base_mean=float(np.mean(base)), idea_mean=float(np.mean(idea)))
     out["p_by_config"] = [
-        stats.compare(b, i, direction=direction, alpha=alpha)["p_value"]
+        paired.compare(b, i, direction=direction, alpha=alpha)["p_value"]
         if all(map(math.isfinite, b + i)) else None
         for b, i in zip(block["baseline"]["test"], block["idea"]["test"])]
     # injected effects on the idea's selected-config test predictions
@@ -151,7 +151,7 @@ def analyse_block(block: dict, track, *, alpha: float, noise_sd: list[float]) ->
             y = track.data(seed).test.y.double().numpy().reshape(-1)
             e = sd * noise_draws(seed, len(y))
             noisy.append(float(np.mean((pred + e - y) ** 2)))
-        c = stats.compare(base, noisy, direction=direction, alpha=alpha)
+        c = paired.compare(base, noisy, direction=direction, alpha=alpha)
         power.append({"sd": sd, "p": c["p_value"],
                       "verdict": fixed_level_words(c, direction, alpha),
                       "delta": c["delta_mean"], "diffs": c["per_seed_diffs"]})

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 
 import simstats
 from simstats import rate
@@ -28,7 +28,7 @@ def sequential_boundaries(reps: int, alpha: float, effect: float, seed: int = 17
     from benchkit.stats import sequential
 
     looks = [8, 16]
-    union = stats.look_levels(looks, looks[-1], alpha)
+    union = paired.look_levels(looks, looks[-1], alpha)
     draws = {"normal, H0": lambda r: r.normal(0.0, 1.0, 16),
              "t(3), H0": lambda r: r.standard_t(3, 16),
              f"normal, effect {effect:g} sd": lambda r: r.normal(effect, 1.0, 16)}
@@ -41,7 +41,7 @@ def sequential_boundaries(reps: int, alpha: float, effect: float, seed: int = 17
         prefix = np.arange(2 ** 16) & (2 ** 8 - 1)  # row r's first 8 signs: row r mod 256
         for _ in range(reps):
             d = draw(rng)
-            p1, p2 = stats.sign_flip_p_value(d[:8]), stats.sign_flip_p_value(d)
+            p1, p2 = paired.sign_flip_p_value(d[:8]), paired.sign_flip_p_value(d)
             exact = sequential.exact_levels(d, looks, alpha)
             final_levels.append(exact[1])
             hits["union"] += p1 < union[0] or p2 < union[1]
@@ -124,14 +124,14 @@ def planning_statistics(reps: int, look1: float) -> dict:
     for c, (n, level) in enumerate([(6, 0.05), (8, 0.05), (12, 0.01), (10, look1)]):
         mde = signflip.mde_power80(n, 1.0, level)
         out["mde_power80"].append({"n": n, "level": level, "mde_sd": mde,
-                                   "t_mde_sd": stats.power_mde(n, 1.0, level),
+                                   "t_mde_sd": paired.power_mde(n, 1.0, level),
                                    "power_at_mde": _sim_power(normal(n, mde, 300 + c), level)})
     for level in (0.1, 0.05, look1, 0.025, 0.01, look1 / 2, 0.005):
         first = signflip.min_pairs(level)
         needed = {es: signflip.seeds_needed(es, 1.0, level) for es in (0.5, 1.0, 2.0, 5.0, 20.0)}
         out["reachable"].append({
-            "level": level, "min_pairs": first, "min_p_at_min_pairs": stats.min_p_value(first),
-            "min_p_one_fewer": stats.min_p_value(first - 1),
+            "level": level, "min_pairs": first, "min_p_at_min_pairs": paired.min_p_value(first),
+            "min_p_one_fewer": paired.min_p_value(first - 1),
             "seeds_needed_by_effect_sd": {f"{k:g}": v for k, v in needed.items()},
             "below_min_pairs": sum(v is not None and v < first for v in needed.values())})
     return out
@@ -152,7 +152,7 @@ def interval_statistics(reps: int, look1: float) -> dict:
         d = (rng.normal(rng.choice([0.0, 0.7, 1.5]), 1.0, n) if kind == 0 else
              rng.integers(-3, 4, n).astype(float) if kind == 1 else  # ties and zeros
              rng.standard_t(2, n))
-        p = stats.sign_flip_p_value(d)
+        p = paired.sign_flip_p_value(d)
         for lv in levels:
             lo, hi = signflip.sign_flip_ci(d, lv)
             excludes = (lo is not None and lo > 0) or (hi is not None and hi < 0)
@@ -169,13 +169,13 @@ def interval_statistics(reps: int, look1: float) -> dict:
         for row in d:
             lo, hi = signflip.sign_flip_ci(row, 0.05)
             cover += (lo is None or lo <= shift) and (hi is None or shift <= hi)
-            comp = stats.compare(np.zeros(n), row, direction="lower")
+            comp = paired.compare(np.zeros(n), row, direction="lower")
             t_lo, t_hi = comp["ci95"]
             significant = comp["p_value"] < 0.05
             t_disagree += (t_lo > 0 or t_hi < 0) != significant
             sf_disagree += ((lo is not None and lo > 0) or (hi is not None and hi < 0)) \
                 != significant
-        unit = stats.min_p_value(n)
+        unit = paired.min_p_value(n)
         out["coverage"].append({
             "n": n, "differences": f"{dist} + {shift:g}", "level": 0.05,
             "covered": rate(cover, reps),
@@ -207,7 +207,7 @@ def noninferiority_at_margin(reps: int, look1: float) -> list[dict]:
                 for _ in range(reps):
                     b, i = _margin_bench(rng, 8, base_sd=base_sd, scale=1.05, noise=0.03,
                                          direction=direction)
-                    k += stats.noninferiority(b, i, direction=direction, margin=0.05,
+                    k += paired.noninferiority(b, i, direction=direction, margin=0.05,
                                               alpha=level)["non_inferior"]
                 out.append({"direction": direction, "n": 8, "base_sd": base_sd, "noise": 0.03,
                             "idea": "5% worse (the margin)", "margin": 0.05, "level": level,
@@ -225,7 +225,7 @@ def harm_within_margin(reps: int, seeds=(8, 16, 32, 64)) -> list[dict]:
         rng, gate, ni, harms = np.random.default_rng([STAT_SALT, 520 + c]), 0, 0, 0
         for _ in range(reps):
             b, i = _margin_bench(rng, n, base_sd=0.1, scale=1.01, noise=0.1, direction="lower")
-            comp = stats.compare(b, i, direction="lower", margin=0.05)
+            comp = paired.compare(b, i, direction="lower", margin=0.05)
             comp["p_adjusted"], comp["family_size"] = comp["p_value"], 1
             v = equivalence.verdict(comp, b, i, direction="lower", level=0.05, family_size=1,
                                     claim_type="non-inferiority")
@@ -272,7 +272,7 @@ def spending_statistics(reps: int, alpha: float = 0.05) -> dict:
     """The sequential spending rule at looks (8, 16) of 16 against testing both looks at the
     full alpha, under H0 (normal and t(3) differences): family-wise error."""
     looks = [8, 16]
-    levels = stats.look_levels(looks, looks[-1], alpha)
+    levels = paired.look_levels(looks, looks[-1], alpha)
     out = {"looks": looks, "alpha": alpha, "levels": levels, "conditions": {}}
     for c, dist in enumerate(("normal", "t(3)")):
         r = np.random.default_rng([STAT_SALT, 600 + c])
@@ -287,7 +287,7 @@ def spending_statistics(reps: int, alpha: float = 0.05) -> dict:
 
 
 def statistics(reps: int) -> dict:
-    look1 = stats.look_levels([8, 16], 16, 0.05)[0]
+    look1 = paired.look_levels([8, 16], 16, 0.05)[0]
     out = {"sim_reps": reps, "salt": STAT_SALT, "look1_level": look1}
     for name, fn in (("planning", planning_statistics), ("interval", interval_statistics),
                      ("margins", margin_statistics),

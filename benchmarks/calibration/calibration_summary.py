@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 
 import simstats
 from simstats import rate
@@ -39,7 +39,7 @@ def summarize(results: list[dict], *, alpha: float, n_seeds: int, grid, n_test: 
     if not n:
         return summary
     p = np.array([r["p"] for r in done])
-    unit = stats.min_p_value(n_seeds)  # sign-flip p-values are multiples of 2^(1-n)
+    unit = paired.min_p_value(n_seeds)  # sign-flip p-values are multiples of 2^(1-n)
     # exact null: P(p <= j * unit) = j * unit when diffs are exchangeable in sign (no ties)
     attainable = math.ceil(alpha / unit) - 1
     summary["fpr"] = {
@@ -86,7 +86,7 @@ def summarize(results: list[dict], *, alpha: float, n_seeds: int, grid, n_test: 
                 delta, sd_pred, n_seeds, alpha, sim_reps, seed=1000 + j),
         })
     summary["power"] = power
-    summary["power_mde80_t"] = stats.power_mde(n_seeds, null_sd, alpha, 0.8)
+    summary["power_mde80_t"] = paired.power_mde(n_seeds, null_sd, alpha, 0.8)
     return summary
 
 

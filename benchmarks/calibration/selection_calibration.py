@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit.stats import selection
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,7 +75,7 @@ def simulate(reps: int, alpha: float) -> list[dict]:
                     sw = selection.sweeps(*sweep_draw(rng, n, regime, effect))
                     d = selection.observed(sw, "lower")["diffs"]
                     right = effect == 0 or float(np.mean(d)) < 0  # with an effect: helps only
-                    fixed += right and stats.sign_flip_p_value(d) < alpha
+                    fixed += right and paired.sign_flip_p_value(d) < alpha
                     aware += right and selection.p_value(sw, "lower") < alpha
                 row = {"regime": name, "seeds": n, "effect_sd": effect,
                        "fixed_configs": rate(int(fixed), reps),
@@ -192,7 +192,7 @@ def real_training(benches: int, seeds: int, epochs: int, grid: list[dict], alpha
                                 for arm in ("baseline", "idea") for key in ("val", "test")))
         picked = selection.observed(sw, "lower")
         differs += picked["baseline"] != picked["idea"]
-        fixed += stats.sign_flip_p_value(picked["diffs"]) < alpha
+        fixed += paired.sign_flip_p_value(picked["diffs"]) < alpha
         aware += selection.p_value(sw, "lower") < alpha
     return {"benches": benches, "seeds": seeds, "epochs": epochs, "grid": grid,
             "alpha": alpha, "selection_differs": int(differs),

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit.stats import futility, paired as stats
+from benchkit.stats import futility, paired
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
@@ -46,7 +46,7 @@ def simulate(effect: float, reps: int, seed: int) -> dict:
 
 
 def decide(sim: dict, threshold: float | None, *, towards_idea: bool) -> dict:
-    level1, level2 = stats.look_levels(list(LOOKS), LOOKS[1], ALPHA)
+    level1, level2 = paired.look_levels(list(LOOKS), LOOKS[1], ALPHA)
     reject1 = sim["p1"] < level1
     power = np.array([futility.conditional_power(z, LOOKS[0], LOOKS[1], level2) for z in sim["z1"]])
     stop = ~reject1 & (power < threshold) if threshold is not None else np.zeros_like(reject1)

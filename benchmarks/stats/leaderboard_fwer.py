@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as sps
 
-from benchkit.verdict import leaderboard as lb
+from benchkit.verdict import leaderboard
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent / "results"  # every benchmark's recorded numbers
@@ -39,9 +39,10 @@ def simulate(n_ideas: int, n_seeds: int, noise: str, reps: int, seed: int,
     for _ in range(reps):
         runs = rng.normal(0.0, 1.0, (n_seeds, 1)) + NOISE[noise](rng, (n_seeds, n_ideas + 1))
         improvements = [(runs[:, 0] - runs[:, k]).tolist() for k in range(1, n_ideas + 1)]
-        ps, adj = lb.board_p_values(improvements)
+        ps, adj = leaderboard.board_p_values(improvements)
         means = [float(np.mean(d)) for d in improvements]
-        adjusted += any(lb.verdict(a, m, alpha) != "inconclusive" for a, m in zip(adj, means))
+        adjusted += any(leaderboard.verdict(a, m, alpha) != "inconclusive"
+                        for a, m in zip(adj, means))
         unadjusted += any(p < alpha for p in ps)
     return {"n_ideas": n_ideas, "n_seeds": n_seeds, "noise": noise, "reps": reps, "seed": seed,
             "alpha": alpha, "fwer_holm": adjusted / reps, "ci_holm": interval(adjusted, reps),

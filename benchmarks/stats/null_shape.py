@@ -11,7 +11,7 @@ import argparse
 
 import numpy as np
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 
 DISTRIBUTIONS = {
     "normal (symmetric)": lambda r, n: r.normal(0.0, 1.0, n),
@@ -29,7 +29,7 @@ def main() -> None:
     for n in (6, 8, 12):
         for name, draw in DISTRIBUTIONS.items():
             rng = np.random.default_rng(17)
-            hits = sum(stats.sign_flip_p_value(draw(rng, n)) < 0.05 for _ in range(args.reps))
+            hits = sum(paired.sign_flip_p_value(draw(rng, n)) < 0.05 for _ in range(args.reps))
             p = hits / args.reps
             half = 1.96 * (p * (1 - p) / args.reps) ** 0.5
             print(f"| {n} | {name} | {p:.3f} | [{p - half:.3f}, {p + half:.3f}] | {args.reps} |")

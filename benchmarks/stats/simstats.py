@@ -13,14 +13,14 @@ import math
 
 import numpy as np
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 
 
 def sequential_plan(looks_n: list[int], max_seeds: int, alpha: float) -> list[dict]:
     """look_levels with the reasoning a report shows: per look its seeds, information
     fraction t, cumulative spend, level, whether it was planned, whether its level is
     attainable by the sign-flip test at all (min_p_value(n) < level) and a note saying why."""
-    levels = stats.look_levels(looks_n, max_seeds, alpha)
+    levels = paired.look_levels(looks_n, max_seeds, alpha)
     m, alpha = int(max_seeds), float(alpha)
     plan, spent = [], []
     for k, (n, level) in enumerate(zip(looks_n, levels)):
@@ -38,10 +38,10 @@ def sequential_plan(looks_n: list[int], max_seeds: int, alpha: float) -> list[di
             note = (f"look {k + 1} at {n}/{m} seeds (t={n / m:.3g}): alpha spent so far "
                     f"{math.fsum(spent):.4g} of {alpha:g}; this look is tested at level "
                     f"{level:.4g}, the increment of the spending function")
-        attainable = stats.min_p_value(n) < level
+        attainable = paired.min_p_value(n) < level
         if planned and not attainable:
             note += (f"; but with {n} pairs the smallest two-sided sign-flip p is "
-                     f"2^(1-{n}) = {stats.min_p_value(n):.4g}, not below {level:.4g}, so this "
+                     f"2^(1-{n}) = {paired.min_p_value(n):.4g}, not below {level:.4g}, so this "
                      f"look "
                      f"cannot reject")
         plan.append({"look": k + 1, "n_seeds": n, "t": min(1.0, n / m),
@@ -79,7 +79,7 @@ def sign_flip_p_values(diffs_rows, *, exact_max: int = 16, n_resamples: int = 20
         raise ValueError("diffs_rows contain non-finite values (NaN or inf)")
     n = d.shape[1]
     if n > exact_max:
-        return [stats.sign_flip_p_value(row, exact_max=exact_max, n_resamples=n_resamples,
+        return [paired.sign_flip_p_value(row, exact_max=exact_max, n_resamples=n_resamples,
                                         seed=seed)
                 for row in d]
     # patterns with the first sign fixed: the other half are their negations, same |sum|
@@ -88,7 +88,7 @@ def sign_flip_p_values(diffs_rows, *, exact_max: int = 16, n_resamples: int = 20
     out = np.empty(len(d))
     for a in range(0, len(d), chunk):
         block = d[a:a + chunk]
-        thr = np.abs(block.sum(axis=1)) - stats.REL_TOL * np.abs(block).sum(axis=1)
+        thr = np.abs(block.sum(axis=1)) - paired.REL_TOL * np.abs(block).sum(axis=1)
         hits = np.count_nonzero(np.abs(block @ signs.T) >= thr[:, None], axis=1)
         out[a:a + chunk] = hits / len(signs)
     out[~np.any(d, axis=1)] = 1.0
@@ -97,7 +97,7 @@ def sign_flip_p_values(diffs_rows, *, exact_max: int = 16, n_resamples: int = 20
 
 def clopper_pearson(k: int, n: int, conf: float = 0.95) -> list[float]:
     """Exact (Clopper-Pearson) two-sided confidence interval [lo, hi] of a binomial rate."""
-    k, n = stats._count(k, "k", 0), stats._count(n, "n", 1)
+    k, n = paired._count(k, "k", 0), paired._count(n, "n", 1)
     if k > n:
         raise ValueError(f"k must be <= n, got k={k}, n={n}")
     if not 0.0 < conf < 1.0:
@@ -119,9 +119,9 @@ def rate(k: int, n: int) -> dict:
 def paired_t_power(delta: float, sd: float, n: int, alpha: float = 0.05) -> float:
     """Power of the two-sided paired t-test (the t approximation behind power_mde) to detect
     a true mean difference delta with n pairs whose differences have standard deviation sd."""
-    n = stats._count(n, "n", 2)
+    n = paired._count(n, "n", 2)
     if not (math.isfinite(delta) and math.isfinite(sd)) or sd < 0:
         raise ValueError(f"delta must be finite and sd finite >= 0, got {delta}, {sd}")
     if sd == 0:
         return 1.0 if delta != 0 else float(alpha)
-    return stats.t_test_power(abs(delta) / sd * math.sqrt(n), n, stats._alpha(alpha))
+    return paired.t_test_power(abs(delta) / sd * math.sqrt(n), n, paired._alpha(alpha))

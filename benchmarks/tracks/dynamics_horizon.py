@@ -47,7 +47,7 @@ def main() -> None:
         return curves(args.curves, max(args.epochs))
     import torch
 
-    from benchkit.tracks import dynamics, floors as floor
+    from benchkit.tracks import dynamics, floors
     from benchkit.tracks.base import Data, Split
     from benchkit.training.run import Run, seed_everything
 
@@ -60,12 +60,12 @@ def main() -> None:
         l2, l2t = x[:, -2:].reshape(400, -1), xt[:, -2:].reshape(400, -1)
         row = {"floors": {
             "persistence": float(np.mean((xt[:, -1].astype(np.float64) - yt) ** 2)),
-            "linear": floor.least_squares_mse(l2, y, l2t, yt),
-            "quadratic": floor.least_squares_mse(floor.quadratic_features(l2), y,
-                                                 floor.quadratic_features(l2t), yt),
-            "quadratic_last4": floor.least_squares_mse(
-                floor.quadratic_features(x[:, -4:].reshape(400, -1)), y,
-                floor.quadratic_features(xt[:, -4:].reshape(400, -1)), yt)},
+            "linear": floors.least_squares_mse(l2, y, l2t, yt),
+            "quadratic": floors.least_squares_mse(floors.quadratic_features(l2), y,
+                                                 floors.quadratic_features(l2t), yt),
+            "quadratic_last4": floors.least_squares_mse(
+                floors.quadratic_features(x[:, -4:].reshape(400, -1)), y,
+                floors.quadratic_features(xt[:, -4:].reshape(400, -1)), yt)},
             "gru": {}}
         data = Data(*(Split(torch.from_numpy(a), torch.from_numpy(b)) for a, b in parts))
         track = dataclasses.replace(dynamics.TRACK, make_data=lambda s, d=data: d)

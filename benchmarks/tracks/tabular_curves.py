@@ -45,7 +45,7 @@ def gain(before, after):
 def main() -> None:
     import torch
 
-    from benchkit.tracks import floors as floor, tabular
+    from benchkit.tracks import floors, tabular
     from benchkit.tracks.base import Data, Split
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -77,11 +77,11 @@ def main() -> None:
             data = Data(Split(full.train.x[:n], full.train.y[:n]), full.val, full.test)
             runs = [fit(track, data, seed, cfg["lr"], e) for cfg in track.grid]
             val, test = min(runs)
-            q = floor.least_squares_mse(floor.quadratic_features(x[:n]), y[:n],
-                                        floor.quadratic_features(xt), yt)
+            q = floors.least_squares_mse(floors.quadratic_features(x[:n]), y[:n],
+                                        floors.quadratic_features(xt), yt)
             row = {"seed": seed, "n_train": n, "mlp_test": round(test, 4),
                    "quadratic": round(q, 4),
-                   "linear": round(floor.least_squares_mse(x[:n], y[:n], xt, yt), 4)}
+                   "linear": round(floors.least_squares_mse(x[:n], y[:n], xt, yt), 4)}
             out["scaling"].append(row)
             print(row, flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)

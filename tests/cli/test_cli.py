@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.verdict import build as rep
+from benchkit.verdict import build
 from benchkit.report import bench_report
 from builders import make_report, write
 from commands import assert_clean_error, bench, write_json
@@ -169,9 +169,9 @@ def test_render_writes_companions_for_existing_reports(tmp_path, helps):
 
 
 def test_the_cli_reads_the_version_benchkit_writes():
-    from benchkit.cli import commands as cli
+    from benchkit.cli import commands
 
-    assert rep.BENCH_VERSION in cli.SUPPORTED_VERSIONS
+    assert build.BENCH_VERSION in commands.SUPPORTED_VERSIONS
 
 
 def test_reports_written_by_an_earlier_benchkit_stay_readable():

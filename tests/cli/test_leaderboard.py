@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.cli import commands as cli
-from benchkit.cli import leaderboard as lb
-from benchkit.verdict import leaderboard as board
+from benchkit.cli import commands
+from benchkit.cli.leaderboard import plot, render
+from benchkit.verdict.leaderboard import Entry, board_p_values, build, verdict
 from sessions import run_session
 
 MODULE = '''
@@ -31,7 +31,7 @@ def test_idea(run):
 '''
 
 
-def leaderboard(*args, cwd) -> subprocess.CompletedProcess:
+def run_leaderboard(*args, cwd) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "benchkit", "leaderboard", *map(str, args)],
                           cwd=cwd, capture_output=True, text=True, timeout=60)
 
@@ -46,7 +46,7 @@ def test_three_ideas_sharing_one_baseline_are_ranked_with_holm(pytester, capsys,
                         test_slow=MODULE.format(name="slow", lr="1e-5"))
     result = run_session(pytester, "--bench-epochs", "1", "-p", "no:randomly")
     result.stdout.fnmatch_lines(["benchkit: 28 run(s) trained, 14 reused from the run store*"])
-    res = leaderboard("reports", "--json", "board.json", cwd=pytester.path)
+    res = run_leaderboard("reports", "--json", "board.json", cwd=pytester.path)
     assert res.returncode == 0, res.stderr
     board, = json.loads((pytester.path / "board.json").read_text())["boards"]
     assert board["family_size"] == 3 and board["adjustment"] == "holm"
@@ -70,10 +70,10 @@ def test_three_ideas_sharing_one_baseline_are_ranked_with_holm(pytester, capsys,
     assert ideas["same"]["interval_level"] == pytest.approx(0.05)
     assert len(board["baseline"]["digests"]) == 7 and board["baseline"]["seeds"] == list(range(7))
     assert "1     fast" in res.stdout and "helps (exploratory)" in res.stdout  # --bench-epochs
-    assert leaderboard("reports", "--track", "tabular", cwd=pytester.path).returncode == 0
+    assert run_leaderboard("reports", "--track", "tabular", cwd=pytester.path).returncode == 0
     capsys.readouterr()  # Benjamini-Hochberg on request: q = 3 * p / rank, step-up
     monkeypatch.chdir(pytester.path)
-    assert cli.main(["leaderboard", "reports", "--adjust", "bh", "--json", "bh.json"]) == 0
+    assert commands.main(["leaderboard", "reports", "--adjust", "bh", "--json", "bh.json"]) == 0
     assert "Benjamini-Hochberg (FDR)-adjusted p" in capsys.readouterr().out
     bh, = json.loads((pytester.path / "bh.json").read_text())["boards"]
     assert bh["adjustment"] == "bh"
@@ -83,7 +83,7 @@ def test_three_ideas_sharing_one_baseline_are_ranked_with_holm(pytester, capsys,
     # bad input, in process (the same main() as python -m benchkit)
     def one_error_line(argv, *fragments):
         capsys.readouterr()
-        assert cli.main(["leaderboard", *argv]) == 2
+        assert commands.main(["leaderboard", *argv]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("benchkit: error: "), err
         for f in fragments:
@@ -118,24 +118,24 @@ def report(improvements, *, digests=None, seeds=None, track="tabular", lower=Tru
 
 
 def entries(**reports) -> list:
-    return [board.Entry(name, Path(f"{name}.json"), r) for name, r in reports.items()]
+    return [Entry(name, Path(f"{name}.json"), r) for name, r in reports.items()]
 
 
 def test_board_p_values_are_each_ideas_sign_flip_p_and_holm_over_the_board():
-    ps, adj = board.board_p_values([[1.0] * 8, [0.5, -0.1, 0.3, 0.2, 0.4, 0.1, 0.2, 0.3],
+    ps, adj = board_p_values([[1.0] * 8, [0.5, -0.1, 0.3, 0.2, 0.4, 0.1, 0.2, 0.3],
                                  [1.0, -1.0] * 4])
     # the second: |sum| 1.9 is reached by 3 of the 128 flips per sign (-0.1 flipped, and with 0.1)
     assert ps == [2 / 256, 6 / 256, 1.0]
     assert adj == [3 * 2 / 256, 2 * 6 / 256, 1.0]       # Holm step-down, input order
-    assert board.board_p_values([[-1.0] * 7, [1.0] * 7])[1] == [2 * 2 / 128] * 2
-    assert board.verdict(0.049, 1e-9, 0.05) == "helps"
-    assert board.verdict(0.049, -1.0, 0.05) == "harms"
-    assert board.verdict(0.05, 1.0, 0.05) == "inconclusive" == board.verdict(0.01, 0.0, 0.05)
+    assert board_p_values([[-1.0] * 7, [1.0] * 7])[1] == [2 * 2 / 128] * 2
+    assert verdict(0.049, 1e-9, 0.05) == "helps"
+    assert verdict(0.049, -1.0, 0.05) == "harms"
+    assert verdict(0.05, 1.0, 0.05) == "inconclusive" == verdict(0.01, 0.0, 0.05)
 
 
 def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
-    result = board.build(entries(
+    result = build(entries(
         a=report(win), b=report([-x for x in win]),
         other_runs=report(win, digests=[f"d{s}" for s in range(7)] + ["changed"]),
         other_seeds=report(win, seeds=list(range(1, 9))),
@@ -161,9 +161,9 @@ def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
     assert why["frontier"].startswith("a frontier report: its comparison pools each seed")
     assert "no finite test result at seed(s) 3" in why["diverged"]
     assert "no digest" in why["no_digest"] and "incomplete" in why["incomplete"]
-    twice = board.build(entries(a=report(win)) + entries(a=report(win)))
+    twice = build(entries(a=report(win)) + entries(a=report(win)))
     assert not twice["boards"] and "more than one report" in twice["unplaced"][0]["reason"]
-    text = "\n".join(lb.render(result))
+    text = "\n".join(render(result))
     assert "not placed: no_digest" in text and "board 2: tabular" in text
 
 
@@ -171,12 +171,12 @@ def test_a_verdict_needs_the_board_adjusted_p():
     """One idea alone at 8 seeds (p 2/256) helps; among 7 ideas Holm multiplies by 7 and the
     same idea is inconclusive; at 5 seeds 3 ideas cannot reach alpha and the board says so."""
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
-    alone = board.build(entries(a=report(win)))["boards"][0]["ideas"][0]
+    alone = build(entries(a=report(win)))["boards"][0]["ideas"][0]
     assert (alone["p_adjusted"], alone["verdict"]) == (2 / 256, "helps")
-    crowd = board.build(entries(a=report(win), **{f"n{k}": report([0.0] * 8) for k in range(6)}))
+    crowd = build(entries(a=report(win), **{f"n{k}": report([0.0] * 8) for k in range(6)}))
     top = crowd["boards"][0]["ideas"][0]
     assert (top["name"], top["p_adjusted"], top["verdict"]) == ("a", 7 * 2 / 256, "inconclusive")
-    few = board.build(entries(a=report(win[:5]), b=report(win[:5]), c=report(win[:5])))["boards"][0]
+    few = build(entries(a=report(win[:5]), b=report(win[:5]), c=report(win[:5])))["boards"][0]
     assert any("no idea on this board can be significant" in n for n in few["notes"])
 
 
@@ -200,9 +200,9 @@ def test_ideas_on_several_tracks_get_a_normalised_aggregate_with_bootstrap_inter
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
     mixed = [0.2, -0.1, 0.0, 0.3, -0.2, 0.1, 0.0, 0.1]
     ens = entries(a=report(win), b=report(mixed))
-    ens += [board.Entry("a", Path("a2.json"), report(mixed, track="digits", lower=False)),
-            board.Entry("c", Path("c.json"), report(win, track="digits"))]
-    result = board.build(ens)
+    ens += [Entry("a", Path("a2.json"), report(mixed, track="digits", lower=False)),
+            Entry("c", Path("c.json"), report(win, track="digits"))]
+    result = build(ens)
     agg, = result["aggregate"]                     # b and c are on one track only
     assert agg["name"] == "a" and agg["tracks"] == ["digits", "tabular"]
     assert agg["normalised_improvement"] == pytest.approx((sum(win) + sum(mixed)) / 16)
@@ -211,20 +211,20 @@ def test_ideas_on_several_tracks_get_a_normalised_aggregate_with_bootstrap_inter
     lo, hi = agg["interval"]
     assert 0 < lo < agg["normalised_improvement"] < hi
     assert agg["poi_interval"][0] < agg["probability_of_improvement"] <= agg["poi_interval"][1] <= 1
-    assert board.build(ens)["aggregate"] == result["aggregate"]          # seeded
-    assert "across tracks" in "\n".join(lb.render(result))
+    assert build(ens)["aggregate"] == result["aggregate"]          # seeded
+    assert "across tracks" in "\n".join(render(result))
 
 
 def test_the_plot_is_drawn_or_skipped_with_a_note_without_matplotlib(tmp_path, monkeypatch):
     from benchkit.report import plots
 
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
-    result = board.build(entries(a=report(win), b=report([-x for x in win])))
+    result = build(entries(a=report(win), b=report([-x for x in win])))
     if plots.available():
-        assert lb.plot(result, tmp_path / "board.png") is None
+        assert plot(result, tmp_path / "board.png") is None
         assert (tmp_path / "board.png").read_bytes()[:4] == b"\x89PNG"
     monkeypatch.setattr(plots, "matplotlib_classes", lambda: None)
-    assert lb.plot(result, tmp_path / "none.png") == plots.MISSING
+    assert plot(result, tmp_path / "none.png") == plots.MISSING
     assert not (tmp_path / "none.png").exists()
 
 
@@ -241,4 +241,4 @@ def test_benjamini_hochberg_matches_scipy_and_is_an_option_of_the_board():
         assert benjamini_hochberg(ps) == pytest.approx(list(false_discovery_control(ps)))
         assert sum(q < 0.05 for q in benjamini_hochberg(ps)) >= sum(h < 0.05 for h in holm(ps))
     with pytest.raises(ValueError, match="adjustment must be one of"):
-        board.build([], adjustment="bonferroni")
+        build([], adjustment="bonferroni")

@@ -55,7 +55,7 @@ def test_a_failed_write_leaves_the_old_report_whole(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------ the test, by simulation
-from benchkit.stats import paired as stats  # noqa: E402
+from benchkit.stats import paired  # noqa: E402
 import numpy as np  # noqa: E402
 
 BENCHES = 2000
@@ -70,7 +70,7 @@ def _ni_rate(rng, n, *, base_mean, base_sd, idea_scale, noise_sd, margin=0.05,
         i = idea_scale * b + rng.normal(0.0, noise_sd * np.abs(b), n)  # heteroscedastic noise
         if direction == "higher":
             i = (2 - idea_scale) * b + rng.normal(0.0, noise_sd * np.abs(b), n)
-        hits += stats.noninferiority(b, i, direction=direction, margin=margin,
+        hits += paired.noninferiority(b, i, direction=direction, margin=margin,
                                      alpha=level)["non_inferior"]
     return hits / BENCHES
 
@@ -90,7 +90,7 @@ def test_at_the_margin_the_test_passes_at_most_alpha(direction, base_sd):
 
 def test_at_the_look_level_not_alpha():
     """D2: at look 1 of (8, 16) the level is 0.031, and the rate follows it."""
-    level = stats.look_levels([8], 16, 0.05)[0]
+    level = paired.look_levels([8], 16, 0.05)[0]
     rate = _ni_rate(np.random.default_rng(19), 8, base_mean=1.0, base_sd=0.1,
                     idea_scale=1.05, noise_sd=0.03, level=level)
     assert rate <= level + 2 * np.sqrt(level * (1 - level) / BENCHES), rate
@@ -102,13 +102,13 @@ def test_a_small_harm_within_the_margin_passes_more_often_with_more_seeds():
     rates = [_ni_rate(np.random.default_rng(20 + n), n, base_mean=1.0, base_sd=0.1,
                       idea_scale=1.01, noise_sd=0.04) for n in (6, 8, 12)]
     assert rates[0] < rates[1] < rates[2], rates
-    assert stats.practical_verdict(0.001, +0.01, "lower", 0.05, non_inferior=True) == \
+    assert paired.practical_verdict(0.001, +0.01, "lower", 0.05, non_inferior=True) == \
         "non-inferior"
-    assert stats.practical_verdict(0.001, +0.01, "lower", 0.05, non_inferior=False) == "harms"
+    assert paired.practical_verdict(0.001, +0.01, "lower", 0.05, non_inferior=False) == "harms"
 
 
 def test_one_sided_sign_flip_p_matches_enumeration():
     w = np.array([-0.3, -0.1, 0.2, -0.4, -0.2, 0.05])
     sums = [np.dot(s, w) for s in np.array(np.meshgrid(*[[1, -1]] * 6)).T.reshape(-1, 6)]
-    assert stats.one_sided_sign_flip_p(w) == pytest.approx(np.mean(np.array(sums) <= w.sum()
+    assert paired.one_sided_sign_flip_p(w) == pytest.approx(np.mean(np.array(sums) <= w.sum()
                                                                    + 1e-12))

@@ -19,9 +19,9 @@ from types import SimpleNamespace
 import pytest
 from jsonschema import Draft202012Validator
 
-from benchkit.verdict import build as rep
+from benchkit.verdict import build
 from benchkit.report import bench_report
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit.plugin.aggregate import aggregate_session
 
 import subprocess
@@ -59,7 +59,7 @@ def test_schema_is_valid_draft_2020_12():
     Draft202012Validator.check_schema(SCHEMA)
     assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert SCHEMA["$id"] == "https://benchkit.invalid/bench_report.schema.json"
-    assert SCHEMA["properties"]["bench_version"]["const"] == rep.BENCH_VERSION == 1
+    assert SCHEMA["properties"]["bench_version"]["const"] == build.BENCH_VERSION == 1
     assert SCHEMA["additionalProperties"] is True
     # the package ships it (pyproject package-data "*.json") where report.py looks for it
     assert bench_report.SCHEMA_PATH == ROOT / "benchkit" / "report" / "bench_report.schema.json"
@@ -89,7 +89,7 @@ def test_closed_and_open_objects_are_as_documented():
 def test_enums_match_benchkit():
     props = SCHEMA["properties"]
     withheld = {"incomplete", "unmatched"}  # no verdict: runs missing, budgets differ
-    assert set(props["practical_verdict"]["enum"]) == set(stats.PRACTICAL) | withheld
+    assert set(props["practical_verdict"]["enum"]) == set(paired.PRACTICAL) | withheld
     assert set(props["practical_verdict"]["enum"]) == {
         "helps", "harms", "inconclusive", "non-inferior", "equivalent", "incomplete", "unmatched"}
     assert set(props["system_verdict"]["enum"]) == {"worked", "partial", "failed"} | withheld
@@ -97,10 +97,10 @@ def test_enums_match_benchkit():
     comp = props["comparison"]["properties"]
     assert set(comp["verdict"]["enum"]) == {
         "idea better (significant)", "idea worse (significant)", "no significant win"}
-    assert comp["direction"]["enum"] == list(stats.DIRECTIONS)
-    for practical in stats.PRACTICAL:
+    assert comp["direction"]["enum"] == list(paired.DIRECTIONS)
+    for practical in paired.PRACTICAL:
         for mech in (0, 1, None):
-            assert stats.system_verdict(practical, mech) in props["system_verdict"]["enum"]
+            assert paired.system_verdict(practical, mech) in props["system_verdict"]["enum"]
 
 
 # ----------------------------------------------------------------- (b) reports benchkit writes
@@ -159,12 +159,12 @@ def _payload(spec, track, arm, cfg, seed, val, test, *, outcome="passed", sig=No
                     "threads": 1, "platform": "p", "machine": "m"}}
 
 
-def _spec(name, tracks, grid, margin):
-    from benchkit import tracks as registry
-    return {"name": name, "module": f"ideas/test_{name}.py", "tracks": tracks,
-            "grids": {t: grid for t in tracks}, "seeds": [0, 1],
-            "epochs": {t: 1 for t in tracks}, "claim": None, "margin": margin,
-            "protocols": {t: registry.get(t).protocol(1) for t in tracks}}
+def _spec(name, track_names, grid, margin):
+    from benchkit import tracks
+    return {"name": name, "module": f"ideas/test_{name}.py", "tracks": track_names,
+            "grids": {t: grid for t in track_names}, "seeds": [0, 1],
+            "epochs": {t: 1 for t in track_names}, "claim": None, "margin": margin,
+            "protocols": {t: tracks.get(t).protocol(1) for t in track_names}}
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit.spec import family_seeds_needed
 from sessions import run_session, validate_report
 
@@ -26,7 +26,7 @@ def test_idea(run):
 def test_family_seeds_needed_is_the_first_reachable_count():
     for family in (1, 2, 3, 5):
         n = family_seeds_needed(family, 0.05)
-        assert stats.min_p_value(n) < 0.05 / family <= stats.min_p_value(n - 1)
+        assert paired.min_p_value(n) < 0.05 / family <= paired.min_p_value(n - 1)
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
@@ -41,7 +41,7 @@ def test_two_track_family_is_holm_adjusted_and_warns(pytester, xdist):
                for t in ("tabular", "dynamics")}
     ps = [reports[t]["comparison"]["p_value"] for t in ("tabular", "dynamics")]
     assert [reports[t]["comparison"]["p_adjusted"] for t in ("tabular", "dynamics")] == \
-        stats.holm(ps)
+        paired.holm(ps)
     for report in reports.values():
         assert report["comparison"]["family_size"] == 2
         assert any("after Holm over 2 track(s)" in w for w in report["warnings"])

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from benchkit import tracks as registry
+from benchkit import tracks
 from benchkit.spec import (DEFAULT_SEEDS, IdeaSpec, SpecError, family_seeds_needed,
                            parse_bench_marker, parse_grid, unreachable_family)
 
@@ -23,7 +23,7 @@ def parse(seeds_override=None, epochs_override=None, /, **kwargs):
 
 def test_defaults_come_from_the_module_and_the_track():
     spec = parse(track="tabular")
-    tabular = registry.get("tabular")
+    tabular = tracks.get("tabular")
     assert spec.name == "my_idea"
     assert spec.module == MODULE
     assert spec.tracks == ("tabular",)
@@ -50,7 +50,7 @@ def test_overrides_replace_seeds_and_epochs_on_every_track():
     spec = parse(3, 1, track=["tabular", "dynamics"])
     assert spec.seeds == (0, 1, 2)
     assert spec.epochs == {"tabular": 1, "dynamics": 1}
-    assert spec.protocols["dynamics"] == registry.get("dynamics").protocol(1)
+    assert spec.protocols["dynamics"] == tracks.get("dynamics").protocol(1)
 
 
 def test_seed_override_wins_over_the_declared_count():
@@ -161,9 +161,9 @@ def test_an_empty_or_non_string_track_list_is_refused(track):
 
 def test_a_track_whose_data_module_is_missing_is_refused_at_collection(monkeypatch):
     import dataclasses
-    needs = dataclasses.replace(registry.get("tabular"), name="needs_x",
+    needs = dataclasses.replace(tracks.get("tabular"), name="needs_x",
                                 requires=(("no_such_module_for_benchkit", "pip install x"),))
-    monkeypatch.setitem(registry._REGISTRY, "needs_x", needs)
+    monkeypatch.setitem(tracks._REGISTRY, "needs_x", needs)
     with pytest.raises(SpecError) as err:
         parse(track="needs_x")
     assert str(err.value) == (f"{WHERE}: track 'needs_x' needs no_such_module_for_benchkit, "
@@ -280,7 +280,7 @@ def test_a_malformed_grid_names_the_valid_forms():
 def test_every_parsed_field_reaches_the_spec(kwargs, boundary, test):
     spec = parse(track="tabular", extend=3, **kwargs)
     assert (spec.boundary, spec.test, spec.extend) == (boundary, test, 3)
-    assert spec.declared_grids == spec.grids == {"tabular": registry.get("tabular").grid}
+    assert spec.declared_grids == spec.grids == {"tabular": tracks.get("tabular").grid}
     assert spec.claim_type == "superiority" and spec.frontier is None
     assert spec.budget_tolerance == {} and spec.budget_waiver == {}
     plain = spec.to_plain()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchkit.stats import equivalence, paired as stats
+from benchkit.stats import equivalence, paired
 from benchkit.plugin.aggregate import gate_failure
 from benchkit.spec.arguments import parse_fairness
 from benchkit.spec import SpecError
@@ -16,7 +16,7 @@ BASE = [1.00, 1.10, 0.90, 1.05, 0.95, 1.02]
 
 
 def _comp(base, idea, margin=0.05):
-    comp = stats.compare(base, idea, direction="lower", margin=margin)
+    comp = paired.compare(base, idea, direction="lower", margin=margin)
     comp["p_adjusted"], comp["family_size"] = comp["p_value"], 1
     return comp
 

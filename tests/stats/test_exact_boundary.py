@@ -10,9 +10,9 @@ import itertools
 import numpy as np
 import pytest
 
-from benchkit.verdict import build as rep
+from benchkit.verdict import build
 from benchkit.verdict.plan import plan_of
-from benchkit.stats import sequential, paired as stats
+from benchkit.stats import sequential, paired
 from benchkit.spec import arguments
 from benchkit.spec import SpecError
 from builders import GRID, make_spec
@@ -26,7 +26,7 @@ def _fwer_by_enumeration(mags, looks, levels):
     rows = list(itertools.product((1.0, -1.0), repeat=looks[-1]))
     for signs in rows:
         d = np.asarray(signs) * mags[:looks[-1]]
-        hits += any(stats.sign_flip_p_value(d[:n]) < lvl for n, lvl in zip(looks, levels))
+        hits += any(paired.sign_flip_p_value(d[:n]) < lvl for n, lvl in zip(looks, levels))
     return hits / len(rows)
 
 
@@ -45,7 +45,7 @@ def test_the_exact_family_wise_error_is_at_most_alpha(mags):
     assert len(fwer_at) == 1
     (levels, fwer), = fwer_at.items()
     assert fwer <= ALPHA + 1e-12, (levels, fwer)
-    union = stats.look_levels(looks, looks[-1], ALPHA)
+    union = paired.look_levels(looks, looks[-1], ALPHA)
     assert levels[0] == pytest.approx(union[0]) and levels[1] >= union[1]
     # the union-bound levels err less: the exact ones spend what the union bound wastes
     assert _fwer_by_enumeration(mags, looks, union) <= fwer
@@ -53,7 +53,7 @@ def test_the_exact_family_wise_error_is_at_most_alpha(mags):
 
 def test_at_8_and_16_seeds_the_final_level_is_above_the_union_level():
     d = np.random.default_rng(1).normal(0, 1, 16)
-    union = stats.look_levels([8, 16], 16, ALPHA)
+    union = paired.look_levels([8, 16], 16, ALPHA)
     exact = sequential.exact_levels(d, [8, 16], ALPHA)
     assert exact[0] == pytest.approx(union[0])
     assert union[1] < 0.019 < 0.03 < exact[1] <= ALPHA
@@ -74,19 +74,19 @@ def test_rows_p_matches_the_reported_p():
     signs = sequential._signs(12)
     p = sequential._p_per_row(signs, d)
     for r in (0, 5, 100, 4095):
-        assert p[r] == stats.sign_flip_p_value(signs[r] * d)
+        assert p[r] == paired.sign_flip_p_value(signs[r] * d)
 
 
 def test_above_16_seeds_it_is_simulated_with_a_fixed_seed():
     d = np.random.default_rng(4).normal(0, 1, 20)
     a = sequential.exact_levels(d, [10, 20], ALPHA)
     assert a == sequential.exact_levels(d, [10, 20], ALPHA)   # deterministic
-    assert stats.look_levels([10, 20], 20, ALPHA)[1] < a[1] <= ALPHA + 0.005
+    assert paired.look_levels([10, 20], 20, ALPHA)[1] < a[1] <= ALPHA + 0.005
 
 
 def test_levels_of_a_plan():
     d = list(np.random.default_rng(5).normal(0, 1, 16))
-    union = stats.look_levels([8, 16], 16, ALPHA)
+    union = paired.look_levels([8, 16], 16, ALPHA)
     plan = {"looks": [8, 16], "look": 2, "boundary": "exact"}
     level, margin = sequential.levels(plan, d, ALPHA, 1)
     assert margin == union[1] < level
@@ -119,11 +119,11 @@ def test_the_report_decides_at_the_exact_level_when_declared():
     for boundary in ("union", "exact"):
         report = paired_report(base, idea, looks=(8, 16), margin=0.05)
         report["sequential"]["boundary"] = boundary
-        rep.decide(report, report["comparison"]["p_value"], 1)
+        build.decide(report, report["comparison"]["p_value"], 1)
         verdicts[boundary] = (report["practical_verdict"], report["comparison"]["level"],
                               report["comparison"]["noninferiority"]["p_value"])
-    union = stats.look_levels([8, 16], 16, ALPHA)[1]
-    assert stats.sign_flip_p_value(diffs) == pytest.approx(0.0236, abs=1e-4)
+    union = paired.look_levels([8, 16], 16, ALPHA)[1]
+    assert paired.sign_flip_p_value(diffs) == pytest.approx(0.0236, abs=1e-4)
     assert verdicts["union"][:2] == ("non-inferior", union)   # not significant at 0.019
     assert verdicts["exact"][0] == "helps"
     assert verdicts["exact"][1] == sequential.exact_levels(

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from benchkit.stats import futility, paired as stats
+from benchkit.stats import futility, paired
 from benchkit.verdict.build import build_report, decide
 from benchkit.spec import SpecError
 from builders import GRID, TRACK, make_run, make_spec, parse
@@ -103,7 +103,7 @@ def test_no_trend_at_the_first_look_recommends_stopping():
     fut = report["sequential"]["futility"]
     assert report["practical_verdict"] == "inconclusive"        # the verdict is unchanged
     assert fut["stop"] is True and fut["conditional_power"] < 0.1
-    assert fut["last_level"] == pytest.approx(stats.look_levels([8, 16], 16, 0.05)[1])
+    assert fut["last_level"] == pytest.approx(paired.look_levels([8, 16], 16, 0.05)[1])
     assert any(w.startswith("futility: ") and "stopping here is recommended" in w
                for w in report["warnings"])
     from benchkit.report.summary import render_summary_md

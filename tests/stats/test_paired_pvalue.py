@@ -16,10 +16,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats as sps
 
-from benchkit.stats import paired as bs
+from benchkit.stats import paired
 from benchkit.verdict import decision
-
-from benchkit.stats import paired as stats
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never
 # narrows) fails in 30 s instead of the suite's 120 s
@@ -60,18 +58,18 @@ def _random_cases():
 
 @pytest.mark.parametrize("idea,base", list(_random_cases()))
 def test_exact_p_matches_scipy(idea, base):
-    assert abs(bs.sign_flip_p_value(idea - base) - scipy_p(idea, base)) <= 1e-12
+    assert abs(paired.sign_flip_p_value(idea - base) - scipy_p(idea, base)) <= 1e-12
 
 
 def test_exact_p_known_values():
-    assert bs.sign_flip_p_value([1.0, 2.0]) == 0.5
+    assert paired.sign_flip_p_value([1.0, 2.0]) == 0.5
     # [1, 2, 3]: |sum| >= 6 only for +++ and ---
-    assert bs.sign_flip_p_value([1.0, 2.0, 3.0]) == 0.25
+    assert paired.sign_flip_p_value([1.0, 2.0, 3.0]) == 0.25
     # [1, 1, -1]: |sum| is 1 or 3; 6 of 8 patterns reach >= 1
-    assert bs.sign_flip_p_value([1.0, 1.0, -1.0]) == 1.0
+    assert paired.sign_flip_p_value([1.0, 1.0, -1.0]) == 1.0
     # [3, 1, -1]: up to sign the sums are 5, 3, 3, 1, so 6 of 8 patterns reach |sum| >= 3
-    assert bs.sign_flip_p_value([3.0, 1.0, -1.0]) == 0.75
-    assert bs.sign_flip_p_value([3.0, 1.0, 1.0]) == 0.25
+    assert paired.sign_flip_p_value([3.0, 1.0, -1.0]) == 0.75
+    assert paired.sign_flip_p_value([3.0, 1.0, 1.0]) == 0.25
 
 
 # ---------------------------------------------------------------- properties
@@ -83,56 +81,56 @@ diff_lists = st.lists(finite, min_size=1, max_size=10)
 @FAST
 @given(diff_lists)
 def test_p_in_unit_interval_and_at_least_min(d):
-    p = bs.sign_flip_p_value(d)
+    p = paired.sign_flip_p_value(d)
     assert 0 < p <= 1
-    assert p >= bs.min_p_value(len(d))
+    assert p >= paired.min_p_value(len(d))
     assert type(p) is float
 
 
 @FAST
 @given(st.integers(1, 20))
 def test_all_zero_diffs_give_one(n):
-    assert bs.sign_flip_p_value([0.0] * n) == 1.0
-    assert bs.sign_flip_p_value([0.0] * n, exact_max=0) == 1.0
+    assert paired.sign_flip_p_value([0.0] * n) == 1.0
+    assert paired.sign_flip_p_value([0.0] * n, exact_max=0) == 1.0
 
 
 @FAST
 @given(diff_lists, st.floats(1e-3, 1e3))
 def test_p_invariant_to_sign_flip_and_scaling(d, c):
-    p = bs.sign_flip_p_value(d)
-    assert bs.sign_flip_p_value([-x for x in d]) == p
-    assert bs.sign_flip_p_value([c * x for x in d]) == pytest.approx(p, abs=1e-12)
+    p = paired.sign_flip_p_value(d)
+    assert paired.sign_flip_p_value([-x for x in d]) == p
+    assert paired.sign_flip_p_value([c * x for x in d]) == pytest.approx(p, abs=1e-12)
 
 
 @FAST
 @given(st.lists(st.floats(1e-3, 1e3), min_size=1, max_size=12))
 def test_smallest_p_over_sign_patterns_is_min_p(mags):
     n = len(mags)
-    assert bs.sign_flip_p_value(mags) == bs.min_p_value(n) == 2.0 ** (1 - n)
+    assert paired.sign_flip_p_value(mags) == paired.min_p_value(n) == 2.0 ** (1 - n)
     patterns = itertools.product((-1, 1), repeat=min(n, 6))
-    ps = [bs.sign_flip_p_value([s * m for s, m in zip(sig, mags[:6])]) for sig in patterns]
-    assert min(ps) == bs.min_p_value(min(n, 6))
+    ps = [paired.sign_flip_p_value([s * m for s, m in zip(sig, mags[:6])]) for sig in patterns]
+    assert min(ps) == paired.min_p_value(min(n, 6))
 
 
 def test_equal_positive_diffs_reach_min_p():
     for n in range(1, 17):
-        assert bs.sign_flip_p_value([0.3] * n) == bs.min_p_value(n)
+        assert paired.sign_flip_p_value([0.3] * n) == paired.min_p_value(n)
 
 
 def test_monte_carlo_agrees_with_exact_and_is_deterministic():
     rng = np.random.default_rng(7)
     for shift in (0.0, 0.3, 0.6):
         d = rng.normal(shift, 1, 17)
-        exact = bs.sign_flip_p_value(d, exact_max=17)
-        mc = bs.sign_flip_p_value(d, exact_max=16, n_resamples=20000, seed=3)
+        exact = paired.sign_flip_p_value(d, exact_max=17)
+        mc = paired.sign_flip_p_value(d, exact_max=16, n_resamples=20000, seed=3)
         assert abs(mc - exact) < 4 * math.sqrt(exact * (1 - exact) / 20000) + 2e-4
-        assert mc == bs.sign_flip_p_value(d, n_resamples=20000, seed=3)
+        assert mc == paired.sign_flip_p_value(d, n_resamples=20000, seed=3)
         assert mc >= 1 / 20001
     d = rng.normal(0, 1, 40)
-    assert bs.sign_flip_p_value(d, seed=1) == bs.sign_flip_p_value(d, seed=1)
-    assert bs.sign_flip_p_value(d, seed=1) != bs.sign_flip_p_value(d, seed=2)
+    assert paired.sign_flip_p_value(d, seed=1) == paired.sign_flip_p_value(d, seed=1)
+    assert paired.sign_flip_p_value(d, seed=1) != paired.sign_flip_p_value(d, seed=2)
     # all same sign at n = 30: no resample reaches it except itself -> 1 / (1 + N)
-    assert bs.sign_flip_p_value([1.0] * 30, n_resamples=999) == 1 / 1000
+    assert paired.sign_flip_p_value([1.0] * 30, n_resamples=999) == 1 / 1000
 
 
 # ---------------------------------------------------------------- holm
@@ -146,16 +144,16 @@ def holm_brute(p):
 
 
 def test_holm_hand_example():
-    assert bs.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert bs.holm([0.01, 0.01]) == pytest.approx([0.02, 0.02])
-    assert bs.holm([0.5, 0.9]) == [1.0, 1.0]
-    assert bs.holm([]) == []
+    assert paired.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert paired.holm([0.01, 0.01]) == pytest.approx([0.02, 0.02])
+    assert paired.holm([0.5, 0.9]) == [1.0, 1.0]
+    assert paired.holm([]) == []
 
 
 @FAST
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=12))
 def test_holm_properties(p):
-    adj = bs.holm(p)
+    adj = paired.holm(p)
     assert adj == pytest.approx(holm_brute(p), abs=1e-15)
     assert all(a >= q and a <= 1 for a, q in zip(adj, p))
     ordered = [adj[i] for i in np.argsort(p, kind="stable")]
@@ -205,43 +203,43 @@ V1_T = 2.365
 @pytest.mark.parametrize("ref", [TAB, DYN], ids=["tabular", "dynamics"])
 def test_reference_reports_reproduced(ref):
     base, idea, diffs = ref["base"], ref["idea"], ref["diffs"]
-    s = bs.summarize(base)
+    s = paired.summarize(base)
     assert s["mean"] == pytest.approx(ref["base_mean"], rel=1e-12)
     assert s["std"] == pytest.approx(ref["base_std"], rel=1e-9)
     assert s["n"] == 8 and s["per_seed"] == base
-    assert bs.idea_wins(base, idea, "lower") == ref["idea_wins"]
+    assert paired.idea_wins(base, idea, "lower") == ref["idea_wins"]
 
     tq = sps.t.ppf(0.975, 7)
-    m = bs.mde(diffs)
+    m = paired.mde(diffs)
     assert m * V1_T / tq == pytest.approx(ref["mde"], rel=1e-9)
     assert m == pytest.approx(ref["mde"], rel=2e-4)
 
-    c = bs.compare(base, idea, direction="lower")
+    c = paired.compare(base, idea, direction="lower")
     assert c["n_pairs"] == 8 and c["idea_wins"] == ref["idea_wins"]
     assert c["delta_mean"] == pytest.approx(ref["delta_mean"], rel=1e-9)
     assert c["per_seed_diffs"] == pytest.approx(diffs, abs=1e-9)
     assert c["mde"] * V1_T / tq == pytest.approx(ref["mde"], rel=1e-9)
     assert c["mde_rel_pct"] * V1_T / tq == pytest.approx(ref["mde_rel_pct"], rel=1e-9)
     # the reference's words follow from p and the sign at its alpha, as the decision writes them
-    words = decision.reference_fields(bs.practical_verdict(c["p_value"], c["delta_mean"], "lower",
-                                                           0.05))
+    words = decision.reference_fields(
+        paired.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05))
     assert words == {"verdict": ref["verdict"], "system_worked": False}
-    assert c["p_value"] == bs.sign_flip_p_value(diffs)
+    assert c["p_value"] == paired.sign_flip_p_value(diffs)
 
-    practical = bs.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05)
+    practical = paired.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05)
     assert practical == ref["practical"]
-    assert bs.system_verdict(practical, ref["mech"]) == ref["system"]
+    assert paired.system_verdict(practical, ref["mech"]) == ref["system"]
 
 
 def test_reference_p_values():
-    p_tab = bs.sign_flip_p_value(TAB_DIFFS)
+    p_tab = paired.sign_flip_p_value(TAB_DIFFS)
     assert p_tab == 0.015625 == 2 / 128 and round(p_tab, 4) == TAB["p_value"]
     # The exact p of the dynamics report is 26/64 = 0.40625; the reference's 0.4058 is not its
     # rounding but v1's Monte Carlo estimate, within its sampling noise (sd ~0.005 at 1e4).
-    p_dyn = bs.sign_flip_p_value(DYN_DIFFS)
+    p_dyn = paired.sign_flip_p_value(DYN_DIFFS)
     assert p_dyn == 26 / 64 == scipy_p(DYN_IDEA, DYN_BASE)
     assert abs(p_dyn - DYN["p_value"]) < 0.005
-    p_mc = bs.sign_flip_p_value(DYN_DIFFS, exact_max=0, n_resamples=20000)
+    p_mc = paired.sign_flip_p_value(DYN_DIFFS, exact_max=0, n_resamples=20000)
     assert abs(p_mc - DYN["p_value"]) < 0.015
 
 
@@ -262,25 +260,25 @@ def test_reference_file_literals_match_shared_reports():
 
 
 def test_summarize_is_mean_population_std_values_and_count():
-    assert stats.summarize([1.0, 2.0, 3.0, 4.0]) == {
+    assert paired.summarize([1.0, 2.0, 3.0, 4.0]) == {
         "mean": 2.5, "std": math.sqrt(1.25), "per_seed": [1.0, 2.0, 3.0, 4.0], "n": 4}
     with pytest.raises(ValueError, match="values contain non-finite"):
-        stats.summarize([1.0, math.nan])
+        paired.summarize([1.0, math.nan])
 
 
 @pytest.mark.parametrize("n, p", [(1, 1.0), (2, 0.5), (6, 1 / 32), (17, 2.0 ** -16)])
 def test_min_p_value_is_two_to_the_one_minus_n(n, p):
-    assert stats.min_p_value(n) == p
+    assert paired.min_p_value(n) == p
 
 
 def test_one_pair_and_all_zero_differences():
-    assert stats.sign_flip_p_value([2.0]) == 1.0      # both flips reach |2|
-    assert stats.sign_flip_p_value([0.0, 0.0, 0.0]) == 1.0
-    assert stats.sign_flip_p_value([0.0, 0.0, 3.0]) == 1.0
+    assert paired.sign_flip_p_value([2.0]) == 1.0      # both flips reach |2|
+    assert paired.sign_flip_p_value([0.0, 0.0, 0.0]) == 1.0
+    assert paired.sign_flip_p_value([0.0, 0.0, 3.0]) == 1.0
     with pytest.raises(ValueError, match="diffs is empty"):
-        stats.sign_flip_p_value([])
+        paired.sign_flip_p_value([])
     with pytest.raises(ValueError, match="diffs contain non-finite"):
-        stats.sign_flip_p_value([1.0, math.inf])
+        paired.sign_flip_p_value([1.0, math.inf])
 
 
 def test_the_observed_flip_and_its_ties_count_in_the_exact_p():
@@ -288,10 +286,10 @@ def test_the_observed_flip_and_its_ties_count_in_the_exact_p():
     of the 16 flips reaches it. [1, 2, -3, 6] (sum 6): a = +-1 +-2 +-3 takes 6, 4, 2, 0, 0,
     -2, -4, -6, and |a + 6| >= 6 for the 5 with a >= 0, |a - 6| >= 6 for the 5 with a <= 0:
     10 of 16, four of them ties at exactly 6."""
-    assert stats.sign_flip_p_value([1.0, 1.0, 2.0]) == 2 / 8
-    assert stats.sign_flip_p_value([1.0, 1.0, -1.0, -1.0]) == 1.0
-    assert stats.sign_flip_p_value([1.0, 2.0, -3.0, 6.0]) == 10 / 16
-    assert stats.sign_flip_p_value([1.0, 2.0, 3.0, 6.0]) == 2 / 16
+    assert paired.sign_flip_p_value([1.0, 1.0, 2.0]) == 2 / 8
+    assert paired.sign_flip_p_value([1.0, 1.0, -1.0, -1.0]) == 1.0
+    assert paired.sign_flip_p_value([1.0, 2.0, -3.0, 6.0]) == 10 / 16
+    assert paired.sign_flip_p_value([1.0, 2.0, 3.0, 6.0]) == 2 / 16
 
 
 def test_a_flip_exactly_at_the_tie_tolerance_counts():
@@ -300,9 +298,9 @@ def test_a_flip_exactly_at_the_tie_tolerance_counts():
     x = 4.999335e-13
     d = np.array([x, 1.0])
     assert abs(1.0 - x) == abs(d.sum()) - 1e-12 * np.abs(d).sum()
-    assert stats.sign_flip_p_value(d) == 1.0
+    assert paired.sign_flip_p_value(d) == 1.0
     # above 16 pairs too (zeros leave every sum alone): every drawn flip counts
-    assert stats.sign_flip_p_value([x, 1.0] + [0.0] * 15) == 1.0
+    assert paired.sign_flip_p_value([x, 1.0] + [0.0] * 15) == 1.0
 
 
 def _monte_carlo_p(d, n_resamples=20000, seed=0):
@@ -317,26 +315,26 @@ def _monte_carlo_p(d, n_resamples=20000, seed=0):
 @pytest.mark.parametrize("n", [17, 120])   # 120 pairs: the flips are drawn in two chunks
 def test_above_16_pairs_the_p_is_the_seeded_monte_carlo_estimate(n):
     d = np.random.default_rng(n).normal(0.15, 1.0, n)
-    p = stats.sign_flip_p_value(d)
-    assert p == _monte_carlo_p(d) == stats.sign_flip_p_value(d, seed=0)
+    p = paired.sign_flip_p_value(d)
+    assert p == _monte_carlo_p(d) == paired.sign_flip_p_value(d, seed=0)
     assert round(p * 20001) == pytest.approx(p * 20001, abs=1e-9)
-    assert stats.sign_flip_p_value(d, seed=4) == _monte_carlo_p(d, seed=4) != p
-    assert stats.sign_flip_p_value(d, n_resamples=999) == _monte_carlo_p(d, 999)
+    assert paired.sign_flip_p_value(d, seed=4) == _monte_carlo_p(d, seed=4) != p
+    assert paired.sign_flip_p_value(d, n_resamples=999) == _monte_carlo_p(d, 999)
     if n == 17:
-        exact = stats.sign_flip_p_value(d, exact_max=17)
+        exact = paired.sign_flip_p_value(d, exact_max=17)
         assert exact != p and round(exact * 2 ** 17) == pytest.approx(exact * 2 ** 17, abs=1e-6)
 
 
 def test_sixteen_pairs_are_enumerated_exactly():
     d = np.random.default_rng(16).normal(0.4, 1.0, 16)
-    p = stats.sign_flip_p_value(d)
+    p = paired.sign_flip_p_value(d)
     assert round(p * 2 ** 16) == pytest.approx(p * 2 ** 16, abs=1e-6)
-    assert p != stats.sign_flip_p_value(d, exact_max=15)
+    assert p != paired.sign_flip_p_value(d, exact_max=15)
 
 
 def test_monte_carlo_with_one_resample_counts_it():
     d = [1.0] * 8 + [-1.0] * 8 + [0.0]     # sum 0: every flip reaches it
-    assert stats.sign_flip_p_value(d, n_resamples=1) == 1.0
+    assert paired.sign_flip_p_value(d, n_resamples=1) == 1.0
 
 
 def test_mde_ci95_and_effect_size_are_the_t_formulas():
@@ -345,11 +343,11 @@ def test_mde_ci95_and_effect_size_are_the_t_formulas():
     n, sd = len(d), d.std(ddof=1)
     for alpha in (0.05, 0.1, 0.01):
         expected = sps.t.ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n)
-        assert stats.mde(d, alpha) == pytest.approx(expected, rel=1e-12)
-    assert stats.mde(d) == stats.mde(d, 0.05)
+        assert paired.mde(d, alpha) == pytest.approx(expected, rel=1e-12)
+    assert paired.mde(d) == paired.mde(d, 0.05)
     half = sps.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
-    assert stats.ci95(d) == pytest.approx([d.mean() - half, d.mean() + half], rel=1e-12)
-    assert stats.effect_size(d) == pytest.approx(d.mean() / sd, rel=1e-12)   # sd < 1
-    assert stats.effect_size([0.5, 0.5, 0.5]) is None
+    assert paired.ci95(d) == pytest.approx([d.mean() - half, d.mean() + half], rel=1e-12)
+    assert paired.effect_size(d) == pytest.approx(d.mean() / sd, rel=1e-12)   # sd < 1
+    assert paired.effect_size([0.5, 0.5, 0.5]) is None
     with pytest.raises(ValueError, match="need at least 2 pairs, got 1"):
-        stats.mde([1.0])
+        paired.mde([1.0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from scipy import stats as sps
 
-from benchkit.stats import signtest as robust
+from benchkit.stats import signtest
 from benchkit.spec import arguments
 from benchkit.verdict.build import build_report, decide
 from benchkit.spec import SpecError
@@ -18,11 +18,11 @@ from builders import GRID, TRACK, make_run, make_spec
 def test_sign_test_p_is_the_exact_binomial_test(diffs):
     pos, neg = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
     expected = sps.binomtest(pos, pos + neg, 0.5).pvalue
-    assert robust.sign_test_p(diffs) == pytest.approx(expected, rel=1e-12)
+    assert signtest.sign_test_p(diffs) == pytest.approx(expected, rel=1e-12)
 
 
 def test_no_nonzero_difference_gives_p_1():
-    assert robust.sign_test_p([0.0, 0.0, 0.0]) == 1.0
+    assert signtest.sign_test_p([0.0, 0.0, 0.0]) == 1.0
 
 
 def _report(test, base, idea):
@@ -55,12 +55,12 @@ def test_the_sign_interval_is_the_textbook_order_statistic_interval(n, level, k)
     tail stays below level (n=10, 0.05: d_(2)..d_(9); n=6, 0.05: d_(1)..d_(6))."""
     d = [float(3 * j % (2 * n + 1) - n) / 7 for j in range(1, n + 1)]  # distinct, shuffled
     s = sorted(d)
-    assert robust.sign_test_ci(d, level) == [s[k - 1], s[n - k]]
+    assert signtest.sign_test_ci(d, level) == [s[k - 1], s[n - k]]
 
 
 def test_the_sign_interval_is_unbounded_when_no_p_can_reach_the_level():
-    assert robust.sign_test_ci([1.0, 2.0, 3.0, 4.0, 5.0], 0.05) == [None, None]  # min p 1/16
-    assert robust.sign_test_ci([0.0, 0.0, 1.0], 0.05) == [None, None]
+    assert signtest.sign_test_ci([1.0, 2.0, 3.0, 4.0, 5.0], 0.05) == [None, None]  # min p 1/16
+    assert signtest.sign_test_ci([0.0, 0.0, 1.0], 0.05) == [None, None]
 
 
 def test_the_sign_interval_excludes_0_exactly_when_the_sign_test_rejects():
@@ -73,10 +73,10 @@ def test_the_sign_interval_excludes_0_exactly_when_the_sign_test_rejects():
         n = int(rng.integers(1, 14))
         d = np.round(rng.normal(rng.normal(0, 1), 1, n), int(rng.integers(0, 2)))
         level = float(rng.choice([0.01, 0.025, 0.05, 0.1]))
-        lo, hi = robust.sign_test_ci(d, level)
+        lo, hi = signtest.sign_test_ci(d, level)
         inside = (lo is None or lo <= 0) and (hi is None or 0 <= hi)
-        assert inside == (robust.sign_test_p(d) >= level), (d.tolist(), level, lo, hi)
-        checked += robust.sign_test_p(d) < level
+        assert inside == (signtest.sign_test_p(d) >= level), (d.tolist(), level, lo, hi)
+        checked += signtest.sign_test_p(d) < level
     assert checked > 50  # both sides of the rule were exercised
 
 
@@ -84,8 +84,8 @@ def test_an_end_open_at_exactly_0_is_moved_off_it():
     """[0, 1..6]: at 0 the zero drops out and six wins give p 1/32 < 0.05; just above 0 the
     split is 1 vs 6, p 0.125, accepted. The reported lower end is the float above 0, not 0."""
     d = [0.0] + [float(j) for j in range(1, 7)]
-    assert robust.sign_test_p(d) == pytest.approx(1 / 32)
-    lo, hi = robust.sign_test_ci(d, 0.05)
+    assert signtest.sign_test_p(d) == pytest.approx(1 / 32)
+    lo, hi = signtest.sign_test_ci(d, 0.05)
     assert 0.0 < lo < 1e-300 and hi == 6.0
 
 
@@ -137,7 +137,7 @@ def test_sign_test_through_the_plugin(pytester):
     assert result.ret == 0, result.stdout.str()[-2000:]
     report = validate_report(pytester.path / "reports/rb/tabular/bench_report.json")
     comp = report["comparison"]
-    assert comp["test"] == "sign" and comp["p_value"] == robust.sign_test_p(
+    assert comp["test"] == "sign" and comp["p_value"] == signtest.sign_test_p(
         comp["per_seed_diffs"])
     assert report["practical_verdict"] == "harms"   # an untrained idea: worse on all 6 seeds
     summary = (pytester.path / "reports/rb/tabular/summary.md").read_text()

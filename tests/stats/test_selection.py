@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sps
 
 from benchkit.stats import equivalence, selection, signflip, signtest
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -33,7 +33,7 @@ def brute_p(bv, bt, iv, it, direction, groups=None, statistic="mean", shift=None
         for arm, (val, test) in arms.items():
             per_group = []
             for g in groups:
-                j = stats.select_config([val[:, c] for c in g], direction)
+                j = paired.select_config([val[:, c] for c in g], direction)
                 if j is None:
                     return None
                 per_group.append(test[:, g[j]])
@@ -111,13 +111,13 @@ def test_one_config_equals_todays_tests_exactly():
             i = b + rng.normal(0.03, 0.1, (n, 1))
             sw = selection.sweeps(b, b, i, i)
             d = (i - b)[:, 0]
-            assert selection.p_value(sw, "lower") == stats.sign_flip_p_value(d)
+            assert selection.p_value(sw, "lower") == paired.sign_flip_p_value(d)
             if n <= selection.EXACT_MAX:
                 assert selection.p_value(sw, "higher", statistic="sign") == \
                     signtest.sign_test_p(d)
             for direction in ("lower", "higher") if n <= 12 else ():
                 ni = selection.noninferiority(sw, direction, 0.05, 0.05)
-                old = stats.noninferiority(b[:, 0], i[:, 0], direction=direction, margin=0.05)
+                old = paired.noninferiority(b[:, 0], i[:, 0], direction=direction, margin=0.05)
                 assert ni["p_value"] == old["p_value"]
                 eq = selection.tost(sw, direction, 0.05, 0.05)
                 old = equivalence.tost(b[:, 0], i[:, 0], direction=direction, margin=0.05,
@@ -163,7 +163,7 @@ def test_a_tuning_accident_is_not_significant_with_selection():
     picked = selection.observed(sw, "lower")
     assert (picked["baseline"], picked["idea"]) == ([1], [0])
     d = np.asarray(picked["diffs"])
-    assert stats.sign_flip_p_value(d) < 0.05
+    assert paired.sign_flip_p_value(d) < 0.05
     assert selection.p_value(sw, "lower") > 0.05
 
 
@@ -208,7 +208,7 @@ def test_margins_on_a_metric_around_minus_two(direction, base, worse_sign):
         sw = selection.sweeps(b, b, i, i)
         assert selection.noninferiority(sw, direction, 0.05, 0.05)["non_inferior"] is shown
         assert selection.tost(sw, direction, 0.05, 0.05)["equivalent"] is shown
-        old = stats.noninferiority(b[:, 0], i[:, 0], direction=direction, margin=0.05)
+        old = paired.noninferiority(b[:, 0], i[:, 0], direction=direction, margin=0.05)
         assert old["non_inferior"] is shown
         assert equivalence.tost(b[:, 0], i[:, 0], direction=direction, margin=0.05,
                                 level=0.05)["equivalent"] is shown
@@ -236,13 +236,13 @@ def test_exact_boundary_with_selection_keeps_the_family_wise_error_over_every_fl
     """looks (4, 8), boundary='exact' calibrated on the selection-aware joint null: over all
     256 flips of one bench's sweeps, the share in which some look rejects is <= alpha, and
     the levels are the same from every flipped bench (they are a function of the orbit)."""
-    from benchkit.stats import sequential as seq
+    from benchkit.stats import sequential
 
     rng = np.random.default_rng(29)
     data = _case(rng, 8, 3, gap=0.01)
     sw = selection.sweeps(*data)
     d = selection.observed(sw, "lower")["diffs"]
-    levels = seq.exact_levels(d, [4, 8], 0.05, sweeps=sw)
+    levels = sequential.exact_levels(d, [4, 8], 0.05, sweeps=sw)
     rejected = 0
     for flip in itertools.product([0, 1], repeat=8):
         fl = selection.sweeps(*_flipped(*data, flip))
@@ -251,9 +251,9 @@ def test_exact_boundary_with_selection_keeps_the_family_wise_error_over_every_fl
         rejected += p1 < levels[0] or p2 < levels[1]
         if sum(flip) == 3 and flip[0]:
             flipped_d = selection.observed(fl, "lower")["diffs"]
-            assert seq.exact_levels(flipped_d, [4, 8], 0.05, sweeps=fl) == levels
+            assert sequential.exact_levels(flipped_d, [4, 8], 0.05, sweeps=fl) == levels
     assert rejected / 256 <= 0.05
-    assert levels[1] > stats.look_levels([4, 8], 8, 0.05)[1]  # it spends what union wastes
+    assert levels[1] > paired.look_levels([4, 8], 8, 0.05)[1]  # it spends what union wastes
 
 
 def test_wilcoxon_signed_rank_matches_scipy_and_the_brute_force_with_selection():
@@ -282,8 +282,8 @@ def test_wilcoxon_signed_rank_matches_scipy_and_the_brute_force_with_selection()
         n = 6
         def stat(flip):
             f = np.asarray(flip, bool)[:, None]
-            kb = stats.select_config([np.where(f, iv, bv)[:, c] for c in range(3)], "lower")
-            ki = stats.select_config([np.where(f, bv, iv)[:, c] for c in range(3)], "lower")
+            kb = paired.select_config([np.where(f, iv, bv)[:, c] for c in range(3)], "lower")
+            ki = paired.select_config([np.where(f, bv, iv)[:, c] for c in range(3)], "lower")
             x = np.where(f, bt, it)[:, ki] - np.where(f, it, bt)[:, kb]
             return abs(signed_rank(x, 0))
         obs = stat([0] * n)

@@ -15,11 +15,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats as sps
 
-from benchkit.stats import paired as bs
+from benchkit.stats import paired
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "stats"))
 import simstats  # noqa: E402  (benchmarks/stats/simstats.py: statistics only simulations use)
-from benchkit.stats import paired as stats
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never
 # narrows) fails in 30 s instead of the suite's 120 s
@@ -37,8 +36,8 @@ ALPHAS = (0.05, 0.01, 0.1, 0.2, 1e-3)
 @pytest.mark.parametrize("seeds", [2, 6, 8, 16, 33])
 def test_single_planned_look_at_max_seeds_is_full_alpha_v1(seeds, alpha):
     # max_seeds defaults to seeds: one look, exactly the v1 test at alpha
-    assert bs.spent_alpha(seeds, seeds, alpha) == alpha
-    assert bs.look_levels([seeds], seeds, alpha) == [alpha]
+    assert paired.spent_alpha(seeds, seeds, alpha) == alpha
+    assert paired.look_levels([seeds], seeds, alpha) == [alpha]
     (plan,) = simstats.sequential_plan([seeds], seeds, alpha)
     assert plan["level"] == alpha and plan["planned"] and "full alpha" in plan["note"]
 
@@ -49,24 +48,24 @@ def test_single_look_decision_is_the_v1_significance():
         n = int(rng.integers(6, 12))
         base = rng.normal(1.0, 0.1, n)
         idea = base + rng.normal(rng.choice([0.0, 0.05, 0.2]), 0.1, n)
-        cmp = bs.compare(base, idea, direction="lower", alpha=0.05)
-        dec = simstats.sequential_decision([cmp["p_value"]], bs.look_levels([n], n, 0.05))
+        cmp = paired.compare(base, idea, direction="lower", alpha=0.05)
+        dec = simstats.sequential_decision([cmp["p_value"]], paired.look_levels([n], n, 0.05))
         assert (dec["rejected_at"] == 0) == (cmp["p_value"] < 0.05)
 
 
 def test_spending_function_values():
     a = 0.05
-    assert bs.spent_alpha(0, 16, a) == 0.0
-    assert bs.spent_alpha(8, 16, a) == pytest.approx(a * math.log((1 + math.e) / 2), rel=1e-14)
-    assert bs.spent_alpha(4, 16, a) == pytest.approx(a * math.log(1 + (math.e - 1) / 4),
+    assert paired.spent_alpha(0, 16, a) == 0.0
+    assert paired.spent_alpha(8, 16, a) == pytest.approx(a * math.log((1 + math.e) / 2), rel=1e-14)
+    assert paired.spent_alpha(4, 16, a) == pytest.approx(a * math.log(1 + (math.e - 1) / 4),
                                                      rel=1e-14)
-    assert bs.spent_alpha(40, 16, a) == a  # t clipped to 1
-    spent = [bs.spent_alpha(n, 16, a) for n in range(17)]
+    assert paired.spent_alpha(40, 16, a) == a  # t clipped to 1
+    spent = [paired.spent_alpha(n, 16, a) for n in range(17)]
     assert all(x < y for x, y in zip(spent, spent[1:]))  # increasing
     inc = np.diff(spent)
     assert np.all(np.diff(inc) < 0)  # concave: Pocock-type spends early
     # looks at 8 and 16 of 16: level 1 = alpha * ln((1+e)/2) ~ 0.0310, level 2 the rest
-    l1, l2 = bs.look_levels([8, 16], 16, a)
+    l1, l2 = paired.look_levels([8, 16], 16, a)
     assert l1 == pytest.approx(0.0310057, abs=1e-7) and l2 == pytest.approx(a - l1, abs=1e-17)
 
 
@@ -75,24 +74,24 @@ def test_spending_function_values():
        st.integers(1, 40), st.sampled_from(ALPHAS))
 def test_levels_are_nonnegative_and_sum_to_at_most_alpha(looks, max_seeds, alpha):
     looks = sorted(looks)
-    levels = bs.look_levels(looks, max_seeds, alpha)
+    levels = paired.look_levels(looks, max_seeds, alpha)
     assert len(levels) == len(looks)
     assert all(lv >= 0.0 for lv in levels)
     assert math.fsum(levels) <= alpha  # exact, no rounding slack
     for k, n in enumerate(looks):
         if n <= max_seeds:  # the cumulative spend follows the function, never above it
-            assert math.fsum(levels[:k + 1]) <= bs.spent_alpha(n, max_seeds, alpha)
+            assert math.fsum(levels[:k + 1]) <= paired.spent_alpha(n, max_seeds, alpha)
             assert math.fsum(levels[:k + 1]) == pytest.approx(
-                bs.spent_alpha(n, max_seeds, alpha), rel=1e-12)
+                paired.spent_alpha(n, max_seeds, alpha), rel=1e-12)
         else:
             assert levels[k] == 0.0
 
 
 def test_unplanned_look_gets_level_zero_and_the_plan_says_why():
-    levels = bs.look_levels([8, 16, 24], 16, 0.05)
+    levels = paired.look_levels([8, 16, 24], 16, 0.05)
     assert levels[2] == 0.0 and math.fsum(levels) == pytest.approx(0.05, abs=1e-17)
     # beyond max_seeds is 0 even when the planned looks did not spend everything
-    assert bs.look_levels([8, 20], 16, 0.05)[1] == 0.0
+    assert paired.look_levels([8, 20], 16, 0.05)[1] == 0.0
     plan = simstats.sequential_plan([8, 16, 24], 16, 0.05)
     assert [p["planned"] for p in plan] == [True, True, False]
     assert "unplanned" in plan[2]["note"] and "max_seeds=16" in plan[2]["note"]
@@ -102,7 +101,7 @@ def test_unplanned_look_gets_level_zero_and_the_plan_says_why():
 
 def test_plan_flags_a_look_whose_level_the_sign_flip_test_cannot_reach():
     plan = simstats.sequential_plan([6, 16], 16, 0.05)
-    assert plan[0]["level"] < bs.min_p_value(6) and not plan[0]["attainable"]
+    assert plan[0]["level"] < paired.min_p_value(6) and not plan[0]["attainable"]
     assert "cannot reject" in plan[0]["note"]
     assert plan[1]["attainable"]
 
@@ -124,7 +123,7 @@ def test_decision_rejects_at_the_first_look_below_its_level():
 ])
 def test_bad_looks(looks, match):
     with pytest.raises(ValueError, match=match):
-        bs.look_levels(looks, 16, 0.05)
+        paired.look_levels(looks, 16, 0.05)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -134,9 +133,9 @@ def test_bad_looks(looks, match):
 def test_bad_plan_arguments(kwargs, match):
     args = {"looks_n": [8, 16], "max_seeds": 16, "alpha": 0.05, **kwargs}
     with pytest.raises(ValueError, match=match):
-        bs.look_levels(**args)
+        paired.look_levels(**args)
     with pytest.raises(ValueError, match=match):
-        bs.spent_alpha(8, args["max_seeds"], args["alpha"])
+        paired.spent_alpha(8, args["max_seeds"], args["alpha"])
 
 
 @pytest.mark.parametrize("p, lv, match", [
@@ -157,10 +156,11 @@ def test_batched_sign_flip_equals_the_one_at_a_time_test():
         d = rng.standard_t(3, size=(40, n))
         d[0] = 0.0
         d[1, :] = 1.0  # ties in |sum|
-        want = [bs.sign_flip_p_value(row) for row in d]
+        want = [paired.sign_flip_p_value(row) for row in d]
         assert simstats.sign_flip_p_values(d) == want
     d = rng.normal(size=(3, 17))  # above exact_max: the seeded Monte Carlo test per row
-    assert simstats.sign_flip_p_values(d, seed=3) == [bs.sign_flip_p_value(r, seed=3) for r in d]
+    assert simstats.sign_flip_p_values(d, seed=3) == [paired.sign_flip_p_value(r, seed=3)
+                                                      for r in d]
     with pytest.raises(ValueError, match="non-finite"):
         simstats.sign_flip_p_values([[1.0, float("nan")]])
     with pytest.raises(ValueError, match="2-D"):
@@ -175,7 +175,7 @@ def test_clopper_pearson_matches_scipy(k, n):
 
 def test_paired_t_power_is_the_power_behind_power_mde():
     n, sd = 8, 0.3
-    delta = bs.power_mde(n, sd, 0.05, 0.8)
+    delta = paired.power_mde(n, sd, 0.05, 0.8)
     assert simstats.paired_t_power(delta, sd, n) == pytest.approx(0.8, abs=1e-9)
     assert simstats.paired_t_power(0.0, sd, n) == pytest.approx(0.05, abs=1e-12)
 
@@ -204,10 +204,10 @@ def test_sequential_rule_keeps_familywise_error_at_alpha(dist, seed):
     p2 = simstats.sign_flip_p_values(d)
     # the batched test is the real one (spot-check against benchkit's own function)
     for r in range(0, REPS, REPS // 25):
-        assert p1[r] == bs.sign_flip_p_value(d[r, :LOOKS[0]])
-        assert p2[r] == bs.sign_flip_p_value(d[r])
+        assert p1[r] == paired.sign_flip_p_value(d[r, :LOOKS[0]])
+        assert p2[r] == paired.sign_flip_p_value(d[r])
 
-    levels = bs.look_levels(LOOKS, MAX_SEEDS, ALPHA)
+    levels = paired.look_levels(LOOKS, MAX_SEEDS, ALPHA)
     seq = [simstats.sequential_decision([a, b], levels)["rejected_at"] for a, b in zip(p1, p2)]
     naive = [simstats.sequential_decision([a, b], [ALPHA, ALPHA])["rejected_at"]
              for a, b in zip(p1, p2)]
@@ -241,12 +241,12 @@ def test_sequential_rule_keeps_familywise_error_at_alpha(dist, seed):
 
 
 def test_spent_alpha_values():
-    assert stats.spent_alpha(0, 8, 0.05) == 0.0
-    assert stats.spent_alpha(4, 8, 0.05) == 0.05 * math.log1p((math.e - 1) * 0.5)
-    assert stats.spent_alpha(2, 8, 0.1) == 0.1 * math.log1p((math.e - 1) * 0.25)
-    assert stats.spent_alpha(8, 8, 0.05) == 0.05
-    assert stats.spent_alpha(12, 8, 0.05) == 0.05
-    assert stats.spent_alpha(1, 1, 0.01) == 0.01
+    assert paired.spent_alpha(0, 8, 0.05) == 0.0
+    assert paired.spent_alpha(4, 8, 0.05) == 0.05 * math.log1p((math.e - 1) * 0.5)
+    assert paired.spent_alpha(2, 8, 0.1) == 0.1 * math.log1p((math.e - 1) * 0.25)
+    assert paired.spent_alpha(8, 8, 0.05) == 0.05
+    assert paired.spent_alpha(12, 8, 0.05) == 0.05
+    assert paired.spent_alpha(1, 1, 0.01) == 0.01
 
 
 @pytest.mark.parametrize("args, msg", [
@@ -260,25 +260,25 @@ def test_spent_alpha_values():
 ])
 def test_spent_alpha_refuses_bad_arguments(args, msg):
     with pytest.raises(ValueError, match=msg):
-        stats.spent_alpha(*args)
+        paired.spent_alpha(*args)
 
 
 def test_look_levels_are_the_increments_of_the_spend():
-    s4 = stats.spent_alpha(4, 8, 0.05)
-    assert stats.look_levels([4, 8], 8, 0.05) == pytest.approx([s4, 0.05 - s4], rel=1e-12)
-    assert stats.look_levels([8], 8, 0.05) == [0.05]
-    assert stats.look_levels([1], 1, 0.05) == [0.05]
-    assert stats.look_levels([4], 8, 0.05) == [s4]
+    s4 = paired.spent_alpha(4, 8, 0.05)
+    assert paired.look_levels([4, 8], 8, 0.05) == pytest.approx([s4, 0.05 - s4], rel=1e-12)
+    assert paired.look_levels([8], 8, 0.05) == [0.05]
+    assert paired.look_levels([1], 1, 0.05) == [0.05]
+    assert paired.look_levels([4], 8, 0.05) == [s4]
     # looks beyond max_seeds are unplanned: level 0, and the looks after them are kept
-    assert stats.look_levels([8, 12, 16], 8, 0.05) == [0.05, 0.0, 0.0]
-    assert stats.look_levels([4, 12], 8, 0.05) == [s4, 0.0]
+    assert paired.look_levels([8, 12, 16], 8, 0.05) == [0.05, 0.0, 0.0]
+    assert paired.look_levels([4, 12], 8, 0.05) == [s4, 0.0]
 
 
 def test_look_levels_never_overspend_in_floating_point():
     looks, m, alpha = [9, 38, 39], 39, 0.025
-    levels = stats.look_levels(looks, m, alpha)
+    levels = paired.look_levels(looks, m, alpha)
     for k, n in enumerate(looks):
-        assert math.fsum(levels[:k + 1]) <= stats.spent_alpha(n, m, alpha)
+        assert math.fsum(levels[:k + 1]) <= paired.spent_alpha(n, m, alpha)
         assert levels[k] > 0.0
     assert math.fsum(levels) == pytest.approx(alpha, rel=1e-12)
 
@@ -294,4 +294,4 @@ def test_look_levels_never_overspend_in_floating_point():
 ])
 def test_look_levels_refuse_bad_looks(looks, m, msg):
     with pytest.raises(ValueError, match=msg):
-        stats.look_levels(looks, m, 0.05)
+        paired.look_levels(looks, m, 0.05)

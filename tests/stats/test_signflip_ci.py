@@ -10,14 +10,14 @@ import math
 import numpy as np
 import pytest
 
-from benchkit.stats import signflip as sf
-from benchkit.stats import paired as stats
+from benchkit.stats import signflip
+from benchkit.stats import paired
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never
 # narrows) fails in 30 s instead of the suite's 120 s
 pytestmark = pytest.mark.timeout(30)
 
-LEVELS = (0.05, 0.01, 0.1, stats.look_levels([8], 16, 0.05)[0], 0.025)
+LEVELS = (0.05, 0.01, 0.1, paired.look_levels([8], 16, 0.05)[0], 0.025)
 
 
 def test_the_interval_excludes_zero_exactly_when_p_is_below_the_level():
@@ -28,9 +28,9 @@ def test_the_interval_excludes_zero_exactly_when_p_is_below_the_level():
         d = (rng.normal(rng.choice([0.0, 0.7, 1.5]), 1.0, n) if trial % 3 == 0 else
              rng.integers(-3, 4, n).astype(float) if trial % 3 == 1 else  # ties
              rng.standard_t(2, n))
-        p = stats.sign_flip_p_value(d)
+        p = paired.sign_flip_p_value(d)
         for level in LEVELS:
-            lo, hi = sf.sign_flip_ci(d, level)
+            lo, hi = signflip.sign_flip_ci(d, level)
             excludes = (lo is not None and lo > 0) or (hi is not None and hi < 0)
             assert excludes == (p < level), (d.tolist(), level, p, lo, hi)
             if lo is not None:
@@ -40,15 +40,15 @@ def test_the_interval_excludes_zero_exactly_when_p_is_below_the_level():
 
 
 def test_the_interval_is_unbounded_when_the_level_is_unreachable():
-    assert sf.sign_flip_ci([1.0, 2.0, 3.0, 4.0, 5.0], 0.05) == [None, None]  # 2^-4 >= 0.05
+    assert signflip.sign_flip_ci([1.0, 2.0, 3.0, 4.0, 5.0], 0.05) == [None, None]  # 2^-4 >= 0.05
 
 
 def test_the_interval_contains_the_shifts_the_test_accepts():
     d = np.array([0.3, -0.1, 0.5, 0.2, 0.4, 0.1, 0.6, -0.2])
-    lo, hi = sf.sign_flip_ci(d, 0.05)
+    lo, hi = signflip.sign_flip_ci(d, 0.05)
     for c in np.linspace(lo - 0.2, hi + 0.2, 41):
         inside = lo <= c <= hi
-        assert (stats.sign_flip_p_value(d - c) >= 0.05) == inside or \
+        assert (paired.sign_flip_p_value(d - c) >= 0.05) == inside or \
             min(abs(c - lo), abs(c - hi)) < 1e-9
 
 
@@ -66,7 +66,7 @@ CI_DATA = [
 
 
 def _accepts(d, c, level):
-    return stats.sign_flip_p_value(np.asarray(d) - c) >= level
+    return paired.sign_flip_p_value(np.asarray(d) - c) >= level
 
 
 @pytest.mark.parametrize("d", CI_DATA, ids=lambda d: f"n{len(d)}")
@@ -92,14 +92,14 @@ def test_the_interval_at_a_level_equal_to_the_monte_carlo_p_holds_zero():
     for s in range(6):
         d = np.random.default_rng(100 + s).normal(0.5, 1.0, 17)
         for seed in (0, 3):            # the interval's p uses the seed it is given
-            p = stats.sign_flip_p_value(d, seed=seed)
-            lo, hi = sf.sign_flip_ci(d, p, seed=seed)
+            p = paired.sign_flip_p_value(d, seed=seed)
+            lo, hi = signflip.sign_flip_ci(d, p, seed=seed)
             assert lo <= 0.0 <= hi, (s, seed, p, lo, hi)
 
 
 def _check_ends(d, level):
-    lo, hi = sf.sign_flip_ci(d, level)
-    if stats.min_p_value(len(d)) >= level:
+    lo, hi = signflip.sign_flip_ci(d, level)
+    if paired.min_p_value(len(d)) >= level:
         assert (lo, hi) == (None, None)
         return
     span = hi - lo
@@ -108,41 +108,42 @@ def _check_ends(d, level):
     assert _accepts(d, lo + step, level) and _accepts(d, hi - step, level)
     assert not _accepts(d, lo - step, level) and not _accepts(d, hi + step, level)
     assert _accepts(d, float(np.mean(d)), level)
-    p = stats.sign_flip_p_value(d)
+    p = paired.sign_flip_p_value(d)
     assert (lo > 0 or hi < 0) == (p < level)
 
 
 def test_the_interval_of_six_same_sign_pairs_is_their_range():
     """With 6 pairs only the two all-same-sign flips reach p < 0.05 (2/64): a shift is rejected
     only when every shifted difference has the same strict sign."""
-    assert sf.sign_flip_ci([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 0.05) == [1.0, 6.0]
-    assert sf.sign_flip_ci([-6.0, -2.0, -3.0, -4.0, -5.0, -1.0], 0.05) == [-6.0, -1.0]
+    assert signflip.sign_flip_ci([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 0.05) == [1.0, 6.0]
+    assert signflip.sign_flip_ci([-6.0, -2.0, -3.0, -4.0, -5.0, -1.0], 0.05) == [-6.0, -1.0]
 
 
 def test_the_interval_flattens_its_input_and_takes_one_pair():
-    assert sf.sign_flip_ci(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), 0.05) == [1.0, 6.0]
-    assert sf.sign_flip_ci([1, 2, 3, 4, 5, 6], 0.05) == [1.0, 6.0]
-    assert sf.sign_flip_ci([2.0], 0.05) == [None, None]       # one pair: p is always 1
-    assert sf.sign_flip_ci([2.0], 1.0) == [None, None]
+    assert signflip.sign_flip_ci(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), 0.05) == [1.0, 6.0]
+    assert signflip.sign_flip_ci([1, 2, 3, 4, 5, 6], 0.05) == [1.0, 6.0]
+    assert signflip.sign_flip_ci([2.0], 0.05) == [None, None]       # one pair: p is always 1
+    assert signflip.sign_flip_ci([2.0], 1.0) == [None, None]
 
 
 @pytest.mark.parametrize("n", [2, 5, 7])
 def test_the_interval_is_unbounded_at_a_level_equal_to_the_smallest_p(n):
     d = list(np.linspace(1.0, 2.0, n))
-    assert sf.sign_flip_ci(d, stats.min_p_value(n)) == [None, None]   # p < 2^(1-n) impossible
-    lo, hi = sf.sign_flip_ci(d, stats.min_p_value(n) * 1.0001)
+    # p < 2^(1-n) is impossible
+    assert signflip.sign_flip_ci(d, paired.min_p_value(n)) == [None, None]
+    lo, hi = signflip.sign_flip_ci(d, paired.min_p_value(n) * 1.0001)
     assert lo == pytest.approx(1.0) and hi == pytest.approx(2.0)
 
 
 def test_the_interval_uses_the_seed_of_the_monte_carlo_test():
     d = np.asarray(CI_DATA[5])
-    assert sf.sign_flip_ci(d, 0.05) == sf.sign_flip_ci(d, 0.05, seed=0)
+    assert signflip.sign_flip_ci(d, 0.05) == signflip.sign_flip_ci(d, 0.05, seed=0)
     ends = []
     for seed in (0, 3):
-        lo, hi = sf.sign_flip_ci(d, 0.05, seed=seed)
+        lo, hi = signflip.sign_flip_ci(d, 0.05, seed=seed)
         for end, out in ((lo, -1e-7), (hi, 1e-7)):
-            assert stats.sign_flip_p_value(d - (end - out), seed=seed) >= 0.05
-            assert stats.sign_flip_p_value(d - (end + out), seed=seed) < 0.05
+            assert paired.sign_flip_p_value(d - (end - out), seed=seed) >= 0.05
+            assert paired.sign_flip_p_value(d - (end + out), seed=seed) < 0.05
         ends.append((lo, hi))
     assert ends[0] != ends[1]
 
@@ -150,24 +151,24 @@ def test_the_interval_uses_the_seed_of_the_monte_carlo_test():
 @pytest.mark.parametrize("bad", [[], [1.0, float("nan")], [float("inf"), 1.0]])
 def test_the_interval_refuses_empty_or_non_finite_differences(bad):
     with pytest.raises(ValueError, match="diffs must be finite and non-empty"):
-        sf.sign_flip_ci(bad, 0.05)
+        signflip.sign_flip_ci(bad, 0.05)
 
 
 def test_an_end_at_zero_is_placed_on_the_side_the_test_says():
     """d - 0 has a zero difference: p(d) = 4/64 >= 0.05, so 0 is accepted and lies inside."""
     d = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
-    assert stats.sign_flip_p_value(d) == 4 / 64
-    lo, hi = sf.sign_flip_ci(d, 0.05)
+    assert paired.sign_flip_p_value(d) == 4 / 64
+    lo, hi = signflip.sign_flip_ci(d, 0.05)
     assert lo <= 0.0 <= hi and hi == 5.0
     # at a level equal to p, 0 is still accepted (p >= level): inside, at the lower end
-    lo, hi = sf.sign_flip_ci(d, 4 / 64)
+    lo, hi = signflip.sign_flip_ci(d, 4 / 64)
     assert lo <= 0.0 <= hi and abs(lo) < 1e-12 and hi == 5.0
-    lo, hi = sf.sign_flip_ci([-x for x in d], 4 / 64)
+    lo, hi = signflip.sign_flip_ci([-x for x in d], 4 / 64)
     assert lo <= 0.0 <= hi and abs(hi) < 1e-12 and lo == -5.0
     # at 0.07 the same p rejects: 0 lies outside
-    assert stats.sign_flip_p_value(d) < 0.07
-    assert sf.sign_flip_ci(d, 0.07) == [0.5, 4.5]
-    assert sf.sign_flip_ci([-x for x in d], 0.07) == [-4.5, -0.5]
+    assert paired.sign_flip_p_value(d) < 0.07
+    assert signflip.sign_flip_ci(d, 0.07) == [0.5, 4.5]
+    assert signflip.sign_flip_ci([-x for x in d], 0.07) == [-4.5, -0.5]
 
 
 # ---------------------------------------------------------------- signflip.sign_flip_ci: ends at 0
@@ -184,10 +185,10 @@ def test_an_end_within_rounding_of_zero_goes_to_the_side_the_p_says(monkeypatch,
     Where they disagree about 0 (rounding), p decides: here p is made to reject while 0 sits
     at an end (or within 1e-9 * max(1, max|d|) of the lower one), so that end moves just past 0;
     a lower end farther from 0 stays, and the upper end moves instead."""
-    lo, hi = sf.sign_flip_ci(d, 0.05)
+    lo, hi = signflip.sign_flip_ci(d, 0.05)
     assert lo <= 0.0 <= hi                  # p >= 0.05 really: 0 is accepted
-    monkeypatch.setattr(stats, "sign_flip_p_value", lambda diffs, seed=0: 0.01)
-    assert sf.sign_flip_ci(d, 0.05) == [pytest.approx(x, rel=1e-6, abs=0) for x in expected]
+    monkeypatch.setattr(paired, "sign_flip_p_value", lambda diffs, seed=0: 0.01)
+    assert signflip.sign_flip_ci(d, 0.05) == [pytest.approx(x, rel=1e-6, abs=0) for x in expected]
 
 
 @pytest.mark.parametrize("d, expected", [([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [0.0, 6.0]),
@@ -196,6 +197,6 @@ def test_an_interval_that_misses_zero_while_p_accepts_it_is_widened_to_zero(monk
                                                                             expected):
     """The other disagreement: p accepts 0 (made so here) while the ends exclude it: the
     interval is widened to 0, on the side 0 lies."""
-    assert sf.sign_flip_ci(d, 0.05) == [min(d), max(d)]
-    monkeypatch.setattr(stats, "sign_flip_p_value", lambda diffs, seed=0: 0.9)
-    assert sf.sign_flip_ci(d, 0.05) == expected
+    assert signflip.sign_flip_ci(d, 0.05) == [min(d), max(d)]
+    monkeypatch.setattr(paired, "sign_flip_p_value", lambda diffs, seed=0: 0.9)
+    assert signflip.sign_flip_ci(d, 0.05) == expected

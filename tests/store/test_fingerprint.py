@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-from benchkit.store import fingerprint as fp
-from benchkit.store import trace as recorder
+from benchkit.store import fingerprint
+from benchkit.store import trace
 
 HELPER = '''
 """A helper module."""
@@ -40,7 +40,7 @@ def write(path, text):
 
 
 def entries(path):
-    src = fp.source(path)
+    src = fingerprint.source(path)
     return {kind_name: src.entry(*kind_name.split("|")) for kind_name in
             ("def|scaled", "def|unused", "name|scaled", "name|SCALE", "stmts|")}
 
@@ -66,7 +66,7 @@ def test_a_body_edit_changes_that_function_only(tmp_path):
 
 
 def test_qualnames_of_lambdas_and_comprehensions_belong_to_their_function(tmp_path):
-    src = fp.source(write(tmp_path / "m.py", "class A:\n    def f(self):\n"
+    src = fingerprint.source(write(tmp_path / "m.py", "class A:\n    def f(self):\n"
                           "        return [lambda: i for i in range(2)]\n"))
     assert src.enclosing("A.f.<locals>.<listcomp>.<lambda>") == "A.f"
     assert src.enclosing("<module>") is None
@@ -88,14 +88,14 @@ def record(project, body):
     write(project / "arm.py", body)
     sys.modules.pop("arm", None)
     arm = importlib.import_module("arm")
-    rec = recorder.Recording()
+    rec = trace.Recording()
     rec.start()
     try:
         value = arm.test_arm()
     finally:
         rec.stop()
         sys.modules.pop("arm", None)
-    return value, recorder.dependencies(rec.codes, rec.opened, project, project / "arm.py")
+    return value, trace.dependencies(rec.codes, rec.opened, project, project / "arm.py")
 
 
 def test_the_recorder_keeps_what_ran_and_what_was_read(project):
@@ -109,10 +109,10 @@ def test_the_recorder_keeps_what_ran_and_what_was_read(project):
     assert "@|def|test_arm" in deps and "helper.py|def|scaled" in deps
     assert "helper.py|def|reads" in deps and "helper.py|def|unused" not in deps
     assert "helper.py|name|SCALE" in deps                     # a global the helper read
-    assert deps["|file|data.json"] == fp.file_digest(project / "data.json")
-    assert fp.changed(deps, project, project / "arm.py") is None
+    assert deps["|file|data.json"] == fingerprint.file_digest(project / "data.json")
+    assert fingerprint.changed(deps, project, project / "arm.py") is None
     write(project / "data.json", '{"value": 6}')
-    assert fp.changed(deps, project, project / "arm.py") == "|file|data.json"
+    assert fingerprint.changed(deps, project, project / "arm.py") == "|file|data.json"
 
 
 def test_a_lazily_imported_helper_is_a_dependency(project):
@@ -123,7 +123,7 @@ def test_a_lazily_imported_helper_is_a_dependency(project):
     """)
     assert "helper.py|def|scaled" in deps and "helper.py|name|scaled" in deps
     write(project / "helper.py", HELPER.replace("x * SCALE", "x * SCALE * 1"))
-    assert fp.changed(deps, project, project / "arm.py") == "helper.py|def|scaled"
+    assert fingerprint.changed(deps, project, project / "arm.py") == "helper.py|def|scaled"
 
 
 def test_an_arm_module_is_named_by_reference_and_paths_are_relative(project):
@@ -137,19 +137,19 @@ def test_an_arm_module_is_named_by_reference_and_paths_are_relative(project):
     other = project / "other"
     other.mkdir()
     write(other / "arm.py", (project / "arm.py").read_text())
-    assert fp.changed(deps, project, other / "arm.py") is None   # the same arm elsewhere
+    assert fingerprint.changed(deps, project, other / "arm.py") is None   # the same arm elsewhere
 
 
 def test_pause_stops_recording_calls_until_resumed(project):
-    rec = recorder.Recording()
+    rec = trace.Recording()
     rec.start()
     try:
-        paused = recorder.pause()
+        paused = trace.pause()
         importlib.import_module("helper").unused(1)
-        recorder.resume(paused)
+        trace.resume(paused)
         importlib.import_module("helper").scaled(1)
     finally:
         rec.stop()
     names = {code.co_name for code in rec.codes}
     assert "scaled" in names and "unused" not in names
-    assert recorder.pause() is None  # nothing of ours is tracing now
+    assert trace.pause() is None  # nothing of ours is tracing now

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.plugin import shard as sh
+from benchkit.plugin import shard
 from benchkit.verdict.build import build_report
 from benchkit.store.backends import DirectoryStorage, FsspecStorage, open_storage
 from benchkit.store import hardware
@@ -130,11 +130,11 @@ def test_a_merge_store_takes_a_record_of_another_cpu_and_names_it(tmp_path):
 @pytest.mark.parametrize("value", ["0/2", "3/2", "2", "a/b", "1/0", "", "1/2/3"])
 def test_a_bad_shard_names_the_valid_forms(value):
     with pytest.raises(ValueError, match=r"valid: K/N with integers 1 <= K <= N"):
-        sh.parse(value)
+        shard.parse(value)
 
 
 def test_parse():
-    assert sh.parse("2/4") == (2, 4) and sh.parse(" merge ") == "merge"
+    assert shard.parse("2/4") == (2, 4) and shard.parse(" merge ") == "merge"
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8])
@@ -144,7 +144,7 @@ def test_every_unit_in_exactly_one_shard_and_the_shards_balanced(n):
         counts = {k: {t: 0 for t in tracks} for k in range(1, n + 1)}
         for t in tracks:
             for s in seeds:
-                counts[sh.shard_of(name, tracks, seeds, t, s, n)][t] += 1
+                counts[shard.shard_of(name, tracks, seeds, t, s, n)][t] += 1
         for t in tracks:
             per_shard = [counts[k][t] for k in counts]
             assert sum(per_shard) == len(seeds)
@@ -204,7 +204,7 @@ def report_of(root: Path) -> dict:
 def shard_runs(k: int, n: int) -> list[str]:
     return sorted(f"{arm}[tabular-lr={lr}-seed{s}]" for arm in ("baseline", "idea")
                   for lr in (0.01, 0.003) for s in SEEDS
-                  if sh.shard_of("spread", ["tabular"], SEEDS, "tabular", s, n) == k)
+                  if shard.shard_of("spread", ["tabular"], SEEDS, "tabular", s, n) == k)
 
 
 # its two tests share one session per worker (module-scoped)
@@ -271,13 +271,13 @@ def test_a_missing_shard_is_incomplete_and_named_then_complete_once_it_ran(tmp_p
 def test_a_killed_shard_leaves_its_unfinished_runs_missing_and_named(tmp_path):
     store = tmp_path / "store"
     a, c = (copy_of_project(tmp_path / name / "checkout") for name in ("a", "ccc"))
-    shard = pytest_in(a, f"--bench-store={store}", "--bench-shard=1/1", HANG_AT="0.01-1")
+    process = pytest_in(a, f"--bench-store={store}", "--bench-shard=1/1", HANG_AT="0.01-1")
     deadline = time.monotonic() + 540
-    while not (a / "hanging").exists() and shard.poll() is None and time.monotonic() < deadline:
+    while not (a / "hanging").exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert (a / "hanging").exists(), finish(shard)[1]
-    shard.kill()  # SIGKILL: no teardown, no report, nothing more stored
-    finish(shard)
+    assert (a / "hanging").exists(), finish(process)[1]
+    process.kill()  # SIGKILL: no teardown, no report, nothing more stored
+    finish(process)
     rc, out = run_in(c, f"--bench-store={store}", "--bench-shard=merge")
     report = report_of(c)
     unfinished = ["idea[tabular-lr=0.01-seed1]", "idea[tabular-lr=0.01-seed2]"] + [

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from benchkit.cli.commands import main
-from benchkit.store import records as rec
+from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore
 from sessions import run_session, validate_report
@@ -20,7 +20,7 @@ RUN = {"arm": "idea", "track": "tabular", "cfg": {"lr": 0.01}, "seed": 0}
 
 
 def record(secret=None, key="k" * 64, **result):
-    return rec.build(key, RUN, {**RESULT, **result}, {}, {"module": "m.py", "nodeid": "m"},
+    return records.build(key, RUN, {**RESULT, **result}, {}, {"module": "m.py", "nodeid": "m"},
                      "cpu", secret=secret)
 
 
@@ -28,27 +28,27 @@ def forge(record: dict, secret=None, **result) -> dict:
     """What a forger writes: new numbers, every digest recomputed (and a MAC under ``secret``)."""
     body = {k: v for k, v in record.items() if k not in ("digest", "mac", "run_digest")}
     body["result"] = {**body["result"], **result}
-    body["run_digest"] = rec.run_digest(body["key"], body["result"])
-    body["digest"] = rec._sha(body)
+    body["run_digest"] = records.run_digest(body["key"], body["result"])
+    body["digest"] = records._sha(body)
     if secret is not None:
-        body["mac"] = rec.mac(body, secret)
+        body["mac"] = records.mac(body, secret)
     return body
 
 
 def test_a_record_signed_under_the_key_loads_and_a_forgery_does_not():
     signed = record(KEY)
     key = signed["key"]
-    assert rec.load(rec.dumps(signed), key, KEY) == signed
-    assert rec.load(rec.dumps(signed), key) == signed          # a keyless session reads it
-    with pytest.raises(rec.UnsignedRecord, match="not signed, and BENCHKIT_STORE_KEY is set"):
-        rec.load(rec.dumps(record()), key, KEY)
+    assert records.load(records.dumps(signed), key, KEY) == signed
+    assert records.load(records.dumps(signed), key) == signed          # a keyless session reads it
+    with pytest.raises(records.UnsignedRecord, match="not signed, and BENCHKIT_STORE_KEY is set"):
+        records.load(records.dumps(record()), key, KEY)
     for forged in (forge(signed, test=0.1), forge(signed, b"guessed", test=0.1)):
-        rec.load(rec.dumps(forged), key)                         # digests alone cannot tell
-        with pytest.raises(rec.InvalidRecord):
-            rec.load(rec.dumps(forged), key, KEY)
+        records.load(records.dumps(forged), key)                         # digests alone cannot tell
+        with pytest.raises(records.InvalidRecord):
+            records.load(records.dumps(forged), key, KEY)
     tampered = {**signed, "cpu": "another"}                     # the MAC covers every field
-    with pytest.raises(rec.InvalidRecord):
-        rec.load(rec.dumps(tampered), key, KEY)
+    with pytest.raises(records.InvalidRecord):
+        records.load(records.dumps(tampered), key, KEY)
 
 
 def test_a_keyed_store_reuses_signed_records_only_and_warns_once(tmp_path):
@@ -106,9 +106,9 @@ def bits(report) -> list:
 
 def test_a_keyed_session_signs_retrains_a_forgery_and_verify_refuses_it(project, monkeypatch,
                                                                         capsys):
-    monkeypatch.setenv(rec.KEY_VARIABLE, KEY.decode())
+    monkeypatch.setenv(records.KEY_VARIABLE, KEY.decode())
     first, report = bench(project, validate=True)
-    assert first.ret == 0 and report["store"] == {**rec.trust(True), "audited": []}
+    assert first.ret == 0 and report["store"] == {**records.trust(True), "audited": []}
     paths = sorted((project.path / "runs").rglob("*.json"))
     assert all("mac" in json.loads(p.read_text()) for p in paths)
     target = next(p for p in paths if json.loads(p.read_text())["run"]["arm"] == "idea")
@@ -125,4 +125,5 @@ def test_a_keyed_session_signs_retrains_a_forgery_and_verify_refuses_it(project,
     assert bits(again) == bits(report)                         # the forgery did not get in
     assert main(["verify", str(folder), "--store", str(store)]) == 0
     assert "(signed under BENCHKIT_STORE_KEY)" in capsys.readouterr().out
-    assert rec.trust(False)["keyed"] is False and "trusted unsigned" in rec.trust(False)["trust"]
+    assert records.trust(False)["keyed"] is False
+    assert "trusted unsigned" in records.trust(False)["trust"]

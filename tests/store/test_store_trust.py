@@ -41,7 +41,7 @@ def bench(pytester, *args):
     return result, (validate_report(path) if path.exists() else None)
 
 
-def records(pytester) -> list:
+def record_files(pytester) -> list:
     return sorted((pytester.path / ".pytest_cache" / "d" / "benchkit-runs").rglob("*.json"))
 
 
@@ -74,7 +74,7 @@ def test_an_invalid_record_is_a_miss_with_a_warning_and_is_retrained(project, fi
                                                                      why):
     first, r1 = bench(project)
     assert first.ret == 0
-    target = records(project)[0]
+    target = record_files(project)[0]
     record = json.loads(target.read_text())
     record["result"][field] = value
     target.write_text(json.dumps(record))
@@ -88,7 +88,7 @@ def test_an_invalid_record_is_a_miss_with_a_warning_and_is_retrained(project, fi
 
 def test_a_record_that_is_not_json_is_a_miss(project):
     bench(project)
-    records(project)[0].write_text("{not json")
+    record_files(project)[0].write_text("{not json")
     second, r2 = bench(project)
     assert second.ret == 0 and r2["complete"] is True
     second.stdout.fnmatch_lines(["benchkit: store: stored run * is invalid (not JSON*"])
@@ -122,20 +122,20 @@ def test_an_unwritable_store_costs_reuse_not_the_session(project, xdist):
 
 def test_audit_retrains_drawn_runs_and_fails_naming_an_edited_value(project):
     """A careful planter recomputes the digests: reuse cannot tell, the audit can."""
-    from benchkit.store import records as rec
+    from benchkit.store import records
     from benchkit.cli.commands import main
 
     bench(project)
     folder = str(project.path / "reports" / "trust" / "tabular")
     store = str(project.path / ".pytest_cache" / "d" / "benchkit-runs")
     assert main(["verify", folder, "--store", store]) == 0
-    for path in records(project):
+    for path in record_files(project):
         record = json.loads(path.read_text())
         if record["run"]["arm"] == "idea" and record["result"]["test"] is not None:
             record["result"]["test"] /= 2
             body = {k: v for k, v in record.items() if k not in ("digest",)}
-            body["run_digest"] = rec.run_digest(record["key"], record["result"])
-            body["digest"] = rec._sha(body)
+            body["run_digest"] = records.run_digest(record["key"], record["result"])
+            body["digest"] = records._sha(body)
             path.write_text(json.dumps(body))
     assert main(["verify", folder, "--store", store]) == 1  # the report's bits are not there
     planted, _ = bench(project)

@@ -117,7 +117,7 @@ def test_a_bad_curve_is_an_invalid_record(bad, why):
 def test_fit_takes_the_curve_without_changing_training():
     import torch
 
-    from benchkit.training import loop as train
+    from benchkit.training import loop
     from benchkit.tracks.base import Data, Split, Track
 
     gen = torch.Generator().manual_seed(0)
@@ -130,11 +130,11 @@ def test_fit_takes_the_curve_without_changing_training():
         torch.manual_seed(0)
         model = torch.nn.Linear(3, 1)
         if on:
-            results.append(train.fit(model, Data(split, split, split), track, lr=0.01,
+            results.append(loop.fit(model, Data(split, split, split), track, lr=0.01,
                                      epochs=4, batch_size=16, seed=0))
         else:
-            train.train(model, split, track, lr=0.01, epochs=4, batch_size=16, seed=0)
-            results.append(train.evaluate(model, split, track))
+            loop.train(model, split, track, lr=0.01, epochs=4, batch_size=16, seed=0)
+            results.append(loop.evaluate(model, split, track))
     fitted, plain = results
     assert [e for e, _ in fitted.curve] == [1, 2, 3, 4]
     assert fitted.curve[-1][1] == fitted.val == plain  # same bits with the curve taken

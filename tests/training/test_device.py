@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from benchkit.training import device
-from benchkit.store import environment as run_module
+from benchkit.store import environment
 from benchkit.training.device import DeviceError, for_worker, parse, resolve
 from benchkit.store.runs import RunStore
 
@@ -41,7 +41,7 @@ def gpus(monkeypatch):
         monkeypatch.setattr(torch.cuda, "get_device_name",
                             lambda d: names[torch.device(d).index % len(names)])
     yield fake
-    run_module._environment.cache_clear()  # no faked description outlives the test
+    environment._environment.cache_clear()  # no faked description outlives the test
 
 
 @pytest.mark.parametrize("text, expected", [("cpu", "cpu"), ("CUDA", "cuda"), (" mps ", "mps"),
@@ -104,12 +104,12 @@ def test_the_gpu_model_is_keyed_and_its_index_is_not(gpus, tmp_path):
     (tmp_path / "test_x.py").write_text("")
     assert key("cuda:0") == key("cuda:1")
     assert len({key("cuda:0"), key("cuda:2"), key("cpu")}) == 3
-    env = run_module.environment(1, "cuda:2")
+    env = environment.environment(1, "cuda:2")
     assert env["device"] == "cuda" and env["accelerator"].startswith("NVIDIA A100 (CUDA ")
     assert "use_deterministic_algorithms(True)" in env["determinism"]
     assert "CUBLAS_WORKSPACE_CONFIG=:4096:8" in env["determinism"]
-    assert run_module.environment(1, "cpu")["device"] == "cpu"
-    assert "accelerator" not in run_module.environment(1, "cpu")
+    assert environment.environment(1, "cpu")["device"] == "cpu"
+    assert "accelerator" not in environment.environment(1, "cpu")
 
 
 @pytest.mark.parametrize("args, words", [

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from benchkit.verdict import extension as extend
+from benchkit.verdict import extension
 
 def bowl(optimum: float):
     """A validation value whose best (lowest) learning rate is ``optimum``."""
@@ -17,49 +17,49 @@ def bowl(optimum: float):
 
 def test_axes_are_numeric_keys_with_three_or_more_values():
     grid = [{"lr": lr, "wd": wd, "act": "relu"} for lr in (1e-3, 3e-3, 1e-2) for wd in (0.0, 0.1)]
-    assert extend.axes(grid) == {"lr": [1e-3, 3e-3, 1e-2]}  # wd has two values: fixed
-    assert extend.axes([{"lr": 1e-3}, {"lr": 3e-3}]) == {}
+    assert extension.axes(grid) == {"lr": [1e-3, 3e-3, 1e-2]}  # wd has two values: fixed
+    assert extension.axes([{"lr": 1e-3}, {"lr": 3e-3}]) == {}
 
 
 def test_steps_are_geometric_on_log_axes_and_stay_valid():
-    assert extend.log_spaced([1e-3, 3e-3, 1e-2]) and not extend.log_spaced([1, 2, 3])
-    assert extend.next_value([1e-3, 2e-3, 4e-3], "high", "lr", True) == 8e-3
-    assert extend.next_value([1e-3, 2e-3, 4e-3], "low", "lr", True) == 5e-4
-    assert extend.next_value([2, 4, 6], "high", "epochs", False) == 8
-    assert extend.next_value([2, 4, 6], "low", "epochs", False) is None   # 0 epochs: invalid
-    assert extend.next_value([0.1, 0.2, 0.3], "low", "lr", False) is None  # lr 0: invalid
-    assert extend.next_value([0.0, 0.1, 0.2], "low", "wd", False) == -0.1
+    assert extension.log_spaced([1e-3, 3e-3, 1e-2]) and not extension.log_spaced([1, 2, 3])
+    assert extension.next_value([1e-3, 2e-3, 4e-3], "high", "lr", True) == 8e-3
+    assert extension.next_value([1e-3, 2e-3, 4e-3], "low", "lr", True) == 5e-4
+    assert extension.next_value([2, 4, 6], "high", "epochs", False) == 8
+    assert extension.next_value([2, 4, 6], "low", "epochs", False) is None   # 0 epochs: invalid
+    assert extension.next_value([0.1, 0.2, 0.3], "low", "lr", False) is None  # lr 0: invalid
+    assert extension.next_value([0.0, 0.1, 0.2], "low", "wd", False) == -0.1
 
 
 def test_the_edges_of_the_valid_range():
-    assert not extend.log_spaced([0.0, 0.1, 0.2])          # a zero: never log-spaced
-    assert not extend.log_spaced([-1e-3, 1e-3, 3e-3])
-    assert extend.next_value([3, 5, 7], "low", "epochs", False) == 1    # 1 epoch is valid
-    assert extend.next_value([2, 3, 4], "low", "batch_size", False) == 1
-    eight = extend.next_value([2.0, 4.0, 6.0], "high", "epochs", False)
+    assert not extension.log_spaced([0.0, 0.1, 0.2])          # a zero: never log-spaced
+    assert not extension.log_spaced([-1e-3, 1e-3, 3e-3])
+    assert extension.next_value([3, 5, 7], "low", "epochs", False) == 1    # 1 epoch is valid
+    assert extension.next_value([2, 3, 4], "low", "batch_size", False) == 1
+    eight = extension.next_value([2.0, 4.0, 6.0], "high", "epochs", False)
     assert eight == 8 and isinstance(eight, int)            # a count stays an integer
-    assert extend.next_value([8, 16, 32], "high", "width", True) == 64  # an int axis too
-    assert extend.next_value([1e-3, 2e-3, 4e-3], "low", "wd", False) == 0.0
+    assert extension.next_value([8, 16, 32], "high", "width", True) == 64  # an int axis too
+    assert extension.next_value([1e-3, 2e-3, 4e-3], "low", "wd", False) == 0.0
 
 
 def test_each_arm_selects_on_its_own_values_and_the_extension_names_its_arms():
     def val(arm, cfg, seed):  # the baseline's optimum lies below the grid, the idea's inside
         return bowl(1e-4 if arm == "baseline" else 2e-3)(arm, cfg, seed)
-    out = extend.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], val, [0], "lower", 1)
+    out = extension.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], val, [0], "lower", 1)
     assert out["extensions"] == [{"axis": "lr", "side": "low", "from": 1e-3, "value": 5e-4,
                                   "arms": ["baseline"]}]
     assert out["at_edge"] == [("baseline", "lr", "low")]   # the limit of one step
 
 
 def test_a_step_out_of_the_valid_range_leaves_the_selection_at_the_edge():
-    out = extend.resolve([{"lr": v} for v in (0.1, 0.2, 0.3)], bowl(1e-3), [0], "lower", 2)
+    out = extension.resolve([{"lr": v} for v in (0.1, 0.2, 0.3)], bowl(1e-3), [0], "lower", 2)
     assert out["extensions"] == [] and out["grid"] == [{"lr": v} for v in (0.1, 0.2, 0.3)]
     assert out["at_edge"] == [("baseline", "lr", "low"), ("idea", "lr", "low")]
 
 
 def test_a_frontier_axis_is_fixed():
     grid = [{"keep": k, "lr": v} for k in (0.25, 0.5, 1.0) for v in (1e-3, 2e-3, 4e-3)]
-    out = extend.resolve(grid, lambda a, c, s: bowl(2e-3)(a, c, s) + c["keep"], [0], "lower",
+    out = extension.resolve(grid, lambda a, c, s: bowl(2e-3)(a, c, s) + c["keep"], [0], "lower",
                          2, fixed={"keep": [0.25, 0.5, 1.0]})
     assert out["extensions"] == [] and out["at_edge"] == []
 
@@ -70,7 +70,7 @@ def test_a_frontier_axis_is_fixed():
     (0, [1e-3, 2e-3, 4e-3], ["baseline", "idea"]),        # off
 ])
 def test_resolve_extends_both_arms_until_interior_or_the_limit(limit, grid, edges):
-    out = extend.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], bowl(1e-2), [0, 1],
+    out = extension.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], bowl(1e-2), [0, 1],
                          "lower", limit)
     assert [c["lr"] for c in out["grid"]] == grid
     assert out["pending"] is False
@@ -81,11 +81,11 @@ def test_resolve_extends_both_arms_until_interior_or_the_limit(limit, grid, edge
 
 
 def test_resolve_honours_the_direction_and_waits_for_missing_runs():
-    higher = extend.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)],
+    higher = extension.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)],
                             lambda a, c, s: -bowl(1e-4)(a, c, s), [0], "higher", 2)
     assert [e["side"] for e in higher["extensions"]] == ["low", "low"]
     assert [c["lr"] for c in higher["grid"]][3:] == [5e-4, 2.5e-4]
-    missing = extend.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)],
+    missing = extension.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)],
                              lambda a, c, s: None if c["lr"] == 2e-3 else 1.0, [0], "lower", 2)
     assert missing["pending"] is True and missing["extensions"] == []
 
@@ -168,9 +168,9 @@ def test_a_bad_extend_is_a_collection_error(pytester):
 def test_axes_skip_keys_that_are_missing_or_not_numeric():
     grid = [{"opt": o, "lr": lr, "wd": wd} for o, lr, wd in (("a", 1, 0.1), ("b", 2, 0.2),
                                                               ("c", 3, 0.3))]
-    assert extend.axes(grid) == {"lr": [1, 2, 3], "wd": [0.1, 0.2, 0.3]}
+    assert extension.axes(grid) == {"lr": [1, 2, 3], "wd": [0.1, 0.2, 0.3]}
     del grid[1]["wd"]   # a key some config lacks is no axis
-    assert extend.axes(grid) == {"lr": [1, 2, 3]}
+    assert extension.axes(grid) == {"lr": [1, 2, 3]}
 
 
 @pytest.mark.parametrize("values, log", [
@@ -178,13 +178,13 @@ def test_axes_skip_keys_that_are_missing_or_not_numeric():
     ([1, 3, 6], True),   # ratios 3, 2 and differences 2, 3 vary alike (1.5): a tie is log
 ])
 def test_log_spacing_at_the_tie(values, log):
-    assert extend.log_spaced(values) is log
+    assert extension.log_spaced(values) is log
 
 
 def test_a_high_side_extension_steps_from_the_highest_value():
     def val(arm, cfg, seed):  # both arms' optimum lies above the grid
         return math.log10(cfg["lr"] / 1e-2) ** 2 + 0.001 * seed
-    out = extend.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], val, [0], "lower", 1)
+    out = extension.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], val, [0], "lower", 1)
     assert out["extensions"] == [{"axis": "lr", "side": "high", "from": 4e-3, "value": 8e-3,
                                   "arms": ["baseline", "idea"]}]
     assert sorted(c["lr"] for c in out["grid"]) == [1e-3, 2e-3, 4e-3, 8e-3]

@@ -11,14 +11,14 @@ import dataclasses
 
 import pytest
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit.plugin.aggregate import gate_failure
 from benchkit.verdict.build import decide
 from benchkit.spec import SpecError
 from builders import BASE8, GRID, IDEA8, P8, RECORDED, make_spec, paired_report, parse
 
-LEVEL_8_OF_16 = stats.look_levels([8], 16, 0.05)[0]   # 0.0310
-LEVEL_16_OF_16 = stats.look_levels([8, 16], 16, 0.05)[1]
+LEVEL_8_OF_16 = paired.look_levels([8], 16, 0.05)[0]   # 0.0310
+LEVEL_16_OF_16 = paired.look_levels([8, 16], 16, 0.05)[1]
 
 
 # ------------------------------------------------------------------------------ the marker
@@ -54,7 +54,7 @@ def test_a_malformed_plan_is_a_clear_collection_error(kwargs, match):
 @pytest.mark.parametrize("looks, n, level", [
     (None, 8, 0.05),
     ((8, 16), 8, LEVEL_8_OF_16),
-    ((4, 8), 8, stats.look_levels([4, 8], 8, 0.05)[1]),
+    ((4, 8), 8, paired.look_levels([4, 8], 8, 0.05)[1]),
 ])
 def test_each_look_is_tested_at_its_declared_level(looks, n, level):
     report = paired_report(BASE8[:n], IDEA8[:n], looks=looks)

@@ -10,8 +10,8 @@ import dataclasses
 
 import pytest
 
-from benchkit.verdict import controls as fairness
-from benchkit.stats import signtest as robust, paired as stats
+from benchkit.verdict import controls
+from benchkit.stats import signtest, paired
 from benchkit.verdict.build import build_report, decide
 from builders import ALPHA, GRID, TRACK, make_run, make_spec, runs_from
 
@@ -41,8 +41,8 @@ def rich_runs(n=6, cpu_split=True):
 
 def decide_with_holm(report):
     """decide() after Holm over the report's comparisons, as benchkit.plugin.aggregate does."""
-    family = fairness.comparisons(report)
-    for comp, p in zip(family, stats.holm([c["p_value"] for c in family])):
+    family = controls.comparisons(report)
+    for comp, p in zip(family, paired.holm([c["p_value"] for c in family])):
         comp["p_adjusted"], comp["family_size"] = p, len(family)
     return decide(report, report["comparison"]["p_adjusted"], len(family))
 
@@ -60,12 +60,12 @@ def test_a_control_arm_is_selected_and_compared_like_the_baseline():
     idea = [0.6 + 0.1 * s for s in range(n)]
     control = [0.9 + 0.1 * s for s in range(n)]
     assert report["baseline"]["best_cfg"] == GRID[0] and report["idea_config"] == GRID[1]
-    assert report["baseline"]["full"] == stats.summarize(base)
-    assert report["idea"] == stats.summarize(idea)
+    assert report["baseline"]["full"] == paired.summarize(base)
+    assert report["idea"] == paired.summarize(idea)
     c = report["controls"]["c"]
     assert list(report["controls"]) == ["c"]
     assert c["arm"] == CONTROL and c["best_cfg"] == GRID[1]
-    assert c["full"] == stats.summarize(control)
+    assert c["full"] == paired.summarize(control)
     assert [s["val_mean"] for s in c["sweep"]] == [3.0, 2.5]
     assert c["comparison"]["per_seed_diffs"] == pytest.approx([-0.3] * n)
     assert report["comparison"]["per_seed_diffs"] == pytest.approx([-0.4] * n)
@@ -73,7 +73,7 @@ def test_a_control_arm_is_selected_and_compared_like_the_baseline():
         assert comp["test"] == "sign" and comp["alpha"] == ALPHA
         assert comp["noninferiority"]["margin_rel"] == 0.05
         assert comp["direction"] == "lower"
-    assert report["protocol"]["test"] == robust.SIGN_TEST_NAME
+    assert report["protocol"]["test"] == signtest.SIGN_TEST_NAME
     assert report["protocol"]["margin"] == 0.05
     assert report["log_medians"] == {
         "baseline": {"loss": 25.0}, "idea": {"loss": 26.0}, CONTROL: {"loss": 26.0}}
@@ -216,7 +216,7 @@ def test_a_frontier_is_decided_by_the_declared_test():
         spec = make_spec(grid, n, arms=["baseline", "idea", CONTROL], test=test,
                          frontier={"width": list(widths)})
         report = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
-        for comp in fairness.comparisons(report):
+        for comp in controls.comparisons(report):
             assert comp["test"] == test
             assert comp["per_seed_diffs"] == pytest.approx([-g for g in gains])  # idea - comparator
         if test == "sign":

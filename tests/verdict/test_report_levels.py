@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit.verdict.build import build_report, decide, decided_level
 from benchkit.plugin.aggregate import gate_failure
 from benchkit.report.summary import render_summary_md
@@ -18,7 +18,7 @@ from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_confi
                       paired_report)
 
 # ---------------------------------------------------------------------------- decide
-LEVEL_8_OF_16 = stats.look_levels([8], 16, ALPHA)[0]    # 0.0310
+LEVEL_8_OF_16 = paired.look_levels([8], 16, ALPHA)[0]    # 0.0310
 
 
 @pytest.mark.parametrize("looks, n, family, warned", [
@@ -39,7 +39,7 @@ def test_a_look_whose_level_the_seeds_cannot_reach_is_warned(looks, n, family, w
     level = report["comparison"]["level"]
     holm = f" ({family} x that after Holm)" if family > 1 else ""
     assert said == [f"this look is tested at level {level:.4g}, but with {n} seeds the smallest "
-                    f"possible p is {stats.min_p_value(n):.4g}{holm}: it cannot be significant"]
+                    f"possible p is {paired.min_p_value(n):.4g}{holm}: it cannot be significant"]
 
 
 @pytest.mark.parametrize("looks, said", [
@@ -149,7 +149,7 @@ def exact_report(margin=None, n=8):
     return build_report(spec, TRACK, runs, [], alpha=ALPHA)
 
 
-UNION_LAST = stats.look_levels([4, 8], 8, ALPHA)[1]   # 0.0190, as for any two looks
+UNION_LAST = paired.look_levels([4, 8], 8, ALPHA)[1]   # 0.0190, as for any two looks
 
 
 def test_the_exact_boundary_sets_the_two_sided_level_and_the_union_one_the_margins():
@@ -191,7 +191,7 @@ def test_the_comparison_is_made_at_the_sessions_alpha(alpha):
     report = paired_report(BASE8, IDEA8, alpha=alpha)
     assert report["comparison"]["alpha"] == alpha == report["protocol"]["alpha"]
     assert report["comparison"]["mde"] == pytest.approx(
-        stats.mde(report["comparison"]["per_seed_diffs"], alpha))
+        paired.mde(report["comparison"]["per_seed_diffs"], alpha))
 
 
 # ------------------------------------- decide at the level, and the reference-format fields
@@ -215,11 +215,11 @@ def test_decide_uses_the_holm_adjusted_p_not_the_raw_one():
     report = paired_report(BASE8, IDEA8)
     p = report["comparison"]["p_value"]
     assert p < ALPHA
-    adjusted = stats.holm([p, 0.9, 0.9])[0]   # 3 tracks: 3 * p = 0.047 < alpha still
+    adjusted = paired.holm([p, 0.9, 0.9])[0]   # 3 tracks: 3 * p = 0.047 < alpha still
     decide(report, adjusted, 3)
     assert report["practical_verdict"] == "helps"
     report = paired_report(BASE8, IDEA8)
-    adjusted = stats.holm([p, p, p, p])[0]    # 4 tracks: 4 * p = 0.0625
+    adjusted = paired.holm([p, p, p, p])[0]    # 4 tracks: 4 * p = 0.0625
     assert adjusted >= ALPHA
     decide(report, adjusted, 4)
     assert report["practical_verdict"] == "inconclusive"
@@ -228,7 +228,7 @@ def test_decide_uses_the_holm_adjusted_p_not_the_raw_one():
 
 def test_reference_format_fields_follow_the_practical_verdict():
     report = paired_report(BASE8, IDEA8)
-    decide(report, stats.holm([P8] * 4)[0], 4)
+    decide(report, paired.holm([P8] * 4)[0], 4)
     assert report["practical_verdict"] == "inconclusive"
     assert report["comparison"]["verdict"] == "no significant win"
     assert report["comparison"]["system_worked"] is False
@@ -263,7 +263,7 @@ def test_direction_higher_flips_helps_and_harms():
     (0.2, 3, True),
 ])
 def test_d7_the_unreachable_warning_follows_alpha(alpha, seeds, warned):
-    assert (stats.min_p_value(seeds) >= alpha) == warned  # the table is the rule
+    assert (paired.min_p_value(seeds) >= alpha) == warned  # the table is the rule
     report = paired_report(BASE8[:seeds], IDEA8[:seeds], alpha=alpha)
     said = [w for w in report["warnings"] if "cannot reach" in w]
     assert bool(said) == warned, report["warnings"]
@@ -278,7 +278,7 @@ def test_d7_the_unreachable_warning_follows_alpha(alpha, seeds, warned):
 ])
 def test_d9_reference_fields_follow_the_holm_verdict(family, practical, verdict):
     report = paired_report(BASE8, IDEA8)
-    decide(report, stats.holm([P8] * family)[0], family)
+    decide(report, paired.holm([P8] * family)[0], family)
     assert report["practical_verdict"] == practical
     assert report["comparison"]["verdict"] == verdict
     assert report["comparison"]["system_worked"] is (practical == "helps")
@@ -288,7 +288,7 @@ def test_d9_reference_fields_follow_the_holm_verdict(family, practical, verdict)
 def test_every_verdict_sentence_names_the_level():
     for family in (1, 4):
         report = paired_report(BASE8, IDEA8)
-        decide(report, stats.holm([P8] * family)[0], family)
+        decide(report, paired.holm([P8] * family)[0], family)
         md = render_summary_md(report)
         verdict_line = next(ln for ln in md.splitlines() if ln.startswith("- **practical"))
         assert "level 0.05" in verdict_line, verdict_line

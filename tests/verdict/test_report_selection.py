@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, build_report, decide
 from benchkit.spec import cfg_id
 from benchkit.plugin.aggregate import gate_failure
@@ -43,15 +43,15 @@ def test_arm_sweep_judges_eligibility_on_validation_and_tests_on_test():
     sweep = arm_sweep(runs, "idea", grid, seeds)
     assert [s["cfg"] for s in sweep] == grid
     assert sweep[0] == {"cfg": grid[0], "mean": 5.0, "val_mean": 2.0, "eligible": True,
-                        "diverged_seeds": [], "result": stats.summarize([4.0, 5.0, 6.0]),
-                        "val_result": stats.summarize([1.0, 2.0, 3.0]),
+                        "diverged_seeds": [], "result": paired.summarize([4.0, 5.0, 6.0]),
+                        "val_result": paired.summarize([1.0, 2.0, 3.0]),
                         "test_diverged_seeds": []}
     assert sweep[1] == {"cfg": grid[1], "mean": None, "val_mean": None, "eligible": False,
                         "diverged_seeds": [1], "result": None, "val_result": None,
                         "test_diverged_seeds": []}
     assert sweep[2] == {"cfg": grid[2], "mean": None, "val_mean": 0.5, "eligible": True,
                         "diverged_seeds": [], "result": None,
-                        "val_result": stats.summarize([0.5] * 3), "test_diverged_seeds": [2]}
+                        "val_result": paired.summarize([0.5] * 3), "test_diverged_seeds": [2]}
     # a missing run is neither diverged nor eligible
     assert sweep[3] == {"cfg": grid[3], "mean": None, "val_mean": None, "eligible": False,
                         "diverged_seeds": [], "result": None, "val_result": None,
@@ -86,8 +86,8 @@ def test_a_complete_report_selects_on_validation_with_the_test_split_disagreeing
     assert report["baseline"]["best_cfg"] == GRID[1] and report["idea_config"] == GRID[0]
     base = [3.0 + 0.01 * s for s in range(n)]
     idea = [2.0 + 0.02 * s for s in range(n)]
-    assert report["baseline"]["full"] == stats.summarize(base)
-    assert report["idea"] == stats.summarize(idea)
+    assert report["baseline"]["full"] == paired.summarize(base)
+    assert report["idea"] == paired.summarize(idea)
     assert report["comparison"]["per_seed_diffs"] == pytest.approx(
         [i - b for b, i in zip(base, idea)])
     assert report["comparison"]["direction"] == "lower"

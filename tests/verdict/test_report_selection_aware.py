@@ -9,9 +9,9 @@ import re
 
 import numpy as np
 
-from benchkit.stats import paired as stats
+from benchkit.stats import paired
 from benchkit.stats import selection
-from benchkit.verdict import controls as fairness
+from benchkit.verdict import controls
 from benchkit.verdict import sweeps
 from benchkit.verdict.build import build_report, decide
 from builders import ALPHA, GRID, TRACK, make_run, make_spec, paired_report
@@ -33,8 +33,8 @@ def accident_runs(arms=("baseline", "idea")):
 
 
 def decided(report):
-    family = fairness.comparisons(report)
-    for comp, p in zip(family, stats.holm([c["p_value"] for c in family])):
+    family = controls.comparisons(report)
+    for comp, p in zip(family, paired.holm([c["p_value"] for c in family])):
         comp["p_adjusted"], comp["family_size"] = p, len(family)
     return decide(report, report["comparison"]["p_adjusted"], len(family))
 
@@ -122,13 +122,13 @@ def test_the_leaderboard_tests_an_idea_as_its_report_does():
 
 
 def test_a_wilcoxon_bench_decides_by_the_signed_rank_test():
-    from benchkit.stats import signtest as robust
+    from benchkit.stats import signtest
     from builders import make_run, runs_from  # noqa: F401
 
     spec = make_spec(GRID[:2], N, test="wilcoxon")
     report = decided(build_report(spec, TRACK, accident_runs(), [], alpha=ALPHA))
     comp = report["comparison"]
-    assert comp["test"] == "wilcoxon" and report["protocol"]["test"] == robust.WILCOXON_NAME
+    assert comp["test"] == "wilcoxon" and report["protocol"]["test"] == signtest.WILCOXON_NAME
     assert comp["p_value"] == selection.p_value(sweeps.of_report(report), "lower",
                                                 statistic="wilcoxon")
     assert comp["p_mean"] == selection.p_value(sweeps.of_report(report), "lower")
