@@ -1,6 +1,6 @@
 """The controller's side of a session (registered on the controller only, never on an xdist
 worker): it receives every payload, completes each idea with its stored runs, writes the reports
-through :mod:`benchkit.aggregate`, prints the table and applies the gate.
+through :mod:`benchkit.plugin.aggregate`, prints the table and applies the gate.
 """
 from __future__ import annotations
 

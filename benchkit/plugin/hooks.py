@@ -197,7 +197,7 @@ def _build_spec(config, module_item):
 
 def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
     """The spec with each track's grid extended as far as the stored runs call for
-    (benchkit.extend), and the budget checks they call for; the report applies the same rules
+    (benchkit.plugin.grids), and the budget checks they call for; the report applies the same rules
     to the runs."""
     settings = config.stash[SETTINGS]
     if settings.seeds is not None or settings.epochs is not None or spec.frontier:

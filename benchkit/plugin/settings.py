@@ -140,7 +140,7 @@ class Settings:
         self.audit_seed: int = getattr(config, "workerinput", {}).get(
             "benchkit_audit_seed", secrets.randbits(64))
         self.store: str | None = get("bench_store", store)   # None: pytest's cache
-        self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.shard)
+        self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.plugin.shard)
         if self.fresh and self.shard == "merge":
             raise pytest.UsageError("benchkit: --bench-fresh retrains every run and "
                                     "--bench-shard merge trains none: give one of them")

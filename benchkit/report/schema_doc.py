@@ -208,7 +208,7 @@ class _Renderer:
             "Do not edit by hand: edit the schema's descriptions and regenerate. -->",
             "",
             "Schema: [`benchkit/report/bench_report.schema.json`]"
-            "(../benchkit/bench_report.schema.json) "
+            "(../benchkit/report/bench_report.schema.json) "
             f"(JSON Schema draft 2020-12, `$id` `{s.get('$id', '')}`). "
             "Validate a report with "
             "`jsonschema.Draft202012Validator(schema).validate(report)`.",

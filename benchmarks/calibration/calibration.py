@@ -1,6 +1,6 @@
 """Calibration of benchkit's paired test on a real null and with known injected effects.
 
-A script, not a test (tests/test_calibration.py runs a small deterministic version of it).
+A script, not a test (tests/stats/test_calibration.py runs a small deterministic version of it).
 One process, one torch thread, no pytest: it calls the same code an arm test does
 (benchkit.training.run.seed_everything, then benchkit.training.run.Run.fit), then
 benchkit.stats.paired.select_config and benchkit.stats.paired.compare, exactly as a report does.

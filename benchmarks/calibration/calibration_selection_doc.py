@@ -1,6 +1,6 @@
 """The section of docs/calibration.md on the selection-aware test, rendered from
 benchmarks/results/selection_calibration.json (``selection_calibration.py``); part of
-``calibration.py --doc`` (calibration_doc.render appends it), so tests/test_calibration.py
+``calibration.py --doc`` (calibration_doc.render appends it), so tests/stats/test_calibration.py
 checks it with the rest of the document.
 """
 from __future__ import annotations

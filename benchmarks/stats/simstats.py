@@ -2,7 +2,7 @@
 the reasoning behind sequential look levels, the sequential decision rule, a batched
 sign-flip p for Monte Carlo replicates, a rejection rate with its Clopper-Pearson interval,
 and the t-approximation power of the paired test. Each builds on :mod:`benchkit.stats.paired` and is
-checked against it in ``tests/test_sequential.py``.
+checked against it in ``tests/stats/test_sequential.py``.
 
 Import it with ``benchmarks/stats/`` on ``sys.path`` (the scripts here run from it;
 benchmarks/calibration/calibration.py adds it).

@@ -7,7 +7,7 @@ optimum is the ladder value with the best validation mean (the rule benchkit sel
 recommended grid runs from one ladder step below the lowest arm's optimum to one step above the
 highest's, so every arm's optimum is interior with a step of margin. Writes
 benchmarks/results/grids.json; the grids in benchkit/tracks/*.py are set from it
-(tests/test_tracks.py checks they still bracket the recorded optima).
+(tests/tracks/test_tracks.py checks they still bracket the recorded optima).
 
     .venv/bin/python benchmarks/tracks/grids.py [--seeds 3] [--tracks tabular dynamics]
     .venv/bin/python benchmarks/tracks/grids.py --smoke  # 2 seeds, 1 epoch, 3 rates; writes nothing
