@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from benchkit import tracks
-from benchkit.tracks import base as tracks_base
+from benchkit.tracks import base
 from benchkit.tracks import floors
 
 
@@ -44,7 +44,7 @@ def test_dynamics_floors_are_fitted_on_the_runs_splits():
     assert got["linear"] == pytest.approx(floors.least_squares_mse(last2, y, last2_t, yt))
     assert got["persistence"] > got["linear"] > got["quadratic"] > got["cubic"]
     assert max(got["kernel ridge"], got["analogues"], got["window MLP"]) < got["cubic"]
-    assert all(not tracks_base.is_limit(name) for name in got)
+    assert all(not base.is_limit(name) for name in got)
 
 
 def test_quadratic_and_cubic_features_hold_every_product_once():
@@ -173,11 +173,11 @@ def test_the_ensemble_kalman_filter_knows_the_model_and_beats_every_floor():
     persistence = float(np.mean((xt[:, -1].astype(np.float64) - yt) ** 2))
     assert limit < persistence / 10
     assert limit < 0.1
-    assert tracks_base.is_limit(dynamics.LIMIT)
+    assert base.is_limit(dynamics.LIMIT)
 
 
 def test_the_strongest_floor_leaves_limits_out_and_follows_the_direction():
-    given = {"a": 0.5, "b": 0.3, tracks_base.LIMIT_PREFIX + "oracle": 0.1, "c": float("nan")}
-    assert tracks_base.strongest_floor(given, "lower") == ("b", 0.3)
-    assert tracks_base.strongest_floor(given, "higher") == ("a", 0.5)
-    assert tracks_base.strongest_floor({tracks_base.LIMIT_PREFIX + "x": 1.0}, "lower") is None
+    given = {"a": 0.5, "b": 0.3, base.LIMIT_PREFIX + "oracle": 0.1, "c": float("nan")}
+    assert base.strongest_floor(given, "lower") == ("b", 0.3)
+    assert base.strongest_floor(given, "higher") == ("a", 0.5)
+    assert base.strongest_floor({base.LIMIT_PREFIX + "x": 1.0}, "lower") is None
