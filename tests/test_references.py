@@ -137,11 +137,14 @@ def name_exists(dotted: str) -> bool:
 
 def references(path: Path) -> list[tuple[int, str, bool]]:
     """(line, what is named, whether it exists) for every path and dotted name in ``path``."""
-    found = []
+    found, before = [], ""
     for line, text in prose(path):
         for match in PATH.finditer(text):
             name = match.group(1)
-            found.append((line, name, name in NAMED_ELSEWHERE or path_exists(name)))
+            # a command's --out: where it writes, not a file it needs
+            output = re.search(r"--out[=\s]+$", before + " " + text[:match.start()])
+            found.append((line, name, bool(output) or name in NAMED_ELSEWHERE
+                          or path_exists(name)))
         for match in DOTTED.finditer(text):
             name = match.group(0)
             found.append((line, name, name_exists(name)))
@@ -150,6 +153,7 @@ def references(path: Path) -> list[tuple[int, str, bool]]:
                 target = match.group(1)
                 if "://" not in target and not target.startswith("mailto:"):
                     found.append((line, target, path_exists(target, path.parent)))
+        before = text
     return found
 
 
@@ -166,7 +170,8 @@ def test_the_checks_tell_a_stale_reference_from_a_live_one(tmp_path):
                     "reports/<idea>/<track>, [fmt](../benchkit/report/fmt.py) and [x](nowhere.md); "
                     "benchkit.stats.paired.compare, benchkit.stats.paired.gone, "
                     "benchkit.training.run.Run.fit, benchkit.training.run.Run.gone and "
-                    "benchkit.aggregate.\n", encoding="utf-8")
+                    "benchkit.aggregate. `grids.py --out benchmarks/results/new.json` and --out\n"
+                    "benchmarks/results/new2.json write them.\n", encoding="utf-8")
     code = tmp_path / "module.py"
     code.write_text('"""Calls benchkit.verdict.nothing."""\nx = "benchkit/nothing.py"  # '
                     "benchkit/nothing_either.py\n", encoding="utf-8")
@@ -176,7 +181,8 @@ def test_the_checks_tell_a_stale_reference_from_a_live_one(tmp_path):
                    "../benchkit/report/fmt.py": False, "nowhere.md": False,
                    "benchkit.stats.paired.compare": True, "benchkit.stats.paired.gone": False,
                    "benchkit.training.run.Run.fit": True, "benchkit.training.run.Run.gone": False,
-                   "benchkit.aggregate": False}
+                   "benchkit.aggregate": False, "benchmarks/results/new.json": True,
+                   "benchmarks/results/new2.json": True}
     # a Python file's comments and docstrings are read, its other strings are not
     assert [(name, exists) for _, name, exists in references(code)] == [
         ("benchkit.verdict.nothing", False), ("benchkit/nothing_either.py", False)]
