@@ -12,6 +12,7 @@ error or a file that is missing or is not a benchkit report. Never imports torch
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
 from benchkit.cli.output import error, say
@@ -201,7 +202,7 @@ def regressions(old: dict, new: dict) -> tuple[list[str], list[str]]:
     return why, notes
 
 
-def _render_rows(rows: list[tuple[str, ...]]) -> list[str]:
+def _render_rows(rows: Sequence[tuple[str, ...]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 

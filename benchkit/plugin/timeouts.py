@@ -121,8 +121,11 @@ def sigterm_as_interrupt(config: pytest.Config) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process
         raise KeyboardInterrupt("SIGTERM")
 
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
     signal.signal(signal.SIGTERM, interrupt)
-    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    config.add_cleanup(restore)
 
 
 class ReportsFirst:

@@ -26,6 +26,7 @@ import ast
 import copy
 import hashlib
 import os
+from typing import TypeVar
 from pathlib import Path
 
 MISSING = "missing"
@@ -37,7 +38,10 @@ def digest(text: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:32]
 
 
-def _strip_docstrings(tree: ast.AST) -> ast.AST:
+_Tree = TypeVar("_Tree", bound=ast.AST)
+
+
+def _strip_docstrings(tree: _Tree) -> _Tree:
     """``tree`` with its docstrings removed, in place: the caller parsed it for this alone."""
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
@@ -93,7 +97,7 @@ def read_names(node: ast.AST) -> set[str]:
 
 def imports_in(node: ast.AST) -> list[tuple[str, int, tuple[str, ...] | None]]:
     """(module, level, names or None for the whole module) of every import in ``node``."""
-    found = []
+    found: list[tuple[str, int, tuple[str, ...] | None]] = []
     for sub in ast.walk(node):
         if isinstance(sub, ast.Import):
             found.extend((a.name, 0, None) for a in sub.names)

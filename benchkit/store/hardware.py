@@ -31,7 +31,8 @@ def cpu() -> str:
 
 def describe(cpuinfo: str) -> str:
     """The model and the dispatch-relevant flags of the first CPU in a /proc/cpuinfo text."""
-    model, flags = None, set()
+    model: str | None = None
+    flags: set[str] = set()
     for line in cpuinfo.splitlines():
         name, _, value = line.partition(":")
         name = name.strip().lower()

@@ -119,7 +119,7 @@ class Run:
         self.diverged = False
         self.fits = 0
         self.signatures: dict[str, dict] = {}
-        self.logs: dict[str, float] = {}
+        self.logs: dict[str, float | None] = {}
         self.budgets: dict[str, float] = {}  # what the arm spent and kept (see run.budget)
         self.curve: list[dict] | None = None  # run.fit's val curve (benchkit.verdict.convergence)
         self._steps = 0
