@@ -90,7 +90,7 @@ def test_different_init_streams_give_a_real_null(null_blocks, analysed):
     # under H0 each block rejects with probability 1/32: 3 or more of 6 would be a 1e-3 event
     assert np.sum(p < ALPHA) <= 2, p
     assert np.max(p) >= 0.25, p
-    assert all(p_ == pytest.approx(cal.stats.sign_flip_p_value(r["diffs"]))
+    assert all(p_ == pytest.approx(cal.paired.sign_flip_p_value(r["diffs"]))
                for p_, r in zip(p, analysed))
 
 
@@ -170,7 +170,7 @@ def test_the_statistics_code_path_at_tiny_reps():
     """`calibration.py --statistics`'s simulations (minus the planning figures, which take
     tens of seconds) at a few benches each: deterministic, the interval agrees with p, and
     the renderer turns them into its sections."""
-    look1 = cal.stats.look_levels([8, 16], 16, 0.05)[0]
+    look1 = cal.paired.look_levels([8, 16], 16, 0.05)[0]
     iv = sim.interval_statistics(12, look1)
     again = sim.interval_statistics(12, look1)
     assert iv == again

@@ -153,9 +153,9 @@ def test_under_a_decaying_schedule_an_unflagged_arm_is_checked_too():
     assert conv["arms"]["baseline"]["still_improving"] is False
     assert conv["arms"]["baseline"]["budget_check"]["pending"] is True
     assert warnings == ["budget check pending: the baseline's selected config lr=0.01 has not "
-                        "been trained for 12 epochs on its first 3 seeds yet; under the cosine schedule the last "
-                        "quarter cannot show whether training was over: run the bench again to "
-                        "train it (stored runs are reused)"]
+                        "been trained for 12 epochs on its first 3 seeds yet; under the cosine "
+                        "schedule the last quarter cannot show whether training was over: run "
+                        "the bench again to train it (stored runs are reused)"]
     conv, warnings = convergence.section(
         "tabular", {"baseline": runs}, "lower", epochs=8, schedule="cosine",
         longer=lambda arm, cfg: longer_runs([95.0, 95.0, 95.0]))   # ~4.5% better: still learning
@@ -222,7 +222,8 @@ def test_a_session_trains_the_checks_its_stored_runs_call_for(pytester, read_rep
     longer = {r["seed"]: r["val"] for r in report["runs"] if r["cfg"].get("epochs") == 12}
     base = {r["seed"]: r["val"] for r in report["runs"]
             if r["arm"] == "baseline" and r["cfg"] == selected}
-    assert check["gain"] == pytest.approx(sum((base[s] - longer[s]) / base[s] for s in (0, 1, 2)) / 3)
+    gains = [(base[s] - longer[s]) / base[s] for s in (0, 1, 2)]
+    assert check["gain"] == pytest.approx(sum(gains) / 3)
     assert check["gain"] > 0.05   # 8 epochs are far from enough at these lrs
     assert report["convergence"]["arms"]["baseline"]["still_improving"] is True
     assert any("at 12 epochs it gained" in w for w in report["warnings"])
