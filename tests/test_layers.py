@@ -28,6 +28,10 @@ CONCEPT_LINES: dict[str, tuple[int, str]] = {
     "benchkit.plugin.hooks": (
         500, "the pytest hooks of the plugin (pytest finds them by name in this one module); what "
              "they call lives elsewhere"),
+    "benchkit.report.plots": (
+        500, "the report's two figures, paired.png and sweep.png, on one Agg canvas code path"),
+    "benchkit.report.summary": (
+        500, "summary.md: one report rendered as markdown, section by section"),
 }
 # Files that still import a benchkit module under another name or use another module's private
 # name: the pipeline step's files (issue 43 items 1-3), which that step renames. A file leaves the
