@@ -19,8 +19,8 @@ What the bench can and cannot show: the practical verdict tests the accuracy dif
 convolution stack commutes with shifts by its total stride. A passing claim test checks the
 method, not the trained model: mechanism_ok stays null and the system verdict reads "partial"
 (helps, mechanism not confirmed), as reports/mnist1d_cnn/mnist1d/ says, since no trained run
-confirms the reason; the published contrast that does, the CNN's fall to 0.59 (paper: 0.56) when the 40
-positions are shuffled while the MLP keeps 0.65 (0.68), is reproduced by
+confirms the reason; the published contrast that does, the CNN's fall to 0.59 (paper: 0.56) when the
+40 positions are shuffled while the MLP keeps 0.65 (0.68), is reproduced by
 benchmarks/tracks/mnist1d_table.py (docs/tracks.md).
 """
 from __future__ import annotations

@@ -31,13 +31,12 @@ NAMED_ELSEWHERE = {
     "ideas/test_x.py": "the example idea module of the README and of docstrings",
     "reports/l2_decay/tabular/": "where the README's example idea reports",
     "docs/panel.md": "benchmarks/panel/panel.py writes it (issue 40: the panel's first full run)",
-    "benchmarks/results/device.json": "benchmarks/device/device_check.py writes it on a machine "
-                                      "with an accelerator; none is committed",
     "benchmarks/mutation.py": "the script's path when the recorded mutation runs were made: the "
                               "commands in benchmarks/README.md's mutation table are as recorded",
     "benchmarks/<script>.py": "the layout the runs of benchmarks/NOTES.md were made in",
 }
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+OUTPUT = re.compile(r"(?:--out[=\s]+|\b(?:[Ww]rites?|[Ww]ritten to|[Aa]ppends to)\s+[`'\"]*)$")
 
 
 def prose_files() -> list[Path]:
@@ -141,8 +140,8 @@ def references(path: Path) -> list[tuple[int, str, bool]]:
     for line, text in prose(path):
         for match in PATH.finditer(text):
             name = match.group(1)
-            # a command's --out: where it writes, not a file it needs
-            output = re.search(r"--out[=\s]+$", before + " " + text[:match.start()])
+            # where a command writes (--out X, "writes X"), not a file it needs
+            output = OUTPUT.search(before + " " + text[:match.start()])
             found.append((line, name, bool(output) or name in NAMED_ELSEWHERE
                           or path_exists(name)))
         for match in DOTTED.finditer(text):
@@ -171,7 +170,8 @@ def test_the_checks_tell_a_stale_reference_from_a_live_one(tmp_path):
                     "benchkit.stats.paired.compare, benchkit.stats.paired.gone, "
                     "benchkit.training.run.Run.fit, benchkit.training.run.Run.gone and "
                     "benchkit.aggregate. `grids.py --out benchmarks/results/new.json` and --out\n"
-                    "benchmarks/results/new2.json write them.\n", encoding="utf-8")
+                    "benchmarks/results/new2.json write them; it writes "
+                    "`benchmarks/results/new3.json`\n", encoding="utf-8")
     code = tmp_path / "module.py"
     code.write_text('"""Calls benchkit.verdict.nothing."""\nx = "benchkit/nothing.py"  # '
                     "benchkit/nothing_either.py\n", encoding="utf-8")
@@ -182,7 +182,7 @@ def test_the_checks_tell_a_stale_reference_from_a_live_one(tmp_path):
                    "benchkit.stats.paired.compare": True, "benchkit.stats.paired.gone": False,
                    "benchkit.training.run.Run.fit": True, "benchkit.training.run.Run.gone": False,
                    "benchkit.aggregate": False, "benchmarks/results/new.json": True,
-                   "benchmarks/results/new2.json": True}
+                   "benchmarks/results/new2.json": True, "benchmarks/results/new3.json": True}
     # a Python file's comments and docstrings are read, its other strings are not
     assert [(name, exists) for _, name, exists in references(code)] == [
         ("benchkit.verdict.nothing", False), ("benchkit/nothing_either.py", False)]

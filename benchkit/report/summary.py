@@ -252,8 +252,8 @@ def _comparison_lines(report: dict) -> list[str]:
         needed = comp.get("seeds_needed" + suffix)
         if needed is not None:
             lines.append(f"- seeds needed (post hoc): detecting a true effect as large as the "
-                         f"observed delta ({signed(delta)}) with 80% power by {at} would take about "
-                         f"{needed} seeds (this bench used {n}); a planning figure: "
+                         f"observed delta ({signed(delta)}) with 80% power by {at} would take "
+                         f"about {needed} seeds (this bench used {n}); a planning figure: "
                          f"{str(plan.get('assumption')).removeprefix('planning figure: ')}. "
                          "Seeds are declared before the first look (seeds= or looks= in "
                          "pytest.mark.bench): raising seeds= now makes the next session "

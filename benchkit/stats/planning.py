@@ -12,6 +12,7 @@ so (``mde_power80_mean_test``, ``seeds_needed_mean_test``). numpy only; plain va
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -21,16 +22,15 @@ POST_HOC = ("the observed delta_mean (post hoc: an estimate of the effect, not a
             "target)")
 
 
-def figures(diffs, delta: float, level: float, *, significant: bool,
+def figures(diffs: Any, delta: float, level: float, *, significant: bool,
             sweeps: selection.Sweeps | None = None, direction: str = "lower",
-            test: str = "mean") -> dict:
+            test: str = "mean") -> dict[str, Any]:
     """The comparison's planning fields at ``level``: ``mde_power80``, ``seeds_needed`` (None
     when significant) and ``planning`` (level, min_seeds, which test, the assumption, what
     effect seeds_needed is for)."""
     d = np.asarray(diffs, dtype=float)
     n, sd = len(d), float(np.std(d, ddof=1)) if len(d) > 1 else math.nan
-    swept = sweeps is not None and any(len(g) > 1 for g in sweeps.groups)
-    if swept:
+    if sweeps is not None and any(len(g) > 1 for g in sweeps.groups):
         mde = selection.mde_power80(sweeps, direction, level)
         needed = None if significant else selection.seeds_needed(mde, n, delta, level)
         of = "selection-aware sign-flip test (simulated on this bench's sweeps)"
@@ -42,7 +42,7 @@ def figures(diffs, delta: float, level: float, *, significant: bool,
         of = "sign-flip test (one config per arm)"
         assumption = signflip.ASSUMPTION
     suffix = "_mean_test" if test in ("sign", "wilcoxon") else ""
-    out = {"mde_power80": None, "seeds_needed": None} if suffix else {}
+    out: dict[str, Any] = {"mde_power80": None, "seeds_needed": None} if suffix else {}
     out.update({f"mde_power80{suffix}": mde, f"seeds_needed{suffix}": needed,
                 "planning": {"level": level, "min_seeds": signflip.min_pairs(level),
                              "test": ("mean " if suffix else "") + of,

@@ -497,7 +497,7 @@ def critical_effects(sw: Sweeps, direction: str, level: float, n: int | None = N
     n = sw.n if n is None else int(n)
     if "idea" in blocked(sw):
         return np.full(reps, np.inf)
-    sign = 1.0 if stats._direction(direction) == "lower" else -1.0
+    sign = 1.0 if paired._direction(direction) == "lower" else -1.0
     center = float(np.mean(observed(sw, direction)["diffs"]))
     rng = np.random.default_rng([seed, n])
     idx = rng.integers(0, sw.n, size=(reps, n))
@@ -516,7 +516,7 @@ def critical_effects(sw: Sweeps, direction: str, level: float, n: int | None = N
                 continue
             d, ok = diffs[j, 0], valid[j, 1:]
             sums = diffs[j, 1:].sum(axis=1)
-            tol = stats.REL_TOL * float(np.abs(d).sum())
+            tol = paired.REL_TOL * float(np.abs(d).sum())
             hits = int(np.count_nonzero(~ok | (np.abs(sums) >= abs(d.sum()) - tol)))
             p = hits / total if exact else (1 + hits) / total
             need = math.ceil(level * total) - base - int(np.count_nonzero(~ok))
