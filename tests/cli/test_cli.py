@@ -22,6 +22,7 @@ def helps() -> dict:
 
 # ---------------------------------------------------------------- show
 
+@pytest.mark.slow
 def test_show_finds_reports_in_folders_recursively(tmp_path, helps):
     write(tmp_path, helps, "reports/fake_idea/tabular")
     other = make_report(effect=0.0, noise=0.3, name="other_idea", seeds=4)
@@ -39,6 +40,7 @@ def test_show_finds_reports_in_folders_recursively(tmp_path, helps):
     assert res.returncode == 0 and "other_idea" not in res.stdout
 
 
+@pytest.mark.slow
 def test_show_says_incomplete_and_errors_cleanly(tmp_path):
     write(tmp_path, make_report(missing=1), "r")
     res = bench("show", tmp_path)
@@ -51,6 +53,7 @@ def test_show_says_incomplete_and_errors_cleanly(tmp_path):
     assert res.returncode == 1 and "no bench_report.json found" in res.stderr
 
 
+@pytest.mark.slow
 def test_show_reads_a_hand_made_v1_report(tmp_path, helps):
     """The reference reports (bench_version 1, hand-made) have no name/warnings/incomplete."""
     legacy = {k: v for k, v in helps.items() if k not in (
@@ -63,6 +66,7 @@ def test_show_reads_a_hand_made_v1_report(tmp_path, helps):
 
 # ---------------------------------------------------------------- compare
 
+@pytest.mark.slow
 def test_compare_same_report_is_ok(tmp_path, helps):
     path = write(tmp_path, helps)
     res = bench("compare", path, path.parent)  # a folder stands for its report
@@ -74,6 +78,7 @@ def test_compare_same_report_is_ok(tmp_path, helps):
     assert "OK: no regression" in res.stdout and res.stderr == ""
 
 
+@pytest.mark.slow
 def test_compare_worse_verdict_exits_1(tmp_path, helps):
     new = make_report(effect=0.0, noise=0.3)
     assert new["practical_verdict"] == "inconclusive"
@@ -95,6 +100,7 @@ def test_compare_incomplete_new_report_is_worst(tmp_path, helps):
     assert "NEW is incomplete" in res.stdout and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_compare_regression_beyond_the_old_mde_exits_1(tmp_path, helps):
     mde = helps["comparison"]["mde"]
     for shift, expected in ((1.5 * mde, 1), (0.5 * mde, 0), (-3 * mde, 0)):
@@ -105,6 +111,7 @@ def test_compare_regression_beyond_the_old_mde_exits_1(tmp_path, helps):
         assert ("the idea's mse regressed by" in res.stdout) == (expected == 1)
 
 
+@pytest.mark.slow
 def test_compare_regression_follows_a_higher_is_better_metric(tmp_path):
     old = make_report(effect=+0.3, direction="higher")
     mde = old["comparison"]["mde"]
@@ -148,6 +155,7 @@ def test_compare_errors_are_one_clean_line(tmp_path, helps, case, fragments):
     assert_clean_error(bench("compare", old, new), *fragments)
 
 
+@pytest.mark.slow
 def test_help_lists_the_subcommands_and_exit_codes():
     res = bench("--help")
     assert res.returncode == 0
@@ -160,6 +168,7 @@ def test_help_lists_the_subcommands_and_exit_codes():
     assert res.returncode == 2 and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_render_writes_companions_for_existing_reports(tmp_path, helps):
     path = write(tmp_path, helps, "reports/fake_idea/tabular")
     res = bench("render", tmp_path / "reports")
@@ -174,6 +183,7 @@ def test_the_cli_reads_the_version_benchkit_writes():
     assert build.BENCH_VERSION in commands.SUPPORTED_VERSIONS
 
 
+@pytest.mark.slow
 def test_reports_written_by_an_earlier_benchkit_stay_readable():
     """The committed reports predate budgets, controls, frontiers, exploratory flags and
     signature nulls: show and compare still read them (the new fields are optional)."""

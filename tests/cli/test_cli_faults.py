@@ -89,6 +89,7 @@ def mutations(report: dict):
                     yield f"{key}.{sub}={value!r}", r
 
 
+@pytest.mark.slow
 def test_no_damaged_field_makes_show_or_compare_crash(tmp_path, capsys):
     helps = make_report(effect=-0.3, seeds=3)  # few runs: quick to validate
     good = write_json(tmp_path / "good" / "bench_report.json", helps)

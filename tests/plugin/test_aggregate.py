@@ -45,6 +45,7 @@ def by_track(written):
     return {r["track"]: r for _, r in written}
 
 
+@pytest.mark.slow
 def test_each_track_is_judged_on_its_holm_adjusted_p(tmp_path):
     # 6 seeds, idea wins all: raw p = 2/64 per track, Holm over two tracks doubles it
     written, failures = aggregate_session(payloads(spec()), settings(tmp_path))
@@ -59,6 +60,7 @@ def test_each_track_is_judged_on_its_holm_adjusted_p(tmp_path):
                for f in failures)
 
 
+@pytest.mark.slow
 def test_a_single_track_idea_is_judged_on_its_raw_p(tmp_path):
     written, failures = aggregate_session(payloads(spec(tracks=("tabular",))),
                                           settings(tmp_path))
@@ -68,6 +70,7 @@ def test_a_single_track_idea_is_judged_on_its_raw_p(tmp_path):
     assert failures == []
 
 
+@pytest.mark.slow
 def test_reports_are_written_where_the_settings_say(tmp_path):
     written, _ = aggregate_session(payloads(spec()), settings(tmp_path, gate="off"))
     for path, r in written:
@@ -75,6 +78,7 @@ def test_reports_are_written_where_the_settings_say(tmp_path):
         assert json.loads(path.read_text())["practical_verdict"] == r["practical_verdict"]
 
 
+@pytest.mark.slow
 def test_a_missing_run_makes_that_track_incomplete_and_fails_the_gate(tmp_path):
     sp = spec(tracks=("tabular",))
     written, failures = aggregate_session(payloads(sp, skip={("idea", "tabular", 3)}),
@@ -84,6 +88,7 @@ def test_a_missing_run_makes_that_track_incomplete_and_fails_the_gate(tmp_path):
     assert failures and "incomplete" in failures[0]
 
 
+@pytest.mark.slow
 def test_an_interrupted_session_says_so_in_an_incomplete_report(tmp_path):
     sp = spec(tracks=("tabular",))
     written, _ = aggregate_session(payloads(sp, skip={("idea", "tabular", 0)}),
@@ -92,6 +97,7 @@ def test_an_interrupted_session_says_so_in_an_incomplete_report(tmp_path):
     assert "the session was interrupted" in r["incomplete"]["reasons"]
 
 
+@pytest.mark.slow
 def test_the_gate_off_never_fails(tmp_path):
     harms = payloads(spec(tracks=("tabular",)), gain=lambda t, s: -0.5)
     written, failures = aggregate_session(harms, settings(tmp_path, gate="off"))
@@ -105,6 +111,7 @@ def test_only_mechanism_payloads_make_no_report(tmp_path):
     assert aggregate_session([claim], settings(tmp_path)) == ([], [])
 
 
+@pytest.mark.slow
 def test_each_idea_gets_its_own_reports_and_failures(tmp_path):
     good, bad = spec("good", ("tabular",)), spec("bad", ("tabular",))
     both = payloads(good) + payloads(bad, gain=lambda t, s: -0.5)
@@ -113,6 +120,7 @@ def test_each_idea_gets_its_own_reports_and_failures(tmp_path):
     assert len(failures) == 1 and failures[0].startswith("benchkit: FAIL bad tabular")
 
 
+@pytest.mark.slow
 def test_mechanism_tests_join_their_ideas_report(tmp_path):
     sp = spec(tracks=("tabular",))
     claims = [{"kind": "mechanism", "spec": sp, "nodeid": f"m::test_claim{i}", "outcome": out,
@@ -124,6 +132,7 @@ def test_mechanism_tests_join_their_ideas_report(tmp_path):
     assert report["mechanism_ok"] is None and report["system_verdict"] == "partial"  # helps
 
 
+@pytest.mark.slow
 def test_a_frontier_spec_gets_a_frontier_report(tmp_path):
     sp = spec(tracks=("tabular",))
     sp["frontier"] = {"keep": [0.5, 1.0]}
@@ -138,6 +147,7 @@ def test_a_frontier_spec_gets_a_frontier_report(tmp_path):
     assert report["comparison"]["family_size"] == 1
 
 
+@pytest.mark.slow
 def test_an_unwritable_report_is_an_error_line_and_the_others_are_written(tmp_path):
     good, bad = spec("good", ("tabular",)), spec("bad", ("tabular",))
     (tmp_path / "bad").write_text("a file where the report folder goes")
@@ -151,6 +161,7 @@ def test_an_unwritable_report_is_an_error_line_and_the_others_are_written(tmp_pa
         aggregate_session(payloads(bad), settings(tmp_path))
 
 
+@pytest.mark.slow
 def test_reports_carry_their_provenance(tmp_path):
     sp = spec(tracks=("tabular",))
     module = tmp_path / sp["module"]

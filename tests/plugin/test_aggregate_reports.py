@@ -46,6 +46,7 @@ def settings(tmp_path, gate="off"):
     return SimpleNamespace(alpha=0.05, report_dir=tmp_path, gate=gate)
 
 
+@pytest.mark.slow
 def test_an_idea_with_only_claims_does_not_stop_the_next_ideas_report(tmp_path):
     claim = {"kind": "mechanism", "spec": spec("a"), "nodeid": "m::test_claim",
              "outcome": "passed", "message": None}
@@ -53,6 +54,7 @@ def test_an_idea_with_only_claims_does_not_stop_the_next_ideas_report(tmp_path):
     assert [r["name"] for _, r in written] == ["b"]
 
 
+@pytest.mark.slow
 def test_a_single_run_makes_an_incomplete_report_not_an_interrupted_one(tmp_path):
     written, failures = aggregate.aggregate_session(
         payloads(spec(seeds=1), arms=("baseline",)), settings(tmp_path, gate="helps"))
@@ -62,6 +64,7 @@ def test_a_single_run_makes_an_incomplete_report_not_an_interrupted_one(tmp_path
     assert len(failures) == 1 and "incomplete" in failures[0]
 
 
+@pytest.mark.slow
 def test_every_comparison_records_its_holm_family_size(tmp_path):
     written, _ = aggregate.aggregate_session(payloads(spec(tracks=("tabular", "dynamics"))),
                                              settings(tmp_path))
@@ -70,6 +73,7 @@ def test_every_comparison_records_its_holm_family_size(tmp_path):
         assert json.loads(path.read_text())["comparison"]["family_size"] == 2
 
 
+@pytest.mark.slow
 def test_a_control_arms_margin_test_is_at_the_level_of_its_track(tmp_path):
     sp = {**spec("ctl", seeds=5), "margin": 0.1, "arms": ["baseline", "idea", "control:c"]}
     out = []
@@ -89,6 +93,7 @@ def test_a_control_arms_margin_test_is_at_the_level_of_its_track(tmp_path):
     assert r["practical_verdict"] == "non-inferior"
 
 
+@pytest.mark.slow
 def test_companions_get_the_report_and_keep_plots_only_when_it_did_not_change(tmp_path,
                                                                               monkeypatch):
     calls = []
@@ -113,6 +118,7 @@ def test_a_report_that_differs_only_in_where_its_runs_came_from_is_the_same_repo
     assert not aggregate.same_report(first, json.dumps(changed))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exc, says", [
     (OSError(13, "Permission denied", "/elsewhere/report.tmp"),
      "cannot write /elsewhere/report.tmp: Permission denied"),
@@ -143,6 +149,7 @@ def _payloads(spec, base, idea, tracks, missing_track=None):
     return out
 
 
+@pytest.mark.slow
 def test_d8_an_incomplete_track_stays_in_the_holm_family(tmp_path):
     """Two tracks, both with p = 4/256; one loses a run. Before: the complete track was
     adjusted over a family of 1 (p 0.0156 < 0.05, helps). Now: over 2, with the missing

@@ -28,6 +28,7 @@ class DictCache:
         self.values[key] = json.loads(json.dumps(value))
 
 
+@pytest.mark.slow
 def test_floors_are_computed_once_per_seed_then_read_from_the_cache():
     track, cache = tracks.get("tabular"), DictCache()
     assert floors.floors(track, [0, 1], cache) == pytest.approx(track.floors([0, 1]))
@@ -39,6 +40,7 @@ def test_floors_are_computed_once_per_seed_then_read_from_the_cache():
     assert got == pytest.approx({n: (v + 5.0) / 2 for n, v in track.floors([0]).items()})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", [None, {}, {"linear": "x"}, {"linear": math.nan}, [1.0],
                                  {"linear": True}])
 def test_a_kept_value_that_is_not_floors_is_a_miss_and_is_replaced(bad):
@@ -48,6 +50,7 @@ def test_a_kept_value_that_is_not_floors_is_a_miss_and_is_replaced(bad):
     assert cache.values[floors.key(track, 0)] == pytest.approx(track.floors([0]))
 
 
+@pytest.mark.slow
 def test_a_users_track_is_never_kept_and_no_cache_computes_as_before():
     mine = dataclasses.replace(tracks.get("tabular"), name="mine",
                                make_floors=lambda seed: {"zero": float(seed)})

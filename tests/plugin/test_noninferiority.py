@@ -96,6 +96,7 @@ def test_at_the_look_level_not_alpha():
     assert rate <= level + 2 * np.sqrt(level * (1 - level) / BENCHES), rate
 
 
+@pytest.mark.slow
 def test_a_small_harm_within_the_margin_passes_more_often_with_more_seeds():
     """D3: an idea 1% worse with a 5% margin: more seeds make it pass more often, and the
     verdict is non-inferior even where the harm is also significant."""

@@ -73,6 +73,7 @@ def lines_of(fig, prefix):
             if str(ln.get_gid() or "").startswith(prefix)]
 
 
+@pytest.mark.slow
 @needs_mpl
 def test_the_sweep_shows_every_arm_sorted_along_lr_with_its_selection_ringed():
     r = with_control_and_extension()

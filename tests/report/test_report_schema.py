@@ -205,6 +205,7 @@ def synthetic_reports(tmp_path_factory):
             for path, r in written}
 
 
+@pytest.mark.slow
 def test_synthetic_reports_validate(synthetic_reports):
     assert set(synthetic_reports) == {"corners/tabular", "corners/dynamics", "plain/tabular"}
     for key, report in synthetic_reports.items():
@@ -260,6 +261,7 @@ BROKEN = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutate", list(BROKEN.values()), ids=list(BROKEN))
 def test_schema_rejects_inconsistent_reports(synthetic_reports, mutate):
     report = copy.deepcopy(synthetic_reports["plain/tabular"])
@@ -268,6 +270,7 @@ def test_schema_rejects_inconsistent_reports(synthetic_reports, mutate):
     assert errors(report), "the schema accepted a broken report"
 
 
+@pytest.mark.slow
 def test_top_level_is_open(synthetic_reports):
     report = copy.deepcopy(synthetic_reports["plain/tabular"])
     report["track_justification"] = "researchers may add fields"

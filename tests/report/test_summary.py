@@ -19,6 +19,7 @@ from builders import GRID, make_report, write
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kwargs", [{}, {"missing": 2, "failed": 1}, {"direction": "higher"},
                                     {"tracks": ("tabular", "dynamics")}, {"margin": 0.2},
                                     {"diverge_idea_cfg": 1}])
@@ -151,6 +152,7 @@ def test_companions_written_beside_the_report_with_valid_pngs(tmp_path):
     assert not list(folder.glob(".*.tmp"))  # atomic writes leave no temp file behind
 
 
+@pytest.mark.slow
 @needs_mpl
 def test_plot_bytes_change_when_the_data_change(tmp_path):
     a, b = make_report(effect=-0.3, rng_seed=0), make_report(effect=+0.2, rng_seed=1)
@@ -229,6 +231,7 @@ def test_a_broken_report_gives_a_note_not_an_exception(tmp_path):
     assert notes and any("TypeError" in n for n in notes)
 
 
+@pytest.mark.slow
 def test_aggregate_session_writes_the_summary_beside_each_report(tmp_path):
     from types import SimpleNamespace
 

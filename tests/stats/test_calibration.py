@@ -62,6 +62,7 @@ def analysed(null_blocks):
             for blk in null_blocks]
 
 
+@pytest.mark.slow
 def test_identical_init_streams_give_exactly_zero_diffs(one_thread):
     for b in range(BLOCKS):
         blk = cal.run_block(TRACK, _seeds(b), GRID, EPOCHS, same_stream=True)
@@ -74,6 +75,7 @@ def test_identical_init_streams_give_exactly_zero_diffs(one_thread):
         assert res["p_by_config"] == [1.0] * len(GRID)
 
 
+@pytest.mark.slow
 def test_different_init_streams_give_a_real_null(null_blocks, analysed):
     for blk, res in zip(null_blocks, analysed):
         assert not res.get("incomplete")
@@ -94,6 +96,7 @@ def test_different_init_streams_give_a_real_null(null_blocks, analysed):
                for p_, r in zip(p, analysed))
 
 
+@pytest.mark.slow
 def test_predictions_are_the_evaluated_ones(null_blocks):
     blk = null_blocks[0]
     for k in range(len(GRID)):

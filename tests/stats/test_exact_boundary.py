@@ -106,6 +106,7 @@ def test_boundary_is_validated():
     assert arguments.parse_boundary({}, "m.py", ()) == "union"
 
 
+@pytest.mark.slow
 def test_the_report_decides_at_the_exact_level_when_declared():
     """16 seeds at look 2 of (8, 16), p = 0.0236: not significant at the union level 0.0190,
     helps at the exact level; margin tests stay at the union level."""

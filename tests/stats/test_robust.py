@@ -34,6 +34,7 @@ def _report(test, base, idea):
     return decide(report, report["comparison"]["p_value"], 1)
 
 
+@pytest.mark.slow
 def test_a_catastrophic_seed_sinks_the_mean_test_not_the_sign_test():
     """10 seeds: the idea is better by 0.1 on 9 and diverges to +50 on one (lower is better)."""
     base = [1.0 + 0.01 * s for s in range(10)]

@@ -150,6 +150,7 @@ def test_bad_decision_input(p, lv, match):
 # ---------------------------------------------------------------- helpers the simulations use
 
 
+@pytest.mark.slow
 def test_batched_sign_flip_equals_the_one_at_a_time_test():
     rng = np.random.default_rng(11)
     for n in list(range(1, 17)):
@@ -194,6 +195,7 @@ def _null_diffs(dist: str, rng: np.random.Generator) -> np.ndarray:
     return rng.standard_t(3, size=(REPS, MAX_SEEDS)) * 0.1  # heavy-tailed, symmetric
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist, seed", [("normal", 20261), ("t3", 20262)])
 def test_sequential_rule_keeps_familywise_error_at_alpha(dist, seed):
     """Under H0 (i.i.d. symmetric paired diffs), looks at 8 and 16 of max 16 seeds:

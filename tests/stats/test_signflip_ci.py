@@ -20,6 +20,7 @@ pytestmark = pytest.mark.timeout(30)
 LEVELS = (0.05, 0.01, 0.1, paired.look_levels([8], 16, 0.05)[0], 0.025)
 
 
+@pytest.mark.slow
 def test_the_interval_excludes_zero_exactly_when_p_is_below_the_level():
     rng = np.random.default_rng(2026)
     cases = 0

@@ -73,6 +73,7 @@ def test_power_under_no_effect_is_the_exact_size_of_the_test():
 # ---------------------------------------------------------------- signflip.mde_power80
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, level", [(6, 0.05), (7, 0.04), (8, 0.2)])   # mde above/below 1
 def test_mde_power80_is_the_smallest_effect_reaching_the_target(n, level):
     mde = signflip.mde_power80(n, 1.0, level)
@@ -147,6 +148,7 @@ def test_seeds_needed_walks_down_from_the_t_answer():
     assert signflip.seeds_needed(0.7, 1.0, 0.05) == 18
 
 
+@pytest.mark.slow
 def test_seeds_needed_searches_up_from_a_t_answer_that_falls_short(monkeypatch):
     """At level 0.001 and power 0.9 the t answer for es 2 is 11 pairs; the sign-flip test
     (exact from 12 pairs on) needs 12. When the test needs many more than the t answer, the
@@ -183,6 +185,7 @@ def test_seeds_needed_is_none_above_max_n_and_max_n_defaults_to_10000():
     assert signflip.seeds_needed(1.0, 1.0, 0.05, max_n=11) == 11
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level, first", [(0.05, 6), (0.01, 8), (LEVELS[3], 7), (0.025, 7)])
 def test_seeds_needed_is_never_below_the_reachable_minimum(level, first):
     assert signflip.min_pairs(level) == first
@@ -206,6 +209,7 @@ def test_d1_an_inconclusive_small_bench_never_recommends_fewer_seeds(seeds):
         assert comp["mde_power80"] is None   # no effect is detectable with 4 seeds
 
 
+@pytest.mark.slow
 def test_planning_uses_the_holm_and_look_level():
     report = paired_report([1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7],
                            [0.9, 1.2, 1.1, 1.25, 1.35, 1.5, 1.55, 1.75], looks=(8, 16))
@@ -226,6 +230,7 @@ REPS = 2000
 SE3 = 3 * np.sqrt(0.8 * 0.2 / REPS) + 3 * np.sqrt(0.8 * 0.2 / signflip.SIM_REPS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("es, level", [(1.0, 0.05), (0.8, 0.05), (1.2, 0.01),
                                        (1.0, LEVELS[3])])
 def test_seeds_needed_matches_a_simulation_of_the_test(es, level):
@@ -236,6 +241,7 @@ def test_seeds_needed_matches_a_simulation_of_the_test(es, level):
         assert _simulated_power(n - 1, es, level, REPS, 8) < 0.8 + SE3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, level", [(6, 0.05), (8, 0.05), (12, 0.01), (10, LEVELS[3])])
 def test_mde_power80_matches_a_simulation_of_the_test(n, level):
     mde = signflip.mde_power80(n, 1.0, level)

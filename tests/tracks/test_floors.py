@@ -29,6 +29,7 @@ def test_tabular_floors_are_least_squares_on_the_runs_split():
     assert both["linear"] == pytest.approx((linear + track.floors([1])["linear"]) / 2)
 
 
+@pytest.mark.slow
 def test_dynamics_floors_are_fitted_on_the_runs_splits():
     """On a small sample of the track's windows (the same code as its splits): persistence is
     the last observed state, linear the least squares of the last two; each floor family is

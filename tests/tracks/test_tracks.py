@@ -64,6 +64,7 @@ def test_data_is_deterministic_in_the_seed(track):
         assert not torch.equal(split_3.y, split_4.y)
 
 
+@pytest.mark.slow
 def test_data_is_the_same_in_a_fresh_process():
     script = textwrap.dedent("""
         import hashlib, json
@@ -144,6 +145,7 @@ def test_dynamics_target_is_the_last_state_integrated_horizon_observations_ahead
         np.testing.assert_allclose((sol.y[:, -1] - mean) / std, y[i], atol=1e-3)
 
 
+@pytest.mark.slow
 def test_dynamics_data_is_deterministic_per_seed():
     from benchkit.tracks import dynamics
 

@@ -75,6 +75,7 @@ SCHEDULERS = {"constant": None,  # a track's default schedule as torch spells it
                   opt, T_max=steps)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("track", ["tabular", "dynamics"])
 def test_the_default_fit_is_fused_torch_adam_unchanged(track):
     run = make_run(track, epochs=1)
@@ -86,6 +87,7 @@ def test_the_default_fit_is_fused_torch_adam_unchanged(track):
     assert bits(fitted(make_run(track, epochs=1), optimizer="adam")) == bits(expected)
 
 
+@pytest.mark.slow
 def test_adamw_decouples_weight_decay():
     run = make_run()
     got = fitted(run, optimizer="adamw", weight_decay=1e-2)
@@ -94,6 +96,7 @@ def test_adamw_decouples_weight_decay():
     assert bits(got) != bits(fitted(make_run(), optimizer="adam", weight_decay=1e-2))
 
 
+@pytest.mark.slow
 def test_an_optimizer_factory_is_called_with_the_parameters():
     seen = []
 
@@ -108,6 +111,7 @@ def test_an_optimizer_factory_is_called_with_the_parameters():
     assert bits(got) == bits(fitted(make_run(), optimizer="sgd", lr=0.05))
 
 
+@pytest.mark.slow
 def test_sgd_takes_its_momentum_from_the_grid_config():
     run = make_run(momentum=0.9)
     got = fitted(run, optimizer="sgd")
@@ -117,6 +121,7 @@ def test_sgd_takes_its_momentum_from_the_grid_config():
     assert bits(fitted(make_run(momentum=0.9))) == bits(fitted(make_run()))
 
 
+@pytest.mark.slow
 def test_a_custom_loss_is_what_trains():
     def l1(pred, target):
         return (pred - target).abs().mean()
@@ -128,6 +133,7 @@ def test_a_custom_loss_is_what_trains():
     assert bits(got) != bits(fitted(make_run()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("schedule, make_sched", [
     ("cosine", lambda opt: torch.optim.lr_scheduler.LambdaLR(
         opt, lambda k: 0.5 * (1.0 + math.cos(math.pi * k / (2 * STEPS))))),
@@ -141,6 +147,7 @@ def test_named_schedules_anneal_over_every_step(schedule, make_sched):
     assert bits(fitted(run, schedule=schedule)) == bits(expected)
 
 
+@pytest.mark.slow
 def test_a_track_s_schedule_is_the_default_and_an_arm_s_choice_wins():
     cosine = dataclasses.replace(constant("tabular"), schedule="cosine")
     assert cosine.protocol()["schedule"] == "cosine"
@@ -151,6 +158,7 @@ def test_a_track_s_schedule_is_the_default_and_an_arm_s_choice_wins():
         dataclasses.replace(cosine, schedule="step")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("schedule, torch_scheduler", [
     ("cosine", lambda opt, t: torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=t)),
     ("linear", lambda opt, t: torch.optim.lr_scheduler.LinearLR(opt, 1.0, 0.0, total_iters=t))])
@@ -174,6 +182,7 @@ def test_named_schedules_are_torch_s_schedulers_in_closed_form(schedule, torch_s
         scheduler.step()
 
 
+@pytest.mark.slow
 def test_a_schedule_factory_gets_the_optimizer():
     def step_lr(opt):
         assert isinstance(opt, torch.optim.Optimizer)
@@ -227,6 +236,7 @@ def test_batches_are_the_order_fit_trains_in():
         run.batches(epochs=-1)
 
 
+@pytest.mark.slow
 def test_an_own_loop_over_batches_equals_fit():
     run = make_run(epochs=1)
     model = fresh_model(run)

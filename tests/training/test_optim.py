@@ -28,6 +28,7 @@ def _train(make_opt, weight_decay: float, steps: int = 25) -> list[torch.Tensor]
     return [p.detach().clone() for p in model.parameters()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("weight_decay", [0.0, 0.01])
 @pytest.mark.parametrize("name, cls", [("adam", torch.optim.Adam), ("adamw", torch.optim.AdamW)])
 def test_fused_adam_gives_the_bits_of_torch_optim_fused(name, cls, weight_decay):
@@ -70,6 +71,7 @@ def test_without_the_fused_kernel_adam_is_torch_optim_adam(monkeypatch):
     assert all(torch.equal(a, b) for a, b in zip(ours, plain))
 
 
+@pytest.mark.slow
 def test_a_default_run_does_not_import_torch_dynamo():
     code = ("import sys; from benchkit import tracks; from benchkit.training.run import Run; "
             "r = Run(arm='baseline', track=tracks.get('tabular'), cfg={'lr': 3e-3}, seed=0, "

@@ -51,6 +51,7 @@ def test_a_malformed_plan_is_a_clear_collection_error(kwargs, match):
 
 
 # ------------------------------------------------------------------------------ the levels
+@pytest.mark.slow
 @pytest.mark.parametrize("looks, n, level", [
     (None, 8, 0.05),
     ((8, 16), 8, LEVEL_8_OF_16),

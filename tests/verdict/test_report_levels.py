@@ -21,6 +21,7 @@ from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_confi
 LEVEL_8_OF_16 = paired.look_levels([8], 16, ALPHA)[0]    # 0.0310
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("looks, n, family, warned", [
     ((8, 16), 8, 4, True),    # 4 * 2^-7 = 0.03125 >= 0.0310
     ((8, 16), 8, 2, False),   # 2 * 2^-7 = 0.0156 < 0.0310
@@ -54,6 +55,7 @@ def test_a_look_of_several_says_its_level(looks, said):
     assert looked == ([said] if said else [])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family, p_adjusted, significant", [
     (1, P8, True), (2, 2 * P8, True), (4, 4 * P8, False),
     (1, ALPHA, False),                      # p at the level: not significant
@@ -164,6 +166,7 @@ def test_the_exact_boundary_sets_the_two_sided_level_and_the_union_one_the_margi
     assert report["practical_verdict"] == "inconclusive"
 
 
+@pytest.mark.slow
 def test_the_exact_boundary_applies_to_a_single_comparison_only():
     report = exact_report()
     decide(report, 1e-9, 2)   # (a significant p: the level does not read it)
@@ -200,6 +203,7 @@ def test_the_fixture_p_value_is_what_the_tables_assume():
     assert report["comparison"]["p_value"] == pytest.approx(P8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha, expected", [
     (math.nextafter(P8, 1.0), "helps"),   # level just above p: significant
     (P8, "inconclusive"),                # at the level: not (strict <)
@@ -211,6 +215,7 @@ def test_decide_at_the_level(alpha, expected):
     assert report["practical_verdict"] == expected
 
 
+@pytest.mark.slow
 def test_decide_uses_the_holm_adjusted_p_not_the_raw_one():
     report = paired_report(BASE8, IDEA8)
     p = report["comparison"]["p_value"]
