@@ -46,6 +46,9 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
                 p["nodeid"] for p in runs if p.get("audit") and p.get("track") == r["track"])}
             if not complete_session and not r["complete"]:
                 r["incomplete"]["reasons"].append("the session was interrupted")
+            aside = beside(path, r, previous)
+            if aside != path:
+                path, previous = aside, read_previous(aside)
             text = bench_report.dumps(bench_report.stamp(r))
             try:
                 atomic.write_atomic(path, text)
@@ -62,6 +65,23 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             if why:
                 failures.append(f"benchkit: FAIL {name} {r['track']}: {why}")
     return written, failures
+
+
+def beside(path, report: dict, previous: dict | None):
+    """Where ``report`` goes: ``path``, unless it is exploratory or incomplete and ``path``
+    holds a complete report of the declared plan, which only another such report replaces;
+    then the folder ``exploratory/`` (or ``incomplete/``) beside it, named in a warning."""
+    if report["complete"] and not report.get("exploratory"):
+        return path
+    if not (isinstance(previous, dict) and previous.get("complete") is True
+            and not previous.get("exploratory")):
+        return path
+    kind = "exploratory" if report.get("exploratory") else "incomplete"
+    report["warnings"].append(
+        f"written to {kind}/ beside the complete report of the declared plan at {path} "
+        f"(created {previous.get('created', '?')}), which a report that is {kind} never "
+        "replaces")
+    return path.parent / kind / path.name
 
 
 def floors_of(report: dict, cache=None) -> dict:

@@ -27,6 +27,11 @@ def audit_failures(payloads: list[dict]) -> list[str]:
             if p.get("audit") and not p["audit"]["same"]]
 
 
+def _point(payload: dict) -> tuple:
+    """Which run of its idea a run payload is: (arm, track, config id, seed)."""
+    return payload["arm"], payload["track"], cfg_id(payload["cfg"]), payload["seed"]
+
+
 class BenchSession:
     """Every payload received, then the reports, the terminal table and the gate."""
 
@@ -79,8 +84,8 @@ class BenchSession:
         specs = {p["spec"]["name"]: IdeaSpec.from_plain(p["spec"]) for p in runs}
         found = []
         for name, spec in sorted(specs.items()):
-            present = {(p["arm"], p["track"], cfg_id(p["cfg"]), p["seed"])
-                       for p in runs if p["spec"]["name"] == name and "cfg" in p}
+            present = {_point(p) for p in runs if p["spec"]["name"] == name and "cfg" in p
+                       and p["outcome"] != "skipped"}   # a skipped run is not run here
             for point, record in self.store.fill(spec, present):
                 found.append(stored_run_payload(spec, point, record, self.settings.threads,
                                                 self.settings.device))
@@ -106,8 +111,12 @@ class BenchSession:
 
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
         payloads = list(self.payloads.values())
+        filled = self.stored_payloads(payloads)
+        taken = {(p["spec"]["name"], _point(p)) for p in filled}
         self.written, self.failures = aggregate_session(
-            payloads + self.stored_payloads(payloads), self.settings,
+            [p for p in payloads if p["kind"] != "run" or p["outcome"] != "skipped"
+             or "cfg" not in p or (p["spec"]["name"], _point(p)) not in taken] + filled,
+            self.settings,
             complete_session=not interrupted, errors=self.write_errors,
             rootpath=self.rootpath, store=self.trust(),
             cache=getattr(self.config, "cache", None))

@@ -13,7 +13,10 @@ enter through a function the caller gives.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+
+import numpy as np
 
 from benchkit.spec import IdeaSpec
 from benchkit.verdict import build, controls
@@ -28,9 +31,48 @@ def idea_reports(spec: IdeaSpec, run_payloads: list[dict], mechanism_payloads: l
     of every track) and the mechanism tests' outcomes; ``floors``, when given, fills each
     report's ``floors`` before its verdicts are decided."""
     make = build_frontier_report if spec.frontier else build.build_report
-    reports = [make(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
+    reports = [build_finite(make, spec, track, run_payloads, mechanism_payloads, alpha)
                for track in spec.tracks]
     return decide_family(reports, floors)
+
+
+def build_finite(make, spec: IdeaSpec, track: str, run_payloads: list[dict],
+                 mechanism_payloads: list[dict], alpha: float) -> dict:
+    """``make``'s report of ``track``, unless finite metrics give a statistic that is not
+    finite (values near the float range overflow in sums and squares): then an incomplete
+    report whose runs of that track all failed for that reason, never a traceback or a
+    report that JSON cannot hold."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        try:
+            report = make(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
+            bad = non_finite(report)
+        except ValueError as exc:  # a statistic refused its non-finite differences
+            if "non-finite" not in str(exc):
+                raise
+            bad = ["the paired differences"]
+    if not bad:
+        return report
+    why = (f"the statistics of these finite metrics are not finite ({', '.join(bad[:3])}"
+           f"{', ...' if len(bad) > 3 else ''} overflow float range): no comparison; record "
+           "the metric in units that keep it well inside float range")
+    message = "benchkit: the statistics of the track's metrics are not finite (the report says why)"
+    refused = [{**p, "outcome": "failed", "message": message}
+               if p.get("track") == track and p["outcome"] == "passed" else p
+               for p in run_payloads]
+    report = make(spec, track, refused, mechanism_payloads, alpha=alpha)
+    report["incomplete"]["reasons"].insert(0, why)
+    return report
+
+
+def non_finite(value, where: str = "") -> list[str]:
+    """The places (``a.b[2]``) in a JSON-like ``value`` that hold a float that is not finite."""
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [where or "the value"]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in non_finite(v, f"{where}.{k}".lstrip("."))]
+    if isinstance(value, (list, tuple)):
+        return [p for i, v in enumerate(value) for p in non_finite(v, f"{where}[{i}]")]
+    return []
 
 
 def decide_family(reports: list[dict], floors: Floors | None = None) -> list[dict]:
