@@ -14,6 +14,7 @@ from benchkit.plugin.progress import ProgressReporter
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
 from benchkit.plugin.timeouts import reports_first
 from benchkit.spec import IdeaSpec, cfg_id
+from benchkit.verdict.plan import declared_plan
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
 NOT_WRITTEN = "benchkit report not written"
@@ -86,7 +87,7 @@ class BenchSession:
         for name, spec in sorted(specs.items()):
             present = {_point(p) for p in runs if p["spec"]["name"] == name and "cfg" in p
                        and p["outcome"] != "skipped"}   # a skipped run is not run here
-            for point, record in self.store.fill(spec, present):
+            for point, record in self.store.fill(spec, present, declared_plan(spec)):
                 found.append(stored_run_payload(spec, point, record, self.settings.threads,
                                                 self.settings.device))
                 self.filled_from_store[name] = self.filled_from_store.get(name, 0) + 1

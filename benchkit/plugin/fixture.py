@@ -50,7 +50,7 @@ def start_run(item: pytest.Function):
     store = item.config.stash[STORE]
     if store is not None:
         the_run.store_key = item_key(item, store)
-        record = None if settings.fresh else store.lookup(the_run.store_key, item.path)
+        record = None if settings.fresh else stored_record(item, store)
         if record is not None and item.stash.get(ITEM_AUDIT, False):
             the_run.audit_expected = record["run_digest"]
         elif record is not None:
@@ -70,6 +70,16 @@ def item_key(item: pytest.Function, store) -> str:
     return store.key(arm_fingerprint=arm_fingerprint(item.function),
                      protocol=item_spec(item).protocols[track], arm=arm, track=track, cfg=cfg,
                      seed=seed)
+
+
+def stored_record(item: pytest.Function, store) -> dict | None:
+    """The stored record an arm item's run would reuse (:meth:`RunStore.lookup` under its
+    module's declared plan), or None."""
+    from benchkit.verdict.plan import declared_plan
+
+    spec, (_, track, cfg, _) = item_spec(item), item.callspec.params["run"]
+    return store.lookup(item_key(item, store), item.path, declared_plan(spec),
+                        extension=cfg not in spec.declared_grids[track])
 
 
 def reuse(item: pytest.Function) -> bool:

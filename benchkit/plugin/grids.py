@@ -9,6 +9,7 @@ from benchkit.stats.paired import select_config
 from benchkit.store.fingerprint import arm_fingerprint
 from benchkit.verdict.convergence import check_decision, checked, checks_called_for
 from benchkit.verdict.extension import resolve
+from benchkit.verdict.plan import declared_plan
 
 
 def stored_results(spec, store, module_obj, module_path):
@@ -20,12 +21,14 @@ def stored_results(spec, store, module_obj, module_path):
     prints = {arm: arm_fingerprint(getattr(module_obj, qualname))
               for arm, qualname in spec.arm_tests}
     read: dict = {}
+    plan = declared_plan(spec)   # stored runs are chosen under it (RunStore.lookup)
 
     def result(track, arm, cfg, seed):
         key = store.key(arm_fingerprint=prints[arm], seed=seed, arm=arm,
                         protocol=spec.protocols[track], track=track, cfg=cfg)
         if key not in read:
-            rec = store.lookup(key, module_path)
+            rec = store.lookup(key, module_path, plan,
+                               extension=cfg not in spec.declared_grids[track])
             read[key] = None if rec is None else rec["result"]
         return read[key]
     return result

@@ -18,9 +18,8 @@ from benchkit.plugin import settings
 from benchkit.plugin import timeouts
 from benchkit.plugin.activation import is_worker
 from benchkit.plugin.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_payload,
-                                     before_call, item_key, item_spec, keep_returned, reuse,
-                                     start_run,
-                                     stop_recording)
+                                     before_call, item_spec, keep_returned, reuse,
+                                     start_run, stop_recording, stored_record)
 from benchkit.plugin.isolation import GUARD, Guard
 from benchkit.plugin.progress import run_group, worker_counts_property
 from benchkit.plugin.settings import (GATES, HEADER_SHOWN, NAMES, SETTINGS, SPECS, STORE,
@@ -373,7 +372,7 @@ def _stored(item: pytest.Item) -> bool:
     store, param = item.config.stash[STORE], item.callspec.params.get("run")
     if store is None or item.config.stash[SETTINGS].fresh or param is None:
         return False
-    return store.lookup(item_key(item, store), item.path) is not None
+    return stored_record(item, store) is not None
 
 
 def _draw_audit(stored: list, k: int, seed: int) -> None:

@@ -54,12 +54,17 @@ def next_steps(written: list, args, *, fresh: bool, merge: bool) -> list[str]:
         lines.append(f"benchkit: NEXT: {missing} run(s) of this merge are not in the store "
                      f"({seeds}; a shard trains whole seeds): {why}run the shards again with "
                      f"this store (they train only what is missing), then this merge; or "
-                     f"`{plain}` trains the missing runs on this machine and writes complete "
-                     "reports")
+                     f"`{plain}` trains the missing runs on this machine and writes the "
+                     "reports (complete, unless those runs call for a further grid extension: "
+                     "then that command once more)")
     elif fresh and pending:
         again = command(without(args, "--bench-fresh"))
         names = ", ".join(f"{r['name']} {r['track']}" for r in pending)
+        runs = sum(len(r["incomplete"].get("missing") or ()) for r in pending)
+        configs = ", ".join(dict.fromkeys(c for r in pending for c in r["incomplete"]["pending"]))
         lines.append(f"benchkit: NEXT: the grid of {names} extended at its edge: `{again}` "
-                     "trains only the extension (the runs this session retrained are stored; "
-                     "with --bench-fresh it would retrain them too)")
+                     f"trains the extension's {runs} run(s) ({configs}) under this plan and "
+                     "reuses the runs this session retrained (with --bench-fresh it would "
+                     "retrain them too); should the extended grid's selection sit at its edge "
+                     "again, its report asks for one more session")
     return lines

@@ -119,12 +119,22 @@ class RunStore:
                              "run is trained again")
         return found
 
-    def lookup(self, key: str, arm_module: Path) -> dict | None:
-        """The stored record of ``key`` whose dependencies all still match, or None."""
-        for record in self.records(key):
-            if fingerprint.changed(record["deps"], self.rootdir, Path(arm_module)) is None:
-                return record
-        return None
+    def lookup(self, key: str, arm_module: Path, plan: dict | None = None, *,
+               extension: bool = False) -> dict | None:
+        """The stored record of ``key`` whose dependencies all still match, or None. Given the
+        module's declared ``plan`` (:func:`benchkit.verdict.plan.declared_plan`), a record
+        trained under it comes first (a ``--bench-fresh`` session stores its retrained runs
+        beside the old ones), and the run of an ``extension`` config (beyond the declared
+        grid) is only taken when trained under it (or under no recorded plan): whether it is
+        needed at all was decided by the runs of its plan."""
+        usable = [r for r in self.records(key)
+                  if fingerprint.changed(r["deps"], self.rootdir, Path(arm_module)) is None]
+        if plan is None:
+            return usable[0] if usable else None
+        planned = [r for r in usable if r["origin"].get("plan") in (plan, None)]
+        same = [r for r in planned if r["origin"].get("plan") == plan]
+        chosen = same or planned or ([] if extension else usable)
+        return chosen[0] if chosen else None
 
     def why_missing(self, key: str, arm_module: Path) -> str:
         """Why ``lookup`` finds no record of ``key``: never trained for this code, trained
@@ -152,11 +162,12 @@ class RunStore:
             return False
         return True
 
-    def fill(self, spec: IdeaSpec, present) -> list[tuple[tuple, dict]]:
+    def fill(self, spec: IdeaSpec, present, plan: dict | None = None
+             ) -> list[tuple[tuple, dict]]:
         """The stored runs of the idea ``spec`` that ``present`` lacks:
         ``[((arm, track, cfg, seed), record), ...]``. ``present`` holds the
         (arm, track, cfg_id, seed) of the runs the session has; a run with no usable record
-        stays missing."""
+        stays missing. ``plan``: the idea's declared plan, as :meth:`lookup` takes it."""
         module_file = self.rootdir / spec.module
         arm_tests = dict(spec.arm_tests)
         found = []
@@ -171,7 +182,8 @@ class RunStore:
                             continue
                         record = self.lookup(self.key(
                             arm_fingerprint=code, protocol=spec.protocols[track], arm=arm,
-                            track=track, cfg=cfg, seed=seed), module_file)
+                            track=track, cfg=cfg, seed=seed), module_file, plan,
+                            extension=cfg not in spec.declared_grids[track])
                         if record is not None:
                             found.append(((arm, track, cfg, seed), record))
         return found

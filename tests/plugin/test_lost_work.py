@@ -105,3 +105,73 @@ def test_finite_metrics_whose_statistics_overflow_make_an_incomplete_report(tmp_
         report["incomplete"]["reasons"][0]
     assert json.loads(path.read_text())["practical_verdict"] == "incomplete"
     assert failures and "incomplete" in failures[0]
+
+
+EDGE = """\
+import math
+import pytest
+
+pytestmark = pytest.mark.bench(name="edge", track="tabular", grid={{"lr": [1e-3, 1e-2, 1e-1]}},
+                               seeds={seeds})
+
+def _record(run, gain):
+    value = 10.0 - math.log10(run.cfg["lr"]) * -1.0 + 0.01 * run.seed - gain  # best at top lr
+    run.record(val=-math.log10(run.cfg["lr"]) + 0.01 * run.seed - gain,
+               test=value)
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    _record(run, 0.0)
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    _record(run, 0.001 * (1 + run.seed % 3))
+"""
+
+
+@pytest.mark.slow
+def test_fresh_after_a_plan_change_retrains_every_run_the_plan_needs(pytester):
+    """seeds=4 with a grid extended twice, then seeds=8 with --bench-fresh, then the command
+    its NEXT line names, run until the report needs nothing more: no stored run of the old
+    plan is reused, so the report is not exploratory."""
+    pytester.makepyfile(test_edge=EDGE.format(seeds=4))
+    for _ in range(3):
+        pytester.runpytest_inprocess("-p", "no:randomly")
+    old = json.loads(report_path(pytester.path, "edge").read_text())
+    assert old["complete"] and [c["lr"] for c in old["protocol"]["grid"]][-1] == 10.0
+    pytester.makepyfile(test_edge=EDGE.format(seeds=8))
+    fresh = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-fresh")
+    fresh.stdout.fnmatch_lines(["benchkit: NEXT: the grid of edge tabular extended at its edge:"
+                                " `pytest -p no:randomly` trains the extension's 16 run(s) (lr=1.0) under*"])
+    for _ in range(2):   # the extension's steps (extend=2): the report asks for each
+        result = pytester.runpytest_inprocess("-p", "no:randomly")
+        assert "exploratory" not in result.stdout.str(), result.stdout.str()
+        report = json.loads(report_path(pytester.path, "edge").read_text())
+        if report["n_seeds"] == 8:
+            break
+    assert report["n_seeds"] == 8 and report["complete"] and not report["exploratory"]
+
+
+def test_a_stored_run_of_the_declared_plan_comes_first_and_an_extension_needs_it(tmp_path):
+    """After --bench-fresh a key holds the old plan's record and the retrained one: the
+    retrained one is used; an extension config's run of another plan is not used at all."""
+    from benchkit.store import hardware, records
+    from benchkit.store.runs import RunStore
+
+    store = RunStore(tmp_path / "store", tmp_path, 1)
+    key, run = "cd" * 32, {"arm": "idea", "track": "tabular", "cfg": {}, "seed": 0}
+    old, new = {"looks": [4], "boundary": "union"}, {"looks": [8], "boundary": "union"}
+
+    def put(val, plan):
+        result = {"val": val, "test": 2.0, "diverged": False, "seconds": 0.1,
+                  "signatures": {}, "logs": {}, "budgets": {}}
+        store.put(records.build(key, run, result, {}, {"module": "m", "nodeid": "n",
+                                                       "plan": plan}, hardware.cpu()))
+    put(1.0, old)
+    assert store.lookup(key, tmp_path / "m", new)["result"]["val"] == 1.0
+    assert store.lookup(key, tmp_path / "m", new, extension=True) is None
+    for val in (2.0, 3.0, 4.0):  # whatever their file names' order
+        put(val, new)
+        assert store.lookup(key, tmp_path / "m", new)["origin"]["plan"] == new
+        assert store.lookup(key, tmp_path / "m", new, extension=True)["origin"]["plan"] == new
+    assert store.lookup(key, tmp_path / "m", old)["result"]["val"] == 1.0

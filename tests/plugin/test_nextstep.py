@@ -35,7 +35,8 @@ def report(pending=(), missing=()):
 def test_next_steps_name_the_command_that_completes_the_bench():
     fresh = next_steps([report(pending=["lr=1"])], ["ideas", "--bench-fresh"], fresh=True,
                        merge=False)
-    assert len(fresh) == 1 and "`pytest ideas` trains only the extension" in fresh[0]
+    assert len(fresh) == 1 and "`pytest ideas` trains the extension's 0 run(s) (lr=1) under " \
+        "this plan" in fresh[0] and "one more session" in fresh[0]
     merged = next_steps([report(missing=["idea[t-lr=0.1-seed3]", "baseline[t-lr=0.1-seed1]"])],
                         ["ideas", "--bench-store=s", "--bench-shard=merge"],
                         fresh=False, merge=True)

@@ -130,7 +130,9 @@ def test_a_plan_changed_after_a_look_is_exploratory(pytester, read_report):
     assert first.ret == 0, first.stdout.str()[-2000:]
     pytester.makepyfile(test_replan=module.replace("seeds=8)", "max_seeds=16)"))
     second = pytester.runpytest("--bench-gate=helps")
-    report = read_report(pytester.path, "replan")
+    # beside the first look's complete report, which an exploratory one never replaces
+    assert read_report(pytester.path, "replan")["exploratory"] is None
+    report = read_report(pytester.path, "replan", "tabular/exploratory")
     assert {r["origin"] for r in report["runs"]} == {"reused"}
     assert report["practical_verdict"] == "helps"        # at the look's level, but it is no look
     assert report["exploratory"]["reasons"] == [
