@@ -20,7 +20,7 @@ from benchkit.report.bench_report import REPORT_NAME, ReportError, load_report
 from benchkit.spec.idea import cfg_id
 from benchkit.store import records
 from benchkit.store.backends import open_storage
-from benchkit.store.runs import RunStore
+from benchkit.store.runs import RunStore, load_stored
 
 DEFAULT_STORE = ".pytest_cache/d/benchkit-runs"
 
@@ -46,7 +46,9 @@ def verify(report: dict, storage, secret: bytes | None = None) -> tuple[int, lis
         found, why = None, "not in the store"
         for entry in names:
             try:
-                record = records.load(storage.read(entry) or b"", key, secret)
+                record = load_stored(storage, entry, key, secret)
+                if record is None:
+                    continue
             except (OSError, records.InvalidRecord) as exc:
                 why = f"its record {entry} is invalid ({exc})"
                 continue

@@ -407,6 +407,18 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """A bench test that changed what benchkit cannot undo (torch's inter-op thread count)
+    fails: the tests after it in its process would depend on it."""
+    result = yield
+    if item_spec(item) is not None:
+        why = item.config.stash[GUARD].irreversible()
+        if why is not None:
+            pytest.fail(why, pytrace=False)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item):
     """After the arm test's fixtures: its ``run`` parameter becomes its Run."""
     result = yield

@@ -12,9 +12,13 @@ algorithms (and warn-only), anomaly detection (and its NaN check), float32 matmu
 cuDNN's deterministic and benchmark flags, the intra-op thread count; numpy's floating-point
 error handling (``np.seterr``); environment variables (``os.environ``) and the working
 directory (a run that sets a variable or calls ``os.chdir`` would otherwise change the runs
-after it, and whether its baseline ran in the same process). Not covered: torch's inter-op thread
-count (fixed once a process has used it), an ``inference_mode`` or other context entered and never
-left, and random number generators (seeded before every run instead).
+after it, and whether its baseline ran in the same process); the root logger's level and
+handlers and ``logging.disable``; ``sys.path``. torch's inter-op thread count cannot be undone
+(torch takes it once per process): a bench test that changes it fails
+(:meth:`Guard.irreversible`) and says where to set it instead. Not covered: module globals,
+functions monkeypatched and not restored, an ``inference_mode`` or other context entered and
+never left (``--bench-audit`` is what notices their effect: docs/neighbours.md), and random
+number generators (seeded before every run instead).
 
 torch is looked at only when it is already imported: a session that reuses every run never
 imports it.
@@ -22,13 +26,16 @@ imports it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 
 import pytest
 
 COVERED = ("default_dtype", "default_device", "grad", "deterministic", "anomaly",
-           "matmul_precision", "cudnn", "threads", "numpy_errors", "environ", "cwd")
+           "matmul_precision", "cudnn", "threads", "numpy_errors", "environ", "cwd",
+           "logging", "sys_path")
+IRREVERSIBLE = ("interop_threads",)   # checked after each bench test's call, not undone
 PYTEST_OWN = "PYTEST_CURRENT_TEST"   # pytest sets it per phase: never restored by us
 
 
@@ -75,7 +82,25 @@ def snapshot() -> dict:
 
     torch = sys.modules.get("torch")
     return {"torch": _torch_state(torch) if torch is not None else None,
-            "numpy_errors": np.geterr(), "environ": _environ(), "cwd": _cwd()}
+            "numpy_errors": np.geterr(), "environ": _environ(), "cwd": _cwd(),
+            "logging": _logging(), "sys_path": list(sys.path),
+            "interop_threads": torch.get_num_interop_threads() if torch is not None else None}
+
+
+def _logging() -> tuple:
+    root = logging.getLogger()
+    return root.level, tuple(root.handlers), logging.root.manager.disable
+
+
+def _apply_logging(state: tuple) -> None:
+    """The root logger's level and handlers, and ``logging.disable``, as in ``state``."""
+    if _logging() == state:
+        return
+    level, handlers, disabled = state
+    root = logging.getLogger()
+    root.setLevel(level)
+    root.handlers[:] = list(handlers)
+    logging.disable(disabled)
 
 
 def _environ() -> dict:
@@ -110,6 +135,9 @@ def apply(state: dict) -> None:
 
     np.seterr(**state["numpy_errors"])
     _apply_process(state["environ"], state["cwd"])
+    _apply_logging(state["logging"])
+    if sys.path != state["sys_path"]:
+        sys.path[:] = state["sys_path"]
     torch = sys.modules.get("torch")
     if torch is None:
         return
@@ -126,6 +154,7 @@ class Guard:
     def __init__(self):
         self.start: dict | None = None
         self.before: dict | None = None   # the state the current bench test restores
+        self.imported_interop: int | None = None   # torch's inter-op count when a test imported it
 
     @contextlib.contextmanager
     def around(self):
@@ -139,6 +168,24 @@ class Guard:
             apply(before)
             self.before = None
 
+    def irreversible(self) -> str | None:
+        """Why the bench test running now changed what cannot be undone (torch's inter-op
+        thread count, which torch takes once per process), or None: the runs after it in its
+        process would run with its setting, so it fails instead."""
+        torch = sys.modules.get("torch")
+        if self.before is None or torch is None:
+            return None
+        was = self.before["interop_threads"]
+        now = torch.get_num_interop_threads()
+        if was is None:   # torch first imported by this test: it had torch's own count
+            was = self.imported_interop
+        if was is None or now == was:
+            return None
+        return (f"benchkit: this test changed torch's inter-op thread count ({was} -> {now}), "
+                "which torch cannot undo in a process: every test after it in this process "
+                "would run with it. Call torch.set_num_interop_threads in conftest.py (before "
+                "any bench test), where every process sets it alike")
+
     def torch_imported(self) -> None:
         """Called when a bench test has just imported torch, before benchkit sets its thread
         count: the test then leaves torch as imported (its own thread count included), so
@@ -146,6 +193,7 @@ class Guard:
         torch = sys.modules.get("torch")
         if self.before is not None and self.before["torch"] is None and torch is not None:
             self.before["torch"] = _torch_state(torch)
+            self.imported_interop = torch.get_num_interop_threads()
 
 
 GUARD = pytest.StashKey[Guard]()  # on pytest's config: the process's Guard

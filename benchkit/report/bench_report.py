@@ -18,6 +18,8 @@ import math
 import time
 from pathlib import Path
 
+from benchkit.store import bounded
+
 REPORT_NAME = "bench_report.json"
 SCHEMA_PATH = Path(__file__).with_name("bench_report.schema.json")
 # = benchkit.verdict.build.BENCH_VERSION (a test checks): not imported, so that the commands that only
@@ -74,13 +76,10 @@ def load_report(path) -> dict:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"{path}: cannot be read ({exc})") from None
-    try:
-        report = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}: not JSON ({exc.msg} at line {exc.lineno} column "
-                          f"{exc.colno})") from None
-    except RecursionError:
-        raise ReportError(f"{path}: not a benchkit report (nested too deeply)") from None
+    try:   # no integer of more than 20 digits, no key twice, not nested too deeply
+        report = bounded.loads(text)
+    except bounded.Refused as exc:
+        raise ReportError(f"{path}: {exc}") from None
     if not isinstance(report, dict) or "bench_version" not in report:
         raise ReportError(f"{path}: not a benchkit report (no bench_version); supported "
                           f"bench_version: {_versions()}")

@@ -72,9 +72,9 @@ def parse_grid(grid, where: str) -> tuple[dict, ...]:
     for cfg in configs:
         for key, value in cfg.items():
             if not isinstance(value, (str, bool, numbers.Real)) or (
-                    isinstance(value, float) and not math.isfinite(value)):
-                raise SpecError(f"{where}: grid value {key}={value!r} must be a finite number, "
-                                "a bool or a string")
+                    isinstance(value, numbers.Real) and not _in_float_range(value)):
+                raise SpecError(f"{where}: grid value {key}={value!r:.60} must be a finite number "
+                                "within float range (|x| < 1.8e308), a bool or a string")
         if "lr" in cfg:
             lr = cfg["lr"]
             if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr > 0:
@@ -84,9 +84,27 @@ def parse_grid(grid, where: str) -> tuple[dict, ...]:
                 raise SpecError(f"{where}: {key}={cfg[key]!r} must be a positive integer")
     configs = [{k: (float(v) if isinstance(v, numbers.Real) and not isinstance(v, (bool, int))
                     else v) for k, v in c.items()} for c in configs]
-    if len({cfg_id(c) for c in configs}) != len(configs):
-        raise SpecError(f"{where}: grid has duplicate configs: {[cfg_id(c) for c in configs]}")
+    same = [cfg_id(c) for i, c in enumerate(configs)
+            if _value_key(c) in map(_value_key, configs[:i])]
+    if same:
+        raise SpecError(f"{where}: grid has duplicate configs (equal values, however written): "
+                        f"{', '.join(same)}; give each config once")
     return tuple(configs)
+
+
+def _in_float_range(value: numbers.Real) -> bool:
+    """Whether ``value`` (a bool counts as a number here) is a finite float once converted."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:   # an int such as 10**400
+        return False
+
+
+def _value_key(cfg: dict) -> tuple:
+    """A config by its values: 1, 1.0 and 1e0 are one learning rate (True stays a bool)."""
+    return tuple(sorted((k, ("bool", v) if isinstance(v, bool) else ("number", float(v))
+                         if isinstance(v, numbers.Real) else ("text", v))
+                        for k, v in cfg.items()))
 
 
 def parse_boundary(kw: dict, where: str, looks: tuple) -> str:

@@ -2,10 +2,12 @@
 URL (``s3://``, ``gs://``, ``memory://``, ``file://``, ...).
 
 The contract is three calls on ``/``-separated names relative to the location, and its name:
-``read(name)`` gives the bytes or None when there is no such name; ``write(name, data)`` makes
-``data`` appear whole or not at all, so that many sessions on many machines may write the same
-location at the same time (a reader sees either the old record or the new one, never a torn
-one; two writers of one name leave one of their records); ``names(folder)`` gives the files
+``read(name, limit=None)`` gives the bytes or None when there is no such name (given a
+``limit``, a file of more bytes is :class:`benchkit.store.bounded.Refused` before it is
+read); ``write(name, data)`` makes ``data`` appear whole or not at all, so that many
+sessions on many machines may write the same location at the same time (a reader sees either
+the old record or the new one, never a torn one; two writers of one name leave one of their
+records); ``names(folder)`` gives the files
 directly in a folder as ``folder/leaf`` (absent folder: none); ``location`` names it in
 messages. A location that cannot be reached raises ``OSError``; callers decide what that costs.
 What a record contains is :mod:`benchkit.store.runs`'s business.
@@ -17,6 +19,7 @@ import uuid
 from pathlib import Path
 
 from benchkit.store.atomic import write_atomic
+from benchkit.store.bounded import Refused, read_file
 
 # fsspec protocols whose single PUT is atomic (the object appears whole or not at all)
 OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss",
@@ -34,7 +37,9 @@ class DirectoryStorage:
         self.directory = Path(directory)
         self.location = str(self.directory)
 
-    def read(self, name: str) -> bytes | None:
+    def read(self, name: str, limit: int | None = None) -> bytes | None:
+        if limit is not None:
+            return read_file(self.directory / name, limit)
         try:
             return (self.directory / name).read_bytes()
         except (FileNotFoundError, NotADirectoryError):
@@ -70,12 +75,21 @@ class FsspecStorage:
     def _path(self, name: str) -> str:
         return f"{self.root}/{name}"
 
-    def read(self, name: str) -> bytes | None:
+    def read(self, name: str, limit: int | None = None) -> bytes | None:
+        path = self._path(name)
         try:
-            return self.fs.cat_file(self._path(name))
+            if limit is None:
+                return self.fs.cat_file(path)
+            size = self.fs.size(path)
+            if size is not None and size > limit:
+                raise Refused(f"{size} bytes; valid: at most {limit}")
+            data = self.fs.cat_file(path, start=0, end=limit + 1)
+            if len(data) > limit:
+                raise Refused(f"over {limit} bytes; valid: at most {limit}")
+            return data
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
-        except OSError:
+        except (OSError, Refused):
             raise
         except Exception as exc:  # a backend's own error type (botocore, gcsfs, ...)
             raise OSError(f"{self.location}: cannot read {name}: {exc}") from exc

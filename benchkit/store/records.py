@@ -30,11 +30,14 @@ import json
 import math
 import os
 
+from benchkit.store import bounded
+
 RECORD_VERSION = 2
 RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")
 OPTIONAL_RESULT_KEYS = ("curve",)
 SIGNATURE_KEYS = {"observed", "predicted", "tol", "prediction", "confirmed", "has_null", "null"}
 KEY_VARIABLE = "BENCHKIT_STORE_KEY"
+MAX_RECORD_BYTES = 16 * 1024 * 1024   # a record is kilobytes: its deps, logs and curve
 FIELDS = frozenset({"record_version", "key", "run", "result", "deps", "origin", "cpu",
                     "run_digest", "digest"})
 
@@ -121,10 +124,12 @@ def dumps(record: dict) -> bytes:
 def load(data: bytes, key: str, secret: bytes | None = None) -> dict:
     """The record in ``data``, checked (and its MAC, given a ``secret``); :class:`InvalidRecord`
     says why it cannot be used."""
+    if len(data) > MAX_RECORD_BYTES:
+        raise InvalidRecord(f"{len(data)} bytes; valid: at most {MAX_RECORD_BYTES}")
     try:
-        record = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidRecord(f"not JSON ({exc.__class__.__name__})") from None
+        record = bounded.loads(data)
+    except bounded.Refused as exc:
+        raise InvalidRecord(str(exc)) from None
     check(record, key)
     if secret is not None:
         check_mac(record, secret)

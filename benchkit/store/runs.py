@@ -28,7 +28,7 @@ from benchkit.spec.idea import IdeaSpec, cfg_id
 from benchkit.store import fingerprint
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage
-from benchkit.store import environment, hardware
+from benchkit.store import bounded, environment, hardware
 
 STORE_VERSION = 2
 NOT_TRAINED = "not trained for this code"          # why a run is missing, as merge says it
@@ -84,7 +84,7 @@ class RunStore:
 
     @staticmethod
     def _cpu_tag(cpu: str) -> str:
-        return hashlib.sha256(cpu.encode()).hexdigest()[:16]
+        return cpu_tag(cpu)
 
     def records(self, key: str) -> list[dict]:
         """Every valid record stored under ``key`` for this CPU (any CPU's with ``any_cpu``,
@@ -101,14 +101,10 @@ class RunStore:
         found = []
         for name in names if self.any_cpu else [n for n in names if n.startswith(mine)]:
             try:
-                data = self.storage.read(name)
+                record = load_stored(self.storage, name, key, self.secret)
             except OSError as exc:
                 self.problem(f"cannot read stored run {name} ({_why(exc)}): trained again")
                 continue
-            if data is None:
-                continue
-            try:
-                found.append(records.load(data, key, self.secret))
             except records.UnsignedRecord:
                 self.unsigned.add(key)
                 self.problem(f"stored runs at {where} that are not signed under "
@@ -117,6 +113,9 @@ class RunStore:
             except records.InvalidRecord as exc:
                 self.problem(f"stored run {where}/{name} is invalid ({exc}): not used, the "
                              "run is trained again")
+            else:
+                if record is not None:
+                    found.append(record)
         return found
 
     def lookup(self, key: str, arm_module: Path, plan: dict | None = None, *,
@@ -152,8 +151,7 @@ class RunStore:
     def put(self, record: dict) -> bool:
         """Store a record under its key and CPU; False (and a problem line) when it cannot be
         written."""
-        name = (f"{self.folder(record['key'])}/{self._cpu_tag(record['cpu'])}-"
-                f"{record['digest'][:24]}.json")
+        name = record_name(record)
         try:
             self.storage.write(name, records.dumps(record))
         except (OSError, ValueError) as exc:
@@ -189,6 +187,36 @@ class RunStore:
         return found
 
 
+def cpu_tag(cpu: str) -> str:
+    """The tag of a CPU model that a record's file name starts with."""
+    return hashlib.sha256(cpu.encode()).hexdigest()[:16]
+
+
+def record_name(record: dict) -> str:
+    """Where a record is stored: under its key, named by the CPU it trained on and its digest."""
+    return (f"{RunStore.folder(record['key'])}/{cpu_tag(record['cpu'])}-"
+            f"{record['digest'][:24]}.json")
+
+
+def load_stored(storage, name: str, key: str, secret: bytes | None = None) -> dict | None:
+    """The record stored at ``name`` under ``key``, checked (:func:`records.load`), or None when
+    there is none. Bounded before it is read (:data:`records.MAX_RECORD_BYTES`), and its file
+    name must be the one its CPU and digest give: a record filed under another CPU's tag would
+    be reused on a machine that computes other bits. Raises InvalidRecord or OSError."""
+    try:
+        data = storage.read(name, records.MAX_RECORD_BYTES)
+    except bounded.Refused as exc:
+        raise records.InvalidRecord(str(exc)) from None
+    if data is None:
+        return None
+    record = records.load(data, key, secret)
+    if name != record_name(record):
+        raise records.InvalidRecord(f"its cpu {record['cpu']!r:.80} and digest name "
+                                    f"{record_name(record).rsplit('/', 1)[-1]}, not the file "
+                                    "it is in")
+    return record
+
+
 def _why(exc: BaseException) -> str:
     return f"{exc.__class__.__name__}: {exc.strerror or exc}" if isinstance(exc, OSError) \
         else f"{exc.__class__.__name__}: {exc}"
@@ -206,7 +234,7 @@ def unusable_store(exc: OSError, rootdir: Path, threads: int, device: str) -> Ru
 class _Unusable:
     location = "pytest's cache"
 
-    def read(self, name: str) -> bytes | None:
+    def read(self, name: str, limit: int | None = None) -> bytes | None:
         return None
 
     def write(self, name: str, data: bytes) -> None:

@@ -62,3 +62,120 @@ def test_a_report_dir_outside_the_project_given_as_a_separate_word_is_refused(py
     (pytester.path / "inside").mkdir()
     for args in (["--bench-report-dir", "inside"], [f"--bench-report-dir={elsewhere}"]):
         assert pytester.runpytest_inprocess(*args).ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+# -- issue 42: records and reports bounded before they are read; grids by value -----------
+def test_bounded_json_refuses_long_integers_duplicate_keys_and_deep_nesting():
+    from benchkit.store import bounded
+
+    assert bounded.loads('{"a": 12345678901234567890, "b": [1.5e300]}')["b"] == [1.5e300]
+    for text, fragment in [("1" * 5000, "an integer of 5000 digits; valid: at most 20"),
+                           ('{"a": -' + "9" * 21 + "}", "an integer of 21 digits"),
+                           ('{"a": 1, "a": 2}', "key 'a' is given twice in one object"),
+                           ("[" * 100000 + "]" * 100000, "nested too deeply"),
+                           (b"\xff\xfe{", "not JSON"), ("{", "not JSON (Expecting")]:
+        with pytest.raises(bounded.Refused, match=fragment.replace("(", r"\(")):
+            bounded.loads(text)
+
+
+def test_a_file_over_the_limit_is_refused_before_it_is_read(tmp_path):
+    import tracemalloc
+
+    from benchkit.store import bounded
+
+    big = tmp_path / "big.json"
+    with big.open("wb") as f:
+        f.truncate(3 * 1024 ** 3)   # sparse: 3 GB that cost no disk
+    tracemalloc.start()
+    try:
+        with pytest.raises(bounded.Refused, match="3221225472 bytes; valid: at most 1024"):
+            bounded.read_file(big, 1024)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1024 * 1024   # nothing of the 3 GB was read
+    assert bounded.read_file(tmp_path / "absent.json", 1024) is None
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ('{"bench_version": 1, "n": ' + "7" * 5000 + "}", "an integer of 5000 digits"),
+    ('{"bench_version": 1, "bench_version": 1}', "key 'bench_version' is given twice"),
+])
+def test_every_command_refuses_an_unbounded_report_in_one_line(tmp_path, capsys, text,
+                                                                fragment):
+    path = tmp_path / "bench_report.json"
+    path.write_text(text)
+    for argv in (["show", path], ["compare", path, path], ["render", path], ["verify", path],
+                 ["leaderboard", path]):
+        assert main([str(a) for a in argv]) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and fragment in err[0] and "Traceback" not in err[0], err
+
+
+def _stored(tmp_path, **change):
+    """A RunStore with one valid record of this CPU, and that record (``change`` applied
+    before it is stored: a record written by someone else)."""
+    from benchkit.store import hardware, records
+    from benchkit.store.runs import RunStore
+
+    store = RunStore(tmp_path / "store", tmp_path, 1)
+    key = "ef" * 32
+    result = {"val": 1.0, "test": 2.0, "diverged": False, "seconds": 0.1, "signatures": {},
+              "logs": {}, "budgets": {}}
+    record = records.build(key, {"arm": "idea", "track": "tabular", "cfg": {}, "seed": 0},
+                           result, {}, {"module": "m", "nodeid": "n"},
+                           change.get("cpu", hardware.cpu()))
+    return store, key, record
+
+
+def test_a_record_whose_cpu_is_not_its_file_names_is_not_used(tmp_path):
+    from benchkit.store import hardware, records
+    from benchkit.store.runs import record_name
+
+    store, key, record = _stored(tmp_path, cpu="Another CPU (avx512f)")
+    mine = record_name({**record, "cpu": hardware.cpu()})   # filed under this CPU's tag
+    store.storage.write(mine, records.dumps(record))
+    assert store.lookup(key, tmp_path / "m") is None
+    assert any("its cpu 'Another CPU (avx512f)'" in p and "not the file it is in" in p
+               for p in store.problems), store.problems
+    store.put(record)   # filed under its own CPU's tag: another machine's, not used here
+    assert store.lookup(key, tmp_path / "m") is None
+
+
+def test_an_oversized_or_duplicate_keyed_record_is_refused_with_a_reason(tmp_path):
+    from benchkit.store import records
+    from benchkit.store.runs import record_name
+
+    store, key, record = _stored(tmp_path)
+    name = record_name(record)
+    path = store.storage.directory / name
+    path.parent.mkdir(parents=True)
+    with path.open("wb") as f:
+        f.truncate(records.MAX_RECORD_BYTES + 1)
+    assert store.lookup(key, tmp_path / "m") is None
+    assert any(f"{records.MAX_RECORD_BYTES + 1} bytes; valid: at most" in p
+               for p in store.problems), store.problems
+    text = records.dumps(record).decode()
+    path.write_text(text[:-1] + ', "key": "' + key + '"}')
+    assert store.lookup(key, tmp_path / "m") is None
+    assert any("key 'key' is given twice" in p for p in store.problems), store.problems
+    store.put(record)
+    assert store.lookup(key, tmp_path / "m")["result"]["val"] == 1.0
+
+
+@pytest.mark.parametrize("grid,fragment", [
+    ({"lr": [1, 1.0]}, "duplicate configs (equal values, however written): lr=1.0"),
+    ({"lr": [1e-2, 0.01]}, "duplicate configs"),
+    ([{"lr": 1e-2, "wd": 0}, {"wd": 0.0, "lr": 0.01}], "duplicate configs"),
+    ({"lr": [10 ** 400]}, "must be a finite number within float range"),
+    ({"lr": [1e-2], "width": [-(10 ** 309)]}, "must be a finite number within float range"),
+])
+def test_grids_refuse_equal_values_however_written_and_values_outside_float_range(grid,
+                                                                                  fragment):
+    with pytest.raises(SpecError) as info:
+        parse(grid=grid)
+    assert fragment in str(info.value)
+
+
+def test_a_bool_and_a_number_are_different_grid_values():
+    assert len(parse(grid={"lr": [1e-2], "flag": [True, 1]}).grids["tabular"]) == 2

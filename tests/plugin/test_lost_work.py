@@ -12,6 +12,12 @@ from sessions import report_path
 from test_aggregate import payloads, settings, spec
 
 
+@pytest.fixture(autouse=True)
+def _no_floors(monkeypatch):
+    """The tracks' floors (scikit-learn fits, seconds each) are not what these tests are about."""
+    monkeypatch.setattr("benchkit.plugin.aggregate.floors_of", lambda report, cache=None: {})
+
+
 def _only(written):
     (item,) = written
     return item
@@ -141,8 +147,9 @@ def test_fresh_after_a_plan_change_retrains_every_run_the_plan_needs(pytester):
     assert old["complete"] and [c["lr"] for c in old["protocol"]["grid"]][-1] == 10.0
     pytester.makepyfile(test_edge=EDGE.format(seeds=8))
     fresh = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-fresh")
-    fresh.stdout.fnmatch_lines(["benchkit: NEXT: the grid of edge tabular extended at its edge:"
-                                " `pytest -p no:randomly` trains the extension's 16 run(s) (lr=1.0) under*"])
+    fresh.stdout.fnmatch_lines([
+        "benchkit: NEXT: the grid of edge tabular extended at its edge: `pytest -p no:randomly`"
+        " trains the extension's 16 run(s) (lr=1.0) under this plan*"])
     for _ in range(2):   # the extension's steps (extend=2): the report asks for each
         result = pytester.runpytest_inprocess("-p", "no:randomly")
         assert "exploratory" not in result.stdout.str(), result.stdout.str()

@@ -1,0 +1,73 @@
+"""What one bench test leaves in its process never reaches the next (issue 42): the root
+logger's level and handlers and ``sys.path`` are restored around every bench test, and a test
+that changes torch's inter-op thread count, which torch cannot undo, fails."""
+from __future__ import annotations
+
+import logging
+import sys
+
+import pytest
+import torch
+
+from benchkit.plugin.isolation import Guard
+
+
+def test_the_root_logger_and_sys_path_are_restored_after_a_bench_test():
+    root = logging.getLogger()
+    level, handlers, path = root.level, list(root.handlers), list(sys.path)
+    guard = Guard()
+    with guard.around():
+        root.setLevel(logging.CRITICAL)
+        root.addHandler(logging.NullHandler())
+        logging.disable(logging.ERROR)
+        sys.path.insert(0, "/nowhere/a_run_put_this_here")
+    assert root.level == level and root.handlers == handlers and sys.path == path
+    assert logging.root.manager.disable == logging.NOTSET
+
+
+@pytest.fixture
+def interop(monkeypatch):
+    """torch's inter-op thread count, faked: the real one can be set once per process."""
+    count = {"now": torch.get_num_interop_threads()}
+
+    def set_count(n):
+        count["now"] = n
+    monkeypatch.setattr(torch, "get_num_interop_threads", lambda: count["now"])
+    monkeypatch.setattr(torch, "set_num_interop_threads", set_count)
+    return count
+
+
+def test_a_changed_interop_thread_count_is_named(interop):
+    guard = Guard()
+    with guard.around():
+        assert guard.irreversible() is None
+        torch.set_num_interop_threads(interop["now"] + 3)
+        why = guard.irreversible()
+    assert why is not None and "changed torch's inter-op thread count" in why
+    assert "conftest.py" in why
+
+
+IDEA = """\
+import pytest
+import torch
+
+pytestmark = pytest.mark.bench(name="interop", track="tabular", grid={"lr": [1e-2]}, seeds=2)
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.record(val=1.0, test=1.0)
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    torch.set_num_interop_threads(torch.get_num_interop_threads() + 1)
+    run.record(val=1.0, test=1.0)
+"""
+
+
+def test_a_bench_test_that_changes_the_interop_thread_count_fails(pytester, interop):
+    pytester.makepyfile(test_interop=IDEA)
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] == 2 and outcomes["failed"] == 2, result.outlines
+    result.stdout.fnmatch_lines(["*changed torch's inter-op thread count*which torch cannot "
+                                 "undo*"])
