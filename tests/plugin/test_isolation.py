@@ -71,3 +71,37 @@ def test_a_bench_test_that_changes_the_interop_thread_count_fails(pytester, inte
     assert outcomes["passed"] == 2 and outcomes["failed"] == 2, result.outlines
     result.stdout.fnmatch_lines(["*changed torch's inter-op thread count*which torch cannot "
                                  "undo*"])
+
+
+HISTORY = """\
+import pytest
+
+pytestmark = pytest.mark.bench(name="history", track="tabular", grid={"lr": [1e-2]}, seeds=3)
+BEFORE = []   # a module global no run restores: each idea run sees the ones before it
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.record(val=1.0 + run.seed, test=1.0 + run.seed)
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    BEFORE.append(run.seed)
+    run.record(val=0.5 + run.seed + 0.01 * len(BEFORE), test=0.5 + run.seed)
+"""
+
+
+def test_an_audit_of_a_run_selected_alone_catches_a_result_that_depends_on_earlier_runs(
+        pytester):
+    """The recipe of docs/neighbours.md: the run alone in its session has nothing before it,
+    so a result stored after other runs differs, and the audit fails naming it."""
+    pytester.makepyfile(test_history=HISTORY)
+    first = pytester.runpytest_inprocess("-p", "no:randomly")
+    assert first.parseoutcomes()["passed"] == 6
+    alone = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-audit", "1",
+                                         "test_history.py::test_idea[tabular-lr=0.01-seed2]")
+    assert alone.ret == pytest.ExitCode.TESTS_FAILED
+    alone.stdout.fnmatch_lines(["benchkit: FAIL audit: test_history.py::test_idea?tabular-lr="
+                                "0.01-seed2? retrained differs in bits from its stored run*"])
+    first_run = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-audit", "1",
+                                             "test_history.py::test_idea[tabular-lr=0.01-seed0]")
+    assert first_run.ret == pytest.ExitCode.OK   # seed 0 ran first: nothing was before it
