@@ -4,6 +4,7 @@ sources and JSON only: nothing trains."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -46,6 +47,30 @@ def test_a_module_without_a_literal_expectation_is_refused(panel, tmp_path):
                     'pytestmark = pytest.mark.bench(name="x", track="tabular")\n')
     with pytest.raises(ValueError, match="valid: \\['helps', 'harms', 'inconclusive'\\]"):
         panel.declared(path)
+
+
+def test_the_docs_table_is_the_one_the_committed_reports_give(panel):
+    report_dir = ROOT / panel.REPORT_DIR
+    meta = json.loads((report_dir / "panel.json").read_text())
+    expected = panel.render(panel.rows(report_dir), meta)  # raises on an unexplained miss
+    assert (ROOT / panel.DOCS).read_text() == expected, (
+        f"docs/panel.md is stale: run {panel.COMMAND} --docs-only")
+
+
+def test_every_verdict_in_the_table_comes_from_the_default_protocol(panel):
+    table = panel.rows(ROOT / panel.REPORT_DIR)  # raises on an exploratory report
+    decided = [r for r in table if r.obtained in panel.VERDICTS]
+    assert len(decided) >= 8
+    for row in decided:
+        assert not row.exploratory and row.pairs == 8, row.module.stem
+
+
+def test_a_module_without_a_report_is_a_miss_that_needs_a_reason(panel, tmp_path, monkeypatch):
+    monkeypatch.setattr(panel, "MISSES", {})
+    table = panel.rows(tmp_path)
+    assert {r.obtained for r in table} == {panel.NOT_RUN}
+    with pytest.raises(ValueError, match="explain"):
+        panel.render(table, {})
 
 
 def _row(panel, expected, obtained, stem="test_helps_x"):
