@@ -15,7 +15,7 @@ MAX_GRID = 1000    # configs of one track's grid, for the same reason
 MAX_RUNS = 10000   # configs x seeds of one arm on one track
 BENCH_KWARGS = ("name", "track", "grid", "seeds", "claim", "margin", "looks", "boundary",
                 "test", "max_seeds", "claim_type", "budget_tolerance", "budget_waiver", "frontier",
-                "extend", "futility")
+                "extend", "futility", "margin_reference")
 CLAIM_TYPES = ("superiority", "non-inferiority", "equivalence")
 CONTROL = "control:"  # a control arm's label: "control:<name>"
 # grid steps an edge selection may add per axis and side (benchkit.verdict.extension)
@@ -48,6 +48,7 @@ class IdeaSpec:
     epochs: dict                # track -> epochs used
     claim: str | None = None
     margin: float | None = None
+    margin_reference: float | None = None  # margins relative to it (fixed before the bench)
     looks: tuple[int, ...] = ()  # the planned seed counts, in order: (seeds,) unless declared
     looks_declared: bool = False  # looks= (or max_seeds=) in pytest.mark.bench
     boundary: str = "union"  # how the looks share alpha (benchkit.stats.sequential)
@@ -110,7 +111,8 @@ class IdeaSpec:
             "name": self.name, "module": self.module, "tracks": list(self.tracks),
             "grids": {t: [dict(c) for c in g] for t, g in self.grids.items()},
             "seeds": list(self.seeds), "epochs": dict(self.epochs), "claim": self.claim,
-            "margin": self.margin, "looks": list(self.looks),
+            "margin": self.margin, "margin_reference": self.margin_reference,
+            "looks": list(self.looks),
             "looks_declared": self.looks_declared, "boundary": self.boundary, "test": self.test,
             "overrides": dict(self.overrides),
             "protocols": self.protocols, "mechanism_tests": list(self.mechanism_tests),

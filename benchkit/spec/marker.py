@@ -6,6 +6,7 @@ before anything trains.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 from benchkit.spec.arguments import (parse_boundary, parse_fairness, parse_futility, parse_grid,
@@ -81,6 +82,15 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
             raise SpecError(f"{where}: margin={margin!r} must be a number in (0, 1): the "
                             "non-inferiority margin relative to the baseline mean")
         margin = float(margin)
+    reference = kw.get("margin_reference")
+    if reference is not None:
+        if margin is None or isinstance(reference, bool) or not isinstance(
+                reference, numbers.Real) or not (math.isfinite(reference) and reference > 0):
+            raise SpecError(f"{where}: margin_reference={reference!r} must be a number > 0 "
+                            "given with margin=: the value, fixed before the bench, that the "
+                            "margin is relative to (1.0 makes the margin absolute, in the "
+                            "metric's units)")
+        reference = float(reference)
     extend = kw.get("extend", DEFAULT_EXTEND)
     if isinstance(extend, bool) or not isinstance(extend, int) or extend < 0:
         raise SpecError(f"{where}: extend={extend!r} must be an integer >= 0: how many grid "
@@ -104,6 +114,7 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     return IdeaSpec(
         name=name, module=module, tracks=track_names, grids=grids,
         seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,
+        margin_reference=reference,
         looks=looks or (declared_seeds,), looks_declared=bool(looks), boundary=boundary,
         test=parse_test(kw, where),
         overrides=overrides,

@@ -53,6 +53,7 @@ class Sweeps:
     idea_test: np.ndarray
     groups: tuple
     axes: tuple = ()  # (axis, classes): column tuples of configs that differ only along axis
+    margin_reference: float | None = None  # margins relative to this fixed value, not to b_s
     _rows: dict = field(default_factory=dict, compare=False, repr=False)  # null_rows, unshifted
 
     @property
@@ -60,10 +61,13 @@ class Sweeps:
         return self.base_val.shape[0]
 
 
-def sweeps(base_val, base_test, idea_val, idea_test, groups=None, grid=None) -> Sweeps:
+def sweeps(base_val, base_test, idea_val, idea_test, groups=None, grid=None,
+           margin_reference: float | None = None) -> Sweeps:
     """Validated :class:`Sweeps` from four (seeds x configs) arrays; None entries become NaN.
     ``groups`` defaults to one group of every config; ``grid`` (the configs, column order) gives
-    the axes along which :func:`effective_grids` compares the arms."""
+    the axes along which :func:`effective_grids` compares the arms; ``margin_reference`` the
+    value fixed before the bench that relative margins are of (None: each seed's comparator
+    value, an approximation: see :func:`margin_test`)."""
     arrays = [np.array(np.asarray(a, dtype=object).tolist(), dtype=float, ndmin=2)
               for a in (_nan(base_val), _nan(base_test), _nan(idea_val), _nan(idea_test))]
     shape = arrays[0].shape
@@ -78,7 +82,11 @@ def sweeps(base_val, base_test, idea_val, idea_test, groups=None, grid=None) -> 
         a.setflags(write=False)
     if grid is not None and len(grid) != k:
         raise ValueError(f"grid has {len(grid)} configs for {k} columns")
-    return Sweeps(*arrays, groups=groups, axes=axis_classes(grid, groups) if grid else ())
+    if margin_reference is not None and not (math.isfinite(margin_reference)
+                                             and margin_reference > 0):
+        raise ValueError(f"margin_reference must be a finite number > 0, got {margin_reference}")
+    return Sweeps(*arrays, groups=groups, axes=axis_classes(grid, groups) if grid else (),
+                  margin_reference=margin_reference)
 
 
 def axis_classes(grid, groups) -> tuple:
@@ -266,7 +274,7 @@ def _at(values: np.ndarray, cols: np.ndarray) -> np.ndarray:
 def prefix(sw: Sweeps, m: int) -> Sweeps:
     """The sweeps of the first m seeds (an earlier look)."""
     return Sweeps(sw.base_val[:m], sw.base_test[:m], sw.idea_val[:m], sw.idea_test[:m],
-                  sw.groups, sw.axes)
+                  sw.groups, sw.axes, sw.margin_reference)
 
 
 def flipped_sums(sw: Sweeps, direction: str, flips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -368,29 +376,40 @@ def _worse(direction: str) -> float:
     return 1.0 if paired._direction(direction) == "lower" else -1.0
 
 
+def margin_scale(sw: Sweeps, b: np.ndarray) -> np.ndarray:
+    """Per seed, what a relative margin is of: the declared reference (a constant fixed before
+    the bench: the shifted arms are exactly exchangeable at the margin) or, without one, the
+    comparator's selected test value |b_s| (taken from the data: exchangeable only
+    approximately when the seeds' levels differ)."""
+    if sw.margin_reference is not None:
+        return np.full(len(b), float(sw.margin_reference))
+    return np.abs(b)
+
+
 def margin_test(sw: Sweeps, direction: str, margin: float, *, side: str = "worse",
                 seed: int = 0) -> dict:
-    """One side of a margin claim, relative to the comparator's selected test value b_s of
-    each seed. ``side="worse"`` (non-inferiority): H0 the idea is worse by margin * |b_s| or
-    more; the idea's whole sweep is moved margin * |b_s| towards better on each seed, and the
-    one-sided selection-aware test asks whether it is then still worse. ``side="better"``:
-    the mirror (H0 better by the margin or more). Returns p, the per-seed b and |b|; p is 1
-    when the claim favours an arm with the smaller effective grid (:func:`blocked`)."""
+    """One side of a margin claim of size margin * s_s (s_s: :func:`margin_scale`).
+    ``side="worse"`` (non-inferiority): H0 the idea is worse by margin * s_s or more; the
+    idea's whole sweep is moved margin * s_s towards better on each seed, and the one-sided
+    selection-aware test asks whether it is then still worse. ``side="better"``: the mirror
+    (H0 better by the margin or more). Returns p, the per-seed b and the scale s; p is 1 when
+    the claim favours an arm with the smaller effective grid (:func:`blocked`)."""
     if not (math.isfinite(margin) and margin >= 0):
         raise ValueError(f"margin must be a finite number >= 0, got {margin}")
     sel = observed(sw, direction)
     if sel["baseline"] is None:
         raise ValueError("no eligible config in an arm: no margin test")
     b = _selected_values(sw.base_test, sel["baseline"], sw.groups)
+    scale = margin_scale(sw, b)
     worse = _worse(direction)
     toward = -worse if side == "worse" else worse
     alternative = ("less" if worse > 0 else "greater") if side == "worse" else \
         ("greater" if worse > 0 else "less")
     if ("idea" if side == "worse" else "comparator") in blocked(sw):
-        return {"p_value": 1.0, "b": b, "blocked": True}
-    p = one_sided_p(sw, direction, shift=toward * margin * np.abs(b), alternative=alternative,
+        return {"p_value": 1.0, "b": b, "scale": scale, "blocked": True}
+    p = one_sided_p(sw, direction, shift=toward * margin * scale, alternative=alternative,
                     seed=seed)
-    return {"p_value": float(p), "b": b, "blocked": False}
+    return {"p_value": float(p), "b": b, "scale": scale, "blocked": False}
 
 
 def _selected_values(test: np.ndarray, cols: list, groups: tuple) -> np.ndarray:
@@ -408,11 +427,11 @@ def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
     bound_rel), ``bound`` the same in the metric's units (bound_rel * mean |b|, as a bound on
     idea - baseline: an upper one when lower is better, a lower one when higher)."""
     test = margin_test(sw, direction, margin, seed=seed)
-    p, b = test["p_value"], test["b"]
+    p = test["p_value"]
     ni = p < alpha
-    bound_rel = None if test["blocked"] else _ni_bound(sw, direction, np.abs(b), alpha, ni,
+    bound_rel = None if test["blocked"] else _ni_bound(sw, direction, test["scale"], alpha, ni,
                                                         margin, seed)
-    scale = float(np.abs(b).mean())
+    scale = float(test["scale"].mean())
     bound_worse = None if bound_rel is None else bound_rel * scale
     bound = None if bound_worse is None else (bound_worse if _worse(direction) > 0
                                               else -bound_worse)
@@ -421,6 +440,10 @@ def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
             "bound_rel": None if bound_rel is None else paired._json_float(bound_rel),
             "non_inferior": bool(ni), "p_value": paired._json_float(p),
             "test": "selection-aware one-sided sign-flip test of the sweep shifted by the margin"
+            + (f", relative to the declared reference {sw.margin_reference:g}"
+               if sw.margin_reference is not None else
+               ", relative to each seed's comparator value (exchangeable only approximately "
+               "when the seeds' levels differ: declare margin_reference)")
             + ("; refused (p 1): the idea's results do not vary along a grid axis on which the "
                "comparator is tuned, so the sweeps are not exchangeable" if test["blocked"]
                else "")}
@@ -462,7 +485,7 @@ def tost(sw: Sweeps, direction: str, margin: float, level: float, *, seed: int =
     better = margin_test(sw, direction, margin, side="better", seed=seed)
     p_w, p_b = worse["p_value"], better["p_value"]
     return {"margin_rel": float(margin),
-            "margin_abs": float(margin * np.abs(worse["b"]).mean()),
+            "margin_abs": float(margin * worse["scale"].mean()),
             "p_worse": float(p_w), "p_better": float(p_b), "p_value": float(max(p_w, p_b)),
             "level": float(level), "equivalent": bool(max(p_w, p_b) < level)}
 

@@ -246,7 +246,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
         "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha, "extend": limit,
                      "selection": SELECTION_RULE,
                      "test": robust.NAMES.get(test, TEST_NAME),
-                     "margin": spec.margin, "claim_type": spec.claim_type},
+                     "margin": spec.margin, "margin_reference": spec.margin_reference,
+                     "claim_type": spec.claim_type},
         "warnings": warnings,
         "runs": [_run_row(r) for r in sorted(
             (r for r in run_payloads if r["track"] == track and "cfg" in r),

@@ -28,20 +28,23 @@ def groups_of(grid: list[dict], frontier: dict | None) -> list[list[int]] | None
 
 
 def from_runs(runs: dict, comparator: str, grid: list[dict], seeds: list,
-              groups=None) -> selection.Sweeps:
+              groups=None, margin_reference: float | None = None) -> selection.Sweeps:
     """Comparator and idea sweeps over ``grid`` x ``seeds`` (NaN where a value is missing or
-    not finite: such a config is not eligible, as in the report's selection)."""
+    not finite: such a config is not eligible, as in the report's selection); relative margins
+    of ``margin_reference`` when declared."""
     def table(arm: str, key: str) -> list[list[float]]:
         return [[_value(runs.get((arm, cfg_id(c), s)), key) for c in grid] for s in seeds]
     return selection.sweeps(table(comparator, "val"), table(comparator, "test"),
-                            table("idea", "val"), table("idea", "test"), groups, grid)
+                            table("idea", "val"), table("idea", "test"), groups, grid,
+                            margin_reference)
 
 
 def of_report(report: dict, comparator: str = "baseline") -> selection.Sweeps:
     """The sweeps of a complete report (its protocol's grid and seeds, its runs)."""
     grid, seeds = report["protocol"]["grid"], report["protocol"]["seeds"]
     return from_runs(runs_of(report), comparator, grid, seeds,
-                     groups_of(grid, report.get("frontier")))
+                     groups_of(grid, report.get("frontier")),
+                     report["protocol"].get("margin_reference"))
 
 
 def _value(run: dict | None, key: str) -> float:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import simstats  # benchmarks/stats/, put on sys.path by calibration.py
 
-FILES = {"effective_grids": "effective_grids.json", "budget_check": "budget_check.json"}
+FILES = {"effective_grids": "effective_grids.json", "budget_check": "budget_check.json",
+         "planning": "planning_figures.json", "margins": "margins.json"}
 
 
 def load(folder: Path) -> dict:
@@ -105,10 +106,64 @@ gains: {_pct(c['bootstrap_mean_share'])} on average, at most {_pct(c['bootstrap_
 (over 20% in {c['bootstrap_share_over_20pct']:.3f} of them, when both arms need 5 seeds)."""
 
 
+def planning(pf: dict) -> str:
+    rows = ["| regime | seeds | fixed-config figure: median | its true power | selection-aware "
+            "figure: median | its true power |", "|---|---|---|---|---|---|"]
+    rows += [f"| {r['regime']} | {r['seeds']} | {r['fixed']['median_mde']:.4f} | "
+             f"{r['fixed']['mean_power']:.2f} (SE {r['fixed']['se']:.2f}) | "
+             f"{r['aware']['median_mde']:.4f} | {r['aware']['mean_power']:.2f} "
+             f"(SE {r['aware']['se']:.2f}) |" for r in pf["rows"]]
+    return f"""## Planning figures of the test that decides (`selection.mde_power80`)
+
+Does a report's `mde_power80` describe the test that decides? For {pf['benches']} benches per
+row drawn from the selection-aware section's two regimes (three configs 0.01 apart, A/A), each
+bench's figure is computed two ways: the fixed-config sign-flip figure (`signflip.mde_power80`
+at the selected configs' sd, what reports gave before) and the selection-aware one (simulated on
+the bench's own sweeps, {pf['reps']} resampled benches, what reports give now). The deciding
+test's true power at each bench's figure is then measured on {pf['fresh']} fresh benches from
+the same regime with the idea's whole sweep better by that effect; the table gives the mean over
+the benches (SE over benches), alpha {pf['alpha']:g}, {pf['seconds']:.0f} s
+(`PYTHONPATH=. python benchmarks/calibration/planning_figures.py --benches {pf['benches']}
+--fresh {pf['fresh']}`):
+
+{chr(10).join(rows)}
+
+A figure that describes the deciding test has a true power near 0.8. The fixed-config figure
+is far too optimistic where validation picks configs by accident and too pessimistic where
+it does not; the selection-aware figure is of the right test but estimated from one bench's
+seeds, so it scatters around 0.8 and averages below it (a bootstrap from 8-12 seeds
+understates the spread of new seeds)."""
+
+
+def margins(mg: dict) -> str:
+    r = mg["regime"]
+    bound = _bound(mg["alpha"], mg["reps"])
+    rows = ["| margin relative to | false non-inferior | within alpha + 2 SE |", "|---|---|---|"]
+    rows += [f"| {x['scale']} | {_rate(x)} | {'yes' if x['rate'] <= bound else '**no**'} |"
+             for x in mg["rows"]]
+    return f"""## Non-inferiority at its margin with unequal seed levels
+
+Seed levels normal({r['level_mean']:g}, {r['level_sd']:g}), configs
+{', '.join(f'{c:g}' for c in r['configs'])} apart, validation noise sd {r['val_sd']:g}, test
+noise sd {r['test_sd']:g}, {r['seeds']} seeds, margin {r['margin']:g}, lower is better, the idea
+exactly at the margin: per-seed, (1 + margin) times each seed's level, tested with the margin of
+each seed's comparator value (the default); declared reference, each seed's level plus margin x
+{r['reference']:g}, tested with `margin_reference={r['reference']:g}`. `selection.margin_test`,
+{mg['reps']:,} benches each, alpha {mg['alpha']:g} (alpha + 2 SE = {bound:.4f}),
+{mg['seconds']:.0f} s (`PYTHONPATH=. python benchmarks/calibration/margins.py --reps
+{mg['reps']}`):
+
+{chr(10).join(rows)}"""
+
+
 def sections(data: dict) -> list[str]:
     out = []
     if "effective_grids" in data:
         out.append(effective_grids(data["effective_grids"]))
     if "budget_check" in data:
         out.append(budget_check(data["budget_check"]))
+    if "planning" in data:
+        out.append(planning(data["planning"]))
+    if "margins" in data:
+        out.append(margins(data["margins"]))
     return out
