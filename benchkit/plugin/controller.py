@@ -47,6 +47,7 @@ class BenchSession:
         self.collection: dict | None = None    # from local collection or a worker's output
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
         self.sigterm_held = False              # a SIGTERM came while the reports were written
+        self.audit_lines: list[str] = []       # what --bench-audit-fresh found, when it passed
         self.progress = ProgressReporter(config)       # runs trained of runs to train, time left
         config.pluginmanager.register(self.progress, "benchkit-progress")
 
@@ -122,6 +123,10 @@ class BenchSession:
             rootpath=self.rootpath, store=self.trust(),
             cache=getattr(self.config, "cache", None))
         self.failures += audit_failures(payloads)
+        if self.settings.audit_fresh:
+            from benchkit.plugin.fresh_audit import audit
+            failed, self.audit_lines = audit(self.config, payloads)
+            self.failures += failed
         if held is not None and held.received:  # the session ends as interrupted, reports whole
             self.sigterm_held = True
             session.exitstatus = pytest.ExitCode.INTERRUPTED
@@ -235,6 +240,8 @@ class BenchSession:
         for name, count in sorted(self.filled_from_store.items()):
             tr.write_line(f"benchkit: {name}: {count} run(s) not run in this session taken "
                           "from the store, unchanged since they ran (--bench-fresh takes none)")
+        for line in self.audit_lines:
+            tr.write_line(line)
         for line in self.write_errors + self.failures:
             tr.write_line(line, red=True, bold=True)
         self.say_not_stored(tr)

@@ -54,6 +54,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--bench-audit", "bench_audit", "retrain K stored runs drawn at random (unpredictably; "
         "the report names them) and fail when any differs in bits from its record (default 0)",
         settings.audit, metavar="K")
+    add("--bench-audit-fresh", "bench_audit_fresh", "retrain K of the session's reused stored "
+        "runs, drawn at random, each alone in a fresh pytest process, and fail when any "
+        "differs in bits from its record: a run that depends on what ran before it in its "
+        "process (default 0)", settings.audit, metavar="K")
     add("--bench-store", "bench_store", "where finished runs are kept and shared: a directory "
         "(relative to the rootdir; NFS is fine) or an fsspec URL such as s3://bucket/runs "
         "(default: pytest's cache)", settings.store, metavar="LOCATION")

@@ -17,7 +17,7 @@ handlers and ``logging.disable``; ``sys.path``. torch's inter-op thread count ca
 (torch takes it once per process): a bench test that changes it fails
 (:meth:`Guard.irreversible`) and says where to set it instead. Not covered: module globals,
 functions monkeypatched and not restored, an ``inference_mode`` or other context entered and
-never left (``--bench-audit`` is what notices their effect: docs/neighbours.md), and random
+never left (``--bench-audit-fresh`` notices their effect: docs/neighbours.md), and random
 number generators (seeded before every run instead).
 
 torch is looked at only when it is already imported: a session that reuses every run never

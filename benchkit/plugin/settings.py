@@ -29,7 +29,8 @@ HEADER_SHOWN = pytest.StashKey[bool]()  # the settings line went into pytest's h
 # benchkit's command-line options (benchkit.plugin.hooks registers exactly these): only they
 # switch benchkit on in a session; a project's own ``--bench-rounds`` is the project's
 OPTIONS = ("--bench-report-dir", "--bench-seeds", "--bench-epochs", "--bench-alpha",
-           "--bench-gate", "--bench-threads", "--bench-audit", "--bench-store", "--bench-shard",
+           "--bench-gate", "--bench-threads", "--bench-audit", "--bench-audit-fresh",
+           "--bench-store", "--bench-shard",
            "--bench-timeout", "--bench-device", "--bench-fresh")
 
 
@@ -135,6 +136,7 @@ class Settings:
         self.timeout: float | None = get("bench_timeout", timeout) or None  # None: no limit
         self.fresh = bool(config.getoption("bench_fresh"))
         self.audit: int = get("bench_audit", audit, default=0)
+        self.audit_fresh: int = get("bench_audit_fresh", audit, default=0)
         # drawn unpredictably (a forger must not know which stored runs are retrained), once
         # per session: xdist workers get the controller's (pytest_configure_node)
         self.audit_seed: int = getattr(config, "workerinput", {}).get(

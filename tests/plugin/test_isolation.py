@@ -77,11 +77,12 @@ HISTORY = """\
 import pytest
 
 pytestmark = pytest.mark.bench(name="history", track="tabular", grid={"lr": [1e-2]}, seeds=3)
-BEFORE = []   # a module global no run restores: each idea run sees the ones before it
+BEFORE = []   # a module global no run restores: each run sees the ones before it
 
 @pytest.mark.arm("baseline")
 def test_baseline(run):
-    run.record(val=1.0 + run.seed, test=1.0 + run.seed)
+    BEFORE.append(run.seed)
+    run.record(val=1.0 + run.seed + 0.01 * len(BEFORE), test=1.0 + run.seed)
 
 @pytest.mark.arm("idea")
 def test_idea(run):
@@ -102,6 +103,29 @@ def test_an_audit_of_a_run_selected_alone_catches_a_result_that_depends_on_earli
     assert alone.ret == pytest.ExitCode.TESTS_FAILED
     alone.stdout.fnmatch_lines(["benchkit: FAIL audit: test_history.py::test_idea?tabular-lr="
                                 "0.01-seed2? retrained differs in bits from its stored run*"])
-    first_run = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-audit", "1",
-                                             "test_history.py::test_idea[tabular-lr=0.01-seed0]")
-    assert first_run.ret == pytest.ExitCode.OK   # seed 0 ran first: nothing was before it
+    first_run = pytester.runpytest_inprocess(
+        "-p", "no:randomly", "--bench-audit", "1",
+        "test_history.py::test_baseline[tabular-lr=0.01-seed0]")
+    assert first_run.ret == pytest.ExitCode.OK   # it ran first: nothing was before it
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)   # a pytest process of its own: torch is imported again
+def test_the_fresh_process_audit_fails_on_a_run_that_depends_on_earlier_runs(pytester):
+    """--bench-audit-fresh 1 on HISTORY after a plain test that ran first in the session and
+    left a mark in its module global: every stored run saw it, none alone does."""
+    pytester.makepyfile(test_history=HISTORY, test_aaa_first="""
+        import test_history
+
+        def test_runs_first():
+            test_history.BEFORE.append(-1)
+    """)
+    first = pytester.runpytest_inprocess("-p", "no:randomly")
+    assert first.parseoutcomes()["passed"] == 7
+    audited = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-audit-fresh", "1",
+                                           "test_history.py")
+    assert audited.ret == pytest.ExitCode.TESTS_FAILED, audited.outlines
+    audited.stdout.fnmatch_lines(["benchkit: audit in a fresh process: 1 stored run(s) "
+                                  "retrained alone, 0 the same in bits",
+                                  "benchkit: FAIL audit: test_history.py::test_* retrained "
+                                  "alone in a fresh process differs in bits*"])
