@@ -30,7 +30,6 @@ DOTTED = re.compile(r"(?<![\w./])benchkit(?:\.[A-Za-z_]\w*)+")  # not a host: //
 NAMED_ELSEWHERE = {
     "ideas/test_x.py": "the example idea module of the README and of docstrings",
     "reports/l2_decay/tabular/": "where the README's example idea reports",
-    "docs/panel.md": "benchmarks/panel/panel.py writes it (issue 40: the panel's first full run)",
     "benchmarks/mutation.py": "the script's path when the recorded mutation runs were made: the "
                               "commands in benchmarks/README.md's mutation table are as recorded",
     "benchmarks/<script>.py": "the layout the runs of benchmarks/NOTES.md were made in",
@@ -161,6 +160,11 @@ def test_every_named_path_and_name_exists(path):
     stale = [f"{path.relative_to(ROOT)}:{line}: {name}"
              for line, name, exists in references(path) if not exists]
     assert not stale, "named but not in the repository:\n" + "\n".join(stale)
+
+
+def test_every_name_kept_on_purpose_is_still_absent():
+    present = [name for name in NAMED_ELSEWHERE if path_exists(name)]
+    assert not present, f"in the repository now: remove from NAMED_ELSEWHERE: {present}"
 
 
 def test_the_checks_tell_a_stale_reference_from_a_live_one(tmp_path):
