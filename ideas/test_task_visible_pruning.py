@@ -28,6 +28,12 @@ test_pruning_finetune_vs_scratch.py (a module has one idea and one decided metri
 Signature: on the trained dense model, replacing exactly the units one-sided on every training
 input moves the *test* outputs by <= 1e-4 (exact on train by construction, it can fail where a
 unit crosses on a held-out input). Null: as many units per layer drawn among the crossing ones.
+
+Verdict at the default protocol (reports/task_visible_pruning/tabular/): harms / failed. Every
+arm is far better than predicting the train mean at these points; the idea ties magnitude
+pruning and is worse than both controls on every seed; the signature fails on one seed, and
+mechanism_ok is no. Few units replaced save little compute: the controls' affine skips cost
+more multiply-adds than their replaced units save (multiply_adds_ratio in the report).
 """
 from __future__ import annotations
 
