@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from benchkit.spec import IdeaSpec
+from benchkit.spec.idea import IdeaSpec
 from benchkit.verdict import build, controls
 from benchkit.verdict.frontier import build_frontier_report
 

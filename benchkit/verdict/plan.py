@@ -3,9 +3,11 @@ judged (recorded with each run), and why a session whose stored runs were judged
 plan is exploratory."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from benchkit.spec.idea import IdeaSpec
 from benchkit.stats import futility
-from benchkit.stats import sequential as sequential_test
+from benchkit.stats.sequential import EXACT_RULE
 
 PLAN_KEYS = ("looks", "boundary", "test", "claim_type", "margin")
 
@@ -41,7 +43,7 @@ SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declare
                    "no earlier report is read")
 
 
-def plan_of(spec: IdeaSpec, n: int, runs: list[dict] = ()) -> dict:
+def plan_of(spec: IdeaSpec, n: int, runs: Sequence[dict] = ()) -> dict:
     """The sequential plan (``report["sequential"]``) and, when this session is not one of its
     looks, why (``report["exploratory"]``): an override of seeds or epochs, a seed count the
     module does not declare as a look, or a plan changed after a look (``runs``)."""
@@ -57,6 +59,6 @@ def plan_of(spec: IdeaSpec, n: int, runs: list[dict] = ()) -> dict:
                   "declared": spec.looks_declared, "look": look,
                   "boundary": spec.boundary,
                   "futility": futility.declared(spec.futility),
-                  "rule": (sequential_test.EXACT_RULE if spec.boundary == "exact"
+                  "rule": (EXACT_RULE if spec.boundary == "exact"
                            else SEQUENTIAL_RULE)}
     return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}

@@ -24,15 +24,13 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))  # builders.py
-
 from benchkit.cli import recheck
 from benchkit.cli.verify import family
 from benchkit.report import bench_report
 from benchkit.spec import IdeaSpec
 from benchkit.stats import signtest
 
+ROOT = Path(__file__).resolve().parents[2]
 # the fields a session adds from outside the runs and the plan (time, machine, store)
 VOLATILE = ("created", "provenance", "store", "floors")
 
@@ -144,6 +142,7 @@ def committed_cases() -> dict[str, object]:
 
 # ------------------------------------------------------------------ fixture reports
 def fixture_cases() -> dict[str, object]:
+    sys.path.insert(0, str(ROOT / "tests"))  # tests/builders.py
     import builders as b
 
     out = {}
