@@ -11,6 +11,7 @@ with z the standardised improvement so far (the paired t statistic of the mean t
 of the last look's union-bound level over the family size. Below the declared threshold the
 report recommends stopping: the next looks would very likely stay inconclusive.
 
+The advice is written into the report by :func:`benchkit.verdict.decision.futility_advice`.
 Non-binding: the recommendation changes no level and no verdict (the verdict stays
 ``inconclusive``), so every look's level and the family-wise error are those of the plan
 without it; stopping only gives up chances to reject. Superiority claims only.
@@ -23,12 +24,6 @@ from statistics import NormalDist
 import numpy as np
 
 from benchkit.stats import paired as stats
-
-RULE = ("non-binding futility stop: at a look before the last with an inconclusive verdict, "
-        "stop when the conditional power under the current trend (Lan-Wittes B-value, normal "
-        "approximation) to be significantly better at the last look is below the declared "
-        "threshold; it changes no level and no verdict")
-
 
 def improvement_z(diffs, direction: str, test: str = "mean") -> float:
     """The standardised improvement so far, positive when the idea is better: the paired t
@@ -56,36 +51,3 @@ def conditional_power(z: float, n: int, n_last: int, level: float) -> float:
     if math.isinf(z):
         return 1.0 if z > 0 else 0.0
     return 1.0 - NormalDist().cdf((z_last - z / math.sqrt(t)) / math.sqrt(1.0 - t))
-
-
-def declared(threshold: float | None) -> dict | None:
-    """``report["sequential"]["futility"]`` before the verdict: the declared threshold."""
-    if threshold is None:
-        return None
-    return {"threshold": threshold, "conditional_power": None, "stop": False,
-            "last_level": None, "rule": RULE}
-
-
-def assess(report: dict, family_size: int) -> None:
-    """Fill ``report["sequential"]["futility"]`` in: the conditional power and whether to
-    stop, at a look before the last with an inconclusive verdict (left unassessed otherwise:
-    the last look, a significant result, an exploratory session). A recommendation to stop is
-    also a report warning."""
-    sequential, comp = report["sequential"], report["comparison"]
-    futility, look, looks = sequential.get("futility"), sequential["look"], sequential["looks"]
-    if futility is None or comp is None or look is None or look == len(looks) \
-            or report["exploratory"] or report["practical_verdict"] != "inconclusive":
-        return
-    threshold = futility["threshold"]
-    alpha = report["protocol"]["alpha"]
-    last_level = stats.look_levels(looks, looks[-1], alpha)[-1] / family_size
-    z = improvement_z(comp["per_seed_diffs"], comp["direction"],
-                      comp.get("test", "mean"))
-    power = conditional_power(z, report["n_seeds"], looks[-1], last_level)
-    stop = power < threshold
-    if stop:
-        report["warnings"].append(
-            f"futility: if the effect so far is the true one, the last look ({looks[-1]} seeds) "
-            f"finds the idea better with probability {power:.3g} < futility={threshold:g}: "
-            "stopping here is recommended (non-binding: no level or verdict changes)")
-    futility.update(conditional_power=power, stop=stop, last_level=last_level)

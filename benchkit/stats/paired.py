@@ -13,7 +13,6 @@ import math
 import numpy as np
 
 DIRECTIONS = ("lower", "higher")
-PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
 REL_TOL = 1e-12  # float ties in the permutation null: sums in another order differ by ulps
 
 
@@ -41,10 +40,6 @@ def _json_float(x) -> float | None:
     """Plain float, or None when not finite (JSON has no NaN/inf)."""
     x = float(x)
     return x if math.isfinite(x) else None
-
-
-def _better(delta: float, direction: str) -> bool:
-    return delta < 0 if _direction(direction) == "lower" else delta > 0
 
 
 def summarize(values) -> dict:
@@ -272,42 +267,6 @@ def select_config(val_by_config, direction: str) -> int | None:
         if score < best_score:
             best, best_score = k, score
     return best
-
-
-def practical_verdict(p: float, delta_mean: float, direction: str, alpha: float,
-                      non_inferior: bool | None = None, p_harms: float | None = None) -> str:
-    """helps (significantly better) > non-inferior (shown within the margin, even when also
-    significantly worse: a harm smaller than the margin is what non-inferiority allows) >
-    harms (significantly worse, on ``p_harms`` when given: its own family adjustment) >
-    inconclusive."""
-    if p < alpha and _better(delta_mean, direction):
-        return "helps"
-    if non_inferior is True:
-        return "non-inferior"
-    if (p if p_harms is None else p_harms) < alpha and _better(-delta_mean, direction):
-        return "harms"
-    return "inconclusive"
-
-
-def evidence_ok(signatures_confirmed, tests_passed) -> int | None:
-    """1 if every signature is confirmed and every mechanism test passed, 0 if any is not,
-    None when the idea states no mechanism evidence at all."""
-    flags = list(signatures_confirmed) + list(tests_passed)
-    if not flags:
-        return None
-    return int(all(f is not None and bool(f) for f in flags))
-
-
-def system_verdict(practical: str, mechanism_ok: int | None) -> str:
-    """worked: helps with its mechanism confirmed; failed: harms, or no help and no confirmed
-    mechanism; partial: the rest (helps without mechanism, or mechanism without help)."""
-    if practical not in PRACTICAL:
-        raise ValueError(f"practical must be one of {PRACTICAL}, got {practical!r}")
-    if practical == "helps" and mechanism_ok == 1:
-        return "worked"
-    if practical == "harms" or (practical != "helps" and mechanism_ok != 1):
-        return "failed"
-    return "partial"
 
 
 # ---------------------------------------------------------------- sequential seeds (looks)

@@ -81,35 +81,6 @@ def _closed_end(c: float, values: np.ndarray, d: np.ndarray, level: float, *, st
     return end
 
 
-def apply(comp: dict, test: str) -> dict:
-    """Make ``comp`` (a stats.compare result) decide by ``test``: for "sign", p_value becomes
-    the sign test's and the mean test's p is kept as p_mean. Returns comp."""
-    comp["test"] = test
-    d = comp["per_seed_diffs"]
-    if test == "sign":
-        comp["p_mean"] = comp["p_value"]
-        comp["p_value"] = sign_test_p(d)
-        comp["median_delta"] = float(np.median(d))
-    elif test == "wilcoxon":
-        from benchkit.stats import selection
-
-        one = selection.sweeps(np.zeros((len(d), 1)), np.zeros((len(d), 1)),
-                               np.asarray(d, float)[:, None], np.asarray(d, float)[:, None])
-        comp["p_mean"] = comp["p_value"]
-        comp["p_value"] = selection.p_value(one, "lower", statistic="wilcoxon")
-        comp["median_delta"] = float(np.median(d))
-    return comp
-
-
-def add_interval(comp: dict, level: float) -> dict:
-    """Under test="sign", the interval that inverts the sign test at ``level`` (the planning
-    level: the look's level over the family size) as ``comp["sign_ci"]``. Returns comp."""
-    if comp.get("test") == "sign":
-        lo, hi = sign_test_ci(comp["per_seed_diffs"], level)
-        comp["sign_ci"] = {"confidence": 1.0 - level, "lo": lo, "hi": hi}
-    return comp
-
-
 def verdict_delta(comp: dict) -> float:
     """The difference whose sign says which way a significant result goes: delta_mean for the
     mean test; for the sign test, (seeds with a positive difference) - (negative ones), so

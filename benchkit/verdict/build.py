@@ -1,4 +1,5 @@
-"""Assemble one idea x track report (schema v1 superset): select, compare, decide.
+"""Assemble one idea x track report (schema v1 superset): select and compare; the verdicts are
+:mod:`benchkit.verdict.decision`'s.
 
 Pure Python + numpy via :mod:`benchkit.stats`: the controller never imports torch. Writing it
 is :mod:`benchkit.report.bench_report`'s.
@@ -7,16 +8,10 @@ from __future__ import annotations
 
 import math
 
-import benchkit.stats.planning
 from benchkit.spec.idea import ARMS, IdeaSpec, cfg_id, run_id, unreachable_family
-from benchkit.stats import equivalence, futility, selection, signflip
-from benchkit.stats import paired as stats
-from benchkit.stats import sequential as seq
-from benchkit.stats import signtest as robust
-from benchkit.verdict import (budgets, comparison, controls, convergence, decision, margins,
-                             mechanism, plan)
-from benchkit.verdict import extension as extend
-from benchkit.verdict import sweeps as sweep_test
+from benchkit.stats import paired, signtest
+from benchkit.verdict import (budgets, comparison, controls, convergence, extension, mechanism,
+                             plan, sweeps)
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
@@ -64,12 +59,12 @@ def arm_sweep(runs: dict, arm: str, grid: list[dict], seeds: list[int]) -> list[
         tested = ok and all(t is not None for t in test)
         sweep.append({
             "cfg": cfg,
-            "mean": stats.summarize(test)["mean"] if tested else None,
-            "val_mean": stats.summarize(val)["mean"] if ok else None,
+            "mean": paired.summarize(test)["mean"] if tested else None,
+            "val_mean": paired.summarize(val)["mean"] if ok else None,
             "eligible": ok,
             "diverged_seeds": diverged,
-            "result": stats.summarize(test) if tested else None,
-            "val_result": stats.summarize(val) if ok else None,
+            "result": paired.summarize(test) if tested else None,
+            "val_result": paired.summarize(val) if ok else None,
             "test_diverged_seeds": [s for s, t, r in zip(seeds, test, rows) if r and t is None],
         })
     return sweep
@@ -117,7 +112,7 @@ def math_verification(mechanism_payloads: list[dict]) -> dict:
 def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism_payloads: list[dict],
                  *, alpha: float) -> dict:
     """Everything about one idea on one track except the family-wise adjustment and verdicts
-    (see :func:`decide`)."""
+    (:func:`benchkit.verdict.decision.decide`)."""
     seeds = list(spec.seeds)
     protocol = dict(spec.protocols[track])
     direction, test = direction_of(protocol), spec.test
@@ -131,14 +126,14 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
     limit = spec.extend
     # the declared grid is where the rule starts; without extension, the grid the runs ran on
     declared = [dict(c) for c in ((spec.declared_grids if limit else None) or spec.grids)[track]]
-    resolved = extend.resolve(declared, lambda arm, cfg, s: _val(runs.get((arm, cfg_id(cfg), s))),
+    resolved = extension.resolve(declared, lambda arm, cfg, s: _val(runs.get((arm, cfg_id(cfg), s))),
                               seeds, direction, limit, arms, fixed=spec.frontier or {})
     grid = resolved["grid"]
     missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
                for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]
-    sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in arms}
-    best = {arm: None if missing else stats.select_config(
-        [sw["val_result"]["per_seed"] if sw["eligible"] else [None] for sw in sweeps[arm]],
+    arm_sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in arms}
+    best = {arm: None if missing else paired.select_config(
+        [sw["val_result"]["per_seed"] if sw["eligible"] else [None] for sw in arm_sweeps[arm]],
         direction) for arm in arms}
     problems = []
     collected = {cfg_id(c) for c in spec.grids[track]}
@@ -153,8 +148,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
     for arm in arms:
         if not missing and best[arm] is None:
             problems.append(f"every config of the {arm} arm diverged: no config is eligible")
-        elif not missing and sweeps[arm][best[arm]]["test_diverged_seeds"]:
-            bad = sweeps[arm][best[arm]]["test_diverged_seeds"]
+        elif not missing and arm_sweeps[arm][best[arm]]["test_diverged_seeds"]:
+            bad = arm_sweeps[arm][best[arm]]["test_diverged_seeds"]
             problems.append(
                 f"the {arm} arm's config {cfg_id(grid[best[arm]])}, selected on validation, "
                 f"has a non-finite test metric on seed(s) {', '.join(map(str, bad))}: no paired "
@@ -183,7 +178,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
         "incomplete": None if complete else {"reasons": problems, "missing": missing,
                                              "failed": failed, "pending": new_cfgs},
         "baseline": None, "idea": None, "idea_config": None,
-        "idea_sweep": sweeps["idea"], "comparison": None, "frontier": None,
+        "idea_sweep": arm_sweeps["idea"], "comparison": None, "frontier": None,
     }
     idea_sel = []
     if complete:
@@ -191,22 +186,22 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
         base = [runs[("baseline", cfg_id(b_cfg), s)]["test"] for s in seeds]
         idea_sel = [runs[("idea", cfg_id(i_cfg), s)] for s in seeds]
         idea = [r["test"] for r in idea_sel]
-        report["baseline"] = {"best_cfg": b_cfg, "sweep": sweeps["baseline"],
-                              "full": stats.summarize(base)}
-        report["idea"] = stats.summarize(idea)
+        report["baseline"] = {"best_cfg": b_cfg, "sweep": arm_sweeps["baseline"],
+                              "full": paired.summarize(base)}
+        report["idea"] = paired.summarize(idea)
         report["idea_config"] = i_cfg
         selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
                     for arm in arms}
         compared = {arm: comparison.compare_arms(
             [r["test"] for r in selected[arm]], idea, direction=direction, alpha=alpha,
-            margin=spec.margin, test=test, sweeps=sweep_test.from_runs(runs, arm, grid, seeds))
+            margin=spec.margin, test=test, sweeps=sweeps.from_runs(runs, arm, grid, seeds))
             for arm in arms if arm != "idea"}
         report["comparison"] = compared["baseline"]
         report["controls"] = {arm.removeprefix("control:"): controls.control_section(
-            arm, sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]],
+            arm, arm_sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]],
             compared[arm]) for arm in arms if arm not in ARMS}
         for arm, comp in compared.items():
-            warnings += sweep_test.grid_warnings(comp, arm)
+            warnings += sweeps.grid_warnings(comp, arm)
         report["budgets"] = budgets.budget_section(selected, spec)
         report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}
@@ -226,7 +221,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
                             f"{side} edge of {axis} after {steps} extension(s) (extend={limit}): "
                             "a wider grid may tune it better")
     else:
-        report["baseline"] = {"best_cfg": None, "sweep": sweeps["baseline"], "full": None}
+        report["baseline"] = {"best_cfg": None, "sweep": arm_sweeps["baseline"], "full": None}
         report["controls"] = {}
         report["budgets"] = report["log_medians"] = report["decided_by"] = None
         report["convergence"] = convergence.section(track, {}, direction)[0]
@@ -245,7 +240,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
                                         for a, k, sd in resolved["at_edge"]]},
         "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha, "extend": limit,
                      "selection": SELECTION_RULE,
-                     "test": robust.NAMES.get(test, TEST_NAME),
+                     "test": signtest.NAMES.get(test, TEST_NAME),
                      "margin": spec.margin, "margin_reference": spec.margin_reference,
                      "claim_type": spec.claim_type},
         "warnings": warnings,
@@ -260,82 +255,6 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
         warnings.append("exploratory: " + "; ".join(report["exploratory"]["reasons"])
                         + ". Not a look of the plan: no verdict of this session counts and "
                         "every gate fails")
-    return report
-
-
-def decided_level(level: float, p_value: float, p_adjusted: float | None) -> float:
-    """The level this comparison's own p was in effect tested at: ``level`` scaled by
-    p_value / p_adjusted (Holm's step level for the j-th smallest p, lower where an earlier
-    step's adjusted p is larger), so that the test's interval at it excludes 0 exactly when
-    p_adjusted < level, the rule the verdict was decided by."""
-    if p_adjusted is None or not p_adjusted > p_value:
-        return level
-    return level * p_value / p_adjusted
-
-
-def planning(comp: dict, level: float, *, significant: bool, sw=None,
-             direction: str = "lower", interval_level: float | None = None) -> dict:
-    """The figures of the deciding test at the level its first Holm step uses (the look's
-    level over the family size; :func:`benchkit.stats.planning.figures`): the effect it
-    detects 80% of the time and, when not significant, the seeds that would detect the
-    observed effect (post hoc); and the interval that
-    inverts it (the selection-aware test's when the sweeps ``sw`` are given) at
-    ``interval_level`` (default ``level``: :func:`decided_level` gives the verdict's)."""
-    d = comp["per_seed_diffs"]
-    at = level if interval_level is None else interval_level
-    lo, hi = (signflip.sign_flip_ci(d, at) if sw is None
-              else selection.interval(sw, direction, at))
-    return {"signflip_ci": {"confidence": 1.0 - at, "lo": lo, "hi": hi},
-            **benchkit.stats.planning.figures(d, comp["delta_mean"], level,
-                                              significant=significant, sweeps=sw,
-                                              direction=direction, test=comp.get("test"))}
-
-
-def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
-    """Verdicts on the family-adjusted p (Holm over the tracks an idea declares), tested at
-    this look's level of the plan declared in the module (the full alpha for one look)."""
-    comp = report["comparison"]
-    alpha = report["protocol"]["alpha"]
-    sequential = report["sequential"]
-    if comp is None:
-        report["practical_verdict"] = report["system_verdict"] = "incomplete"
-        return report
-    n = report["n_seeds"]
-    sw = sweep_test.of_report(report) if comp.get("selection_aware") else None
-    level, margin_level = seq.levels(  # exact boundaries for one comparison only
-        sequential, comp["per_seed_diffs"], alpha, family_size * len(controls.comparisons(
-            report)), sweeps=sw, direction=direction_of(report))
-    if sequential["look"] is not None and len(sequential["looks"]) > 1:
-        report["warnings"].append(
-            f"look {sequential['look']} of {len(sequential['looks'])} declared "
-            f"(looks={tuple(sequential['looks'])}): tested at level {level:.4g}, not "
-            f"{alpha:g}, so that all looks together stay within alpha")
-    if 0 < level < alpha and stats.min_p_value(n) * family_size >= level:
-        report["warnings"].append(  # (the full-alpha case is warned by build_report)
-            f"this look is tested at level {level:.4g}, but with {n} seeds the smallest "
-            f"possible p is {stats.min_p_value(n):.4g}"
-            + (f" ({family_size} x that after Holm)" if family_size > 1 else "")
-            + ": it cannot be significant")
-    comp["p_adjusted"] = p_adjusted
-    comp["family_size"] = family_size
-    comp["level"] = level
-    interval_level = decided_level(level, comp["p_value"], p_adjusted)
-    comp.update(planning(comp, level / family_size, significant=p_adjusted < level, sw=sw,
-                         direction=direction_of(report), interval_level=interval_level))
-    robust.add_interval(comp, interval_level)
-    own = comp.get("sign_ci") or comp["signflip_ci"]  # the deciding test's: one interval
-    comp["ci95"] = [own["lo"], own["hi"]]
-    against_baseline = equivalence.verdict(  # margin tests at this look's level
-        comp, report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
-        direction=direction_of(report), level=level, family_size=family_size,
-        margin_level=margin_level,
-        claim_type=report["protocol"].get("claim_type", "superiority"), sweeps=sw)
-    unresolved = margins.unresolved_margin(comp, report["baseline"]["full"]["per_seed"],
-                                           margin_level / family_size)
-    report["warnings"] += [unresolved] if unresolved else []
-    comp.update(decision.reference_fields(against_baseline))  # the reference format's words
-    report.update(controls.decide_against_all(report, against_baseline, level).fields())
-    futility.assess(report, family_size)
     return report
 
 

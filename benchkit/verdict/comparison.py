@@ -3,11 +3,13 @@
 One function makes every comparison of a report (the baseline's, each control's, a frontier's
 pooled ones) and every comparison ``verify`` recomputes from a report's rows: the paired
 figures (:func:`benchkit.stats.paired.compare`), the declared test's p
-(:func:`benchkit.stats.signtest.apply`), then, given the arms' sweeps, the selection-aware p
+(:func:`decide_by_test`), then, given the arms' sweeps, the selection-aware p
 that decides (:func:`benchkit.verdict.sweeps.decide_by_selection`). No verdict here: those are
 decided once, at the planned level, after the family's adjustment.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from benchkit.stats import paired, selection, signtest
 from benchkit.verdict import sweeps as sweep_test
@@ -18,8 +20,27 @@ def compare_arms(comparator: list[float], idea: list[float], *, direction: str, 
                  sweeps: selection.Sweeps | None) -> dict:
     """The comparison of ``idea`` with ``comparator`` (test metric per seed, same seed order)
     under the declared ``test``; selection-aware when the arms' ``sweeps`` are given."""
-    comparison = signtest.apply(paired.compare(comparator, idea, direction=direction,
+    comparison = decide_by_test(paired.compare(comparator, idea, direction=direction,
                                                alpha=alpha, margin=margin), test)
     if sweeps is not None:
         sweep_test.decide_by_selection(comparison, sweeps, direction)
     return comparison
+
+
+def decide_by_test(comp: dict, test: str) -> dict:
+    """Make ``comp`` (a :func:`benchkit.stats.paired.compare` result) decide by the declared
+    ``test``: under "sign" or "wilcoxon", ``p_value`` becomes that test's and the mean test's
+    p is kept as ``p_mean``, beside the median difference. Returns comp."""
+    comp["test"] = test
+    d = comp["per_seed_diffs"]
+    if test == "sign":
+        comp["p_mean"] = comp["p_value"]
+        comp["p_value"] = signtest.sign_test_p(d)
+        comp["median_delta"] = float(np.median(d))
+    elif test == "wilcoxon":
+        one = selection.sweeps(np.zeros((len(d), 1)), np.zeros((len(d), 1)),
+                               np.asarray(d, float)[:, None], np.asarray(d, float)[:, None])
+        comp["p_mean"] = comp["p_value"]
+        comp["p_value"] = selection.p_value(one, "lower", statistic="wilcoxon")
+        comp["median_delta"] = float(np.median(d))
+    return comp

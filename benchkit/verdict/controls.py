@@ -1,18 +1,16 @@
-"""Control arms and the idea's verdict against every comparator.
+"""Control arms and the family of the idea's comparisons.
 
 ``pytest.mark.arm("control", name=...)`` arms are benched like the baseline; the idea is compared
-with each (Holm over every comparison of the idea) and its practical verdict is the worst of its
-verdicts against the baseline and every control, under the bench's claim type
-(``claim_type="superiority"`` (default), ``"non-inferiority"`` or ``"equivalence"``, both of
-which need ``margin=``; see :mod:`benchkit.stats.equivalence`). A verdict is withheld
-(``unmatched``) when a budget does not match (:mod:`benchkit.verdict.budgets`).
+with each (Holm over every comparison of the idea, :func:`adjust_family`) and its practical
+verdict is the worst of its verdicts against the baseline and every control, under the bench's
+claim type (decided in :mod:`benchkit.verdict.decision`).
 
 Pure Python over payloads and report dicts: the controller never imports torch."""
 from __future__ import annotations
 
-from benchkit.stats import equivalence, paired
-from benchkit.verdict import decision, sweeps
+from benchkit.stats import paired
 from benchkit.spec.idea import CONTROL
+
 
 def arm_name(arm: str) -> str:
     return arm.removeprefix(CONTROL) + " (control)" if arm.startswith(CONTROL) else arm
@@ -32,34 +30,6 @@ def comparisons(report: dict) -> list[dict]:
         return []
     return [report["comparison"]] + [c["comparison"] for c in
                                      (report.get("controls") or {}).values()]
-
-
-def verdicts_against(report: dict, baseline_verdict: str, level: float) -> list[tuple[str, str]]:
-    """The idea's verdict against each comparator, ``(verdict, arm)``, baseline first; each
-    control's is also its section's ``verdict`` (its margin tests at this look's level)."""
-    direction = "lower" if report["metric_direction"].startswith("lower") else "higher"
-    verdicts = [(baseline_verdict, "baseline")]
-    for control in (report.get("controls") or {}).values():
-        control["verdict"] = equivalence.verdict(
-            control["comparison"], control["full"]["per_seed"], report["idea"]["per_seed"],
-            direction=direction, level=level,
-            family_size=control["comparison"].get("family_size") or 1,
-            claim_type=report["protocol"].get("claim_type", "superiority"),
-            sweeps=sweeps.of_report(report, control["arm"])
-            if control["comparison"].get("selection_aware") else None)
-        control["comparison"].update(decision.reference_fields(control["verdict"]))
-        verdicts.append((control["verdict"], control["arm"]))
-    return verdicts
-
-
-def decide_against_all(report: dict, against_baseline: str, level: float) -> decision.Decision:
-    """The idea's decision (:mod:`.decision`) from its verdict against the baseline and its
-    verdicts against every control, taken here at this look's ``level``; without a comparison
-    (a run is missing) nothing is decided: ``incomplete``."""
-    if report.get("comparison") is None:
-        return decision.Decision("incomplete", "incomplete")
-    against = verdicts_against(report, against_baseline, level)
-    return decision.decide(against, report["mechanism_ok"], report.get("budgets"))
 
 
 def adjust_family(reports: list[dict]) -> None:

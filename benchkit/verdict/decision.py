@@ -1,20 +1,27 @@
-"""The decide stage: the idea's verdict against each comparator in, its verdicts out, once.
+"""The decide stage, the one home of the verdict words and rules: a report's comparisons (their
+figures from :mod:`benchkit.stats`, adjusted over the family) in, its verdicts out, once.
 
 The verdict pipeline (:mod:`benchkit.verdict.pipeline`) reads top to bottom: **select** each
 arm's config on validation and **compare** the idea with each comparator on test
 (:mod:`benchkit.verdict.build`, :mod:`benchkit.verdict.comparison`), adjust the family (Holm,
-:func:`benchkit.verdict.controls.adjust_family`), **decide**
-(here: a :class:`Decision`, written into the report once and never changed after), then
-**gate** (:func:`benchkit.plugin.aggregate.gate_failure` reads it).
+:func:`benchkit.verdict.controls.adjust_family`), **decide** (here, :func:`decide`: the look's
+level, the planning figures, the margin tests, the idea's verdict against each comparator
+under its claim, the worst of them as a frozen :class:`Decision`, and the futility advice),
+then **gate** (:func:`benchkit.plugin.aggregate.gate_failure` reads it).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchkit.stats import paired as stats
+from benchkit.stats import (equivalence, futility, paired, planning, selection, sequential,
+                            signflip, signtest)
+from benchkit.verdict import controls, margins, sweeps
+from benchkit.verdict.build import direction_of
 
+PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
 VERDICT_ORDER = ("harms", "inconclusive", "non-inferior", "helps", "equivalent")  # worst first
 REFERENCE_WORDS = {"helps": "idea better (significant)", "harms": "idea worse (significant)"}
+EQUIVALENCE_CLAIM = "equivalence"
 
 
 def reference_fields(verdict: str) -> dict:
@@ -22,6 +29,41 @@ def reference_fields(verdict: str) -> dict:
     from the verdict decided against that comparator at the planned level."""
     words = REFERENCE_WORDS.get(verdict, "no significant win")
     return {"verdict": words, "system_worked": verdict == "helps"}
+
+
+def practical_verdict(p: float, delta_mean: float, direction: str, alpha: float,
+                      non_inferior: bool | None = None, p_harms: float | None = None) -> str:
+    """helps (significantly better) > non-inferior (shown within the margin, even when also
+    significantly worse: a harm smaller than the margin is what non-inferiority allows) >
+    harms (significantly worse, on ``p_harms`` when given: its own family adjustment) >
+    inconclusive."""
+    if p < alpha and better(delta_mean, direction):
+        return "helps"
+    if non_inferior is True:
+        return "non-inferior"
+    if (p if p_harms is None else p_harms) < alpha and better(-delta_mean, direction):
+        return "harms"
+    return "inconclusive"
+
+
+def better(delta: float, direction: str) -> bool:
+    """Whether a difference (idea - comparator) is strictly better in the metric's
+    ``direction`` ("lower" or "higher")."""
+    if direction not in paired.DIRECTIONS:
+        raise ValueError(f"direction must be one of {paired.DIRECTIONS}, got {direction!r}")
+    return delta < 0 if direction == "lower" else delta > 0
+
+
+def system_verdict(practical: str, mechanism_ok: int | None) -> str:
+    """worked: helps with its mechanism confirmed; failed: harms, or no help and no confirmed
+    mechanism; partial: the rest (helps without mechanism, or mechanism without help)."""
+    if practical not in PRACTICAL:
+        raise ValueError(f"practical must be one of {PRACTICAL}, got {practical!r}")
+    if practical == "helps" and mechanism_ok == 1:
+        return "worked"
+    if practical == "harms" or (practical != "helps" and mechanism_ok != 1):
+        return "failed"
+    return "partial"
 
 
 @dataclass(frozen=True)
@@ -34,18 +76,193 @@ class Decision:
     system: str
     decided_by: str | None = None
 
+    @classmethod
+    def from_verdicts(cls, against: list[tuple[str, str]], mechanism_ok: int | None,
+                      budgets: dict | None) -> Decision:
+        """The idea's verdicts from its verdict against each comparator, ``(verdict, arm)``,
+        baseline first: the worst of them decides (on a tie, the first named), and the system
+        verdict adds the mechanism. Withheld as ``unmatched`` when a budget does not match."""
+        practical, decided_by = min(against, key=lambda v: VERDICT_ORDER.index(v[0]))
+        if budgets and not budgets["matched"]:
+            return cls("unmatched", "unmatched", decided_by)
+        return cls(practical, system_verdict(practical, mechanism_ok), decided_by)
+
     def fields(self) -> dict:
         """The report's fields of this decision."""
         return {"practical_verdict": self.practical, "system_verdict": self.system,
                 "decided_by": self.decided_by}
 
 
-def decide(against: list[tuple[str, str]], mechanism_ok: int | None,
-           budgets: dict | None) -> Decision:
-    """The idea's verdicts from its verdict against each comparator, ``(verdict, arm)``,
-    baseline first: the worst of them decides (on a tie, the first named), and the system
-    verdict adds the mechanism. Withheld as ``unmatched`` when a budget does not match."""
-    practical, decided_by = min(against, key=lambda v: VERDICT_ORDER.index(v[0]))
-    if budgets and not budgets["matched"]:
-        return Decision("unmatched", "unmatched", decided_by)
-    return Decision(practical, stats.system_verdict(practical, mechanism_ok), decided_by)
+def claim_verdict(comp: dict, baseline, idea, *, direction: str, level: float,
+                  family_size: int, claim_type: str, margin_level: float | None = None,
+                  sweeps: selection.Sweeps | None = None) -> str:
+    """The practical verdict of one comparison at this look's ``level``: the margin tests
+    (non-inferiority when a margin is declared, TOST under an equivalence claim) are redone
+    at ``margin_level`` (default ``level``; the union-bound level under an exact boundary,
+    which is calibrated for the two-sided test only) / family_size (Holm's first step) and
+    stored in ``comp``; selection-aware (:mod:`benchkit.stats.selection`) when the arms'
+    ``sweeps`` are given, else on the selected configs' per-seed values. Under an equivalence
+    claim a shown equivalence outranks a significant difference."""
+    test_level = (level if margin_level is None else margin_level) / family_size
+    ni = comp.get("noninferiority")
+    if ni and sweeps is not None:
+        comp["noninferiority"] = ni = selection.noninferiority(
+            sweeps, direction, ni["margin_rel"], test_level)
+    elif ni:
+        comp["noninferiority"] = ni = paired.noninferiority(
+            baseline, idea, direction=direction, margin=ni["margin_rel"], alpha=test_level)
+    if claim_type == EQUIVALENCE_CLAIM and ni:
+        comp["equivalence"] = (
+            equivalence.tost(baseline, idea, direction=direction, margin=ni["margin_rel"],
+                             level=test_level)
+            if sweeps is None else selection.tost(sweeps, direction, ni["margin_rel"],
+                                                  test_level))
+        if comp["equivalence"]["equivalent"]:
+            return "equivalent"
+    p = comp["p_adjusted"]
+    return practical_verdict(p if p is not None else comp["p_value"],
+                             signtest.verdict_delta(comp), direction, level,
+                             non_inferior=ni["non_inferior"] if ni else None,
+                             p_harms=comp.get("p_adjusted_harms"))
+
+
+def decided_level(level: float, p_value: float, p_adjusted: float | None) -> float:
+    """The level this comparison's own p was in effect tested at: ``level`` scaled by
+    p_value / p_adjusted (Holm's step level for the j-th smallest p, lower where an earlier
+    step's adjusted p is larger), so that the test's interval at it excludes 0 exactly when
+    p_adjusted < level, the rule the verdict was decided by."""
+    if p_adjusted is None or not p_adjusted > p_value:
+        return level
+    return level * p_value / p_adjusted
+
+
+def planning_figures(comp: dict, level: float, *, significant: bool, sw=None,
+                     direction: str = "lower", interval_level: float | None = None) -> dict:
+    """The figures of the deciding test at the level its first Holm step uses (the look's
+    level over the family size; :func:`benchkit.stats.planning.figures`): the effect it
+    detects 80% of the time and, when not significant, the seeds that would detect the
+    observed effect (post hoc); and the interval that inverts it (the selection-aware test's
+    when the sweeps ``sw`` are given) at ``interval_level`` (default ``level``:
+    :func:`decided_level` gives the verdict's)."""
+    d = comp["per_seed_diffs"]
+    at = level if interval_level is None else interval_level
+    lo, hi = (signflip.sign_flip_ci(d, at) if sw is None
+              else selection.interval(sw, direction, at))
+    return {"signflip_ci": {"confidence": 1.0 - at, "lo": lo, "hi": hi},
+            **planning.figures(d, comp["delta_mean"], level, significant=significant,
+                               sweeps=sw, direction=direction, test=comp.get("test"))}
+
+
+def sign_interval(comp: dict, level: float) -> dict:
+    """Under test="sign", the interval that inverts the sign test at ``level`` (the level the
+    verdict was decided at, :func:`decided_level`), as the comparison's ``sign_ci``; else
+    nothing."""
+    if comp.get("test") != "sign":
+        return {}
+    lo, hi = signtest.sign_test_ci(comp["per_seed_diffs"], level)
+    return {"sign_ci": {"confidence": 1.0 - level, "lo": lo, "hi": hi}}
+
+
+def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
+    """Verdicts on the family-adjusted p (Holm over the tracks an idea declares), tested at
+    this look's level of the plan declared in the module (the full alpha for one look).
+    Writes the comparisons' decided figures and the verdicts into ``report``; returns it."""
+    comp = report["comparison"]
+    alpha = report["protocol"]["alpha"]
+    plan = report["sequential"]
+    if comp is None:
+        report["practical_verdict"] = report["system_verdict"] = "incomplete"
+        return report
+    n = report["n_seeds"]
+    direction = direction_of(report)
+    sw = sweeps.of_report(report) if comp.get("selection_aware") else None
+    level, margin_level = sequential.levels(  # exact boundaries for one comparison only
+        plan, comp["per_seed_diffs"], alpha, family_size * len(controls.comparisons(
+            report)), sweeps=sw, direction=direction)
+    if plan["look"] is not None and len(plan["looks"]) > 1:
+        report["warnings"].append(
+            f"look {plan['look']} of {len(plan['looks'])} declared "
+            f"(looks={tuple(plan['looks'])}): tested at level {level:.4g}, not "
+            f"{alpha:g}, so that all looks together stay within alpha")
+    if 0 < level < alpha and paired.min_p_value(n) * family_size >= level:
+        report["warnings"].append(  # (the full-alpha case is warned by build_report)
+            f"this look is tested at level {level:.4g}, but with {n} seeds the smallest "
+            f"possible p is {paired.min_p_value(n):.4g}"
+            + (f" ({family_size} x that after Holm)" if family_size > 1 else "")
+            + ": it cannot be significant")
+    comp["p_adjusted"] = p_adjusted
+    comp["family_size"] = family_size
+    comp["level"] = level
+    significant = p_adjusted is not None and p_adjusted < level
+    interval_level = decided_level(level, comp["p_value"], p_adjusted)
+    comp.update(planning_figures(comp, level / family_size, significant=significant, sw=sw,
+                                 direction=direction, interval_level=interval_level))
+    comp.update(sign_interval(comp, interval_level))
+    own = comp.get("sign_ci") or comp["signflip_ci"]  # the deciding test's: one interval
+    comp["ci95"] = [own["lo"], own["hi"]]
+    against_baseline = claim_verdict(  # margin tests at this look's level
+        comp, report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
+        direction=direction, level=level, family_size=family_size,
+        margin_level=margin_level,
+        claim_type=report["protocol"].get("claim_type", "superiority"), sweeps=sw)
+    unresolved = margins.unresolved_margin(comp, report["baseline"]["full"]["per_seed"],
+                                           margin_level / family_size)
+    report["warnings"] += [unresolved] if unresolved else []
+    comp.update(reference_fields(against_baseline))  # the reference format's words
+    report.update(decide_against_all(report, against_baseline, level).fields())
+    futility_advice(report, family_size)
+    return report
+
+
+def verdicts_against(report: dict, baseline_verdict: str, level: float) -> list[tuple[str, str]]:
+    """The idea's verdict against each comparator, ``(verdict, arm)``, baseline first; each
+    control's is also its section's ``verdict`` (its margin tests at this look's level)."""
+    direction = direction_of(report)
+    verdicts = [(baseline_verdict, "baseline")]
+    for control in (report.get("controls") or {}).values():
+        control["verdict"] = claim_verdict(
+            control["comparison"], control["full"]["per_seed"], report["idea"]["per_seed"],
+            direction=direction, level=level,
+            family_size=control["comparison"].get("family_size") or 1,
+            claim_type=report["protocol"].get("claim_type", "superiority"),
+            sweeps=sweeps.of_report(report, control["arm"])
+            if control["comparison"].get("selection_aware") else None)
+        control["comparison"].update(reference_fields(control["verdict"]))
+        verdicts.append((control["verdict"], control["arm"]))
+    return verdicts
+
+
+def decide_against_all(report: dict, against_baseline: str, level: float) -> Decision:
+    """The idea's decision from its verdict against the baseline and its verdicts against
+    every control, taken here at this look's ``level``; without a comparison (a run is
+    missing) nothing is decided: ``incomplete``."""
+    if report.get("comparison") is None:
+        return Decision("incomplete", "incomplete")
+    against = verdicts_against(report, against_baseline, level)
+    return Decision.from_verdicts(against, report["mechanism_ok"], report.get("budgets"))
+
+
+def futility_advice(report: dict, family_size: int) -> None:
+    """Fill ``report["sequential"]["futility"]`` in: the conditional power
+    (:func:`benchkit.stats.futility.conditional_power`) and whether to stop, at a look before
+    the last with an inconclusive verdict (left unassessed otherwise: the last look, a
+    significant result, an exploratory session). A recommendation to stop is also a report
+    warning; it changes no level and no verdict."""
+    plan, comp = report["sequential"], report["comparison"]
+    advice, look, looks = plan.get("futility"), plan["look"], plan["looks"]
+    if advice is None or comp is None or look is None or look == len(looks) \
+            or report["exploratory"] or report["practical_verdict"] != "inconclusive":
+        return
+    threshold = advice["threshold"]
+    alpha = report["protocol"]["alpha"]
+    last_level = paired.look_levels(looks, looks[-1], alpha)[-1] / family_size
+    z = futility.improvement_z(comp["per_seed_diffs"], comp["direction"],
+                               comp.get("test", "mean"))
+    power = futility.conditional_power(z, report["n_seeds"], looks[-1], last_level)
+    stop = power < threshold
+    if stop:
+        report["warnings"].append(
+            f"futility: if the effect so far is the true one, the last look ({looks[-1]} seeds) "
+            f"finds the idea better with probability {power:.3g} < futility={threshold:g}: "
+            "stopping here is recommended (non-binding: no level or verdict changes)")
+    advice.update(conditional_power=power, stop=stop, last_level=last_level)

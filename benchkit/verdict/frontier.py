@@ -25,7 +25,7 @@ from benchkit.verdict import build
 def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
                           mechanism_payloads: list[dict], *, alpha: float) -> dict:
     """One report over the frontier (see the module docstring); verdicts come later, from
-    :func:`benchkit.verdict.build.decide`, as for any report."""
+    :func:`benchkit.verdict.decision.decide`, as for any report."""
     (axis, values), = spec.frontier.items()
     grid = spec.grids[track]
     points = []

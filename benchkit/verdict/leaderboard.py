@@ -39,7 +39,8 @@ from benchkit.stats.paired import benjamini_hochberg, holm, min_p_value, sign_fl
 from benchkit.stats import selection
 from benchkit.stats.signflip import sign_flip_ci
 from benchkit.verdict import sweeps
-from benchkit.verdict.build import decided_level, finite_or_none
+from benchkit.verdict.build import finite_or_none
+from benchkit.verdict.decision import decided_level
 
 ADJUSTMENT = "holm"
 ADJUSTMENTS = {"holm": holm, "bh": benjamini_hochberg}  # family-wise error / false discovery rate

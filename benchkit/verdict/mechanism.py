@@ -10,7 +10,6 @@ import ast
 import inspect
 import textwrap
 
-from benchkit.stats import paired
 
 def signature_status(confirmed: bool, entries: list[dict | None], predicted: float,
                      tol: float) -> tuple[str, bool | None, list]:
@@ -38,6 +37,15 @@ def signature_status(confirmed: bool, entries: list[dict | None], predicted: flo
     return status, discriminating, nulls if any(has_null) else []
 
 
+def evidence_ok(signatures_confirmed, tests_passed) -> int | None:
+    """1 if every signature is confirmed and every mechanism test passed, 0 if any is not,
+    None when the idea states no mechanism evidence at all."""
+    flags = list(signatures_confirmed) + list(tests_passed)
+    if not flags:
+        return None
+    return int(all(f is not None and bool(f) for f in flags))
+
+
 def mechanism_ok(signatures: dict, tests_passed: list[bool]) -> int | None:
     """1 only with evidence from trained runs: at least one signature confirmed against a
     discriminating null (status ``confirmed``), every signature confirmed, none
@@ -47,7 +55,7 @@ def mechanism_ok(signatures: dict, tests_passed: list[bool]) -> int | None:
     say in math_verification and leave mechanism_ok null."""
     if not signatures:
         return None
-    ok = paired.evidence_ok([s["confirmed"] for s in signatures.values()], tests_passed)
+    ok = evidence_ok([s["confirmed"] for s in signatures.values()], tests_passed)
     if ok != 1:
         return ok
     statuses = [s.get("status") for s in signatures.values()]

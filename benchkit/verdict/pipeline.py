@@ -6,7 +6,8 @@ figures follow from its runs by the one order that made them:
    on validation, **compare** the idea with each comparator on test (:mod:`.comparison`);
 2. **adjust** the family of the idea's comparisons over its tracks
    (:func:`benchkit.verdict.controls.adjust_family`);
-3. **decide** each report's verdicts at the planned level (:func:`benchkit.verdict.build.decide`).
+3. **decide** each report's verdicts at the planned level
+   (:func:`benchkit.verdict.decision.decide`).
 
 Pure: nothing is read or written here; the track's floors, which come from outside the runs,
 enter through a function the caller gives.
@@ -19,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from benchkit.spec.idea import IdeaSpec
-from benchkit.verdict import build, controls
+from benchkit.verdict import build, controls, decision
 from benchkit.verdict.frontier import build_frontier_report
 
 Floors = Callable[[dict], dict]  # a report -> its track's floors on its seeds
@@ -84,6 +85,6 @@ def decide_family(reports: list[dict], floors: Floors | None = None) -> list[dic
         if floors is not None:
             report["floors"] = floors(report)
         comparison = report["comparison"]
-        build.decide(report, comparison["p_adjusted"] if comparison is not None else None,
-                     family_size=len(reports))
+        decision.decide(report, comparison["p_adjusted"] if comparison is not None else None,
+                        family_size=len(reports))
     return reports

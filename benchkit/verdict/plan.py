@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from benchkit.spec.idea import IdeaSpec
-from benchkit.stats import futility
 from benchkit.stats.sequential import EXACT_RULE
 
 PLAN_KEYS = ("looks", "boundary", "test", "claim_type", "margin")
+FUTILITY_RULE = ("non-binding futility stop: at a look before the last with an inconclusive "
+                 "verdict, stop when the conditional power under the current trend (Lan-Wittes "
+                 "B-value, normal approximation) to be significantly better at the last look is "
+                 "below the declared threshold; it changes no level and no verdict")
 
 
 def declared_plan(spec: IdeaSpec, looks=None) -> dict:
@@ -58,7 +61,16 @@ def plan_of(spec: IdeaSpec, n: int, runs: Sequence[dict] = ()) -> dict:
     sequential = {"looks": looks, "max_seeds": looks[-1],
                   "declared": spec.looks_declared, "look": look,
                   "boundary": spec.boundary,
-                  "futility": futility.declared(spec.futility),
+                  "futility": declared_futility(spec.futility),
                   "rule": (EXACT_RULE if spec.boundary == "exact"
                            else SEQUENTIAL_RULE)}
     return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}
+
+
+def declared_futility(threshold: float | None) -> dict | None:
+    """``report["sequential"]["futility"]`` before the verdict: the declared threshold
+    (:func:`benchkit.verdict.decision.futility_advice` fills the rest in)."""
+    if threshold is None:
+        return None
+    return {"threshold": threshold, "conditional_power": None, "stop": False,
+            "last_level": None, "rule": FUTILITY_RULE}

@@ -53,7 +53,8 @@ def _value(run: dict | None, key: str) -> float:
 
 
 def decide_by_selection(comp: dict, sw: selection.Sweeps, direction: str) -> dict:
-    """Make ``comp`` (stats.compare, then signtest.apply) decide by the selection-aware test
+    """Make ``comp`` (stats.compare, then comparison.decide_by_test) decide by the
+    selection-aware test
     of its statistic; the fixed-config p stays as ``p_fixed_configs``. When the arms'
     effective grids differ (:func:`benchkit.stats.selection.effective_grids`) and the result
     favours the arm with the smaller one, the test cannot tell a better arm from the other's

@@ -119,7 +119,7 @@ def noise_draws(seed: int, n_test: int) -> np.ndarray:
 def fixed_level_words(comp: dict, direction: str, alpha: float) -> str:
     """The reference reports' words for one comparison tested at ``alpha`` alone (no family,
     no looks): what a calibration block counts as a rejection."""
-    verdict = paired.practical_verdict(comp["p_value"], comp["delta_mean"], direction, alpha)
+    verdict = decision.practical_verdict(comp["p_value"], comp["delta_mean"], direction, alpha)
     return decision.reference_fields(verdict)["verdict"]
 
 

@@ -630,7 +630,7 @@ stay within level + 2 SE ({n0['non_inferior']['n']:,} benches per condition,
 
 An idea {h0['idea']} with a {h0['margin']:.0%} margin (base sd {h0['base_sd']:g}, noise sd
 {h0['noise']:g} x |baseline|), through the report's path (`stats.compare` with `margin=`, then
-`equivalence.verdict` at level {h0['level']:g}): how often it passes the non-inferior gate
+`decision.claim_verdict` at level {h0['level']:g}): how often it passes the non-inferior gate
 (verdict helps, non-inferior or equivalent), {h0['gate_passed']['n']:,} benches per seed count.
 A within-margin harm is `non-inferior`, even when it is also significantly worse:
 

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from benchkit.stats import paired
+from benchkit.verdict import decision
 
 import simstats
 from simstats import rate
@@ -69,7 +70,7 @@ def sequential_boundaries(reps: int, alpha: float, effect: float, seed: int = 17
 STAT_SALT = 0x57A75   # the --statistics streams: default_rng([STAT_SALT, condition])
 STAT_REPS = 3000      # simulated benches per condition (the issue's floor is 2,000)
 HARM_SHARE = 6        # the harm-within-margin curve runs reps // 6 benches per seed count:
-#                       each is the report's full path (compare, then equivalence.verdict),
+#                       each is the report's full path (compare, then decision.claim_verdict),
 #                       0.1-0.3 s per bench at 16-64 seeds on the shared 2-core machine
 GATE_PASSES = ("helps", "non-inferior", "equivalent")  # the non-inferior gate (aggregate)
 
@@ -195,7 +196,7 @@ def _margin_bench(rng, n: int, *, base_sd: float, scale: float, noise: float,
 
 
 def noninferiority_at_margin(reps: int, look1: float) -> list[dict]:
-    """stats.noninferiority (as equivalence.verdict calls it) on ideas exactly at the 5% margin
+    """stats.noninferiority (as decision.claim_verdict calls it) on ideas exactly at the 5% margin
     in expectation, both directions, small and large baseline spread, at alpha and at look 1's
     level: the false 'non-inferior' rate, to stay <= level + 2 SE."""
     out, c = [], 500
@@ -217,8 +218,7 @@ def noninferiority_at_margin(reps: int, look1: float) -> list[dict]:
 
 def harm_within_margin(reps: int, seeds=(8, 16, 32, 64)) -> list[dict]:
     """An idea 1% worse with a 5% margin through the report's path (stats.compare with
-    margin=, then equivalence.verdict): how often it passes the non-inferior gate."""
-    from benchkit.stats import equivalence
+    margin=, then decision.claim_verdict): how often it passes the non-inferior gate."""
 
     out = []
     for c, n in enumerate(seeds):
@@ -227,7 +227,7 @@ def harm_within_margin(reps: int, seeds=(8, 16, 32, 64)) -> list[dict]:
             b, i = _margin_bench(rng, n, base_sd=0.1, scale=1.01, noise=0.1, direction="lower")
             comp = paired.compare(b, i, direction="lower", margin=0.05)
             comp["p_adjusted"], comp["family_size"] = comp["p_value"], 1
-            v = equivalence.verdict(comp, b, i, direction="lower", level=0.05, family_size=1,
+            v = decision.claim_verdict(comp, b, i, direction="lower", level=0.05, family_size=1,
                                     claim_type="non-inferiority")
             gate += v in GATE_PASSES
             ni += comp["noninferiority"]["non_inferior"]

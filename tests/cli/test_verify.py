@@ -86,7 +86,8 @@ def test_controls_and_the_sign_test_are_recomputed_too(monkeypatch):
     monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "verdict"))
     from test_report_controls_and_extension import ALPHA, TRACK, rich_runs, rich_spec
     from benchkit.report import bench_report
-    from benchkit.verdict.build import build_report, decide
+    from benchkit.verdict.build import build_report
+    from benchkit.verdict.decision import decide
     from benchkit.verdict.controls import adjust_family
 
     report = build_report(rich_spec(6), TRACK, rich_runs(6), [], alpha=ALPHA)
@@ -114,7 +115,7 @@ def test_a_frontier_report_is_recomputed_point_by_point():
 
     from benchkit.report import bench_report
     from benchkit.verdict.controls import adjust_family
-    from benchkit.verdict.build import decide
+    from benchkit.verdict.decision import decide
     from benchkit.verdict.frontier import build_frontier_report
     from builders import ALPHA, TRACK, make_run, make_spec
 

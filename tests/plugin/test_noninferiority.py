@@ -56,6 +56,7 @@ def test_a_failed_write_leaves_the_old_report_whole(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------ the test, by simulation
 from benchkit.stats import paired  # noqa: E402
+from benchkit.verdict import decision  # noqa: E402
 import numpy as np  # noqa: E402
 
 BENCHES = 2000
@@ -103,9 +104,9 @@ def test_a_small_harm_within_the_margin_passes_more_often_with_more_seeds():
     rates = [_ni_rate(np.random.default_rng(20 + n), n, base_mean=1.0, base_sd=0.1,
                       idea_scale=1.01, noise_sd=0.04) for n in (6, 8, 12)]
     assert rates[0] < rates[1] < rates[2], rates
-    assert paired.practical_verdict(0.001, +0.01, "lower", 0.05, non_inferior=True) == \
+    assert decision.practical_verdict(0.001, +0.01, "lower", 0.05, non_inferior=True) == \
         "non-inferior"
-    assert paired.practical_verdict(0.001, +0.01, "lower", 0.05, non_inferior=False) == "harms"
+    assert decision.practical_verdict(0.001, +0.01, "lower", 0.05, non_inferior=False) == "harms"
 
 
 def test_one_sided_sign_flip_p_matches_enumeration():

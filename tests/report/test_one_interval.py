@@ -7,7 +7,7 @@ import pytest
 
 from benchkit.report import plots
 from benchkit.report.summary import render_summary_md
-from benchkit.verdict.build import decide, decided_level
+from benchkit.verdict.decision import decide, decided_level
 from builders import ALPHA, BASE8, IDEA8, P8, paired_report
 
 

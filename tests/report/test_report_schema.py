@@ -28,6 +28,7 @@ import subprocess
 import sys
 
 from benchkit.report import schema_doc
+from benchkit.verdict import decision
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads(bench_report.SCHEMA_PATH.read_text(encoding="utf-8"))
@@ -89,7 +90,7 @@ def test_closed_and_open_objects_are_as_documented():
 def test_enums_match_benchkit():
     props = SCHEMA["properties"]
     withheld = {"incomplete", "unmatched"}  # no verdict: runs missing, budgets differ
-    assert set(props["practical_verdict"]["enum"]) == set(paired.PRACTICAL) | withheld
+    assert set(props["practical_verdict"]["enum"]) == set(decision.PRACTICAL) | withheld
     assert set(props["practical_verdict"]["enum"]) == {
         "helps", "harms", "inconclusive", "non-inferior", "equivalent", "incomplete", "unmatched"}
     assert set(props["system_verdict"]["enum"]) == {"worked", "partial", "failed"} | withheld
@@ -98,9 +99,9 @@ def test_enums_match_benchkit():
     assert set(comp["verdict"]["enum"]) == {
         "idea better (significant)", "idea worse (significant)", "no significant win"}
     assert comp["direction"]["enum"] == list(paired.DIRECTIONS)
-    for practical in paired.PRACTICAL:
+    for practical in decision.PRACTICAL:
         for mech in (0, 1, None):
-            assert paired.system_verdict(practical, mech) in props["system_verdict"]["enum"]
+            assert decision.system_verdict(practical, mech) in props["system_verdict"]["enum"]
 
 
 # ----------------------------------------------------------------- (b) reports benchkit writes

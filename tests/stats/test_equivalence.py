@@ -10,6 +10,7 @@ from benchkit.plugin.aggregate import gate_failure
 from benchkit.spec.arguments import parse_fairness
 from benchkit.spec import SpecError
 from benchkit.report.sentences import practical_sentence
+from benchkit.verdict import decision
 from sessions import assert_gate_exits, validate_report
 
 BASE = [1.00, 1.10, 0.90, 1.05, 0.95, 1.02]
@@ -26,7 +27,7 @@ def _verdict(idea_scale, claim_type="equivalence", level=0.05, base=BASE, noise=
     if noise is not None:
         idea = [x + e for x, e in zip(idea, noise)]
     comp = _comp(base, idea)
-    return equivalence.verdict(comp, base, idea, direction="lower", level=level,
+    return decision.claim_verdict(comp, base, idea, direction="lower", level=level,
                                family_size=1, claim_type=claim_type), comp
 
 
@@ -63,7 +64,7 @@ def test_tested_at_the_looks_level_over_the_family():
     assert _verdict(1.0, level=0.05)[0] == "equivalent"
     assert _verdict(1.0, level=0.01)[0] == "inconclusive"
     comp = _comp(BASE, BASE)
-    assert equivalence.verdict(comp, BASE, BASE, direction="lower", level=0.05, family_size=4,
+    assert decision.claim_verdict(comp, BASE, BASE, direction="lower", level=0.05, family_size=4,
                                claim_type="equivalence") == "inconclusive"
     assert comp["equivalence"]["level"] == 0.0125
     assert comp["equivalence"]["p_worse"] == comp["equivalence"]["p_better"] == 1 / 64

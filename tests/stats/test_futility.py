@@ -8,7 +8,8 @@ import pytest
 from scipy import stats as sps
 
 from benchkit.stats import futility, paired
-from benchkit.verdict.build import build_report, decide
+from benchkit.verdict.build import build_report
+from benchkit.verdict.decision import decide
 from benchkit.spec import SpecError
 from builders import GRID, TRACK, make_run, make_spec, parse
 

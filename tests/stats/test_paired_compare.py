@@ -16,6 +16,8 @@ from hypothesis import given, strategies as st
 from scipy import stats as sps
 
 from benchkit.stats import paired
+from benchkit.verdict import decision
+from benchkit.verdict import mechanism
 from test_paired_pvalue import DYN_BASE, DYN_IDEA, FAST, TAB_BASE, TAB_IDEA, _monte_carlo_p
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never
@@ -77,15 +79,15 @@ def test_compare_keys_and_rules():
     extra = {"ci95", "alpha", "effect_size", "noninferiority"}  # planning figures: decide()
     assert v1 | extra <= set(c) and not {"verdict", "system_worked"} & set(c)
     assert c["p_value"] == paired.min_p_value(8)
-    assert paired.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05) == "helps"
+    assert decision.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05) == "helps"
     assert c["effect_size"] is None  # constant diffs: sd == 0
     assert c["noninferiority"]["non_inferior"] is True
     worse = paired.compare(base, better, direction="higher")
-    assert paired.practical_verdict(worse["p_value"], worse["delta_mean"], "higher",
+    assert decision.practical_verdict(worse["p_value"], worse["delta_mean"], "higher",
                                     0.05) == "harms"
     noisy = [b + s for b, s in zip(base, [0.1, -0.1, 0.05, -0.02, 0.1, -0.12, 0.03, -0.01])]
     c2 = paired.compare(base, noisy, direction="lower")
-    assert paired.practical_verdict(c2["p_value"], c2["delta_mean"], "lower",
+    assert decision.practical_verdict(c2["p_value"], c2["delta_mean"], "lower",
                                     0.05) == "inconclusive"
     assert c2["noninferiority"] is None
     assert c2["ci95"] == pytest.approx(paired.ci95(np.subtract(noisy, base)))
@@ -140,17 +142,17 @@ def test_select_config():
     (0.30, 1.0, "lower", False, "inconclusive"),
 ])
 def test_practical_verdict(p, delta, direction, ni, expected):
-    assert paired.practical_verdict(p, delta, direction, 0.05, non_inferior=ni) == expected
+    assert decision.practical_verdict(p, delta, direction, 0.05, non_inferior=ni) == expected
 
 
 def test_mechanism_ok():
-    assert paired.evidence_ok([], []) is None
-    assert paired.evidence_ok([True], []) == 1
-    assert paired.evidence_ok([True, True], [True]) == 1
-    assert paired.evidence_ok([True], [False]) == 0
-    assert paired.evidence_ok([False], []) == 0
-    assert paired.evidence_ok([], [None]) == 0
-    assert type(paired.evidence_ok([np.bool_(True)], [])) is int
+    assert mechanism.evidence_ok([], []) is None
+    assert mechanism.evidence_ok([True], []) == 1
+    assert mechanism.evidence_ok([True, True], [True]) == 1
+    assert mechanism.evidence_ok([True], [False]) == 0
+    assert mechanism.evidence_ok([False], []) == 0
+    assert mechanism.evidence_ok([], [None]) == 0
+    assert type(mechanism.evidence_ok([np.bool_(True)], [])) is int
 
 
 @pytest.mark.parametrize("practical,mech,expected", [
@@ -161,12 +163,12 @@ def test_mechanism_ok():
     ("non-inferior", 0, "failed"),
 ])
 def test_system_verdict(practical, mech, expected):
-    assert paired.system_verdict(practical, mech) == expected
+    assert decision.system_verdict(practical, mech) == expected
 
 
 def test_system_verdict_rejects_unknown():
     with pytest.raises(ValueError, match="practical"):
-        paired.system_verdict("great", 1)
+        decision.system_verdict("great", 1)
 
 
 # ---------------------------------------------------------------- plain types
@@ -224,10 +226,10 @@ def test_stats_module_does_not_import_torch():
     (0.5, "higher", True), (-0.5, "higher", False), (0.0, "higher", False),
 ])
 def test_better_is_a_strict_sign_in_the_direction(delta, direction, better):
-    assert paired._better(delta, direction) is better
-    p_verdict = paired.practical_verdict(0.01, delta, direction, 0.05)
+    assert decision.better(delta, direction) is better
+    p_verdict = decision.practical_verdict(0.01, delta, direction, 0.05)
     assert p_verdict == ("helps" if better else "harms" if delta != 0 else "inconclusive")
-    assert paired.practical_verdict(0.05, delta, direction, 0.05) == "inconclusive"  # p == level
+    assert decision.practical_verdict(0.05, delta, direction, 0.05) == "inconclusive"  # p == level
 
 
 def test_direction_is_checked():
@@ -309,15 +311,16 @@ def test_compare_at_the_level_and_its_forwarded_arguments():
     idea = [b - g for b, g in zip(base, gains)]   # every seed better: p = 2/64
     c = paired.compare(base, idea, direction="lower")
     assert c["alpha"] == 0.05 and c["p_value"] == 2 / 64
-    assert paired.practical_verdict(c["p_value"], c["delta_mean"], "lower", c["alpha"]) == "helps"
+    assert decision.practical_verdict(c["p_value"], c["delta_mean"], "lower", c["alpha"]) == "helps"
     assert c["mde_rel_pct"] == pytest.approx(100 * c["mde"] / 3.5) and c["mde"] == paired.mde(
         np.subtract(idea, base), 0.05)
     at = paired.compare(base, idea, direction="lower", alpha=2 / 64)
-    assert paired.practical_verdict(at["p_value"], at["delta_mean"], "lower", at["alpha"]) == (
+    assert decision.practical_verdict(at["p_value"], at["delta_mean"], "lower", at["alpha"]) == (
         "inconclusive")  # p = alpha is not below it
     assert at["mde"] == paired.mde(np.subtract(idea, base), 2 / 64) > c["mde"] > 0
     worse = paired.compare(base, [b + 0.5 for b in base], direction="lower")
-    assert paired.practical_verdict(worse["p_value"], worse["delta_mean"], "lower", 0.05) == "harms"
+    assert decision.practical_verdict(worse["p_value"], worse["delta_mean"], "lower",
+                                      0.05) == "harms"
     assert worse["delta_mean"] == 0.5 and worse["idea_wins"] == 0 and worse["n_pairs"] == 6
     assert worse["per_seed_diffs"] == [0.5] * 6 and worse["direction"] == "lower"
     ni = paired.compare(base, idea, direction="higher", margin=0.2, alpha=0.1)

@@ -222,13 +222,13 @@ def test_reference_reports_reproduced(ref):
     assert c["mde_rel_pct"] * V1_T / tq == pytest.approx(ref["mde_rel_pct"], rel=1e-9)
     # the reference's words follow from p and the sign at its alpha, as the decision writes them
     words = decision.reference_fields(
-        paired.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05))
+        decision.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05))
     assert words == {"verdict": ref["verdict"], "system_worked": False}
     assert c["p_value"] == paired.sign_flip_p_value(diffs)
 
-    practical = paired.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05)
+    practical = decision.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05)
     assert practical == ref["practical"]
-    assert paired.system_verdict(practical, ref["mech"]) == ref["system"]
+    assert decision.system_verdict(practical, ref["mech"]) == ref["system"]
 
 
 def test_reference_p_values():

@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from benchkit.stats import paired
+from benchkit.verdict import decision
+from benchkit.verdict import mechanism
 from builders import ALPHA, PRACTICAL
 
 BELOW = math.nextafter(ALPHA, 0.0)
@@ -27,7 +28,7 @@ ABOVE = math.nextafter(ALPHA, 1.0)
     (0.0, 0.0, "lower", "inconclusive"),         # no difference is neither better nor worse
 ])
 def test_practical_verdict_at_the_level(p, delta, direction, expected):
-    assert paired.practical_verdict(p, delta, direction, ALPHA) == expected
+    assert decision.practical_verdict(p, delta, direction, ALPHA) == expected
 
 
 @pytest.mark.parametrize("p, delta, non_inferior, expected", [
@@ -37,7 +38,8 @@ def test_practical_verdict_at_the_level(p, delta, direction, expected):
     (BELOW, -1.0, True, "helps"),               # significantly better beats non-inferior
 ])
 def test_practical_verdict_non_inferior(p, delta, non_inferior, expected):
-    assert paired.practical_verdict(p, delta, "lower", ALPHA, non_inferior=non_inferior) == expected
+    assert decision.practical_verdict(p, delta, "lower", ALPHA,
+                                      non_inferior=non_inferior) == expected
 
 
 def system_expected(practical: str, mech: int | None) -> str:
@@ -50,12 +52,12 @@ def system_expected(practical: str, mech: int | None) -> str:
 
 @pytest.mark.parametrize("practical, mech", list(itertools.product(PRACTICAL, (1, 0, None))))
 def test_system_verdict_table(practical, mech):
-    assert paired.system_verdict(practical, mech) == system_expected(practical, mech)
+    assert decision.system_verdict(practical, mech) == system_expected(practical, mech)
 
 
 def test_system_verdict_reference_reports():
-    assert paired.system_verdict("harms", 0) == "failed"        # the pruning reference report
-    assert paired.system_verdict("inconclusive", 1) == "partial"  # the compression one
+    assert decision.system_verdict("harms", 0) == "failed"        # the pruning reference report
+    assert decision.system_verdict("inconclusive", 1) == "partial"  # the compression one
 
 
 @pytest.mark.parametrize("signatures, tests, expected", [
@@ -64,4 +66,4 @@ def test_system_verdict_reference_reports():
     ([False], [True], 0), ([True], [False], 0), ([None], [], 0), ([True, False], [], 0),
 ])
 def test_mechanism_ok_table(signatures, tests, expected):
-    assert paired.evidence_ok(signatures, tests) == expected
+    assert mechanism.evidence_ok(signatures, tests) == expected

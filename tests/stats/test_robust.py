@@ -6,7 +6,8 @@ from scipy import stats as sps
 
 from benchkit.stats import signtest
 from benchkit.spec import arguments
-from benchkit.verdict.build import build_report, decide
+from benchkit.verdict.build import build_report
+from benchkit.verdict.decision import decide
 from benchkit.spec import SpecError
 from builders import GRID, TRACK, make_run, make_spec
 

@@ -14,7 +14,7 @@ import pytest
 
 from benchkit.stats import signflip
 from benchkit.stats import paired
-from benchkit.verdict.build import decide
+from benchkit.verdict.decision import decide
 from builders import paired_report
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "stats"))

@@ -11,9 +11,10 @@ import pytest
 from benchkit.verdict import controls
 from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
-from benchkit.stats import paired
 
-from benchkit.verdict.build import build_report, decide, mechanism_signature, math_verification
+from benchkit.verdict.build import build_report, mechanism_signature, math_verification
+from benchkit.verdict.decision import decide
+from benchkit.verdict import decision
 from builders import ALPHA, BASE8, GRID, IDEA8, make_run, make_spec, paired_report, TRACK
 
 LEVEL = 0.05
@@ -29,7 +30,7 @@ def control(name: str, p_adjusted: float, delta: float) -> dict:
 def report(practical: str, *control_arms: dict, direction: str = "lower is better",
            mechanism_ok=1, matched: bool = True) -> dict:
     return {"practical_verdict": practical,
-            "system_verdict": paired.system_verdict(practical, mechanism_ok),
+            "system_verdict": decision.system_verdict(practical, mechanism_ok),
             "comparison": {"p_adjusted": 0.01, "delta_mean": -0.5}, "metric_direction": direction,
             "mechanism_ok": mechanism_ok, "controls": {c["arm"][8:]: c for c in control_arms},
             "idea": {"per_seed": [0.5] * 4}, "protocol": {"claim_type": "superiority"},
@@ -50,9 +51,9 @@ def report(practical: str, *control_arms: dict, direction: str = "lower is bette
 def test_the_worst_comparison_decides_and_is_named(baseline, control_arms, practical,
                                                    decided_by):
     rep = report(baseline, *(control(*c) for c in control_arms))
-    rep.update(controls.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
+    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
     assert (rep["practical_verdict"], rep["decided_by"]) == (practical, decided_by)
-    assert rep["system_verdict"] == paired.system_verdict(practical, 1)
+    assert rep["system_verdict"] == decision.system_verdict(practical, 1)
 
 
 @pytest.mark.parametrize("direction, delta, verdict", [
@@ -61,7 +62,7 @@ def test_the_worst_comparison_decides_and_is_named(baseline, control_arms, pract
 ])
 def test_a_control_is_judged_in_the_metric_direction(direction, delta, verdict):
     rep = report("helps", control("a", BELOW, delta), direction=direction)
-    rep.update(controls.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
+    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
     assert rep["controls"]["a"]["verdict"] == verdict
 
 
@@ -72,13 +73,13 @@ def test_a_control_is_judged_in_the_metric_direction(direction, delta, verdict):
 def test_a_control_is_judged_on_its_adjusted_p_at_the_looks_level(p, level, verdict):
     rep = report("helps", control("a", p, -0.1))
     rep["controls"]["a"]["comparison"]["p_value"] = 0.0  # the raw p never decides
-    rep.update(controls.decide_against_all(rep, rep["practical_verdict"], level).fields())
+    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], level).fields())
     assert rep["controls"]["a"]["verdict"] == verdict
 
 
 def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged():
     rep = report("helps", control("a", BELOW, -0.1), matched=False)
-    rep.update(controls.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
+    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
     assert rep["practical_verdict"] == rep["system_verdict"] == "unmatched"
     assert rep["controls"]["a"]["verdict"] == "helps" and rep["decided_by"] == "baseline"
     assert budgets.unmatched_reason(rep) == "unmatched (params x)"
@@ -88,8 +89,8 @@ def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged(
                                                   (None, "failed")])
 def test_the_system_verdict_follows_the_decided_practical_one(mechanism_ok, system):
     rep = report("helps", control("a", ABOVE, -0.1), mechanism_ok=mechanism_ok)
-    assert rep["system_verdict"] == paired.system_verdict("helps", mechanism_ok)
-    rep.update(controls.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
+    assert rep["system_verdict"] == decision.system_verdict("helps", mechanism_ok)
+    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
     assert (rep["practical_verdict"], rep["system_verdict"]) == ("inconclusive", system)
 
 
@@ -97,7 +98,7 @@ def test_without_a_comparison_nothing_is_decided():
     rep = report("inconclusive")
     rep["practical_verdict"] = rep["system_verdict"] = "incomplete"
     rep["comparison"] = None
-    rep.update(controls.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
+    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
     assert rep["decided_by"] is None and rep["practical_verdict"] == "incomplete"
     assert rep["system_verdict"] == "incomplete"
     assert controls.comparisons(rep) == []
@@ -261,7 +262,7 @@ def margin_report(n: int, *, claim: str | None, family_size: int | None) -> dict
 ])
 def test_a_control_is_judged_under_the_reports_claim(claim, verdict):
     rep_ = margin_report(8, claim=claim, family_size=2)
-    rep_.update(controls.decide_against_all(rep_, rep_["practical_verdict"], 0.05).fields())
+    rep_.update(decision.decide_against_all(rep_, rep_["practical_verdict"], 0.05).fields())
     comp = rep_["controls"]["c"]["comparison"]
     assert rep_["controls"]["c"]["verdict"] == verdict
     # the margin test is redone on the control's and the idea's seeds, at level / family size
@@ -277,6 +278,6 @@ def test_a_control_is_judged_under_the_reports_claim(claim, verdict):
 ])
 def test_a_controls_margin_test_is_at_the_level_over_its_family_size(family_size, verdict):
     rep_ = margin_report(5, claim="superiority", family_size=family_size)
-    rep_.update(controls.decide_against_all(rep_, rep_["practical_verdict"], 0.05).fields())
+    rep_.update(decision.decide_against_all(rep_, rep_["practical_verdict"], 0.05).fields())
     assert rep_["controls"]["c"]["verdict"] == verdict
     assert rep_["controls"]["c"]["comparison"]["noninferiority"]["p_value"] == 1 / 32

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from benchkit.verdict.decision import VERDICT_ORDER, Decision, decide
+from benchkit.verdict.decision import VERDICT_ORDER, Decision
 
 
 @pytest.mark.parametrize("verdicts, expected", [
@@ -17,22 +17,47 @@ from benchkit.verdict.decision import VERDICT_ORDER, Decision, decide
 ])
 def test_the_worst_verdict_against_any_comparator_decides(verdicts, expected):
     arms = ["baseline", "control:a", "control:b"]
-    decision = decide(list(zip(verdicts, arms)), mechanism_ok=1, budgets=None)
+    decision = Decision.from_verdicts(list(zip(verdicts, arms)), mechanism_ok=1, budgets=None)
     assert (decision.practical, decision.decided_by) == expected
     assert decision.system == ("worked" if expected[0] == "helps" else
                                "failed" if expected[0] == "harms" else "partial")
 
 
 def test_an_unmatched_budget_withholds_both_verdicts():
-    decision = decide([("helps", "baseline")], 1, {"matched": False})
+    decision = Decision.from_verdicts([("helps", "baseline")], 1, {"matched": False})
     assert decision.fields() == {"practical_verdict": "unmatched",
                                  "system_verdict": "unmatched", "decided_by": "baseline"}
-    assert decide([("helps", "baseline")], 1, {"matched": True}).practical == "helps"
+    matched = Decision.from_verdicts([("helps", "baseline")], 1, {"matched": True})
+    assert matched.practical == "helps"
 
 
 def test_a_decision_is_made_once():
-    decision = decide([("harms", "baseline")], None, None)
+    decision = Decision.from_verdicts([("harms", "baseline")], None, None)
     assert decision == Decision("harms", "failed", "baseline")
     with pytest.raises(dataclasses.FrozenInstanceError):
         decision.practical = "helps"
     assert VERDICT_ORDER[0] == "harms" and VERDICT_ORDER[-1] == "equivalent"
+
+
+def test_stats_returns_numbers_and_every_verdict_word_is_decided_here():
+    """No module of benchkit.stats writes a verdict word or reads a report: the words and rules
+    live in benchkit.verdict.decision (a figure keyed "equivalent" is a number's name)."""
+    import ast
+    from pathlib import Path
+
+    from benchkit.verdict.decision import PRACTICAL
+
+    words = set(PRACTICAL) | {"worked", "partial", "failed", "unmatched", "incomplete"}
+    stats = Path(__file__).resolve().parents[2] / "benchkit" / "stats"
+    found = []
+    for path in sorted(stats.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        keys = {id(k) for node in ast.walk(tree) if isinstance(node, ast.Dict)
+                for k in node.keys if k is not None}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and node.value in words
+                    and id(node) not in keys):
+                found.append(f"{path.name}:{node.lineno} {node.value!r}")
+            if isinstance(node, ast.arg) and node.arg == "report":
+                found.append(f"{path.name}:{node.lineno} takes a report")
+    assert found == []

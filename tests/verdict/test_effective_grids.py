@@ -11,7 +11,8 @@ from builders import ALPHA, GRID, TRACK, make_run, make_spec
 
 from benchkit.stats import paired, selection
 from benchkit.verdict import controls, sweeps
-from benchkit.verdict.build import build_report, decide
+from benchkit.verdict.build import build_report
+from benchkit.verdict.decision import decide
 
 N = 8
 

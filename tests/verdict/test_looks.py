@@ -13,7 +13,7 @@ import pytest
 
 from benchkit.stats import paired
 from benchkit.plugin.aggregate import gate_failure
-from benchkit.verdict.build import decide
+from benchkit.verdict.decision import decide
 from benchkit.spec import SpecError
 from builders import BASE8, GRID, IDEA8, P8, RECORDED, make_spec, paired_report, parse
 

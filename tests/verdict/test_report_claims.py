@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit.stats import paired
-from benchkit.verdict.build import build_report, decide, math_verification, mechanism_signature
+from benchkit.verdict.build import build_report, math_verification, mechanism_signature
+from benchkit.verdict.decision import decide
+from benchkit.verdict import decision
 from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_config_runs,
                       paired_report)
 
@@ -100,7 +101,7 @@ def test_skipped_claims_are_left_out_and_failed_ones_count(outcomes, passed, mec
     report = build_report(make_spec(GRID[:1], 8), TRACK, runs, mechs, alpha=ALPHA)
     assert report["mechanism_ok"] == mechanism_ok
     decide(report, P8, 1)
-    assert report["system_verdict"] == paired.system_verdict("helps", mechanism_ok)
+    assert report["system_verdict"] == decision.system_verdict("helps", mechanism_ok)
 
 
 @pytest.mark.parametrize("signatures, system", [

@@ -12,7 +12,8 @@ import pytest
 
 from benchkit.verdict import controls
 from benchkit.stats import signtest, paired
-from benchkit.verdict.build import build_report, decide
+from benchkit.verdict.build import build_report
+from benchkit.verdict.decision import decide
 from builders import ALPHA, GRID, TRACK, make_run, make_spec, runs_from
 
 

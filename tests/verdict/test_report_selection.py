@@ -12,7 +12,8 @@ import math
 import pytest
 
 from benchkit.stats import paired
-from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, build_report, decide
+from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, build_report
+from benchkit.verdict.decision import decide
 from benchkit.spec import cfg_id
 from benchkit.plugin.aggregate import gate_failure
 from builders import (GATES, ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec, one_config_runs,

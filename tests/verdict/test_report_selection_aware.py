@@ -13,7 +13,8 @@ from benchkit.stats import paired
 from benchkit.stats import selection
 from benchkit.verdict import controls
 from benchkit.verdict import sweeps
-from benchkit.verdict.build import build_report, decide
+from benchkit.verdict.build import build_report
+from benchkit.verdict.decision import decide
 from builders import ALPHA, GRID, TRACK, make_run, make_spec, paired_report
 
 N = 8
