@@ -14,7 +14,6 @@ import numpy as np
 
 from benchkit.report import bench_report
 from benchkit.store import atomic
-from benchkit.verdict import build
 from benchkit.verdict import pipeline
 from benchkit.verdict.build import build_report
 from benchkit.spec import IdeaSpec, parse_bench_marker
@@ -175,12 +174,8 @@ def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
     mech = [{"kind": "mechanism", "outcome": "passed" if mechanism_passed else "failed",
              "message": None if mechanism_passed else "AssertionError: residual 0.3 > 1e-9",
              "nodeid": "m::test_claim", "spec": spec}]
-    reports = [build.build_report(IdeaSpec.from_plain(spec), t, payloads, mech, alpha=0.05)
-               for t in tracks]
-    pipeline.decide_family(reports)  # as the plugin decides
-    for r in reports:
-        bench_report.stamp(r)
-    return reports[0]
+    reports = pipeline.idea_reports(IdeaSpec.from_plain(spec), payloads, mech, alpha=0.05)
+    return bench_report.stamp(reports[0]).to_json()  # as the plugin decides and writes it
 
 
 def write(tmp_path: Path, report: dict, sub: str = "r") -> Path:

@@ -2,6 +2,7 @@
 adjustment across an idea's tracks, and the gate."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from benchkit import tracks
@@ -38,18 +39,23 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         mechanisms = [p for p in group if p["kind"] == "mechanism"]
         reports = pipeline.idea_reports(spec, runs, mechanisms, alpha=settings.alpha,
                                         floors=lambda report: floors_of(report, cache))
-        for r in reports:
-            path = bench_report.report_path(settings.report_dir, name, r["track"])
+        for built in reports:
+            path = bench_report.report_path(settings.report_dir, name, built.track)
             previous = read_previous(path)
-            r["provenance"] = provenance(rootpath, spec.module)
-            r["store"] = {**(store or records.trust(None)), "audited": sorted(
-                p["nodeid"] for p in runs if p.get("audit") and p.get("track") == r["track"])}
-            if not complete_session and not r["complete"]:
-                r["incomplete"]["reasons"].append("the session was interrupted")
+            incomplete = built.incomplete
+            if not complete_session and incomplete is not None:
+                incomplete = {**incomplete,
+                              "reasons": [*incomplete["reasons"], "the session was interrupted"]}
+            audited = sorted(p["nodeid"] for p in runs
+                             if p.get("audit") and p.get("track") == built.track)
+            written_report = bench_report.stamp(dataclasses.replace(
+                built, incomplete=incomplete, provenance=provenance(rootpath, spec.module),
+                store={**(store or records.trust(None)), "audited": audited}))
+            r = written_report.to_json()  # the JSON edge: the file, its companions, the gate
             aside = beside(path, r, previous)
             if aside != path:
                 path, previous = aside, read_previous(aside)
-            text = bench_report.dumps(bench_report.stamp(r))
+            text = bench_report.dumps(r)
             try:
                 atomic.write_atomic(path, text)
                 summary.write_companions(  # summary.md (+ plots) beside it

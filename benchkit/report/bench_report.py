@@ -12,6 +12,7 @@ cannot drive the terminal. Never imports torch or numpy.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -19,11 +20,12 @@ import time
 from pathlib import Path
 
 from benchkit.store import bounded
+from benchkit.verdict.records import Report
 
 REPORT_NAME = "bench_report.json"
 SCHEMA_PATH = Path(__file__).with_name("bench_report.schema.json")
-# = benchkit.verdict.build.BENCH_VERSION (a test checks): not imported, so that the commands that only
-# read reports do not load numpy and the statistics
+# = benchkit.verdict.build.BENCH_VERSION (a test checks): not imported, so that the commands that
+# only read reports do not load numpy and the statistics
 SUPPORTED_VERSIONS = (1,)
 _COMPARISON_KEYS = ("delta_mean", "p_value", "mde", "idea_wins", "n_pairs")
 
@@ -166,6 +168,7 @@ def dumps(report: dict) -> str:
     return json.dumps(report, indent=2, allow_nan=False) + "\n"
 
 
-def stamp(report: dict) -> dict:
-    report["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return report
+def stamp(report: Report) -> Report:
+    """``report`` as written now: the same record with its ``created`` time (UTC)."""
+    return dataclasses.replace(report, created=time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                             time.gmtime()))

@@ -3,12 +3,15 @@
 No torch here, only numpy and stdlib at import, so the protocol can be tested fast and in
 isolation; the functions that need a t, noncentral t or beta distribution import scipy's public
 ``scipy.special``/``scipy.stats`` where they are called.
-Every value returned is a plain Python float/int/bool/str/list/dict/None: numpy scalars do not
-survive pytest-xdist's serialisation, and reports are JSON, so non-finite numbers become None.
+Every value returned is a plain Python float/int/bool/str/list/dict/None, or a frozen record
+of them (:class:`PairedComparison`): numpy scalars do not survive pytest-xdist's serialisation,
+and reports are JSON, so non-finite numbers become None.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -227,26 +230,64 @@ def one_sided_sign_flip_p(w, *, exact_max: int = 16, n_resamples: int = 20000,
     return (1 + int(np.count_nonzero(signs @ w <= thr))) / (1 + int(n_resamples))
 
 
+@dataclass(frozen=True)
+class PairedComparison:
+    """The figures of one paired comparison of the arms' test metrics (``per_seed_diffs`` are
+    idea - comparator, seed by seed): numbers only, no verdict. :meth:`to_json` gives the
+    report's comparison fields, in the report's order."""
+
+    delta_mean: float
+    idea_wins: int
+    n_pairs: int
+    per_seed_diffs: tuple[float, ...]
+    p_value: float
+    mde: float | None
+    mde_rel_pct: float | None
+    direction: str
+    alpha: float
+    ci95: tuple[float | None, float | None]
+    effect_size: float | None
+    noninferiority: dict[str, Any] | None  # :func:`noninferiority`'s figures, or None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"delta_mean": self.delta_mean, "idea_wins": self.idea_wins,
+                "n_pairs": self.n_pairs, "per_seed_diffs": list(self.per_seed_diffs),
+                "p_value": self.p_value, "mde": self.mde, "mde_rel_pct": self.mde_rel_pct,
+                "direction": self.direction, "alpha": self.alpha, "ci95": list(self.ci95),
+                "effect_size": self.effect_size,
+                "noninferiority": None if self.noninferiority is None
+                else dict(self.noninferiority)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PairedComparison:
+        lo, hi = data["ci95"]
+        return cls(delta_mean=data["delta_mean"], idea_wins=data["idea_wins"],
+                   n_pairs=data["n_pairs"], per_seed_diffs=tuple(data["per_seed_diffs"]),
+                   p_value=data["p_value"], mde=data["mde"], mde_rel_pct=data["mde_rel_pct"],
+                   direction=data["direction"], alpha=data["alpha"], ci95=(lo, hi),
+                   effect_size=data["effect_size"],
+                   noninferiority=None if data["noninferiority"] is None
+                   else dict(data["noninferiority"]))
+
+
 def compare(baseline, idea, *, direction: str, alpha: float = 0.05, seed: int = 0,
-            margin: float | None = None) -> dict:
+            margin: float | None = None) -> PairedComparison:
     """Paired comparison of the arms' test metrics (same seed order): the figures, no verdict
     (verdicts are decided once, at the planned level, by :mod:`benchkit.verdict.decision`)."""
     _direction(direction)
     b, i = _paired(baseline, idea)
     d, n, sd = _pairs_sd(i - b)
-    delta = float(d.mean())
     p = sign_flip_p_value(d, seed=seed)
     m = mde(d, alpha)
     base_mean = abs(float(b.mean()))
-    return {
-        "delta_mean": delta, "idea_wins": idea_wins(b, i, direction), "n_pairs": n,
-        "per_seed_diffs": d.tolist(), "p_value": p, "mde": _json_float(m),
-        "mde_rel_pct": _json_float(100 * m / base_mean) if base_mean > 0 else None,
-        "direction": direction, "alpha": float(alpha),
-        "ci95": [_json_float(x) for x in ci95(d)], "effect_size": effect_size(d),
-        "noninferiority": None if margin is None else noninferiority(
-            b, i, direction=direction, margin=margin, alpha=alpha),
-    }
+    lo, hi = (_json_float(x) for x in ci95(d))
+    return PairedComparison(
+        delta_mean=float(d.mean()), idea_wins=idea_wins(b, i, direction), n_pairs=n,
+        per_seed_diffs=tuple(d.tolist()), p_value=p, mde=_json_float(m),
+        mde_rel_pct=_json_float(100 * m / base_mean) if base_mean > 0 else None,
+        direction=direction, alpha=float(alpha), ci95=(lo, hi), effect_size=effect_size(d),
+        noninferiority=None if margin is None else noninferiority(
+            b, i, direction=direction, margin=margin, alpha=alpha))
 
 
 def select_config(val_by_config, direction: str) -> int | None:

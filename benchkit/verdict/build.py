@@ -109,8 +109,8 @@ def math_verification(mechanism_payloads: list[dict]) -> dict:
             "passed": all(t["outcome"] == "passed" for t in ran) if ran else None}
 
 
-def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism_payloads: list[dict],
-                 *, alpha: float) -> dict:
+def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
+                 mechanism_payloads: list[dict], *, alpha: float) -> dict:
     """Everything about one idea on one track except the family-wise adjustment and verdicts
     (:func:`benchkit.verdict.decision.decide`)."""
     seeds = list(spec.seeds)
@@ -126,8 +126,9 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict], mechanism
     limit = spec.extend
     # the declared grid is where the rule starts; without extension, the grid the runs ran on
     declared = [dict(c) for c in ((spec.declared_grids if limit else None) or spec.grids)[track]]
-    resolved = extension.resolve(declared, lambda arm, cfg, s: _val(runs.get((arm, cfg_id(cfg), s))),
-                              seeds, direction, limit, arms, fixed=spec.frontier or {})
+    resolved = extension.resolve(
+        declared, lambda arm, cfg, s: _val(runs.get((arm, cfg_id(cfg), s))), seeds, direction,
+        limit, arms, fixed=spec.frontier or {})
     grid = resolved["grid"]
     missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
                for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]

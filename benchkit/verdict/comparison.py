@@ -13,21 +13,22 @@ import numpy as np
 
 from benchkit.stats import paired, selection, signtest
 from benchkit.verdict import sweeps as sweep_test
+from benchkit.verdict.records import JsonDict
 
 
 def compare_arms(comparator: list[float], idea: list[float], *, direction: str, alpha: float,
                  margin: float | None, test: str,
-                 sweeps: selection.Sweeps | None) -> dict:
+                 sweeps: selection.Sweeps | None) -> JsonDict:
     """The comparison of ``idea`` with ``comparator`` (test metric per seed, same seed order)
     under the declared ``test``; selection-aware when the arms' ``sweeps`` are given."""
-    comparison = decide_by_test(paired.compare(comparator, idea, direction=direction,
-                                               alpha=alpha, margin=margin), test)
+    figures = paired.compare(comparator, idea, direction=direction, alpha=alpha, margin=margin)
+    comparison = decide_by_test(figures.to_json(), test)  # the report's JSON from here on
     if sweeps is not None:
         sweep_test.decide_by_selection(comparison, sweeps, direction)
     return comparison
 
 
-def decide_by_test(comp: dict, test: str) -> dict:
+def decide_by_test(comp: JsonDict, test: str) -> JsonDict:
     """Make ``comp`` (a :func:`benchkit.stats.paired.compare` result) decide by the declared
     ``test``: under "sign" or "wilcoxon", ``p_value`` becomes that test's and the mean test's
     p is kept as ``p_mean``, beside the median difference. Returns comp."""

@@ -10,21 +10,22 @@ from __future__ import annotations
 
 from benchkit.stats import paired
 from benchkit.spec.idea import CONTROL
+from benchkit.verdict.records import JsonDict
 
 
 def arm_name(arm: str) -> str:
     return arm.removeprefix(CONTROL) + " (control)" if arm.startswith(CONTROL) else arm
 
 
-def control_section(arm: str, sweep: list[dict], best_cfg: dict, control: list,
-                    comparison: dict) -> dict:
+def control_section(arm: str, sweep: list[JsonDict], best_cfg: JsonDict, control: list[float],
+                    comparison: JsonDict) -> JsonDict:
     """One control arm as the baseline is reported, plus the idea's ``comparison`` with it
     (:func:`benchkit.verdict.comparison.compare_arms`)."""
     return {"arm": arm, "best_cfg": best_cfg, "sweep": sweep,
             "full": paired.summarize(control), "comparison": comparison}
 
 
-def comparisons(report: dict) -> list[dict]:
+def comparisons(report: JsonDict) -> list[JsonDict]:
     """Every comparison of the idea in a report, baseline first: the Holm family's members."""
     if report.get("comparison") is None:
         return []
@@ -32,7 +33,7 @@ def comparisons(report: dict) -> list[dict]:
                                      (report.get("controls") or {}).values()]
 
 
-def adjust_family(reports: list[dict]) -> None:
+def adjust_family(reports: list[JsonDict]) -> None:
     """The family-wise adjustments of one idea's comparisons (docs/statistics.md). helps (and
     the margin claims) hold against every comparator of a track: an intersection-union test
     whose p is the track's largest, Holm across the declared tracks (``p_adjusted``,

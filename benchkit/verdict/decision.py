@@ -11,12 +11,14 @@ then **gate** (:func:`benchkit.plugin.aggregate.gate_failure` reads it).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchkit.stats import (equivalence, futility, paired, planning, selection, sequential,
                             signflip, signtest)
 from benchkit.verdict import controls, margins, sweeps
 from benchkit.verdict.build import direction_of
+from benchkit.verdict.records import JsonDict
 
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
 VERDICT_ORDER = ("harms", "inconclusive", "non-inferior", "helps", "equivalent")  # worst first
@@ -24,7 +26,7 @@ REFERENCE_WORDS = {"helps": "idea better (significant)", "harms": "idea worse (s
 EQUIVALENCE_CLAIM = "equivalence"
 
 
-def reference_fields(verdict: str) -> dict:
+def reference_fields(verdict: str) -> JsonDict:
     """A comparison's reference-format fields (``verdict``, ``system_worked``), written once
     from the verdict decided against that comparator at the planned level."""
     words = REFERENCE_WORDS.get(verdict, "no significant win")
@@ -78,7 +80,7 @@ class Decision:
 
     @classmethod
     def from_verdicts(cls, against: list[tuple[str, str]], mechanism_ok: int | None,
-                      budgets: dict | None) -> Decision:
+                      budgets: JsonDict | None) -> Decision:
         """The idea's verdicts from its verdict against each comparator, ``(verdict, arm)``,
         baseline first: the worst of them decides (on a tie, the first named), and the system
         verdict adds the mechanism. Withheld as ``unmatched`` when a budget does not match."""
@@ -87,14 +89,15 @@ class Decision:
             return cls("unmatched", "unmatched", decided_by)
         return cls(practical, system_verdict(practical, mechanism_ok), decided_by)
 
-    def fields(self) -> dict:
+    def fields(self) -> JsonDict:
         """The report's fields of this decision."""
         return {"practical_verdict": self.practical, "system_verdict": self.system,
                 "decided_by": self.decided_by}
 
 
-def claim_verdict(comp: dict, baseline, idea, *, direction: str, level: float,
-                  family_size: int, claim_type: str, margin_level: float | None = None,
+def claim_verdict(comp: JsonDict, baseline: Sequence[float], idea: Sequence[float], *,
+                  direction: str, level: float, family_size: int, claim_type: str,
+                  margin_level: float | None = None,
                   sweeps: selection.Sweeps | None = None) -> str:
     """The practical verdict of one comparison at this look's ``level``: the margin tests
     (non-inferiority when a margin is declared, TOST under an equivalence claim) are redone
@@ -136,8 +139,9 @@ def decided_level(level: float, p_value: float, p_adjusted: float | None) -> flo
     return level * p_value / p_adjusted
 
 
-def planning_figures(comp: dict, level: float, *, significant: bool, sw=None,
-                     direction: str = "lower", interval_level: float | None = None) -> dict:
+def planning_figures(comp: JsonDict, level: float, *, significant: bool,
+                     sw: selection.Sweeps | None = None, direction: str = "lower",
+                     interval_level: float | None = None) -> JsonDict:
     """The figures of the deciding test at the level its first Holm step uses (the look's
     level over the family size; :func:`benchkit.stats.planning.figures`): the effect it
     detects 80% of the time and, when not significant, the seeds that would detect the
@@ -150,10 +154,10 @@ def planning_figures(comp: dict, level: float, *, significant: bool, sw=None,
               else selection.interval(sw, direction, at))
     return {"signflip_ci": {"confidence": 1.0 - at, "lo": lo, "hi": hi},
             **planning.figures(d, comp["delta_mean"], level, significant=significant,
-                               sweeps=sw, direction=direction, test=comp.get("test"))}
+                               sweeps=sw, direction=direction, test=comp.get("test") or "mean")}
 
 
-def sign_interval(comp: dict, level: float) -> dict:
+def sign_interval(comp: JsonDict, level: float) -> JsonDict:
     """Under test="sign", the interval that inverts the sign test at ``level`` (the level the
     verdict was decided at, :func:`decided_level`), as the comparison's ``sign_ci``; else
     nothing."""
@@ -163,7 +167,7 @@ def sign_interval(comp: dict, level: float) -> dict:
     return {"sign_ci": {"confidence": 1.0 - level, "lo": lo, "hi": hi}}
 
 
-def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
+def decide(report: JsonDict, p_adjusted: float | None, family_size: int) -> JsonDict:
     """Verdicts on the family-adjusted p (Holm over the tracks an idea declares), tested at
     this look's level of the plan declared in the module (the full alpha for one look).
     Writes the comparisons' decided figures and the verdicts into ``report``; returns it."""
@@ -214,7 +218,8 @@ def decide(report: dict, p_adjusted: float | None, family_size: int) -> dict:
     return report
 
 
-def verdicts_against(report: dict, baseline_verdict: str, level: float) -> list[tuple[str, str]]:
+def verdicts_against(report: JsonDict, baseline_verdict: str,
+                     level: float) -> list[tuple[str, str]]:
     """The idea's verdict against each comparator, ``(verdict, arm)``, baseline first; each
     control's is also its section's ``verdict`` (its margin tests at this look's level)."""
     direction = direction_of(report)
@@ -232,7 +237,7 @@ def verdicts_against(report: dict, baseline_verdict: str, level: float) -> list[
     return verdicts
 
 
-def decide_against_all(report: dict, against_baseline: str, level: float) -> Decision:
+def decide_against_all(report: JsonDict, against_baseline: str, level: float) -> Decision:
     """The idea's decision from its verdict against the baseline and its verdicts against
     every control, taken here at this look's ``level``; without a comparison (a run is
     missing) nothing is decided: ``incomplete``."""
@@ -242,7 +247,7 @@ def decide_against_all(report: dict, against_baseline: str, level: float) -> Dec
     return Decision.from_verdicts(against, report["mechanism_ok"], report.get("budgets"))
 
 
-def futility_advice(report: dict, family_size: int) -> None:
+def futility_advice(report: JsonDict, family_size: int) -> None:
     """Fill ``report["sequential"]["futility"]`` in: the conditional power
     (:func:`benchkit.stats.futility.conditional_power`) and whether to stop, at a look before
     the last with an inconclusive verdict (left unassessed otherwise: the last look, a

@@ -9,8 +9,9 @@ figures follow from its runs by the one order that made them:
 3. **decide** each report's verdicts at the planned level
    (:func:`benchkit.verdict.decision.decide`).
 
-Pure: nothing is read or written here; the track's floors, which come from outside the runs,
-enter through a function the caller gives.
+Each report is then frozen as a :class:`benchkit.verdict.records.Report`: nothing changes it
+after its build. Pure: nothing is read or written here; the track's floors, which come from
+outside the runs, enter through a function the caller gives.
 """
 from __future__ import annotations
 
@@ -22,23 +23,26 @@ import numpy as np
 from benchkit.spec.idea import IdeaSpec
 from benchkit.verdict import build, controls, decision
 from benchkit.verdict.frontier import build_frontier_report
+from benchkit.verdict.records import JsonDict, Report
 
-Floors = Callable[[dict], dict]  # a report -> its track's floors on its seeds
+Floors = Callable[[JsonDict], JsonDict]  # a report -> its track's floors on its seeds
 
 
-def idea_reports(spec: IdeaSpec, run_payloads: list[dict], mechanism_payloads: list[dict], *,
-                 alpha: float, floors: Floors | None = None) -> list[dict]:
+def idea_reports(spec: IdeaSpec, run_payloads: list[JsonDict],
+                 mechanism_payloads: list[JsonDict], *, alpha: float,
+                 floors: Floors | None = None) -> list[Report]:
     """One decided report per track ``spec`` declares, in its order, from the runs (payloads
     of every track) and the mechanism tests' outcomes; ``floors``, when given, fills each
     report's ``floors`` before its verdicts are decided."""
     make = build_frontier_report if spec.frontier else build.build_report
     reports = [build_finite(make, spec, track, run_payloads, mechanism_payloads, alpha)
                for track in spec.tracks]
-    return decide_family(reports, floors)
+    return [Report.from_json(report) for report in decide_family(reports, floors)]
 
 
-def build_finite(make, spec: IdeaSpec, track: str, run_payloads: list[dict],
-                 mechanism_payloads: list[dict], alpha: float) -> dict:
+def build_finite(make: Callable[..., JsonDict], spec: IdeaSpec, track: str,
+                 run_payloads: list[JsonDict], mechanism_payloads: list[JsonDict],
+                 alpha: float) -> JsonDict:
     """``make``'s report of ``track``, unless finite metrics give a statistic that is not
     finite (values near the float range overflow in sums and squares): then an incomplete
     report whose runs of that track all failed for that reason, never a traceback or a
@@ -65,7 +69,7 @@ def build_finite(make, spec: IdeaSpec, track: str, run_payloads: list[dict],
     return report
 
 
-def non_finite(value, where: str = "") -> list[str]:
+def non_finite(value: object, where: str = "") -> list[str]:
     """The places (``a.b[2]``) in a JSON-like ``value`` that hold a float that is not finite."""
     if isinstance(value, float):
         return [] if math.isfinite(value) else [where or "the value"]
@@ -76,7 +80,7 @@ def non_finite(value, where: str = "") -> list[str]:
     return []
 
 
-def decide_family(reports: list[dict], floors: Floors | None = None) -> list[dict]:
+def decide_family(reports: list[JsonDict], floors: Floors | None = None) -> list[JsonDict]:
     """Adjust the family of one idea's reports (every track it declares) and decide each
     report's verdicts; an incomplete report enters the family at p = 1 and is decided
     ``incomplete``. Returns ``reports``, changed in place."""

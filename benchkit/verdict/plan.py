@@ -3,10 +3,11 @@ judged (recorded with each run), and why a session whose stored runs were judged
 plan is exploratory."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from benchkit.spec.idea import IdeaSpec
 from benchkit.stats.sequential import EXACT_RULE
+from benchkit.verdict.records import JsonDict
 
 PLAN_KEYS = ("looks", "boundary", "test", "claim_type", "margin")
 FUTILITY_RULE = ("non-binding futility stop: at a look before the last with an inconclusive "
@@ -15,7 +16,7 @@ FUTILITY_RULE = ("non-binding futility stop: at a look before the last with an i
                  "below the declared threshold; it changes no level and no verdict")
 
 
-def declared_plan(spec: IdeaSpec, looks=None) -> dict:
+def declared_plan(spec: IdeaSpec, looks: Sequence[int] | None = None) -> JsonDict:
     """How the module says its runs are judged (not what they train): recorded with each run,
     since a change to it after a look changes what the verdict means. ``looks`` replaces the
     spec's when the session resolves them."""
@@ -24,7 +25,7 @@ def declared_plan(spec: IdeaSpec, looks=None) -> dict:
     return {k: v for k, v in values.items() if k == "looks" or v is not None}
 
 
-def plan_changes(plan: dict, runs) -> list[str]:
+def plan_changes(plan: JsonDict, runs: Iterable[JsonDict]) -> list[str]:
     """Why the session is exploratory when stored runs of this module (origin ``reused``) were
     trained under another declared plan: a plan chosen after seeing results is no plan. Empty
     when none was (records without a plan are not judged)."""
@@ -46,7 +47,7 @@ SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declare
                    "no earlier report is read")
 
 
-def plan_of(spec: IdeaSpec, n: int, runs: Sequence[dict] = ()) -> dict:
+def plan_of(spec: IdeaSpec, n: int, runs: Sequence[JsonDict] = ()) -> JsonDict:
     """The sequential plan (``report["sequential"]``) and, when this session is not one of its
     looks, why (``report["exploratory"]``): an override of seeds or epochs, a seed count the
     module does not declare as a look, or a plan changed after a look (``runs``)."""
@@ -67,7 +68,7 @@ def plan_of(spec: IdeaSpec, n: int, runs: Sequence[dict] = ()) -> dict:
     return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}
 
 
-def declared_futility(threshold: float | None) -> dict | None:
+def declared_futility(threshold: float | None) -> JsonDict | None:
     """``report["sequential"]["futility"]`` before the verdict: the declared threshold
     (:func:`benchkit.verdict.decision.futility_advice` fills the rest in)."""
     if threshold is None:

@@ -134,12 +134,12 @@ def analyse_block(block: dict, track, *, alpha: float, noise_sd: list[float]) ->
         return out
     base = block["baseline"]["test"][sel["baseline"]]
     idea = block["idea"]["test"][sel["idea"]]
-    cmp = paired.compare(base, idea, direction=direction, alpha=alpha)
+    cmp = paired.compare(base, idea, direction=direction, alpha=alpha).to_json()
     out.update(p=cmp["p_value"], verdict=fixed_level_words(cmp, direction, alpha),
                diffs=cmp["per_seed_diffs"],
                base_mean=float(np.mean(base)), idea_mean=float(np.mean(idea)))
     out["p_by_config"] = [
-        paired.compare(b, i, direction=direction, alpha=alpha)["p_value"]
+        paired.compare(b, i, direction=direction, alpha=alpha).p_value
         if all(map(math.isfinite, b + i)) else None
         for b, i in zip(block["baseline"]["test"], block["idea"]["test"])]
     # injected effects on the idea's selected-config test predictions
@@ -151,7 +151,7 @@ def analyse_block(block: dict, track, *, alpha: float, noise_sd: list[float]) ->
             y = track.data(seed).test.y.double().numpy().reshape(-1)
             e = sd * noise_draws(seed, len(y))
             noisy.append(float(np.mean((pred + e - y) ** 2)))
-        c = paired.compare(base, noisy, direction=direction, alpha=alpha)
+        c = paired.compare(base, noisy, direction=direction, alpha=alpha).to_json()
         power.append({"sd": sd, "p": c["p_value"],
                       "verdict": fixed_level_words(c, direction, alpha),
                       "delta": c["delta_mean"], "diffs": c["per_seed_diffs"]})

@@ -170,7 +170,7 @@ def interval_statistics(reps: int, look1: float) -> dict:
         for row in d:
             lo, hi = signflip.sign_flip_ci(row, 0.05)
             cover += (lo is None or lo <= shift) and (hi is None or shift <= hi)
-            comp = paired.compare(np.zeros(n), row, direction="lower")
+            comp = paired.compare(np.zeros(n), row, direction="lower").to_json()
             t_lo, t_hi = comp["ci95"]
             significant = comp["p_value"] < 0.05
             t_disagree += (t_lo > 0 or t_hi < 0) != significant
@@ -225,10 +225,10 @@ def harm_within_margin(reps: int, seeds=(8, 16, 32, 64)) -> list[dict]:
         rng, gate, ni, harms = np.random.default_rng([STAT_SALT, 520 + c]), 0, 0, 0
         for _ in range(reps):
             b, i = _margin_bench(rng, n, base_sd=0.1, scale=1.01, noise=0.1, direction="lower")
-            comp = paired.compare(b, i, direction="lower", margin=0.05)
+            comp = paired.compare(b, i, direction="lower", margin=0.05).to_json()
             comp["p_adjusted"], comp["family_size"] = comp["p_value"], 1
-            v = decision.claim_verdict(comp, b, i, direction="lower", level=0.05, family_size=1,
-                                    claim_type="non-inferiority")
+            v = decision.claim_verdict(comp, b, i, direction="lower", level=0.05,
+                                       family_size=1, claim_type="non-inferiority")
             gate += v in GATE_PASSES
             ni += comp["noninferiority"]["non_inferior"]
             harms += comp["p_value"] < 0.05

@@ -84,16 +84,12 @@ def test_controls_and_the_sign_test_are_recomputed_too(monkeypatch):
     from pathlib import Path
 
     monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "verdict"))
-    from test_report_controls_and_extension import ALPHA, TRACK, rich_runs, rich_spec
+    from test_report_controls_and_extension import ALPHA, rich_runs, rich_spec
     from benchkit.report import bench_report
-    from benchkit.verdict.build import build_report
-    from benchkit.verdict.decision import decide
-    from benchkit.verdict.controls import adjust_family
+    from benchkit.verdict import pipeline
 
-    report = build_report(rich_spec(6), TRACK, rich_runs(6), [], alpha=ALPHA)
-    adjust_family([report])  # as the plugin adjusts a one-track idea
-    decide(report, report["comparison"]["p_adjusted"], 1)
-    report = json.loads(bench_report.dumps(bench_report.stamp(report)))
+    (built,) = pipeline.idea_reports(rich_spec(6), rich_runs(6), [], alpha=ALPHA)
+    report = json.loads(bench_report.dumps(bench_report.stamp(built).to_json()))
     assert report["controls"] and report["comparison"]["test"] == "sign"
     assert recheck.verdicts(report, [report]) == []
     for edit, fragment in [
@@ -114,10 +110,8 @@ def test_a_frontier_report_is_recomputed_point_by_point():
     import numpy as np
 
     from benchkit.report import bench_report
-    from benchkit.verdict.controls import adjust_family
-    from benchkit.verdict.decision import decide
-    from benchkit.verdict.frontier import build_frontier_report
-    from builders import ALPHA, TRACK, make_run, make_spec
+    from benchkit.verdict import pipeline
+    from builders import ALPHA, make_run, make_spec
 
     rng, n = np.random.default_rng(3), 6
     grid = [{"lr": lr, "width": w} for w in (8, 16) for lr in (0.001, 0.01)]
@@ -125,10 +119,8 @@ def test_a_frontier_report_is_recomputed_point_by_point():
                      float(rng.normal(1 - 0.2 * (arm == "idea"), 0.05)))
             for arm in ("baseline", "idea") for cfg in grid for s in range(n)]
     spec = make_spec(grid, n, frontier={"width": [8, 16]})
-    report = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
-    adjust_family([report])
-    decide(report, report["comparison"]["p_adjusted"], 1)
-    report = json.loads(bench_report.dumps(bench_report.stamp(report)))
+    (built,) = pipeline.idea_reports(spec, runs, [], alpha=ALPHA)
+    report = json.loads(bench_report.dumps(bench_report.stamp(built).to_json()))
     assert report["frontier"] and recheck.verdicts(report, [report]) == []
     point = report["frontier"]["points"][1]
     other = next(c for c in grid if c["width"] == 16 and c != point["idea_cfg"])

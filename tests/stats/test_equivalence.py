@@ -17,7 +17,7 @@ BASE = [1.00, 1.10, 0.90, 1.05, 0.95, 1.02]
 
 
 def _comp(base, idea, margin=0.05):
-    comp = paired.compare(base, idea, direction="lower", margin=margin)
+    comp = paired.compare(base, idea, direction="lower", margin=margin).to_json()
     comp["p_adjusted"], comp["family_size"] = comp["p_value"], 1
     return comp
 

@@ -73,7 +73,7 @@ def test_noninferiority_bound_agrees_with_p(pairs, margin, direction):
 def test_compare_keys_and_rules():
     base = [1.0, 1.125, 0.875, 1.0, 1.0625, 0.9375, 1.0, 1.25]  # exact binary fractions
     better = [b - 0.25 for b in base]
-    c = paired.compare(base, better, direction="lower", margin=0.05)
+    c = paired.compare(base, better, direction="lower", margin=0.05).to_json()
     v1 = {"delta_mean", "idea_wins", "n_pairs", "per_seed_diffs", "p_value", "mde",
           "mde_rel_pct"}  # v1's verdict and system_worked: written once, by the decision
     extra = {"ci95", "alpha", "effect_size", "noninferiority"}  # planning figures: decide()
@@ -82,11 +82,11 @@ def test_compare_keys_and_rules():
     assert decision.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05) == "helps"
     assert c["effect_size"] is None  # constant diffs: sd == 0
     assert c["noninferiority"]["non_inferior"] is True
-    worse = paired.compare(base, better, direction="higher")
+    worse = paired.compare(base, better, direction="higher").to_json()
     assert decision.practical_verdict(worse["p_value"], worse["delta_mean"], "higher",
                                     0.05) == "harms"
     noisy = [b + s for b, s in zip(base, [0.1, -0.1, 0.05, -0.02, 0.1, -0.12, 0.03, -0.01])]
-    c2 = paired.compare(base, noisy, direction="lower")
+    c2 = paired.compare(base, noisy, direction="lower").to_json()
     assert decision.practical_verdict(c2["p_value"], c2["delta_mean"], "lower",
                                     0.05) == "inconclusive"
     assert c2["noninferiority"] is None
@@ -99,7 +99,7 @@ def test_compare_keys_and_rules():
 
 
 def test_compare_zero_baseline_mean_and_zero_diffs():
-    c = paired.compare([-1.0, 1.0, 0.0], [-1.0, 1.0, 0.0], direction="higher")
+    c = paired.compare([-1.0, 1.0, 0.0], [-1.0, 1.0, 0.0], direction="higher").to_json()
     assert c["mde_rel_pct"] is None and c["p_value"] == 1.0 and c["effect_size"] is None
 
 
@@ -196,7 +196,7 @@ def assert_plain(x, path="out"):
 ])
 def test_outputs_are_plain_python(base, idea, margin):
     for direction in paired.DIRECTIONS:
-        c = paired.compare(base, idea, direction=direction, margin=margin)
+        c = paired.compare(base, idea, direction=direction, margin=margin).to_json()
         assert_plain(c)
         json.dumps(c, allow_nan=False)
     d = np.subtract(idea, base)
@@ -309,24 +309,24 @@ def test_compare_at_the_level_and_its_forwarded_arguments():
     base = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     gains = [0.5, 0.25, 0.75, 0.5, 0.375, 0.625]
     idea = [b - g for b, g in zip(base, gains)]   # every seed better: p = 2/64
-    c = paired.compare(base, idea, direction="lower")
+    c = paired.compare(base, idea, direction="lower").to_json()
     assert c["alpha"] == 0.05 and c["p_value"] == 2 / 64
     assert decision.practical_verdict(c["p_value"], c["delta_mean"], "lower", c["alpha"]) == "helps"
     assert c["mde_rel_pct"] == pytest.approx(100 * c["mde"] / 3.5) and c["mde"] == paired.mde(
         np.subtract(idea, base), 0.05)
-    at = paired.compare(base, idea, direction="lower", alpha=2 / 64)
+    at = paired.compare(base, idea, direction="lower", alpha=2 / 64).to_json()
     assert decision.practical_verdict(at["p_value"], at["delta_mean"], "lower", at["alpha"]) == (
         "inconclusive")  # p = alpha is not below it
     assert at["mde"] == paired.mde(np.subtract(idea, base), 2 / 64) > c["mde"] > 0
-    worse = paired.compare(base, [b + 0.5 for b in base], direction="lower")
+    worse = paired.compare(base, [b + 0.5 for b in base], direction="lower").to_json()
     assert decision.practical_verdict(worse["p_value"], worse["delta_mean"], "lower",
                                       0.05) == "harms"
     assert worse["delta_mean"] == 0.5 and worse["idea_wins"] == 0 and worse["n_pairs"] == 6
     assert worse["per_seed_diffs"] == [0.5] * 6 and worse["direction"] == "lower"
-    ni = paired.compare(base, idea, direction="higher", margin=0.2, alpha=0.1)
+    ni = paired.compare(base, idea, direction="higher", margin=0.2, alpha=0.1).to_json()
     assert ni["noninferiority"] == paired.noninferiority(base, idea, direction="higher",
                                                         margin=0.2, alpha=0.1)
-    assert paired.compare(base, idea, direction="lower")["noninferiority"] is None
+    assert paired.compare(base, idea, direction="lower").noninferiority is None
 
 
 def test_compare_seeds_its_monte_carlo_p():
@@ -334,8 +334,8 @@ def test_compare_seeds_its_monte_carlo_p():
     base = rng.normal(0, 1, 18).tolist()
     idea = (np.asarray(base) + rng.normal(0.3, 1, 18)).tolist()
     d = np.subtract(idea, base)
-    assert paired.compare(base, idea, direction="lower")["p_value"] == _monte_carlo_p(d, seed=0)
-    assert (paired.compare(base, idea, direction="lower", seed=7)["p_value"]
+    assert paired.compare(base, idea, direction="lower").p_value == _monte_carlo_p(d, seed=0)
+    assert (paired.compare(base, idea, direction="lower", seed=7).p_value
             == _monte_carlo_p(d, seed=7))
 
 

@@ -214,7 +214,7 @@ def test_reference_reports_reproduced(ref):
     assert m * V1_T / tq == pytest.approx(ref["mde"], rel=1e-9)
     assert m == pytest.approx(ref["mde"], rel=2e-4)
 
-    c = paired.compare(base, idea, direction="lower")
+    c = paired.compare(base, idea, direction="lower").to_json()
     assert c["n_pairs"] == 8 and c["idea_wins"] == ref["idea_wins"]
     assert c["delta_mean"] == pytest.approx(ref["delta_mean"], rel=1e-9)
     assert c["per_seed_diffs"] == pytest.approx(diffs, abs=1e-9)

@@ -48,7 +48,7 @@ def test_single_look_decision_is_the_v1_significance():
         n = int(rng.integers(6, 12))
         base = rng.normal(1.0, 0.1, n)
         idea = base + rng.normal(rng.choice([0.0, 0.05, 0.2]), 0.1, n)
-        cmp = paired.compare(base, idea, direction="lower", alpha=0.05)
+        cmp = paired.compare(base, idea, direction="lower", alpha=0.05).to_json()
         dec = simstats.sequential_decision([cmp["p_value"]], paired.look_levels([n], n, 0.05))
         assert (dec["rejected_at"] == 0) == (cmp["p_value"] < 0.05)
 

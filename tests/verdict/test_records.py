@@ -1,0 +1,96 @@
+"""The typed records at the pipeline's stage boundaries: what stats returns for a comparison
+(benchkit.stats.paired.PairedComparison) and the report (benchkit.verdict.records.Report),
+built once by the pipeline and then frozen; plain dicts only at the JSON edge."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from benchkit import tracks
+from benchkit.report import bench_report
+from benchkit.stats import paired
+from benchkit.store import records
+from benchkit.verdict import pipeline
+from benchkit.verdict.records import ORDER, Report
+from builders import BASE8, GRID, IDEA8, TRACK, make_run, one_config_runs
+from builders import make_spec as make_rule_spec
+
+PROTOCOLS = {TRACK: tracks.get(TRACK).protocol(30)}  # the schema asks for a track's protocol
+
+
+def make_spec(grid, seeds, **fields):
+    return make_rule_spec(grid, seeds, protocols=PROTOCOLS, **fields)
+
+
+def _reports() -> dict[str, Report]:
+    """Reports the pipeline builds: complete (a control, the sign test, a margin), incomplete,
+    and a frontier."""
+    out = {}
+    (out["paired"],) = pipeline.idea_reports(make_spec(GRID[:1], 8), one_config_runs(BASE8, IDEA8),
+                                             [], alpha=0.05)
+    spec = make_spec(GRID[:2], 6, margin=0.05, test="sign",
+                     arms=["baseline", "idea", "control:c"])
+    runs = [make_run(arm, cfg, s, 1.0 + 0.1 * s + 0.2 * k - 0.3 * (arm == "idea"),
+                     1.0 + 0.1 * s + 0.2 * k - 0.3 * (arm == "idea"))
+            for arm in ("baseline", "idea", "control:c") for k, cfg in enumerate(GRID[:2])
+            for s in range(6)]
+    (out["controls"],) = pipeline.idea_reports(spec, runs, [], alpha=0.05)
+    (out["incomplete"],) = pipeline.idea_reports(spec, runs[:-1], [], alpha=0.05)
+    grid = [{"lr": lr, "width": w} for w in (8, 16) for lr in (0.001, 0.01)]
+    runs = [make_run(arm, cfg, s, 1.0 + 0.01 * s + 0.1 * k, 1.0 + 0.01 * s - 0.1 * (arm == "idea"))
+            for arm in ("baseline", "idea") for k, cfg in enumerate(grid) for s in range(6)]
+    (out["frontier"],) = pipeline.idea_reports(make_spec(grid, 6, frontier={"width": [8, 16]}),
+                                               runs, [], alpha=0.05)
+    return out
+
+
+REPORTS = _reports()
+
+
+@pytest.mark.parametrize("name", sorted(REPORTS))
+def test_the_shipped_schema_accepts_every_built_report(name):
+    report = bench_report.stamp(dataclasses.replace(
+        REPORTS[name], floors={}, provenance={"module_digest": None, "git": None},
+        store={**records.trust(None), "audited": []}))
+    data = report.to_json()
+    assert bench_report.schema_problem(data) is None
+    assert list(data) == [k for k in ORDER if k in data]  # bench_report.json's order of keys
+
+
+@pytest.mark.parametrize("name", sorted(REPORTS))
+def test_a_report_round_trips_through_its_json(name):
+    report = REPORTS[name]
+    assert Report.from_json(report.to_json()) == report
+    assert "created" not in report.to_json()  # the fields a session adds: absent until given
+
+
+def test_a_report_is_frozen_and_its_json_is_a_copy():
+    report = REPORTS["controls"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.practical_verdict = "helps"  # type: ignore[misc]
+    data = report.to_json()
+    data["comparison"]["p_value"] = 0.0
+    data["warnings"].append("edited")
+    assert report.comparison["p_value"] != 0.0 and "edited" not in report.warnings
+
+
+def test_a_field_the_record_does_not_declare_is_refused():
+    data = REPORTS["paired"].to_json()
+    with pytest.raises(ValueError, match=r"report field\(s\) \['surprise'\] are not declared"):
+        Report.from_json({**data, "surprise": 1})
+
+
+def test_the_record_declares_every_key_of_the_order():
+    assert set(ORDER) == {f.name for f in dataclasses.fields(Report)}
+
+
+def test_stats_returns_a_frozen_comparison_whose_json_round_trips():
+    figures = paired.compare(BASE8, IDEA8, direction="lower", margin=0.1)
+    assert isinstance(figures, paired.PairedComparison)
+    assert figures.p_value == pytest.approx(4 / 256) and figures.n_pairs == 8
+    assert paired.PairedComparison.from_json(figures.to_json()) == figures
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        figures.p_value = 0.0  # type: ignore[misc]
+    assert list(figures.to_json())[:4] == ["delta_mean", "idea_wins", "n_pairs",
+                                           "per_seed_diffs"]
