@@ -1,6 +1,6 @@
 """The controller's side of a session (registered on the controller only, never on an xdist
 worker): it receives every payload, completes each idea with its stored runs, writes the reports
-through :mod:`benchkit.plugin.aggregate`, prints the table and applies the gate.
+through :mod:`benchkit.report.session`, prints the table and applies the gate.
 """
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ class BenchSession:
         if not self.payloads or isinstance(self.settings.shard, tuple):
             return  # a shard stores its runs; the final session writes the reports
         held = reports_first()  # a SIGTERM from here on waits for the reports
-        from benchkit.plugin.aggregate import aggregate_session
+        from benchkit.report.session import aggregate_session
 
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
         payloads = list(self.payloads.values())
@@ -121,7 +121,7 @@ class BenchSession:
             self.settings,
             complete_session=not interrupted, errors=self.write_errors,
             rootpath=self.rootpath, store=self.trust(),
-            cache=getattr(self.config, "cache", None))
+            floors=self.kept_floors)
         self.failures += audit_failures(payloads)
         if self.settings.audit_fresh:
             from benchkit.plugin.fresh_audit import audit
@@ -135,6 +135,13 @@ class BenchSession:
         if (self.failures or self.write_errors or incomplete_merge) \
                 and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def kept_floors(self, track: str, seeds: list[int]) -> dict:
+        """``track``'s floors on ``seeds``, kept in pytest's cache between sessions
+        (:mod:`benchkit.plugin.floors`; computed each time under ``-p no:cacheprovider``)."""
+        from benchkit import tracks
+        from benchkit.plugin import floors
+        return floors.floors(tracks.get(track), seeds, getattr(self.config, "cache", None))
 
     def trust(self) -> dict:
         """The reports' ``store`` section (how far stored runs were trusted)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchkit.stats import paired, selection, signtest
-from benchkit.verdict import sweeps as sweep_test
+from benchkit.verdict.sweeps import decide_by_selection
 from benchkit.verdict.records import JsonDict
 
 
@@ -24,7 +24,7 @@ def compare_arms(comparator: list[float], idea: list[float], *, direction: str, 
     figures = paired.compare(comparator, idea, direction=direction, alpha=alpha, margin=margin)
     comparison = decide_by_test(figures.to_json(), test)  # the report's JSON from here on
     if sweeps is not None:
-        sweep_test.decide_by_selection(comparison, sweeps, direction)
+        decide_by_selection(comparison, sweeps, direction)
     return comparison
 
 

@@ -7,7 +7,7 @@ arm's config on validation and **compare** the idea with each comparator on test
 :func:`benchkit.verdict.controls.adjust_family`), **decide** (here, :func:`decide`: the look's
 level, the planning figures, the margin tests, the idea's verdict against each comparator
 under its claim, the worst of them as a frozen :class:`Decision`, and the futility advice),
-then **gate** (:func:`benchkit.plugin.aggregate.gate_failure` reads it).
+then **gate** (:func:`benchkit.report.session.gate_failure` reads it).
 """
 from __future__ import annotations
 

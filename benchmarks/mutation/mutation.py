@@ -39,7 +39,7 @@ DECISION_FUNCTIONS = {
                               "select_config", "_direction", "spent_alpha", "look_levels"],
     "benchkit.verdict.build": ["arm_sweep", "mechanism_signature", "math_verification",
                                "build_report"],
-    "benchkit.plugin.aggregate": ["aggregate_session", "gate_failure"],
+    "benchkit.report.session": ["aggregate_session", "gate_failure"],
     "benchkit.spec.marker": ["parse_bench_marker"],
     "benchkit.spec.arguments": ["parse_grid"],
     "benchkit.spec.idea": ["family_seeds_needed", "unreachable_family"],

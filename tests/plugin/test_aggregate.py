@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchkit.plugin.aggregate import aggregate_session
+from benchkit.report.session import aggregate_session
 
 CFG = {"lr": 1e-3}
 PROTOCOL = {"model": "m", "metric": "mse", "metric_direction": "lower is better"}

@@ -1,4 +1,4 @@
-"""The aggregation's reports, called in process (benchkit.plugin.aggregate): an idea with only
+"""The aggregation's reports, called in process (benchkit.report.session): an idea with only
 claims, a single run, every comparison's Holm family size, a control arm's margin test over the
 whole family, report companions and write errors, and an incomplete track kept in the Holm family
 (D8 of the statistics audit).
@@ -10,11 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchkit.plugin import aggregate
+from benchkit.report import session
 from benchkit.store import atomic
 from benchkit.report import bench_report
 from benchkit.report import summary
-from benchkit.plugin.aggregate import aggregate_session
+from benchkit.report.session import aggregate_session
 from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_run, make_spec)
 
 # -- aggregation ---------------------------------------------------------------------------------
@@ -50,13 +50,13 @@ def settings(tmp_path, gate="off"):
 def test_an_idea_with_only_claims_does_not_stop_the_next_ideas_report(tmp_path):
     claim = {"kind": "mechanism", "spec": spec("a"), "nodeid": "m::test_claim",
              "outcome": "passed", "message": None}
-    written, _ = aggregate.aggregate_session([claim] + payloads(spec("b")), settings(tmp_path))
+    written, _ = session.aggregate_session([claim] + payloads(spec("b")), settings(tmp_path))
     assert [r["name"] for _, r in written] == ["b"]
 
 
 @pytest.mark.slow
 def test_a_single_run_makes_an_incomplete_report_not_an_interrupted_one(tmp_path):
-    written, failures = aggregate.aggregate_session(
+    written, failures = session.aggregate_session(
         payloads(spec(seeds=1), arms=("baseline",)), settings(tmp_path, gate="helps"))
     ((_, r),) = written
     assert r["complete"] is False and r["practical_verdict"] == "incomplete"
@@ -66,7 +66,7 @@ def test_a_single_run_makes_an_incomplete_report_not_an_interrupted_one(tmp_path
 
 @pytest.mark.slow
 def test_every_comparison_records_its_holm_family_size(tmp_path):
-    written, _ = aggregate.aggregate_session(payloads(spec(tracks=("tabular", "dynamics"))),
+    written, _ = session.aggregate_session(payloads(spec(tracks=("tabular", "dynamics"))),
                                              settings(tmp_path))
     assert [r["comparison"]["family_size"] for _, r in written] == [2, 2]
     for path, _ in written:
@@ -83,7 +83,7 @@ def test_a_control_arms_margin_test_is_at_the_level_of_its_track(tmp_path):
                        ("control:c", idea + 0.001 * (-1) ** seed)):
             out.append({**payloads(sp, arms=("idea",))[0], "arm": arm, "seed": seed,
                         "nodeid": f"{sp['module']}::{arm}[tabular-{seed}]", "val": v, "test": v})
-    ((_, r),) = aggregate.aggregate_session(out, settings(tmp_path))[0]
+    ((_, r),) = session.aggregate_session(out, settings(tmp_path))[0]
     comp = r["controls"]["c"]["comparison"]
     # non-inferior to every comparator is an intersection-union test: the family is the one
     # track, so the one-sided p 1/32 is below 0.05 (Holm over baseline + control, 0.05 / 2,
@@ -100,7 +100,7 @@ def test_companions_get_the_report_and_keep_plots_only_when_it_did_not_change(tm
     monkeypatch.setattr(summary, "write_companions",
                         lambda path, r, **kw: calls.append((path, r, kw)))
     for _ in range(2):
-        written, _ = aggregate.aggregate_session(payloads(spec()), settings(tmp_path))
+        written, _ = session.aggregate_session(payloads(spec()), settings(tmp_path))
         ((path, r),) = written
         assert calls[-1][:2] == (path, r)
     assert [kw for *_, kw in calls] == [{"plots_current": False}, {"plots_current": True}]
@@ -113,9 +113,9 @@ def test_a_report_that_differs_only_in_where_its_runs_came_from_is_the_same_repo
              "runs": [{"seed": 0, "test": 1.0, "reused": False, "origin": "fresh"}]}
     rerun = {"created": "t1", "verdict": "helps",
              "runs": [{"seed": 0, "test": 1.0, "reused": True, "origin": "reused"}]}
-    assert aggregate.same_report(first, json.dumps(rerun))
+    assert session.same_report(first, json.dumps(rerun))
     changed = {**rerun, "runs": [{**rerun["runs"][0], "test": 2.0}]}
-    assert not aggregate.same_report(first, json.dumps(changed))
+    assert not session.same_report(first, json.dumps(changed))
 
 
 @pytest.mark.slow
@@ -129,7 +129,7 @@ def test_a_write_error_names_the_file_and_the_reason(tmp_path, monkeypatch, exc,
         raise exc
     monkeypatch.setattr(atomic, "write_atomic", fail)
     errors = []
-    written, _ = aggregate.aggregate_session(payloads(spec("x")), settings(tmp_path),
+    written, _ = session.aggregate_session(payloads(spec("x")), settings(tmp_path),
                                              errors=errors)
     path = bench_report.report_path(tmp_path, "x", "tabular")
     assert written == []

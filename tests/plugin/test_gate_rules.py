@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from benchkit.plugin.aggregate import gate_failure
+from benchkit.report.session import gate_failure
 from builders import BASE8, GATES, IDEA8, PRACTICAL, RECORDED
 
 SYSTEM = ("worked", "partial", "failed")

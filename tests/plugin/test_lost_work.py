@@ -7,15 +7,9 @@ import json
 
 import pytest
 
-from benchkit.plugin.aggregate import aggregate_session
+from benchkit.report.session import aggregate_session
 from sessions import report_path
 from test_aggregate import payloads, settings, spec
-
-
-@pytest.fixture(autouse=True)
-def _no_floors(monkeypatch):
-    """The tracks' floors (scikit-learn fits, seconds each) are not what these tests are about."""
-    monkeypatch.setattr("benchkit.plugin.aggregate.floors_of", lambda report, cache=None: {})
 
 
 def _only(written):

@@ -145,11 +145,11 @@ def test_sigterm_while_the_reports_are_written_waits_for_them(pytester, monkeypa
     import os
     import signal
 
-    from benchkit.plugin import aggregate
+    from benchkit.report import session
 
     if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         pytest.skip("this process handles SIGTERM itself: benchkit leaves it alone")
-    original = aggregate.aggregate_session
+    original = session.aggregate_session
 
     def terminated_meanwhile(*args, **kwargs):
         # benchkit's handler must be in place, or this would end the test process
@@ -157,7 +157,7 @@ def test_sigterm_while_the_reports_are_written_waits_for_them(pytester, monkeypa
         os.kill(os.getpid(), signal.SIGTERM)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(aggregate, "aggregate_session", terminated_meanwhile)
+    monkeypatch.setattr(session, "aggregate_session", terminated_meanwhile)
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_rec=TIMED)
     result = run_session(pytester, "-p", "no:randomly", "-p", "no:cacheprovider")

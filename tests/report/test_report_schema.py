@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator
 from benchkit.verdict import build
 from benchkit.report import bench_report
 from benchkit.stats import paired
-from benchkit.plugin.aggregate import aggregate_session
+from benchkit.report.session import aggregate_session
 
 import subprocess
 import sys

@@ -235,7 +235,7 @@ def test_a_broken_report_gives_a_note_not_an_exception(tmp_path):
 def test_aggregate_session_writes_the_summary_beside_each_report(tmp_path):
     from types import SimpleNamespace
 
-    from benchkit.plugin.aggregate import aggregate_session
+    from benchkit.report.session import aggregate_session
 
     spec = {"name": "agg_idea", "module": "m.py", "tracks": ["tabular"],
             "grids": {"tabular": GRID[:1]}, "seeds": [0, 1], "epochs": {"tabular": 1},

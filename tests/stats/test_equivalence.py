@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from benchkit.stats import equivalence, paired
-from benchkit.plugin.aggregate import gate_failure
+from benchkit.report.session import gate_failure
 from benchkit.spec.arguments import parse_fairness
 from benchkit.spec import SpecError
 from benchkit.report.sentences import practical_sentence

@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 
 from benchkit.stats import paired
-from benchkit.plugin.aggregate import gate_failure
+from benchkit.report.session import gate_failure
 from benchkit.verdict.decision import decide
 from benchkit.spec import SpecError
 from builders import BASE8, GRID, IDEA8, P8, RECORDED, make_spec, paired_report, parse

@@ -41,7 +41,7 @@ def rich_runs(n=6, cpu_split=True):
 
 
 def decide_with_holm(report):
-    """decide() after Holm over the report's comparisons, as benchkit.plugin.aggregate does."""
+    """decide() after Holm over the report's comparisons, as benchkit.report.session does."""
     family = controls.comparisons(report)
     for comp, p in zip(family, paired.holm([c["p_value"] for c in family])):
         comp["p_adjusted"], comp["family_size"] = p, len(family)

@@ -13,7 +13,7 @@ import pytest
 from benchkit.stats import paired
 from benchkit.verdict.build import build_report
 from benchkit.verdict.decision import decide, decided_level
-from benchkit.plugin.aggregate import gate_failure
+from benchkit.report.session import gate_failure
 from benchkit.report.summary import render_summary_md
 from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_config_runs,
                       paired_report)

@@ -15,7 +15,7 @@ from benchkit.stats import paired
 from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, build_report
 from benchkit.verdict.decision import decide
 from benchkit.spec import cfg_id
-from benchkit.plugin.aggregate import gate_failure
+from benchkit.report.session import gate_failure
 from builders import (GATES, ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec, one_config_runs,
                       paired_report, runs_from)
 
@@ -249,7 +249,7 @@ def test_every_field_of_a_decided_report_is_a_schema_field():
     import json
     from benchkit.report.bench_report import SCHEMA_PATH
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    added_later = {"created", "provenance"}   # stamped by benchkit.plugin.aggregate
+    added_later = {"created", "provenance"}   # stamped by benchkit.report.session
     for report in (paired_report(BASE8, IDEA8), paired_report(BASE8, IDEA8[:-1])):
         decide(report, report["comparison"] and report["comparison"]["p_value"], 1)
         assert set(report) <= set(schema["properties"]), set(report) - set(schema["properties"])

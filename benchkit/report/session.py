@@ -1,12 +1,13 @@
-"""Controller-side aggregation: payloads -> one report per idea x track, the family-wise
-adjustment across an idea's tracks, and the gate."""
+"""A session's reports: each idea's payloads through the verdict pipeline
+(:mod:`benchkit.verdict.pipeline`: one frozen report per idea x track), written with their
+companions, and the gate. No pytest here: the controller (:mod:`benchkit.plugin.controller`)
+calls it at session finish with pytest's cache behind the floors."""
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 
-from benchkit import tracks
-from benchkit.plugin import floors
 from benchkit.report import bench_report, summary
 from benchkit.report.fmt import mechanism_word, num
 from benchkit.spec import IdeaSpec
@@ -14,18 +15,20 @@ from benchkit.store import atomic, records
 from benchkit.store.provenance import provenance
 from benchkit.verdict import budgets, build, pipeline
 
+TrackFloors = Callable[[str, list[int]], dict]  # (track, seeds) -> the track's floors
+
 
 def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
                       errors: list[str] | None = None, rootpath=None, store: dict | None = None,
-                      cache=None):
+                      floors: TrackFloors | None = None):
     """Write every report this session's payloads make. Returns (written, gate failures):
     ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines.
     With ``errors``, a report that cannot be written adds a ``benchkit: ERROR`` line to it and
     the other reports are still written (a previous report stays as it was: writes are
     atomic); without it the OSError propagates. ``store`` (how far the session's stored runs
     are trusted: :func:`benchkit.store.records.trust`; None: no run store) becomes each
-    report's ``store``, with the runs it audited. ``cache`` (pytest's ``config.cache``, or
-    None) keeps the tracks' floors between sessions (:mod:`benchkit.plugin.floors`)."""
+    report's ``store``, with the runs it audited. ``floors`` gives a track's floors on seeds
+    (the controller's keeps them in pytest's cache); None: the reports have none."""
     by_idea: dict[str, list[dict]] = {}
     for p in payloads:
         by_idea.setdefault(p["spec"]["name"], []).append(p)
@@ -38,7 +41,8 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
         spec = IdeaSpec.from_plain(runs[0]["spec"])
         mechanisms = [p for p in group if p["kind"] == "mechanism"]
         reports = pipeline.idea_reports(spec, runs, mechanisms, alpha=settings.alpha,
-                                        floors=lambda report: floors_of(report, cache))
+                                        floors=None if floors is None else
+                                        lambda report: floors_of(report, floors))
         for built in reports:
             path = bench_report.report_path(settings.report_dir, name, built.track)
             previous = read_previous(path)
@@ -90,13 +94,11 @@ def beside(path, report: dict, previous: dict | None):
     return path.parent / kind / path.name
 
 
-def floors_of(report: dict, cache=None) -> dict:
-    """The track's floors on the report's seeds (numpy and scikit-learn, no training), kept in
-    ``cache`` between sessions. A floor that cannot be computed is a warning, never a lost
-    report."""
+def floors_of(report: dict, compute: TrackFloors) -> dict:
+    """The track's floors on the report's seeds (numpy and scikit-learn, no training), from
+    ``compute``. A floor that cannot be computed is a warning, never a lost report."""
     try:
-        return floors.floors(tracks.get(report["track"]), report["protocol"]["seeds"],
-                                  cache)
+        return compute(report["track"], report["protocol"]["seeds"])
     except Exception as exc:  # noqa: BLE001 - a user's track code; the report still counts
         report["warnings"].append(f"floors of track {report['track']!r} not computed: "
                                   f"{type(exc).__name__}: {exc}")
