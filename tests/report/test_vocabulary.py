@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from benchkit.report import terminal
 from benchkit.report.summary import render_summary_md
-from benchkit.verdict.build import decide
+from benchkit.verdict.decision import decide
 from builders import BASE8, paired_report
 
 MIXED = [b + d for b, d in zip(BASE8, [0.01, -0.02, 0.015, -0.01, 0.02, -0.015, 0.005, -0.004])]

@@ -9,7 +9,8 @@ import pytest
 from benchkit.spec import SpecError
 from benchkit.stats import paired, selection
 from benchkit.verdict import controls
-from benchkit.verdict.build import build_report, decide
+from benchkit.verdict.build import build_report
+from benchkit.verdict.decision import decide
 from builders import ALPHA, GRID, TRACK, make_run, make_spec, parse
 
 
