@@ -213,7 +213,8 @@ def test_stats_module_does_not_import_torch():
     path = Path(paired.__file__)
     code = ("import importlib.util, sys\n"
             f"spec = importlib.util.spec_from_file_location('s', {str(path)!r})\n"
-            "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+            "module = sys.modules['s'] = importlib.util.module_from_spec(spec)\n"
+            "spec.loader.exec_module(module)\n"
             "assert 'torch' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
