@@ -16,7 +16,7 @@ from pathlib import Path
 
 from benchkit.cli import recheck
 from benchkit.cli.output import error, say
-from benchkit.report.bench_report import REPORT_NAME, ReportError, load_report
+from benchkit.report.bench_report import ASIDE, REPORT_NAME, ReportError, load_report
 from benchkit.spec.idea import cfg_id
 from benchkit.store import records
 from benchkit.store.backends import open_storage
@@ -71,11 +71,14 @@ def verify(report: dict, storage, secret: bytes | None = None) -> tuple[int, lis
 
 def family(path, report: dict) -> list[dict]:
     """The reports of ``report``'s idea, itself included: those in the folders beside its own
-    (``reports/<idea>/<track>/``) that name the same idea; an unreadable one is left out."""
+    (``reports/<idea>/<track>/``) that name the same idea; an unreadable one is left out. A
+    report written aside (``<track>/exploratory/``) has its session's others aside too."""
     path = Path(path)
     folder = path if path.is_dir() else path.parent
     members = [report]
-    for other in sorted(folder.parent.glob(f"*/{REPORT_NAME}")):
+    aside = folder.name if folder.name in ASIDE else None
+    pattern = f"*/{aside}/{REPORT_NAME}" if aside else f"*/{REPORT_NAME}"
+    for other in sorted((folder.parent.parent if aside else folder.parent).glob(pattern)):
         if other.parent.resolve() == folder.resolve():
             continue
         try:

@@ -23,6 +23,8 @@ from benchkit.store import bounded
 from benchkit.verdict.records import Report
 
 REPORT_NAME = "bench_report.json"
+# where a report that must not replace a complete one goes: reports/<idea>/<track>/<kind>/
+ASIDE = ("exploratory", "incomplete")
 SCHEMA_PATH = Path(__file__).with_name("bench_report.schema.json")
 # = benchkit.verdict.build.BENCH_VERSION (a test checks): not imported, so that the commands that
 # only read reports do not load numpy and the statistics

@@ -86,7 +86,7 @@ def beside(path, report: dict, previous: dict | None):
     if not (isinstance(previous, dict) and previous.get("complete") is True
             and not previous.get("exploratory")):
         return path
-    kind = "exploratory" if report.get("exploratory") else "incomplete"
+    kind = bench_report.ASIDE[0] if report.get("exploratory") else bench_report.ASIDE[1]
     report["warnings"].append(
         f"written to {kind}/ beside the complete report of the declared plan at {path} "
         f"(created {previous.get('created', '?')}), which a report that is {kind} never "

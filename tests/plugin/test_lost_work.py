@@ -176,3 +176,27 @@ def test_a_stored_run_of_the_declared_plan_comes_first_and_an_extension_needs_it
         assert store.lookup(key, tmp_path / "m", new)["origin"]["plan"] == new
         assert store.lookup(key, tmp_path / "m", new, extension=True)["origin"]["plan"] == new
     assert store.lookup(key, tmp_path / "m", old)["result"]["val"] == 1.0
+
+
+def test_verify_finds_an_aside_reports_family_aside_too(tmp_path, monkeypatch):
+    """A two-track idea's exploratory reports sit beside each track's complete one: verify's
+    Holm family of one of them is the other exploratory one, not the complete reports."""
+    from pathlib import Path
+
+    from benchkit.cli.verify import family
+
+    # these reports' made-up protocols are not the schema's: read them as they are
+    monkeypatch.setattr("benchkit.cli.verify.load_report",
+                        lambda path: json.loads(Path(path).read_text()))
+    sp = spec()
+    complete, _ = aggregate_session(payloads(sp), settings(tmp_path, gate="off"))
+    aside, _ = aggregate_session(payloads({**sp, "overrides": {"seeds": 6}}),
+                                 settings(tmp_path, gate="off"))
+    paths = {r["track"]: path for path, r in aside}
+    assert all(p.parent.name == "exploratory" for p in paths.values())
+    report = json.loads(paths["tabular"].read_text())
+    members = family(paths["tabular"], report)
+    assert [m["track"] for m in members] == ["tabular", "dynamics"]
+    assert all(m["exploratory"] for m in members)
+    main_report = json.loads(dict((r["track"], p) for p, r in complete)["tabular"].read_text())
+    assert [m["exploratory"] for m in family(complete[0][0], main_report)] == [None, None]
