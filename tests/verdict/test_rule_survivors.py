@@ -36,7 +36,7 @@ def comp_of(sw, test="mean"):
 @pytest.mark.parametrize("against", [[("non-inferior", "baseline"), ("inconclusive", "control:c")],
                                      [("inconclusive", "baseline"), ("non-inferior", "control:c")]])
 def test_inconclusive_against_one_comparator_outranks_non_inferior_against_another(against):
-    got = decision.decide(against, None, None)
+    got = decision.Decision.from_verdicts(against, None, None)
     assert got.practical == "inconclusive"
     assert got.decided_by == next(arm for v, arm in against if v == "inconclusive")
 
