@@ -6,6 +6,7 @@ data or models.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, NamedTuple
@@ -38,6 +39,20 @@ def strongest_floor(floors: dict[str, float], direction: str) -> tuple[str, floa
         return None
     name = (min if direction == "lower" else max)(kept, key=kept.__getitem__)
     return name, kept[name]
+
+
+def kept_per_seed(make_floors: Callable[[int], dict[str, float]]):
+    """``make_floors`` remembered per seed in this process (a copy returned each time): the
+    floors are a pure function of the seed that costs seconds, and a process that reports
+    a track several times (a test suite's in-process sessions) should pay them once."""
+    remembered = functools.lru_cache(maxsize=64)(make_floors)
+
+    @functools.wraps(make_floors)
+    def floors(seed: int) -> dict[str, float]:
+        return dict(remembered(int(seed)))
+
+    floors.cache_clear = remembered.cache_clear  # type: ignore[attr-defined]
+    return floors
 
 
 def mean_floors(per_seed: list[dict[str, float]]) -> dict[str, float]:

@@ -23,7 +23,7 @@ import numpy as np
 from benchkit.tracks.floors import (best_embedding, cubic_features, has_sklearn, kernel_ridge,
                                     least_squares_mse, mlp_mse, nearest_neighbours,
                                     quadratic_features, ridge_mse)
-from benchkit.tracks.base import LIMIT_PREFIX, Data, Split, Track
+from benchkit.tracks.base import LIMIT_PREFIX, Data, Split, Track, kept_per_seed
 
 N_TRAIN, N_VAL, N_TEST = 1000, 400, 1000
 WINDOW = 16          # observed states per window
@@ -167,6 +167,7 @@ def make_data(seed: int) -> Data:
     return Data(*(Split(torch.from_numpy(x), torch.from_numpy(y)) for x, y in arrays(seed)))
 
 
+@kept_per_seed
 def floors(seed: int) -> dict[str, float]:
     """:func:`floor_values` on the track's splits of ``seed``, and the achievable limit of
     :func:`ensemble_kalman_mse` on its test split."""

@@ -26,7 +26,7 @@ import random
 import numpy as np
 
 from benchkit.tracks.floors import boosting_accuracy, logistic_accuracy, svm_accuracy
-from benchkit.tracks.base import Data, Split, Track
+from benchkit.tracks.base import Data, Split, Track, kept_per_seed
 
 N_TRAIN, N_VAL, N_TEST = 4000, 500, 1000
 LENGTH = 40
@@ -96,6 +96,7 @@ def floors_of(parts) -> dict[str, float]:
             "RBF SVM": svm_accuracy(*splits)}
 
 
+@kept_per_seed
 def floors(seed: int) -> dict[str, float]:
     return floors_of(arrays(seed))
 

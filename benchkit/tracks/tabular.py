@@ -20,7 +20,7 @@ import numpy as np
 
 from benchkit.tracks.floors import (boosting_mse, has_sklearn, kernel_ridge_mse, least_squares_mse,
                                     mean_mse, quadratic_features)
-from benchkit.tracks.base import Data, Split, Track
+from benchkit.tracks.base import Data, Split, Track, kept_per_seed
 
 N_FEATURES = 10
 N_TRAIN, N_VAL, N_TEST = 2000, 500, 1000
@@ -71,6 +71,7 @@ BOOSTING_GRID = ({"learning_rate": 0.1, "max_leaf_nodes": 7, "max_iter": 300},
                  {"learning_rate": 0.1, "max_leaf_nodes": 15, "max_iter": 300})
 
 
+@kept_per_seed
 def floors(seed: int) -> dict[str, float]:
     """Test MSE of the train mean, of linear and quadratic least squares on the inputs, of RBF
     kernel ridge and (with scikit-learn) of gradient-boosted trees, each tuned on validation."""

@@ -107,12 +107,15 @@ def test_kernel_ridge_is_the_closed_form_at_the_pair_validation_picks():
         return np.exp(-g / 3 * ((r[:, None] - z[None]) ** 2).sum(-1)) @ coef + ya.mean()
 
     pairs = [(g, lam) for g in (0.1, 1.0, 10.0) for lam in (1e-4, 1e-1)]
-    best = min(pairs, key=lambda p: float(np.mean((fit(*p, xv) - yv) ** 2)))
+    with floors.single_thread():  # BLAS threads on a loaded machine: seconds, not ms
+        best = min(pairs, key=lambda p: float(np.mean((fit(*p, xv) - yv) ** 2)))
+        expected_test = float(np.mean((fit(*best, xt) - yt) ** 2))
+        expected_val = float(np.mean((fit(*best, xv) - yv) ** 2))
     assert best != (0.1, 1e-1)  # validation prefers a fitted curve to a flat one here
     val, test = floors.kernel_ridge(xa, ya, xv, yv, xt, yt, gammas=(0.1, 1.0, 10.0),
                                     penalties=(1e-4, 1e-1))
-    assert test == pytest.approx(float(np.mean((fit(*best, xt) - yt) ** 2)), rel=1e-6)
-    assert val == pytest.approx(float(np.mean((fit(*best, xv) - yv) ** 2)), rel=1e-6)
+    assert test == pytest.approx(expected_test, rel=1e-6)
+    assert val == pytest.approx(expected_val, rel=1e-6)
     assert test < floors.mean_mse(ya, yt) / 5
 
 

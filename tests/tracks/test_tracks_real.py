@@ -42,7 +42,7 @@ def small_mnist1d(monkeypatch):
     time); its data caches are emptied before and after, so no other test sees the small set."""
     from benchkit.tracks import mnist1d
 
-    caches = (mnist1d.arrays, mnist1d.make_data)
+    caches = (mnist1d.arrays, mnist1d.make_data, mnist1d.floors)
     for cache in caches:
         cache.cache_clear()
     for size, n in (("N_TRAIN", 200), ("N_VAL", 100), ("N_TEST", 100)):

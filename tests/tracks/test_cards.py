@@ -1,0 +1,72 @@
+"""The track cards in docs/tracks.md are what benchmarks/tracks/cards.py makes of the committed
+A/A reports and per-seed floors, and those floors agree with the reports' means."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cards_module():
+    """benchmarks/tracks/cards.py, imported once (its dataclasses need it in sys.modules)."""
+    if "track_cards" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "track_cards", ROOT / "benchmarks" / "tracks" / "cards.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["track_cards"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["track_cards"]
+
+
+def test_the_docs_tables_are_the_generated_ones():
+    """Regenerate with ``python benchmarks/tracks/cards.py --write`` after a bench."""
+    cards = cards_module()
+    per_seed = json.loads(cards.FLOORS.read_text())
+    made = [cards.card(json.loads(p.read_text()), per_seed[p.parent.name]["seeds"])
+            for p in sorted(cards.AA.glob("*/bench_report.json"))]
+    doc = cards.DOC.read_text(encoding="utf-8")
+    block = doc.split(cards.BEGIN, 1)[1].split(cards.END, 1)[0].strip()
+    assert block == cards.generated(made).strip(), "run benchmarks/tracks/cards.py --write"
+    assert {c.track for c in made} == {"dynamics", "mnist1d", "tabular"}
+    for c in made:  # a goal not met is said plainly
+        assert ("(met)" if c.met else "**NOT met**") in block
+
+
+@pytest.mark.parametrize("name", ["dynamics", "mnist1d", "tabular"])
+def test_per_seed_floors_average_to_the_report_s_floors(name):
+    cards = cards_module()
+    report = json.loads((cards.AA / name / "bench_report.json").read_text())
+    seeds = json.loads(cards.FLOORS.read_text())[name]["seeds"]
+    assert sorted(int(s) for s in seeds) == report["protocol"]["seeds"]
+    for floor, mean in report["floors"].items():
+        values = [seeds[str(s)]["floors"][floor] for s in report["protocol"]["seeds"]]
+        # rel 1e-6: BLAS on one thread or several rounds the solves differently
+        assert sum(values) / len(values) == pytest.approx(mean, rel=1e-6), floor
+
+
+def test_a_card_says_plainly_when_the_bar_is_not_met():
+    """A report whose baseline sits within one MDE of its strongest floor gets "NOT met"."""
+    cards = cards_module()
+    report = {"track": "t", "metric": "mse", "metric_direction": "lower is better",
+              "baseline": {"full": {"mean": 0.95}, "best_cfg": {"lr": 1}},
+              "floors": {"ridge": 1.0, "limit: oracle": 0.1},
+              "comparison": {"mde": 0.1, "mde_rel_pct": 10.0, "per_seed_diffs": [0.0, 0.1],
+                             "p_value": 0.5},
+              "protocol": {"seeds": [0, 1]},
+              "runs": [{"arm": "baseline", "seed": s, "cfg": {"lr": 1}, "test": t,
+                        "seconds": 1.0} for s, t in ((0, 0.9), (1, 1.0))],
+              "convergence": {"arms": {"baseline": {"still_improving": False}}},
+              "practical_verdict": "inconclusive"}
+    per_seed = {"0": {"floors": {"ridge": 1.0}, "cpu_seconds": 1.0},
+                "1": {"floors": {"ridge": 1.0}, "cpu_seconds": 1.0}}
+    made = cards.card(report, per_seed)
+    assert made.floor_name == "ridge" and made.margin_mdes == pytest.approx(0.5)
+    assert made.limit == ("limit: oracle", 0.1)
+    assert [r.margin_mdes for r in made.seeds] == pytest.approx([1.0, 0.0])
+    text = cards.generated([made])
+    assert "0.5 (**NOT met**)" in text and "oracle 0.1" in text
