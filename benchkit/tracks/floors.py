@@ -289,7 +289,7 @@ def _choose(fits, score_val, better):
 
 
 SVM_C = (3.0, 30.0)
-SVM_GAMMAS = (0.5, 2.0)  # times scikit-learn's "scale", 1 / (d * variance)
+SVM_GAMMAS = (0.5, 2.0)  # times 1 / d on standardised columns (scikit-learn's "scale")
 
 
 def svm_accuracy(x_train, y_train, x_val, y_val, x_test, y_test, cs=SVM_C,

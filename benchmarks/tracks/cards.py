@@ -10,8 +10,9 @@ out), the margin between them in the bench's MDEs (issue 40's bar: at least 1), 
 limit where the track has one, the median seconds per run and the A/A verdict; per seed, the
 strongest floor of that seed, the baseline's test value and the margin in MDEs.
 
-    python benchmarks/tracks/cards.py --floors   # recompute results/tracks/floors.json
-    python benchmarks/tracks/cards.py --write    # regenerate the tables in docs/tracks.md
+    python benchmarks/tracks/cards.py --floors [--floors-from DIR/.pytest_cache]
+                                                 # results/tracks/floors.json
+    python benchmarks/tracks/cards.py --write    # regenerate docs/tracks.md's and README's tables
     python benchmarks/tracks/cards.py            # print them
 """
 from __future__ import annotations
@@ -32,7 +33,13 @@ ROOT = Path(__file__).resolve().parents[2]
 AA = ROOT / "benchmarks" / "results" / "tracks" / "aa" / "aa"
 FLOORS = ROOT / "benchmarks" / "results" / "tracks" / "floors.json"
 DOC = ROOT / "docs" / "tracks.md"
+README = ROOT / "README.md"
 BEGIN, END = "<!-- cards.py: begin -->", "<!-- cards.py: end -->"
+# README's row: what the track is, in a few words (the rest of the row is measured)
+DATA_MODEL = {
+    "dynamics": "noisy Lorenz-63 windows, the state 5 steps ahead · GRU(64)",
+    "mnist1d": "MNIST-1D, generated per seed (`benchkit[tracks]`) · the paper's CNN",
+    "tabular": "10-feature regression on a saturating tanh teacher, 2,000 rows · `mlp_tanh`"}
 
 
 @dataclass(frozen=True)
@@ -64,10 +71,16 @@ class Card:
     verdict: str
     p_value: float
     seeds: tuple[SeedRow, ...]
+    stale: str | None = None  # why the report does not speak for the track's protocol today
 
     @property
     def met(self) -> bool:
-        return self.margin_mdes >= 1.0
+        return self.stale is None and self.margin_mdes >= 1.0
+
+    @property
+    def bar(self) -> str:
+        return ("**not checked**" if self.stale is not None else "met" if self.met
+                else "**NOT met**")
 
 
 def margin(lower: bool, floor: float, value: float) -> float:
@@ -75,8 +88,23 @@ def margin(lower: bool, floor: float, value: float) -> float:
     return floor - value if lower else value - floor
 
 
+def stale(report: dict) -> str | None:
+    """Why ``report`` is not of its track's protocol today (None when it is)."""
+    protocol = tracks.get(report["track"]).protocol()
+    changed = sorted(k for k in protocol if report["protocol"].get(k) != protocol[k])
+    if not changed:
+        return None
+    return ("the A/A report is of an earlier protocol (" + ", ".join(
+        f"{k} {report['protocol'].get(k)} → {protocol[k]}" for k in changed) + ")")
+
+
 def card(report: dict, per_seed: dict[str, dict] | None) -> Card:
     """One track's figures from its A/A report and its per-seed floors (keyed by seed)."""
+    why = stale(report) if report["track"] in tracks.names() else None
+    names = {frozenset(row["floors"]) for row in (per_seed or {}).values()}
+    if why is None and names and names != {frozenset(report.get("floors") or {})}:
+        why = (f"the A/A report's floors ({', '.join(report.get('floors') or {})}) are not the "
+               "track's today")
     lower = report["metric_direction"].startswith("lower")
     direction = "lower" if lower else "higher"
     base = report["baseline"]["full"]["mean"]
@@ -92,7 +120,7 @@ def card(report: dict, per_seed: dict[str, dict] | None) -> Card:
     rows = []
     for seed in report["protocol"]["seeds"]:
         seed_floors = (per_seed or {}).get(str(seed))
-        if seed_floors is None:
+        if seed_floors is None or why is not None:
             continue
         name, value = strongest_floor(seed_floors["floors"], direction)
         rows.append(SeedRow(seed, name, value, tests[seed],
@@ -102,7 +130,7 @@ def card(report: dict, per_seed: dict[str, dict] | None) -> Card:
               if a.get("budget_check")]   # longer runs: not the protocol's time per run
     seconds = [r["seconds"] for r in report["runs"]
                if r.get("seconds") is not None and r["cfg"] not in checks]
-    cpu = [s["cpu_seconds"] for s in (per_seed or {}).values()]
+    cpu = [s["cpu_seconds"] for s in (per_seed or {}).values() if s["cpu_seconds"] is not None]
     return Card(track=report["track"], metric=report["metric"], lower=lower, baseline=base,
                 floor_name=strongest[0], floor=strongest[1],
                 limit=limits[0] if limits else None, mde=mde,
@@ -113,7 +141,7 @@ def card(report: dict, per_seed: dict[str, dict] | None) -> Card:
                 floor_cpu_seconds=statistics.median(cpu) if cpu else None,
                 still_improving=arm["still_improving"], check=arm.get("budget_check"),
                 verdict=report["practical_verdict"], p_value=report["comparison"]["p_value"],
-                seeds=tuple(rows))
+                seeds=tuple(rows), stale=why)
 
 
 def trained_out(c: Card) -> str:
@@ -121,8 +149,11 @@ def trained_out(c: Card) -> str:
     measured = (f"; {check['epochs']} epochs: {100 * check['gain']:+.1f}%"
                 if check and check.get("gain") is not None else
                 "; budget check pending" if check else "")
+    constant = c.track in tracks.names() and tracks.get(c.track).schedule == "constant"
     return (f"no: still improving{measured}" if c.still_improving
-            else f"yes{measured}" if measured else "yes (constant schedule: no check)")
+            else f"yes{measured}" if measured
+            else "yes (constant schedule: no check)" if constant
+            else "**budget check not run**")
 
 
 def summary_table(cards: list[Card]) -> str:
@@ -132,18 +163,23 @@ def summary_table(cards: list[Card]) -> str:
     for c in cards:
         arrow = "↓" if c.lower else "↑"
         limit = "—" if c.limit is None else f"{c.limit[0][len('limit: '):]} {sig(c.limit[1], 3)}"
-        met = "met" if c.met else "**NOT met**"
         run = "—" if c.seconds_per_run is None else f"{c.seconds_per_run:.1f}"
+        if c.stale is not None:
+            lines.append(f"| {c.track} | {c.metric} {arrow} | **stale**: {c.stale}; not re-run "
+                         "| — | — (**not checked**) | — | — | — | — | — | — |")
+            continue
         cpu = "—" if c.floor_cpu_seconds is None else f"{c.floor_cpu_seconds:.1f}"
         lines.append(
             f"| {c.track} | {c.metric} {arrow} | {sig(c.baseline, 4)} | {c.floor_name} "
-            f"{sig(c.floor, 4)} | {c.margin_mdes:.1f} ({met}) | {limit} | {sig(c.mde)} "
+            f"{sig(c.floor, 4)} | {c.margin_mdes:.1f} ({c.bar}) | {limit} | {sig(c.mde)} "
             f"({c.mde_rel_pct:.2g}%, {c.n_seeds} seeds) | {run} | {cpu} | {trained_out(c)} | "
             f"{c.verdict} ({c.p_value:.2g}) |")
     return "\n".join(lines)
 
 
 def seed_table(c: Card) -> str:
+    if c.stale is not None:
+        return f"*{c.track}: {c.stale}; no per-seed card until its A/A bench is re-run.*"
     if not c.seeds:
         return f"*{c.track}: no per-seed floors (run `cards.py --floors`).*"
     lines = [f"**{c.track}, per seed** (MDE {sig(c.mde)}; the baseline at its selected "
@@ -159,41 +195,95 @@ def seed_table(c: Card) -> str:
     return "\n".join(lines)
 
 
+def readme_table(cards: list[Card]) -> str:
+    lines = ["| track | data · model | metric | epochs | baseline vs strongest floor | "
+             "margin in MDEs · MDE at 16 seeds · s/run |", "|---" * 6 + "|"]
+    for c in cards:
+        track = tracks.get(c.track)
+        epochs = f"{track.epochs}" + ("" if track.schedule == "constant" else
+                                      f", {track.schedule}")
+        run = "—" if c.seconds_per_run is None else f"{c.seconds_per_run:.1f}"
+        if c.stale is not None:
+            lines.append(f"| `{c.track}` | {DATA_MODEL.get(c.track, '')} | {c.metric} "
+                         f"{'↓' if c.lower else '↑'} | {epochs} | A/A not re-run at this "
+                         "model: docs/tracks.md | — |")
+            continue
+        met = "" if c.met else " (**below the bar of 1**)"
+        lines.append(f"| `{c.track}` | {DATA_MODEL.get(c.track, '')} | {c.metric} "
+                     f"{'↓' if c.lower else '↑'} | {epochs} | {sig(c.baseline, 3)} vs "
+                     f"{c.floor_name} {sig(c.floor, 3)} | {c.margin_mdes:.1f}{met} · "
+                     f"{sig(c.mde)} ({c.mde_rel_pct:.2g}%) · {run} |")
+    return "\n".join(lines)
+
+
+def replace_block(path: Path, text: str) -> None:
+    doc = path.read_text(encoding="utf-8")
+    head, rest = doc.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    path.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}", encoding="utf-8")
+
+
+def block(path: Path) -> str:
+    """The generated text between the markers of ``path``."""
+    return path.read_text(encoding="utf-8").split(BEGIN, 1)[1].split(END, 1)[0].strip()
+
+
 def generated(cards: list[Card]) -> str:
     return "\n\n".join([summary_table(cards), *(seed_table(c) for c in cards)])
 
 
-def compute_floors(names: list[str], n_seeds: int | None = None) -> None:
-    """Each track's floors per seed of its A/A report (or of seeds 0 .. ``n_seeds`` - 1),
-    with the CPU seconds they cost."""
+def compute_floors(names: list[str], n_seeds: int | None = None, kept: Path | None = None,
+                   timed: int = 2) -> None:
+    """Each track's floors per seed of its A/A report (or of seeds 0 .. ``n_seeds`` - 1): read
+    from the pytest cache at ``kept`` (the one the bench's sessions kept them in, under the key
+    of the benchkit imported here: run with that tree's benchkit), else computed; and the CPU
+    seconds the first ``timed`` seeds' floors cost, computed here."""
+    from benchkit.plugin import floors as kept_floors
+
     out = json.loads(FLOORS.read_text()) if FLOORS.exists() else {}
     for name in names:
         seeds = (range(n_seeds) if n_seeds else
                  json.loads((AA / name / "bench_report.json").read_text())["protocol"]["seeds"])
         track, rows = tracks.get(name), {}
-        for seed in seeds:
-            track.make_data(seed)          # data generation is not the floors' cost
-            start = time.process_time()
-            values = track.make_floors(seed)
-            rows[str(seed)] = {"floors": values,
-                               "cpu_seconds": round(time.process_time() - start, 2)}
+        before = (out.get(name) or {}).get("seeds") or {}
+        for i, seed in enumerate(seeds):
+            row: dict = {"floors": None,  # a timing kept from an earlier call stands
+                         "cpu_seconds": (before.get(str(seed)) or {}).get("cpu_seconds")}
+            if kept is not None:
+                path = kept / "v" / kept_floors.key(track, seed)
+                row["floors"] = json.loads(path.read_text()) if path.exists() else None
+            if row["floors"] is None or i < timed:
+                track.make_data(seed)          # data generation is not the floors' cost
+                start = time.process_time()
+                values = track.make_floors(seed)
+                row["cpu_seconds"] = round(time.process_time() - start, 2)
+                row["floors"] = row["floors"] or values
+            rows[str(seed)] = row
         out[name] = {"command": "python benchmarks/tracks/cards.py --floors"
-                   + (f" --seeds {n_seeds}" if n_seeds else ""), "seeds": rows}
+                     + (f" --seeds {n_seeds}" if n_seeds else "")
+                     + (" --floors-from <the bench tree's .pytest_cache>" if kept else ""),
+                     "seeds": rows}
         FLOORS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
-    FLOORS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--floors", action="store_true", help="recompute the per-seed floors")
     ap.add_argument("--seeds", type=int, help="with --floors: seeds 0..N-1, not the report's")
-    ap.add_argument("--write", action="store_true", help="regenerate docs/tracks.md's tables")
+    ap.add_argument("--floors-from", type=Path, help="with --floors: a pytest cache to read "
+                    "the kept floors from")
+    ap.add_argument("--timed", type=int, default=2, help="with --floors: time the floors of "
+                    "this many seeds (default 2)")
+    ap.add_argument("--tracks", nargs="+", help="with --floors: only these tracks")
+    ap.add_argument("--write", action="store_true",
+                    help="regenerate docs/tracks.md's and README's tables")
     args = ap.parse_args()
     paths = sorted(AA.glob("*/bench_report.json"))
     if not paths:
         sys.exit(f"no A/A reports under {AA}: run benchmarks/tracks/test_aa.py first")
     if args.floors:
-        compute_floors([p.parent.name for p in paths], args.seeds)
+        compute_floors(args.tracks or [p.parent.name for p in paths], args.seeds,
+                       args.floors_from, args.timed)
     per_seed = json.loads(FLOORS.read_text()) if FLOORS.exists() else {}
     cards = [card(json.loads(p.read_text(encoding="utf-8")),
                   (per_seed.get(p.parent.name) or {}).get("seeds")) for p in paths]
@@ -201,10 +291,8 @@ def main() -> None:
     if not args.write:
         print(text)
         return
-    doc = DOC.read_text(encoding="utf-8")
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}", encoding="utf-8")
+    replace_block(DOC, text)
+    replace_block(README, readme_table(cards))
 
 
 if __name__ == "__main__":

@@ -24,20 +24,23 @@ def cards_module():
 
 
 def test_the_docs_tables_are_the_generated_ones():
-    """Regenerate with ``python benchmarks/tracks/cards.py --write`` after a bench."""
+    """docs/tracks.md's tables and README's Tracks table; regenerate them with ``python
+    benchmarks/tracks/cards.py --write`` after a bench."""
     cards = cards_module()
     per_seed = json.loads(cards.FLOORS.read_text())
-    made = [cards.card(json.loads(p.read_text()), per_seed[p.parent.name]["seeds"])
+    made = [cards.card(json.loads(p.read_text()), (per_seed.get(p.parent.name) or {}).get("seeds"))
             for p in sorted(cards.AA.glob("*/bench_report.json"))]
-    doc = cards.DOC.read_text(encoding="utf-8")
-    block = doc.split(cards.BEGIN, 1)[1].split(cards.END, 1)[0].strip()
+    block = cards.block(cards.DOC)
     assert block == cards.generated(made).strip(), "run benchmarks/tracks/cards.py --write"
+    assert cards.block(cards.README) == cards.readme_table(made).strip()
     assert {c.track for c in made} == {"dynamics", "mnist1d", "tabular"}
-    for c in made:  # a goal not met is said plainly
-        assert ("(met)" if c.met else "**NOT met**") in block
+    for c in made:  # a goal not met, or not checked, is said plainly
+        assert f"({c.bar})" in block
 
 
-@pytest.mark.parametrize("name", ["dynamics", "mnist1d", "tabular"])
+@pytest.mark.parametrize("name", [  # mnist1d: its A/A is stale
+    "tabular", pytest.param("dynamics", marks=pytest.mark.xfail(
+        strict=True, reason="its 16-seed A/A bench was still running at this commit"))])
 def test_per_seed_floors_average_to_the_report_s_floors(name):
     cards = cards_module()
     report = json.loads((cards.AA / name / "bench_report.json").read_text())
@@ -62,11 +65,24 @@ def test_a_card_says_plainly_when_the_bar_is_not_met():
                         "seconds": 1.0} for s, t in ((0, 0.9), (1, 1.0))],
               "convergence": {"arms": {"baseline": {"still_improving": False}}},
               "practical_verdict": "inconclusive"}
-    per_seed = {"0": {"floors": {"ridge": 1.0}, "cpu_seconds": 1.0},
-                "1": {"floors": {"ridge": 1.0}, "cpu_seconds": 1.0}}
+    per_seed = {str(s): {"floors": {"ridge": 1.0, "limit: oracle": 0.1}, "cpu_seconds": 1.0}
+                for s in (0, 1)}
     made = cards.card(report, per_seed)
     assert made.floor_name == "ridge" and made.margin_mdes == pytest.approx(0.5)
     assert made.limit == ("limit: oracle", 0.1)
     assert [r.margin_mdes for r in made.seeds] == pytest.approx([1.0, 0.0])
     text = cards.generated([made])
     assert "0.5 (**NOT met**)" in text and "oracle 0.1" in text
+
+
+def test_a_report_of_an_earlier_protocol_is_marked_stale_not_checked():
+    cards = cards_module()
+    report = json.loads((cards.AA / "tabular" / "bench_report.json").read_text())
+    report["protocol"] = {**report["protocol"], "model": "mlp_tiny", "epochs": 7}
+    made = cards.card(report, None)
+    assert made.stale is not None and "model mlp_tiny → mlp_tanh" in made.stale
+    assert not made.met and made.bar == "**not checked**"
+    assert "**stale**" in cards.summary_table([made])
+    other = {"0": {"floors": {"mean": 1.0}, "cpu_seconds": None}}  # floors added since
+    assert "floors" in cards.card(json.loads((cards.AA / "tabular" / "bench_report.json")
+                                             .read_text()), other).stale

@@ -212,9 +212,14 @@ def aa_report(name: str) -> dict:
                        / "aa" / name / "bench_report.json").read_text())
 
 
-@pytest.mark.xfail(reason="the A/A benches at the protocol frozen for issue 40 are running; "
-                          "their reports replace these", strict=False)
-@pytest.mark.parametrize("name", sorted(STRONG_FLOORS))
+@pytest.mark.parametrize("name", [
+    "tabular",
+    pytest.param("dynamics", marks=pytest.mark.xfail(
+        strict=True, reason="its 16-seed A/A bench at the new floors was still running at this "
+        "commit; the committed report is the 8-seed one without them")),
+    pytest.param("mnist1d", marks=pytest.mark.xfail(
+        strict=True, reason="its committed A/A report is of the MLP: the A/A bench at the CNN "
+        "(96 runs) was not run on the shared machine (docs/tracks.md)"))])
 def test_each_track_s_a_a_bench_passes_the_bar_at_the_track_s_protocol(name):
     """The committed A/A bench of every shipped track (benchmarks/results/tracks/aa), at the
     protocol and grid the track declares today: inconclusive, both arms selecting strictly
