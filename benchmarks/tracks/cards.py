@@ -205,8 +205,8 @@ def readme_table(cards: list[Card]) -> str:
         run = "—" if c.seconds_per_run is None else f"{c.seconds_per_run:.1f}"
         if c.stale is not None:
             lines.append(f"| `{c.track}` | {DATA_MODEL.get(c.track, '')} | {c.metric} "
-                         f"{'↓' if c.lower else '↑'} | {epochs} | A/A not re-run at this "
-                         "model: docs/tracks.md | — |")
+                         f"{'↓' if c.lower else '↑'} | {epochs} | A/A bench not re-run since "
+                         "the change: docs/tracks.md | — |")
             continue
         met = "" if c.met else " (**below the bar of 1**)"
         lines.append(f"| `{c.track}` | {DATA_MODEL.get(c.track, '')} | {c.metric} "
@@ -238,7 +238,7 @@ def compute_floors(names: list[str], n_seeds: int | None = None, kept: Path | No
     from the pytest cache at ``kept`` (the one the bench's sessions kept them in, under the key
     of the benchkit imported here: run with that tree's benchkit), else computed; and the CPU
     seconds the first ``timed`` seeds' floors cost, computed here."""
-    from benchkit.plugin import floors as kept_floors
+    from benchkit.plugin.floors import key
 
     out = json.loads(FLOORS.read_text()) if FLOORS.exists() else {}
     for name in names:
@@ -250,7 +250,7 @@ def compute_floors(names: list[str], n_seeds: int | None = None, kept: Path | No
             row: dict = {"floors": None,  # a timing kept from an earlier call stands
                          "cpu_seconds": (before.get(str(seed)) or {}).get("cpu_seconds")}
             if kept is not None:
-                path = kept / "v" / kept_floors.key(track, seed)
+                path = kept / "v" / key(track, seed)
                 row["floors"] = json.loads(path.read_text()) if path.exists() else None
             if row["floors"] is None or i < timed:
                 track.make_data(seed)          # data generation is not the floors' cost
