@@ -149,6 +149,8 @@ def trained_out(c: Card) -> str:
     measured = (f"; {check['epochs']} epochs: {100 * check['gain']:+.1f}%"
                 if check and check.get("gain") is not None else
                 "; budget check pending" if check else "")
+    if check and check.get("gain") is None:
+        return "**not known: budget check pending**"
     constant = c.track in tracks.names() and tracks.get(c.track).schedule == "constant"
     return (f"no: still improving{measured}" if c.still_improving
             else f"yes{measured}" if measured

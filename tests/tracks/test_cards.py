@@ -38,9 +38,7 @@ def test_the_docs_tables_are_the_generated_ones():
         assert f"({c.bar})" in block
 
 
-@pytest.mark.parametrize("name", [  # mnist1d: its A/A is stale
-    "tabular", pytest.param("dynamics", marks=pytest.mark.xfail(
-        strict=True, reason="its 16-seed A/A bench was still running at this commit"))])
+@pytest.mark.parametrize("name", ["dynamics", "tabular"])  # mnist1d: its A/A is stale
 def test_per_seed_floors_average_to_the_report_s_floors(name):
     cards = cards_module()
     report = json.loads((cards.AA / name / "bench_report.json").read_text())
