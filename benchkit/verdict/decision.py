@@ -167,6 +167,22 @@ def sign_interval(comp: JsonDict, level: float) -> JsonDict:
     return {"sign_ci": {"confidence": 1.0 - level, "lo": lo, "hi": hi}}
 
 
+def control_interval(report: JsonDict, control: JsonDict, level: float, direction: str) -> None:
+    """A control's comparison gets the one interval the baseline's has: the deciding test's
+    (selection-aware over the control's and the idea's sweeps where its p is) at the level
+    its verdict was decided at, as ``signflip_ci`` (``sign_ci`` under the sign test) and
+    ``ci95``, in place of the t interval the paired figures carry."""
+    comp = control["comparison"]
+    at = decided_level(level, comp["p_value"], comp.get("p_adjusted"))
+    sw = sweeps.of_report(report, control["arm"]) if comp.get("selection_aware") else None
+    lo, hi = (signflip.sign_flip_ci(comp["per_seed_diffs"], at) if sw is None
+              else selection.interval(sw, direction, at))
+    comp["signflip_ci"] = {"confidence": 1.0 - at, "lo": lo, "hi": hi}
+    comp.update(sign_interval(comp, at))
+    own = comp.get("sign_ci") or comp["signflip_ci"]
+    comp["ci95"] = [own["lo"], own["hi"]]
+
+
 def decide(report: JsonDict, p_adjusted: float | None, family_size: int) -> JsonDict:
     """Verdicts on the family-adjusted p (Holm over the tracks an idea declares), tested at
     this look's level of the plan declared in the module (the full alpha for one look).
@@ -204,6 +220,8 @@ def decide(report: JsonDict, p_adjusted: float | None, family_size: int) -> Json
     comp.update(sign_interval(comp, interval_level))
     own = comp.get("sign_ci") or comp["signflip_ci"]  # the deciding test's: one interval
     comp["ci95"] = [own["lo"], own["hi"]]
+    for control in (report.get("controls") or {}).values():
+        control_interval(report, control, level, direction)
     against_baseline = claim_verdict(  # margin tests at this look's level
         comp, report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
         direction=direction, level=level, family_size=family_size,

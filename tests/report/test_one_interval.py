@@ -47,3 +47,4 @@ def test_summary_and_plot_show_the_same_one_interval():
     assert f"[{lo:+.4g}, {hi:+.4g}]" in md
     assert "paired t" not in md.split("## Comparison")[1].split("- MDE")[0]  # no t interval
     assert plots.interval_of(comp)[0] == [lo, hi]
+

@@ -120,6 +120,26 @@ def test_the_sign_interval_is_at_holms_first_step():
     assert report["comparison"]["signflip_ci"]["confidence"] == 1.0 - ALPHA / 2
 
 
+def test_a_controls_comparison_carries_the_deciding_tests_interval_not_a_t_interval():
+    """One interval per comparison (issue 41 item 4): a control's, like the baseline's, is the
+    deciding test's at the level its verdict was decided at, excluding 0 exactly when its
+    adjusted p is below the level."""
+    from benchkit.verdict.decision import decided_level
+
+    report = build_report(rich_spec(8), TRACK, rich_runs(8, cpu_split=False), [], alpha=ALPHA)
+    decide_with_holm(report)
+    level = report["comparison"]["level"]
+    (control,) = report["controls"].values()
+    comp = control["comparison"]
+    own = comp.get("sign_ci") or comp["signflip_ci"]
+    assert comp["ci95"] == [own["lo"], own["hi"]]
+    assert own["confidence"] == pytest.approx(
+        1 - decided_level(level, comp["p_value"], comp["p_adjusted"]))
+    lo, hi = comp["ci95"]
+    assert ((lo is not None and lo > 0) or (hi is not None and hi < 0)) == (
+        comp["p_adjusted"] < level)
+
+
 # --------------------------------------------------------------- the grid's extension
 EXT = {"lr": 0.000333333333333}   # one log step below 0.001 on (0.001, 0.003, 0.01)
 
