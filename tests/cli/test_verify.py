@@ -62,14 +62,14 @@ def test_a_row_without_key_or_digest_cannot_be_checked_and_fails(honest, tmp_pat
 
 def test_a_row_that_borrows_another_runs_record_fails(tmp_path):
     from benchkit.store import records
-    from benchkit.store.runs import RunStore
+    from benchkit.store.runs import record_name
 
     result = {"val": 0.5, "test": 0.25, "diverged": False, "seconds": 1.0, "signatures": {},
               "logs": {}, "budgets": {}}
     run = {"arm": "idea", "track": "tabular", "cfg": {"lr": 0.01}, "seed": 0}
     record = records.build("k" * 64, run, result, {}, {"module": "m", "nodeid": "m"}, "cpu")
     storage = DirectoryStorage(tmp_path)
-    storage.write(f"{RunStore.folder(record['key'])}/x.json", records.dumps(record))
+    storage.write(record_name(record), records.dumps(record))
     row = {**run, "val": 0.5, "test": 0.25, "outcome": "passed", "key": record["key"],
            "digest": record["run_digest"]}
     report = {"track": "tabular", "runs": [row, {**row, "arm": "baseline"}]}

@@ -53,7 +53,7 @@ def test_gate_truth_table(gate, practical, system, complete):
         assert f"gate {gate!r} not met" in why and practical in why
 
 
-@pytest.mark.parametrize("mechanism_ok, word", [(1, "yes"), (0, "no"), (None, "none")])
+@pytest.mark.parametrize("mechanism_ok, word", [(1, "1"), (0, "0"), (None, "null")])
 def test_the_gate_failure_line_states_verdicts_numbers_and_level(mechanism_ok, word):
     report = gate_report("inconclusive", "failed")
     report["mechanism_ok"] = mechanism_ok
@@ -85,7 +85,7 @@ def test_an_exploratory_session_fails_every_gate(gate, practical, system):
     report = gate_report(practical, system)
     report["exploratory"] = {"reasons": ["--bench-seeds 2 overrides the module's plan", "b"]}
     why = gate_failure(report, gate)
-    facts = (f"{practical}/{system}, delta -0.1, p 0.01 at level 0.031, mechanism_ok yes")
+    facts = (f"{practical}/{system}, delta -0.1, p 0.01 at level 0.031, mechanism_ok 1")
     plan = "exploratory (--bench-seeds 2 overrides the module's plan; b)"
     if gate == "off":
         assert why is None
