@@ -122,8 +122,9 @@ def test_an_unwritable_store_costs_reuse_not_the_session(project, xdist):
 
 def test_audit_retrains_drawn_runs_and_fails_naming_an_edited_value(project):
     """A careful planter recomputes the digests: reuse cannot tell, the audit can."""
-    from benchkit.store import records
     from benchkit.cli.commands import main
+    from benchkit.store import records
+    from benchkit.store.runs import record_name
 
     bench(project)
     folder = str(project.path / "reports" / "trust" / "tabular")
@@ -136,7 +137,8 @@ def test_audit_retrains_drawn_runs_and_fails_naming_an_edited_value(project):
             body = {k: v for k, v in record.items() if k not in ("digest",)}
             body["run_digest"] = records.run_digest(record["key"], record["result"])
             body["digest"] = records._sha(body)
-            path.write_text(json.dumps(body))
+            path.unlink()   # and files it under the name its new digest gives (runs.record_name)
+            path.with_name(record_name(body).rsplit("/", 1)[-1]).write_text(json.dumps(body))
     assert main(["verify", folder, "--store", store]) == 1  # the report's bits are not there
     planted, _ = bench(project)
     assert planted.ret == 0  # reuse alone takes it
