@@ -203,11 +203,17 @@ def render(table: list[Row], meta: dict) -> str:
     lines += ["", "## Sessions", ""]
     sessions = meta.get("sessions") or []
     if sessions:
-        walls = ", ".join(f"{s['seconds']:.0f}" for s in sessions)
+        by_track: dict[str, list[dict]] = {}
+        for session in sessions:
+            by_track.setdefault(session.get("track", "all"), []).append(session)
+        parts = []
+        for track, group in by_track.items():
+            walls = ", ".join(f"{s['seconds']:.0f}" for s in group)
+            commits = ", ".join(sorted({s.get("commit", "n/a") for s in group}))
+            parts.append(f"{track}: {len(group)} ({walls} s) at commit {commits}")
         lines.append(f"{len(sessions)} session(s), {sum(s['seconds'] for s in sessions):.0f} s "
-                     f"wall in all ({walls}), "
-                     f"at commit {meta.get('commit', 'n/a')}, {meta.get('workers', 'n/a')} "
-                     "workers on a 2-core machine shared with other work; training seconds "
+                     f"wall in all, {meta.get('workers', 'n/a')} workers on a 2-core machine "
+                     f"shared with other work (load 13-22); {'; '.join(parts)}. Training seconds "
                      f"summed over the reports: {sum(r.seconds for r in table):.0f}.")
     else:
         lines.append("No session record (panel.json): the reports were not made by panel.py.")
@@ -273,20 +279,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allow-exploratory", action="store_true",
                         help="accept exploratory reports (a smoke run; never for the docs)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--tracks", nargs="+", choices=TRACK_ORDER, metavar="TRACK",
+                        help="bench only these tracks' modules, replacing their sessions in the "
+                             "record (after a change that retrains only them)")
     parser.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
     args = parser.parse_args(argv)
     record = ROOT / args.report_dir / "panel.json"
     if not args.docs_only:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=False,
                                 capture_output=True, text=True).stdout.strip()
-        meta: dict = {"sessions": [], "commit": commit, "workers": args.workers}
+        meta: dict = {"sessions": [], "workers": args.workers}
+        if args.tracks and record.is_file():
+            meta = json.loads(record.read_text())
+            meta["sessions"] = [s for s in meta["sessions"] if s.get("track") not in args.tracks]
         record.parent.mkdir(parents=True, exist_ok=True)
+        for track, files in stages():
+            if args.tracks and track not in args.tracks:
+                continue
 
-        def keep(session: dict) -> None:
-            meta["sessions"].append(session)
-            record.write_text(json.dumps(meta, indent=1) + "\n")
+            def keep(session: dict, track: str = track) -> None:
+                meta["sessions"].append({**session, "track": track, "commit": commit})
+                record.write_text(json.dumps(meta, indent=1) + "\n")
 
-        for _, files in stages():
             bench(files, args.report_dir, args.pytest_args, args.workers, keep)
     meta = json.loads(record.read_text()) if record.is_file() else {}
     try:
