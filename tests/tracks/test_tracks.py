@@ -213,10 +213,7 @@ def aa_report(name: str) -> dict:
 
 
 @pytest.mark.parametrize("name", [
-    "tabular",
-    pytest.param("dynamics", marks=pytest.mark.xfail(
-        strict=True, reason="its 16-seed A/A report's budget check (32 runs of 72 epochs) was "
-        "still training at this commit")),
+    "dynamics", "tabular",
     pytest.param("mnist1d", marks=pytest.mark.xfail(
         strict=True, reason="its committed A/A report is of the MLP: the A/A bench at the CNN "
         "(96 runs) was not run on the shared machine (docs/tracks.md)"))])
