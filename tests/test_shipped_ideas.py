@@ -36,8 +36,8 @@ def test_quick_smoke_bench_of_the_ideas(tmp_path):
                         f"--bench-report-dir={tmp_path}", "-q")
     assert result.returncode == 0, result.stdout[-3000:]
     # the controller's progress under -n 2 (results through xdist), plain lines without a tty
-    assert "benchkit: 1/84 runs trained | " in result.stdout
-    assert "benchkit: 84/84 runs trained | " in result.stdout
+    assert "benchkit: 1/108 runs trained | " in result.stdout
+    assert "benchkit: 108/108 runs trained | " in result.stdout
     for name, track in IDEAS.items():
         report = json.loads((tmp_path / name / track / "bench_report.json").read_text())
         assert report["complete"] is True
