@@ -215,8 +215,8 @@ def aa_report(name: str) -> dict:
 @pytest.mark.parametrize("name", [
     "dynamics", "tabular",
     pytest.param("mnist1d", marks=pytest.mark.xfail(
-        strict=True, reason="its committed A/A report is of the MLP: the A/A bench at the CNN "
-        "(96 runs) was not run on the shared machine (docs/tracks.md)"))])
+        strict=True, reason="its 16-seed A/A bench at the CNN came out harms (p 0.017): "
+        "chance or an init-stream effect, not yet settled (docs/tracks.md)"))])
 def test_each_track_s_a_a_bench_passes_the_bar_at_the_track_s_protocol(name):
     """The committed A/A bench of every shipped track (benchmarks/results/tracks/aa), at the
     protocol and grid the track declares today: inconclusive, both arms selecting strictly
