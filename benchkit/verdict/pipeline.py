@@ -33,7 +33,7 @@ def idea_reports(spec: IdeaSpec, run_payloads: list[JsonDict],
                  floors: Floors | None = None) -> list[Report]:
     """One decided report per track ``spec`` declares, in its order, from the runs (payloads
     of every track) and the mechanism tests' outcomes; ``floors``, when given, fills each
-    report's ``floors`` before its verdicts are decided."""
+    report's ``floors`` before its verdicts are decided (without it, none: ``{}``)."""
     make = build_frontier_report if spec.frontier else build.build_report
     reports = [build_finite(make, spec, track, run_payloads, mechanism_payloads, alpha)
                for track in spec.tracks]
@@ -86,8 +86,7 @@ def decide_family(reports: list[JsonDict], floors: Floors | None = None) -> list
     ``incomplete``. Returns ``reports``, changed in place."""
     controls.adjust_family(reports)
     for report in reports:
-        if floors is not None:
-            report["floors"] = floors(report)
+        report["floors"] = {} if floors is None else floors(report)  # every report has floors
         comparison = report["comparison"]
         decision.decide(report, comparison["p_adjusted"] if comparison is not None else None,
                         family_size=len(reports))
