@@ -3,10 +3,11 @@
 The graph is every import of one benchkit module by another, at module level or inside a
 function. It must have no cycle and no edge against :data:`ALLOWED`; no module imports or uses
 (``module._name``) another module's private name; no module is over :data:`MAX_LINES` lines
-unless one concept needs more (:data:`CONCEPT_LINES`); only the plugin imports pytest; torch is
-imported at module level only where training happens. Everywhere in the repository, a benchkit
-module is imported under its own name (``from benchkit.stats import paired``, never ``paired as
-stats``): a reader meets one name for one module.
+unless one concept needs more (:data:`CONCEPT_LINES`); only the plugin imports pytest (or
+``_pytest``), and each plugin module does (the plugin is pytest glue: what does not need pytest
+lives in its layer); torch is imported at module level only where training happens. Everywhere
+in the repository, a benchkit module is imported under its own name (``from benchkit.stats
+import paired``, never ``paired as stats``): a reader meets one name for one module.
 """
 from __future__ import annotations
 
@@ -43,14 +44,15 @@ PENDING_PRIVATE_USE = {"benchkit/stats/equivalence.py", "benchkit/stats/futility
 
 # The dependency rule: layer -> the layers it may import (besides itself and the root package,
 # which holds only __version__). stats imports nothing of benchkit; spec the track registry;
-# store spec's vocabulary; training tracks and store; verdict stats, spec and tracks; report
-# verdict, stats, spec, store (atomic writes) and tracks (which floors are limits); cli report,
-# verdict, store, stats and spec; plugin everything.
+# store spec's vocabulary and the track registry (floors kept between sessions); training tracks
+# and store; verdict stats, spec and tracks; report verdict, stats, spec, store (atomic writes)
+# and tracks (which floors are limits); cli report, verdict, store, stats and spec; plugin
+# everything.
 ALLOWED: dict[str, set[str]] = {
     "stats": set(),
     "tracks": set(),
     "spec": {"tracks"},
-    "store": {"spec"},
+    "store": {"spec", "tracks"},
     "training": {"tracks", "store"},
     "verdict": {"stats", "spec", "tracks"},
     "report": {"verdict", "stats", "spec", "store", "tracks"},
@@ -201,6 +203,58 @@ def test_a_private_import_is_found():
     tree = ast.parse("from benchkit.stats.paired import _hidden\n")
     assert [(d, n) for d, n, _, _ in imports("benchkit.report.fmt", tree)] == [
         ("benchkit.stats.paired", ["_hidden"])]
+
+
+def third_party(module: str, names: tuple[str, ...], *, top_only: bool = False,
+                tree: ast.Module | None = None) -> list[int]:
+    """The lines where ``module`` (or the source ``tree``) imports a package in ``names`` or one
+    of its submodules; at module level only with ``top_only``."""
+    tree = tree or ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    lines = []
+    for node in (tree.body if top_only else ast.walk(tree)):
+        if isinstance(node, ast.Import):
+            found = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found = [node.module or ""]
+        else:
+            continue
+        if any(n == name or n.startswith(name + ".") for n in found for name in names):
+            lines.append(node.lineno)
+    return lines
+
+
+PYTEST = ("pytest", "_pytest")
+
+
+def test_only_the_plugin_imports_pytest():
+    bad = [f"{m}:{line}" for m in MODULES if layer(m) not in PYTEST_LAYERS
+           for line in third_party(m, PYTEST)]
+    assert not bad, bad
+
+
+def test_every_plugin_module_is_pytest_glue():
+    """A plugin module that never imports pytest belongs to the layer of what it does."""
+    bad = [m for m in MODULES if layer(m) in PYTEST_LAYERS and not is_package(m)
+           and not third_party(m, PYTEST)]
+    assert not bad, f"never import pytest: move to their layer: {bad}"
+
+
+def test_a_pytest_import_is_found():
+    found = ast.parse(textwrap.dedent("""\
+        import os
+        from _pytest.config import Config
+        def f():
+            import pytest
+        from pytest_xdist import x
+        """))
+    assert third_party("benchkit.report.fmt", PYTEST, tree=found) == [2, 4]
+    assert third_party("benchkit.report.fmt", PYTEST, tree=found, top_only=True) == [2]
+
+
+def test_torch_is_imported_at_module_level_only_where_training_happens():
+    bad = [f"{m}:{line}" for m in MODULES if m not in TORCH_AT_IMPORT
+           for line in third_party(m, ("torch",), top_only=True)]
+    assert not bad, bad
 
 
 def line_count(module: str) -> int:

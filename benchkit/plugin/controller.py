@@ -138,10 +138,10 @@ class BenchSession:
 
     def kept_floors(self, track: str, seeds: list[int]) -> dict:
         """``track``'s floors on ``seeds``, kept in pytest's cache between sessions
-        (:mod:`benchkit.plugin.floors`; computed each time under ``-p no:cacheprovider``)."""
+        (:mod:`benchkit.store.floor_cache`; computed each time under ``-p no:cacheprovider``)."""
         from benchkit import tracks
-        from benchkit.plugin import floors
-        return floors.floors(tracks.get(track), seeds, getattr(self.config, "cache", None))
+        from benchkit.store import floor_cache
+        return floor_cache.floors(tracks.get(track), seeds, getattr(self.config, "cache", None))
 
     def trust(self) -> dict:
         """The reports' ``store`` section (how far stored runs were trusted)."""
@@ -189,7 +189,7 @@ class BenchSession:
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         tr = terminalreporter
         if isinstance(self.settings.shard, tuple):
-            from benchkit.plugin.shard import label
+            from benchkit.spec.shard import label
             trained, reused, _ = self.run_counts()
             tr.write_line(f"benchkit: shard {label(self.settings.shard)} trained {trained} "
                           f"run(s), {reused} reused; no verdict (shard)"
@@ -240,7 +240,7 @@ class BenchSession:
                 tr.write_line(f"benchkit: merge: {len(absent)} run(s) not in the store ("
                               + ", ".join(reasons or ["see the report"]) + "): their "
                               "reports are incomplete and list them", yellow=True)
-        from benchkit.plugin.nextstep import next_steps
+        from benchkit.report.nextstep import next_steps
         for line in next_steps(self.written, config.invocation_params.args,
                                fresh=self.settings.fresh, merge=self.settings.shard == "merge"):
             tr.write_line(line, yellow=True, bold=True)

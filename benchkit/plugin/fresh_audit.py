@@ -16,6 +16,11 @@ import random
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
+
+import pytest
+
+from benchkit.plugin.settings import SETTINGS, Settings
 
 PASSED_ON = ("seeds", "epochs", "threads", "device", "store")   # Settings -> --bench-<name>
 
@@ -29,7 +34,8 @@ def draw(payloads: list[dict], k: int, seed: int) -> list[dict]:
     return random.Random(seed).sample(reused, min(k, len(reused)))
 
 
-def command(nodeid: str, settings, inipath, report_dir: str) -> list[str]:
+def command(nodeid: str, settings: Settings, inipath: Path | None, report_dir: str
+            ) -> list[str]:
     """The pytest command that retrains ``nodeid`` alone and audits it against its record."""
     args = [sys.executable, "-m", "pytest", nodeid, "-q", "-p", "no:randomly",
             "--bench-audit", "1", f"--bench-report-dir={report_dir}"]
@@ -42,10 +48,8 @@ def command(nodeid: str, settings, inipath, report_dir: str) -> list[str]:
     return args
 
 
-def audit(config, payloads: list[dict]) -> tuple[list[str], list[str]]:
+def audit(config: pytest.Config, payloads: list[dict]) -> tuple[list[str], list[str]]:
     """(failure lines, other lines) of the fresh-process audit of this session's payloads."""
-    from benchkit.plugin.settings import SETTINGS
-
     settings = config.stash[SETTINGS]
     drawn = draw(payloads, settings.audit_fresh, settings.audit_seed)
     if not drawn:

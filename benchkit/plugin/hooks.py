@@ -200,16 +200,19 @@ def _build_spec(config, module_item):
 
 def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
     """The spec with each track's grid extended as far as the stored runs call for
-    (benchkit.plugin.grids), and the budget checks they call for; the report applies the same rules
-    to the runs."""
+    (benchkit.verdict.grids), and the budget checks they call for; the report applies the same
+    rules to the runs."""
     settings = config.stash[SETTINGS]
     if settings.seeds is not None or settings.epochs is not None or spec.frontier:
         # an override session is exploratory, and a frontier's axis is the budget: the edge
         # of such a grid is a warning, not a reason to train more
         return dataclasses.replace(spec, extend=0)
-    from benchkit.plugin import grids
+    from benchkit.store.idea_results import stored_results
+    from benchkit.verdict import grids
+    from benchkit.verdict.plan import declared_plan
     store = config.stash[STORE]   # --bench-fresh too: it retrains what the runs call for
-    result = grids.stored_results(spec, store, module_item.obj, module_item.path)
+    # stored runs are chosen under the declared plan (RunStore.lookup)
+    result = stored_results(spec, store, module_item.obj, module_item.path, declared_plan(spec))
     if spec.extend and store is not None:
         spec = dataclasses.replace(spec, grids=grids.grids_from_store(spec, result))
     checks, check_seeds = grids.checks_from_store(spec, result)

@@ -88,7 +88,7 @@ threads = _integer(1, MAX_THREADS)
 
 
 def shard(value: str):
-    from benchkit.plugin.shard import parse
+    from benchkit.spec.shard import parse
     return parse(value)
 
 
@@ -142,7 +142,7 @@ class Settings:
         self.audit_seed: int = getattr(config, "workerinput", {}).get(
             "benchkit_audit_seed", secrets.randbits(64))
         self.store: str | None = get("bench_store", store)   # None: pytest's cache
-        self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.plugin.shard)
+        self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.spec.shard)
         if self.fresh and self.shard == "merge":
             raise pytest.UsageError("benchkit: --bench-fresh retrains every run and "
                                     "--bench-shard merge trains none: give one of them")

@@ -1,57 +1,24 @@
-"""Sharded sessions: ``--bench-shard K/N`` trains a deterministic 1/N of every selected idea's
-runs into the run store, and ``--bench-shard merge`` (or a plain session) writes the reports
-from what the shards stored.
-
-The unit of assignment is one seed of one idea on one track: both arms and every grid config
-of a seed go to the same shard, so a seed's pair (baseline and idea at their selected configs)
-trains on one machine. An idea's units, in track and seed order, are dealt round-robin from an
-offset drawn from the idea's name: every shard gets the same number of units of each idea and
-track (±1), hence about the same expected cost, and the assignment depends only on the run and
-N, never on what else a session selects or where it runs.
-"""
+"""A sharded session's collection: the items of shard K/N kept, the rest deselected, by the
+assignment of :func:`benchkit.spec.shard.shard_of`."""
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Callable
 
-MERGE = "merge"
-VALID = ("valid: K/N with integers 1 <= K <= N (e.g. --bench-shard 2/4), or merge (a final "
-         "session that trains nothing and writes the reports from the shards' runs)")
+import pytest
 
-
-def parse(value: str) -> tuple[int, int] | str:
-    """``"K/N"`` -> ``(K, N)``; ``"merge"`` -> ``"merge"``; anything else is a ValueError
-    naming the valid forms."""
-    text = str(value).strip()
-    if text == MERGE:
-        return MERGE
-    k, sep, n = text.partition("/")
-    try:
-        k, n = int(k), int(n)
-    except ValueError:
-        raise ValueError(f"{value!r} is not a shard; {VALID}") from None
-    if not sep or not 1 <= k <= n:
-        raise ValueError(f"{value!r} is not a shard; {VALID}")
-    return k, n
+from benchkit.spec.idea import IdeaSpec
+from benchkit.spec.shard import shard_of
 
 
-def label(shard: tuple[int, int]) -> str:
-    return f"{shard[0]}/{shard[1]}"
-
-
-def shard_of(name: str, tracks: list[str], seeds: list[int], track: str, seed: int,
-             n: int) -> int:
-    """The shard (1..n) that trains the runs of idea ``name`` at (``track``, ``seed``)."""
-    offset = int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:8], 16)
-    index = tracks.index(track) * len(seeds) + seeds.index(seed)
-    return (index + offset) % n + 1
-
-
-def split(items: list, shard: tuple[int, int], spec_of) -> tuple[list, list]:
+def split(items: list[pytest.Item], shard: tuple[int, int],
+          spec_of: Callable[[pytest.Item], IdeaSpec | None]
+          ) -> tuple[list[pytest.Item], list[pytest.Item]]:
     """(kept, deselected) items of shard ``(K, N)``: an arm run is kept when its unit falls to
     shard K; a mechanism test of a benched idea is deselected (the final session runs it, for
     the report); every other test is kept. ``spec_of(item)`` is the item's IdeaSpec or None."""
     k, n = shard
-    kept, dropped = [], []
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         spec = spec_of(item)
         if spec is None:

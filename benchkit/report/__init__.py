@@ -1,5 +1,6 @@
 """What a person reads: ``bench_report.json`` (its schema beside it, reading it back checked:
 :mod:`.bench_report`), ``summary.md`` (:mod:`.summary`, :mod:`.summary_checks`,
-:mod:`.sentences`), the plots (:mod:`.plots`), the terminal table (:mod:`.terminal`) and how
-numbers are written (:mod:`.fmt`). Reads report dicts only: imports :mod:`benchkit.verdict`,
+:mod:`.sentences`), the plots (:mod:`.plots`), the terminal table (:mod:`.terminal`), how
+numbers are written (:mod:`.fmt`) and the command that completes an incomplete bench
+(:mod:`.nextstep`). Reads report dicts only: imports :mod:`benchkit.verdict`,
 :mod:`benchkit.stats`, :mod:`benchkit.spec` and, for atomic writes, :mod:`benchkit.store`."""

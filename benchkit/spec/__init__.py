@@ -2,7 +2,8 @@
 every argument of the marker included, into an :class:`IdeaSpec` (:mod:`.idea` holds the types
 and the vocabulary shared by every layer: arms, ``cfg_id``, ``run_id``). Imports only the
 track registry (:mod:`benchkit.tracks`, to check track names), never torch. One parser per
-marker argument: :mod:`.arguments`; the marker as a whole: :mod:`.marker`. This package names
+marker argument: :mod:`.arguments`; the marker as a whole: :mod:`.marker`; which shard trains
+which runs: :mod:`.shard`. This package names
 the public API of the old ``benchkit.spec`` module, so ``from benchkit.spec import ...`` keeps
 working."""
 from benchkit.spec.arguments import (BOUNDARIES, TESTS, parse_boundary, parse_fairness,

@@ -29,7 +29,7 @@ checked is the one selected at the bench's epochs, not one re-selected at the lo
 question is whether the comparison that decided was made while its arms were still learning,
 and re-selecting would train the whole grid again. Like the edge extension, the check is a
 pure function of the runs: a session trains the checks its stored runs call for
-(:mod:`benchkit.plugin.grids`), and until it has, the report says how to settle it.
+(:mod:`benchkit.verdict.grids`), and until it has, the report says how to settle it.
 Pure Python: no torch.
 """
 from __future__ import annotations

@@ -64,8 +64,8 @@ DECISION_FUNCTIONS = {
     "benchkit.verdict.convergence": ["last_quarter_gain", "check_cfg", "checked",
                                      "checks_called_for", "trains_the_epochs", "check_gains",
                                      "check_decision", "budget_gain", "section"],
-    "benchkit.plugin.grids": ["grids_from_store", "checks_from_store"],
-    "benchkit.plugin.nextstep": ["without", "missing_seeds", "next_steps"],
+    "benchkit.verdict.grids": ["grids_from_store", "checks_from_store"],
+    "benchkit.report.nextstep": ["without", "missing_seeds", "next_steps"],
     "benchkit.store.runs": ["key"],
 }
 OUT = ROOT / "benchmarks" / "results" / "mutation"  # one <module>.json per measured module

@@ -1,5 +1,5 @@
 """Many machines through one store: where runs live (benchkit/store/backends.py), sharded sessions
-(``--bench-shard K/N``, benchkit/plugin/shard.py) and the final session that writes the reports.
+(``--bench-shard K/N``, benchkit/spec/shard.py) and the final session that writes the reports.
 
 End to end, as users meet it: copies of one project at different paths (as on different
 machines) share a store directory or a ``file://`` URL; shards run concurrently; the final
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.plugin import shard
+from benchkit.spec import shard
 from benchkit.verdict.build import build_report
 from benchkit.store.backends import DirectoryStorage, FsspecStorage, open_storage
 from benchkit.store import hardware

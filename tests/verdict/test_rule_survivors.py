@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from benchkit.plugin import grids
-from benchkit.plugin.nextstep import missing_seeds, next_steps, without
+from benchkit.verdict import grids
+from benchkit.report.nextstep import missing_seeds, next_steps, without
 from benchkit.stats import selection
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore

@@ -2,7 +2,7 @@
 for, and a session left incomplete names the command that completes it."""
 from __future__ import annotations
 
-from benchkit.plugin.nextstep import next_steps, without
+from benchkit.report.nextstep import next_steps, without
 from benchkit.report import plots
 from sessions import line_with, module, run_session
 

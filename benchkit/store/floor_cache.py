@@ -65,14 +65,15 @@ def floors(track: Track, seeds, cache=None) -> dict[str, float]:
     """``track.floors(seeds)``, each seed's floors taken from ``cache`` (pytest's
     ``config.cache``: ``get(key, default)``, ``set(key, value)``) where kept there, and put
     there when computed."""
-    if cache is None or not cacheable(track):
+    make = track.make_floors
+    if cache is None or make is None or not cacheable(track):
         return track.floors(seeds)
     per_seed = []
     for seed in seeds:
         name = key(track, seed)
         value = cache.get(name, None)
         if not _valid(value):
-            value = {k: float(v) for k, v in track.make_floors(int(seed)).items()}
+            value = {k: float(v) for k, v in make(int(seed)).items()}
             cache.set(name, value)
         per_seed.append(value)
     return mean_floors(per_seed)

@@ -1,4 +1,4 @@
-"""Floors kept between sessions (benchkit.plugin.floors): taken from pytest's cache where a
+"""Floors kept between sessions (benchkit.store.floor_cache): taken from pytest's cache where a
 valid value is kept under the track's key, computed and kept otherwise; a user's track is
 never kept; a session's report takes its floors from the cache, and --cache-clear recomputes
 them."""
@@ -11,7 +11,7 @@ import math
 import pytest
 
 from benchkit import tracks
-from benchkit.plugin import floors
+from benchkit.store import floor_cache
 from sessions import FAST, HARMS
 
 
@@ -31,12 +31,12 @@ class DictCache:
 @pytest.mark.slow
 def test_floors_are_computed_once_per_seed_then_read_from_the_cache():
     track, cache = tracks.get("tabular"), DictCache()
-    assert floors.floors(track, [0, 1], cache) == pytest.approx(track.floors([0, 1]))
-    assert sorted(cache.values) == sorted(floors.key(track, s) for s in (0, 1))
-    assert cache.values[floors.key(track, 1)] == pytest.approx(track.floors([1]))
+    assert floor_cache.floors(track, [0, 1], cache) == pytest.approx(track.floors([0, 1]))
+    assert sorted(cache.values) == sorted(floor_cache.key(track, s) for s in (0, 1))
+    assert cache.values[floor_cache.key(track, 1)] == pytest.approx(track.floors([1]))
     # what is kept is what is used: a kept value stands for the computation
-    cache.values[floors.key(track, 1)] = {name: 5.0 for name in track.floors([1])}
-    got = floors.floors(track, [0, 1], cache)
+    cache.values[floor_cache.key(track, 1)] = {name: 5.0 for name in track.floors([1])}
+    got = floor_cache.floors(track, [0, 1], cache)
     assert got == pytest.approx({n: (v + 5.0) / 2 for n, v in track.floors([0]).items()})
 
 
@@ -45,9 +45,9 @@ def test_floors_are_computed_once_per_seed_then_read_from_the_cache():
                                  {"linear": True}])
 def test_a_kept_value_that_is_not_floors_is_a_miss_and_is_replaced(bad):
     track, cache = tracks.get("tabular"), DictCache()
-    cache.values[floors.key(track, 0)] = bad
-    assert floors.floors(track, [0], cache) == pytest.approx(track.floors([0]))
-    assert cache.values[floors.key(track, 0)] == pytest.approx(track.floors([0]))
+    cache.values[floor_cache.key(track, 0)] = bad
+    assert floor_cache.floors(track, [0], cache) == pytest.approx(track.floors([0]))
+    assert cache.values[floor_cache.key(track, 0)] == pytest.approx(track.floors([0]))
 
 
 @pytest.mark.slow
@@ -55,19 +55,19 @@ def test_a_users_track_is_never_kept_and_no_cache_computes_as_before():
     mine = dataclasses.replace(tracks.get("tabular"), name="mine",
                                make_floors=lambda seed: {"zero": float(seed)})
     cache = DictCache()
-    assert floors.floors(mine, [1, 3], cache) == {"zero": 2.0} and cache.values == {}
-    assert not floors.cacheable(dataclasses.replace(mine, make_floors=None))
-    assert floors.floors(tracks.get("tabular"), [0], None) == tracks.get("tabular").floors([0])
+    assert floor_cache.floors(mine, [1, 3], cache) == {"zero": 2.0} and cache.values == {}
+    assert not floor_cache.cacheable(dataclasses.replace(mine, make_floors=None))
+    assert floor_cache.floors(tracks.get("tabular"), [0], None) == tracks.get("tabular").floors([0])
 
 
 def test_the_key_changes_with_seed_protocol_and_benchkits_source(monkeypatch):
     track = tracks.get("tabular")
-    base = floors.key(track, 0)
-    assert base == floors.key(track, 0) and base.startswith(floors.PREFIX)
-    assert floors.key(track, 1) != base
-    assert floors.key(dataclasses.replace(track, epochs=track.epochs + 1), 0) != base
-    monkeypatch.setattr(floors, "benchkit_source_digest", lambda: "edited")
-    assert floors.key(track, 0) != base
+    base = floor_cache.key(track, 0)
+    assert base == floor_cache.key(track, 0) and base.startswith(floor_cache.PREFIX)
+    assert floor_cache.key(track, 1) != base
+    assert floor_cache.key(dataclasses.replace(track, epochs=track.epochs + 1), 0) != base
+    monkeypatch.setattr(floor_cache, "benchkit_source_digest", lambda: "edited")
+    assert floor_cache.key(track, 0) != base
 
 
 def test_a_session_takes_its_floors_from_the_cache_and_cache_clear_recomputes(pytester,
