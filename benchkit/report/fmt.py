@@ -27,6 +27,12 @@ def signed(x, spec: str = "+.4g") -> str:
     return "0" if x == 0 else format(x, spec)
 
 
+def interval_text(ci: dict) -> str:
+    """[lo, hi] of an interval (``{"lo", "hi", ...}``) whose unbounded ends are None."""
+    return (f"[{signed(ci['lo']) if ci['lo'] is not None else '-inf'}, "
+            f"{signed(ci['hi']) if ci['hi'] is not None else '+inf'}]")
+
+
 def sig(x, digits: int = 3, *, sign: bool = False) -> str:
     """``x`` with ``digits`` significant digits, for people: ``0.0146``, ``1.04``, ``3.33e-4``,
     ``1.2e+5`` (scientific below 1e-3 and from 1e5, with a short exponent); ``sign`` writes

@@ -13,8 +13,8 @@ from benchkit.report import plots
 from benchkit.report.advice import warnings_for_people
 from benchkit.report.bench_report import is_finite
 from benchkit.report import summary_checks  # budgets, controls, frontier, mechanism
-from benchkit.report.fmt import (cfg_text, markdown_cell, markdown_table, mechanism_word, num,
-                                 pct, readable, rel_pct, signed)
+from benchkit.report.fmt import (cfg_text, interval_text, markdown_cell, markdown_table,
+                                 mechanism_word, num, pct, readable, rel_pct, signed)
 from benchkit.report.sentences import (deciding_interval, mechanism_sentence, missing_evidence,
                                        not_run, practical_sentence, system_sentence)
 from benchkit.store import atomic
@@ -166,12 +166,6 @@ def _deciding_control(report: dict) -> dict | None:
     return control if len(per_seed) == len(report["idea"]["per_seed"]) else None
 
 
-def _interval(ci: dict) -> str:
-    """[lo, hi] of an interval whose unbounded ends are None."""
-    return (f"[{signed(ci['lo']) if ci['lo'] is not None else '-inf'}, "
-            f"{signed(ci['hi']) if ci['hi'] is not None else '+inf'}]")
-
-
 def _comparison_lines(report: dict) -> list[str]:
     comp = report["comparison"]
     base_mean = report["baseline"]["full"]["mean"]
@@ -192,7 +186,7 @@ def _comparison_lines(report: dict) -> list[str]:
     if own:
         test = "sign test" if own["of"] == "median" else "sign-flip test"
         lines.append(f"- {pct(100 * own['confidence'])} interval of the {own['of']} difference "
-                     f"(idea - baseline): {_interval(own)}; it inverts the {test} at the level "
+                     f"(idea - baseline): {interval_text(own)}; it inverts the {test} at the level "
                      f"the verdict was decided at ({num(1 - own['confidence'])}), so it excludes "
                      "0 exactly when the result is significant (`comparison.ci95`)")
     if comp.get("test") == "sign":

@@ -6,7 +6,9 @@ Pure Python: reads the report dict only.
 """
 from __future__ import annotations
 
-from benchkit.report.fmt import cfg_text, markdown_table, mechanism_word, num, pct, signed
+from benchkit.report.fmt import (cfg_text, interval_text, markdown_table, mechanism_word, num,
+                                 pct, signed)
+from benchkit.report.sentences import deciding_interval
 from benchkit.verdict.controls import arm_name
 
 
@@ -119,18 +121,24 @@ def _frontier_lines(report: dict) -> list[str]:
     for point in frontier["points"]:
         comp = point.get("comparison")
         if comp is None:
-            rows.append([point["value"], "-", "-", "-", "-", "incomplete"] + ["-"] * len(controls))
+            rows.append([point["value"], "-", "-", "-", "-", "incomplete", "-"]
+                        + ["-"] * len(controls))
             continue
         vs = [(point.get("controls") or {}).get(name) for name in controls]
+        own = deciding_interval(comp)  # None in reports written before points carried one
         rows.append([point["value"], num(point["baseline"]["mean"]), num(point["idea"]["mean"]),
                      signed(comp["delta_mean"]), f"{comp['idea_wins']}/{comp['n_pairs']}",
-                     num(comp["p_value"], ".3g")]
+                     num(comp["p_value"], ".3g"),
+                     "-" if own is None else
+                     f"{interval_text(own)} ({pct(100 * own['confidence'])}, {own['of']})"]
                     + [f"{signed(c['delta_mean'])} ({c['idea_wins']}/{c['n_pairs']}, p "
                        f"{num(c['p_value'], '.3g')})" if c else "-" for c in vs])
     return ([f"## Frontier over `{frontier['axis']}`", "",
-             "Each point benched alone (each arm selects its config there; p unadjusted). The "
+             "Each point benched alone (each arm selects its config there; p unadjusted, and "
+             "the interval is its test's at alpha: it excludes 0 exactly when p < alpha). The "
              "comparison above pairs, seed by seed, each arm's mean over the points.", ""]
-            + markdown_table([frontier["axis"], "baseline", "idea", "delta", "idea wins", "p"]
+            + markdown_table([frontier["axis"], "baseline", "idea", "delta", "idea wins", "p",
+                              "interval of idea - baseline"]
                      + [f"idea - {name} (wins, p)" for name in controls], rows)
             + [""])
 

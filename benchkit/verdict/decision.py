@@ -129,6 +129,16 @@ def claim_verdict(comp: JsonDict, baseline: Sequence[float], idea: Sequence[floa
                              p_harms=comp.get("p_adjusted_harms"))
 
 
+def deciding_p(comp: JsonDict, p_adjusted: float | None, direction: str) -> float | None:
+    """The adjusted p a significant result of ``comp`` would be decided on, by the side its
+    result favours: ``p_adjusted_harms`` (Holm over every comparison) when it favours the
+    comparator, where a verdict is harms (:func:`practical_verdict`), else ``p_adjusted``."""
+    harms = comp.get("p_adjusted_harms")
+    if harms is not None and sweeps.favoured_arm(comp, direction) == "comparator":
+        return float(harms)
+    return p_adjusted
+
+
 def decided_level(level: float, p_value: float, p_adjusted: float | None) -> float:
     """The level this comparison's own p was in effect tested at: ``level`` scaled by
     p_value / p_adjusted (Holm's step level for the j-th smallest p, lower where an earlier
@@ -150,11 +160,30 @@ def planning_figures(comp: JsonDict, level: float, *, significant: bool,
     :func:`decided_level` gives the verdict's)."""
     d = comp["per_seed_diffs"]
     at = level if interval_level is None else interval_level
-    lo, hi = (signflip.sign_flip_ci(d, at) if sw is None
-              else selection.interval(sw, direction, at))
-    return {"signflip_ci": {"confidence": 1.0 - at, "lo": lo, "hi": hi},
+    return {"signflip_ci": mean_interval(comp, at, sw, direction),
             **planning.figures(d, comp["delta_mean"], level, significant=significant,
                                sweeps=sw, direction=direction, test=comp.get("test") or "mean")}
+
+
+def mean_interval(comp: JsonDict, level: float, sw: selection.Sweeps | None,
+                  direction: str) -> JsonDict:
+    """The interval of the mean difference that inverts the test of ``comp`` at ``level``
+    (the selection-aware test's over the arms' sweeps ``sw`` when given, else the fixed-config
+    sign-flip test's), as a comparison's ``signflip_ci``."""
+    lo, hi = (signflip.sign_flip_ci(comp["per_seed_diffs"], level) if sw is None
+              else selection.interval(sw, direction, level))
+    return {"confidence": 1.0 - level, "lo": lo, "hi": hi}
+
+
+def own_interval(comp: JsonDict, level: float, sw: selection.Sweeps | None,
+                 direction: str) -> None:
+    """Write into ``comp`` the one interval of the test that decides it, at ``level``:
+    ``signflip_ci`` (:func:`mean_interval`), ``sign_ci`` under the sign test, and ``ci95``,
+    the deciding test's of the two, in place of the t interval the paired figures carry."""
+    comp["signflip_ci"] = mean_interval(comp, level, sw, direction)
+    comp.update(sign_interval(comp, level))
+    own = comp.get("sign_ci") or comp["signflip_ci"]
+    comp["ci95"] = [own["lo"], own["hi"]]
 
 
 def sign_interval(comp: JsonDict, level: float) -> JsonDict:
@@ -173,14 +202,10 @@ def control_interval(report: JsonDict, control: JsonDict, level: float, directio
     its verdict was decided at, as ``signflip_ci`` (``sign_ci`` under the sign test) and
     ``ci95``, in place of the t interval the paired figures carry."""
     comp = control["comparison"]
-    at = decided_level(level, comp["p_value"], comp.get("p_adjusted"))
+    at = decided_level(level, comp["p_value"], deciding_p(comp, comp.get("p_adjusted"),
+                                                          direction))
     sw = sweeps.of_report(report, control["arm"]) if comp.get("selection_aware") else None
-    lo, hi = (signflip.sign_flip_ci(comp["per_seed_diffs"], at) if sw is None
-              else selection.interval(sw, direction, at))
-    comp["signflip_ci"] = {"confidence": 1.0 - at, "lo": lo, "hi": hi}
-    comp.update(sign_interval(comp, at))
-    own = comp.get("sign_ci") or comp["signflip_ci"]
-    comp["ci95"] = [own["lo"], own["hi"]]
+    own_interval(comp, at, sw, direction)
 
 
 def decide(report: JsonDict, p_adjusted: float | None, family_size: int) -> JsonDict:
@@ -214,7 +239,8 @@ def decide(report: JsonDict, p_adjusted: float | None, family_size: int) -> Json
     comp["family_size"] = family_size
     comp["level"] = level
     significant = p_adjusted is not None and p_adjusted < level
-    interval_level = decided_level(level, comp["p_value"], p_adjusted)
+    interval_level = decided_level(level, comp["p_value"],
+                                   deciding_p(comp, p_adjusted, direction))
     comp.update(planning_figures(comp, level / family_size, significant=significant, sw=sw,
                                  direction=direction, interval_level=interval_level))
     comp.update(sign_interval(comp, interval_level))

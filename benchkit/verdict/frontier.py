@@ -6,7 +6,9 @@ each point is a bench of its own: each arm selects its config there on validatio
 is compared with the baseline and every control there. The report's top-level comparison, the
 one the verdict rests on, pairs seed by seed each arm's mean test metric over the points (one
 paired test over the whole frontier, so no multiplicity across points); the points' own
-comparisons are listed, unadjusted, under ``frontier.points``. Budgets are checked point by
+comparisons are listed, unadjusted, under ``frontier.points``, each with the interval that
+inverts its own test at alpha (as a report's ``ci95``, so it excludes 0 exactly when that
+point's p is below alpha). Budgets are checked point by
 point; ``params`` varies along the axis, so it is reported and not matched.
 """
 from __future__ import annotations
@@ -16,7 +18,7 @@ import statistics
 
 from benchkit.spec.idea import IdeaSpec, cfg_id
 from benchkit.stats import paired
-from benchkit.verdict import comparison, controls, mechanism
+from benchkit.verdict import comparison, controls, decision, mechanism
 from benchkit.verdict import sweeps
 from benchkit.verdict.budgets import budget_section, median_figures
 from benchkit.verdict import build
@@ -37,7 +39,7 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     top = build.build_report(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
     top["warnings"] = list(dict.fromkeys(w for _, p in points for w in p["warnings"]))
     top["frontier"] = {"axis": axis, "values": list(values),
-                       "points": [_point(value, p) for value, p in points]}
+                       "points": [_point(value, p, alpha) for value, p in points]}
     if not all(p["complete"] for _, p in points):
         return _incomplete(top, points)
     runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in run_payloads
@@ -91,7 +93,15 @@ def _selected_cfg(point: dict, arm: str) -> dict:
     return point["controls"][arm.removeprefix("control:")]["best_cfg"]
 
 
-def _point(value, p: dict) -> dict:
+def _point(value, p: dict, alpha: float) -> dict:
+    """One point's entry: its configs, summaries, budgets and comparisons, unadjusted, each
+    with the interval of its own test at ``alpha``."""
+    direction = build.direction_of(p)
+    for arm, comp in [("baseline", p["comparison"])] + [
+            (c["arm"], c["comparison"]) for c in (p["controls"] or {}).values()]:
+        if comp is not None:
+            sw = sweeps.of_report(p, arm) if comp.get("selection_aware") else None
+            decision.own_interval(comp, alpha, sw, direction)
     return {"value": value, "complete": p["complete"],
             "baseline_cfg": p["baseline"]["best_cfg"], "idea_cfg": p["idea_config"],
             "baseline": p["baseline"]["full"], "idea": p["idea"], "comparison": p["comparison"],

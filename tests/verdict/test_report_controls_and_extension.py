@@ -243,3 +243,73 @@ def test_a_frontier_is_decided_by_the_declared_test():
         if test == "sign":
             sign_p = report["comparison"]["p_value"]
     assert sign_p != report["comparison"]["p_value"]
+
+
+def excludes_zero(interval):
+    lo, hi = interval
+    return (lo is not None and lo > 0) or (hi is not None and hi < 0)
+
+
+def test_a_harm_with_controls_gets_the_interval_of_the_p_that_decided_it():
+    """harms rests on p_adjusted_harms (Holm over every comparison), not on the track's
+    intersection-union p_adjusted: the idea is worse than the baseline on all 8 seeds and
+    level with the control, so p_adjusted is the control's (near 1) while p_adjusted_harms is
+    2 x 2/256; the interval is at the harm's Holm step level and excludes 0, as the verdict."""
+    from benchkit.verdict.decision import decided_level
+
+    n, cfg = 8, GRID[0]
+    base = [1.0 + 0.1 * s for s in range(n)]
+    idea = [b + 0.2 + 0.01 * s for s, b in enumerate(base)]
+    ctrl = [i + (0.05 if s % 2 else -0.05) * (1 + 0.1 * s) for s, i in enumerate(idea)]
+    runs = [make_run(arm, cfg, s, v, v) for arm, values in
+            (("baseline", base), ("idea", idea), (CONTROL, ctrl)) for s, v in enumerate(values)]
+    spec = make_spec([cfg], n, arms=["baseline", "idea", CONTROL])
+    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    controls.adjust_family([report])
+    decide(report, report["comparison"]["p_adjusted"], 1)
+    comp = report["comparison"]
+    assert comp["p_value"] == pytest.approx(2 / 256)
+    assert comp["p_adjusted_harms"] == pytest.approx(4 / 256) and comp["p_adjusted"] > 0.5
+    assert report["practical_verdict"] == "harms" and report["decided_by"] == "baseline"
+    at = decided_level(comp["level"], comp["p_value"], comp["p_adjusted_harms"])
+    assert at == pytest.approx(ALPHA / 2)
+    assert comp["signflip_ci"]["confidence"] == pytest.approx(1 - at)
+    assert excludes_zero(comp["ci95"])
+    control = report["controls"]["c"]["comparison"]  # the control's: neither side significant
+    assert not excludes_zero(control["ci95"])
+
+
+def test_frontier_points_carry_their_own_tests_interval_not_a_t_interval():
+    """Each point's comparisons (baseline and control) carry the interval that inverts their
+    own, unadjusted, selection-aware test at alpha, as ci95, not the paired t interval: it
+    excludes 0 exactly when the point's p is below alpha (not at the first point, where the
+    idea is better on 7 of 8 seeds and worse on one by more; at the second, better on all)."""
+    from benchkit.verdict.frontier import build_frontier_report
+
+    n, widths = 8, (8, 16)
+    grid = [{"lr": lr, "width": w} for w in widths for lr in (0.001, 0.003)]
+    gains = {8: [0.3] * 7 + [-2.5], 16: [0.05 * (s + 1) for s in range(n)]}
+    runs = [make_run(arm, cfg, s, 1.0 + 0.01 * k + 0.001 * s,
+                     1.0 + 0.01 * k - (gains[cfg["width"]][s] if arm == "idea" else 0.0))
+            for arm in ("baseline", "idea", CONTROL) for k, cfg in enumerate(grid)
+            for s in range(n)]
+    spec = make_spec(grid, n, arms=["baseline", "idea", CONTROL],
+                     frontier={"width": list(widths)})
+    report = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
+    significant = []
+    for point in report["frontier"]["points"]:
+        for comp in [point["comparison"], *point["controls"].values()]:
+            assert comp["selection_aware"]
+            assert comp["signflip_ci"]["confidence"] == 1 - ALPHA
+            assert comp["ci95"] == [comp["signflip_ci"]["lo"], comp["signflip_ci"]["hi"]]
+            assert comp["ci95"] != pytest.approx(paired.ci95(comp["per_seed_diffs"]))
+            assert excludes_zero(comp["ci95"]) == (comp["p_value"] < ALPHA)
+            significant.append(comp["p_value"] < ALPHA)
+    assert significant == [False, False, True, True]
+    from benchkit.report.fmt import interval_text
+    from benchkit.report.summary import render_summary_md
+    from benchkit.verdict.pipeline import decide_family
+
+    summary = render_summary_md(decide_family([report])[0])
+    for point in report["frontier"]["points"]:
+        assert f"| {interval_text(point['comparison']['signflip_ci'])} (95%, mean) |" in summary
