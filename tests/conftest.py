@@ -61,7 +61,8 @@ def pytest_collection_modifyitems(items):
     """Every test of this suite without its own ``timeout`` marker gets SUITE_TIMEOUT
     (pytest-timeout). Not an ini setting: ideas/ shares the rootdir's ini, and a suite
     timeout there would stop real benches (their limit is --bench-timeout). Under mutmut,
-    pytester tests are skipped (MUTATION_SKIP).
+    pytester tests are skipped (MUTATION_SKIP) and mutmut's own timeout replaces
+    every pytest-timeout limit (its traced stats run is slow on a loaded machine).
 
     A test that takes ``pytester`` runs pytest sessions of a project it writes: it is marked
     ``e2e`` (as are, by hand, the tests that start such sessions with ``subprocess``). The
@@ -80,7 +81,9 @@ def pytest_collection_modifyitems(items):
         own = item.get_closest_marker("timeout")
         long = own is not None and own.args and own.args[0] > SUITE_TIMEOUT
         rank[item] = 2 if item.get_closest_marker("e2e") is None else 0 if long else 1
-        if own is None:
+        if mutating:  # no pytest-timeout: mutmut times each mutant out itself
+            item.add_marker(pytest.mark.timeout(0), append=False)
+        elif own is None:
             item.add_marker(pytest.mark.timeout(SUITE_TIMEOUT))
         if mutating and "pytester" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.skip(reason=MUTATION_SKIP))

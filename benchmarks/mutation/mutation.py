@@ -186,7 +186,9 @@ def table(folder: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-children", type=int, default=2)
-    ap.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    ap.add_argument("--keep", type=Path, help="work in this folder and keep it (run again with "
+                    "the same folder, mutmut reuses its test stats: one module at a time "
+                    "without collecting them again)")
     ap.add_argument("--only", metavar="MODULE", action="append",
                     help="mutate only this module's decision functions "
                          "(e.g. benchkit.verdict.build); repeatable; the score then covers "
@@ -230,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         if not m or m["status"] == "not checked":
             continue
         name, status = m["name"], m["status"]
+        if args.only and name.split(".x_", 1)[0] not in args.only:
+            continue  # a kept folder (--keep) also lists the modules of earlier runs
         original, mutated = sources.get(name, ("", ""))
         kind = ("killed" if status in KILLED else
                 "message" if status in SURVIVED and is_message_only(original, mutated) else
