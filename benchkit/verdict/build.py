@@ -210,7 +210,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
         report["convergence"], flags = convergence.section(
             track, selected, direction, epochs=spec.epochs[track],
             schedule=protocol.get("schedule"), longer=(lambda arm, cfg: [
-                runs.get((arm, cfg_id(cfg), s)) for s in seeds]) if checks else None)
+                runs.get((arm, cfg_id(cfg), s)) for s in seeds]) if checks else None,
+            configs=len(grid))
         warnings += flags
         split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
                             idea_sel)

@@ -23,13 +23,16 @@ check is a sequential three-way decision (:func:`benchkit.stats.sequential.three
 first :data:`CHECK_LOOKS` [0] seeds, then the first :data:`CHECK_LOOKS` [1] only while
 undetermined, "still improving" when the one-sided t lower bound of the mean gain at
 :data:`CHECK_LEVEL` is above the threshold, "trained out" when the upper bound is below it,
-"undetermined" after the last look. An arm whose runs do not train the track's epochs (its own
-loop, its own epochs) gets no check: nothing shows that it would train the check's. The config
-checked is the one selected at the bench's epochs, not one re-selected at the longer budget: the
-question is whether the comparison that decided was made while its arms were still learning,
-and re-selecting would train the whole grid again. Like the edge extension, the check is a
-pure function of the runs: a session trains the checks its stored runs call for
-(:mod:`benchkit.verdict.grids`), and until it has, the report says how to settle it.
+"undetermined" after the last look. The second look is cut to what the bench affords
+(:func:`check_looks`): an arm's check runs train at most :data:`CHECK_COST` of the epochs of its
+grid, so the checks of every arm together stay within that share of the bench's. An arm whose
+runs do not train the track's epochs (its own loop, its own epochs) gets no check: nothing shows
+that it would train the check's. The config checked is the one selected at the bench's epochs,
+not one re-selected at the longer budget: the question is whether the comparison that decided
+was made while its arms were still learning, and re-selecting would train the whole grid again.
+Like the edge extension, the check is a pure function of the runs: a session trains the checks
+its stored runs call for (:mod:`benchkit.verdict.grids`), and until it has, the report says how
+to settle it.
 Pure Python: no torch.
 """
 from __future__ import annotations
@@ -46,6 +49,7 @@ BUDGET_FACTOR = 1.5     # a flagged arm's budget check trains ceil(1.5 x its epo
 BUDGETS = ("convergence", "fixed")
 DECAYING = ("cosine", "linear")  # schedules whose last quarter anneals: the screen is blind
 CHECK_LOOKS = (3, 5)    # the budget check's looks: its first 3 seeds, then 5 while undetermined
+CHECK_COST = 0.2        # an arm's check runs train at most this share of its grid's epochs
 CHECK_LEVEL = 0.05      # each look's one-sided level per side (<= 0.10 per side over both)
 DECISIONS = {"above": "still improving", "below": "trained out"}
 
@@ -122,11 +126,24 @@ def check_gains(runs: list[dict], longer: list, direction: str, epochs: int) -> 
     return out
 
 
+def check_looks(configs: int, seeds: int) -> tuple[int, ...]:
+    """The budget check's looks on a bench whose arms train ``configs`` x ``seeds`` runs:
+    :data:`CHECK_LOOKS`, the second cut to the most check runs (each :data:`BUDGET_FACTOR`
+    times the epochs) within :data:`CHECK_COST` of the arm's grid epochs, and dropped when
+    that is no more than the first; the first always (fewer seeds bound nothing)."""
+    first, second = CHECK_LOOKS
+    affordable = math.floor(round(CHECK_COST * configs * seeds / BUDGET_FACTOR, 9))
+    second = min(second, affordable, seeds)
+    return (first, second) if second > first else (first,)
+
+
 def check_decision(runs: list[dict], longer: list, direction: str, epochs: int,
-                   threshold: float = STILL_IMPROVING) -> sequential.ThreeWay:
-    """The budget check's sequential three-way decision on the per-seed gains."""
+                   threshold: float = STILL_IMPROVING, *,
+                   configs: int) -> sequential.ThreeWay:
+    """The budget check's sequential three-way decision on the per-seed gains (one per seed
+    of ``runs``), at the looks a grid of ``configs`` configs affords (:func:`check_looks`)."""
     return sequential.three_way(check_gains(runs, longer, direction, epochs), threshold,
-                                looks=CHECK_LOOKS, level=CHECK_LEVEL)
+                                looks=check_looks(configs, len(runs)), level=CHECK_LEVEL)
 
 
 def budget_gain(run: dict | None, longer: dict | None, direction: str,
@@ -148,11 +165,14 @@ def budget_gain(run: dict | None, longer: dict | None, direction: str,
 
 def section(track: str, selected: dict[str, list[dict]], direction: str,
             threshold: float = STILL_IMPROVING, *, epochs: int | None = None,
-            schedule: str | None = None, longer=None) -> tuple[dict, list[str]]:
+            schedule: str | None = None, longer=None,
+            configs: int | None = None) -> tuple[dict, list[str]]:
     """The report's ``convergence`` field and its warnings. ``selected``: arm -> the run
     payloads of its selected config (one per seed). ``longer(arm, cfg)``: the runs of a budget
     check config, seed by seed (None where missing); without it (or ``epochs``) no check is
-    called for (a frontier, an exploratory session). ``schedule``: the track's."""
+    called for (a frontier, an exploratory session); with it, ``configs`` (the grid's
+    configs per arm) sets the check's looks (:func:`check_looks`). ``schedule``: the
+    track's."""
     budget, reason = declaration(track)
     arms, warnings = {}, []
     on, every = checked(track, schedule)
@@ -161,8 +181,8 @@ def section(track: str, selected: dict[str, list[dict]], direction: str,
     for arm, runs in selected.items():
         median, seeds = median_gain(runs, direction)
         flagged = median is not None and median > threshold
-        check = _check(runs, calls[arm], longer(arm, calls[arm]), direction, threshold) \
-            if arm in calls else None
+        check = _check(runs, calls[arm], longer(arm, calls[arm]), direction, threshold,
+                       configs) if arm in calls else None
         if check is not None and check["decision"] in ("still improving", "trained out"):
             flagged = check["decision"] == "still improving"
         elif check is not None and check["decision"] == "undetermined":
@@ -198,10 +218,13 @@ def _pct(x: float | None) -> str:
 
 
 def _check(runs: list[dict], cfg: dict, longer: list, direction: str,
-           threshold: float) -> dict:
+           threshold: float, configs: int | None) -> dict:
     """An arm's ``budget_check`` field: its config and epochs, the sequential decision, the
     mean gain and its bounds at the look that decided, and the per-seed gains so far."""
-    decision = check_decision(runs, longer, direction, cfg["epochs"], threshold)
+    if configs is None:
+        raise ValueError("a budget check needs the grid's configs per arm (configs=)")
+    decision = check_decision(runs, longer, direction, cfg["epochs"], threshold,
+                              configs=configs)
     gains = check_gains(runs, longer, direction, cfg["epochs"])[:decision.called]
     return {"cfg": cfg, "epochs": cfg["epochs"], "gain": decision.mean,
             "seeds": decision.seeds, "pending": decision.decision == "pending",

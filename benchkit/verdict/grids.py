@@ -39,10 +39,10 @@ def checks_from_store(spec: IdeaSpec, result: StoredResult
                       ) -> tuple[dict[str, dict[str, JsonDict]], dict[str, dict[str, list[int]]]]:
     """(checks, check seeds): track -> {arm: budget check config} for each arm whose selected
     config the stored runs call a check for, and track -> {arm: the seeds the check's current
-    look trains} (the first 3, then 5 while the stored check runs leave it undetermined:
-    :func:`benchkit.verdict.convergence.check_decision`); nothing for a track whose grid is not
-    all stored yet (even a one-config grid: only its runs show whether the arm's curves can be
-    checked)."""
+    look trains} (the first 3, then up to 5 while the stored check runs leave it undetermined,
+    as the grid affords: :func:`benchkit.verdict.convergence.check_decision`); nothing for a
+    track whose grid is not all stored yet (even a one-config grid: only its runs show whether
+    the arm's curves can be checked)."""
     checks: dict[str, dict[str, JsonDict]] = {}
     seeds: dict[str, dict[str, list[int]]] = {}
     for t in spec.tracks:
@@ -66,5 +66,5 @@ def checks_from_store(spec: IdeaSpec, result: StoredResult
             checks[t] = calls
             seeds[t] = {arm: list(spec.seeds[:check_decision(
                 selected[arm], [result(t, arm, cfg, s) for s in spec.seeds], direction,
-                cfg["epochs"]).called]) for arm, cfg in calls.items()}
+                cfg["epochs"], configs=len(grid)).called]) for arm, cfg in calls.items()}
     return checks, seeds

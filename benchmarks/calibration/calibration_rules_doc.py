@@ -60,50 +60,77 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def _looks(looks: list[int]) -> str:
+    return " then ".join(map(str, looks))
+
+
 def budget_check(bc: dict) -> str:
-    rows = ["| per-seed sd | true mean gain | still improving | trained out | undetermined | "
-            "check runs (mean) | old rule: median of 8 > threshold |",
-            "|---|---|---|---|---|---|---|"]
-    for r in bc["rates"]:
-        rows.append(f"| {_pct(r['sigma'])} | {_pct(r['mu'])} | {r['still_improving']['rate']:.3f} | "
-                    f"{r['trained_out']['rate']:.3f} | {r['undetermined']['rate']:.3f} | "
-                    f"{r['mean_seeds']:.2f} | {r['median_of_8_still_improving']['rate']:.3f} |")
-    at = [r for r in bc["rates"] if r["mu"] <= bc["threshold"]]
-    fa = max(r["still_improving"]["rate"] for r in at)
-    old = [r["median_of_8_still_improving"]["rate"] for r in bc["rates"] if r["mu"] == 0]
-    ge = [r for r in bc["rates"] if r["mu"] >= bc["threshold"]]
-    miss = max(r["trained_out"]["rate"] for r in ge)
+    blocks = bc["rates"]
+    head = ["per-seed sd", "true mean gain"]
+    for b in blocks:
+        head += [f"looks {_looks(b['looks'])}: still improving", "trained out", "undetermined"]
+    rows = ["| " + " | ".join(head + ["old rule: median of 8 > threshold"]) + " |",
+            "|" + "---|" * (len(head) + 1)]
+    for k, r in enumerate(blocks[0]["rows"]):
+        cells = [_pct(r["sigma"]), _pct(r["mu"])]
+        for b in blocks:
+            x = b["rows"][k]
+            cells += [f"{x[key]['rate']:.3f}" for key in ("still_improving", "trained_out",
+                                                          "undetermined")]
+        rows.append("| " + " | ".join(cells + [
+            f"{r['median_of_8_still_improving']['rate']:.3f}"]) + " |")
+    errors = []
+    for b in blocks:
+        fa = max(r["still_improving"]["rate"] for r in b["rows"] if r["mu"] <= bc["threshold"])
+        miss = max(r["trained_out"]["rate"] for r in b["rows"] if r["mu"] >= bc["threshold"])
+        runs = [r["mean_seeds"] for r in b["rows"]]
+        errors.append(f"looks {_looks(b['looks'])}: false alarms at most {fa:.3f}, misses at "
+                      f"most {miss:.3f}, {min(runs):.2f}-{max(runs):.2f} check runs on average")
+    old = [r["median_of_8_still_improving"]["rate"] for r in blocks[0]["rows"] if r["mu"] == 0]
     c = bc["cost"]
     replay = "; ".join(f"{arm} {d['decision'].replace('below', 'trained out').replace('above', 'still improving')} "
                        f"on {d['seeds']} seeds (mean {_pct(d['mean'])}, bounds "
                        f"{_pct(d['lower'])} to {_pct(d['upper'])})"
                        for arm, d in c["replay"].items())
+    worst = "\n".join(f"| {w['configs']} x {w['seeds']} | {_looks(w['looks'])} | "
+                       f"{_pct(w['share'])} | {_pct(w['fixed_looks_share'])} |"
+                       for w in bc["worst"])
     return f"""## The budget check's sequential decision (`convergence.check_decision`)
 
 Per-seed relative gains drawn normal (the rule's assumption) with the true mean and sd below,
-{bc['seeds']} seeds available, decided by the rule (looks at the first
-{' and '.join(map(str, bc['looks']))} seeds, one-sided t bounds at {bc['level']:g} per look and
-side, threshold {_pct(bc['threshold'])}); {bc['reps']:,} simulated checks per row (SE of a rate
-at most {0.5 / math.sqrt(bc['reps']):.4f}), {bc['seconds']:.0f} s
-(`PYTHONPATH=. python benchmarks/calibration/budget_check.py`). "Still improving" at a true
-mean gain at or under the threshold is a false alarm, "trained out" at or above it a miss:
+decided by the rule (one-sided t bounds at {bc['level']:g} per look and side, threshold
+{_pct(bc['threshold'])}) at each of the looks a grid can get: the first 3 seeds, then 5 while
+undetermined, the second look cut to the check runs (each 1.5x the epochs) that fit in
+{_pct(bc['check_cost'])} of the arm's grid epochs (`convergence.check_looks`). {bc['reps']:,}
+simulated checks per row (SE of a rate at most {0.5 / math.sqrt(bc['reps']):.4f}),
+{bc['seconds']:.0f} s (`PYTHONPATH=. python benchmarks/calibration/budget_check.py`). "Still
+improving" at a true mean gain at or under the threshold is a false alarm, "trained out" at or
+above it a miss:
 
 {chr(10).join(rows)}
 
-False alarms at a true gain at or under the threshold: at most {fa:.3f} (the union bound allows
-0.10); the rule it replaces (median of 8 seeds above the threshold) raised them at a true gain of
-0 in {min(old):.3f}-{max(old):.3f} of checks. Misses at a true gain at or above the threshold: at
-most {miss:.3f}. Where the per-seed sd is large against the threshold, most checks end
-undetermined, which the report says, instead of deciding on noise.
+{'; '.join(errors)} (the union bound allows 0.10 over two looks, 0.05 with one). The rule it
+replaces (median of 8 seeds above the threshold) raised false alarms at a true gain of 0 in
+{min(old):.3f}-{max(old):.3f} of checks. Where the per-seed sd is large against the threshold,
+most checks end undetermined, which the report says, instead of deciding on noise; fewer looks
+leave more checks undetermined, at error rates no higher in any row beyond the simulation's SE.
 
-**Cost on the default tabular A/A bench** ({c['grid']} configs x {c['seeds']} seeds x 2 arms x
-{c['epochs']} epochs = {c['grid_epochs']:,} epochs of grid; a check run trains
-{c['check_epochs']}): its stored check runs replayed through the rule: {replay}:
-{c['replay_runs']} check runs, {_pct(c['replay_share'])} of the grid's epochs (the rule it
-replaces trained {c['old_rule_runs']}, {_pct(c['old_rule_share'])}). Over
-{c['bootstrap_reps']:,} benches whose gains are drawn with replacement from each arm's 8 stored
-gains: {_pct(c['bootstrap_mean_share'])} on average, at most {_pct(c['bootstrap_max_share'])}
-(over 20% in {c['bootstrap_share_over_20pct']:.3f} of them, when both arms need 5 seeds)."""
+**Cost.** The check's epochs as a share of the grid's when both arms go to the last look (the
+worst case), for tabular benches of configs x seeds at 120 epochs (a check run trains 180),
+under this rule and under the fixed looks 3 then 5 it replaces:
+
+| configs x seeds | looks | worst case | fixed looks 3 then 5 |
+|---|---|---|---|
+{worst}
+
+On the committed tabular A/A bench ({c['grid']} configs x {c['seeds']} seeds x 2 arms x
+{c['epochs']} epochs = {c['grid_epochs']:,} epochs of grid; looks {_looks(c['looks'])}): its
+stored check runs replayed through the rule: {replay}: {c['replay_runs']} check runs,
+{_pct(c['replay_share'])} of the grid's epochs (the median rule trained {c['old_rule_runs']},
+{_pct(c['old_rule_share'])}). Over {c['bootstrap_reps']:,} benches whose gains are drawn with
+replacement from each arm's {c['seeds']} stored gains: {_pct(c['bootstrap_mean_share'])} on
+average, at most {_pct(c['bootstrap_max_share'])} (over 20% in
+{c['bootstrap_share_over_20pct']:.3f} of them)."""
 
 
 def planning(pf: dict) -> str:

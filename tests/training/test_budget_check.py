@@ -15,6 +15,9 @@ from benchkit import tracks
 from benchkit.verdict import convergence
 
 
+GRID_CONFIGS = 8   # configs per arm: a grid of 8 x 5 seeds affords the second look's 5 seeds
+
+
 def flagged_runs(ends=(98.0, 97.0, 98.5), epochs=8):  # last-quarter gains 2%, 3%, 1.5%
     return [{"cfg": {"lr": 0.01}, "val": end,
              "curve": [{"epoch": epochs * 3 // 4, "val": 100.0}, {"epoch": epochs, "val": end}]}
@@ -29,7 +32,8 @@ def longer_runs(vals, epochs=12):
 def section(longer_vals, ends=(98.0, 97.0, 98.5), epochs=12):
     return convergence.section("tabular", {"baseline": flagged_runs(ends)}, "lower", epochs=8,
                                schedule="constant",
-                               longer=lambda arm, cfg: longer_runs(longer_vals, epochs))
+                               longer=lambda arm, cfg: longer_runs(longer_vals, epochs),
+                               configs=GRID_CONFIGS)
 
 
 def test_the_check_is_the_selected_config_at_one_and_a_half_times_the_epochs_rounded_up():
@@ -98,7 +102,8 @@ def test_a_check_that_did_not_train_longer_measures_nothing():
 def five_seed_section(longer_vals, ends=(98.0, 97.0, 98.5, 98.0, 97.5)):
     return convergence.section("tabular", {"baseline": flagged_runs(ends)}, "lower", epochs=8,
                                schedule="constant",
-                               longer=lambda arm, cfg: longer_runs(longer_vals))
+                               longer=lambda arm, cfg: longer_runs(longer_vals),
+                               configs=GRID_CONFIGS)
 
 
 def test_an_undetermined_first_look_calls_for_the_next_seeds_only():
@@ -110,10 +115,12 @@ def test_an_undetermined_first_look_calls_for_the_next_seeds_only():
     assert check["pending"] is True and check["called_seeds"] == 5
     assert conv["arms"]["baseline"]["still_improving"] is True   # the screen, until settled
     runs = flagged_runs(ends)
-    assert convergence.check_decision(runs, longer_runs(first), "lower", 12).called == 5
+    assert convergence.check_decision(runs, longer_runs(first), "lower", 12,
+                                      configs=GRID_CONFIGS).called == 5
     assert convergence.check_decision(runs, longer_runs(first[:3] + [None, None]), "lower",
-                                      12).called == 5
-    assert convergence.check_decision(runs, longer_runs([None] * 5), "lower", 12).called == 3
+                                      12, configs=GRID_CONFIGS).called == 5
+    assert convergence.check_decision(runs, longer_runs([None] * 5), "lower", 12,
+                                      configs=GRID_CONFIGS).called == 3
     # seeds 3 and 4 gain 1.5% and 0.5%: mean 1.2% over 5 seeds, still straddling: undetermined
     conv, warnings = five_seed_section(first[:3] + [98.0 * 0.985, 97.5 * 0.995])
     arm = conv["arms"]["baseline"]
@@ -124,10 +131,44 @@ def test_an_undetermined_first_look_calls_for_the_next_seeds_only():
                                   "of 5 seeds, one-sided 95% bounds ")
 
 
+@pytest.mark.parametrize("configs, seeds, looks", [
+    (3, 16, (3, 5)),   # tabular's A/A bench: 6.4 check runs per arm fit in 20% of its grid
+    (4, 8, (3, 4)),    # 4.3 fit: the second look at 4 seeds
+    (3, 8, (3,)),      # a default tabular bench (3 lrs x 8 seeds): 3.2 fit, one look
+    (2, 8, (3,)),      # the first look always: fewer seeds bound nothing
+    (8, 5, (3, 5)),
+])
+def test_the_second_look_is_cut_to_what_the_grid_affords(configs, seeds, looks):
+    assert convergence.check_looks(configs, seeds) == looks
+
+
+@pytest.mark.parametrize("configs", range(1, 9))
+@pytest.mark.parametrize("seeds", [3, 5, 8, 12, 16, 32])
+def test_the_checks_train_at_most_a_fifth_of_the_grids_epochs(configs, seeds):
+    """The worst case, every arm to the last look: its check runs (1.5x the epochs each)
+    within CHECK_COST of its grid's epochs, wherever the grid affords the first look."""
+    last = min(convergence.check_looks(configs, seeds)[-1], seeds)
+    share = last * convergence.BUDGET_FACTOR / (configs * seeds)
+    first = convergence.CHECK_LOOKS[0] * convergence.BUDGET_FACTOR / (configs * seeds)
+    assert share <= convergence.CHECK_COST + 1e-12 or share == pytest.approx(first)
+
+
+def test_an_undetermined_first_look_on_a_small_grid_calls_for_no_more_seeds():
+    """3 configs x 8 seeds afford 3 check runs per arm: an undetermined first look is the
+    check's answer, and no seeds beyond the first 3 are called for."""
+    ends = (98.0, 97.0, 98.5, 98.0, 97.5, 98.0, 97.0, 98.5)
+    first = [98.0 * 0.97, 97.0 * 1.01, 98.5 * 0.98] + [None] * 5
+    decision = convergence.check_decision(flagged_runs(ends), longer_runs(first), "lower", 12,
+                                          configs=3)
+    assert decision.decision == "undetermined" and decision.called == 3
+    assert convergence.check_decision(flagged_runs(ends), longer_runs(first), "lower", 12,
+                                      configs=4).called == 4   # 4 x 8 affords a 4-seed look
+
+
 def test_a_decided_first_look_trains_no_more_seeds():
     runs = flagged_runs((98.0, 97.0, 98.5, 98.0, 97.5))
     longer = longer_runs([97.5, 96.9, 98.6, None, None])   # trained out on 3 seeds
-    decision = convergence.check_decision(runs, longer, "lower", 12)
+    decision = convergence.check_decision(runs, longer, "lower", 12, configs=GRID_CONFIGS)
     assert decision.decision == "below" and decision.called == 3
 
 
@@ -149,7 +190,7 @@ def test_under_a_decaying_schedule_an_unflagged_arm_is_checked_too():
     runs = flagged_runs((99.5, 99.9, 99.0))   # screen: 0.5%, 0.1%, 1%
     conv, warnings = convergence.section(
         "tabular", {"baseline": runs}, "lower", epochs=8, schedule="cosine",
-        longer=lambda arm, cfg: longer_runs([None] * 3))
+        longer=lambda arm, cfg: longer_runs([None] * 3), configs=GRID_CONFIGS)
     assert conv["arms"]["baseline"]["still_improving"] is False
     assert conv["arms"]["baseline"]["budget_check"]["pending"] is True
     assert warnings == ["budget check pending: the baseline's selected config lr=0.01 has not "
@@ -158,7 +199,8 @@ def test_under_a_decaying_schedule_an_unflagged_arm_is_checked_too():
                         "the bench again to train it (stored runs are reused)"]
     conv, warnings = convergence.section(
         "tabular", {"baseline": runs}, "lower", epochs=8, schedule="cosine",
-        longer=lambda arm, cfg: longer_runs([95.0, 95.0, 95.0]))   # ~4.5% better: still learning
+        longer=lambda arm, cfg: longer_runs([95.0, 95.0, 95.0]),   # ~4.5% better: still learning
+        configs=GRID_CONFIGS)
     assert conv["arms"]["baseline"]["still_improving"] is True
     assert "at 12 epochs it gained 4.5% more" in warnings[0]
 
