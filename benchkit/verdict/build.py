@@ -36,6 +36,13 @@ def tested_level(comp: dict) -> float | None:
     return comp.get("alpha") if level is None else level
 
 
+def report_comparison(report: dict, arm: str) -> dict:
+    """The report's comparison of the idea with ``arm`` (the baseline or a control arm)."""
+    if arm == "baseline":
+        return report["comparison"]
+    return report["controls"][arm.removeprefix("control:")]["comparison"]
+
+
 def paired_values(report: dict) -> tuple[list, list, list, list]:
     """(seeds, baseline, idea, diffs) of a complete report, seed by seed."""
     base = report["baseline"]["full"]["per_seed"]
@@ -197,12 +204,12 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
             [r["test"] for r in selected[arm]], idea, direction=direction, alpha=alpha,
             margin=spec.margin, test=test, sweeps=sweeps.from_runs(runs, arm, grid, seeds))
             for arm in arms if arm != "idea"}
-        report["comparison"] = compared["baseline"]
+        report["comparison"] = compared["baseline"].to_json()  # the report's JSON from here
         report["controls"] = {arm.removeprefix("control:"): controls.control_section(
             arm, arm_sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]],
-            compared[arm]) for arm in arms if arm not in ARMS}
-        for arm, comp in compared.items():
-            warnings += sweeps.grid_warnings(comp, arm)
+            compared[arm].to_json()) for arm in arms if arm not in ARMS}
+        for arm in compared:
+            warnings += sweeps.grid_warnings(report_comparison(report, arm), arm)
         report["budgets"] = budgets.budget_section(selected, spec)
         report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}

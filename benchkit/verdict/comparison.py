@@ -4,44 +4,52 @@ One function makes every comparison of a report (the baseline's, each control's,
 pooled ones) and every comparison ``verify`` recomputes from a report's rows: the paired
 figures (:func:`benchkit.stats.paired.compare`), the declared test's p
 (:func:`decide_by_test`), then, given the arms' sweeps, the selection-aware p
-that decides (:func:`benchkit.verdict.sweeps.decide_by_selection`). No verdict here: those are
-decided once, at the planned level, after the family's adjustment.
+that decides (:func:`benchkit.verdict.sweeps.decide_by_selection`), as a
+:class:`benchkit.verdict.records.Comparison`. No verdict here: those are decided once, at the
+planned level, after the family's adjustment.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
 from benchkit.stats import paired, selection, signtest
+from benchkit.verdict.records import Comparison
 from benchkit.verdict.sweeps import decide_by_selection
-from benchkit.verdict.records import JsonDict
 
 
 def compare_arms(comparator: list[float], idea: list[float], *, direction: str, alpha: float,
                  margin: float | None, test: str,
-                 sweeps: selection.Sweeps | None) -> JsonDict:
+                 sweeps: selection.Sweeps | None) -> Comparison:
     """The comparison of ``idea`` with ``comparator`` (test metric per seed, same seed order)
     under the declared ``test``; selection-aware when the arms' ``sweeps`` are given."""
     figures = paired.compare(comparator, idea, direction=direction, alpha=alpha, margin=margin)
-    comparison = decide_by_test(figures.to_json(), test)  # the report's JSON from here on
-    if sweeps is not None:
-        decide_by_selection(comparison, sweeps, direction)
-    return comparison
+    compared = decide_by_test(of_figures(figures), test)
+    if sweeps is None:
+        return compared
+    # the selection-aware rule (benchkit.verdict.sweeps) reads and writes a comparison's JSON
+    return Comparison.from_json(decide_by_selection(compared.to_json(), sweeps, direction))
 
 
-def decide_by_test(comp: JsonDict, test: str) -> JsonDict:
-    """Make ``comp`` (a :func:`benchkit.stats.paired.compare` result) decide by the declared
-    ``test``: under "sign" or "wilcoxon", ``p_value`` becomes that test's and the mean test's
-    p is kept as ``p_mean``, beside the median difference. Returns comp."""
-    comp["test"] = test
-    d = comp["per_seed_diffs"]
+def of_figures(figures: paired.PairedComparison) -> Comparison:
+    """The compare stage's first record: the paired figures, p_value the mean test's."""
+    return Comparison(**{f.name: getattr(figures, f.name)
+                         for f in dataclasses.fields(paired.PairedComparison)})
+
+
+def decide_by_test(comp: Comparison, test: str) -> Comparison:
+    """``comp`` deciding by the declared ``test``: under "sign" or "wilcoxon", ``p_value``
+    becomes that test's and the mean test's p is kept as ``p_mean``, beside the median
+    difference."""
+    d = comp.per_seed_diffs
     if test == "sign":
-        comp["p_mean"] = comp["p_value"]
-        comp["p_value"] = signtest.sign_test_p(d)
-        comp["median_delta"] = float(np.median(d))
+        p_value = signtest.sign_test_p(d)
     elif test == "wilcoxon":
         one = selection.sweeps(np.zeros((len(d), 1)), np.zeros((len(d), 1)),
                                np.asarray(d, float)[:, None], np.asarray(d, float)[:, None])
-        comp["p_mean"] = comp["p_value"]
-        comp["p_value"] = selection.p_value(one, "lower", statistic="wilcoxon")
-        comp["median_delta"] = float(np.median(d))
-    return comp
+        p_value = selection.p_value(one, "lower", statistic="wilcoxon")
+    else:
+        return dataclasses.replace(comp, test=test)
+    return dataclasses.replace(comp, test=test, p_mean=comp.p_value, p_value=p_value,
+                               median_delta=float(np.median(d)))

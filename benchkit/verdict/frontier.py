@@ -60,12 +60,13 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
         pooled[arm], pooled["idea"], direction=direction, alpha=alpha, margin=margin,
         test=spec.test, sweeps=sweeps.from_runs(runs, arm, full_grid, seeds, groups))
         for arm in arms if arm != "idea"}
-    top["comparison"] = compared["baseline"]
+    top["comparison"] = compared["baseline"].to_json()
     top["controls"] = {name: controls.control_section(
-        c["arm"], c["sweep"], marker, pooled[c["arm"]], compared[c["arm"]])
+        c["arm"], c["sweep"], marker, pooled[c["arm"]], compared[c["arm"]].to_json())
         for name, c in top["controls"].items()}
-    for arm, comp in compared.items():
-        top["warnings"] += [w for w in sweeps.grid_warnings(comp, arm)
+    for arm in compared:
+        top["warnings"] += [w for w in sweeps.grid_warnings(build.report_comparison(top, arm),
+                                                            arm)
                             if w not in top["warnings"]]
     budgets = budget_section(selected, spec)
     budgets["unmatched"] = [f"at {axis}={value}: {text}" for value, p in points

@@ -1,4 +1,10 @@
-"""The report as a typed record: built once by the verdict pipeline, then frozen.
+"""The typed records between the verdict pipeline's stages, and the report they make.
+
+A :class:`Comparison` is the idea against one comparator: made by the compare stage
+(:func:`benchkit.verdict.comparison.compare_arms`), given its family adjustment
+(:func:`benchkit.verdict.controls.adjust_family`) and its decided figures and verdict
+(:func:`benchkit.verdict.decision.decide`), each stage a new record (:func:`dataclasses.replace`).
+The report is built once by the verdict pipeline, then frozen.
 
 :func:`benchkit.verdict.pipeline.idea_reports` builds each report (select, compare, adjust,
 decide) and freezes it as a :class:`Report`; what is added after, from outside the runs (where
@@ -10,10 +16,121 @@ sections stay JSON (dicts), as the schema describes them.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 JsonDict = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval of the mean (or median) difference, idea - comparator; ``lo`` or
+    ``hi`` is None where the test cannot reach the level with these seeds."""
+
+    confidence: float
+    lo: float | None
+    hi: float | None
+
+    def to_json(self) -> JsonDict:
+        return {"confidence": self.confidence, "lo": self.lo, "hi": self.hi}
+
+    @classmethod
+    def from_json(cls, data: JsonDict) -> Interval:
+        return cls(confidence=data["confidence"], lo=data["lo"], hi=data["hi"])
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The idea against one comparator, test metric seed by seed (``per_seed_diffs`` are idea -
+    comparator). Stage by stage: the paired figures
+    (:class:`benchkit.stats.paired.PairedComparison`) and the declared test's p (``p_value``;
+    the mean test's kept as ``p_mean`` under sign or wilcoxon), selection-aware when the arms'
+    sweeps are known; then the family adjustment; then what the decision adds (the level, the
+    deciding test's interval, the planning figures, the margin tests, the verdict in the
+    reference format's words). A field left None (``False`` for ``selection_aware``) is a stage
+    not reached and is absent from :meth:`to_json`, except the paired figures', which the report
+    always has."""
+
+    delta_mean: float
+    idea_wins: int
+    n_pairs: int
+    per_seed_diffs: tuple[float, ...]
+    p_value: float
+    mde: float | None
+    mde_rel_pct: float | None
+    direction: str
+    alpha: float
+    ci95: tuple[float | None, float | None]
+    effect_size: float | None
+    noninferiority: JsonDict | None
+    test: str | None = None
+    p_mean: float | None = None
+    median_delta: float | None = None
+    selection_aware: bool = False         # with p_fixed_configs and effective_grids
+    p_fixed_configs: float | None = None
+    effective_grids: JsonDict | None = None
+    p_unexchangeable: float | None = None
+    p_adjusted_harms: float | None = None
+    family_size: int | None = None        # with p_adjusted
+    p_adjusted: float | None = None
+    level: float | None = None
+    signflip_ci: Interval | None = None
+    planning_figures: JsonDict = field(default_factory=dict)  # stats.planning.figures' keys
+    sign_ci: Interval | None = None
+    equivalence: JsonDict | None = None
+    verdict: str | None = None            # with system_worked
+    system_worked: bool | None = None
+
+    def to_json(self) -> JsonDict:
+        """The report's comparison: its keys in the order reports have always had them."""
+        out: JsonDict = {
+            "delta_mean": self.delta_mean, "idea_wins": self.idea_wins, "n_pairs": self.n_pairs,
+            "per_seed_diffs": list(self.per_seed_diffs), "p_value": self.p_value,
+            "mde": self.mde, "mde_rel_pct": self.mde_rel_pct, "direction": self.direction,
+            "alpha": self.alpha, "ci95": list(self.ci95), "effect_size": self.effect_size,
+            "noninferiority": self.noninferiority}
+        optional: JsonDict = {"test": self.test, "p_mean": self.p_mean,
+                              "median_delta": self.median_delta}
+        if self.selection_aware:
+            optional.update(p_fixed_configs=self.p_fixed_configs, selection_aware=True,
+                            effective_grids=self.effective_grids)
+        optional.update(p_unexchangeable=self.p_unexchangeable,
+                        p_adjusted_harms=self.p_adjusted_harms)
+        out.update({k: v for k, v in optional.items()
+                    if v is not None or k in ("p_fixed_configs", "effective_grids")})
+        if self.family_size is not None:
+            out.update(p_adjusted=self.p_adjusted, family_size=self.family_size)
+        decided: JsonDict = {"level": self.level, "signflip_ci": self.signflip_ci,
+                             **self.planning_figures, "sign_ci": self.sign_ci,
+                             "equivalence": self.equivalence}
+        out.update({k: v.to_json() if isinstance(v, Interval) else v
+                    for k, v in decided.items() if v is not None or k in self.planning_figures})
+        if self.verdict is not None:
+            out.update(verdict=self.verdict, system_worked=self.system_worked)
+        return copy.deepcopy(out)
+
+    @classmethod
+    def from_json(cls, data: JsonDict) -> Comparison:
+        """The record of a report's comparison; a key it does not declare is refused."""
+        names = {f.name for f in fields(cls)} - {"planning_figures"}
+        planning = {k: v for k, v in data.items() if k in PLANNING_KEYS}
+        unknown = sorted(set(data) - names - set(PLANNING_KEYS))
+        if unknown:
+            raise ValueError(f"comparison field(s) {unknown} are not declared in "
+                             "benchkit.verdict.records.Comparison")
+        values = {k: copy.deepcopy(v) for k, v in data.items() if k in names}
+        values["per_seed_diffs"] = tuple(values["per_seed_diffs"])
+        lo, hi = values["ci95"]
+        values["ci95"] = (lo, hi)
+        for name in ("signflip_ci", "sign_ci"):
+            if values.get(name) is not None:
+                values[name] = Interval.from_json(values[name])
+        return cls(**values, planning_figures=copy.deepcopy(planning))
+
+
+# the planning figures of the deciding test (benchkit.stats.planning.figures), in their order
+PLANNING_KEYS = ("mde_power80", "seeds_needed", "mde_power80_mean_test",
+                 "seeds_needed_mean_test", "planning")
 # added by the session that writes the report, from outside the runs: absent until then
 LATER = ("floors", "provenance", "store", "created")
 
