@@ -11,6 +11,7 @@ then **gate** (:func:`benchkit.report.session.gate_failure` reads it).
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ from benchkit.stats import (equivalence, futility, paired, planning, selection, 
                             signflip, signtest)
 from benchkit.verdict import controls, margins, sweeps
 from benchkit.verdict.build import direction_of
-from benchkit.verdict.records import JsonDict
+from benchkit.verdict.records import Comparison, Interval, JsonDict
 
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
 VERDICT_ORDER = ("harms", "inconclusive", "non-inferior", "helps", "equivalent")  # worst first
@@ -72,11 +73,16 @@ def system_verdict(practical: str, mechanism_ok: int | None) -> str:
 class Decision:
     """The idea's verdicts: ``practical`` (helps, harms, non-inferior, equivalent,
     inconclusive, unmatched or incomplete), ``system`` (worked, partial, failed, or the
-    practical verdict when none is given) and the comparator whose verdict decided."""
+    practical verdict when none is given) and the comparator whose verdict decided; and what
+    the decision made of the report's comparisons: the baseline's and each control's,
+    decided (``controls``: name -> (its verdict, its comparison)), and the warnings it adds."""
 
     practical: str
     system: str
     decided_by: str | None = None
+    comparison: Comparison | None = None
+    controls: tuple[tuple[str, str, Comparison], ...] = ()   # (control name, verdict, comparison)
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def from_verdicts(cls, against: list[tuple[str, str]], mechanism_ok: int | None,
@@ -94,47 +100,60 @@ class Decision:
         return {"practical_verdict": self.practical, "system_verdict": self.system,
                 "decided_by": self.decided_by}
 
+    def write(self, report: JsonDict) -> JsonDict:
+        """The JSON edge: ``report`` with this decision's comparisons, controls' verdicts,
+        warnings and verdicts written in. Returns it."""
+        if self.comparison is not None:
+            report["comparison"] = self.comparison.to_json()
+        for name, verdict, comp in self.controls:
+            control = report["controls"][name]
+            control["comparison"], control["verdict"] = comp.to_json(), verdict
+        if self.warnings:
+            report["warnings"] += self.warnings
+        report.update(self.fields())
+        return report
 
-def claim_verdict(comp: JsonDict, baseline: Sequence[float], idea: Sequence[float], *,
+
+def claim_verdict(comp: Comparison, baseline: Sequence[float], idea: Sequence[float], *,
                   direction: str, level: float, family_size: int, claim_type: str,
                   margin_level: float | None = None,
-                  sweeps: selection.Sweeps | None = None) -> str:
-    """The practical verdict of one comparison at this look's ``level``: the margin tests
-    (non-inferiority when a margin is declared, TOST under an equivalence claim) are redone
-    at ``margin_level`` (default ``level``; the union-bound level under an exact boundary,
-    which is calibrated for the two-sided test only) / family_size (Holm's first step) and
-    stored in ``comp``; selection-aware (:mod:`benchkit.stats.selection`) when the arms'
+                  sweeps: selection.Sweeps | None = None) -> tuple[str, Comparison]:
+    """The practical verdict of one comparison at this look's ``level``, and the comparison
+    with its margin tests (non-inferiority when a margin is declared, TOST under an
+    equivalence claim) redone at ``margin_level`` (default ``level``; the union-bound level
+    under an exact boundary, which is calibrated for the two-sided test only) / family_size
+    (Holm's first step); selection-aware (:mod:`benchkit.stats.selection`) when the arms'
     ``sweeps`` are given, else on the selected configs' per-seed values. Under an equivalence
     claim a shown equivalence outranks a significant difference."""
     test_level = (level if margin_level is None else margin_level) / family_size
-    ni = comp.get("noninferiority")
+    ni = comp.noninferiority
     if ni and sweeps is not None:
-        comp["noninferiority"] = ni = selection.noninferiority(
-            sweeps, direction, ni["margin_rel"], test_level)
+        ni = selection.noninferiority(sweeps, direction, ni["margin_rel"], test_level)
     elif ni:
-        comp["noninferiority"] = ni = paired.noninferiority(
-            baseline, idea, direction=direction, margin=ni["margin_rel"], alpha=test_level)
+        ni = paired.noninferiority(baseline, idea, direction=direction, margin=ni["margin_rel"],
+                                   alpha=test_level)
+    comp = dataclasses.replace(comp, noninferiority=ni)
     if claim_type == EQUIVALENCE_CLAIM and ni:
-        comp["equivalence"] = (
+        comp = dataclasses.replace(comp, equivalence=(
             equivalence.tost(baseline, idea, direction=direction, margin=ni["margin_rel"],
                              level=test_level)
             if sweeps is None else selection.tost(sweeps, direction, ni["margin_rel"],
-                                                  test_level))
-        if comp["equivalence"]["equivalent"]:
-            return "equivalent"
-    p = comp["p_adjusted"]
-    return practical_verdict(p if p is not None else comp["p_value"],
-                             signtest.verdict_delta(comp), direction, level,
+                                                  test_level)))
+        if comp.equivalence is not None and comp.equivalence["equivalent"]:
+            return "equivalent", comp
+    p = comp.p_adjusted
+    return practical_verdict(p if p is not None else comp.p_value,
+                             signtest.verdict_delta(comp.to_json()), direction, level,
                              non_inferior=ni["non_inferior"] if ni else None,
-                             p_harms=comp.get("p_adjusted_harms"))
+                             p_harms=comp.p_adjusted_harms), comp
 
 
-def deciding_p(comp: JsonDict, p_adjusted: float | None, direction: str) -> float | None:
+def deciding_p(comp: Comparison, p_adjusted: float | None, direction: str) -> float | None:
     """The adjusted p a significant result of ``comp`` would be decided on, by the side its
     result favours: ``p_adjusted_harms`` (Holm over every comparison) when it favours the
     comparator, where a verdict is harms (:func:`practical_verdict`), else ``p_adjusted``."""
-    harms = comp.get("p_adjusted_harms")
-    if harms is not None and sweeps.favoured_arm(comp, direction) == "comparator":
+    harms = comp.p_adjusted_harms
+    if harms is not None and sweeps.favoured_arm(comp.to_json(), direction) == "comparator":
         return float(harms)
     return p_adjusted
 
@@ -149,146 +168,156 @@ def decided_level(level: float, p_value: float, p_adjusted: float | None) -> flo
     return level * p_value / p_adjusted
 
 
-def planning_figures(comp: JsonDict, level: float, *, significant: bool,
-                     sw: selection.Sweeps | None = None, direction: str = "lower",
-                     interval_level: float | None = None) -> JsonDict:
+def planning_figures(comp: Comparison, level: float, *, significant: bool,
+                     sw: selection.Sweeps | None = None, direction: str = "lower") -> JsonDict:
     """The figures of the deciding test at the level its first Holm step uses (the look's
     level over the family size; :func:`benchkit.stats.planning.figures`): the effect it
     detects 80% of the time and, when not significant, the seeds that would detect the
-    observed effect (post hoc); and the interval that inverts it (the selection-aware test's
-    when the sweeps ``sw`` are given) at ``interval_level`` (default ``level``:
-    :func:`decided_level` gives the verdict's)."""
-    d = comp["per_seed_diffs"]
-    at = level if interval_level is None else interval_level
-    return {"signflip_ci": mean_interval(comp, at, sw, direction),
-            **planning.figures(d, comp["delta_mean"], level, significant=significant,
-                               sweeps=sw, direction=direction, test=comp.get("test") or "mean")}
+    observed effect (post hoc)."""
+    return planning.figures(list(comp.per_seed_diffs), comp.delta_mean, level,
+                            significant=significant, sweeps=sw, direction=direction,
+                            test=comp.test or "mean")
 
 
-def mean_interval(comp: JsonDict, level: float, sw: selection.Sweeps | None,
-                  direction: str) -> JsonDict:
+def mean_interval(comp: Comparison, level: float, sw: selection.Sweeps | None,
+                  direction: str) -> Interval:
     """The interval of the mean difference that inverts the test of ``comp`` at ``level``
     (the selection-aware test's over the arms' sweeps ``sw`` when given, else the fixed-config
     sign-flip test's), as a comparison's ``signflip_ci``."""
-    lo, hi = (signflip.sign_flip_ci(comp["per_seed_diffs"], level) if sw is None
+    lo, hi = (signflip.sign_flip_ci(list(comp.per_seed_diffs), level) if sw is None
               else selection.interval(sw, direction, level))
-    return {"confidence": 1.0 - level, "lo": lo, "hi": hi}
+    return Interval(1.0 - level, lo, hi)
 
 
-def own_interval(comp: JsonDict, level: float, sw: selection.Sweeps | None,
-                 direction: str) -> None:
-    """Write into ``comp`` the one interval of the test that decides it, at ``level``:
+def own_interval(comp: Comparison, level: float, sw: selection.Sweeps | None,
+                 direction: str) -> Comparison:
+    """``comp`` with the one interval of the test that decides it, at ``level``:
     ``signflip_ci`` (:func:`mean_interval`), ``sign_ci`` under the sign test, and ``ci95``,
     the deciding test's of the two, in place of the t interval the paired figures carry."""
-    comp["signflip_ci"] = mean_interval(comp, level, sw, direction)
-    comp.update(sign_interval(comp, level))
-    own = comp.get("sign_ci") or comp["signflip_ci"]
-    comp["ci95"] = [own["lo"], own["hi"]]
+    signflip_ci = mean_interval(comp, level, sw, direction)
+    sign_ci = sign_interval(comp, level)
+    own = sign_ci or signflip_ci
+    return dataclasses.replace(comp, signflip_ci=signflip_ci, sign_ci=sign_ci,
+                               ci95=(own.lo, own.hi))
 
 
-def sign_interval(comp: JsonDict, level: float) -> JsonDict:
+def sign_interval(comp: Comparison, level: float) -> Interval | None:
     """Under test="sign", the interval that inverts the sign test at ``level`` (the level the
-    verdict was decided at, :func:`decided_level`), as the comparison's ``sign_ci``; else
-    nothing."""
-    if comp.get("test") != "sign":
-        return {}
-    lo, hi = signtest.sign_test_ci(comp["per_seed_diffs"], level)
-    return {"sign_ci": {"confidence": 1.0 - level, "lo": lo, "hi": hi}}
+    verdict was decided at, :func:`decided_level`), the comparison's ``sign_ci``; else None."""
+    if comp.test != "sign":
+        return None
+    lo, hi = signtest.sign_test_ci(list(comp.per_seed_diffs), level)
+    return Interval(1.0 - level, lo, hi)
 
 
-def control_interval(report: JsonDict, control: JsonDict, level: float, direction: str) -> None:
-    """A control's comparison gets the one interval the baseline's has: the deciding test's
+def control_interval(report: JsonDict, arm: str, comp: Comparison, level: float,
+                     direction: str) -> Comparison:
+    """A control's comparison with the one interval the baseline's has: the deciding test's
     (selection-aware over the control's and the idea's sweeps where its p is) at the level
-    its verdict was decided at, as ``signflip_ci`` (``sign_ci`` under the sign test) and
-    ``ci95``, in place of the t interval the paired figures carry."""
-    comp = control["comparison"]
-    at = decided_level(level, comp["p_value"], deciding_p(comp, comp.get("p_adjusted"),
-                                                          direction))
-    sw = sweeps.of_report(report, control["arm"]) if comp.get("selection_aware") else None
-    own_interval(comp, at, sw, direction)
+    its verdict was decided at (:func:`own_interval`)."""
+    at = decided_level(level, comp.p_value, deciding_p(comp, comp.p_adjusted, direction))
+    sw = sweeps.of_report(report, arm) if comp.selection_aware else None
+    return own_interval(comp, at, sw, direction)
 
 
 def decide(report: JsonDict, p_adjusted: float | None, family_size: int) -> JsonDict:
     """Verdicts on the family-adjusted p (Holm over the tracks an idea declares), tested at
-    this look's level of the plan declared in the module (the full alpha for one look).
-    Writes the comparisons' decided figures and the verdicts into ``report``; returns it."""
-    comp = report["comparison"]
-    alpha = report["protocol"]["alpha"]
-    plan = report["sequential"]
-    if comp is None:
-        report["practical_verdict"] = report["system_verdict"] = "incomplete"
-        return report
-    n = report["n_seeds"]
-    direction = direction_of(report)
-    sw = sweeps.of_report(report) if comp.get("selection_aware") else None
-    level, margin_level = sequential.levels(  # exact boundaries for one comparison only
-        plan, comp["per_seed_diffs"], alpha, family_size * len(controls.comparisons(
-            report)), sweeps=sw, direction=direction)
-    if plan["look"] is not None and len(plan["looks"]) > 1:
-        report["warnings"].append(
-            f"look {plan['look']} of {len(plan['looks'])} declared "
-            f"(looks={tuple(plan['looks'])}): tested at level {level:.4g}, not "
-            f"{alpha:g}, so that all looks together stay within alpha")
-    if 0 < level < alpha and paired.min_p_value(n) * family_size >= level:
-        report["warnings"].append(  # (the full-alpha case is warned by build_report)
-            f"this look is tested at level {level:.4g}, but with {n} seeds the smallest "
-            f"possible p is {paired.min_p_value(n):.4g}"
-            + (f" ({family_size} x that after Holm)" if family_size > 1 else "")
-            + ": it cannot be significant")
-    comp["p_adjusted"] = p_adjusted
-    comp["family_size"] = family_size
-    comp["level"] = level
-    significant = p_adjusted is not None and p_adjusted < level
-    interval_level = decided_level(level, comp["p_value"],
-                                   deciding_p(comp, p_adjusted, direction))
-    comp.update(planning_figures(comp, level / family_size, significant=significant, sw=sw,
-                                 direction=direction, interval_level=interval_level))
-    comp.update(sign_interval(comp, interval_level))
-    own = comp.get("sign_ci") or comp["signflip_ci"]  # the deciding test's: one interval
-    comp["ci95"] = [own["lo"], own["hi"]]
-    for control in (report.get("controls") or {}).values():
-        control_interval(report, control, level, direction)
-    against_baseline = claim_verdict(  # margin tests at this look's level
-        comp, report["baseline"]["full"]["per_seed"], report["idea"]["per_seed"],
-        direction=direction, level=level, family_size=family_size,
-        margin_level=margin_level,
-        claim_type=report["protocol"].get("claim_type", "superiority"), sweeps=sw)
-    unresolved = margins.unresolved_margin(comp, report["baseline"]["full"]["per_seed"],
-                                           margin_level / family_size)
-    report["warnings"] += [unresolved] if unresolved else []
-    comp.update(reference_fields(against_baseline))  # the reference format's words
-    report.update(decide_against_all(report, against_baseline, level).fields())
+    this look's level of the plan declared in the module (the full alpha for one look):
+    :func:`decision_of`, written into ``report`` (:meth:`Decision.write`), then the futility
+    advice. Returns ``report``."""
+    decision_of(report, p_adjusted, family_size).write(report)
     futility_advice(report, family_size)
     return report
 
 
-def verdicts_against(report: JsonDict, baseline_verdict: str,
-                     level: float) -> list[tuple[str, str]]:
-    """The idea's verdict against each comparator, ``(verdict, arm)``, baseline first; each
-    control's is also its section's ``verdict`` (its margin tests at this look's level)."""
+def decision_of(report: JsonDict, p_adjusted: float | None, family_size: int) -> Decision:
+    """The decision on a built report (its comparisons adjusted over the family): the
+    baseline's comparison decided at this look's level, each control's, and the verdicts.
+    Reads ``report``, changes nothing."""
+    if report["comparison"] is None:
+        return Decision("incomplete", "incomplete")
+    comp = Comparison.from_json(report["comparison"])
+    alpha = report["protocol"]["alpha"]
+    plan = report["sequential"]
+    n = report["n_seeds"]
     direction = direction_of(report)
+    warnings = []
+    sw = sweeps.of_report(report) if comp.selection_aware else None
+    level, margin_level = sequential.levels(  # exact boundaries for one comparison only
+        plan, list(comp.per_seed_diffs), alpha, family_size * len(controls.comparisons(
+            report)), sweeps=sw, direction=direction)
+    if plan["look"] is not None and len(plan["looks"]) > 1:
+        warnings.append(
+            f"look {plan['look']} of {len(plan['looks'])} declared "
+            f"(looks={tuple(plan['looks'])}): tested at level {level:.4g}, not "
+            f"{alpha:g}, so that all looks together stay within alpha")
+    if 0 < level < alpha and paired.min_p_value(n) * family_size >= level:
+        warnings.append(  # (the full-alpha case is warned by build_report)
+            f"this look is tested at level {level:.4g}, but with {n} seeds the smallest "
+            f"possible p is {paired.min_p_value(n):.4g}"
+            + (f" ({family_size} x that after Holm)" if family_size > 1 else "")
+            + ": it cannot be significant")
+    comp = dataclasses.replace(comp, p_adjusted=p_adjusted, family_size=family_size,
+                               level=level)
+    significant = p_adjusted is not None and p_adjusted < level
+    interval_level = decided_level(level, comp.p_value, deciding_p(comp, p_adjusted, direction))
+    comp = dataclasses.replace(
+        own_interval(comp, interval_level, sw, direction),
+        planning_figures=planning_figures(comp, level / family_size, significant=significant,
+                                          sw=sw, direction=direction))
+    claim_type = report["protocol"].get("claim_type", "superiority")
+    base = report["baseline"]["full"]["per_seed"]
+    against_baseline, comp = claim_verdict(  # margin tests at this look's level
+        comp, base, report["idea"]["per_seed"], direction=direction, level=level,
+        family_size=family_size, margin_level=margin_level, claim_type=claim_type, sweeps=sw)
+    unresolved = margins.unresolved_margin(comp.to_json(), base, margin_level / family_size)
+    warnings += [unresolved] if unresolved else []
+    comp = dataclasses.replace(comp, **reference_fields(against_baseline))
+    compared = {name: control_interval(report, control["arm"],
+                                       Comparison.from_json(control["comparison"]), level,
+                                       direction)
+                for name, control in (report.get("controls") or {}).items()}
+    decided = decide_against_all(report, against_baseline, level, compared)
+    return dataclasses.replace(decided, comparison=comp, warnings=tuple(warnings))
+
+
+def verdicts_against(report: JsonDict, baseline_verdict: str, level: float,
+                     compared: dict[str, Comparison]
+                     ) -> tuple[list[tuple[str, str]], list[tuple[str, str, Comparison]]]:
+    """The idea's verdict against each comparator, ``(verdict, arm)``, baseline first, and
+    each control's ``(name, verdict, comparison)``: its comparison (``compared[name]``) with
+    its margin tests at this look's level and its verdict in the reference format's words."""
+    direction = direction_of(report)
+    claim_type = report["protocol"].get("claim_type", "superiority")
     verdicts = [(baseline_verdict, "baseline")]
-    for control in (report.get("controls") or {}).values():
-        control["verdict"] = claim_verdict(
-            control["comparison"], control["full"]["per_seed"], report["idea"]["per_seed"],
-            direction=direction, level=level,
-            family_size=control["comparison"].get("family_size") or 1,
-            claim_type=report["protocol"].get("claim_type", "superiority"),
-            sweeps=sweeps.of_report(report, control["arm"])
-            if control["comparison"].get("selection_aware") else None)
-        control["comparison"].update(reference_fields(control["verdict"]))
-        verdicts.append((control["verdict"], control["arm"]))
-    return verdicts
+    decided = []
+    for name, control in (report.get("controls") or {}).items():
+        comp = compared[name]
+        verdict, comp = claim_verdict(
+            comp, control["full"]["per_seed"], report["idea"]["per_seed"],
+            direction=direction, level=level, family_size=comp.family_size or 1,
+            claim_type=claim_type,
+            sweeps=sweeps.of_report(report, control["arm"]) if comp.selection_aware else None)
+        decided.append((name, verdict, dataclasses.replace(comp, **reference_fields(verdict))))
+        verdicts.append((verdict, control["arm"]))
+    return verdicts, decided
 
 
-def decide_against_all(report: JsonDict, against_baseline: str, level: float) -> Decision:
+def decide_against_all(report: JsonDict, against_baseline: str, level: float,
+                       compared: dict[str, Comparison] | None = None) -> Decision:
     """The idea's decision from its verdict against the baseline and its verdicts against
-    every control, taken here at this look's ``level``; without a comparison (a run is
-    missing) nothing is decided: ``incomplete``."""
+    every control (their comparisons ``compared``, by control name; default the report's),
+    taken here at this look's ``level``; without a comparison (a run is missing) nothing is
+    decided: ``incomplete``."""
     if report.get("comparison") is None:
         return Decision("incomplete", "incomplete")
-    against = verdicts_against(report, against_baseline, level)
-    return Decision.from_verdicts(against, report["mechanism_ok"], report.get("budgets"))
+    if compared is None:
+        compared = {name: Comparison.from_json(control["comparison"])
+                    for name, control in (report.get("controls") or {}).items()}
+    against, decided = verdicts_against(report, against_baseline, level, compared)
+    return dataclasses.replace(
+        Decision.from_verdicts(against, report["mechanism_ok"], report.get("budgets")),
+        controls=tuple(decided))
 
 
 def futility_advice(report: JsonDict, family_size: int) -> None:

@@ -21,6 +21,7 @@ from benchkit.stats import paired
 from benchkit.verdict import comparison, controls, decision, mechanism
 from benchkit.verdict import sweeps
 from benchkit.verdict.budgets import budget_section, median_figures
+from benchkit.verdict.records import Comparison
 from benchkit.verdict import build
 
 
@@ -98,15 +99,19 @@ def _point(value, p: dict, alpha: float) -> dict:
     """One point's entry: its configs, summaries, budgets and comparisons, unadjusted, each
     with the interval of its own test at ``alpha``."""
     direction = build.direction_of(p)
-    for arm, comp in [("baseline", p["comparison"])] + [
-            (c["arm"], c["comparison"]) for c in (p["controls"] or {}).values()]:
-        if comp is not None:
-            sw = sweeps.of_report(p, arm) if comp.get("selection_aware") else None
-            decision.own_interval(comp, alpha, sw, direction)
+
+    def with_interval(arm: str, comp: dict | None) -> dict | None:
+        if comp is None:
+            return None
+        record = Comparison.from_json(comp)
+        sw = sweeps.of_report(p, arm) if record.selection_aware else None
+        return decision.own_interval(record, alpha, sw, direction).to_json()
     return {"value": value, "complete": p["complete"],
             "baseline_cfg": p["baseline"]["best_cfg"], "idea_cfg": p["idea_config"],
-            "baseline": p["baseline"]["full"], "idea": p["idea"], "comparison": p["comparison"],
-            "controls": {name: c["comparison"] for name, c in (p["controls"] or {}).items()},
+            "baseline": p["baseline"]["full"], "idea": p["idea"],
+            "comparison": with_interval("baseline", p["comparison"]),
+            "controls": {name: with_interval(c["arm"], c["comparison"])
+                         for name, c in (p["controls"] or {}).items()},
             "budgets": p["budgets"]}
 
 

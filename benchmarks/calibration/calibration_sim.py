@@ -9,13 +9,14 @@ and ``benchmarks/stats/`` on ``sys.path`` (calibration.py puts them there).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
 import numpy as np
 
 from benchkit.stats import paired
-from benchkit.verdict import decision
+from benchkit.verdict import comparison, decision
 
 import simstats
 from simstats import rate
@@ -224,13 +225,14 @@ def harm_within_margin(reps: int, seeds=(8, 16, 32, 64)) -> list[dict]:
         rng, gate, ni, harms = np.random.default_rng([STAT_SALT, 520 + c]), 0, 0, 0
         for _ in range(reps):
             b, i = _margin_bench(rng, n, base_sd=0.1, scale=1.01, noise=0.1, direction="lower")
-            comp = paired.compare(b, i, direction="lower", margin=0.05).to_json()
-            comp["p_adjusted"], comp["family_size"] = comp["p_value"], 1
-            v = decision.claim_verdict(comp, b, i, direction="lower", level=0.05,
-                                       family_size=1, claim_type="non-inferiority")
+            compared = comparison.of_figures(paired.compare(b, i, direction="lower",
+                                                            margin=0.05))
+            v, comp = decision.claim_verdict(
+                dataclasses.replace(compared, p_adjusted=compared.p_value, family_size=1), b, i,
+                direction="lower", level=0.05, family_size=1, claim_type="non-inferiority")
             gate += v in GATE_PASSES
-            ni += comp["noninferiority"]["non_inferior"]
-            harms += comp["p_value"] < 0.05
+            ni += comp.noninferiority is not None and comp.noninferiority["non_inferior"]
+            harms += comp.p_value < 0.05
         out.append({"n": n, "idea": "1% worse", "margin": 0.05, "base_sd": 0.1, "noise": 0.1,
                     "level": 0.05, "gate_passed": rate(gate, reps),
                     "non_inferior": rate(ni, reps),

@@ -2,6 +2,8 @@
 one-sided sign-flip tests at the look's level; its verdict, gate, sentence and spec errors."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -10,25 +12,24 @@ from benchkit.report.session import gate_failure
 from benchkit.spec.arguments import parse_fairness
 from benchkit.spec import SpecError
 from benchkit.report.sentences import practical_sentence
-from benchkit.verdict import decision
+from benchkit.verdict import comparison, decision
 from sessions import assert_gate_exits, validate_report
 
 BASE = [1.00, 1.10, 0.90, 1.05, 0.95, 1.02]
 
 
 def _comp(base, idea, margin=0.05):
-    comp = paired.compare(base, idea, direction="lower", margin=margin).to_json()
-    comp["p_adjusted"], comp["family_size"] = comp["p_value"], 1
-    return comp
+    comp = comparison.of_figures(paired.compare(base, idea, direction="lower", margin=margin))
+    return dataclasses.replace(comp, p_adjusted=comp.p_value, family_size=1)
 
 
 def _verdict(idea_scale, claim_type="equivalence", level=0.05, base=BASE, noise=None):
     idea = [b * idea_scale for b in base]
     if noise is not None:
         idea = [x + e for x, e in zip(idea, noise)]
-    comp = _comp(base, idea)
-    return decision.claim_verdict(comp, base, idea, direction="lower", level=level,
-                               family_size=1, claim_type=claim_type), comp
+    verdict, comp = decision.claim_verdict(_comp(base, idea), base, idea, direction="lower",
+                                           level=level, family_size=1, claim_type=claim_type)
+    return verdict, comp.to_json()
 
 
 @pytest.mark.parametrize("scale, claim, verdict", [
@@ -63,11 +64,11 @@ def test_tested_at_the_looks_level_over_the_family():
     not at 0.01, nor at 0.05 over a family of 4 (0.0125 each)."""
     assert _verdict(1.0, level=0.05)[0] == "equivalent"
     assert _verdict(1.0, level=0.01)[0] == "inconclusive"
-    comp = _comp(BASE, BASE)
-    assert decision.claim_verdict(comp, BASE, BASE, direction="lower", level=0.05, family_size=4,
-                               claim_type="equivalence") == "inconclusive"
-    assert comp["equivalence"]["level"] == 0.0125
-    assert comp["equivalence"]["p_worse"] == comp["equivalence"]["p_better"] == 1 / 64
+    verdict, comp = decision.claim_verdict(_comp(BASE, BASE), BASE, BASE, direction="lower",
+                                           level=0.05, family_size=4, claim_type="equivalence")
+    assert verdict == "inconclusive" and comp.equivalence is not None
+    assert comp.equivalence["level"] == 0.0125
+    assert comp.equivalence["p_worse"] == comp.equivalence["p_better"] == 1 / 64
     # 4 seeds: the smallest one-sided p is 1/16, never below 0.05
     assert _verdict(1.0, base=BASE[:4])[0] == "inconclusive"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit.verdict import controls
+from benchkit.verdict import comparison, controls
 from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
 
@@ -21,10 +21,18 @@ LEVEL = 0.05
 BELOW, ABOVE = 0.049, 0.051
 
 
+def comparison_json(**fields) -> dict:
+    """A comparison as the compare stage writes it (four seeds), with ``fields`` in place."""
+    compared = comparison.compare_arms([1.0, 1.1, 1.2, 1.3], [0.9, 1.0, 1.1, 1.2],
+                                       direction="lower", alpha=ALPHA, margin=None, test="mean",
+                                       sweeps=None)
+    return {**compared.to_json(), **fields}
+
+
 def control(name: str, p_adjusted: float, delta: float) -> dict:
     return {"arm": f"control:{name}", "full": {"per_seed": [1.0] * 4},
-            "comparison": {"p_adjusted": p_adjusted, "p_value": p_adjusted / 2,
-                           "delta_mean": delta, "family_size": 2}}
+            "comparison": comparison_json(p_adjusted=p_adjusted, p_value=p_adjusted / 2,
+                                          delta_mean=delta, family_size=2)}
 
 
 def report(practical: str, *control_arms: dict, direction: str = "lower is better",
@@ -51,7 +59,7 @@ def report(practical: str, *control_arms: dict, direction: str = "lower is bette
 def test_the_worst_comparison_decides_and_is_named(baseline, control_arms, practical,
                                                    decided_by):
     rep = report(baseline, *(control(*c) for c in control_arms))
-    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
+    decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).write(rep)
     assert (rep["practical_verdict"], rep["decided_by"]) == (practical, decided_by)
     assert rep["system_verdict"] == decision.system_verdict(practical, 1)
 
@@ -62,7 +70,7 @@ def test_the_worst_comparison_decides_and_is_named(baseline, control_arms, pract
 ])
 def test_a_control_is_judged_in_the_metric_direction(direction, delta, verdict):
     rep = report("helps", control("a", BELOW, delta), direction=direction)
-    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
+    decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).write(rep)
     assert rep["controls"]["a"]["verdict"] == verdict
 
 
@@ -73,13 +81,13 @@ def test_a_control_is_judged_in_the_metric_direction(direction, delta, verdict):
 def test_a_control_is_judged_on_its_adjusted_p_at_the_looks_level(p, level, verdict):
     rep = report("helps", control("a", p, -0.1))
     rep["controls"]["a"]["comparison"]["p_value"] = 0.0  # the raw p never decides
-    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], level).fields())
+    decision.decide_against_all(rep, rep["practical_verdict"], level).write(rep)
     assert rep["controls"]["a"]["verdict"] == verdict
 
 
 def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged():
     rep = report("helps", control("a", BELOW, -0.1), matched=False)
-    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
+    decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).write(rep)
     assert rep["practical_verdict"] == rep["system_verdict"] == "unmatched"
     assert rep["controls"]["a"]["verdict"] == "helps" and rep["decided_by"] == "baseline"
     assert budgets.unmatched_reason(rep) == "unmatched (params x)"
@@ -90,7 +98,7 @@ def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged(
 def test_the_system_verdict_follows_the_decided_practical_one(mechanism_ok, system):
     rep = report("helps", control("a", ABOVE, -0.1), mechanism_ok=mechanism_ok)
     assert rep["system_verdict"] == decision.system_verdict("helps", mechanism_ok)
-    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
+    decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).write(rep)
     assert (rep["practical_verdict"], rep["system_verdict"]) == ("inconclusive", system)
 
 
@@ -98,7 +106,7 @@ def test_without_a_comparison_nothing_is_decided():
     rep = report("inconclusive")
     rep["practical_verdict"] = rep["system_verdict"] = "incomplete"
     rep["comparison"] = None
-    rep.update(decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).fields())
+    decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).write(rep)
     assert rep["decided_by"] is None and rep["practical_verdict"] == "incomplete"
     assert rep["system_verdict"] == "incomplete"
     assert controls.comparisons(rep) == []
@@ -242,8 +250,8 @@ def margin_report(n: int, *, claim: str | None, family_size: int | None) -> dict
     with a 10% non-inferiority margin and a p (0.6) far from significant."""
     control_values = [1.0 + 0.1 * k for k in range(n)]
     idea_values = [v + 0.001 * (-1) ** k for k, v in enumerate(control_values)]
-    comp = {"p_adjusted": 0.6, "p_value": 0.3, "delta_mean": 0.0,
-            "noninferiority": {"margin_rel": 0.1}}
+    comp = comparison_json(p_adjusted=0.6, p_value=0.3, delta_mean=0.0,
+                           noninferiority={"margin_rel": 0.1})
     if family_size is not None:
         comp["family_size"] = family_size
     protocol = {} if claim is None else {"claim_type": claim}
@@ -262,7 +270,7 @@ def margin_report(n: int, *, claim: str | None, family_size: int | None) -> dict
 ])
 def test_a_control_is_judged_under_the_reports_claim(claim, verdict):
     rep_ = margin_report(8, claim=claim, family_size=2)
-    rep_.update(decision.decide_against_all(rep_, rep_["practical_verdict"], 0.05).fields())
+    decision.decide_against_all(rep_, rep_["practical_verdict"], 0.05).write(rep_)
     comp = rep_["controls"]["c"]["comparison"]
     assert rep_["controls"]["c"]["verdict"] == verdict
     # the margin test is redone on the control's and the idea's seeds, at level / family size
@@ -278,6 +286,6 @@ def test_a_control_is_judged_under_the_reports_claim(claim, verdict):
 ])
 def test_a_controls_margin_test_is_at_the_level_over_its_family_size(family_size, verdict):
     rep_ = margin_report(5, claim="superiority", family_size=family_size)
-    rep_.update(decision.decide_against_all(rep_, rep_["practical_verdict"], 0.05).fields())
+    decision.decide_against_all(rep_, rep_["practical_verdict"], 0.05).write(rep_)
     assert rep_["controls"]["c"]["verdict"] == verdict
     assert rep_["controls"]["c"]["comparison"]["noninferiority"]["p_value"] == 1 / 32
