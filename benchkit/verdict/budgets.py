@@ -11,6 +11,7 @@ import statistics
 
 from benchkit.spec.idea import IdeaSpec
 from benchkit.verdict.controls import arm_name
+from benchkit.verdict.records import JsonDict
 
 DEFAULT_TOLERANCE = 0.05          # relative, for every budget unless declared otherwise
 
@@ -23,23 +24,23 @@ def tolerance_of(spec: IdeaSpec, budget: str) -> float:
     return float(declared.get(budget, declared.get("*", DEFAULT_TOLERANCE)))
 
 
-def median_figures(runs: list[dict], key: str) -> dict:
+def median_figures(runs: list[JsonDict], key: str) -> dict[str, float | None]:
     """name -> median over ``runs`` of ``run[key][name]`` (runs lacking it are left out)."""
     names = sorted({n for r in runs for n in (r.get(key) or {})})
-    out = {}
+    out: dict[str, float | None] = {}
     for name in names:
         values = [r[key][name] for r in runs if (r.get(key) or {}).get(name) is not None]
         out[name] = float(statistics.median(values)) if values else None
     return out
 
 
-def budget_section(selected: dict[str, list[dict]], spec: IdeaSpec) -> dict:
+def budget_section(selected: dict[str, list[JsonDict]], spec: IdeaSpec) -> JsonDict:
     """Per arm the median of each budget over its selected-config runs, and the idea's budget
     checked against the baseline's and every control's."""
     axis_exempt = FRONTIER_BUDGET if spec.frontier else None
     medians = {arm: median_figures(runs, "budgets") for arm, runs in selected.items()}
     waiver = spec.budget_waiver
-    checks = []
+    checks: list[JsonDict] = []
     idea = medians.get("idea", {})
     for arm, figures in medians.items():
         if arm == "idea":
@@ -62,9 +63,9 @@ def budget_section(selected: dict[str, list[dict]], spec: IdeaSpec) -> dict:
             "waivers": dict(waiver)}
 
 
-def _fig(x) -> str:
+def _fig(x: float | None) -> str:
     return "none" if x is None else f"{x:.6g}"
 
 
-def unmatched_reason(report: dict) -> str:
+def unmatched_reason(report: JsonDict) -> str:
     return "unmatched (" + "; ".join(report["budgets"]["unmatched"]) + ")"

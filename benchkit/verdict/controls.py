@@ -5,12 +5,16 @@ with each (Holm over every comparison of the idea, :func:`adjust_family`) and it
 verdict is the worst of its verdicts against the baseline and every control, under the bench's
 claim type (decided in :mod:`benchkit.verdict.decision`).
 
-Pure Python over payloads and report dicts: the controller never imports torch."""
+Pure Python over payloads, report dicts and comparison records: the controller never imports
+torch."""
 from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
 
 from benchkit.stats import paired
 from benchkit.spec.idea import CONTROL
-from benchkit.verdict.records import JsonDict
+from benchkit.verdict.records import Comparison, JsonDict
 
 
 def arm_name(arm: str) -> str:
@@ -33,19 +37,39 @@ def comparisons(report: JsonDict) -> list[JsonDict]:
                                      (report.get("controls") or {}).values()]
 
 
+def compared(report: JsonDict) -> list[Comparison]:
+    """The records of :func:`comparisons` (the report's JSON read back), baseline first."""
+    return [Comparison.from_json(comp) for comp in comparisons(report)]
+
+
+def write_comparisons(report: JsonDict, comps: Sequence[Comparison]) -> None:
+    """The JSON edge: ``comps`` (baseline first, then each control in the report's order)
+    written as the report's comparisons."""
+    if not comps:
+        return
+    report["comparison"] = comps[0].to_json()
+    for control, comp in zip((report.get("controls") or {}).values(), comps[1:]):
+        control["comparison"] = comp.to_json()
+
+
+def adjusted(per_track: Sequence[Sequence[Comparison]]) -> list[list[Comparison]]:
+    """The family-wise adjustments of one idea's comparisons (docs/statistics.md), each
+    track's comparisons baseline first. helps (and the margin claims) hold against every
+    comparator of a track: an intersection-union test whose p is the track's largest, Holm
+    across the declared tracks (``p_adjusted``, ``family_size`` tracks). harms follows from any
+    one comparison: Holm over every comparison on every track (``p_adjusted_harms``). An
+    incomplete track (no comparisons) enters both at p = 1, so a crashed track can never make
+    the others' verdicts easier to reach."""
+    tracks = paired.holm([max(c.p_value for c in cs) if cs else 1.0 for cs in per_track])
+    family = [c.p_value for cs in per_track for c in cs]
+    harms = iter(paired.holm(family + [1.0 for cs in per_track if not cs]))
+    return [[dataclasses.replace(c, p_adjusted_harms=next(harms), p_adjusted=p,
+                                 family_size=len(per_track)) for c in cs]
+            for cs, p in zip(per_track, tracks)]
+
+
 def adjust_family(reports: list[JsonDict]) -> None:
-    """The family-wise adjustments of one idea's comparisons (docs/statistics.md). helps (and
-    the margin claims) hold against every comparator of a track: an intersection-union test
-    whose p is the track's largest, Holm across the declared tracks (``p_adjusted``,
-    ``family_size`` tracks). harms follows from any one comparison: Holm over every comparison
-    on every track (``p_adjusted_harms``). An incomplete track enters both at p = 1, so a
-    crashed track can never make the others' verdicts easier to reach."""
-    per_track = [comparisons(r) for r in reports]
-    tracks = paired.holm([max(c["p_value"] for c in cs) if cs else 1.0 for cs in per_track])
-    family = [c for cs in per_track for c in cs]
-    ps = [c["p_value"] for c in family] + [1.0 for cs in per_track if not cs]
-    for comp, p in zip(family, paired.holm(ps)):
-        comp["p_adjusted_harms"] = p
-    for cs, p in zip(per_track, tracks):
-        for comp in cs:
-            comp["p_adjusted"], comp["family_size"] = p, len(reports)
+    """:func:`adjusted` on the reports of one idea (every track it declares), written into
+    their comparisons."""
+    for report, comps in zip(reports, adjusted([compared(r) for r in reports])):
+        write_comparisons(report, comps)

@@ -222,21 +222,26 @@ def control_interval(report: JsonDict, arm: str, comp: Comparison, level: float,
 
 def decide(report: JsonDict, p_adjusted: float | None, family_size: int) -> JsonDict:
     """Verdicts on the family-adjusted p (Holm over the tracks an idea declares), tested at
-    this look's level of the plan declared in the module (the full alpha for one look):
-    :func:`decision_of`, written into ``report`` (:meth:`Decision.write`), then the futility
-    advice. Returns ``report``."""
-    decision_of(report, p_adjusted, family_size).write(report)
+    this look's level of the plan declared in the module (the full alpha for one look), for a
+    report whose comparisons are its JSON: :func:`decision_of` written into ``report``
+    (:meth:`Decision.write`), then the futility advice. Returns ``report``."""
+    comps = controls.compared(report)
+    if comps:
+        comps[0] = dataclasses.replace(comps[0], p_adjusted=p_adjusted)
+    decision_of(report, comps, family_size).write(report)
     futility_advice(report, family_size)
     return report
 
 
-def decision_of(report: JsonDict, p_adjusted: float | None, family_size: int) -> Decision:
-    """The decision on a built report (its comparisons adjusted over the family): the
-    baseline's comparison decided at this look's level, each control's, and the verdicts.
-    Reads ``report``, changes nothing."""
-    if report["comparison"] is None:
+def decision_of(report: JsonDict, comps: Sequence[Comparison], family_size: int) -> Decision:
+    """The decision on a built report, given its comparisons adjusted over the family
+    (``comps``: the baseline's, then each control's in the report's order; none when the
+    report is incomplete): the baseline's comparison decided at this look's level, each
+    control's, and the verdicts. Reads ``report``, changes nothing."""
+    if not comps:
         return Decision("incomplete", "incomplete")
-    comp = Comparison.from_json(report["comparison"])
+    comp = comps[0]
+    p_adjusted = comp.p_adjusted
     alpha = report["protocol"]["alpha"]
     plan = report["sequential"]
     n = report["n_seeds"]
@@ -244,8 +249,8 @@ def decision_of(report: JsonDict, p_adjusted: float | None, family_size: int) ->
     warnings = []
     sw = sweeps.of_report(report) if comp.selection_aware else None
     level, margin_level = sequential.levels(  # exact boundaries for one comparison only
-        plan, list(comp.per_seed_diffs), alpha, family_size * len(controls.comparisons(
-            report)), sweeps=sw, direction=direction)
+        plan, list(comp.per_seed_diffs), alpha, family_size * len(comps), sweeps=sw,
+        direction=direction)
     if plan["look"] is not None and len(plan["looks"]) > 1:
         warnings.append(
             f"look {plan['look']} of {len(plan['looks'])} declared "
@@ -273,10 +278,9 @@ def decision_of(report: JsonDict, p_adjusted: float | None, family_size: int) ->
     unresolved = margins.unresolved_margin(comp.to_json(), base, margin_level / family_size)
     warnings += [unresolved] if unresolved else []
     comp = dataclasses.replace(comp, **reference_fields(against_baseline))
-    compared = {name: control_interval(report, control["arm"],
-                                       Comparison.from_json(control["comparison"]), level,
-                                       direction)
-                for name, control in (report.get("controls") or {}).items()}
+    compared = {name: control_interval(report, control["arm"], control_comp, level, direction)
+                for (name, control), control_comp in zip((report.get("controls") or {}).items(),
+                                                         comps[1:])}
     decided = decide_against_all(report, against_baseline, level, compared)
     return dataclasses.replace(decided, comparison=comp, warnings=tuple(warnings))
 

@@ -9,10 +9,14 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from benchkit.verdict.records import JsonDict
 
 
-def signature_status(confirmed: bool, entries: list[dict | None], predicted: float,
-                     tol: float) -> tuple[str, bool | None, list]:
+def signature_status(confirmed: bool, entries: list[JsonDict | None], predicted: float,
+                     tol: float) -> tuple[str, bool | None, list[float | None]]:
     """(status, discriminating, null per seed) of one aggregated signature.
 
     ``discriminating`` is None without a null, True when every seed's null lies outside
@@ -37,7 +41,8 @@ def signature_status(confirmed: bool, entries: list[dict | None], predicted: flo
     return status, discriminating, nulls if any(has_null) else []
 
 
-def evidence_ok(signatures_confirmed, tests_passed) -> int | None:
+def evidence_ok(signatures_confirmed: Iterable[bool | None], tests_passed: Iterable[bool]
+                ) -> int | None:
     """1 if every signature is confirmed and every mechanism test passed, 0 if any is not,
     None when the idea states no mechanism evidence at all."""
     flags = list(signatures_confirmed) + list(tests_passed)
@@ -46,7 +51,7 @@ def evidence_ok(signatures_confirmed, tests_passed) -> int | None:
     return int(all(f is not None and bool(f) for f in flags))
 
 
-def mechanism_ok(signatures: dict, tests_passed: list[bool]) -> int | None:
+def mechanism_ok(signatures: dict[str, JsonDict], tests_passed: list[bool]) -> int | None:
     """1 only with evidence from trained runs: at least one signature confirmed against a
     discriminating null (status ``confirmed``), every signature confirmed, none
     non-discriminating, and no mechanism test failed; 0 when a signature measured on the runs
@@ -64,13 +69,13 @@ def mechanism_ok(signatures: dict, tests_passed: list[bool]) -> int | None:
     return 1
 
 
-def non_discriminating(report: dict) -> list[str]:
+def non_discriminating(report: JsonDict) -> list[str]:
     """Names of the report's signatures that pass, but whose null passes too."""
     sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
     return [name for name, s in sigs.items() if s.get("status") == "non_discriminating"]
 
 
-def signatures_that_cannot_fail(function) -> list[str]:
+def signatures_that_cannot_fail(function: Callable[..., Any]) -> list[str]:
     """What the source of an arm shows about its ``run.signature`` calls before anything runs:
     a literal null within ``tol`` of a literal prediction, or a literal observed value, is a
     check that cannot fail (a collection-time warning; the report judges the measured nulls)."""
@@ -86,9 +91,11 @@ def signatures_that_cannot_fail(function) -> list[str]:
         given = dict(zip(("name", "observed", "predicted", "tol", "prediction", "null"),
                          call.args))
         given.update({k.arg: k.value for k in call.keywords if k.arg})
-        value = {k: _literal(v) for k, v in given.items()}
+        value: dict[str, Any] = {k: _literal(v) for k, v in given.items()}
         name = value.get("name") if isinstance(value.get("name"), str) else "?"
-        predicted, tol, null = value.get("predicted"), value.get("tol"), value.get("null")
+        predicted: Any = value.get("predicted")
+        tol: Any = value.get("tol")
+        null: Any = value.get("null")
         if isinstance(value.get("observed"), (int, float)):
             found.append(f"run.signature({name!r}): observed is the constant "
                          f"{value['observed']!r}, so the check cannot fail; pass the statistic "
@@ -100,7 +107,7 @@ def signatures_that_cannot_fail(function) -> list[str]:
     return found
 
 
-def _literal(node):
+def _literal(node: ast.expr) -> Any:
     """A number or string written literally in the call, else None."""
     try:
         value = ast.literal_eval(node)

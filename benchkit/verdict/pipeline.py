@@ -83,11 +83,12 @@ def non_finite(value: object, where: str = "") -> list[str]:
 def decide_family(reports: list[JsonDict], floors: Floors | None = None) -> list[JsonDict]:
     """Adjust the family of one idea's reports (every track it declares) and decide each
     report's verdicts; an incomplete report enters the family at p = 1 and is decided
-    ``incomplete``. Returns ``reports``, changed in place."""
-    controls.adjust_family(reports)
-    for report in reports:
+    ``incomplete``. The comparisons travel as records from the family's adjustment to each
+    :class:`benchkit.verdict.decision.Decision`, written into the report (its JSON) once.
+    Returns ``reports``, changed in place."""
+    family = controls.adjusted([controls.compared(report) for report in reports])
+    for report, comps in zip(reports, family):
         report["floors"] = {} if floors is None else floors(report)  # every report has floors
-        comparison = report["comparison"]
-        decision.decide(report, comparison["p_adjusted"] if comparison is not None else None,
-                        family_size=len(reports))
+        decision.decision_of(report, comps, family_size=len(reports)).write(report)
+        decision.futility_advice(report, len(reports))
     return reports

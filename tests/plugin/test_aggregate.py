@@ -178,11 +178,21 @@ def test_helps_is_an_intersection_union_test_and_harms_keeps_holm_over_every_com
     """One track, the baseline at p 0.03 and a control at 0.04: helps (beats both) is decided
     on the larger, 0.04 < 0.05, with no split across comparators; harms on Holm over both
     (0.06). Two tracks: Holm across the tracks' intersection-union p's."""
+    import dataclasses
+
+    from benchkit.verdict.comparison import compare_arms
     from benchkit.verdict.controls import adjust_family
 
+    compared = compare_arms([1.0, 1.1, 1.2, 1.3], [0.9, 1.0, 1.1, 1.2], direction="lower",
+                            alpha=0.05, margin=None, test="mean", sweeps=None)
+
+    def comparison(p):
+        return dataclasses.replace(compared, p_value=p).to_json()
+
     def report(*ps):
-        return {"comparison": {"p_value": ps[0]},
-                "controls": {f"c{k}": {"comparison": {"p_value": p}} for k, p in enumerate(ps[1:])}}
+        return {"comparison": comparison(ps[0]),
+                "controls": {f"c{k}": {"comparison": comparison(p)}
+                             for k, p in enumerate(ps[1:])}}
 
     one = report(0.03, 0.04)
     adjust_family([one])

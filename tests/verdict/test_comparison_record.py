@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.stats import paired
-from benchkit.verdict import comparison
+from benchkit.verdict import comparison, controls, decision
 from benchkit.verdict.records import Comparison, Interval
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,3 +71,28 @@ def test_the_record_is_frozen_and_its_json_a_copy():
     out = comp.to_json()
     out["noninferiority"]["margin_rel"] = 99
     assert comp.noninferiority is not None and comp.noninferiority["margin_rel"] == 0.1
+
+
+def test_the_family_adjusts_records_and_an_incomplete_track_enters_at_p_one():
+    one = comparison.compare_arms(BASE, IDEA, direction="lower", alpha=0.05, margin=None,
+                                  test="mean", sweeps=None)
+    control = dataclasses.replace(one, p_value=0.2)
+    (track, missing) = controls.adjusted([[one, control], []])
+    assert missing == [] and [c.family_size for c in track] == [2, 2]
+    # helps: the track's largest p (0.2), Holm over 2 tracks (the missing one at p = 1)
+    assert [c.p_adjusted for c in track] == [pytest.approx(0.4)] * 2
+    # harms: Holm over every comparison, the missing track's at p = 1
+    assert track[0].p_adjusted_harms == pytest.approx(3 * one.p_value)
+    assert track[1].p_adjusted_harms == pytest.approx(0.4)
+
+
+def test_the_decision_reads_the_report_and_changes_nothing():
+    from builders import make_report
+
+    report = make_report()
+    comps = controls.adjusted([controls.compared(report)])[0]
+    before = json.dumps(report)
+    decided = decision.decision_of(report, comps, family_size=1)
+    assert json.dumps(report) == before
+    assert decided.comparison is not None and decided.comparison.verdict is not None
+    assert decided.fields()["practical_verdict"] == report["practical_verdict"]
