@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,8 @@ FAST = ["--bench-epochs", "1", "-p", "no:randomly", "-p", "no:cacheprovider", "-
 # -- the storage contract ---------------------------------------------------------------------
 def storages(tmp_path):
     return [DirectoryStorage(tmp_path / "dir"),
-            FsspecStorage(f"memory://bench-{os.getpid()}-{tmp_path.name}"),
+            FsspecStorage(f"memory://bench-{uuid.uuid4().hex}"),  # one process-wide memory fs:
+                                                                # unique across in-process runs
             FsspecStorage((tmp_path / "url").as_uri())]
 
 
@@ -109,7 +111,7 @@ def test_locations(tmp_path):
 def test_a_merge_store_takes_a_record_of_another_cpu_and_names_it(tmp_path):
     from benchkit.store import records
 
-    storage = FsspecStorage(f"memory://cpu-{os.getpid()}")
+    storage = FsspecStorage(f"memory://cpu-{uuid.uuid4().hex}")
     plain = RunStore(storage, tmp_path, 1)
     merge = RunStore(storage, tmp_path, 1, any_cpu=True)
     key, run = "ab" * 32, {"arm": "idea", "track": "tabular", "cfg": {}, "seed": 0}
