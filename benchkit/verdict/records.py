@@ -11,7 +11,8 @@ decide) and freezes it as a :class:`Report`; what is added after, from outside t
 the module came from, how far the store was trusted, the time it was written), makes a new
 record (:func:`dataclasses.replace`), never a changed one. :meth:`Report.to_json` is the JSON
 edge: ``bench_report.json`` in its order of keys, validated by the shipped schema. Its
-sections stay JSON (dicts), as the schema describes them.
+comparison is a :class:`Comparison`; its other sections stay JSON (dicts), as the schema
+describes them.
 """
 from __future__ import annotations
 
@@ -155,7 +156,7 @@ class Report:
     idea: JsonDict | None
     idea_config: JsonDict | None
     idea_sweep: tuple[JsonDict, ...]
-    comparison: JsonDict | None
+    comparison: Comparison | None    # the idea against the baseline, decided
     frontier: JsonDict | None
     controls: JsonDict
     budgets: JsonDict | None
@@ -187,7 +188,8 @@ class Report:
             value = getattr(self, name)
             if name in LATER and value is None:
                 continue
-            out[name] = list(value) if isinstance(value, tuple) else value
+            out[name] = (list(value) if isinstance(value, tuple)
+                         else value.to_json() if isinstance(value, Comparison) else value)
         return copy.deepcopy(out)
 
     @classmethod
@@ -201,6 +203,8 @@ class Report:
         values = copy.deepcopy(data)
         for name in ("idea_sweep", "warnings", "runs"):
             values[name] = tuple(values[name])
+        if values["comparison"] is not None:
+            values["comparison"] = Comparison.from_json(values["comparison"])
         return cls(**values)
 
 
