@@ -75,7 +75,8 @@ class Decision:
     inconclusive, unmatched or incomplete), ``system`` (worked, partial, failed, or the
     practical verdict when none is given) and the comparator whose verdict decided; and what
     the decision made of the report's comparisons: the baseline's and each control's,
-    decided (``controls``: name -> (its verdict, its comparison)), and the warnings it adds."""
+    decided (``controls``: name -> (its verdict, its comparison)), the warnings it adds and
+    the futility advice it assessed."""
 
     practical: str
     system: str
@@ -83,6 +84,7 @@ class Decision:
     comparison: Comparison | None = None
     controls: tuple[tuple[str, str, Comparison], ...] = ()   # (control name, verdict, comparison)
     warnings: tuple[str, ...] = ()
+    futility: JsonDict | None = None   # the declared futility advice, assessed at this look
 
     @classmethod
     def from_verdicts(cls, against: list[tuple[str, str]], mechanism_ok: int | None,
@@ -110,6 +112,8 @@ class Decision:
             control["comparison"], control["verdict"] = comp.to_json(), verdict
         if self.warnings:
             report["warnings"] += self.warnings
+        if self.futility is not None:
+            report["sequential"]["futility"] = self.futility
         report.update(self.fields())
         return report
 
@@ -224,13 +228,11 @@ def decide(report: JsonDict, p_adjusted: float | None, family_size: int) -> Json
     """Verdicts on the family-adjusted p (Holm over the tracks an idea declares), tested at
     this look's level of the plan declared in the module (the full alpha for one look), for a
     report whose comparisons are its JSON: :func:`decision_of` written into ``report``
-    (:meth:`Decision.write`), then the futility advice. Returns ``report``."""
+    (:meth:`Decision.write`). Returns ``report``."""
     comps = controls.compared(report)
     if comps:
         comps[0] = dataclasses.replace(comps[0], p_adjusted=p_adjusted)
-    decision_of(report, comps, family_size).write(report)
-    futility_advice(report, family_size)
-    return report
+    return decision_of(report, comps, family_size).write(report)
 
 
 def decision_of(report: JsonDict, comps: Sequence[Comparison], family_size: int) -> Decision:
@@ -282,7 +284,10 @@ def decision_of(report: JsonDict, comps: Sequence[Comparison], family_size: int)
                 for (name, control), control_comp in zip((report.get("controls") or {}).items(),
                                                          comps[1:])}
     decided = decide_against_all(report, against_baseline, level, compared)
-    return dataclasses.replace(decided, comparison=comp, warnings=tuple(warnings))
+    advice, stop = futility_advice(report, comp, decided.practical, family_size)
+    warnings += [stop] if stop else []
+    return dataclasses.replace(decided, comparison=comp, warnings=tuple(warnings),
+                               futility=advice)
 
 
 def verdicts_against(report: JsonDict, baseline_verdict: str, level: float,
@@ -324,27 +329,26 @@ def decide_against_all(report: JsonDict, against_baseline: str, level: float,
         controls=tuple(decided))
 
 
-def futility_advice(report: JsonDict, family_size: int) -> None:
-    """Fill ``report["sequential"]["futility"]`` in: the conditional power
-    (:func:`benchkit.stats.futility.conditional_power`) and whether to stop, at a look before
-    the last with an inconclusive verdict (left unassessed otherwise: the last look, a
-    significant result, an exploratory session). A recommendation to stop is also a report
-    warning; it changes no level and no verdict."""
-    plan, comp = report["sequential"], report["comparison"]
+def futility_advice(report: JsonDict, comp: Comparison, practical: str,
+                   family_size: int) -> tuple[JsonDict | None, str | None]:
+    """The report's declared futility advice filled in (``report["sequential"]["futility"]``
+    with the conditional power, :func:`benchkit.stats.futility.conditional_power`, and whether
+    to stop) and, when it recommends stopping, the warning that says so; (None, None) where
+    it is left unassessed: no advice declared, the last look, a verdict other than
+    inconclusive, an exploratory session. Non-binding: it changes no level and no verdict."""
+    plan = report["sequential"]
     advice, look, looks = plan.get("futility"), plan["look"], plan["looks"]
-    if advice is None or comp is None or look is None or look == len(looks) \
-            or report["exploratory"] or report["practical_verdict"] != "inconclusive":
-        return
+    if advice is None or look is None or look == len(looks) or report["exploratory"] \
+            or practical != "inconclusive":
+        return None, None
     threshold = advice["threshold"]
     alpha = report["protocol"]["alpha"]
     last_level = paired.look_levels(looks, looks[-1], alpha)[-1] / family_size
-    z = futility.improvement_z(comp["per_seed_diffs"], comp["direction"],
-                               comp.get("test", "mean"))
+    z = futility.improvement_z(list(comp.per_seed_diffs), comp.direction, comp.test or "mean")
     power = futility.conditional_power(z, report["n_seeds"], looks[-1], last_level)
     stop = power < threshold
-    if stop:
-        report["warnings"].append(
-            f"futility: if the effect so far is the true one, the last look ({looks[-1]} seeds) "
-            f"finds the idea better with probability {power:.3g} < futility={threshold:g}: "
-            "stopping here is recommended (non-binding: no level or verdict changes)")
-    advice.update(conditional_power=power, stop=stop, last_level=last_level)
+    warning = (f"futility: if the effect so far is the true one, the last look ({looks[-1]} "
+               f"seeds) finds the idea better with probability {power:.3g} < "
+               f"futility={threshold:g}: stopping here is recommended (non-binding: no level "
+               "or verdict changes)") if stop else None
+    return {**advice, "conditional_power": power, "stop": stop, "last_level": last_level}, warning

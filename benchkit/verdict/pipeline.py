@@ -90,5 +90,4 @@ def decide_family(reports: list[JsonDict], floors: Floors | None = None) -> list
     for report, comps in zip(reports, family):
         report["floors"] = {} if floors is None else floors(report)  # every report has floors
         decision.decision_of(report, comps, family_size=len(reports)).write(report)
-        decision.futility_advice(report, len(reports))
     return reports
