@@ -9,7 +9,8 @@ also carries the track's floors and the baseline's convergence check ("still imp
     BENCHKIT_AA_TRACK=dynamics .venv/bin/python -m pytest benchmarks/tracks/test_aa.py -n 2 \\
         --bench-report-dir benchmarks/results/tracks/aa
 
-(run twice: the second session trains the budget checks). 16 seeds: the MDE issue 40's bar
+(run twice: the second session trains the budget checks). ``BENCHKIT_AA_INIT_OFFSET`` (an
+integer) replaces the idea arm's offset, for a second A/A on another init stream. 16 seeds: the MDE issue 40's bar
 measures the margin over the strongest floor in.
 """
 from __future__ import annotations
@@ -19,7 +20,23 @@ import os
 import pytest
 import torch
 
-IDEA_INIT_OFFSET = 1_000_003
+
+
+def init_offset(raw: str | None) -> int:
+    """The idea arm's init-stream offset: ``BENCHKIT_AA_INIT_OFFSET``, default 1,000,003."""
+    if raw is None:
+        return 1_000_003
+    try:
+        offset = int(raw)
+    except ValueError:
+        offset = 0
+    if offset <= 0:
+        raise ValueError(f"BENCHKIT_AA_INIT_OFFSET={raw!r}: give a positive integer (the idea "
+                         "arm's init stream is seed + offset; 0 would be the baseline's own)")
+    return offset
+
+
+IDEA_INIT_OFFSET = init_offset(os.environ.get("BENCHKIT_AA_INIT_OFFSET"))
 TRACK = os.environ.get("BENCHKIT_AA_TRACK", "tabular")
 
 pytestmark = pytest.mark.bench(
