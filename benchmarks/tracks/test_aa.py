@@ -9,9 +9,10 @@ also carries the track's floors and the baseline's convergence check ("still imp
     BENCHKIT_AA_TRACK=dynamics .venv/bin/python -m pytest benchmarks/tracks/test_aa.py -n 2 \\
         --bench-report-dir benchmarks/results/tracks/aa
 
-(run twice: the second session trains the budget checks). ``BENCHKIT_AA_INIT_OFFSET`` (an
-integer) replaces the idea arm's offset, for a second A/A on another init stream. 16 seeds: the MDE issue 40's bar
-measures the margin over the strongest floor in.
+(run twice: the second session trains the budget checks). 16 seeds: the MDE issue 40's bar
+measures the margin over the strongest floor in. ``BENCHKIT_AA_INIT_OFFSET=N`` (a positive
+integer) builds the idea arm from init stream seed + N instead, for a further A/A of a track
+(``--bench-report-dir benchmarks/results/tracks/aa_offset_<N>``, which the cards read).
 """
 from __future__ import annotations
 
