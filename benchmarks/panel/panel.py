@@ -36,15 +36,7 @@ COMMAND = "PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py"
 
 # module stem -> why its obtained verdict is not the expected one (docs/panel.md prints it;
 # a miss without an explanation, or an explanation of a module that did not miss, is an error)
-NOT_TRAINED = ("Not trained: the CNN's runs are the panel's costliest (docs/tracks.md: 7-41 s "
-               "a run on this machine against the MLP's 1.5-13 s), and at a load of 15-22 on the 2 "
-               "shared cores the mnist1d stage's progress line estimated 47 min after its first "
-               "12 of 144 runs (the MLP's), past the landing deadline; the stage was stopped and "
-               "only test_inconclusive_shuffled_mlp trained (-k shuffled_mlp). `" + COMMAND +
-               " --tracks mnist1d` trains these two (48 CNN and 24 MLP runs) and rewrites this "
-               "page.")
-MISSES: dict[str, str] = {"test_harms_mlp_vs_cnn": NOT_TRAINED,
-                          "test_harms_shuffled_cnn": NOT_TRAINED}
+MISSES: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -216,7 +208,7 @@ def render(table: list[Row], meta: dict) -> str:
             parts.append(f"{track}: {len(group)} ({walls} s) at commit {commits}")
         lines.append(f"{len(sessions)} session(s), {sum(s['seconds'] for s in sessions):.0f} s "
                      f"wall in all, {meta.get('workers', 'n/a')} workers on a 2-core machine "
-                     f"shared with other work (load 13-22); {'; '.join(parts)}. Training seconds "
+                     f"shared with other work (load 10-22); {'; '.join(parts)}. Training seconds "
                      f"summed over the reports: {sum(r.seconds for r in table):.0f}.")
     else:
         lines.append("No session record (panel.json): the reports were not made by panel.py.")
