@@ -22,6 +22,7 @@ import argparse
 import ast
 import difflib
 import json
+import math
 import os
 import re
 import shutil
@@ -66,12 +67,40 @@ DECISION_FUNCTIONS = {
                                      "check_decision", "budget_gain", "section"],
     "benchkit.verdict.grids": ["grids_from_store", "checks_from_store"],
     "benchkit.report.nextstep": ["without", "missing_seeds", "next_steps"],
-    "benchkit.store.runs": ["key"],
+    "benchkit.store.runs": ["RunStore.key"],
 }
 OUT = ROOT / "benchmarks" / "results" / "mutation"  # one <module>.json per measured module
 KILLED = {"killed", "timeout", "segfault"}
 SURVIVED = {"survived", "no tests"}
 NAME = re.compile(r"^\s*(?P<name>\S+__mutmut_\d+): (?P<status>.+?)\s*$")
+
+
+def mangled(module: str, func: str) -> str:
+    """mutmut's name of a function's mutants, less ``__mutmut_<n>``: ``module.x_func``, or
+    ``module.xǁClassǁmethod`` for ``Class.method``."""
+    cls, _, name = func.rpartition(".")
+    return f"{module}.xǁ{cls}ǁ{name}" if cls else f"{module}.x_{func}"
+
+
+def module_of(mutant: str) -> str:
+    return re.split(r"\.x[_ǁ]", mutant, maxsplit=1)[0]
+
+
+def sampled(work: Path, prefixes: list[str],
+            every: dict[str, int]) -> tuple[list[str], dict[str, int]]:
+    """Every K-th mutant (by number; K = ``every[module]``, else ``every[""]``) of each
+    function named by ``prefixes``, from the mutants mutmut generated in ``work`` (a --keep
+    folder of an earlier run), and how many mutants each module has in all."""
+    names = []
+    for meta in (work / "mutants").rglob("*.py.meta"):
+        names += json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    chosen, population = [], {}
+    for prefix in prefixes:
+        mine = sorted((n for n in names if n.startswith(prefix + "__mutmut_")),
+                      key=lambda n: int(n.rpartition("_")[2]))
+        chosen += mine[::every.get(module_of(prefix), every[""])]
+        population[module_of(prefix)] = population.get(module_of(prefix), 0) + len(mine)
+    return chosen, population
 
 
 def copy_tree(dest: Path) -> None:
@@ -175,7 +204,10 @@ def table(folder: Path) -> str:
     for path in sorted(folder.glob("*.json")):
         c = json.loads(path.read_text(encoding="utf-8"))
         killed, survived = killed + c["killed"], survived + c["survived"]
-        rows.append(f"| {path.stem} | {c['killed']} | {c['survived']} | {c['score']:.3f} | "
+        sample = c.get("sample")
+        score = f"{c['score']:.3f}" + (f" (every {sample['every']}th of {sample['mutants']} "
+                                       f"mutants; SE {sample['se']})" if sample else "")
+        rows.append(f"| {path.stem} | {c['killed']} | {c['survived']} | {score} | "
                     f"`{c.get('command', '?')}` | {c.get('seconds', '?')} |")
     if killed + survived:
         rows.append(f"| **all recorded** | {killed} | {survived} | "
@@ -193,6 +225,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="mutate only this module's decision functions "
                          "(e.g. benchkit.verdict.build); repeatable; the score then covers "
                          "only them")
+    ap.add_argument("--sample", action="append", default=[], metavar="[MODULE=]K",
+                    help="run every K-th mutant of each function only (of MODULE's, when "
+                         "named; repeatable; needs a --keep folder where mutmut generated the "
+                         "mutants): the score is then an estimate, recorded with its sample")
+    ap.add_argument("--collect", action="store_true",
+                    help="run nothing: record what the --keep folder's runs have measured")
     ap.add_argument("--table", action="store_true",
                     help="print the markdown table of the recorded modules and exit")
     args = ap.parse_args(argv)
@@ -206,23 +244,38 @@ def main(argv: list[str] | None = None) -> int:
     if mutmut is None:
         print("mutation.py: mutmut is not installed; pip install mutmut==3.8.1", file=sys.stderr)
         return 2
+    every = {"": 1}
+    for item in args.sample:
+        module, _, k = item.rpartition("=")
+        if not k.isdigit() or int(k) < 1:
+            ap.error(f"--sample {item}: give K or MODULE=K, K a whole number >= 1")
+        every[module] = int(k)
+    sampling = any(k > 1 for k in every.values())
+    if (sampling or args.collect) and args.keep is None:
+        ap.error("--sample and --collect need the --keep folder of an earlier run")
     work = args.keep or Path(tempfile.mkdtemp(prefix="benchkit-mutation-"))
     work.mkdir(parents=True, exist_ok=True)
-    copy_tree(work)
     start = time.monotonic()
-    patterns = [f"{module}.x_{func}__mutmut_*" for module, funcs in DECISION_FUNCTIONS.items()
+    prefixes = [mangled(module, func) for module, funcs in DECISION_FUNCTIONS.items()
                 if not args.only or module in args.only for func in funcs]
-    # Every process must import the mutated package, not the editable install. The folder must
-    # exist before mutmut starts: Python caches a sys.path entry that is missing at the first
-    # import as "nothing here", and would then never look in it again.
-    (work / "mutants").mkdir(exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(work / "mutants")}
-    run = subprocess.run([mutmut, "run", "--max-children", str(args.max_children), *patterns],
-                         cwd=work, capture_output=True, text=True, env=env)
+    patterns = [f"{prefix}__mutmut_*" for prefix in prefixes]
+    population: dict[str, int] = {}
+    if sampling:
+        patterns, population = sampled(work, prefixes, every)
+    if not args.collect:
+        copy_tree(work)
+        # Every process must import the mutated package, not the editable install. The folder
+        # must exist before mutmut starts: Python caches a sys.path entry that is missing at
+        # the first import as "nothing here", and would then never look in it again.
+        (work / "mutants").mkdir(exist_ok=True)
+        env = {**os.environ, "PYTHONPATH": str(work / "mutants")}
+        run = subprocess.run([mutmut, "run", "--max-children", str(args.max_children),
+                              *patterns], cwd=work, capture_output=True, text=True, env=env)
+        if run.returncode != 0:
+            print(run.stdout[-3000:], run.stderr[-3000:], sep="\n", file=sys.stderr)
+            return run.returncode
     seconds = time.monotonic() - start
-    if run.returncode != 0:
-        print(run.stdout[-3000:], run.stderr[-3000:], sep="\n", file=sys.stderr)
-        return run.returncode
+    chosen = set(patterns) if sampling else None
     listing = subprocess.run([mutmut, "results", "--all", "true"], cwd=work, capture_output=True,
                              text=True, check=True).stdout
     sources = mutant_sources(work)
@@ -232,8 +285,10 @@ def main(argv: list[str] | None = None) -> int:
         if not m or m["status"] == "not checked":
             continue
         name, status = m["name"], m["status"]
-        if args.only and name.split(".x_", 1)[0] not in args.only:
+        if args.only and module_of(name) not in args.only:
             continue  # a kept folder (--keep) also lists the modules of earlier runs
+        if chosen is not None and name not in chosen:
+            continue
         original, mutated = sources.get(name, ("", ""))
         kind = ("killed" if status in KILLED else
                 "message" if status in SURVIVED and is_message_only(original, mutated) else
@@ -242,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
                      "diff": diff(original, mutated) if original else ""})
     by_module: dict[str, dict[str, int]] = {}
     for r in rows:
-        module = r["mutant"].split(".x_", 1)[0]
+        module = module_of(r["mutant"])
         counts = by_module.setdefault(module, {"killed": 0, "survived": 0, "message": 0})
         if r["kind"] in counts:
             counts[r["kind"]] += 1
@@ -250,13 +305,20 @@ def main(argv: list[str] | None = None) -> int:
         rule = counts["killed"] + counts["survived"]
         counts["score"] = round(counts["killed"] / rule, 4) if rule else None
     ran = {"command": " ".join(["python benchmarks/mutation/mutation.py", "--max-children",
-                                str(args.max_children), *(f"--only {m}" for m in args.only or ())]),
+                                str(args.max_children), *(f"--only {m}" for m in args.only or ()),
+                                *(f"--sample {k}" for k in args.sample)]),
            "seconds": round(seconds, 1)}
     for module, counts in by_module.items():
         counts.update(ran, survivors=[r for r in rows if r["kind"] == "survived"
-                                      and r["mutant"].startswith(module + ".x_")],
+                                      and module_of(r["mutant"]) == module],
                       message_mutants=[r for r in rows if r["kind"] == "message"
-                                       and r["mutant"].startswith(module + ".x_")])
+                                       and module_of(r["mutant"]) == module])
+        k = every.get(module, every[""])
+        if sampling and k > 1:  # a systematic sample: the score's binomial SE beside it
+            rule = counts["killed"] + counts["survived"]
+            p = counts["score"] or 0.0
+            counts["sample"] = {"every": k, "mutants": population.get(module),
+                                "se": round(math.sqrt(p * (1 - p) / rule), 4) if rule else None}
     version = subprocess.run([mutmut, "--version"], capture_output=True, text=True).stdout
     for counts in by_module.values():
         counts["mutmut"] = version.strip()
