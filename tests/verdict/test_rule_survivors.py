@@ -127,6 +127,20 @@ def test_the_margin_warning_fires_below_80_percent_power_only(margin_sd, warned)
         assert "with probability about 0.73" in got and "80% needs a margin of about" in got
 
 
+def test_the_margin_warning_at_two_seeds_and_where_nothing_can_be_said():
+    """Two seeds are enough to warn (the smallest bench); no warning without an absolute
+    margin or with no spread in the differences (no planning figure): the survivors of the
+    sampled mutation run that moved these edges."""
+    small = {"margin_abs": 0.1, "margin_rel": 0.01}
+    assert margins.unresolved_margin({"per_seed_diffs": [-1.0, 1.0], "noninferiority": small},
+                                     [10.0] * 2, 0.05) is not None
+    no_abs = {"margin_abs": None, "margin_rel": 0.01}
+    assert margins.unresolved_margin({"per_seed_diffs": [-1.0, 1.0], "noninferiority": no_abs},
+                                     [10.0] * 2, 0.05) is None
+    assert margins.unresolved_margin({"per_seed_diffs": [0.5] * 4, "noninferiority": small},
+                                     [10.0] * 4, 0.05) is None
+
+
 # ------------------------------------------------------------- threads in the run store's key
 def test_the_reuse_key_holds_the_thread_count(tmp_path):
     stores = [RunStore(DirectoryStorage(tmp_path), tmp_path, threads=t) for t in (1, 2, 1)]
