@@ -81,14 +81,15 @@ def _closed_end(c: float, values: np.ndarray, d: np.ndarray, level: float, *, st
     return end
 
 
-def verdict_delta(comp: dict) -> float:
-    """The difference whose sign says which way a significant result goes: delta_mean for the
-    mean test; for the sign test, (seeds with a positive difference) - (negative ones), so
-    that one catastrophic seed cannot turn a majority of wins into a harm."""
-    if comp.get("test") not in ("sign", "wilcoxon"):
-        return comp["delta_mean"]
-    d = np.asarray(comp["per_seed_diffs"], dtype=float)
-    if comp["test"] == "wilcoxon":  # the signed rank sum's side
+def verdict_delta(test: str | None, delta_mean: float, per_seed_diffs) -> float:
+    """The difference whose sign says which way a significant result of ``test`` goes:
+    ``delta_mean`` for the mean test; for the sign test, (seeds with a positive difference) -
+    (negative ones), so that one catastrophic seed cannot turn a majority of wins into a harm;
+    for wilcoxon, the signed rank sum."""
+    if test not in ("sign", "wilcoxon"):
+        return delta_mean
+    d = np.asarray(per_seed_diffs, dtype=float)
+    if test == "wilcoxon":  # the signed rank sum's side
         from scipy.stats import rankdata
 
         return float((np.sign(d) * rankdata(np.abs(d))).sum())

@@ -36,13 +36,6 @@ def tested_level(comp: dict) -> float | None:
     return comp.get("alpha") if level is None else level
 
 
-def report_comparison(report: dict, arm: str) -> dict:
-    """The report's comparison of the idea with ``arm`` (the baseline or a control arm)."""
-    if arm == "baseline":
-        return report["comparison"]
-    return report["controls"][arm.removeprefix("control:")]["comparison"]
-
-
 def paired_values(report: dict) -> tuple[list, list, list, list]:
     """(seeds, baseline, idea, diffs) of a complete report, seed by seed."""
     base = report["baseline"]["full"]["per_seed"]
@@ -208,8 +201,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
         report["controls"] = {arm.removeprefix("control:"): controls.control_section(
             arm, arm_sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]],
             compared[arm].to_json()) for arm in arms if arm not in ARMS}
-        for arm in compared:
-            warnings += sweeps.grid_warnings(report_comparison(report, arm), arm)
+        for arm, comp in compared.items():
+            warnings += sweeps.grid_warnings(comp, arm)
         report["budgets"] = budgets.budget_section(selected, spec)
         report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}

@@ -26,10 +26,7 @@ def compare_arms(comparator: list[float], idea: list[float], *, direction: str, 
     under the declared ``test``; selection-aware when the arms' ``sweeps`` are given."""
     figures = paired.compare(comparator, idea, direction=direction, alpha=alpha, margin=margin)
     compared = decide_by_test(of_figures(figures), test)
-    if sweeps is None:
-        return compared
-    # the selection-aware rule (benchkit.verdict.sweeps) reads and writes a comparison's JSON
-    return Comparison.from_json(decide_by_selection(compared.to_json(), sweeps, direction))
+    return compared if sweeps is None else decide_by_selection(compared, sweeps, direction)
 
 
 def of_figures(figures: paired.PairedComparison) -> Comparison:

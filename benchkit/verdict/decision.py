@@ -147,7 +147,8 @@ def claim_verdict(comp: Comparison, baseline: Sequence[float], idea: Sequence[fl
             return "equivalent", comp
     p = comp.p_adjusted
     return practical_verdict(p if p is not None else comp.p_value,
-                             signtest.verdict_delta(comp.to_json()), direction, level,
+                             signtest.verdict_delta(comp.test, comp.delta_mean,
+                                                    comp.per_seed_diffs), direction, level,
                              non_inferior=ni["non_inferior"] if ni else None,
                              p_harms=comp.p_adjusted_harms), comp
 
@@ -157,7 +158,7 @@ def deciding_p(comp: Comparison, p_adjusted: float | None, direction: str) -> fl
     result favours: ``p_adjusted_harms`` (Holm over every comparison) when it favours the
     comparator, where a verdict is harms (:func:`practical_verdict`), else ``p_adjusted``."""
     harms = comp.p_adjusted_harms
-    if harms is not None and sweeps.favoured_arm(comp.to_json(), direction) == "comparator":
+    if harms is not None and sweeps.favoured_arm(comp, direction) == "comparator":
         return float(harms)
     return p_adjusted
 
@@ -277,7 +278,7 @@ def decision_of(report: JsonDict, comps: Sequence[Comparison], family_size: int)
     against_baseline, comp = claim_verdict(  # margin tests at this look's level
         comp, base, report["idea"]["per_seed"], direction=direction, level=level,
         family_size=family_size, margin_level=margin_level, claim_type=claim_type, sweeps=sw)
-    unresolved = margins.unresolved_margin(comp.to_json(), base, margin_level / family_size)
+    unresolved = margins.unresolved_margin(comp, base, margin_level / family_size)
     warnings += [unresolved] if unresolved else []
     comp = dataclasses.replace(comp, **reference_fields(against_baseline))
     compared = {name: control_interval(report, control["arm"], control_comp, level, direction)

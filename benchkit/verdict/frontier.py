@@ -65,9 +65,8 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     top["controls"] = {name: controls.control_section(
         c["arm"], c["sweep"], marker, pooled[c["arm"]], compared[c["arm"]].to_json())
         for name, c in top["controls"].items()}
-    for arm in compared:
-        top["warnings"] += [w for w in sweeps.grid_warnings(build.report_comparison(top, arm),
-                                                            arm)
+    for arm, comp in compared.items():
+        top["warnings"] += [w for w in sweeps.grid_warnings(comp, arm)
                             if w not in top["warnings"]]
     budgets = budget_section(selected, spec)
     budgets["unmatched"] = [f"at {axis}={value}: {text}" for value, p in points

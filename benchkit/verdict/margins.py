@@ -1,6 +1,7 @@
 """Whether a declared margin can be shown at all with the seeds declared: a margin below what
 the seeds resolve gives a claim that even an identical arm rarely passes, so the report says
-so, as it does for a seed count that cannot reach significance. Pure Python over a comparison.
+so, as it does for a seed count that cannot reach significance. Pure Python over a comparison
+record.
 """
 from __future__ import annotations
 
@@ -10,17 +11,18 @@ import numpy as np
 
 from benchkit.stats import paired
 from benchkit.stats import signflip
+from benchkit.verdict.records import Comparison
 
 TARGET = 0.8
 
 
-def unresolved_margin(comp: dict, comparator: list, level: float) -> str | None:
+def unresolved_margin(comp: Comparison, comparator: list[float], level: float) -> str | None:
     """A warning when an arm exactly as good as the comparator would be shown non-inferior
     with probability below TARGET: the one-sided margin test at ``level`` on n seeds of
     normal differences with the observed sd (the planning assumption; the one-sided test at
     level as the two-sided one at 2 * level); None when it resolves the margin."""
-    ni = comp.get("noninferiority")
-    d = np.asarray(comp["per_seed_diffs"], dtype=float)
+    ni = comp.noninferiority
+    d = np.asarray(comp.per_seed_diffs, dtype=float)
     if not ni or ni.get("margin_abs") is None or len(d) < 2:
         return None
     sd, n, two_sided = float(np.std(d, ddof=1)), len(d), min(1.0, 2.0 * level)

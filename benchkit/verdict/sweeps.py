@@ -7,10 +7,12 @@ over payload and report dicts.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from benchkit.spec.idea import cfg_id
 from benchkit.stats import selection, signtest
+from benchkit.verdict.records import Comparison
 
 
 def runs_of(report: dict) -> dict:
@@ -52,45 +54,44 @@ def _value(run: dict | None, key: str) -> float:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.nan
 
 
-def decide_by_selection(comp: dict, sw: selection.Sweeps, direction: str) -> dict:
-    """Make ``comp`` (stats.compare, then comparison.decide_by_test) decide by the
-    selection-aware test
-    of its statistic; the fixed-config p stays as ``p_fixed_configs``. When the arms'
+def decide_by_selection(comp: Comparison, sw: selection.Sweeps, direction: str) -> Comparison:
+    """``comp`` (stats.compare, then comparison.decide_by_test) deciding by the selection-aware
+    test of its statistic; the fixed-config p stays as ``p_fixed_configs``. When the arms'
     effective grids differ (:func:`benchkit.stats.selection.effective_grids`) and the result
     favours the arm with the smaller one, the test cannot tell a better arm from the other's
     tuning loss: p is set to 1 (the test's own p kept as ``p_unexchangeable``), so that
-    direction is never significant. Returns comp."""
-    comp["p_fixed_configs"] = comp["p_value"]
-    comp["selection_aware"] = True
+    direction is never significant."""
     grids = selection.effective_grids(sw)
-    comp["effective_grids"] = grids.fields() if grids.differ else None
+    comp = dataclasses.replace(comp, p_fixed_configs=comp.p_value, selection_aware=True,
+                               effective_grids=grids.fields() if grids.differ else None)
     if all(len(g) == 1 for g in sw.groups):
         return comp  # one config per arm: a swap negates the difference, the plain test is it
     rows = selection.null_rows(sw, direction)
-    if comp.get("test") in ("sign", "wilcoxon"):
-        comp["p_mean"] = selection.p_value(sw, direction, rows=rows)
-        comp["p_value"] = selection.p_value(sw, direction, statistic=comp["test"], rows=rows)
+    if comp.test in ("sign", "wilcoxon"):
+        comp = dataclasses.replace(
+            comp, p_mean=selection.p_value(sw, direction, rows=rows),
+            p_value=selection.p_value(sw, direction, statistic=comp.test, rows=rows))
     else:
-        comp["p_value"] = selection.p_value(sw, direction, rows=rows)
+        comp = dataclasses.replace(comp, p_value=selection.p_value(sw, direction, rows=rows))
     favoured = favoured_arm(comp, direction)
     if favoured is not None and favoured in selection.blocked(sw):
-        comp["p_unexchangeable"], comp["p_value"] = comp["p_value"], 1.0
+        comp = dataclasses.replace(comp, p_unexchangeable=comp.p_value, p_value=1.0)
     return comp
 
 
-def favoured_arm(comp: dict, direction: str) -> str | None:
+def favoured_arm(comp: Comparison, direction: str) -> str | None:
     """``"idea"`` or ``"comparator"``: the arm the comparison's result is better for (the side
     a significant result would take), None on a tie."""
-    delta = signtest.verdict_delta(comp)
+    delta = signtest.verdict_delta(comp.test, comp.delta_mean, comp.per_seed_diffs)
     if delta == 0:
         return None
     idea_better = delta < 0 if direction == "lower" else delta > 0
     return "idea" if idea_better else "comparator"
 
 
-def grid_warnings(comp: dict, comparator: str) -> list[str]:
+def grid_warnings(comp: Comparison, comparator: str) -> list[str]:
     """The report's warning when the arms' effective grids differ (see decide_by_selection)."""
-    grids = comp.get("effective_grids")
+    grids = comp.effective_grids
     if not grids:
         return []
     name = comparator.removeprefix("control:")
@@ -106,6 +107,6 @@ def grid_warnings(comp: dict, comparator: str) -> list[str]:
                 f"the {arm} does not, so the arms' sweeps are not exchangeable and the test "
                 f"cannot tell a better {arm} from the {other}'s tuning loss; against the "
                 f"{name} the verdict cannot be {refused}"
-                + (f" (the test's p {comp['p_unexchangeable']:.3g} is not used)"
-                   if comp.get("p_unexchangeable") is not None else ""))
+                + (f" (the test's p {comp.p_unexchangeable:.3g} is not used)"
+                   if comp.p_unexchangeable is not None else ""))
     return out

@@ -15,6 +15,7 @@ writes benchmarks/results/effective_grids.json. Deterministic (seeded).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import time
@@ -22,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit.stats import selection
-from benchkit.verdict import sweeps
+from benchkit.stats import paired, selection
+from benchkit.verdict import comparison, sweeps
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "effective_grids.json"
@@ -55,15 +56,16 @@ def measure(n: int, reps: int, alpha: float) -> dict:
     for _ in range(reps):
         sw = selection.sweeps(*draw(rng, n), grid=GRID)
         d = selection.observed(sw, "lower")["diffs"]
-        comp = sweeps.decide_by_selection({"p_value": 1.0, "delta_mean": float(np.mean(d)),
-                                           "per_seed_diffs": d}, sw, "lower")
-        raw = comp.get("p_unexchangeable", comp["p_value"])
-        better = comp["delta_mean"] < 0
+        compared = comparison.of_figures(paired.compare(np.zeros(len(d)), d, direction="lower"))
+        comp = sweeps.decide_by_selection(dataclasses.replace(compared, p_value=1.0), sw,
+                                          "lower")
+        raw = comp.p_value if comp.p_unexchangeable is None else comp.p_unexchangeable
+        better = comp.delta_mean < 0
         counts["helps_test_alone"] += raw < alpha and better
         counts["harms_test_alone"] += raw < alpha and not better
-        counts["helps"] += comp["p_value"] < alpha and better
-        counts["harms"] += comp["p_value"] < alpha and not better
-        counts["refused"] += "p_unexchangeable" in comp
+        counts["helps"] += comp.p_value < alpha and better
+        counts["harms"] += comp.p_value < alpha and not better
+        counts["refused"] += comp.p_unexchangeable is not None
     return {"seeds": n, **{k: rate(v, reps) for k, v in counts.items()}}
 
 

@@ -13,6 +13,7 @@ from benchkit.stats import paired, selection
 from benchkit.verdict import controls, sweeps
 from benchkit.verdict.build import build_report
 from benchkit.verdict.decision import decide
+from benchkit.verdict.records import Comparison
 
 N = 8
 
@@ -109,8 +110,9 @@ def test_recheck_and_report_agree_on_the_refusal():
     report = report_of(runs(0.05))
     comp = dict(report["comparison"])
     again = sweeps.decide_by_selection(
-        {**comp, "p_value": comp["p_fixed_configs"]}, sweeps.of_report(report), "lower")
-    assert again["p_value"] == 1.0 and again["p_unexchangeable"] == comp["p_unexchangeable"]
+        Comparison.from_json({**comp, "p_value": comp["p_fixed_configs"]}),
+        sweeps.of_report(report), "lower")
+    assert again.p_value == 1.0 and again.p_unexchangeable == comp["p_unexchangeable"]
 
 
 def test_the_report_with_a_refusal_validates_against_the_schema():

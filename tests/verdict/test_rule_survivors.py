@@ -5,16 +5,18 @@ validation, NEXT lines past seed 9 and after ``--bench-shard=K/N``, the margin w
 threshold, and ``--bench-threads`` in the run store's reuse key."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
 
 from benchkit.verdict import grids
 from benchkit.report.nextstep import missing_seeds, next_steps, without
-from benchkit.stats import selection
+from benchkit.stats import paired, selection
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore
-from benchkit.verdict import decision, margins, sweeps
+from benchkit.verdict import comparison, decision, margins, sweeps
 from benchkit.verdict.frontier import build_frontier_report
 from builders import ALPHA, TRACK, make_run, make_spec
 from sessions import module, run_session
@@ -29,7 +31,8 @@ def random_sweeps(n=8, k=3, seed=0, groups=None):
 
 def comp_of(sw, test="mean"):
     d = selection.observed(sw, "lower")["diffs"]
-    return {"p_value": 0.5, "test": test, "per_seed_diffs": d, "delta_mean": float(np.mean(d))}
+    compared = comparison.of_figures(paired.compare(np.zeros(len(d)), d, direction="lower"))
+    return dataclasses.replace(compared, p_value=0.5, test=test)
 
 
 # ------------------------------------------------- VERDICT_ORDER: inconclusive below non-inferior
@@ -46,17 +49,17 @@ def test_inconclusive_against_one_comparator_outranks_non_inferior_against_anoth
 def test_a_swept_comparison_decides_by_its_declared_statistic(test):
     sw = random_sweeps(seed=4)
     comp = sweeps.decide_by_selection(comp_of(sw, test), sw, "lower")
-    assert comp["p_value"] == selection.p_value(sw, "lower", statistic=test)
-    assert comp["p_mean"] == selection.p_value(sw, "lower")
-    assert comp["p_value"] != comp["p_mean"]
+    assert comp.p_value == selection.p_value(sw, "lower", statistic=test)
+    assert comp.p_mean == selection.p_value(sw, "lower")
+    assert comp.p_value != comp.p_mean
 
 
 # ------------------------------------------------ all() over groups: mixed sizes are still swept
 def test_groups_of_mixed_sizes_are_tested_with_their_selection():
     sw = random_sweeps(seed=1, groups=[[0], [1, 2]])
     comp = sweeps.decide_by_selection(comp_of(sw), sw, "lower")
-    assert comp["p_value"] == selection.p_value(sw, "lower")
-    assert comp["p_value"] != comp["p_fixed_configs"]
+    assert comp.p_value == selection.p_value(sw, "lower")
+    assert comp.p_value != comp.p_fixed_configs
 
 
 # -------------------------------------------------- a frontier selects per point, not once
@@ -113,14 +116,20 @@ def test_the_module_after_a_shard_option_stays_in_the_command():
 
 
 # ------------------------------------------------------------ the margin warning's threshold
+def with_margin(diffs, noninferiority):
+    """The comparison of these per-seed differences with a declared margin's figures."""
+    d = np.asarray(diffs, dtype=float)
+    compared = comparison.of_figures(paired.compare(np.zeros(len(d)), d, direction="lower"))
+    return dataclasses.replace(compared, noninferiority=noninferiority)
+
+
 @pytest.mark.parametrize("margin_sd, warned", [(0.9, True), (1.1, False), (3.0, False)])
 def test_the_margin_warning_fires_below_80_percent_power_only(margin_sd, warned):
     """8 seeds of differences with sd 1: the one-sided margin test at 0.05 shows an arm
     exactly as good non-inferior with probability 0.73 at a margin of 0.9 sd, 0.86 at 1.1."""
     d = np.array([-1.5, -1.0, -0.5, -0.1, 0.1, 0.5, 1.0, 1.5])
     d = d / d.std(ddof=1)
-    comp = {"per_seed_diffs": d.tolist(),
-            "noninferiority": {"margin_abs": margin_sd, "margin_rel": margin_sd / 10}}
+    comp = with_margin(d, {"margin_abs": margin_sd, "margin_rel": margin_sd / 10})
     got = margins.unresolved_margin(comp, [10.0] * 8, 0.05)
     assert (got is not None) == warned
     if warned:
@@ -132,13 +141,11 @@ def test_the_margin_warning_at_two_seeds_and_where_nothing_can_be_said():
     margin or with no spread in the differences (no planning figure): the survivors of the
     sampled mutation run that moved these edges."""
     small = {"margin_abs": 0.1, "margin_rel": 0.01}
-    assert margins.unresolved_margin({"per_seed_diffs": [-1.0, 1.0], "noninferiority": small},
-                                     [10.0] * 2, 0.05) is not None
+    assert margins.unresolved_margin(with_margin([-1.0, 1.0], small), [10.0] * 2,
+                                     0.05) is not None
     no_abs = {"margin_abs": None, "margin_rel": 0.01}
-    assert margins.unresolved_margin({"per_seed_diffs": [-1.0, 1.0], "noninferiority": no_abs},
-                                     [10.0] * 2, 0.05) is None
-    assert margins.unresolved_margin({"per_seed_diffs": [0.5] * 4, "noninferiority": small},
-                                     [10.0] * 4, 0.05) is None
+    assert margins.unresolved_margin(with_margin([-1.0, 1.0], no_abs), [10.0] * 2, 0.05) is None
+    assert margins.unresolved_margin(with_margin([0.5] * 4, small), [10.0] * 4, 0.05) is None
 
 
 # ------------------------------------------------------------- threads in the run store's key
