@@ -7,11 +7,14 @@ protocol, 16 seeds) leaves benchmarks/results/tracks/aa/aa/<track>/bench_report.
 floors cost) are in benchmarks/results/tracks/floors.json, made by ``--floors``. Per track the
 summary gives the baseline's test mean at its selected config, the strongest floor (limits left
 out), the margin between them in the bench's MDEs (issue 40's bar: at least 1), the achievable
-limit where the track has one, the median seconds per run and the A/A verdict; per seed, the
-strongest floor of that seed, the baseline's test value and the margin in MDEs.
+limit where the track has one, the median seconds per run (the bench's, on the shared machine,
+and the CPU seconds of a run on one thread, from benchmarks/results/tracks/run_seconds.json,
+made by ``--time-runs``) and the A/A verdict; per seed, the strongest floor of that seed, the
+baseline's test value and the margin in MDEs.
 
     python benchmarks/tracks/cards.py --floors [--floors-from DIR/.pytest_cache]
                                                  # results/tracks/floors.json
+    python benchmarks/tracks/cards.py --time-runs 3   # results/tracks/run_seconds.json
     python benchmarks/tracks/cards.py --write    # regenerate docs/tracks.md's and README's tables
     python benchmarks/tracks/cards.py            # print them
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -31,7 +35,11 @@ from benchkit.tracks.base import is_limit, strongest_floor
 
 ROOT = Path(__file__).resolve().parents[2]
 AA = ROOT / "benchmarks" / "results" / "tracks" / "aa" / "aa"
+# a further A/A of a track, its idea arm on another init stream (test_aa.py's
+# BENCHKIT_AA_INIT_OFFSET=N, --bench-report-dir benchmarks/results/tracks/aa_offset_<N>)
+REPLICATION = "aa_offset_"
 FLOORS = ROOT / "benchmarks" / "results" / "tracks" / "floors.json"
+RUN_SECONDS = ROOT / "benchmarks" / "results" / "tracks" / "run_seconds.json"
 DOC = ROOT / "docs" / "tracks.md"
 README = ROOT / "README.md"
 BEGIN, END = "<!-- cards.py: begin -->", "<!-- cards.py: end -->"
@@ -65,6 +73,7 @@ class Card:
     n_seeds: int
     margin_mdes: float
     seconds_per_run: float | None
+    cpu_seconds_per_run: float | None  # median CPU s of a run on one thread (--time-runs)
     floor_cpu_seconds: float | None
     still_improving: bool
     check: dict | None
@@ -72,6 +81,8 @@ class Card:
     p_value: float
     seeds: tuple[SeedRow, ...]
     stale: str | None = None  # why the report does not speak for the track's protocol today
+    # (idea arm's init offset, verdict, p) of each further A/A of the track (replications)
+    replications: tuple[tuple[int, str, float], ...] = ()
 
     @property
     def met(self) -> bool:
@@ -98,8 +109,22 @@ def stale(report: dict) -> str | None:
         f"{k} {report['protocol'].get(k)} → {protocol[k]}" for k in changed) + ")")
 
 
-def card(report: dict, per_seed: dict[str, dict] | None) -> Card:
-    """One track's figures from its A/A report and its per-seed floors (keyed by seed)."""
+def replications(track: str) -> tuple[tuple[int, str, float], ...]:
+    """(offset, verdict, p) of each further A/A of ``track`` under benchmarks/results/tracks/
+    aa_offset_<offset>/, by offset."""
+    found = []
+    for path in (ROOT / "benchmarks" / "results" / "tracks").glob(
+            f"{REPLICATION}*/aa/{track}/bench_report.json"):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        found.append((int(path.parents[2].name[len(REPLICATION):]),
+                       report["practical_verdict"], report["comparison"]["p_value"]))
+    return tuple(sorted(found))
+
+
+def card(report: dict, per_seed: dict[str, dict] | None, timed: dict | None = None) -> Card:
+    """One track's figures from its A/A report, its per-seed floors (keyed by seed), its
+    runs timed on one thread (its entry of run_seconds.json, None when not timed) and its
+    further A/A benches' verdicts."""
     why = stale(report) if report["track"] in tracks.names() else None
     names = {frozenset(row["floors"]) for row in (per_seed or {}).values()}
     if why is None and names and names != {frozenset(report.get("floors") or {})}:
@@ -138,10 +163,12 @@ def card(report: dict, per_seed: dict[str, dict] | None) -> Card:
                 n_seeds=len(report["comparison"]["per_seed_diffs"]),
                 margin_mdes=margin(lower, strongest[1], base) / mde,
                 seconds_per_run=statistics.median(seconds) if seconds else None,
+                cpu_seconds_per_run=(statistics.median(r["cpu_seconds"] for r in timed["runs"])
+                                     if timed and timed.get("runs") else None),
                 floor_cpu_seconds=statistics.median(cpu) if cpu else None,
                 still_improving=arm["still_improving"], check=arm.get("budget_check"),
                 verdict=report["practical_verdict"], p_value=report["comparison"]["p_value"],
-                seeds=tuple(rows), stale=why)
+                seeds=tuple(rows), stale=why, replications=replications(report["track"]))
 
 
 def trained_out(c: Card) -> str:
@@ -158,24 +185,35 @@ def trained_out(c: Card) -> str:
             else "**budget check not run**")
 
 
+def aa_verdicts(c: Card) -> str:
+    """The A/A verdict (p), then each further A/A's, by the idea arm's init offset."""
+    further = "".join(f"; offset {offset:,}: {verdict} ({p:.2g})"
+                      for offset, verdict, p in c.replications)
+    return f"{c.verdict} ({c.p_value:.2g}){further}"
+
+
+def one_thread(c: Card) -> str:
+    return "—" if c.cpu_seconds_per_run is None else f"{c.cpu_seconds_per_run:.1f}"
+
+
 def summary_table(cards: list[Card]) -> str:
     lines = ["| track | metric | baseline | strongest floor | margin in MDEs (bar: 1) | "
-             "limit | A/A MDE | s/run | floors, CPU s a seed | trained out? | A/A verdict (p) |",
-             "|---" * 11 + "|"]
+             "limit | A/A MDE | s/run, bench | CPU s/run, one thread | floors, CPU s a seed | "
+             "trained out? | A/A verdict (p); further A/As, by init offset |", "|---" * 12 + "|"]
     for c in cards:
         arrow = "↓" if c.lower else "↑"
         limit = "—" if c.limit is None else f"{c.limit[0][len('limit: '):]} {sig(c.limit[1], 3)}"
         run = "—" if c.seconds_per_run is None else f"{c.seconds_per_run:.1f}"
         if c.stale is not None:
             lines.append(f"| {c.track} | {c.metric} {arrow} | **stale**: {c.stale}; not re-run "
-                         "| — | — (**not checked**) | — | — | — | — | — | — |")
+                         "| — | — (**not checked**) | — | — | — | — | — | — | — |")
             continue
         cpu = "—" if c.floor_cpu_seconds is None else f"{c.floor_cpu_seconds:.1f}"
         lines.append(
             f"| {c.track} | {c.metric} {arrow} | {sig(c.baseline, 4)} | {c.floor_name} "
             f"{sig(c.floor, 4)} | {c.margin_mdes:.1f} ({c.bar}) | {limit} | {sig(c.mde)} "
-            f"({c.mde_rel_pct:.2g}%, {c.n_seeds} seeds) | {run} | {cpu} | {trained_out(c)} | "
-            f"{c.verdict} ({c.p_value:.2g}) |")
+            f"({c.mde_rel_pct:.2g}%, {c.n_seeds} seeds) | {run} | {one_thread(c)} | {cpu} | "
+            f"{trained_out(c)} | {aa_verdicts(c)} |")
     return "\n".join(lines)
 
 
@@ -199,12 +237,11 @@ def seed_table(c: Card) -> str:
 
 def readme_table(cards: list[Card]) -> str:
     lines = ["| track | data · model | metric | epochs | baseline vs strongest floor | "
-             "margin in MDEs · MDE at 16 seeds · s/run |", "|---" * 6 + "|"]
+             "margin in MDEs · MDE at 16 seeds · CPU s/run, one thread |", "|---" * 6 + "|"]
     for c in cards:
         track = tracks.get(c.track)
         epochs = f"{track.epochs}" + ("" if track.schedule == "constant" else
                                       f", {track.schedule}")
-        run = "—" if c.seconds_per_run is None else f"{c.seconds_per_run:.1f}"
         if c.stale is not None:
             lines.append(f"| `{c.track}` | {DATA_MODEL.get(c.track, '')} | {c.metric} "
                          f"{'↓' if c.lower else '↑'} | {epochs} | A/A bench not re-run since "
@@ -214,7 +251,7 @@ def readme_table(cards: list[Card]) -> str:
         lines.append(f"| `{c.track}` | {DATA_MODEL.get(c.track, '')} | {c.metric} "
                      f"{'↓' if c.lower else '↑'} | {epochs} | {sig(c.baseline, 3)} vs "
                      f"{c.floor_name} {sig(c.floor, 3)} | {c.margin_mdes:.1f}{met} · "
-                     f"{sig(c.mde)} ({c.mde_rel_pct:.2g}%) · {run} |")
+                     f"{sig(c.mde)} ({c.mde_rel_pct:.2g}%) · {one_thread(c)} |")
     return "\n".join(lines)
 
 
@@ -268,6 +305,49 @@ def compute_floors(names: list[str], n_seeds: int | None = None, kept: Path | No
         FLOORS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
 
 
+def time_runs(names: list[str], n_runs: int) -> None:
+    """Train ``n_runs`` runs (seeds 0 .. n_runs - 1) of each track's default model at its A/A
+    baseline's selected config, one torch thread, as the bench trains them, and write their CPU
+    and wall seconds to RUN_SECONDS. CPU seconds (``time.process_time``) are what a quiet core
+    would take: other processes on a shared machine inflate the wall time, not them."""
+    import torch
+
+    from benchkit.training.run import Run, seed_everything
+
+    torch.set_num_threads(1)
+    out = json.loads(RUN_SECONDS.read_text()) if RUN_SECONDS.exists() else {}
+    for name in names:
+        track = tracks.get(name)
+        cfg = json.loads((AA / name / "bench_report.json").read_text())["baseline"]["best_cfg"]
+        runs, load_before = [], os.getloadavg()[0]
+        for seed in range(n_runs):
+            track.data(seed)  # made once per process and seed: not a run's cost
+            seed_everything(seed)
+            run = Run(arm="baseline", track=track, cfg=cfg, seed=seed)
+            cpu, wall = time.process_time(), time.perf_counter()
+            run.fit(track.model())
+            runs.append({"seed": seed, "cpu_seconds": round(time.process_time() - cpu, 2),
+                         "wall_seconds": round(time.perf_counter() - wall, 2),
+                         "test": run.test})
+        out[name] = {"command": f"python benchmarks/tracks/cards.py --time-runs {n_runs}",
+                     "cfg": cfg, "threads": 1,
+                     "load_average_1min": [round(load_before, 1), round(os.getloadavg()[0], 1)],
+                     "runs": runs}
+        RUN_SECONDS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+
+
+def load_cards() -> list[Card]:
+    """Every track's card from the committed A/A reports, floors.json and run_seconds.json."""
+    paths = sorted(AA.glob("*/bench_report.json"))
+    if not paths:
+        sys.exit(f"no A/A reports under {AA}: run benchmarks/tracks/test_aa.py first")
+    per_seed = json.loads(FLOORS.read_text()) if FLOORS.exists() else {}
+    timed = json.loads(RUN_SECONDS.read_text()) if RUN_SECONDS.exists() else {}
+    return [card(json.loads(p.read_text(encoding="utf-8")),
+                 (per_seed.get(p.parent.name) or {}).get("seeds"), timed.get(p.parent.name))
+            for p in paths]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--floors", action="store_true", help="recompute the per-seed floors")
@@ -276,19 +356,19 @@ def main() -> None:
                     "the kept floors from")
     ap.add_argument("--timed", type=int, default=2, help="with --floors: time the floors of "
                     "this many seeds (default 2)")
-    ap.add_argument("--tracks", nargs="+", help="with --floors: only these tracks")
+    ap.add_argument("--tracks", nargs="+", help="with --floors or --time-runs: only these "
+                    "tracks")
+    ap.add_argument("--time-runs", type=int, metavar="N", help="time N runs per track on one "
+                    "thread (results/tracks/run_seconds.json)")
     ap.add_argument("--write", action="store_true",
                     help="regenerate docs/tracks.md's and README's tables")
     args = ap.parse_args()
-    paths = sorted(AA.glob("*/bench_report.json"))
-    if not paths:
-        sys.exit(f"no A/A reports under {AA}: run benchmarks/tracks/test_aa.py first")
+    names = args.tracks or sorted(p.parent.name for p in AA.glob("*/bench_report.json"))
     if args.floors:
-        compute_floors(args.tracks or [p.parent.name for p in paths], args.seeds,
-                       args.floors_from, args.timed)
-    per_seed = json.loads(FLOORS.read_text()) if FLOORS.exists() else {}
-    cards = [card(json.loads(p.read_text(encoding="utf-8")),
-                  (per_seed.get(p.parent.name) or {}).get("seeds")) for p in paths]
+        compute_floors(names, args.seeds, args.floors_from, args.timed)
+    if args.time_runs:
+        time_runs(names, args.time_runs)
+    cards = load_cards()
     text = generated(cards)
     if not args.write:
         print(text)
