@@ -84,6 +84,23 @@ def test_a_frontier_selects_each_point_on_its_own():
     assert selection.p_value(per_point, "lower") != selection.p_value(once, "lower")
 
 
+def test_a_frontier_of_one_track_reads_none_of_another_tracks_runs():
+    """An idea on two tracks hands every track's runs to each report: the frontier's pooled
+    comparison must read its own track's only (a survivor of the sampled mutation run let
+    another track's passed runs in, where they overwrite this track's at the same cfg and
+    seed)."""
+    n, grid = 6, [{"lr": 1e-3, "width": w} for w in (8, 16)]
+    runs = [make_run(arm, cfg, s, 1.0 + 0.01 * s, 1.0 + 0.01 * s - (0.1 if arm == "idea" else 0))
+            for arm in ("baseline", "idea") for cfg in grid for s in range(n)]
+    other = [{**r, "track": "dynamics", "test": r["test"] + (0.5 if r["arm"] == "idea" else 0)}
+             for r in runs]
+    spec = make_spec(grid, n, frontier={"width": [8, 16]})
+    alone = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
+    mixed = build_frontier_report(spec, TRACK, runs + other, [], alpha=ALPHA)
+    assert mixed["comparison"]["per_seed_diffs"] == alone["comparison"]["per_seed_diffs"]
+    assert alone["comparison"]["per_seed_diffs"] == pytest.approx([-0.1] * n)
+
+
 # ----------------------------------------- collection-time rules read validation, never test
 def test_the_collection_time_extension_follows_validation_not_test():
     grid = [{"lr": lr} for lr in (1e-3, 2e-3, 4e-3)]
@@ -151,6 +168,16 @@ def test_the_margin_warning_at_two_seeds_and_where_nothing_can_be_said():
 # ------------------------------------------------------------- threads in the run store's key
 def test_the_reuse_key_holds_the_thread_count(tmp_path):
     stores = [RunStore(DirectoryStorage(tmp_path), tmp_path, threads=t) for t in (1, 2, 1)]
+    keys = [s.key(arm_fingerprint="f", protocol={"epochs": 1}, arm="idea", track=TRACK,
+                  cfg={"lr": 0.01}, seed=0) for s in stores]
+    assert keys[0] != keys[1] and keys[0] == keys[2]
+
+
+def test_the_reuse_key_holds_the_device(tmp_path):
+    """A run trained on an accelerator is never reused for a CPU session (nor back): the
+    device is keyed (a survivor of the sampled mutation run dropped it from the key)."""
+    stores = [RunStore(DirectoryStorage(tmp_path), tmp_path, threads=1, device=d)
+              for d in ("cpu", "mps", "cpu")]
     keys = [s.key(arm_fingerprint="f", protocol={"epochs": 1}, arm="idea", track=TRACK,
                   cfg={"lr": 0.01}, seed=0) for s in stores]
     assert keys[0] != keys[1] and keys[0] == keys[2]
