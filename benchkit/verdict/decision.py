@@ -4,10 +4,11 @@ figures from :mod:`benchkit.stats`, adjusted over the family) in, its verdicts o
 The verdict pipeline (:mod:`benchkit.verdict.pipeline`) reads top to bottom: **select** each
 arm's config on validation and **compare** the idea with each comparator on test
 (:mod:`benchkit.verdict.build`, :mod:`benchkit.verdict.comparison`), adjust the family (Holm,
-:func:`benchkit.verdict.controls.adjust_family`), **decide** (here, :func:`decide`: the look's
-level, the planning figures, the margin tests, the idea's verdict against each comparator
-under its claim, the worst of them as a frozen :class:`Decision`, and the futility advice),
-then **gate** (:func:`benchkit.report.session.gate_failure` reads it).
+:func:`benchkit.verdict.controls.adjusted`), **decide** (here, :func:`decision_of`, on the
+:class:`benchkit.verdict.records.Comparison` records: the look's level, the planning figures,
+the margin tests, the idea's verdict against each comparator under its claim, the worst of
+them, and the futility advice, as a frozen :class:`Decision` that :meth:`Decision.write` puts
+in the report), then **gate** (:func:`benchkit.report.session.gate_failure` reads it).
 """
 from __future__ import annotations
 
@@ -75,8 +76,8 @@ class Decision:
     inconclusive, unmatched or incomplete), ``system`` (worked, partial, failed, or the
     practical verdict when none is given) and the comparator whose verdict decided; and what
     the decision made of the report's comparisons: the baseline's and each control's,
-    decided (``controls``: name -> (its verdict, its comparison)), the warnings it adds and
-    the futility advice it assessed."""
+    decided (``controls``: (control name, its verdict, its comparison) each), the warnings it
+    adds and the futility advice it assessed."""
 
     practical: str
     system: str
