@@ -113,6 +113,36 @@ def test_the_collection_time_extension_follows_validation_not_test():
     assert lrs == [5e-4, 1e-3, 2e-3, 4e-3]
 
 
+def test_the_session_trains_the_budget_checks_the_stored_runs_call_for():
+    """checks_from_store, in process (its sessions are e2e, which mutation runs skip): the
+    flagged arm's selected config at 1.5x the epochs, on the first 3 seeds, then on the 4 a
+    4 x 8 grid affords while the stored check runs leave it undetermined; nothing for the
+    unflagged arm, nor before the whole grid is stored."""
+    grid = [{"lr": lr} for lr in (1e-3, 2e-3, 4e-3, 8e-3)]
+    spec = make_spec(grid, 8)
+    gains = {0: 0.03, 1: -0.01, 2: 0.02}   # the first look straddles the 1% threshold
+
+    def result(track, arm, cfg, seed, stored=True, checked=True):
+        if "epochs" in cfg:   # a check run: stored for the first look's seeds only
+            if not checked or arm != "baseline" or seed not in gains:
+                return None
+            return {"val": 2.0 * (1 - gains[seed]), "diverged": False,
+                    "curve": [{"epoch": 45, "val": 2.0 * (1 - gains[seed])}]}
+        if not stored and cfg["lr"] == 8e-3:
+            return None
+        end = 2.0 + cfg["lr"] * 100 * (arm == "idea")   # lr 1e-3 selected by both arms
+        before = end * (1.05 if arm == "baseline" else 1.0)   # the baseline still learning
+        return {"val": end, "diverged": False,
+                "curve": [{"epoch": 22, "val": before}, {"epoch": 30, "val": end}]}
+
+    check = {"epochs": 45, "lr": 1e-3}
+    assert grids.checks_from_store(spec, lambda *a: result(*a, checked=False)) == (
+        {TRACK: {"baseline": check}}, {TRACK: {"baseline": [0, 1, 2]}})
+    assert grids.checks_from_store(spec, result) == (
+        {TRACK: {"baseline": check}}, {TRACK: {"baseline": [0, 1, 2, 3]}})
+    assert grids.checks_from_store(spec, lambda *a: result(*a, stored=False)) == ({}, {})
+
+
 # ------------------------------------------------------------------------------- NEXT lines
 def test_missing_seeds_past_nine_are_named():
     report = {"incomplete": {"missing": ["idea[tabular-lr=0.01-seed12]",
