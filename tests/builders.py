@@ -1,6 +1,6 @@
 """Builders of hand-made specs, runs and reports that the in-process rule tests share (no
-training): ``make_spec``, ``make_run``, ``runs_from``, ``paired_report``, the 8-seed fixture
-(``BASE8``, ``IDEA8``, ``P8``), the marker parser ``parse`` and ``RECORDED`` (a module of
+training): ``make_spec``, ``make_run``, ``typed``, ``runs_from``, ``paired_report``, the 8-seed
+fixture (``BASE8``, ``IDEA8``, ``P8``), the marker parser ``parse`` and ``RECORDED`` (a module of
 hand-recorded results for pytester sessions). Imported by name: ``from builders import ...``
 (``tests/`` is on ``sys.path``: pytest puts the folder of ``tests/conftest.py`` there).
 """
@@ -49,6 +49,14 @@ def make_run(arm, cfg, seed, val, test, *, signatures=None, outcome="passed"):
             "cfg": dict(cfg), "seed": seed, "val": val, "test": test,
             "diverged": not (math.isfinite(val) and math.isfinite(test)),
             "seconds": 0.0, "reused": False, "signatures": signatures or {}, "logs": {}}
+
+
+def typed(payloads: list[dict]) -> list:
+    """Hand-made payload dicts as the controller receives them: the typed payloads
+    (:func:`benchkit.store.payloads.payload_from_json`) that ``aggregate_session`` takes."""
+    from benchkit.store.payloads import payload_from_json
+
+    return [p for p in map(payload_from_json, payloads) if p is not None]
 
 
 def runs_from(table: dict, grid) -> list[dict]:

@@ -9,28 +9,33 @@ import json
 import pytest
 
 from benchkit.plugin.activation import activate, settings_line
-from benchkit.plugin.fixture import PROPERTY, stored_run_payload, usable
+from benchkit.plugin.fixture import PROPERTY, stored_run_payload
 from benchkit.plugin.progress import ProgressReporter
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
 from benchkit.plugin.timeouts import reports_first
-from benchkit.spec import IdeaSpec, cfg_id
+from benchkit.spec import cfg_id
+from benchkit.store.payloads import Payload, RunPayload, payload_from_json
 from benchkit.verdict.plan import declared_plan
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
 NOT_WRITTEN = "benchkit report not written"
 INCOMPLETE = "benchkit report(s) incomplete"  # pytest's final line: "48 passed, 2 benchkit ..."
 NOT_STORED = "benchkit run(s) not stored"
-def audit_failures(payloads: list[dict]) -> list[str]:
+
+
+def audit_failures(payloads: list[Payload]) -> list[str]:
     """``benchkit: FAIL audit ...`` for every audited run whose bits differ from its record."""
-    return [f"benchkit: FAIL audit: {p['nodeid']} retrained differs in bits from its stored "
-            f"run (digest {p['digest'][:12]}, stored {p['audit']['stored'][:12]}): the store "
-            "holds a result this code does not give" for p in payloads
-            if p.get("audit") and not p["audit"]["same"]]
+    return [f"benchkit: FAIL audit: {p.nodeid} retrained differs in bits from its stored "
+            f"run (digest {(p.provenance.digest or '')[:12]}, stored {p.audit.stored[:12]}): "
+            "the store holds a result this code does not give" for p in payloads
+            if isinstance(p, RunPayload) and p.provenance is not None
+            and p.audit is not None and not p.audit.same]
 
 
-def _point(payload: dict) -> tuple:
+def run_place(payload: RunPayload) -> tuple | None:
     """Which run of its idea a run payload is: (arm, track, config id, seed)."""
-    return payload["arm"], payload["track"], cfg_id(payload["cfg"]), payload["seed"]
+    point = payload.point
+    return None if point is None else (point.arm, point.track, cfg_id(dict(point.cfg)), point.seed)
 
 
 class BenchSession:
@@ -40,7 +45,7 @@ class BenchSession:
         self.config = config
         self.settings: Settings = config.stash[SETTINGS]
         self.rootpath = config.rootpath
-        self.payloads: dict[str, dict] = {}    # nodeid -> latest payload
+        self.payloads: dict[str, Payload] = {}  # nodeid -> latest payload
         self.written: list = []                # (path, report) of every report written
         self.failures: list[str] = []          # "benchkit: FAIL ..." lines of the gate
         self.write_errors: list[str] = []      # "benchkit: ERROR ..." lines: reports not written
@@ -68,12 +73,12 @@ class BenchSession:
         for name, value in getattr(report, "user_properties", ()):
             if name == PROPERTY:
                 activate(self.config, check_reports=False)  # the workers checked the folder
-                payload = usable(json.loads(value))
+                payload = payload_from_json(json.loads(value))  # the JSON edge
                 if payload is not None:
-                    self.payloads[payload["nodeid"]] = payload
+                    self.payloads[payload.nodeid] = payload
                     self.progress.seen(payload)
 
-    def stored_payloads(self, payloads: list[dict]) -> list[dict]:
+    def stored_payloads(self, payloads: list[Payload]) -> list[RunPayload]:
         """Payloads of the stored runs a session did not run, for the ideas it ran an arm of.
 
         A session that selects part of an idea (``-k``, ``-m``, ``--lf``) or stops early would
@@ -82,12 +87,13 @@ class BenchSession:
         takes nothing."""
         if self.store is None or self.settings.fresh:
             return []
-        runs = [p for p in payloads if p["kind"] == "run"]
-        specs = {p["spec"]["name"]: IdeaSpec.from_plain(p["spec"]) for p in runs}
+        runs = [p for p in payloads if isinstance(p, RunPayload)]
+        specs = {p.spec.name: p.spec for p in runs}
         found = []
         for name, spec in sorted(specs.items()):
-            present = {_point(p) for p in runs if p["spec"]["name"] == name and "cfg" in p
-                       and p["outcome"] != "skipped"}   # a skipped run is not run here
+            present = {run_place(p) for p in runs if p.spec.name == name
+                       and p.point is not None
+                       and p.outcome != "skipped"}   # a skipped run is not run here
             for point, record in self.store.fill(spec, present, declared_plan(spec)):
                 found.append(stored_run_payload(spec, point, record, self.settings.threads,
                                                 self.settings.device))
@@ -100,7 +106,8 @@ class BenchSession:
         that pytest's cache cannot keep only cost reuse."""
         if self.settings.store is None and not isinstance(self.settings.shard, tuple):
             return []
-        return sorted(p["nodeid"] for p in self.payloads.values() if p.get("not_stored"))
+        return sorted(p.nodeid for p in self.payloads.values()
+                      if isinstance(p, RunPayload) and p.not_stored)
 
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers to exit: meanwhile
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
@@ -114,10 +121,12 @@ class BenchSession:
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
         payloads = list(self.payloads.values())
         filled = self.stored_payloads(payloads)
-        taken = {(p["spec"]["name"], _point(p)) for p in filled}
+        taken = {(p.spec.name, run_place(p)) for p in filled}
+        kept: list[Payload] = [
+            p for p in payloads if not isinstance(p, RunPayload) or p.outcome != "skipped"
+            or p.point is None or (p.spec.name, run_place(p)) not in taken]
         self.written, self.failures = aggregate_session(
-            [p for p in payloads if p["kind"] != "run" or p["outcome"] != "skipped"
-             or "cfg" not in p or (p["spec"]["name"], _point(p)) not in taken] + filled,
+            kept + list(filled),
             self.settings,
             complete_session=not interrupted, errors=self.write_errors,
             rootpath=self.rootpath, store=self.trust(),
@@ -169,20 +178,21 @@ class BenchSession:
 
     def run_counts(self) -> tuple[int, int, int]:
         """(trained, reused, of which trained by another module) arm runs of this session."""
-        results = [p for p in self.payloads.values()
-                   if p["kind"] == "run" and "reused" in p and p["outcome"] != "skipped"]
-        reused = sum(1 for p in results if p["reused"])
-        shared = sum(1 for p in results if p.get("origin") == "shared")
+        results = [p for p in self.payloads.values() if isinstance(p, RunPayload)
+                   and p.result is not None and p.outcome != "skipped"]
+        reused = sum(1 for p in results if p.reused)
+        shared = sum(1 for p in results if p.origin == "shared")
         return len(results) - reused, reused, shared
 
     def failed_runs(self) -> int:
         """Arm runs of this session that ran and failed (raised, recorded nothing, timed out)."""
-        return sum(1 for p in self.payloads.values() if p["kind"] == "run"
-                   and not p.get("reused") and p["outcome"] not in ("passed", "skipped"))
+        return sum(1 for p in self.payloads.values() if isinstance(p, RunPayload)
+                   and not p.reused and p.outcome not in ("passed", "skipped"))
 
     def store_problems(self) -> list[str]:
         """Every store problem of this session (workers' and the controller's), once each."""
-        lines = [line for p in self.payloads.values() for line in p.get("store_problems", ())]
+        lines = [line for p in self.payloads.values() if isinstance(p, RunPayload)
+                 for line in p.store_problems]
         lines += self.store.problems if self.store is not None else []
         return list(dict.fromkeys(lines))
 
@@ -232,8 +242,8 @@ class BenchSession:
                       + ("" if self.settings.fresh else " (--bench-fresh retrains them)"))
         if self.settings.shard == "merge":
             from benchkit.store.runs import MISSING_REASONS
-            absent = [p.get("message") or "" for p in self.payloads.values()
-                      if p["kind"] == "run" and p["outcome"] == "skipped"]
+            absent = [p.message or "" for p in self.payloads.values()
+                      if isinstance(p, RunPayload) and p.outcome == "skipped"]
             reasons = [f"{n} {why}" for why in MISSING_REASONS
                        if (n := sum(why in m for m in absent))]
             if absent:

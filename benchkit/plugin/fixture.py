@@ -2,13 +2,14 @@
 seeding, recording what the body executes, the check that a result was recorded, storing the
 run, and the payload sent to the controller.
 
-A payload holds plain values only (it crosses process boundaries through xdist); it travels in
-the test report's ``user_properties`` under :data:`PROPERTY`.
+A payload is a :class:`benchkit.store.payloads.RunPayload` (or ``MechanismPayload``); it crosses
+process boundaries through xdist as its JSON, in the test report's ``user_properties`` under
+:data:`PROPERTY`.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
-
 import json
 
 import pytest
@@ -16,9 +17,10 @@ import pytest
 from benchkit.plugin.isolation import GUARD
 from benchkit.plugin.settings import SETTINGS, SPECS, STORE
 from benchkit.spec import IdeaSpec, run_id
+from benchkit.store.payloads import (Audit, MechanismPayload, Provenance, RunPayload, RunPoint,
+                                     RunResult)
 
 PROPERTY = "benchkit"
-RUN_POINT = ("arm", "track", "cfg", "seed")   # what places a run payload in its comparison
 ITEM_RUN = pytest.StashKey[object]()      # item -> its Run
 ITEM_STORED = pytest.StashKey[dict]()     # item -> its stored record, when it is reused
 ITEM_AUDIT = pytest.StashKey[bool]()      # item -> retrain it and compare with its record
@@ -95,15 +97,16 @@ def restore_stored(the_run, record: dict, module: str) -> None:
     """Give ``the_run`` its stored ``record``'s result and say where it came from (``reused``
     when ``module`` trained it, ``shared`` when another module did): the one way a stored
     record becomes a run's result, for an arm item and for the controller alike."""
-    the_run.restore({**record["result"], "cpu": record["cpu"]})
+    the_run.restore(RunResult.from_json(record["result"]), record["cpu"])
     trained_in = record["origin"]["module"]
-    the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
-                          "origin": "reused" if trained_in == module else "shared",
-                          "trained_in": trained_in, "planned": record["origin"].get("plan")}
+    the_run.provenance = Provenance(
+        key=record["key"], digest=record["run_digest"],
+        origin="reused" if trained_in == module else "shared", trained_in=trained_in,
+        planned=record["origin"].get("plan"))
 
 
 def stored_run_payload(spec: IdeaSpec, point: tuple, record: dict, threads: int,
-                       device: str) -> dict:
+                       device: str) -> RunPayload:
     """The payload of a stored run at ``point`` = (arm, track, cfg, seed) of the idea
     ``spec``, as if its arm test had reused it in this session."""
     from benchkit import tracks
@@ -114,8 +117,7 @@ def stored_run_payload(spec: IdeaSpec, point: tuple, record: dict, threads: int,
                   epochs=spec.epochs[track])
     restore_stored(the_run, record, spec.module)
     nodeid = f"{spec.module}::<{arm}>[{run_id(track, cfg, seed)}]"
-    return {**run_payload(nodeid, "passed", None, the_run.payload(), threads, device),
-            "spec": spec.to_plain()}
+    return run_payload(nodeid, "passed", None, spec, the_run, threads, device)
 
 
 def before_call(item: pytest.Function) -> None:
@@ -181,49 +183,50 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
     outcome = "error" if setup_ended and report.failed else report.outcome
     message = first_line(report) if outcome != "passed" else None
     settings = item.config.stash[SETTINGS]
-    result = None
+    payload: RunPayload | MechanismPayload
     if the_run is not None or item.get_closest_marker("arm") is not None:
         store = item.config.stash[STORE]
-        result = the_run.payload() if the_run is not None else None
-        if result is not None and outcome == "passed" and not result["reused"] \
+        result = the_run.result() if the_run is not None else None  # its seconds end here
+        not_stored = False
+        if result is not None and outcome == "passed" and not the_run.reused \
                 and store is not None:
-            stored = keep(item, the_run, result, store, spec)
-            result.update(the_run.provenance)
-            if not stored:
-                result["not_stored"] = True
-        payload = run_payload(item.nodeid, outcome, message, result, settings.threads,
-                              settings.device)
+            not_stored = not keep(item, the_run, result, store, spec)
+        payload = run_payload(item.nodeid, outcome, message, spec, the_run, settings.threads,
+                              settings.device, result=result)
         point = getattr(getattr(item, "callspec", None), "params", {}).get("run")
-        if result is None and point is not None:  # its setup failed before the Run existed
-            payload.update(zip(RUN_POINT, point))
-        if store is not None and store.problems:
-            payload["store_problems"] = list(store.problems)
+        if the_run is None and point is not None:  # its setup failed before the Run existed
+            arm, track, cfg, seed = point
+            payload = dataclasses.replace(payload, point=RunPoint(arm=arm, track=track,
+                                                                  cfg=dict(cfg), seed=seed))
+        payload = dataclasses.replace(payload, not_stored=not_stored, store_problems=tuple(
+            store.problems) if store is not None else ())
     elif item.get_closest_marker("mechanism") is not None:
-        payload = {"kind": "mechanism", "outcome": outcome, "message": message,
-                   "nodeid": item.nodeid}
+        payload = MechanismPayload(outcome=outcome, message=message, nodeid=item.nodeid,
+                                   spec=spec)
     else:
         return
-    payload["spec"] = spec.to_plain()
     try:
-        text = json.dumps(payload, sort_keys=True)
+        text = json.dumps(payload.to_json(), sort_keys=True)
     except (TypeError, ValueError, RecursionError) as exc:  # fails this run, not the session
         why = (f"benchkit: {item.nodeid}: its result is not plain JSON ({exc}); record "
                "numbers and strings with run.record, run.signature and run.log")
-        report.outcome, report.longrepr, result = "failed", why, None
-        payload = {**run_payload(item.nodeid, "failed", why, None, settings.threads),
-                   "spec": payload["spec"]}
-        text = json.dumps(payload, sort_keys=True)
+        report.outcome, report.longrepr = "failed", why
+        payload = run_payload(item.nodeid, "failed", why, spec, None, settings.threads)
+        text = json.dumps(payload.to_json(), sort_keys=True)
     report.user_properties.append((PROPERTY, text))
-    if payload["kind"] == "run" and "val" in payload:
+    if isinstance(payload, RunPayload) and payload.result is not None:
         # readable in junit-xml, which writes the item's properties with its teardown report
-        for key in ("val", "test", "diverged", "reused", "seconds"):
-            item.user_properties.append((f"bench_{key}", payload[key]))
+        result = payload.result
+        for key, value in (("val", result.val), ("test", result.test),
+                           ("diverged", result.diverged), ("reused", payload.reused),
+                           ("seconds", result.seconds)):
+            item.user_properties.append((f"bench_{key}", value))
 
 
-def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) -> bool:
-    """Record a freshly trained run (its ``result`` payload) with what it depended on, and
-    store it (an audited run is compared with its record instead). False when it should
-    have been stored and was not."""
+def keep(item: pytest.Function, the_run, result: RunResult, store, spec: IdeaSpec) -> bool:
+    """Record a freshly trained run (its ``result``) with what it depended on, and store it
+    (an audited run is compared with its record instead); its provenance says so. False when
+    it should have been stored and was not."""
     from benchkit.store import records
     from benchkit.verdict.plan import declared_plan
     from benchkit.store.trace import dependencies
@@ -231,52 +234,35 @@ def keep(item: pytest.Function, the_run, result: dict, store, spec: IdeaSpec) ->
     recording = item.stash.get(ITEM_RECORDING, None)
     try:
         deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
-        record = records.build(the_run.store_key, result, result, deps,
+        record = records.build(the_run.store_key, the_run.point(), result, deps,
                                {"module": spec.module, "nodeid": item.nodeid,
-                                "plan": declared_plan(spec)}, result["cpu"],
+                                "plan": declared_plan(spec)}, the_run.trained_on(),
                                secret=store.secret)
     except Exception as exc:  # never the session: an unrecordable run is just not stored
         store.problem(f"{item.nodeid}: its dependencies could not be recorded "
                       f"({exc.__class__.__name__}: {exc}): it is not stored")
         return False
-    the_run.provenance = {"key": record["key"], "digest": record["run_digest"],
-                          "origin": "fresh", "trained_in": spec.module}
     expected = getattr(the_run, "audit_expected", None)
-    if expected is not None:
-        the_run.provenance["audit"] = {"stored": expected, "same": expected ==
-                                       record["run_digest"]}
-        return True
-    return store.put(record)
+    the_run.provenance = Provenance(
+        key=record["key"], digest=record["run_digest"], origin="fresh", trained_in=spec.module,
+        audit=None if expected is None else Audit(stored=expected,
+                                                  same=expected == record["run_digest"]))
+    return expected is not None or store.put(record)
 
 
-def run_payload(nodeid: str, outcome: str, message: str | None, result: dict | None,
-                threads: int, device: str = "cpu") -> dict:
-    """What an arm test sends to the controller: its outcome, and the run's result
-    (``Run.payload``) with the environment when there is one."""
-    payload = {"kind": "run", "outcome": outcome, "message": message, "nodeid": nodeid}
-    if result is not None:
-        from benchkit.store.environment import environment
-        payload.update(result)
-        payload["env"] = environment(threads, device)
-    return payload
-
-
-RESULT_FIELDS = ("val", "test", "diverged")
-
-
-def usable(payload: dict) -> dict | None:
-    """A run payload as a report can take it: one that lacks its result's fields is a failed
-    run of its comparison; one that does not say which run it is (no arm, track, config or
-    seed) is None, and its run stays missing from its report. Others pass unchanged."""
-    if payload.get("kind") != "run":
-        return payload
-    if any(field not in payload for field in RUN_POINT):
-        return None
-    if payload.get("outcome") == "passed" and any(f not in payload for f in RESULT_FIELDS):
-        return {**payload, "outcome": "failed",
-                "message": "benchkit: its result lacks " + ", ".join(
-                    f for f in RESULT_FIELDS if f not in payload)}
-    return payload
+def run_payload(nodeid: str, outcome: str, message: str | None, spec: IdeaSpec, the_run,
+                threads: int, device: str = "cpu", *,
+                result: RunResult | None = None) -> RunPayload:
+    """What an arm test sends to the controller: its outcome, and the run's ``result`` (taken
+    now when not given) with the environment when ``the_run`` (a Run) exists."""
+    if the_run is None:
+        return RunPayload(outcome=outcome, message=message, nodeid=nodeid, spec=spec)
+    from benchkit.store.environment import environment
+    return RunPayload(outcome=outcome, message=message, nodeid=nodeid, spec=spec,
+                      point=the_run.point(),
+                      result=result if result is not None else the_run.result(),
+                      reused=the_run.reused, cpu=the_run.trained_on(),
+                      env=environment(threads, device), provenance=the_run.provenance)
 
 
 def first_line(report) -> str | None:

@@ -21,16 +21,18 @@ from pathlib import Path
 import pytest
 
 from benchkit.plugin.settings import SETTINGS, Settings
+from benchkit.store.payloads import Payload, RunPayload
 
 PASSED_ON = ("seeds", "epochs", "threads", "device", "store")   # Settings -> --bench-<name>
 
 
-def draw(payloads: list[dict], k: int, seed: int) -> list[dict]:
+def draw(payloads: list[Payload], k: int, seed: int) -> list[RunPayload]:
     """``k`` of the reused run payloads (those stored before this session), drawn with the
     session's unpredictable ``seed`` from their node ids in order."""
-    reused = sorted((p for p in payloads if p.get("kind") == "run" and p.get("reused")
-                     and p.get("outcome") == "passed" and p.get("digest")),
-                    key=lambda p: p["nodeid"])
+    reused = sorted((p for p in payloads if isinstance(p, RunPayload) and p.reused
+                     and p.outcome == "passed" and p.provenance is not None
+                     and p.provenance.digest),
+                    key=lambda p: p.nodeid)
     return random.Random(seed).sample(reused, min(k, len(reused)))
 
 
@@ -48,7 +50,7 @@ def command(nodeid: str, settings: Settings, inipath: Path | None, report_dir: s
     return args
 
 
-def audit(config: pytest.Config, payloads: list[dict]) -> tuple[list[str], list[str]]:
+def audit(config: pytest.Config, payloads: list[Payload]) -> tuple[list[str], list[str]]:
     """(failure lines, other lines) of the fresh-process audit of this session's payloads."""
     settings = config.stash[SETTINGS]
     drawn = draw(payloads, settings.audit_fresh, settings.audit_seed)
@@ -60,7 +62,7 @@ def audit(config: pytest.Config, payloads: list[dict]) -> tuple[list[str], list[
     failures, differ = [], 0
     with tempfile.TemporaryDirectory(prefix="benchkit-audit-") as scratch:
         for payload in drawn:
-            args = command(payload["nodeid"], settings, config.inipath, scratch)
+            args = command(payload.nodeid, settings, config.inipath, scratch)
             done = subprocess.run(args, cwd=config.rootpath, env=env, capture_output=True,
                                   text=True)
             said = [line for line in done.stdout.splitlines()
@@ -73,7 +75,7 @@ def audit(config: pytest.Config, payloads: list[dict]) -> tuple[list[str], list[
                                           "process differs", 1) for line in said]
             else:
                 last = (done.stdout.strip().splitlines() or ["no output"])[-1]
-                failures.append(f"benchkit: FAIL audit: {payload['nodeid']} could not be "
+                failures.append(f"benchkit: FAIL audit: {payload.nodeid} could not be "
                                 f"retrained in a fresh process (exit {done.returncode}: "
                                 f"{last[:200]}); `{' '.join(args[1:4])}` shows why")
     return failures, [f"benchkit: audit in a fresh process: {len(drawn)} stored run(s) "

@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from benchkit.store.payloads import Payload, RunPayload
+
 COUNTS = "benchkit_collection"   # a worker's collection counts, on its first test report
 TTY_EVERY_S = 0.5                # a tty's line is rewritten at most this often
 CI_EVERY_S = 60.0                # a plain line at least this often in a log ...
@@ -54,21 +56,21 @@ class Progress:
             self.to_train = int(counts["to_train"])
             self.to_train_by_group = dict(counts.get("to_train_by_group") or {})
 
-    def seen(self, payload: dict) -> None:
+    def seen(self, payload: Payload) -> None:
         """One arm run's result arrived (a reused, trained or failed run)."""
-        if payload.get("kind") != "run" or payload.get("outcome") == "skipped":
+        if not isinstance(payload, RunPayload) or payload.outcome == "skipped":
             return
-        if payload.get("reused"):
+        if payload.reused:
             self.reused += 1
             return
-        if payload.get("outcome") == "passed":
+        if payload.outcome == "passed":
             self.trained += 1
         else:
             self.failed += 1
-        seconds = float(payload.get("seconds") or 0.0)
+        seconds = float((payload.result.seconds if payload.result else None) or 0.0)
         if self.first_at is None:
             self.first_at, self.first_seconds = self.clock(), seconds
-        group = run_group(str(payload.get("nodeid", "")), str(payload.get("track", "")))
+        group = run_group(payload.nodeid, payload.track or "")
         self.seconds_by_group.setdefault(group, []).append(seconds)
 
     @property
@@ -137,7 +139,7 @@ class ProgressReporter:
         if counts:
             self.progress.planned(counts)
 
-    def seen(self, payload: dict) -> None:
+    def seen(self, payload: Payload) -> None:
         self.progress.seen(payload)
 
     @pytest.hookimpl(trylast=True)   # after the terminal reporter wrote the test's letter

@@ -10,15 +10,15 @@ from collections.abc import Callable
 
 from benchkit.report import bench_report, summary
 from benchkit.report.fmt import mechanism_word, num
-from benchkit.spec import IdeaSpec
 from benchkit.store import atomic, records
+from benchkit.store.payloads import MechanismPayload, Payload, RunPayload
 from benchkit.store.provenance import provenance
 from benchkit.verdict import budgets, build, pipeline
 
 TrackFloors = Callable[[str, list[int]], dict]  # (track, seeds) -> the track's floors
 
 
-def aggregate_session(payloads: list[dict], settings, *, complete_session: bool = True,
+def aggregate_session(payloads: list[Payload], settings, *, complete_session: bool = True,
                       errors: list[str] | None = None, rootpath=None, store: dict | None = None,
                       floors: TrackFloors | None = None):
     """Write every report this session's payloads make. Returns (written, gate failures):
@@ -29,18 +29,20 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
     are trusted: :func:`benchkit.store.records.trust`; None: no run store) becomes each
     report's ``store``, with the runs it audited. ``floors`` gives a track's floors on seeds
     (the controller's keeps them in pytest's cache); None: the reports have none."""
-    by_idea: dict[str, list[dict]] = {}
+    by_idea: dict[str, list[Payload]] = {}
     for p in payloads:
-        by_idea.setdefault(p["spec"]["name"], []).append(p)
+        by_idea.setdefault(p.spec.name, []).append(p)
     written, failures = [], []
     for name in sorted(by_idea):
         group = by_idea[name]
-        runs = [p for p in group if p["kind"] == "run"]
+        runs = [p for p in group if isinstance(p, RunPayload)]
         if not runs:
             continue  # only claims ran (-m mechanism): nothing to compare, no report
-        spec = IdeaSpec.from_plain(runs[0]["spec"])
-        mechanisms = [p for p in group if p["kind"] == "mechanism"]
-        reports = pipeline.idea_reports(spec, runs, mechanisms, alpha=settings.alpha,
+        spec = runs[0].spec
+        mechanisms = [p for p in group if isinstance(p, MechanismPayload)]
+        # the verdict pipeline reads the payloads' JSON (it sits below the store's records)
+        reports = pipeline.idea_reports(spec, [p.to_json() for p in runs],
+                                        [p.to_json() for p in mechanisms], alpha=settings.alpha,
                                         floors=None if floors is None else
                                         lambda report: floors_of(report, floors))
         for built in reports:
@@ -50,8 +52,8 @@ def aggregate_session(payloads: list[dict], settings, *, complete_session: bool 
             if not complete_session and incomplete is not None:
                 incomplete = {**incomplete,
                               "reasons": [*incomplete["reasons"], "the session was interrupted"]}
-            audited = sorted(p["nodeid"] for p in runs
-                             if p.get("audit") and p.get("track") == built.track)
+            audited = sorted(p.nodeid for p in runs
+                             if p.audit is not None and p.track == built.track)
             written_report = bench_report.stamp(dataclasses.replace(
                 built, incomplete=incomplete, provenance=provenance(rootpath, spec.module),
                 store={**(store or records.trust(None)), "audited": audited}))

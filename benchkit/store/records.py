@@ -31,6 +31,7 @@ import math
 import os
 
 from benchkit.store import bounded
+from benchkit.store.payloads import RunPoint, RunResult
 
 RECORD_VERSION = 2
 RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")
@@ -99,16 +100,13 @@ def trust(keyed: bool | None) -> dict:
         "and check them")}
 
 
-def build(key: str, run: dict, result: dict, deps: dict, origin: dict, cpu: str,
+def build(key: str, point: RunPoint, result: RunResult, deps: dict, origin: dict, cpu: str,
           secret: bytes | None = None) -> dict:
-    """The record of a freshly trained run (``result`` as :meth:`benchkit.training.run.Run.payload`
-    gives it), signed when a ``secret`` is given."""
+    """The record of a freshly trained run (which run, ``point``, and its ``result``), signed
+    when a ``secret`` is given."""
     body = {
-        "record_version": RECORD_VERSION, "key": key,
-        "run": {k: run[k] for k in ("arm", "track", "cfg", "seed")},
-        "result": {k: result[k] for k in RESULT_KEYS + OPTIONAL_RESULT_KEYS
-                   if result.get(k) is not None or k in RESULT_KEYS},
-        "deps": dict(deps), "origin": dict(origin), "cpu": cpu,
+        "record_version": RECORD_VERSION, "key": key, "run": point.to_json(),
+        "result": result.to_json(), "deps": dict(deps), "origin": dict(origin), "cpu": cpu,
     }
     body["run_digest"] = run_digest(key, body["result"])
     body["digest"] = _sha(body)

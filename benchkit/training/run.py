@@ -22,6 +22,7 @@ import numpy as np
 
 from benchkit.store import hardware
 from benchkit.store.environment import environment  # noqa: F401  (its old home)
+from benchkit.store.payloads import CurvePoint, Provenance, RunPoint, RunResult, Signature
 from benchkit.tracks.base import Data, Split, Track
 
 if TYPE_CHECKING:
@@ -118,16 +119,16 @@ class Run:
         self.test: float | None = None
         self.diverged = False
         self.fits = 0
-        self.signatures: dict[str, dict] = {}
+        self.signatures: dict[str, Signature] = {}
         self.logs: dict[str, float | None] = {}
         self.budgets: dict[str, float] = {}  # what the arm spent and kept (see run.budget)
-        self.curve: list[dict] | None = None  # run.fit's val curve (benchkit.verdict.convergence)
+        self.curve: tuple[CurvePoint, ...] | None = None  # run.fit's val curve (per epoch)
         self._steps = 0
         self.frontier_axis: str | None = None  # set by the fixture from the bench's frontier=
         self._started = time.perf_counter()
         self.store_key: str | None = None
         self.reused_seconds: float | None = None  # set when the result came from the store
-        self.provenance: dict = {}  # key, digest, origin, trained_in (see benchkit.plugin.fixture)
+        self.provenance: Provenance | None = None  # set by benchkit.plugin.fixture
         self.audit_expected: str | None = None  # the stored digest an audited run must give
         self.cpu: str | None = None  # the CPU a stored result trained on (None: this one)
 
@@ -194,7 +195,8 @@ class Run:
                                            if p.requires_grad))
         self.budgets["steps"] = float(self._steps)
         self._set_result(result.val, result.test)
-        self.curve = [{"epoch": e, "val": _finite_or_none(v)} for e, v in result.curve] or None
+        self.curve = tuple(CurvePoint(epoch=e, val=_finite_or_none(v))
+                           for e, v in result.curve) or None
         return model
 
     def batches(self, epochs: int | None = None, batch_size: int | None = None):
@@ -293,14 +295,10 @@ class Run:
         if has_null:
             null = to_float(null, f"run.signature({name!r}, null=...)")
             null = null if math.isfinite(null) else None  # never within tol: discriminates
-        self.signatures[name] = {
-            "has_null": has_null, "null": null,
-            "observed": observed if finite else None,
-            "predicted": predicted,
-            "tol": tol,
-            "prediction": prediction,
-            "confirmed": bool(finite and abs(observed - predicted) <= tol),
-        }
+        self.signatures[name] = Signature(
+            has_null=has_null, null=null, observed=observed if finite else None,
+            predicted=predicted, tol=tol, prediction=prediction,
+            confirmed=bool(finite and abs(observed - predicted) <= tol))
 
     def budget(self, name: str, value: Any) -> None:
         """Record what the run spent or kept (stored numbers per state, FLOPs, seconds): the
@@ -321,36 +319,43 @@ class Run:
         value = to_float(value, f"run.log({name!r}, ...)")
         self.logs[name] = value if math.isfinite(value) else None
 
-    # -- payload --------------------------------------------------------------------------
-    def restore(self, stored: dict) -> None:
-        """Take the result of a stored run (see benchkit.store.records) instead of training. A
-        diverged run's missing metrics come back as NaN: it stays a diverged run."""
-        self.val, self.test = (math.nan if stored[k] is None else stored[k]
-                               for k in ("val", "test"))
-        self.diverged = stored["diverged"] is True
-        self.signatures = stored.get("signatures", {})
-        self.logs = stored.get("logs", {})
-        self.budgets = stored.get("budgets", {})
-        self.curve = stored.get("curve")  # records from before curves have none
-        self.reused_seconds = float(stored.get("seconds") or 0.0)
-        self.cpu = stored.get("cpu")
+    # -- result ---------------------------------------------------------------------------
+    def restore(self, stored: RunResult, cpu: str | None) -> None:
+        """Take the result of a stored run (see benchkit.store.records), trained on ``cpu``,
+        instead of training. A diverged run's missing metrics come back as NaN: it stays a
+        diverged run."""
+        self.val, self.test = (math.nan if v is None else v for v in (stored.val, stored.test))
+        self.diverged = stored.diverged is True
+        self.signatures = dict(stored.signatures)
+        self.logs = dict(stored.logs)
+        self.budgets = dict(stored.budgets)
+        self.curve = stored.curve
+        self.reused_seconds = float(stored.seconds or 0.0)
+        self.cpu = cpu
 
-    def payload(self) -> dict:
-        """Plain values only: this crosses process boundaries through xdist."""
-        return {
-            "arm": self.arm, "track": self.track.name, "cfg": dict(self.cfg), "seed": self.seed,
-            "val": _finite_or_none(self.val), "test": _finite_or_none(self.test),
-            "diverged": bool(self.diverged),
-            "seconds": (self.reused_seconds if self.reused_seconds is not None
-                        else round(time.perf_counter() - self._started, 6)),
-            "reused": self.reused_seconds is not None,
-            "signatures": self.signatures, "logs": self.logs, "budgets": self.budgets,
-            "curve": self.curve, "cpu": self.cpu or _this_cpu(), **self.provenance,
-        }
+    @property
+    def reused(self) -> bool:
+        """Whether the result came from the store (:meth:`restore`)."""
+        return self.reused_seconds is not None
 
+    def point(self) -> RunPoint:
+        """Which run of its idea this is: (arm, track, config, seed)."""
+        return RunPoint(arm=self.arm, track=self.track.name, cfg=dict(self.cfg), seed=self.seed)
 
-def _this_cpu() -> str:
-    return hardware.cpu()
+    def result(self) -> RunResult:
+        """What the run gave so far: its metrics (None when not finite), seconds (the stored
+        run's when reused) and evidence."""
+        return RunResult(
+            val=_finite_or_none(self.val), test=_finite_or_none(self.test),
+            diverged=bool(self.diverged),
+            seconds=(self.reused_seconds if self.reused_seconds is not None
+                     else round(time.perf_counter() - self._started, 6)),
+            signatures=dict(self.signatures), logs=dict(self.logs),
+            budgets=dict(self.budgets), curve=self.curve)
+
+    def trained_on(self) -> str:
+        """The CPU model the result was computed on (the stored run's when reused)."""
+        return self.cpu or hardware.cpu()
 
 
 def _copy_to(tensor, device: str):

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 
+from benchkit.store.payloads import RunPoint, RunResult
 from benchkit.cli import recheck
 from benchkit.cli.verify import verify
 from benchkit.store.backends import DirectoryStorage
@@ -67,7 +68,8 @@ def test_a_row_that_borrows_another_runs_record_fails(tmp_path):
     result = {"val": 0.5, "test": 0.25, "diverged": False, "seconds": 1.0, "signatures": {},
               "logs": {}, "budgets": {}}
     run = {"arm": "idea", "track": "tabular", "cfg": {"lr": 0.01}, "seed": 0}
-    record = records.build("k" * 64, run, result, {}, {"module": "m", "nodeid": "m"}, "cpu")
+    record = records.build("k" * 64, RunPoint.from_json(run), RunResult.from_json(result), {},
+                           {"module": "m", "nodeid": "m"}, "cpu")
     storage = DirectoryStorage(tmp_path)
     storage.write(record_name(record), records.dumps(record))
     row = {**run, "val": 0.5, "test": 0.25, "outcome": "passed", "key": record["key"],

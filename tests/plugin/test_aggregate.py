@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from benchkit.report.session import aggregate_session
+from builders import typed
 
 CFG = {"lr": 1e-3}
 PROTOCOL = {"model": "m", "metric": "mse", "metric_direction": "lower is better"}
@@ -48,7 +49,7 @@ def by_track(written):
 @pytest.mark.slow
 def test_each_track_is_judged_on_its_holm_adjusted_p(tmp_path):
     # 6 seeds, idea wins all: raw p = 2/64 per track, Holm over two tracks doubles it
-    written, failures = aggregate_session(payloads(spec()), settings(tmp_path))
+    written, failures = aggregate_session(typed(payloads(spec())), settings(tmp_path))
     reports = by_track(written)
     assert set(reports) == {"tabular", "dynamics"}
     for r in reports.values():
@@ -62,7 +63,7 @@ def test_each_track_is_judged_on_its_holm_adjusted_p(tmp_path):
 
 @pytest.mark.slow
 def test_a_single_track_idea_is_judged_on_its_raw_p(tmp_path):
-    written, failures = aggregate_session(payloads(spec(tracks=("tabular",))),
+    written, failures = aggregate_session(typed(payloads(spec(tracks=("tabular",)))),
                                           settings(tmp_path))
     (r,) = by_track(written).values()
     assert r["comparison"]["p_adjusted"] == r["comparison"]["p_value"] == pytest.approx(1 / 32)
@@ -72,7 +73,7 @@ def test_a_single_track_idea_is_judged_on_its_raw_p(tmp_path):
 
 @pytest.mark.slow
 def test_reports_are_written_where_the_settings_say(tmp_path):
-    written, _ = aggregate_session(payloads(spec()), settings(tmp_path, gate="off"))
+    written, _ = aggregate_session(typed(payloads(spec())), settings(tmp_path, gate="off"))
     for path, r in written:
         assert path == tmp_path / "agg" / r["track"] / "bench_report.json"
         assert json.loads(path.read_text())["practical_verdict"] == r["practical_verdict"]
@@ -81,7 +82,7 @@ def test_reports_are_written_where_the_settings_say(tmp_path):
 @pytest.mark.slow
 def test_a_missing_run_makes_that_track_incomplete_and_fails_the_gate(tmp_path):
     sp = spec(tracks=("tabular",))
-    written, failures = aggregate_session(payloads(sp, skip={("idea", "tabular", 3)}),
+    written, failures = aggregate_session(typed(payloads(sp, skip={("idea", "tabular", 3)})),
                                           settings(tmp_path, gate="not-harms"))
     (r,) = by_track(written).values()
     assert r["complete"] is False and r["practical_verdict"] == "incomplete"
@@ -91,7 +92,7 @@ def test_a_missing_run_makes_that_track_incomplete_and_fails_the_gate(tmp_path):
 @pytest.mark.slow
 def test_an_interrupted_session_says_so_in_an_incomplete_report(tmp_path):
     sp = spec(tracks=("tabular",))
-    written, _ = aggregate_session(payloads(sp, skip={("idea", "tabular", 0)}),
+    written, _ = aggregate_session(typed(payloads(sp, skip={("idea", "tabular", 0)})),
                                    settings(tmp_path, gate="off"), complete_session=False)
     (r,) = by_track(written).values()
     assert "the session was interrupted" in r["incomplete"]["reasons"]
@@ -100,7 +101,7 @@ def test_an_interrupted_session_says_so_in_an_incomplete_report(tmp_path):
 @pytest.mark.slow
 def test_the_gate_off_never_fails(tmp_path):
     harms = payloads(spec(tracks=("tabular",)), gain=lambda t, s: -0.5)
-    written, failures = aggregate_session(harms, settings(tmp_path, gate="off"))
+    written, failures = aggregate_session(typed(harms), settings(tmp_path, gate="off"))
     assert by_track(written)["tabular"]["practical_verdict"] == "harms"
     assert failures == []
 
@@ -108,14 +109,14 @@ def test_the_gate_off_never_fails(tmp_path):
 def test_only_mechanism_payloads_make_no_report(tmp_path):
     claim = {"kind": "mechanism", "spec": spec(), "nodeid": "m::test_claim",
              "outcome": "passed", "message": None}
-    assert aggregate_session([claim], settings(tmp_path)) == ([], [])
+    assert aggregate_session(typed([claim]), settings(tmp_path)) == ([], [])
 
 
 @pytest.mark.slow
 def test_each_idea_gets_its_own_reports_and_failures(tmp_path):
     good, bad = spec("good", ("tabular",)), spec("bad", ("tabular",))
     both = payloads(good) + payloads(bad, gain=lambda t, s: -0.5)
-    written, failures = aggregate_session(both, settings(tmp_path, gate="not-harms"))
+    written, failures = aggregate_session(typed(both), settings(tmp_path, gate="not-harms"))
     assert sorted(r["name"] for _, r in written) == ["bad", "good"]
     assert len(failures) == 1 and failures[0].startswith("benchkit: FAIL bad tabular")
 
@@ -125,7 +126,7 @@ def test_mechanism_tests_join_their_ideas_report(tmp_path):
     sp = spec(tracks=("tabular",))
     claims = [{"kind": "mechanism", "spec": sp, "nodeid": f"m::test_claim{i}", "outcome": out,
                "message": None} for i, out in enumerate(("passed", "failed"))]
-    written, _ = aggregate_session(claims + payloads(sp), settings(tmp_path))
+    written, _ = aggregate_session(typed(claims + payloads(sp)), settings(tmp_path))
     report = by_track(written)["tabular"]
     assert [t["outcome"] for t in report["math_verification"]["tests"]] == ["passed", "failed"]
     assert report["math_verification"]["passed"] is False
@@ -141,7 +142,7 @@ def test_a_frontier_spec_gets_a_frontier_report(tmp_path):
     for keep in (0.5, 1.0):
         for p in payloads(sp):
             runs.append({**p, "cfg": {"keep": keep, **CFG}, "nodeid": p["nodeid"] + str(keep)})
-    written, _ = aggregate_session(runs, settings(tmp_path))
+    written, _ = aggregate_session(typed(runs), settings(tmp_path))
     report = by_track(written)["tabular"]
     assert [p["value"] for p in report["frontier"]["points"]] == [0.5, 1.0]
     assert report["comparison"]["family_size"] == 1
@@ -152,13 +153,13 @@ def test_an_unwritable_report_is_an_error_line_and_the_others_are_written(tmp_pa
     good, bad = spec("good", ("tabular",)), spec("bad", ("tabular",))
     (tmp_path / "bad").write_text("a file where the report folder goes")
     errors = []
-    written, _ = aggregate_session(payloads(good) + payloads(bad), settings(tmp_path),
+    written, _ = aggregate_session(typed(payloads(good) + payloads(bad)), settings(tmp_path),
                                    errors=errors)
     assert [r["name"] for _, r in written] == ["good"]
     assert len(errors) == 1 and errors[0].startswith("benchkit: ERROR bad tabular: ")
     assert str(tmp_path / "bad") in errors[0]
     with pytest.raises(OSError):
-        aggregate_session(payloads(bad), settings(tmp_path))
+        aggregate_session(typed(payloads(bad)), settings(tmp_path))
 
 
 @pytest.mark.slow
@@ -167,7 +168,7 @@ def test_reports_carry_their_provenance(tmp_path):
     module = tmp_path / sp["module"]
     module.parent.mkdir(parents=True)
     module.write_text("# the idea\n")
-    written, _ = aggregate_session(payloads(sp), settings(tmp_path / "reports"),
+    written, _ = aggregate_session(typed(payloads(sp)), settings(tmp_path / "reports"),
                                    rootpath=tmp_path)
     import hashlib
     assert by_track(written)["tabular"]["provenance"]["module_digest"] == (

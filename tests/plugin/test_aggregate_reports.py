@@ -15,7 +15,7 @@ from benchkit.store import atomic
 from benchkit.report import bench_report
 from benchkit.report import summary
 from benchkit.report.session import aggregate_session
-from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_run, make_spec)
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_run, make_spec, typed)
 
 # -- aggregation ---------------------------------------------------------------------------------
 CFG = {"lr": 1e-3}
@@ -50,14 +50,14 @@ def settings(tmp_path, gate="off"):
 def test_an_idea_with_only_claims_does_not_stop_the_next_ideas_report(tmp_path):
     claim = {"kind": "mechanism", "spec": spec("a"), "nodeid": "m::test_claim",
              "outcome": "passed", "message": None}
-    written, _ = session.aggregate_session([claim] + payloads(spec("b")), settings(tmp_path))
+    written, _ = session.aggregate_session(typed([claim] + payloads(spec("b"))), settings(tmp_path))
     assert [r["name"] for _, r in written] == ["b"]
 
 
 @pytest.mark.slow
 def test_a_single_run_makes_an_incomplete_report_not_an_interrupted_one(tmp_path):
-    written, failures = session.aggregate_session(
-        payloads(spec(seeds=1), arms=("baseline",)), settings(tmp_path, gate="helps"))
+    written, failures = session.aggregate_session(typed(
+        payloads(spec(seeds=1), arms=("baseline",))), settings(tmp_path, gate="helps"))
     ((_, r),) = written
     assert r["complete"] is False and r["practical_verdict"] == "incomplete"
     assert "the session was interrupted" not in r["incomplete"]["reasons"]
@@ -66,7 +66,7 @@ def test_a_single_run_makes_an_incomplete_report_not_an_interrupted_one(tmp_path
 
 @pytest.mark.slow
 def test_every_comparison_records_its_holm_family_size(tmp_path):
-    written, _ = session.aggregate_session(payloads(spec(tracks=("tabular", "dynamics"))),
+    written, _ = session.aggregate_session(typed(payloads(spec(tracks=("tabular", "dynamics")))),
                                              settings(tmp_path))
     assert [r["comparison"]["family_size"] for _, r in written] == [2, 2]
     for path, _ in written:
@@ -83,7 +83,7 @@ def test_a_control_arms_margin_test_is_at_the_level_of_its_track(tmp_path):
                        ("control:c", idea + 0.001 * (-1) ** seed)):
             out.append({**payloads(sp, arms=("idea",))[0], "arm": arm, "seed": seed,
                         "nodeid": f"{sp['module']}::{arm}[tabular-{seed}]", "val": v, "test": v})
-    ((_, r),) = session.aggregate_session(out, settings(tmp_path))[0]
+    ((_, r),) = session.aggregate_session(typed(out), settings(tmp_path))[0]
     comp = r["controls"]["c"]["comparison"]
     # non-inferior to every comparator is an intersection-union test: the family is the one
     # track, so the one-sided p 1/32 is below 0.05 (Holm over baseline + control, 0.05 / 2,
@@ -100,7 +100,7 @@ def test_companions_get_the_report_and_keep_plots_only_when_it_did_not_change(tm
     monkeypatch.setattr(summary, "write_companions",
                         lambda path, r, **kw: calls.append((path, r, kw)))
     for _ in range(2):
-        written, _ = session.aggregate_session(payloads(spec()), settings(tmp_path))
+        written, _ = session.aggregate_session(typed(payloads(spec())), settings(tmp_path))
         ((path, r),) = written
         assert calls[-1][:2] == (path, r)
     assert [kw for *_, kw in calls] == [{"plots_current": False}, {"plots_current": True}]
@@ -129,7 +129,7 @@ def test_a_write_error_names_the_file_and_the_reason(tmp_path, monkeypatch, exc,
         raise exc
     monkeypatch.setattr(atomic, "write_atomic", fail)
     errors = []
-    written, _ = session.aggregate_session(payloads(spec("x")), settings(tmp_path),
+    written, _ = session.aggregate_session(typed(payloads(spec("x"))), settings(tmp_path),
                                              errors=errors)
     path = bench_report.report_path(tmp_path, "x", "tabular")
     assert written == []
@@ -164,7 +164,7 @@ def test_d8_an_incomplete_track_stays_in_the_holm_family(tmp_path):
     for t in tracks:
         payloads += _payloads(spec, BASE8, IDEA8, [t], missing_track=None if t == TRACK else t)
     settings = SimpleNamespace(alpha=ALPHA, report_dir=tmp_path, gate="helps")
-    written, failures = aggregate_session(payloads, settings)
+    written, failures = aggregate_session(typed(payloads), settings)
     by_track = {r["track"]: r for _, r in written}
     comp = by_track[TRACK]["comparison"]
     assert comp["family_size"] == 4

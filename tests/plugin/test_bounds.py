@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from benchkit.store.payloads import RunPoint, RunResult
 from benchkit.cli.commands import main
 from benchkit.plugin import settings
 from benchkit.spec import SpecError
@@ -122,8 +123,8 @@ def _stored(tmp_path, **change):
     key = "ef" * 32
     result = {"val": 1.0, "test": 2.0, "diverged": False, "seconds": 0.1, "signatures": {},
               "logs": {}, "budgets": {}}
-    record = records.build(key, {"arm": "idea", "track": "tabular", "cfg": {}, "seed": 0},
-                           result, {}, {"module": "m", "nodeid": "n"},
+    record = records.build(key, RunPoint(arm="idea", track="tabular", cfg={}, seed=0),
+                           RunResult.from_json(result), {}, {"module": "m", "nodeid": "n"},
                            change.get("cpu", hardware.cpu()))
     return store, key, record
 

@@ -29,9 +29,9 @@ def test_record_without_results_says_what_is_needed():
 def test_record_takes_tensors_and_numpy_scalars_as_plain_floats():
     run = make_run()
     run.record(val=torch.tensor(0.5), test=np.float32(0.25))
-    payload = run.payload()
-    assert type(payload["val"]) is float and type(payload["test"]) is float
-    assert (payload["val"], payload["test"]) == (0.5, 0.25)
+    result = run.result()
+    assert type(result.val) is float and type(result.test) is float
+    assert (result.val, result.test) == (0.5, 0.25)
 
 
 @pytest.mark.parametrize("tol", [-1.0, math.nan, math.inf])
@@ -44,8 +44,8 @@ def test_signature_with_a_bad_tolerance_is_an_error(tol):
 def test_non_finite_signature_is_recorded_unconfirmed(observed):
     run = make_run()
     run.signature("x", observed=observed, predicted=0.0, tol=1e9)
-    assert run.signatures["x"]["confirmed"] is False
-    assert run.signatures["x"]["observed"] is None
+    assert run.signatures["x"].confirmed is False
+    assert run.signatures["x"].observed is None
 
 
 IDEA = '''
@@ -176,7 +176,7 @@ def test_run_cfg_is_read_only_and_says_how_to_change_a_setting():
             change(run.cfg)
     assert run.cfg == {"lr": 1e-2} and dict(run.cfg) == {"lr": 1e-2}
     assert {**run.cfg, "lr": 1.0} == run.cfg | {"lr": 1.0} == {"lr": 1.0}
-    assert run.payload()["cfg"] == {"lr": 1e-2} and type(run.payload()["cfg"]) is dict
+    assert run.point().cfg == {"lr": 1e-2} and type(run.point().cfg) is dict
 
 
 @pytest.mark.parametrize("call, fragment", [

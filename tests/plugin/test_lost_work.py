@@ -7,7 +7,9 @@ import json
 
 import pytest
 
+from benchkit.store.payloads import RunPoint, RunResult
 from benchkit.report.session import aggregate_session
+from builders import typed
 from sessions import report_path
 from test_aggregate import payloads, settings, spec
 
@@ -19,30 +21,31 @@ def _only(written):
 
 def test_an_exploratory_or_incomplete_report_never_replaces_a_complete_one(tmp_path):
     sp = spec(tracks=("tabular",))
-    path, complete = _only(aggregate_session(payloads(sp), settings(tmp_path, gate="off"))[0])
+    path, complete = _only(aggregate_session(typed(payloads(sp)),
+                                             settings(tmp_path, gate="off"))[0])
     assert complete["complete"] and not complete["exploratory"]
     kept = path.read_bytes()
 
     exploratory = {**sp, "overrides": {"seeds": 6}}
-    aside, report = _only(aggregate_session(payloads(exploratory),
+    aside, report = _only(aggregate_session(typed(payloads(exploratory)),
                                             settings(tmp_path, gate="off"))[0])
     assert report["exploratory"] and aside == path.parent / "exploratory" / path.name
     assert path.read_bytes() == kept and aside.is_file()
     assert any(f"beside the complete report of the declared plan at {path}" in w
                for w in report["warnings"])
 
-    aside, report = _only(aggregate_session(payloads(sp, skip={("idea", "tabular", 2)}),
+    aside, report = _only(aggregate_session(typed(payloads(sp, skip={("idea", "tabular", 2)})),
                                             settings(tmp_path, gate="off"))[0])
     assert not report["complete"] and aside == path.parent / "incomplete" / path.name
     assert path.read_bytes() == kept
 
-    again, report = _only(aggregate_session(payloads(sp), settings(tmp_path, gate="off"))[0])
+    again, report = _only(aggregate_session(typed(payloads(sp)), settings(tmp_path, gate="off"))[0])
     assert again == path and report["complete"]
 
 
 def test_without_a_complete_report_an_exploratory_one_goes_where_it_always_did(tmp_path):
     sp = {**spec(tracks=("tabular",)), "overrides": {"seeds": 6}}
-    path, report = _only(aggregate_session(payloads(sp), settings(tmp_path, gate="off"))[0])
+    path, report = _only(aggregate_session(typed(payloads(sp)), settings(tmp_path, gate="off"))[0])
     assert report["exploratory"] and path.parent.name == "tabular"
 
 
@@ -98,7 +101,7 @@ def test_finite_metrics_whose_statistics_overflow_make_an_incomplete_report(tmp_
     runs = payloads(sp)
     for p in runs:
         p["val"] = p["test"] = value(p["arm"], p["seed"])
-    written, failures = aggregate_session(runs, settings(tmp_path, gate="helps"))
+    written, failures = aggregate_session(typed(runs), settings(tmp_path, gate="helps"))
     path, report = _only(written)
     assert not report["complete"] and report["comparison"] is None
     assert "statistics of these finite metrics are not finite" in \
@@ -166,8 +169,8 @@ def test_a_stored_run_of_the_declared_plan_comes_first_and_an_extension_needs_it
     def put(val, plan):
         result = {"val": val, "test": 2.0, "diverged": False, "seconds": 0.1,
                   "signatures": {}, "logs": {}, "budgets": {}}
-        store.put(records.build(key, run, result, {}, {"module": "m", "nodeid": "n",
-                                                       "plan": plan}, hardware.cpu()))
+        store.put(records.build(key, RunPoint.from_json(run), RunResult.from_json(result), {},
+                                {"module": "m", "nodeid": "n", "plan": plan}, hardware.cpu()))
     put(1.0, old)
     assert store.lookup(key, tmp_path / "m", new)["result"]["val"] == 1.0
     assert store.lookup(key, tmp_path / "m", new, extension=True) is None
@@ -189,8 +192,8 @@ def test_verify_finds_an_aside_reports_family_aside_too(tmp_path, monkeypatch):
     monkeypatch.setattr("benchkit.cli.verify.load_report",
                         lambda path: json.loads(Path(path).read_text()))
     sp = spec()
-    complete, _ = aggregate_session(payloads(sp), settings(tmp_path, gate="off"))
-    aside, _ = aggregate_session(payloads({**sp, "overrides": {"seeds": 6}}),
+    complete, _ = aggregate_session(typed(payloads(sp)), settings(tmp_path, gate="off"))
+    aside, _ = aggregate_session(typed(payloads({**sp, "overrides": {"seeds": 6}})),
                                  settings(tmp_path, gate="off"))
     paths = {r["track"]: path for path, r in aside}
     assert all(p.parent.name == "exploratory" for p in paths.values())

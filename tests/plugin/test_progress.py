@@ -4,6 +4,10 @@ from __future__ import annotations
 import pytest
 
 from benchkit.plugin.progress import Progress, clock_text
+from benchkit.spec import IdeaSpec
+from benchkit.store.payloads import RunPayload, RunPoint, RunResult
+
+SPEC = IdeaSpec(name="p", module="m.py", tracks=("x",), grids={}, seeds=(0,), epochs={})
 
 class Clock:
     def __init__(self):
@@ -13,8 +17,11 @@ class Clock:
         return self.now
 
 
-def run(outcome="passed", reused=False):
-    return {"kind": "run", "outcome": outcome, "reused": reused}
+def run(outcome="passed", reused=False, *, seconds=None, nodeid="", track=""):
+    """An arm run's payload as the controller receives it."""
+    return RunPayload(outcome=outcome, message=None, nodeid=nodeid, spec=SPEC, reused=reused,
+                      point=RunPoint(arm="idea", track=track, cfg={}, seed=0),
+                      result=RunResult(val=1.0, test=1.0, diverged=False, seconds=seconds))
 
 
 def test_progress_counts_trained_runs_and_estimates_from_the_rate_after_the_first():
@@ -27,7 +34,7 @@ def test_progress_counts_trained_runs_and_estimates_from_the_rate_after_the_firs
     assert p.line() == "benchkit: 1/5 runs trained, 1 reused | 0:30 elapsed"  # no rate yet
     clock.now += 10
     p.seen(run(outcome="failed"))
-    p.seen({"kind": "run", "outcome": "skipped"})   # a merge's missing run: not trained
+    p.seen(run("skipped"))   # a merge's missing run: not trained
     assert (p.done, p.trained, p.failed) == (2, 1, 1)
     assert p.left_s() == 30.0         # 10 s a run, 3 runs left
     assert p.line() == ("benchkit: 2/5 runs trained (1 failed), 1 reused | 0:40 elapsed | "
@@ -48,8 +55,8 @@ def test_time_left_weighs_each_arm_tests_runs_by_their_own_mean_time():
     p.planned({"to_train": 8, "to_train_by_group": {base: 4, idea: 4}})
 
     def finish(arm, seconds, seed):
-        p.seen({"kind": "run", "outcome": "passed", "track": "tabular", "seconds": seconds,
-                "nodeid": f"m.py::test_{arm}[tabular-lr=0.01-seed{seed}]"})
+        p.seen(run(track="tabular", seconds=seconds,
+                   nodeid=f"m.py::test_{arm}[tabular-lr=0.01-seed{seed}]"))
 
     for seed in range(4):             # two workers: two 1-s baseline runs each wall second
         clock.now += 0.5
@@ -71,7 +78,7 @@ def test_without_group_counts_the_estimate_is_the_rate_per_run():
     p.planned({"to_train": 4})
     for _ in range(2):
         clock.now += 3
-        p.seen({**run(), "seconds": 3.0, "nodeid": "m.py::t[x]", "track": "x"})
+        p.seen(run(seconds=3.0, nodeid="m.py::t[x]", track="x"))
     assert p.left_s() == 6.0
 
 

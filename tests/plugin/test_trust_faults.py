@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchkit.plugin.fixture import usable
+from benchkit.store.payloads import RunPayload, payload_from_json
 from sessions import no_traceback, run_session, validate_report
 
 RECORDED = '''
@@ -46,12 +46,19 @@ def report_of(pytester, validate=False) -> dict:
 
 
 def test_a_result_without_its_fields_is_a_failed_run_not_a_crash():
-    point = {"kind": "run", "arm": "idea", "track": "t", "cfg": {}, "seed": 0}
-    assert usable({**point, "outcome": "passed", "val": 1.0})["outcome"] == "failed"
-    assert "lacks test, diverged" in usable({**point, "outcome": "passed", "val": 1.0})["message"]
-    assert usable({"kind": "run", "outcome": "error", "nodeid": "x"}) is None
+    point = {"kind": "run", "arm": "idea", "track": "t", "cfg": {}, "seed": 0, "nodeid": "x",
+             "spec": {"name": "rec", "module": "m.py", "tracks": ["t"], "grids": {"t": [{}]},
+                      "seeds": [0], "epochs": {"t": 1}}}
+    partial = payload_from_json({**point, "outcome": "passed", "val": 1.0})
+    assert isinstance(partial, RunPayload) and partial.outcome == "failed"
+    assert partial.result is None and "lacks test, diverged" in (partial.message or "")
+    assert payload_from_json({"kind": "run", "outcome": "error", "nodeid": "x",
+                              "spec": point["spec"]}) is None
+    assert payload_from_json({**point, "kind": "other", "outcome": "passed"}) is None
     whole = {**point, "outcome": "passed", "val": 1.0, "test": 1.0, "diverged": False}
-    assert usable(whole) is whole
+    taken = payload_from_json(whole)
+    assert isinstance(taken, RunPayload) and taken.outcome == "passed"
+    assert taken.result is not None and (taken.result.val, taken.result.test) == (1.0, 1.0)
 
 
 def test_an_arm_whose_other_fixture_errors_fails_that_run_and_the_report_is_written(pytester):

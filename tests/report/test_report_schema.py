@@ -23,6 +23,7 @@ from benchkit.verdict import build
 from benchkit.report import bench_report
 from benchkit.stats import paired
 from benchkit.report.session import aggregate_session
+from builders import typed
 
 import subprocess
 import sys
@@ -201,7 +202,7 @@ def synthetic_reports(tmp_path_factory):
         payloads.append(_payload(b, "tabular", "idea", grid[0], seed, 1.0, 1.9 + seed * 1.1))
     settings = SimpleNamespace(report_dir=tmp_path_factory.mktemp("reports"), alpha=0.05,
                                gate="off")
-    written, _ = aggregate_session(payloads, settings)
+    written, _ = aggregate_session(typed(payloads), settings)
     return {f"{r['name']}/{r['track']}": json.loads(Path(path).read_text())
             for path, r in written}
 

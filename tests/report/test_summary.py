@@ -14,7 +14,7 @@ import pytest
 from benchkit.report import plots
 from benchkit.report import bench_report
 from benchkit.report import summary
-from builders import GRID, make_report, write
+from builders import GRID, make_report, typed, write
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -248,7 +248,7 @@ def test_aggregate_session_writes_the_summary_beside_each_report(tmp_path):
                  "diverged": False, "signatures": {}, "logs": {}}
                 for arm in ("baseline", "idea") for s in (0, 1)]
     settings = SimpleNamespace(alpha=0.05, report_dir=tmp_path, gate="off")
-    written, _ = aggregate_session(payloads, settings)
+    written, _ = aggregate_session(typed(payloads), settings)
     folder = written[0][0].parent
     assert (folder / "summary.md").read_text().startswith("# agg_idea on tabular")
     assert json.loads((folder / "bench_report.json").read_text())["name"] == "agg_idea"

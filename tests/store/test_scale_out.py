@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.spec import shard
+from benchkit.store.payloads import RunPoint, RunResult
 from benchkit.verdict.build import build_report
 from benchkit.store.backends import DirectoryStorage, FsspecStorage, open_storage
 from benchkit.store import hardware
@@ -119,7 +120,8 @@ def test_a_merge_store_takes_a_record_of_another_cpu_and_names_it(tmp_path):
     def record(val, cpu):
         result = {"val": val, "test": 2.0, "diverged": False, "seconds": 0.1,
                   "signatures": {}, "logs": {}, "budgets": {}}
-        return records.build(key, run, result, {}, {"module": "m", "nodeid": "n"}, cpu)
+        return records.build(key, RunPoint.from_json(run), RunResult.from_json(result), {},
+                             {"module": "m", "nodeid": "n"}, cpu)
     plain.put(record(1.0, "Other CPU (avx512f)"))
     assert plain.lookup(key, tmp_path / "m") is None     # this machine would compute other bits
     assert merge.lookup(key, tmp_path / "m")["cpu"] == "Other CPU (avx512f)"

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from benchkit.store.payloads import RunPoint, RunResult
 from benchkit.cli.commands import main
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage
@@ -20,8 +21,8 @@ RUN = {"arm": "idea", "track": "tabular", "cfg": {"lr": 0.01}, "seed": 0}
 
 
 def record(secret=None, key="k" * 64, **result):
-    return records.build(key, RUN, {**RESULT, **result}, {}, {"module": "m.py", "nodeid": "m"},
-                     "cpu", secret=secret)
+    return records.build(key, RunPoint.from_json(RUN), RunResult.from_json({**RESULT, **result}),
+                         {}, {"module": "m.py", "nodeid": "m"}, "cpu", secret=secret)
 
 
 def forge(record: dict, secret=None, **result) -> dict:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.store.payloads import RunPoint, RunResult
 from benchkit.verdict import convergence
 from benchkit.training import loop
 from benchkit.store import records
@@ -89,7 +90,8 @@ RUN = {"arm": "baseline", "track": "tabular", "cfg": {"lr": 0.01}, "seed": 0}
 
 
 def build(**extra):
-    return records.build("k", RUN, {**RESULT, **extra}, {}, {"module": "m", "nodeid": "n"}, "cpu")
+    return records.build("k", RunPoint.from_json(RUN), RunResult.from_json({**RESULT, **extra}), {},
+                         {"module": "m", "nodeid": "n"}, "cpu")
 
 
 def test_a_record_keeps_its_curve_and_an_old_record_without_one_stays_valid():

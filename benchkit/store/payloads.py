@@ -1,0 +1,272 @@
+"""The worker's result as typed records: what an arm or mechanism test sends to the controller
+(:class:`RunPayload`, :class:`MechanismPayload`) and the run result a stored record keeps
+(:class:`RunResult`).
+
+Each is frozen and has ``to_json``/``from_json``: plain dicts exist only where JSON is written
+or read (a test report's ``user_properties`` across xdist, a record's file, the verdict
+pipeline's input). ``to_json`` gives the same JSON the dicts had, so stored records, reports
+and their digests are unchanged. Pure Python: no torch, no numpy.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from benchkit.spec.idea import IdeaSpec
+
+JsonDict = dict[str, Any]
+RUN_POINT = ("arm", "track", "cfg", "seed")    # what places a run payload in its comparison
+RESULT_FIELDS = ("val", "test", "diverged")    # a payload without them carries no result
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One piece of mechanism evidence a run recorded (``run.signature``)."""
+
+    has_null: bool
+    null: float | None
+    observed: float | None
+    predicted: float
+    tol: float
+    prediction: str | None
+    confirmed: bool
+
+    def to_json(self) -> JsonDict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, plain: Mapping[str, Any]) -> Signature:
+        """A signature's JSON; one written without a null measurement may lack ``has_null``
+        and ``null`` (a stored record always has both: benchkit.store.records checks)."""
+        return cls(has_null=plain.get("has_null", False), null=plain.get("null"),
+                   observed=plain["observed"], predicted=plain["predicted"], tol=plain["tol"],
+                   prediction=plain["prediction"], confirmed=plain["confirmed"])
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """``run.fit``'s validation value after one epoch (None when not finite)."""
+
+    epoch: int
+    val: float | None
+
+    def to_json(self) -> JsonDict:
+        return {"epoch": self.epoch, "val": self.val}
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one run gave, as a stored record's ``result`` holds it (benchkit.store.records):
+    metrics (None when not finite, and then ``diverged``), its seconds, and its evidence."""
+
+    val: float | None
+    test: float | None
+    diverged: bool
+    seconds: float | None          # None only where a hand-made payload gives none
+    signatures: Mapping[str, Signature] = field(default_factory=dict)
+    logs: Mapping[str, float | None] = field(default_factory=dict)
+    budgets: Mapping[str, float] = field(default_factory=dict)
+    curve: tuple[CurvePoint, ...] | None = None   # records from before curves have none
+
+    def to_json(self) -> JsonDict:
+        """The record's ``result`` object (``curve`` only when there is one)."""
+        plain: JsonDict = {"val": self.val, "test": self.test, "diverged": self.diverged,
+                 "seconds": self.seconds,
+                 "signatures": {n: s.to_json() for n, s in self.signatures.items()},
+                 "logs": dict(self.logs), "budgets": dict(self.budgets)}
+        if self.curve is not None:
+            plain["curve"] = [p.to_json() for p in self.curve]
+        return plain
+
+    @classmethod
+    def from_json(cls, plain: Mapping[str, Any]) -> RunResult:
+        """A result from a record's ``result`` or a payload; the collections it lacks (hand-made
+        or older payloads) are empty."""
+        curve = plain.get("curve")
+        return cls(val=plain["val"], test=plain["test"], diverged=plain["diverged"],
+                   seconds=plain.get("seconds"),
+                   signatures={n: Signature.from_json(s)
+                               for n, s in (plain.get("signatures") or {}).items()},
+                   logs=dict(plain.get("logs") or {}), budgets=dict(plain.get("budgets") or {}),
+                   curve=None if curve is None else tuple(
+                       CurvePoint(epoch=p["epoch"], val=p["val"]) for p in curve))
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """Which run of its idea a payload is: arm, track, grid config and seed."""
+
+    arm: str
+    track: str
+    cfg: Mapping[str, Any]
+    seed: int
+
+    def to_json(self) -> JsonDict:
+        return {"arm": self.arm, "track": self.track, "cfg": dict(self.cfg), "seed": self.seed}
+
+    @classmethod
+    def from_json(cls, plain: Mapping[str, Any]) -> RunPoint:
+        return cls(arm=plain["arm"], track=plain["track"], cfg=dict(plain["cfg"]),
+                   seed=plain["seed"])
+
+
+@dataclass(frozen=True)
+class Audit:
+    """An audited run: the digest its record holds, and whether the retrained run gave it."""
+
+    stored: str
+    same: bool
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a run's result came from: its store key and run digest, ``fresh`` (trained
+    here), ``reused`` (stored by its own module) or ``shared`` (stored by ``trained_in``); the
+    plan a reused run was trained under, and the audit of a retrained one."""
+
+    key: str | None
+    digest: str | None
+    origin: str | None
+    trained_in: str | None
+    planned: JsonDict | None = None
+    audit: Audit | None = None
+
+    def to_json(self) -> JsonDict:
+        plain: JsonDict = {"key": self.key, "digest": self.digest, "origin": self.origin,
+                           "trained_in": self.trained_in}
+        if self.origin in ("reused", "shared"):
+            plain["planned"] = self.planned
+        if self.audit is not None:
+            plain["audit"] = dataclasses.asdict(self.audit)
+        return plain
+
+    @classmethod
+    def from_json(cls, plain: Mapping[str, Any]) -> Provenance | None:
+        """The provenance a payload carries, None when it carries none."""
+        if not any(k in plain for k in ("key", "digest", "origin", "trained_in")):
+            return None
+        audit = plain.get("audit")
+        return cls(key=plain.get("key"), digest=plain.get("digest"),
+                   origin=plain.get("origin"), trained_in=plain.get("trained_in"),
+                   planned=plain.get("planned"),
+                   audit=None if audit is None else Audit(stored=audit["stored"],
+                                                          same=audit["same"]))
+
+
+@dataclass(frozen=True)
+class RunPayload:
+    """What an arm test sends to the controller: its outcome and, when its Run existed, which
+    run it is and its result, the CPU and environment it trained on, and where the result
+    came from. ``point`` is None only for a payload the controller cannot place (it is
+    dropped: its run stays missing from its report)."""
+
+    outcome: str
+    message: str | None
+    nodeid: str
+    spec: IdeaSpec                           # the idea's spec, as the worker benched it
+    point: RunPoint | None = None
+    result: RunResult | None = None
+    reused: bool = False
+    cpu: str | None = None
+    env: JsonDict | None = None
+    provenance: Provenance | None = None
+    not_stored: bool = False                 # trained here, and the store could not keep it
+    store_problems: tuple[str, ...] = ()     # the worker's store lines, shown by the controller
+    kind = "run"
+
+    @property
+    def arm(self) -> str | None:
+        return None if self.point is None else self.point.arm
+
+    @property
+    def track(self) -> str | None:
+        return None if self.point is None else self.point.track
+
+    @property
+    def origin(self) -> str | None:
+        return None if self.provenance is None else self.provenance.origin
+
+    @property
+    def audit(self) -> Audit | None:
+        return None if self.provenance is None else self.provenance.audit
+
+    def to_json(self) -> JsonDict:
+        """The flat JSON object a payload has always been (its keys as ``Run.payload`` and the
+        fixture wrote them)."""
+        plain: JsonDict = {"kind": self.kind, "outcome": self.outcome, "message": self.message,
+                           "nodeid": self.nodeid}
+        if self.point is not None:
+            plain.update(self.point.to_json())
+        if self.result is not None:
+            result = self.result.to_json()
+            plain.update({k: result[k] for k in ("val", "test", "diverged", "seconds")})
+            plain.update(reused=self.reused, signatures=result["signatures"],
+                         logs=result["logs"], budgets=result["budgets"],
+                         curve=result.get("curve"), cpu=self.cpu)
+            if self.provenance is not None:
+                plain.update(self.provenance.to_json())
+            if self.not_stored:
+                plain["not_stored"] = True
+            plain["env"] = self.env
+        if self.store_problems:
+            plain["store_problems"] = list(self.store_problems)
+        plain["spec"] = self.spec.to_plain()
+        return plain
+
+    @classmethod
+    def from_json(cls, plain: Mapping[str, Any]) -> RunPayload | None:
+        """The payload in ``plain`` as a report can take it: one that does not say which run it
+        is (no arm, track, config or seed) is None; a passed one that lacks its result's
+        fields is a failed run of its comparison, with that message."""
+        if any(f not in plain for f in RUN_POINT) or "spec" not in plain:
+            return None
+        outcome, message = plain["outcome"], plain.get("message")
+        has_result = all(f in plain for f in RESULT_FIELDS)
+        if outcome == "passed" and not has_result:
+            outcome = "failed"
+            message = "benchkit: its result lacks " + ", ".join(
+                f for f in RESULT_FIELDS if f not in plain)
+        return cls(outcome=outcome, message=message, nodeid=plain["nodeid"],
+                   spec=IdeaSpec.from_plain(plain["spec"]),
+                   point=RunPoint.from_json(plain),
+                   result=RunResult.from_json(plain) if has_result else None,
+                   reused=bool(plain.get("reused", False)), cpu=plain.get("cpu"),
+                   env=plain.get("env"), provenance=Provenance.from_json(plain),
+                   not_stored=bool(plain.get("not_stored", False)),
+                   store_problems=tuple(plain.get("store_problems") or ()))
+
+
+@dataclass(frozen=True)
+class MechanismPayload:
+    """What a mechanism (claim) test sends to the controller: its outcome."""
+
+    outcome: str
+    message: str | None
+    nodeid: str
+    spec: IdeaSpec
+    kind = "mechanism"
+
+    def to_json(self) -> JsonDict:
+        return {"kind": self.kind, "outcome": self.outcome, "message": self.message,
+                "nodeid": self.nodeid, "spec": self.spec.to_plain()}
+
+    @classmethod
+    def from_json(cls, plain: Mapping[str, Any]) -> MechanismPayload:
+        return cls(outcome=plain["outcome"], message=plain.get("message"),
+                   nodeid=plain["nodeid"], spec=IdeaSpec.from_plain(plain["spec"]))
+
+
+Payload = Union[RunPayload, MechanismPayload]
+
+
+def payload_from_json(plain: Mapping[str, Any]) -> Payload | None:
+    """The payload a test report carried (``json.loads`` of it), or None when the controller
+    cannot use it (no spec, a run that does not say which run it is, an unknown kind)."""
+    kind = plain.get("kind")
+    if kind == "run":
+        return RunPayload.from_json(plain)
+    if kind == "mechanism" and "spec" in plain:
+        return MechanismPayload.from_json(plain)
+    return None
