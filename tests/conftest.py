@@ -17,16 +17,22 @@ import functools
 import importlib
 import os
 import pkgutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from sessions import report_path, validate_report
 
+STAND_INS = Path(__file__).parent / "standins"  # tests/standins/floor_standin.py, a plugin
+sys.path.insert(0, str(STAND_INS))  # importable by the in-process sessions of this process
+
+
 @functools.cache
 def import_what_sessions_would_drop() -> None:
     """Import, once per process, what an in-process pytester run must not import itself (the
     module docstring says why)."""
+    import floor_standin  # noqa: F401  (kept: it restores the registry after each test)
     import hypothesis.internal.observability  # noqa: F401
     import torch
 
@@ -111,3 +117,20 @@ def _no_plots_in_process(request, monkeypatch):
     if "pytester" in request.fixturenames and request.node.get_closest_marker("plots") is None:
         from benchkit.report import plots
         monkeypatch.setattr(plots, "write_plots", lambda folder, report: NOT_DRAWN)
+
+
+def prepended(variable: str, value: str, separator: str) -> str:
+    return separator.join(v for v in (value, os.environ.get(variable)) if v)
+
+
+@pytest.fixture(autouse=True)
+def _floor_stand_in(request, monkeypatch):
+    """The pytest sessions a test runs, in this process or a subprocess, fit cheap stand-in
+    floors (tests/standins/floor_standin.py: the real ones cost seconds a seed in each fresh
+    process), unless the test is marked ``floors``: the tests of floors fit the real ones."""
+    if request.node.get_closest_marker("floors") is None:
+        monkeypatch.setenv("PYTEST_PLUGINS", prepended("PYTEST_PLUGINS", "floor_standin", ","))
+        monkeypatch.setenv("PYTHONPATH", prepended("PYTHONPATH", str(STAND_INS), os.pathsep))
+    yield
+    if "floor_standin" in sys.modules:  # imported by import_what_sessions_would_drop
+        sys.modules["floor_standin"].restore()

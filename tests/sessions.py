@@ -140,11 +140,20 @@ def run_session(pytester, *args, subprocess: bool = False) -> pytest.RunResult:
         return pytester.runpytest_inprocess(*args, no_reraise_ctrlc=True)
 
 
+def child_environment(**env_extra) -> dict:
+    """This process's environment for a pytest process it starts, ``env_extra`` added: without
+    the variables pytest and xdist set for this test (``PYTEST_CURRENT_TEST``,
+    ``PYTEST_XDIST_WORKER``, ...) but with ``PYTEST_PLUGINS`` (tests/conftest.py's floor
+    stand-in)."""
+    return {k: v for k, v in os.environ.items()
+            if k == "PYTEST_PLUGINS" or not k.startswith(("PYTEST_", "PYTHONBREAKPOINT"))
+            } | env_extra
+
+
 def run_pytest_subprocess(path, *args, **env_extra) -> pytest.RunResult:
     """``pytest args`` in a fresh interpreter in ``path`` (what ``pytester.runpytest_subprocess``
     does, usable from a module-scoped fixture), with ``env_extra`` added to its environment."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_", "PYTHONBREAKPOINT"))} | env_extra
+    env = child_environment(**env_extra)
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=path, env=env,
                           capture_output=True, text=True, timeout=600)

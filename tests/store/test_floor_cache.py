@@ -70,6 +70,9 @@ def test_the_key_changes_with_seed_protocol_and_benchkits_source(monkeypatch):
     assert floor_cache.key(track, 0) != base
 
 
+@pytest.mark.floors
+@pytest.mark.slow
+@pytest.mark.timeout(600)  # six seeds of real floors: seconds each on a loaded machine
 def test_a_session_takes_its_floors_from_the_cache_and_cache_clear_recomputes(pytester,
                                                                               read_report):
     pytester.makepyfile(test_const=HARMS)

@@ -9,7 +9,6 @@ that never ran leaves an incomplete report that names its runs.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -25,7 +24,7 @@ from benchkit.verdict.build import build_report
 from benchkit.store.backends import DirectoryStorage, FsspecStorage, open_storage
 from benchkit.store import hardware
 from benchkit.store.runs import RunStore
-from sessions import run_session, validate_report
+from sessions import child_environment, run_session, validate_report
 
 IDEA = '''
 import os, time
@@ -181,7 +180,7 @@ def copy_of_project(root: Path) -> Path:
 
 
 def pytest_in(path: Path, *args, **env_extra) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")} | env_extra
+    env = child_environment(**env_extra)
     return subprocess.Popen([sys.executable, "-m", "pytest", *FAST, *args], cwd=path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 

@@ -52,6 +52,7 @@ def small_mnist1d(monkeypatch):
         cache.cache_clear()
 
 
+@pytest.mark.floors
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("name, grid", [("mnist1d", {"lr": [3e-3, 1e-2]})])
 def test_an_aa_module_benches_end_to_end(pytester, read_report, request, name, grid):

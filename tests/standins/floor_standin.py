@@ -1,0 +1,62 @@
+"""A pytest plugin that gives benchkit's built-in tracks a cheap stand-in for their floors, for
+the suite's pytest sessions whose tests are not about floors. The real floors fit kernel ridge,
+boosted trees, an SVM or an MLP per seed (seconds each), and every session in a fresh process
+paid them again. The stand-in is one real floor, the train mean (the majority class for
+accuracy), named so that a report shows it was used. It replaces the built-in tracks in the
+registry before any conftest.py is loaded.
+
+tests/conftest.py loads it through ``PYTEST_PLUGINS`` (so sessions in subprocesses get it too)
+for every test not marked ``floors``; the floor tests fit the real ones. The tracks are
+restored when the session ends (an in-process session shares this process's registry).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from benchkit import tracks
+from benchkit.tracks import dynamics, mnist1d, tabular
+from benchkit.tracks.floors import mean_mse
+
+NAME = "train mean (suite stand-in)"
+MAJORITY = "majority class (suite stand-in)"
+BUILT_IN = (tabular, dynamics, mnist1d)  # each has TRACK and a numpy arrays(seed)
+
+
+def stand_in(module):
+    """Floors of ``module``'s track from its own numpy splits, no fitting: the train mean's
+    test MSE, or the test accuracy of the train split's most common class."""
+    higher = module.TRACK.direction == "higher"
+
+    def floors(seed: int) -> dict[str, float]:
+        (_, y_train), _, (_, y_test) = module.arrays(int(seed))
+        if higher:
+            labels, counts = np.unique(np.asarray(y_train), return_counts=True)
+            return {MAJORITY: float(np.mean(np.asarray(y_test) == labels[np.argmax(counts)]))}
+        return {NAME: mean_mse(y_train, y_test)}
+    floors.stand_in = True  # type: ignore[attr-defined]
+    return floors
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """Before any conftest.py: a project's conftest that derives a track from a built-in one
+    (``dataclasses.replace(tracks.get("tabular"), ...)``) derives it from the stand-in."""
+    for module in BUILT_IN:
+        if tracks.get(module.TRACK.name) is module.TRACK:
+            tracks.register(dataclasses.replace(module.TRACK, make_floors=stand_in(module)),
+                            replace=True)
+
+
+def restore() -> None:
+    """The built-in tracks back in the registry where a stand-in replaced them (also called by
+    tests/conftest.py after each test: a session stopped by a usage error never unconfigures)."""
+    for module in BUILT_IN:
+        if getattr(tracks.get(module.TRACK.name).make_floors, "stand_in", False):
+            tracks.register(module.TRACK, replace=True)
+
+
+def pytest_unconfigure(config):
+    restore()
