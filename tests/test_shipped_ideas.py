@@ -1,4 +1,6 @@
-"""The shipped ideas as users run them: their claims alone, and a quick smoke bench."""
+"""The shipped ideas as users run them: their claims alone, and a quick smoke bench in which
+every shipped idea collects, trains and reports. The full smoke bench (every run at 2 seeds and
+1 epoch, 108 runs) is ``scripts/bench --bench-seeds 2 --bench-epochs 1``, the README's."""
 from __future__ import annotations
 
 import json
@@ -7,18 +9,30 @@ import sys
 from pathlib import Path
 
 import pytest
-
+from sessions import child_environment
 
 # benches of several idea modules per session: longer than the suite's 120 s default
 pytestmark = [pytest.mark.timeout(600), pytest.mark.e2e]
 
 ROOT = Path(__file__).resolve().parents[1]
-IDEAS = {"task_visible_pruning": "tabular", "moment_preserving_rank2": "dynamics"}
+# whole modules: their 84 runs at 1 epoch cost seconds, and only complete reports carry the
+# frontier's comparisons, the controls and the budget checks
+WHOLE = {"task_visible_pruning": "ideas/test_task_visible_pruning.py",
+         "pruning_finetune_vs_scratch": "ideas/test_pruning_finetune_vs_scratch.py"}
+# one seed of one config per arm: a GRU idea (seconds a run) and the CNN on MNIST-1D (its data
+# costs seconds a seed in each process); their reports are incomplete and say which runs
+ONE_EACH = {("moment_preserving_rank2", "dynamics"): [
+                f"ideas/test_moment_preserving_compression.py::{arm}[dynamics-lr=0.04-seed0]"
+                for arm in ("test_baseline", "test_idea", "test_gru_with_an_equal_size_state",
+                            "test_plain_rank2")],
+            ("mnist1d_cnn", "mnist1d"): [f"ideas/test_mnist1d_cnn.py::{arm}[mnist1d-lr=0.01-seed0]"
+                                         for arm in ("test_baseline", "test_idea")]}
 
 
 def pytest_run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=child_environment())
 
 
 def test_claims_run_alone_and_pass():
@@ -28,33 +42,46 @@ def test_claims_run_alone_and_pass():
     assert "no report written" in result.stdout
 
 
+def report(folder: Path, name: str, track: str) -> dict:
+    return json.loads((folder / name / track / "bench_report.json").read_text())
+
+
 def test_quick_smoke_bench_of_the_ideas(tmp_path):
-    # not mnist1d_cnn: generating MNIST-1D costs ~1.5 s a seed in every process (two workers
-    # and the controller's floors); its bench is recorded in benchmarks/results/tracks/bench/
-    result = pytest_run("ideas", "--bench-seeds", "2", "--bench-epochs", "1", "-n", "2",
-                        "--ignore", "ideas/test_mnist1d_cnn.py",
-                        f"--bench-report-dir={tmp_path}", "-q")
+    """Each shipped idea collects, trains and writes its report, through two xdist workers."""
+    picked = [node for nodes in ONE_EACH.values() for node in nodes]
+    result = pytest_run(*WHOLE.values(), *picked, "--bench-seeds", "2", "--bench-epochs", "1",
+                        "-n", "2", f"--bench-report-dir={tmp_path}", "-q")
     assert result.returncode == 0, result.stdout[-3000:]
     # the controller's progress under -n 2 (results through xdist), plain lines without a tty
-    assert "benchkit: 1/108 runs trained | " in result.stdout
-    assert "benchkit: 108/108 runs trained | " in result.stdout
-    for name, track in IDEAS.items():
-        report = json.loads((tmp_path / name / track / "bench_report.json").read_text())
-        assert report["complete"] is True
-        assert report["n_seeds"] == 2 and report["protocol"]["epochs"] == 1
-        assert report["mechanism_ok"] in (0, 1)
-        assert report["math_verification"]["passed"] is True
-        assert report["mechanism_signature"]["signatures"], "the idea records its signature"
-        assert any("only 2 seeds" in w for w in report["warnings"])
+    assert "benchkit: 1/90 runs trained | " in result.stdout
+    assert "benchkit: 90/90 runs trained | " in result.stdout
+    for name in WHOLE:
+        whole = report(tmp_path, name, "tabular")
+        assert whole["complete"] is True
+        assert whole["n_seeds"] == 2 and whole["protocol"]["epochs"] == 1
+        assert any("only 2 seeds" in w for w in whole["warnings"])
     # pruning is decided right after replacement against magnitude pruning and two controls,
-    # on a frontier over the units replaced per layer
-    pruning = json.loads((tmp_path / "task_visible_pruning/tabular/bench_report.json").read_text())
+    # on a frontier over the units replaced per layer; its claims feed the report
+    pruning = report(tmp_path, "task_visible_pruning", "tabular")
+    assert pruning["mechanism_ok"] in (0, 1)
+    assert pruning["math_verification"]["passed"] is True
+    assert pruning["mechanism_signature"]["signatures"], "the idea records its signature"
     assert set(pruning["controls"]) == {"magnitude_shortcut", "magnitude_lstsq"}
     assert pruning["frontier"]["values"] == [2, 4, 8]
     summary = (tmp_path / "task_visible_pruning/tabular/summary.md").read_text()
     assert "exempt on the frontier over `replaced`" in summary
     # fine-tuned vs from scratch: its own verdict, budgets matched without a waiver
-    scratch = json.loads((tmp_path / "pruning_finetune_vs_scratch/tabular/bench_report.json"
-                          ).read_text())
-    assert scratch["complete"] is True and scratch["budgets"]["matched"] is True
+    scratch = report(tmp_path, "pruning_finetune_vs_scratch", "tabular")
+    assert scratch["budgets"]["matched"] is True
     assert all(c["matched"] and not c["waived"] for c in scratch["budgets"]["checks"])
+    # the others: every arm trained its one run, and the report names the runs not run
+    for (name, track), nodes in ONE_EACH.items():
+        partial = report(tmp_path, name, track)
+        assert partial["complete"] is False and partial["protocol"]["epochs"] == 1
+        trained = partial["runs"]
+        assert len({r["arm"] for r in trained}) == len(trained) == len(nodes)
+        assert all(r["seed"] == 0 for r in trained)
+        assert all(r["outcome"] == "passed" and r["test"] is not None for r in trained)
+        assert f"INCOMPLETE {name} {track}: " in result.stdout
+    moments = report(tmp_path, "moment_preserving_rank2", "dynamics")["runs"]
+    assert any(r["signatures"] for r in moments if r["arm"] == "idea"), "its signature recorded"
