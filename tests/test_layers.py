@@ -39,8 +39,7 @@ CONCEPT_LINES: dict[str, tuple[int, str]] = {
 # name: the pipeline step's files (issue 43 items 1-3), which that step renames. A file leaves the
 # list when it is clean (the tests below fail on a listed file that already is).
 PENDING_RENAMES: set[str] = set()
-PENDING_PRIVATE_USE = {"benchkit/stats/equivalence.py", "benchkit/stats/futility.py",
-                       "benchkit/stats/selection.py", "benchkit/stats/sequential.py"}
+PENDING_PRIVATE_USE: set[str] = set()
 
 # The dependency rule: layer -> the layers it may import (besides itself and the root package,
 # which holds only __version__). stats imports nothing of benchkit; spec the track registry;

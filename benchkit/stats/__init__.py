@@ -3,5 +3,5 @@ sign-flip test and the comparison of the selected configs (:mod:`.paired`), the 
 that redoes each arm's selection under every flip (:mod:`.selection`), the sign test
 (:mod:`.signtest`), intervals and planning figures of the sign-flip test (:mod:`.signflip`), margin
 tests (:mod:`.equivalence`), exact sequential boundaries (:mod:`.sequential`) and the futility stop
-(:mod:`.futility`). Imports numpy and scipy only, nothing else of benchkit (``tests/test_layers.py``
-checks)."""
+(:mod:`.futility`), with their shared input checks and JSON floats (:mod:`.values`). Imports numpy
+and scipy only, nothing else of benchkit (``tests/test_layers.py`` checks)."""

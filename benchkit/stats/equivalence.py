@@ -20,17 +20,18 @@ from __future__ import annotations
 import numpy as np
 
 from benchkit.stats import paired
+from benchkit.stats.values import checked_direction, finite_array
 
 
 def tost(baseline, idea, *, direction: str, margin: float, level: float) -> dict:
     """Both one-sided sign-flip tests of the margin; ``equivalent`` when both p < level."""
-    b = np.asarray(paired._array(baseline, "baseline"))
-    i = np.asarray(paired._array(idea, "idea"))
+    b = np.asarray(finite_array(baseline, "baseline"))
+    i = np.asarray(finite_array(idea, "idea"))
     if len(b) != len(i):
         raise ValueError(f"baseline and idea differ in length: {len(b)} vs {len(i)}")
     if not (np.isfinite(margin) and margin >= 0):
         raise ValueError(f"margin must be a finite number >= 0, got {margin}")
-    worse_by = (i - b) if paired._direction(direction) == "lower" else (b - i)
+    worse_by = (i - b) if checked_direction(direction) == "lower" else (b - i)
     allowed = margin * np.abs(b)
     p_worse = paired.one_sided_sign_flip_p(worse_by - allowed)
     p_better = paired.one_sided_sign_flip_p(-worse_by - allowed)

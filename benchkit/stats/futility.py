@@ -23,14 +23,14 @@ from statistics import NormalDist
 
 import numpy as np
 
-from benchkit.stats import paired
+from benchkit.stats.values import checked_direction
 
 def improvement_z(diffs, direction: str, test: str = "mean") -> float:
     """The standardised improvement so far, positive when the idea is better: the paired t
     statistic (mean test) or (wins - losses) / sqrt(wins + losses) (sign test); +-inf for a
     constant nonzero difference, 0 when there is no signal."""
     d = np.asarray(diffs, dtype=float).reshape(-1)
-    better = -d if paired._direction(direction) == "lower" else d
+    better = -d if checked_direction(direction) == "lower" else d
     if test == "sign":
         wins, losses = int(np.count_nonzero(better > 0)), int(np.count_nonzero(better < 0))
         return (wins - losses) / math.sqrt(wins + losses) if wins + losses else 0.0

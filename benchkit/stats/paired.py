@@ -15,39 +15,22 @@ from typing import Any
 
 import numpy as np
 
-DIRECTIONS = ("lower", "higher")
+from benchkit.stats.values import DIRECTIONS as DIRECTIONS  # public here too: paired.DIRECTIONS
+from benchkit.stats.values import checked_direction, finite_array, json_float
+
 REL_TOL = 1e-12  # float ties in the permutation null: sums in another order differ by ulps
 
 
-def _direction(direction: str) -> str:
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-    return direction
-
-
-def _array(values, name: str = "values") -> np.ndarray:
-    a = np.asarray(values, dtype=float).reshape(-1)
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contain non-finite values (NaN or inf): {a.tolist()}")
-    return a
-
-
 def _paired(baseline, idea) -> tuple[np.ndarray, np.ndarray]:
-    b, i = _array(baseline, "baseline"), _array(idea, "idea")
+    b, i = finite_array(baseline, "baseline"), finite_array(idea, "idea")
     if len(b) != len(i):
         raise ValueError(f"baseline and idea differ in length: {len(b)} vs {len(i)}")
     return b, i
 
 
-def _json_float(x) -> float | None:
-    """Plain float, or None when not finite (JSON has no NaN/inf)."""
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
 def summarize(values) -> dict:
     """Mean, population std (ddof=0, as the v1 reports), per-seed values and count."""
-    a = _array(values)
+    a = finite_array(values)
     return {"mean": float(a.mean()), "std": float(a.std()), "per_seed": a.tolist(), "n": len(a)}
 
 
@@ -65,7 +48,7 @@ def sign_flip_p_value(diffs, *, exact_max: int = 16, n_resamples: int = 20000,
     n <= exact_max; above, seeded Monte Carlo with the (1 + count) / (1 + n_resamples) estimate,
     which never returns 0 and is deterministic for a seed.
     """
-    d = _array(diffs, "diffs")
+    d = finite_array(diffs, "diffs")
     n = len(d)
     if n == 0:
         raise ValueError("diffs is empty")
@@ -89,7 +72,7 @@ def sign_flip_p_value(diffs, *, exact_max: int = 16, n_resamples: int = 20000,
 
 
 def _pairs_sd(diffs) -> tuple[np.ndarray, int, float]:
-    d = _array(diffs, "diffs")
+    d = finite_array(diffs, "diffs")
     if len(d) < 2:
         raise ValueError(f"need at least 2 pairs, got {len(d)}")
     return d, len(d), float(d.std(ddof=1))
@@ -159,13 +142,13 @@ def idea_wins(baseline, idea, direction: str) -> int:
     """Number of seeds on which the idea is strictly better in the metric's direction."""
     b, i = _paired(baseline, idea)
     d = i - b
-    return int(np.count_nonzero(d < 0 if _direction(direction) == "lower" else d > 0))
+    return int(np.count_nonzero(d < 0 if checked_direction(direction) == "lower" else d > 0))
 
 
 def holm(p_values) -> list[float]:
     """Holm step-down adjusted p-values, in input order: sorted ascending, the k-th (0-based)
     of m gets max over j <= k of (m - j) * p_(j), capped at 1 (controls family-wise error)."""
-    p = _array(p_values, "p_values")
+    p = finite_array(p_values, "p_values")
     m = len(p)
     order = np.argsort(p, kind="stable")
     adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
@@ -179,7 +162,7 @@ def benjamini_hochberg(p_values) -> list[float]:
     ascending, the k-th (1-based) of m gets min over j >= k of m * p_(j) / j, capped at 1.
     Rejecting q < alpha controls the false discovery rate at alpha for independent or
     positively dependent tests (not the family-wise error: Holm does that)."""
-    p = _array(p_values, "p_values")
+    p = finite_array(p_values, "p_values")
     m = len(p)
     order = np.argsort(p, kind="stable")
     q = m * p[order] / np.arange(1, m + 1)
@@ -203,23 +186,23 @@ def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: floa
     d, n, sd = _pairs_sd(i - b)
     if not (math.isfinite(margin) and margin >= 0):
         raise ValueError(f"margin must be a finite number >= 0, got {margin}")
-    worse_by = d if _direction(direction) == "lower" else -d
+    worse_by = d if checked_direction(direction) == "lower" else -d
     w = worse_by - margin * np.abs(b)
     p = one_sided_sign_flip_p(w)
     se, worse = sd / math.sqrt(n), float(worse_by.mean())
     bound_worse = worse + float(special.stdtrit(n - 1, 1 - alpha)) * se
     bound = bound_worse if direction == "lower" else -bound_worse
     return {"margin_rel": float(margin),
-            "margin_abs": _json_float(margin * float(np.abs(b).mean())),
-            "bound": _json_float(bound), "non_inferior": bool(p < alpha),
-            "p_value": _json_float(p)}
+            "margin_abs": json_float(margin * float(np.abs(b).mean())),
+            "bound": json_float(bound), "non_inferior": bool(p < alpha),
+            "p_value": json_float(p)}
 
 
 def one_sided_sign_flip_p(w, *, exact_max: int = 16, n_resamples: int = 20000,
                           seed: int = 0) -> float:
     """P(sum of randomly sign-flipped w <= sum(w)): the one-sided sign-flip p for mean(w) < 0
     (exact up to exact_max pairs, seeded Monte Carlo above, as the two-sided test)."""
-    w = _array(w, "w")
+    w = finite_array(w, "w")
     n, obs = len(w), float(w.sum())
     thr = obs + REL_TOL * float(np.abs(w).sum())
     if n <= exact_max:
@@ -274,17 +257,17 @@ def compare(baseline, idea, *, direction: str, alpha: float = 0.05, seed: int = 
             margin: float | None = None) -> PairedComparison:
     """Paired comparison of the arms' test metrics (same seed order): the figures, no verdict
     (verdicts are decided once, at the planned level, by :mod:`benchkit.verdict.decision`)."""
-    _direction(direction)
+    checked_direction(direction)
     b, i = _paired(baseline, idea)
     d, n, sd = _pairs_sd(i - b)
     p = sign_flip_p_value(d, seed=seed)
     m = mde(d, alpha)
     base_mean = abs(float(b.mean()))
-    lo, hi = (_json_float(x) for x in ci95(d))
+    lo, hi = (json_float(x) for x in ci95(d))
     return PairedComparison(
         delta_mean=float(d.mean()), idea_wins=idea_wins(b, i, direction), n_pairs=n,
-        per_seed_diffs=tuple(d.tolist()), p_value=p, mde=_json_float(m),
-        mde_rel_pct=_json_float(100 * m / base_mean) if base_mean > 0 else None,
+        per_seed_diffs=tuple(d.tolist()), p_value=p, mde=json_float(m),
+        mde_rel_pct=json_float(100 * m / base_mean) if base_mean > 0 else None,
         direction=direction, alpha=float(alpha), ci95=(lo, hi), effect_size=effect_size(d),
         noninferiority=None if margin is None else noninferiority(
             b, i, direction=direction, margin=margin, alpha=alpha))
@@ -295,7 +278,7 @@ def select_config(val_by_config, direction: str) -> int | None:
     a missing or non-finite (diverged) seed are not eligible; ties go to the first; None if
     no config is eligible. The mean is summed left to right over seeds, then divided, so that
     benchkit.stats.selection redoes this choice bit for bit under every flip."""
-    sign = 1.0 if _direction(direction) == "lower" else -1.0
+    sign = 1.0 if checked_direction(direction) == "lower" else -1.0
     best, best_score = None, math.inf
     for k, vals in enumerate(val_by_config):
         vals = list(vals)

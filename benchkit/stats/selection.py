@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchkit.stats import paired
+from benchkit.stats.values import checked_direction, json_float
 from benchkit.stats import signflip
 
 EXACT_MAX = 16
@@ -219,7 +220,7 @@ class NullRows:
 def null_rows(sw: Sweeps, direction: str, *, shift=None, seed: int = 0) -> NullRows:
     """Every flip's differences of ``sw``, the idea's test values shifted per seed by
     ``shift`` (added to every config of that seed before flipping); see the module doc."""
-    sign = 1.0 if paired._direction(direction) == "lower" else -1.0
+    sign = 1.0 if checked_direction(direction) == "lower" else -1.0
     if shift is None and (direction, seed) in sw._rows:
         return sw._rows[(direction, seed)]
     flips, exact = flip_rows(sw.n, seed)
@@ -280,7 +281,7 @@ def prefix(sw: Sweeps, m: int) -> Sweeps:
 def flipped_sums(sw: Sweeps, direction: str, flips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The summed differences of the given flip rows (bool, True: swapped) and whether each
     is valid (both arms selected a config, finite differences)."""
-    sign = 1.0 if paired._direction(direction) == "lower" else -1.0
+    sign = 1.0 if checked_direction(direction) == "lower" else -1.0
     diffs, valid, _, _ = _diffs(sw, np.asarray(flips, dtype=bool), sign, None)
     return diffs.sum(axis=1), valid
 
@@ -341,7 +342,7 @@ def one_sided_p(sw: Sweeps, direction: str, *, shift, alternative: str, seed: in
 def observed(sw: Sweeps, direction: str) -> dict:
     """The observed selection (column per group, or None when an arm has no eligible config)
     and the per-seed differences idea - baseline at it."""
-    sign = 1.0 if paired._direction(direction) == "lower" else -1.0
+    sign = 1.0 if checked_direction(direction) == "lower" else -1.0
     _, _, d, selected = _diffs(sw, np.zeros((0, sw.n), dtype=bool), sign, None)
     return {"baseline": None if selected is None else selected[0],
             "idea": None if selected is None else selected[1], "diffs": d.tolist()}
@@ -364,7 +365,7 @@ def interval(sw: Sweeps, direction: str, level: float, *, seed: int = 0) -> list
     lo, hi = signflip.interval_of_rows(a, k, float(d.sum()), n, need, rejects,
                                        scale=float(np.abs(d).max()))
     refused = blocked(sw)
-    lower = paired._direction(direction) == "lower"  # idea better: a shift below the mean
+    lower = checked_direction(direction) == "lower"  # idea better: a shift below the mean
     if "idea" in refused:
         lo, hi = (lo, None) if lower else (None, hi)
     if "comparator" in refused:
@@ -373,7 +374,7 @@ def interval(sw: Sweeps, direction: str, level: float, *, seed: int = 0) -> list
 
 
 def _worse(direction: str) -> float:
-    return 1.0 if paired._direction(direction) == "lower" else -1.0
+    return 1.0 if checked_direction(direction) == "lower" else -1.0
 
 
 def margin_scale(sw: Sweeps, b: np.ndarray) -> np.ndarray:
@@ -435,10 +436,10 @@ def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
     bound_worse = None if bound_rel is None else bound_rel * scale
     bound = None if bound_worse is None else (bound_worse if _worse(direction) > 0
                                               else -bound_worse)
-    return {"margin_rel": float(margin), "margin_abs": paired._json_float(margin * scale),
-            "bound": None if bound is None else paired._json_float(bound),
-            "bound_rel": None if bound_rel is None else paired._json_float(bound_rel),
-            "non_inferior": bool(ni), "p_value": paired._json_float(p),
+    return {"margin_rel": float(margin), "margin_abs": json_float(margin * scale),
+            "bound": None if bound is None else json_float(bound),
+            "bound_rel": None if bound_rel is None else json_float(bound_rel),
+            "non_inferior": bool(ni), "p_value": json_float(p),
             "test": "selection-aware one-sided sign-flip test of the sweep shifted by the margin"
             + (f", relative to the declared reference {sw.margin_reference:g}"
                if sw.margin_reference is not None else
@@ -520,7 +521,7 @@ def critical_effects(sw: Sweeps, direction: str, level: float, n: int | None = N
     n = sw.n if n is None else int(n)
     if "idea" in blocked(sw):
         return np.full(reps, np.inf)
-    sign = 1.0 if paired._direction(direction) == "lower" else -1.0
+    sign = 1.0 if checked_direction(direction) == "lower" else -1.0
     center = float(np.mean(observed(sw, direction)["diffs"]))
     rng = np.random.default_rng([seed, n])
     idx = rng.integers(0, sw.n, size=(reps, n))

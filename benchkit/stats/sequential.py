@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchkit.stats import paired
+from benchkit.stats.values import finite_array
 from benchkit.stats import selection
 
 EXACT_MAX = 16
@@ -87,7 +88,7 @@ def exact_levels(diffs, looks, alpha: float, max_seeds: int | None = None, *, sw
     sign-flip null of the first looks[-1] differences (of the arms' whole ``sweeps``, each
     look's selection redone under every flip, when given); look k's level depends on
     diffs[:looks[k]] only. Reject look k when its p < its level."""
-    d = np.asarray(paired._array(diffs, "diffs"))
+    d = np.asarray(finite_array(diffs, "diffs"))
     looks = [int(n) for n in looks]
     if looks[-1] > len(d):
         raise ValueError(f"looks {looks} need {looks[-1]} differences, got {len(d)}")

@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DECISION_FUNCTIONS = {
     "benchkit.stats.paired": ["summarize", "min_p_value", "sign_flip_p_value", "mde", "ci95",
                               "effect_size", "idea_wins", "holm", "noninferiority", "compare",
-                              "select_config", "_direction", "spent_alpha", "look_levels"],
+                              "select_config", "spent_alpha", "look_levels"],
+    "benchkit.stats.values": ["checked_direction"],
     "benchkit.verdict.build": ["arm_sweep", "mechanism_signature", "math_verification",
                                "build_report"],
     "benchkit.report.session": ["aggregate_session", "gate_failure"],

@@ -16,6 +16,7 @@ from hypothesis import given, strategies as st
 from scipy import stats as sps
 
 from benchkit.stats import paired
+from benchkit.stats import values
 from benchkit.verdict import decision
 from benchkit.verdict import mechanism
 from test_paired_pvalue import DYN_BASE, DYN_IDEA, FAST, TAB_BASE, TAB_IDEA, _monte_carlo_p
@@ -236,8 +237,8 @@ def test_better_is_a_strict_sign_in_the_direction(delta, direction, better):
 def test_direction_is_checked():
     with pytest.raises(ValueError,
                        match=r"direction must be one of \('lower', 'higher'\), got 'up'"):
-        paired._direction("up")
-    assert paired._direction("higher") == "higher"
+        values.checked_direction("up")
+    assert values.checked_direction("higher") == "higher"
 
 
 def test_idea_wins_counts_strictly_better_seeds_in_each_direction():

@@ -1,0 +1,34 @@
+"""What every statistic here takes and gives: per-seed values as a finite float array, a
+metric's direction checked, and a float as JSON holds it. One home, so that each module of
+benchkit.stats checks its inputs with the same words."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+DIRECTIONS = ("lower", "higher")
+
+
+def checked_direction(direction: str) -> str:
+    """``direction`` itself when it is ``lower`` or ``higher`` (which is better); ValueError
+    naming the valid ones otherwise."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    return direction
+
+
+def finite_array(values: Any, name: str = "values") -> np.ndarray:
+    """``values`` as a flat float array; ValueError naming ``name`` when any is NaN or inf
+    (a statistic of them would be meaningless)."""
+    a = np.asarray(values, dtype=float).reshape(-1)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contain non-finite values (NaN or inf): {a.tolist()}")
+    return a
+
+
+def json_float(x: Any) -> float | None:
+    """Plain float, or None when not finite (JSON has no NaN/inf)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
