@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
@@ -20,11 +22,16 @@ from benchkit.spec import IdeaSpec, run_id
 from benchkit.store.payloads import (Audit, MechanismPayload, Provenance, RunPayload, RunPoint,
                                      RunResult)
 
+if TYPE_CHECKING:
+    from benchkit.store.runs import RunStore
+    from benchkit.store.trace import Recording
+    from benchkit.training.run import Run
+
 PROPERTY = "benchkit"
-ITEM_RUN = pytest.StashKey[object]()      # item -> its Run
+ITEM_RUN: pytest.StashKey[Run] = pytest.StashKey()  # item -> its Run
 ITEM_STORED = pytest.StashKey[dict]()     # item -> its stored record, when it is reused
 ITEM_AUDIT = pytest.StashKey[bool]()      # item -> retrain it and compare with its record
-ITEM_RECORDING = pytest.StashKey[object]()  # item -> what its body executed (a Recording)
+ITEM_RECORDING: pytest.StashKey[Recording] = pytest.StashKey()  # item -> what its body ran
 
 
 def item_spec(item: pytest.Item) -> IdeaSpec | None:
@@ -36,14 +43,28 @@ def item_spec(item: pytest.Item) -> IdeaSpec | None:
     return spec if isinstance(spec, IdeaSpec) else None
 
 
+def arm_spec(item: pytest.Item) -> IdeaSpec:
+    """The spec of an arm item's bench module (an arm item is only made for a bench module
+    whose spec parsed: benchkit.plugin.hooks parametrizes it from the spec)."""
+    spec = item_spec(item)
+    if spec is None:
+        raise RuntimeError(f"benchkit: {item.nodeid} is an arm test of no parsed bench module")
+    return spec
+
+
+def run_params(item: pytest.Function) -> tuple[str, str, dict, int]:
+    """The (arm, track, config, seed) an arm item was parametrized with."""
+    return cast("tuple[str, str, dict, int]", item.callspec.params["run"])
+
+
 def start_run(item: pytest.Function):
     """The Run of an arm item at its (arm, track, config, seed) parameter, with its stored
     record when the store has one this session reuses."""
     from benchkit import tracks
     from benchkit.training.run import Run
 
-    arm, track, cfg, seed = item.callspec.params["run"]
-    spec = item_spec(item)
+    arm, track, cfg, seed = run_params(item)
+    spec = arm_spec(item)
     settings = item.config.stash[SETTINGS]
     the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
                   epochs=spec.epochs[track], device=settings.device)
@@ -64,22 +85,22 @@ def start_run(item: pytest.Function):
     return the_run
 
 
-def item_key(item: pytest.Function, store) -> str:
+def item_key(item: pytest.Function, store: RunStore) -> str:
     """The store's lookup key of an arm item's run."""
     from benchkit.store.fingerprint import arm_fingerprint
 
-    arm, track, cfg, seed = item.callspec.params["run"]
+    arm, track, cfg, seed = run_params(item)
     return store.key(arm_fingerprint=arm_fingerprint(item.function),
-                     protocol=item_spec(item).protocols[track], arm=arm, track=track, cfg=cfg,
+                     protocol=arm_spec(item).protocols[track], arm=arm, track=track, cfg=cfg,
                      seed=seed)
 
 
-def stored_record(item: pytest.Function, store) -> dict | None:
+def stored_record(item: pytest.Function, store: RunStore) -> dict | None:
     """The stored record an arm item's run would reuse (:meth:`RunStore.lookup` under its
     module's declared plan), or None."""
     from benchkit.verdict.plan import declared_plan
 
-    spec, (_, track, cfg, _) = item_spec(item), item.callspec.params["run"]
+    spec, (_, track, cfg, _) = arm_spec(item), run_params(item)
     return store.lookup(item_key(item, store), item.path, declared_plan(spec),
                         extension=cfg not in spec.declared_grids[track])
 
@@ -89,11 +110,11 @@ def reuse(item: pytest.Function) -> bool:
     record = item.stash.get(ITEM_STORED, None)
     if record is None:
         return False
-    restore_stored(item.stash[ITEM_RUN], record, item_spec(item).module)
+    restore_stored(item.stash[ITEM_RUN], record, arm_spec(item).module)
     return True
 
 
-def restore_stored(the_run, record: dict, module: str) -> None:
+def restore_stored(the_run: Run, record: dict, module: str) -> None:
     """Give ``the_run`` its stored ``record``'s result and say where it came from (``reused``
     when ``module`` trained it, ``shared`` when another module did): the one way a stored
     record becomes a run's result, for an arm item and for the controller alike."""
@@ -161,7 +182,7 @@ def keep_returned(item: pytest.Function) -> list:
     return returned
 
 
-def after_call(item: pytest.Function, returned: list = ()) -> None:
+def after_call(item: pytest.Function, returned: Sequence[object] = ()) -> None:
     if item.stash[ITEM_RUN].val is None:
         value = next((v for v in returned if v is not None), None)
         if value is not None:
@@ -188,8 +209,8 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
         store = item.config.stash[STORE]
         result = the_run.result() if the_run is not None else None  # its seconds end here
         not_stored = False
-        if result is not None and outcome == "passed" and not the_run.reused \
-                and store is not None:
+        if the_run is not None and result is not None and outcome == "passed" \
+                and not the_run.reused and store is not None:
             not_stored = not keep(item, the_run, result, store, spec)
         payload = run_payload(item.nodeid, outcome, message, spec, the_run, settings.threads,
                               settings.device, result=result)
@@ -223,7 +244,8 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: Ide
             item.user_properties.append((f"bench_{key}", value))
 
 
-def keep(item: pytest.Function, the_run, result: RunResult, store, spec: IdeaSpec) -> bool:
+def keep(item: pytest.Item, the_run: Run, result: RunResult, store: RunStore,
+         spec: IdeaSpec) -> bool:
     """Record a freshly trained run (its ``result``) with what it depended on, and store it
     (an audited run is compared with its record instead); its provenance says so. False when
     it should have been stored and was not."""
@@ -233,6 +255,8 @@ def keep(item: pytest.Function, the_run, result: RunResult, store, spec: IdeaSpe
 
     recording = item.stash.get(ITEM_RECORDING, None)
     try:
+        if recording is None or the_run.store_key is None:
+            raise RuntimeError("nothing recorded what its body executed, or it has no key")
         deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
         record = records.build(the_run.store_key, the_run.point(), result, deps,
                                {"module": spec.module, "nodeid": item.nodeid,
@@ -250,7 +274,8 @@ def keep(item: pytest.Function, the_run, result: RunResult, store, spec: IdeaSpe
     return expected is not None or store.put(record)
 
 
-def run_payload(nodeid: str, outcome: str, message: str | None, spec: IdeaSpec, the_run,
+def run_payload(nodeid: str, outcome: str, message: str | None, spec: IdeaSpec,
+                the_run: Run | None,
                 threads: int, device: str = "cpu", *,
                 result: RunResult | None = None) -> RunPayload:
     """What an arm test sends to the controller: its outcome, and the run's ``result`` (taken

@@ -10,11 +10,15 @@ from __future__ import annotations
 import argparse
 import secrets
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from benchkit.spec.idea import MAX_SEEDS, MIN_SEEDS
 from benchkit.training import device
+
+if TYPE_CHECKING:
+    from benchkit.store.runs import RunStore
 
 MAX_TIMEOUT = 365 * 24 * 3600   # a year: SIGALRM's timer takes it with room to spare
 GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
@@ -23,7 +27,7 @@ GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
 SETTINGS = pytest.StashKey["Settings"]()
 SPECS = pytest.StashKey[dict]()       # module nodeid -> IdeaSpec | SpecError | None
 NAMES = pytest.StashKey[dict]()       # idea name -> the module nodeid that declared it
-STORE = pytest.StashKey[object]()     # the session's RunStore, or None without one
+STORE: pytest.StashKey[RunStore | None] = pytest.StashKey()  # the session's store, or None
 HEADER_SHOWN = pytest.StashKey[bool]()  # the settings line went into pytest's header
 
 # benchkit's command-line options (benchkit.plugin.hooks registers exactly these): only they

@@ -29,6 +29,7 @@ import hmac
 import json
 import math
 import os
+from typing import Any
 
 from benchkit.store import bounded
 from benchkit.store.payloads import RunPoint, RunResult
@@ -104,7 +105,7 @@ def build(key: str, point: RunPoint, result: RunResult, deps: dict, origin: dict
           secret: bytes | None = None) -> dict:
     """The record of a freshly trained run (which run, ``point``, and its ``result``), signed
     when a ``secret`` is given."""
-    body = {
+    body: dict[str, Any] = {
         "record_version": RECORD_VERSION, "key": key, "run": point.to_json(),
         "result": result.to_json(), "deps": dict(deps), "origin": dict(origin), "cpu": cpu,
     }
@@ -220,7 +221,7 @@ def check_result(result) -> None:
 def check_curve(curve) -> None:
     """A validation curve: a non-empty list of {epoch, val}, epochs integers >= 1 increasing,
     val a finite number or null."""
-    _need(isinstance(curve, list) and curve, "curve is not a non-empty list")
+    _need(isinstance(curve, list) and bool(curve), "curve is not a non-empty list")
     last = 0
     for point in curve:
         _need(isinstance(point, dict) and set(point) == {"epoch", "val"},

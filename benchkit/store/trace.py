@@ -39,7 +39,7 @@ def _trace(frame, event, arg, _codes=_codes, _id=id):
     _codes[_id(code)] = code
 
 
-_trace.benchkit = True
+_trace.__dict__["benchkit"] = True  # how a later reload of this module knows the tracer
 
 
 def _audit(event, args):
