@@ -17,13 +17,17 @@ Pure numpy over per-seed lists.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from benchkit.stats import paired
 from benchkit.stats.values import checked_direction, finite_array
 
 
-def tost(baseline, idea, *, direction: str, margin: float, level: float) -> dict:
+def tost(baseline: ArrayLike, idea: ArrayLike, *, direction: str, margin: float,
+         level: float) -> dict[str, Any]:
     """Both one-sided sign-flip tests of the margin; ``equivalent`` when both p < level."""
     b = np.asarray(finite_array(baseline, "baseline"))
     i = np.asarray(finite_array(idea, "idea"))

@@ -22,10 +22,11 @@ import math
 from statistics import NormalDist
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from benchkit.stats.values import checked_direction
 
-def improvement_z(diffs, direction: str, test: str = "mean") -> float:
+def improvement_z(diffs: ArrayLike, direction: str, test: str = "mean") -> float:
     """The standardised improvement so far, positive when the idea is better: the paired t
     statistic (mean test) or (wins - losses) / sqrt(wins + losses) (sign test); +-inf for a
     constant nonzero difference, 0 when there is no signal."""

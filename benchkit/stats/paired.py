@@ -10,10 +10,12 @@ and reports are JSON, so non-finite numbers become None.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from benchkit.stats.values import DIRECTIONS as DIRECTIONS  # public here too: paired.DIRECTIONS
 from benchkit.stats.values import checked_direction, finite_array, json_float
@@ -21,14 +23,14 @@ from benchkit.stats.values import checked_direction, finite_array, json_float
 REL_TOL = 1e-12  # float ties in the permutation null: sums in another order differ by ulps
 
 
-def _paired(baseline, idea) -> tuple[np.ndarray, np.ndarray]:
+def _paired(baseline: ArrayLike, idea: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     b, i = finite_array(baseline, "baseline"), finite_array(idea, "idea")
     if len(b) != len(i):
         raise ValueError(f"baseline and idea differ in length: {len(b)} vs {len(i)}")
     return b, i
 
 
-def summarize(values) -> dict:
+def summarize(values: ArrayLike) -> dict[str, Any]:
     """Mean, population std (ddof=0, as the v1 reports), per-seed values and count."""
     a = finite_array(values)
     return {"mean": float(a.mean()), "std": float(a.std()), "per_seed": a.tolist(), "n": len(a)}
@@ -39,7 +41,7 @@ def min_p_value(n: int) -> float:
     return 2.0 ** (1 - int(n))
 
 
-def sign_flip_p_value(diffs, *, exact_max: int = 16, n_resamples: int = 20000,
+def sign_flip_p_value(diffs: ArrayLike, *, exact_max: int = 16, n_resamples: int = 20000,
                       seed: int = 0) -> float:
     """Two-sided paired sign-flip permutation p of the mean difference.
 
@@ -71,14 +73,14 @@ def sign_flip_p_value(diffs, *, exact_max: int = 16, n_resamples: int = 20000,
     return (1 + count) / (1 + int(n_resamples))
 
 
-def _pairs_sd(diffs) -> tuple[np.ndarray, int, float]:
+def _pairs_sd(diffs: ArrayLike) -> tuple[np.ndarray, int, float]:
     d = finite_array(diffs, "diffs")
     if len(d) < 2:
         raise ValueError(f"need at least 2 pairs, got {len(d)}")
     return d, len(d), float(d.std(ddof=1))
 
 
-def mde(diffs, alpha: float = 0.05) -> float:
+def mde(diffs: ArrayLike, alpha: float = 0.05) -> float:
     """v1 minimal detectable effect: t(1-alpha/2, n-1) * sd(ddof=1) / sqrt(n), i.e. the
     smallest observed mean difference that a paired t-test would call significant."""
     from scipy import special
@@ -87,14 +89,14 @@ def mde(diffs, alpha: float = 0.05) -> float:
     return float(special.stdtrit(n - 1, 1 - alpha / 2)) * sd / math.sqrt(n)
 
 
-def ci95(diffs) -> list[float]:
+def ci95(diffs: ArrayLike) -> list[float]:
     """95% t confidence interval [lo, hi] of the mean difference."""
     d, _, _ = _pairs_sd(diffs)
     half = mde(d, 0.05)
     return [float(d.mean() - half), float(d.mean() + half)]
 
 
-def effect_size(diffs) -> float | None:
+def effect_size(diffs: ArrayLike) -> float | None:
     """Cohen's dz = mean / sd(ddof=1) of the differences; None when sd == 0 (undefined)."""
     d, _, sd = _pairs_sd(diffs)
     return float(d.mean() / sd) if sd > 0 else None
@@ -138,14 +140,14 @@ def power_mde(n: int, sd: float, alpha: float = 0.05, power: float = 0.8) -> flo
     return float(ncp * abs(sd) / math.sqrt(n))
 
 
-def idea_wins(baseline, idea, direction: str) -> int:
+def idea_wins(baseline: ArrayLike, idea: ArrayLike, direction: str) -> int:
     """Number of seeds on which the idea is strictly better in the metric's direction."""
     b, i = _paired(baseline, idea)
     d = i - b
     return int(np.count_nonzero(d < 0 if checked_direction(direction) == "lower" else d > 0))
 
 
-def holm(p_values) -> list[float]:
+def holm(p_values: ArrayLike) -> list[float]:
     """Holm step-down adjusted p-values, in input order: sorted ascending, the k-th (0-based)
     of m gets max over j <= k of (m - j) * p_(j), capped at 1 (controls family-wise error)."""
     p = finite_array(p_values, "p_values")
@@ -157,7 +159,7 @@ def holm(p_values) -> list[float]:
     return [float(x) for x in out]
 
 
-def benjamini_hochberg(p_values) -> list[float]:
+def benjamini_hochberg(p_values: ArrayLike) -> list[float]:
     """Benjamini-Hochberg step-up adjusted p-values (q-values), in input order: sorted
     ascending, the k-th (1-based) of m gets min over j >= k of m * p_(j) / j, capped at 1.
     Rejecting q < alpha controls the false discovery rate at alpha for independent or
@@ -172,7 +174,8 @@ def benjamini_hochberg(p_values) -> list[float]:
     return [float(x) for x in out]
 
 
-def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: float = 0.05) -> dict:
+def noninferiority(baseline: ArrayLike, idea: ArrayLike, *, direction: str, margin: float,
+                   alpha: float = 0.05) -> dict[str, Any]:
     """Is the idea worse than baseline by less than ``margin`` of the baseline, seed by seed?
 
     Per seed, w = (idea - baseline) - margin * |baseline| for a lower-is-better metric
@@ -198,7 +201,7 @@ def noninferiority(baseline, idea, *, direction: str, margin: float, alpha: floa
             "p_value": json_float(p)}
 
 
-def one_sided_sign_flip_p(w, *, exact_max: int = 16, n_resamples: int = 20000,
+def one_sided_sign_flip_p(w: ArrayLike, *, exact_max: int = 16, n_resamples: int = 20000,
                           seed: int = 0) -> float:
     """P(sum of randomly sign-flipped w <= sum(w)): the one-sided sign-flip p for mean(w) < 0
     (exact up to exact_max pairs, seeded Monte Carlo above, as the two-sided test)."""
@@ -253,8 +256,8 @@ class PairedComparison:
                    else dict(data["noninferiority"]))
 
 
-def compare(baseline, idea, *, direction: str, alpha: float = 0.05, seed: int = 0,
-            margin: float | None = None) -> PairedComparison:
+def compare(baseline: ArrayLike, idea: ArrayLike, *, direction: str, alpha: float = 0.05,
+            seed: int = 0, margin: float | None = None) -> PairedComparison:
     """Paired comparison of the arms' test metrics (same seed order): the figures, no verdict
     (verdicts are decided once, at the planned level, by :mod:`benchkit.verdict.decision`)."""
     checked_direction(direction)
@@ -273,20 +276,21 @@ def compare(baseline, idea, *, direction: str, alpha: float = 0.05, seed: int = 
             b, i, direction=direction, margin=margin, alpha=alpha))
 
 
-def select_config(val_by_config, direction: str) -> int | None:
+def select_config(val_by_config: Iterable[Iterable[float | None]], direction: str) -> int | None:
     """Index (grid order) of the config with the best validation mean over seeds. Configs with
     a missing or non-finite (diverged) seed are not eligible; ties go to the first; None if
     no config is eligible. The mean is summed left to right over seeds, then divided, so that
     benchkit.stats.selection redoes this choice bit for bit under every flip."""
     sign = 1.0 if checked_direction(direction) == "lower" else -1.0
     best, best_score = None, math.inf
-    for k, vals in enumerate(val_by_config):
-        vals = list(vals)
-        if not vals or any(v is None or not math.isfinite(float(v)) for v in vals):
+    for k, row in enumerate(val_by_config):
+        given = list(row)
+        vals = [float(v) for v in given if v is not None]
+        if not given or len(vals) < len(given) or not all(math.isfinite(v) for v in vals):
             continue
         total = 0.0
         for v in vals:
-            total += float(v)
+            total += v
         score = sign * (total / len(vals))
         if score < best_score:
             best, best_score = k, score
@@ -306,7 +310,7 @@ def select_config(val_by_config, direction: str) -> int | None:
 # max_seeds == seeds (the default) there is one look at the full alpha, exactly as v1.
 
 
-def _count(value, name: str, minimum: int) -> int:
+def _count(value: object, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be an integer, got {type(value).__name__}: {value!r}")
     if value < minimum:
@@ -314,7 +318,7 @@ def _count(value, name: str, minimum: int) -> int:
     return int(value)
 
 
-def _alpha(alpha) -> float:
+def _alpha(alpha: float) -> float:
     alpha = float(alpha)
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")

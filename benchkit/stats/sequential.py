@@ -31,7 +31,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from benchkit.stats import paired
 from benchkit.stats.values import finite_array
@@ -58,7 +62,8 @@ def _signs(n: int) -> np.ndarray:
     return np.random.default_rng(SIM_SEED).integers(0, 2, size=(SIM_ROWS, n)) * 2.0 - 1.0
 
 
-def _p_per_row(signs: np.ndarray, d: np.ndarray, sw=None, direction: str = "lower") -> np.ndarray:
+def _p_per_row(signs: np.ndarray, d: np.ndarray, sw: selection.Sweeps | None = None,
+               direction: str = "lower") -> np.ndarray:
     """Two-sided sign-flip p of each row's flipped prefix ``d``, from the rows' own null (the
     rows cover the prefix's flips uniformly): the fraction of rows with |sum| >= that row's,
     with stats.sign_flip_p_value's tolerance for float ties. With the arms' sweeps ``sw``
@@ -78,10 +83,11 @@ def _p_per_row(signs: np.ndarray, d: np.ndarray, sw=None, direction: str = "lowe
     a = np.abs(signs[:, :len(d)] @ d)
     tol = paired.REL_TOL * float(np.abs(d).sum())
     srt = np.sort(a)
-    return (len(a) - np.searchsorted(srt, a - tol, side="left")) / len(a)
+    return np.asarray((len(a) - np.searchsorted(srt, a - tol, side="left")) / len(a))
 
 
-def exact_levels(diffs, looks, alpha: float, max_seeds: int | None = None, *, sweeps=None,
+def exact_levels(diffs: ArrayLike, looks: Sequence[int], alpha: float, max_seeds: int | None = None,
+                 *, sweeps: selection.Sweeps | None = None,
                  direction: str = "lower") -> list[float]:
     """The level of each look in ``looks`` (seed counts, the last <= len(diffs)) of a plan
     whose last look is ``max_seeds`` (default looks[-1]), calibrated on the exact joint
@@ -125,7 +131,8 @@ def _largest_level(p_free: np.ndarray, p_before: float, rows: int, target: float
     return float(min(nxt, target)) if last < target else nxt
 
 
-def look_level(diffs, looks, look: int, alpha: float, *, sweeps=None,
+def look_level(diffs: Sequence[float], looks: Sequence[int], look: int, alpha: float, *,
+               sweeps: selection.Sweeps | None = None,
                direction: str = "lower") -> float:
     """The exact-boundary level of look ``look`` (1-based) of the plan ``looks``."""
     n = looks[look - 1]
@@ -134,7 +141,8 @@ def look_level(diffs, looks, look: int, alpha: float, *, sweeps=None,
                         direction=direction)[-1]
 
 
-def levels(plan: dict, diffs, alpha: float, family_size: int, *, sweeps=None,
+def levels(plan: dict[str, Any], diffs: Sequence[float], alpha: float, family_size: int, *,
+           sweeps: selection.Sweeps | None = None,
            direction: str = "lower") -> tuple[float, float]:
     """(level of the two-sided test, level of the margin tests) of this session's look of
     ``plan`` (report["sequential"]): alpha for a seed count that is no look (exploratory,
@@ -164,7 +172,8 @@ class ThreeWay:
     called: int = 0
 
 
-def three_way(values, threshold: float, *, looks=(3, 5), level: float = 0.05) -> ThreeWay:
+def three_way(values: Sequence[float | None], threshold: float, *,
+              looks: Sequence[int] = (3, 5), level: float = 0.05) -> ThreeWay:
     """Decide whether the mean of ``values`` (in order; None: not in yet, NaN: not measurable,
     left out) is above or below ``threshold``, looking at the first k values for each k in
     ``looks`` (capped at len(values)) and stopping at the first look that decides: "above"
@@ -182,7 +191,7 @@ def three_way(values, threshold: float, *, looks=(3, 5), level: float = 0.05) ->
         part = values[:k]
         if any(v is None for v in part):
             return ThreeWay("pending", called=k)
-        x = np.asarray([v for v in part if np.isfinite(v)], dtype=float)
+        x = np.asarray([v for v in part if v is not None and np.isfinite(v)], dtype=float)
         if len(x) < 2:  # fewer than 2 measurable: no bound, and more seeds would not help
             return ThreeWay("undetermined", len(x), float(x.mean()) if len(x) else None,
                             called=k)

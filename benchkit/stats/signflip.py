@@ -15,6 +15,7 @@ import functools
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from benchkit.stats import paired
 
@@ -52,7 +53,7 @@ def _flips(n: int, seed: int = 0) -> np.ndarray:
     return np.concatenate(chunks)
 
 
-def sign_flip_ci(diffs, level: float, *, seed: int = 0) -> list[float | None]:
+def sign_flip_ci(diffs: ArrayLike, level: float, *, seed: int = 0) -> list[float | None]:
     """[lo, hi]: every shift c for which the sign-flip test of ``diffs - c`` has p >= level.
 
     For one flip s, |s.(d - c)| >= |sum(d - c)| holds on a closed interval of c around mean(d)
@@ -200,7 +201,10 @@ def seeds_needed(delta: float, sd: float, level: float, target: float = 0.8,
         return None
     es = abs(delta) / abs(sd)
     first = min_pairs(level)
-    ok = lambda k: power(k, es, level) >= target  # noqa: E731
+
+    def ok(k: int) -> bool:
+        return bool(power(k, es, level) >= target)
+
     if not ok(max_n):
         return None
     lo, hi = first - 1, max_n  # invariant: not ok(lo) (no test below first), ok(hi)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 WILCOXON_NAME = ("two-sided Wilcoxon signed-rank test of the paired differences (ranks of |d| "
                  "with ties averaged, exact zeros counted 0), as a sign-flip permutation test of "
@@ -31,7 +32,7 @@ SIGN_TEST_NAME = ("two-sided exact sign test of the paired differences (binomial
 NAMES = {"sign": SIGN_TEST_NAME, "wilcoxon": WILCOXON_NAME}  # test= -> the report's protocol.test
 
 
-def sign_test_p(diffs) -> float:
+def sign_test_p(diffs: ArrayLike) -> float:
     """Exact two-sided sign-test p: 2 * P(Binomial(m, 1/2) <= min(wins, losses)), capped at 1,
     over the m nonzero differences; 1.0 when every difference is 0."""
     d = np.asarray(diffs, dtype=float).reshape(-1)
@@ -45,7 +46,7 @@ def sign_test_p(diffs) -> float:
     return float(min(1.0, 2.0 * tail))
 
 
-def sign_test_ci(diffs, level: float) -> list[float | None]:
+def sign_test_ci(diffs: ArrayLike, level: float) -> list[float | None]:
     """[lo, hi]: the shifts c at which the sign test of ``diffs - c`` has p >= level, i.e. the
     order-statistic interval of the median difference that matches the test.
 
@@ -81,7 +82,7 @@ def _closed_end(c: float, values: np.ndarray, d: np.ndarray, level: float, *, st
     return end
 
 
-def verdict_delta(test: str | None, delta_mean: float, per_seed_diffs) -> float:
+def verdict_delta(test: str | None, delta_mean: float, per_seed_diffs: ArrayLike) -> float:
     """The difference whose sign says which way a significant result of ``test`` goes:
     ``delta_mean`` for the mean test; for the sign test, (seeds with a positive difference) -
     (negative ones), so that one catastrophic seed cannot turn a majority of wins into a harm;
