@@ -31,7 +31,8 @@ def key_accesses(tree: ast.AST) -> int:
 
 
 def per_module(package: Path) -> dict[str, int]:
-    """``benchkit/x/y.py`` -> its count, for every module of ``package``."""
+    """Each module's path from the package's parent (``benchkit/verdict/decision.py``) -> its
+    count, for every module of ``package``."""
     return {str(path.relative_to(package.parent)): key_accesses(
         ast.parse(path.read_text(encoding="utf-8"))) for path in sorted(package.rglob("*.py"))}
 
