@@ -213,6 +213,16 @@ def test_the_reuse_key_holds_the_device(tmp_path):
     assert keys[0] != keys[1] and keys[0] == keys[2]
 
 
+def test_the_reuse_key_does_not_depend_on_the_order_of_a_configs_keys(tmp_path):
+    """A cfg read back from JSON or a spec may list its keys in another order: the same run
+    (a survivor of the sampled mutation run hashed the key material unsorted)."""
+    store = RunStore(DirectoryStorage(tmp_path), tmp_path, threads=1)
+    keys = [store.key(arm_fingerprint="f", protocol={"epochs": 1, "model": "m"}, arm="idea",
+                      track=TRACK, cfg=cfg, seed=0)
+            for cfg in ({"lr": 0.01, "width": 8}, {"width": 8, "lr": 0.01})]
+    assert keys[0] == keys[1]
+
+
 RECORDING = '''
 @pytest.mark.arm("baseline")
 def test_baseline(run):
