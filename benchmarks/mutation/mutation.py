@@ -206,8 +206,10 @@ def table(folder: Path) -> str:
         c = json.loads(path.read_text(encoding="utf-8"))
         killed, survived = killed + c["killed"], survived + c["survived"]
         sample = c.get("sample")
-        score = f"{c['score']:.3f}" + (f" (every {sample['every']}th of {sample['mutants']} "
-                                       f"mutants; SE {sample['se']})" if sample else "")
+        score = f"{c['score']:.3f}" + (f" (sample: 1 in {sample['every']} of "
+                                       f"{sample['mutants']} mutants; SE {sample['se']})"
+                                       if sample else "") + (
+            f"; {c['not_run']} of the sample not run" if c.get("not_run") else "")
         rows.append(f"| {path.stem} | {c['killed']} | {c['survived']} | {score} | "
                     f"`{c.get('command', '?')}` | {c.get('seconds', '?')} |")
     if killed + survived:
@@ -281,14 +283,19 @@ def main(argv: list[str] | None = None) -> int:
                              text=True, check=True).stdout
     sources = mutant_sources(work)
     rows = []
+    not_run: dict[str, int] = {}  # asked for, no result (a run stopped early: --collect)
     for line in listing.splitlines():
         m = NAME.match(line)
-        if not m or m["status"] == "not checked":
+        if not m:
             continue
         name, status = m["name"], m["status"]
         if args.only and module_of(name) not in args.only:
             continue  # a kept folder (--keep) also lists the modules of earlier runs
-        if chosen is not None and name not in chosen:
+        if chosen is not None and name not in chosen or not name.startswith(
+                tuple(p + "__mutmut_" for p in prefixes)):
+            continue
+        if status == "not checked":
+            not_run[module_of(name)] = not_run.get(module_of(name), 0) + 1
             continue
         original, mutated = sources.get(name, ("", ""))
         kind = ("killed" if status in KILLED else
@@ -308,12 +315,16 @@ def main(argv: list[str] | None = None) -> int:
     ran = {"command": " ".join(["python benchmarks/mutation/mutation.py", "--max-children",
                                 str(args.max_children), *(f"--only {m}" for m in args.only or ()),
                                 *(f"--sample {k}" for k in args.sample)]),
-           "seconds": round(seconds, 1)}
+           "seconds": None if args.collect else round(seconds, 1)}
+    if args.collect:
+        ran["command"] += " (its results so far, recorded by --collect)"
     for module, counts in by_module.items():
         counts.update(ran, survivors=[r for r in rows if r["kind"] == "survived"
                                       and module_of(r["mutant"]) == module],
                       message_mutants=[r for r in rows if r["kind"] == "message"
                                        and module_of(r["mutant"]) == module])
+        if not_run.get(module):
+            counts["not_run"] = not_run[module]
         k = every.get(module, every[""])
         if sampling and k > 1:  # a systematic sample: the score's binomial SE beside it
             rule = counts["killed"] + counts["survived"]

@@ -101,6 +101,20 @@ def test_a_frontier_of_one_track_reads_none_of_another_tracks_runs():
     assert alone["comparison"]["per_seed_diffs"] == pytest.approx([-0.1] * n)
 
 
+def test_frontier_groups_hold_each_points_configs_and_the_favoured_arm_its_direction():
+    """Two survivors of the sampled mutation run: groups of the other points' configs (the
+    same two groups, swapped, on a frontier of two points) and the favoured arm read as if
+    lower were always better (which arm the effective-grid rule refuses)."""
+    from types import SimpleNamespace
+
+    grid = [{"lr": lr, "width": w} for w in (8, 16, 32) for lr in (1e-3, 1e-2)]
+    assert sweeps.groups_of(grid, {"axis": "width", "values": [8, 16, 32]}) == [
+        [0, 1], [2, 3], [4, 5]]
+    up = SimpleNamespace(test="mean", delta_mean=0.1, per_seed_diffs=(0.1, 0.1))
+    assert sweeps.favoured_arm(up, "higher") == "idea"
+    assert sweeps.favoured_arm(up, "lower") == "comparator"
+
+
 # ----------------------------------------- collection-time rules read validation, never test
 def test_the_collection_time_extension_follows_validation_not_test():
     grid = [{"lr": lr} for lr in (1e-3, 2e-3, 4e-3)]
