@@ -8,6 +8,8 @@ registry before any conftest.py is loaded.
 tests/conftest.py loads it through ``PYTEST_PLUGINS`` (so sessions in subprocesses get it too)
 for every test not marked ``floors``; the floor tests fit the real ones. The tracks are
 restored when the session ends (an in-process session shares this process's registry).
+PYTEST_DONT_REWRITE: imported before in-process sessions load it, so pytest must not warn that
+it cannot rewrite it.
 """
 from __future__ import annotations
 
