@@ -20,6 +20,8 @@ import copy
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from benchkit.stats.paired import PairedComparison
+
 JsonDict = dict[str, Any]
 
 
@@ -41,10 +43,10 @@ class Interval:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(PairedComparison):
     """The idea against one comparator, test metric seed by seed (``per_seed_diffs`` are idea -
-    comparator). Stage by stage: the paired figures
-    (:class:`benchkit.stats.paired.PairedComparison`) and the declared test's p (``p_value``;
+    comparator). Stage by stage: the paired figures (the fields of
+    :class:`benchkit.stats.paired.PairedComparison`, which it extends) and the declared test's p (``p_value``;
     the mean test's kept as ``p_mean`` under sign or wilcoxon), selection-aware when the arms'
     sweeps are known; then the family adjustment; then what the decision adds (the level, the
     deciding test's interval, the planning figures, the margin tests, the verdict in the
@@ -52,18 +54,6 @@ class Comparison:
     not reached and is absent from :meth:`to_json`, except the paired figures', which the report
     always has."""
 
-    delta_mean: float
-    idea_wins: int
-    n_pairs: int
-    per_seed_diffs: tuple[float, ...]
-    p_value: float
-    mde: float | None
-    mde_rel_pct: float | None
-    direction: str
-    alpha: float
-    ci95: tuple[float | None, float | None]
-    effect_size: float | None
-    noninferiority: JsonDict | None
     test: str | None = None
     p_mean: float | None = None
     median_delta: float | None = None
