@@ -46,13 +46,13 @@ class Interval:
 class Comparison(PairedComparison):
     """The idea against one comparator, test metric seed by seed (``per_seed_diffs`` are idea -
     comparator). Stage by stage: the paired figures (the fields of
-    :class:`benchkit.stats.paired.PairedComparison`, which it extends) and the declared test's p (``p_value``;
-    the mean test's kept as ``p_mean`` under sign or wilcoxon), selection-aware when the arms'
-    sweeps are known; then the family adjustment; then what the decision adds (the level, the
-    deciding test's interval, the planning figures, the margin tests, the verdict in the
-    reference format's words). A field left None (``False`` for ``selection_aware``) is a stage
-    not reached and is absent from :meth:`to_json`, except the paired figures', which the report
-    always has."""
+    :class:`benchkit.stats.paired.PairedComparison`, which it extends) and the declared test's
+    p (``p_value``; the mean test's kept as ``p_mean`` under sign or wilcoxon), selection-aware
+    when the arms' sweeps are known; then the family adjustment; then what the decision adds
+    (the level, the deciding test's interval, the planning figures, the margin tests, the
+    verdict in the reference format's words). A field left None (``False`` for
+    ``selection_aware``) is a stage not reached and is absent from :meth:`to_json`, except the
+    paired figures', which the report always has."""
 
     test: str | None = None
     p_mean: float | None = None
