@@ -13,6 +13,9 @@ also carries the track's floors and the baseline's convergence check ("still imp
 measures the margin over the strongest floor in. ``BENCHKIT_AA_INIT_OFFSET=N`` (a positive
 integer) builds the idea arm from init stream seed + N instead, for a further A/A of a track
 (``--bench-report-dir benchmarks/results/tracks/aa_offset_<N>``, which the cards read).
+``BENCHKIT_AA_BASELINE_OFFSET=M`` builds the baseline from init stream seed + M too, so that a
+further A/A does not share the first one's baseline draw
+(``--bench-report-dir benchmarks/results/tracks/aa_baseline_<M>``).
 """
 from __future__ import annotations
 
@@ -22,22 +25,24 @@ import pytest
 import torch
 
 
-
-def init_offset(raw: str | None) -> int:
-    """The idea arm's init-stream offset: ``BENCHKIT_AA_INIT_OFFSET``, default 1,000,003."""
+def init_offset(raw: str | None, default: int = 1_000_003) -> int:
+    """An arm's init-stream offset from its environment variable (the idea's,
+    ``BENCHKIT_AA_INIT_OFFSET``, default 1,000,003; the baseline's, default 0: its own)."""
     if raw is None:
-        return 1_000_003
+        return default
     try:
         offset = int(raw)
     except ValueError:
         offset = 0
     if offset <= 0:
-        raise ValueError(f"BENCHKIT_AA_INIT_OFFSET={raw!r}: give a positive integer (the idea "
-                         "arm's init stream is seed + offset; 0 would be the baseline's own)")
+        raise ValueError(f"init offset {raw!r} (BENCHKIT_AA_INIT_OFFSET or "
+                         "BENCHKIT_AA_BASELINE_OFFSET): give a positive integer (the arm's init "
+                         "stream is seed + offset; 0 is the seed's own stream)")
     return offset
 
 
 IDEA_INIT_OFFSET = init_offset(os.environ.get("BENCHKIT_AA_INIT_OFFSET"))
+BASELINE_INIT_OFFSET = init_offset(os.environ.get("BENCHKIT_AA_BASELINE_OFFSET"), default=0)
 TRACK = os.environ.get("BENCHKIT_AA_TRACK", "tabular")
 
 pytestmark = pytest.mark.bench(
@@ -47,6 +52,8 @@ pytestmark = pytest.mark.bench(
 
 @pytest.mark.arm("baseline")
 def test_baseline(run):
+    if BASELINE_INIT_OFFSET:
+        torch.manual_seed(run.seed + BASELINE_INIT_OFFSET)
     run.fit(run.track.model())
 
 

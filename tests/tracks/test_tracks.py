@@ -249,8 +249,9 @@ def test_each_track_s_a_a_bench_passes_the_bar_at_the_track_s_protocol(name, fol
 
 
 def test_a_further_a_a_takes_its_init_offset_from_the_environment_and_refuses_a_bad_one():
-    """benchmarks/tracks/test_aa.py's BENCHKIT_AA_INIT_OFFSET: a positive integer, default
-    1,000,003; 0 (the baseline's own stream) or a non-number is refused by name."""
+    """benchmarks/tracks/test_aa.py's BENCHKIT_AA_INIT_OFFSET (and BENCHKIT_AA_BASELINE_OFFSET):
+    a positive integer, default 1,000,003 (the baseline's: 0, its own stream); 0 or a
+    non-number is refused by name."""
     import importlib.util
     from pathlib import Path
 
@@ -260,8 +261,9 @@ def test_a_further_a_a_takes_its_init_offset_from_the_environment_and_refuses_a_
     spec.loader.exec_module(module)
     assert module.init_offset(None) == 1_000_003
     assert module.init_offset("2000003") == 2_000_003
+    assert module.init_offset(None, default=0) == 0 == module.BASELINE_INIT_OFFSET
     for bad in ("x", "0", "-5", "1.5"):
-        with pytest.raises(ValueError, match=r"BENCHKIT_AA_INIT_OFFSET=.*a positive integer"):
+        with pytest.raises(ValueError, match=r"BENCHKIT_AA_BASELINE_OFFSET.*a positive integer"):
             module.init_offset(bad)
 
 
