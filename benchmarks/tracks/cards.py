@@ -36,8 +36,9 @@ from benchkit.tracks.base import is_limit, strongest_floor
 ROOT = Path(__file__).resolve().parents[2]
 AA = ROOT / "benchmarks" / "results" / "tracks" / "aa" / "aa"
 # a further A/A of a track, its idea arm on another init stream (test_aa.py's
-# BENCHKIT_AA_INIT_OFFSET=N, --bench-report-dir benchmarks/results/tracks/aa_offset_<N>)
-REPLICATION = "aa_offset_"
+# BENCHKIT_AA_INIT_OFFSET=N, --bench-report-dir benchmarks/results/tracks/aa_offset_<N>), or its
+# baseline (BENCHKIT_AA_BASELINE_OFFSET=M, .../aa_baseline_<M>): folder prefix -> card label
+REPLICATIONS = {"aa_offset_": "offset", "aa_baseline_": "baseline offset"}
 FLOORS = ROOT / "benchmarks" / "results" / "tracks" / "floors.json"
 RUN_SECONDS = ROOT / "benchmarks" / "results" / "tracks" / "run_seconds.json"
 DOC = ROOT / "docs" / "tracks.md"
@@ -81,8 +82,8 @@ class Card:
     p_value: float
     seeds: tuple[SeedRow, ...]
     stale: str | None = None  # why the report does not speak for the track's protocol today
-    # (idea arm's init offset, verdict, p) of each further A/A of the track (replications)
-    replications: tuple[tuple[int, str, float], ...] = ()
+    # (which arm's init offset, the offset, verdict, p) of each further A/A of the track
+    replications: tuple[tuple[str, int, str, float], ...] = ()
 
     @property
     def met(self) -> bool:
@@ -109,16 +110,18 @@ def stale(report: dict) -> str | None:
         f"{k} {report['protocol'].get(k)} → {protocol[k]}" for k in changed) + ")")
 
 
-def replications(track: str) -> tuple[tuple[int, str, float], ...]:
-    """(offset, verdict, p) of each further A/A of ``track`` under benchmarks/results/tracks/
-    aa_offset_<offset>/, by offset."""
+def replications(track: str) -> tuple[tuple[str, int, str, float], ...]:
+    """(label, offset, verdict, p) of each further A/A of ``track`` under benchmarks/results/
+    tracks/aa_offset_<offset>/ (the idea arm's stream) and aa_baseline_<offset>/ (the
+    baseline's), idea offsets first, each by offset."""
     found = []
-    for path in (ROOT / "benchmarks" / "results" / "tracks").glob(
-            f"{REPLICATION}*/aa/{track}/bench_report.json"):
-        report = json.loads(path.read_text(encoding="utf-8"))
-        found.append((int(path.parents[2].name[len(REPLICATION):]),
-                       report["practical_verdict"], report["comparison"]["p_value"]))
-    return tuple(sorted(found))
+    for prefix, label in REPLICATIONS.items():
+        for path in (ROOT / "benchmarks" / "results" / "tracks").glob(
+                f"{prefix}*/aa/{track}/bench_report.json"):
+            report = json.loads(path.read_text(encoding="utf-8"))
+            found.append((label, int(path.parents[2].name[len(prefix):]),
+                          report["practical_verdict"], report["comparison"]["p_value"]))
+    return tuple(sorted(found, key=lambda row: (row[0] != "offset", row[1])))
 
 
 def card(report: dict, per_seed: dict[str, dict] | None, timed: dict | None = None) -> Card:
@@ -186,9 +189,9 @@ def trained_out(c: Card) -> str:
 
 
 def aa_verdicts(c: Card) -> str:
-    """The A/A verdict (p), then each further A/A's, by the idea arm's init offset."""
-    further = "".join(f"; offset {offset:,}: {verdict} ({p:.2g})"
-                      for offset, verdict, p in c.replications)
+    """The A/A verdict (p), then each further A/A's, by the arm and init offset it changed."""
+    further = "".join(f"; {label} {offset:,}: {verdict} ({p:.2g})"
+                      for label, offset, verdict, p in c.replications)
     return f"{c.verdict} ({c.p_value:.2g}){further}"
 
 
