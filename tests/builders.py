@@ -53,8 +53,8 @@ def make_run(arm, cfg, seed, val, test, *, signatures=None, outcome="passed"):
 
 def typed(payloads: list[dict]) -> list:
     """Hand-made payload dicts as the controller receives them: the typed payloads
-    (:func:`benchkit.store.payloads.payload_from_json`) that ``aggregate_session`` takes."""
-    from benchkit.store.payloads import payload_from_json
+    (:func:`benchkit.spec.payloads.payload_from_json`) that ``aggregate_session`` takes."""
+    from benchkit.spec.payloads import payload_from_json
 
     return [p for p in map(payload_from_json, payloads) if p is not None]
 

@@ -43,16 +43,16 @@ PENDING_PRIVATE_USE: set[str] = set()
 
 # The dependency rule: layer -> the layers it may import (besides itself and the root package,
 # which holds only __version__). stats imports nothing of benchkit; spec the track registry;
-# store spec's vocabulary and the track registry (floors kept between sessions); training tracks
-# and store; verdict stats, spec and tracks; report verdict, stats, spec, store (atomic writes)
-# and tracks (which floors are limits); cli report, verdict, store, stats and spec; plugin
-# everything.
+# store spec's vocabulary and the track registry (floors kept between sessions); training tracks,
+# spec (a run's record) and store; verdict stats, spec and tracks; report verdict, stats, spec,
+# store (atomic writes) and tracks (which floors are limits); cli report, verdict, store, stats
+# and spec; plugin everything.
 ALLOWED: dict[str, set[str]] = {
     "stats": set(),
     "tracks": set(),
     "spec": {"tracks"},
     "store": {"spec", "tracks"},
-    "training": {"tracks", "store"},
+    "training": {"tracks", "spec", "store"},
     "verdict": {"stats", "spec", "tracks"},
     "report": {"verdict", "stats", "spec", "store", "tracks"},
     "cli": {"report", "verdict", "store", "stats", "spec"},

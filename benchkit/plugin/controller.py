@@ -14,7 +14,7 @@ from benchkit.plugin.progress import ProgressReporter
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
 from benchkit.plugin.timeouts import reports_first
 from benchkit.spec import cfg_id
-from benchkit.store.payloads import Payload, RunPayload, payload_from_json
+from benchkit.spec.payloads import Payload, RunPayload, payload_from_json
 from benchkit.verdict.plan import declared_plan
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count

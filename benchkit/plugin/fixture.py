@@ -2,7 +2,7 @@
 seeding, recording what the body executes, the check that a result was recorded, storing the
 run, and the payload sent to the controller.
 
-A payload is a :class:`benchkit.store.payloads.RunPayload` (or ``MechanismPayload``); it crosses
+A payload is a :class:`benchkit.spec.payloads.RunPayload` (or ``MechanismPayload``); it crosses
 process boundaries through xdist as its JSON, in the test report's ``user_properties`` under
 :data:`PROPERTY`.
 """
@@ -19,7 +19,7 @@ import pytest
 from benchkit.plugin.isolation import GUARD
 from benchkit.plugin.settings import SETTINGS, SPECS, STORE
 from benchkit.spec import IdeaSpec, run_id
-from benchkit.store.payloads import (Audit, MechanismPayload, Provenance, RunPayload, RunPoint,
+from benchkit.spec.payloads import (Audit, MechanismPayload, Provenance, RunPayload, RunPoint,
                                      RunResult)
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.plugin.settings import SETTINGS, Settings
-from benchkit.store.payloads import Payload, RunPayload
+from benchkit.spec.payloads import Payload, RunPayload
 
 PASSED_ON = ("seeds", "epochs", "threads", "device", "store")   # Settings -> --bench-<name>
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from benchkit.store.payloads import Payload, RunPayload
+from benchkit.spec.payloads import Payload, RunPayload
 
 COUNTS = "benchkit_collection"   # a worker's collection counts, on its first test report
 TTY_EVERY_S = 0.5                # a tty's line is rewritten at most this often

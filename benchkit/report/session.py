@@ -11,7 +11,7 @@ from collections.abc import Callable
 from benchkit.report import bench_report, summary
 from benchkit.report.fmt import mechanism_word, num
 from benchkit.store import atomic, records
-from benchkit.store.payloads import MechanismPayload, Payload, RunPayload
+from benchkit.spec.payloads import MechanismPayload, Payload, RunPayload
 from benchkit.store.provenance import provenance
 from benchkit.verdict import budgets, build, pipeline
 

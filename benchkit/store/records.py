@@ -32,7 +32,7 @@ import os
 from typing import Any
 
 from benchkit.store import bounded
-from benchkit.store.payloads import RunPoint, RunResult
+from benchkit.spec.payloads import RunPoint, RunResult
 
 RECORD_VERSION = 2
 RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")

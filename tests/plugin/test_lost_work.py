@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchkit.store.payloads import RunPoint, RunResult
+from benchkit.spec.payloads import RunPoint, RunResult
 from benchkit.report.session import aggregate_session
 from builders import typed
 from sessions import report_path

@@ -5,7 +5,7 @@ import pytest
 
 from benchkit.plugin.progress import Progress, clock_text
 from benchkit.spec import IdeaSpec
-from benchkit.store.payloads import RunPayload, RunPoint, RunResult
+from benchkit.spec.payloads import RunPayload, RunPoint, RunResult
 
 SPEC = IdeaSpec(name="p", module="m.py", tracks=("x",), grids={}, seeds=(0,), epochs={})
 

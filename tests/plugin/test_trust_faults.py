@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchkit.store.payloads import RunPayload, payload_from_json
+from benchkit.spec.payloads import RunPayload, payload_from_json
 from sessions import no_traceback, run_session, validate_report
 
 RECORDED = '''

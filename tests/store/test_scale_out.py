@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.spec import shard
-from benchkit.store.payloads import RunPoint, RunResult
+from benchkit.spec.payloads import RunPoint, RunResult
 from benchkit.verdict.build import build_report
 from benchkit.store.backends import DirectoryStorage, FsspecStorage, open_storage
 from benchkit.store import hardware

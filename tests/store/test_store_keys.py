@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchkit.store.payloads import RunPoint, RunResult
+from benchkit.spec.payloads import RunPoint, RunResult
 from benchkit.cli.commands import main
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage

@@ -1,4 +1,4 @@
-"""The worker's result as typed records (benchkit.store.payloads): what crosses xdist and what the
+"""The worker's result as typed records (benchkit.spec.payloads): what crosses xdist and what the
 store keeps is the JSON the dicts were, bit for bit, and the JSON round trip gives the record
 back."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from benchkit import tracks
 from benchkit.plugin.fixture import run_payload
 from benchkit.spec import IdeaSpec
 from benchkit.store import records
-from benchkit.store.payloads import (Audit, CurvePoint, MechanismPayload, Provenance, RunPayload,
+from benchkit.spec.payloads import (Audit, CurvePoint, MechanismPayload, Provenance, RunPayload,
                                      RunPoint, RunResult, Signature, payload_from_json)
 from benchkit.training.run import Run
 
