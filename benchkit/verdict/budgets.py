@@ -6,12 +6,16 @@ or is the bench's frontier axis (``params`` on a frontier). Pure Python over run
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
+from collections.abc import Sequence
+from typing import Any
 
 from benchkit.spec.idea import IdeaSpec
 from benchkit.verdict.controls import arm_name
 from benchkit.verdict.records import JsonDict
+from benchkit.verdict.sections import BudgetMatch, BudgetPoint, Budgets, Medians
 
 DEFAULT_TOLERANCE = 0.05          # relative, for every budget unless declared otherwise
 
@@ -24,23 +28,23 @@ def tolerance_of(spec: IdeaSpec, budget: str) -> float:
     return float(declared.get(budget, declared.get("*", DEFAULT_TOLERANCE)))
 
 
-def median_figures(runs: list[JsonDict], key: str) -> dict[str, float | None]:
+def median_figures(runs: list[JsonDict], key: str) -> Medians:
     """name -> median over ``runs`` of ``run[key][name]`` (runs lacking it are left out)."""
     names = sorted({n for r in runs for n in (r.get(key) or {})})
-    out: dict[str, float | None] = {}
+    out: Medians = {}
     for name in names:
         values = [r[key][name] for r in runs if (r.get(key) or {}).get(name) is not None]
         out[name] = float(statistics.median(values)) if values else None
     return out
 
 
-def budget_section(selected: dict[str, list[JsonDict]], spec: IdeaSpec) -> JsonDict:
+def budget_section(selected: dict[str, list[JsonDict]], spec: IdeaSpec) -> Budgets:
     """Per arm the median of each budget over its selected-config runs, and the idea's budget
     checked against the baseline's and every control's."""
     axis_exempt = FRONTIER_BUDGET if spec.frontier else None
     medians = {arm: median_figures(runs, "budgets") for arm, runs in selected.items()}
     waiver = spec.budget_waiver
-    checks: list[JsonDict] = []
+    checks: list[BudgetMatch] = []
     idea = medians.get("idea", {})
     for arm, figures in medians.items():
         if arm == "idea":
@@ -51,16 +55,30 @@ def budget_section(selected: dict[str, list[JsonDict]], spec: IdeaSpec) -> JsonD
             rel = (None if mine is None or theirs is None else
                    abs(mine - theirs) / abs(theirs) if theirs else
                    (0.0 if mine == theirs else math.inf))
-            checks.append({
-                "budget": name, "arm": arm, "idea": mine, "other": theirs,
-                "rel_diff": None if rel is None or math.isinf(rel) else rel, "tolerance": tol,
-                "matched": rel is not None and rel <= tol,
-                "waived": waiver.get(name), "axis": name == axis_exempt})
-    unmatched = [f"{c['budget']} idea {_fig(c['idea'])} vs {arm_name(c['arm'])} "
-                 f"{_fig(c['other'])}" for c in checks
-                 if not (c["matched"] or c["waived"] or c["axis"])]
-    return {"arms": medians, "checks": checks, "matched": not unmatched, "unmatched": unmatched,
-            "waivers": dict(waiver)}
+            checks.append(BudgetMatch(
+                budget=name, arm=arm, idea=mine, other=theirs,
+                rel_diff=None if rel is None or math.isinf(rel) else rel, tolerance=tol,
+                matched=rel is not None and rel <= tol, waived=waiver.get(name),
+                axis=name == axis_exempt))
+    unmatched = tuple(f"{c.budget} idea {_fig(c.idea)} vs {arm_name(c.arm)} {_fig(c.other)}"
+                      for c in checks if not (c.matched or c.waived or c.axis))
+    return Budgets(arms=medians, checks=tuple(checks), matched=not unmatched,
+                   unmatched=unmatched, waivers=dict(waiver))
+
+
+def frontier_section(selected: dict[str, list[JsonDict]], spec: IdeaSpec, axis: str,
+                     points: Sequence[tuple[Any, Budgets]]) -> Budgets:
+    """A frontier's budgets: the medians over every point's selected runs (``selected``), and
+    the checks of each point (``(value, its section)`` each, checked point by point, each
+    check marked with its point): the frontier matches when every point does."""
+    pooled = budget_section(selected, spec)
+    unmatched = tuple(f"at {axis}={value}: {text}" for value, p in points
+                      for text in p.unmatched)
+    return Budgets(
+        arms=pooled.arms, matched=not unmatched, unmatched=unmatched, waivers=pooled.waivers,
+        checks=tuple(dataclasses.replace(c, point={axis: value})
+                     for value, p in points for c in p.checks),
+        points=tuple(BudgetPoint(value, p) for value, p in points))
 
 
 def _fig(x: float | None) -> str:

@@ -203,15 +203,16 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
             compared[arm].to_json()) for arm in arms if arm not in ARMS}
         for arm, comp in compared.items():
             warnings += sweeps.grid_warnings(comp, arm)
-        report["budgets"] = budgets.budget_section(selected, spec)
+        report["budgets"] = budgets.budget_section(selected, spec).to_json()
         report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
                                  for arm, rs in selected.items()}
         checks = not (spec.frontier or spec.overrides)  # exploratory or a budget axis: none
-        report["convergence"], flags = convergence.section(
+        converged, flags = convergence.section(
             track, selected, direction, epochs=spec.epochs[track],
             schedule=protocol.get("schedule"), longer=(lambda arm, cfg: [
                 runs.get((arm, cfg_id(cfg), s)) for s in seeds]) if checks else None,
             configs=len(grid))
+        report["convergence"] = converged.to_json()
         warnings += flags
         split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
                             idea_sel)
@@ -226,7 +227,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
         report["baseline"] = {"best_cfg": None, "sweep": arm_sweeps["baseline"], "full": None}
         report["controls"] = {}
         report["budgets"] = report["log_medians"] = report["decided_by"] = None
-        report["convergence"] = convergence.section(track, {}, direction)[0]
+        report["convergence"] = convergence.section(track, {}, direction)[0].to_json()
     mech_tests = math_verification(mechanism_payloads)
     mech_sig = mechanism_signature(idea_sel)
     report.update({

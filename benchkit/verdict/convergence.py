@@ -39,10 +39,17 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from benchkit import tracks
 from benchkit.spec.idea import cfg_id
 from benchkit.stats import sequential
+from benchkit.verdict.records import JsonDict
+from benchkit.verdict.sections import ArmConvergence, BudgetCheck, Config, Convergence
+
+Runs = list[JsonDict]                       # an arm's run payloads at one config, seed by seed
+CheckRuns = list[JsonDict | None]           # a budget check's runs, seed by seed (None: missing)
 
 STILL_IMPROVING = 0.01  # a relative validation gain over the last quarter above this flags
 BUDGET_FACTOR = 1.5     # a flagged arm's budget check trains ceil(1.5 x its epochs)
@@ -54,7 +61,7 @@ CHECK_LEVEL = 0.05      # each look's one-sided level per side (<= 0.10 per side
 DECISIONS = {"above": "still improving", "below": "trained out"}
 
 
-def last_quarter_gain(curve, direction: str) -> float | None:
+def last_quarter_gain(curve: Sequence[JsonDict] | None, direction: str) -> float | None:
     """Relative improvement of validation from the 3/4 point to the end of ``curve``
     (positive = better), or None when the curve has no 3/4 point before its end (fewer than 2
     epochs) or a value there is missing or zero."""
@@ -67,17 +74,17 @@ def last_quarter_gain(curve, direction: str) -> float | None:
     if start == end or before is None or after is None or before == 0:
         return None
     gain = (before - after) if direction == "lower" else (after - before)
-    return gain / abs(before)
+    return float(gain / abs(before))
 
 
-def median_gain(runs: list[dict], direction: str) -> tuple[float | None, int]:
+def median_gain(runs: Runs, direction: str) -> tuple[float | None, int]:
     """Median last-quarter gain over the runs with one, and how many had one."""
     gains = [g for g in (last_quarter_gain(r.get("curve"), direction) for r in runs)
              if g is not None]
     return (statistics.median(gains) if gains else None), len(gains)
 
 
-def check_cfg(cfg: dict, epochs: int) -> dict:
+def check_cfg(cfg: Config, epochs: int) -> Config:
     """The budget check's config: ``cfg`` trained ceil(BUDGET_FACTOR x) its epochs (``cfg``'s
     own ``epochs`` when it has one, else the track's ``epochs``). Keys sorted, as every cfg
     is once it has crossed JSON (payloads, specs): the check's run is found by its cfg's id."""
@@ -92,8 +99,8 @@ def checked(track: str, schedule: str | None) -> tuple[bool, bool]:
     return declaration(track)[0] == "convergence", schedule in DECAYING
 
 
-def checks_called_for(selected: dict[str, list[dict]], direction: str, epochs: int, *,
-                      every: bool, threshold: float = STILL_IMPROVING) -> dict[str, dict]:
+def checks_called_for(selected: dict[str, Runs], direction: str, epochs: int, *,
+                      every: bool, threshold: float = STILL_IMPROVING) -> dict[str, Config]:
     """arm -> its budget check's config, for every arm (``every``) or each flagged one; never
     an arm without curves or whose curves do not end at its config's epochs (its own loop or
     its own epochs: nothing shows that it would train the check's)."""
@@ -106,17 +113,18 @@ def checks_called_for(selected: dict[str, list[dict]], direction: str, epochs: i
     return calls
 
 
-def trains_the_epochs(runs: list[dict], epochs: int) -> bool:
+def trains_the_epochs(runs: Runs, epochs: int) -> bool:
     """Whether every run's curve ends at ``epochs`` (the config's): an arm that sets its own
     epochs would not train the check's either, so it gets none."""
     ends = [max(p["epoch"] for p in r["curve"]) for r in runs if r.get("curve")]
     return bool(ends) and all(e == epochs for e in ends)
 
 
-def check_gains(runs: list[dict], longer: list, direction: str, epochs: int) -> list:
+def check_gains(runs: Runs, longer: CheckRuns, direction: str,
+                epochs: int) -> list[float | None]:
     """Per seed, the check's relative validation gain over the selected run: None while its
     check run is missing, NaN when it cannot be measured (see :func:`budget_gain`)."""
-    out = []
+    out: list[float | None] = []
     for r, x in zip(runs, longer):
         if x is None:
             out.append(None)
@@ -137,7 +145,7 @@ def check_looks(configs: int, seeds: int) -> tuple[int, ...]:
     return (first, second) if second > first else (first,)
 
 
-def check_decision(runs: list[dict], longer: list, direction: str, epochs: int,
+def check_decision(runs: Runs, longer: CheckRuns, direction: str, epochs: int,
                    threshold: float = STILL_IMPROVING, *,
                    configs: int) -> sequential.ThreeWay:
     """The budget check's sequential three-way decision on the per-seed gains (one per seed
@@ -146,27 +154,28 @@ def check_decision(runs: list[dict], longer: list, direction: str, epochs: int,
                                 looks=check_looks(configs, len(runs)), level=CHECK_LEVEL)
 
 
-def budget_gain(run: dict | None, longer: dict | None, direction: str,
+def budget_gain(run: JsonDict | None, longer: JsonDict | None, direction: str,
                 epochs: int) -> float | None:
     """Relative validation gain of ``longer`` (the check's run, ``epochs`` long) over ``run``
     (positive = better); None when either is missing or not finite, or when ``longer`` did not
     train ``epochs`` (an arm that sets its own epochs cannot be lengthened)."""
     if run is None or longer is None:
         return None
-    before, after = run.get("val"), longer.get("val")
+    before: Any = run.get("val")
+    after: Any = longer.get("val")
     curve = longer.get("curve") or []
     if (not curve or max(p["epoch"] for p in curve) != epochs
             or not all(isinstance(v, (int, float)) and math.isfinite(v) and v
                        for v in (before, after))):
         return None
     gain = (before - after) if direction == "lower" else (after - before)
-    return gain / abs(before)
+    return float(gain / abs(before))
 
 
-def section(track: str, selected: dict[str, list[dict]], direction: str,
+def section(track: str, selected: dict[str, Runs], direction: str,
             threshold: float = STILL_IMPROVING, *, epochs: int | None = None,
-            schedule: str | None = None, longer=None,
-            configs: int | None = None) -> tuple[dict, list[str]]:
+            schedule: str | None = None, longer: Callable[[str, Config], CheckRuns] | None = None,
+            configs: int | None = None) -> tuple[Convergence, list[str]]:
     """The report's ``convergence`` field and its warnings. ``selected``: arm -> the run
     payloads of its selected config (one per seed). ``longer(arm, cfg)``: the runs of a budget
     check config, seed by seed (None where missing); without it (or ``epochs``) no check is
@@ -174,51 +183,53 @@ def section(track: str, selected: dict[str, list[dict]], direction: str,
     configs per arm) sets the check's looks (:func:`check_looks`). ``schedule``: the
     track's."""
     budget, reason = declaration(track)
-    arms, warnings = {}, []
+    arms: dict[str, ArmConvergence] = {}
+    warnings: list[str] = []
     on, every = checked(track, schedule)
     calls = (checks_called_for(selected, direction, epochs, every=every, threshold=threshold)
              if on and longer is not None and epochs is not None else {})
     for arm, runs in selected.items():
         median, seeds = median_gain(runs, direction)
-        flagged = median is not None and median > threshold
         check = _check(runs, calls[arm], longer(arm, calls[arm]), direction, threshold,
-                       configs) if arm in calls else None
-        if check is not None and check["decision"] in ("still improving", "trained out"):
-            flagged = check["decision"] == "still improving"
-        elif check is not None and check["decision"] == "undetermined":
+                       configs) if arm in calls and longer is not None else None
+        flagged: bool | None = median is not None and median > threshold
+        if check is not None and check.decision in ("still improving", "trained out"):
+            flagged = check.decision == "still improving"
+        elif check is not None and check.decision == "undetermined":
             flagged = None
-        arms[arm] = {"cfg": runs[0]["cfg"] if runs else None, "last_quarter_gain": median,
-                     "seeds": seeds, "still_improving": flagged, "budget_check": check}
-        name = f"the {arm}'s selected config {cfg_id(arms[arm]['cfg'])}"
-        if check is not None and check["pending"] and not flagged:
+        cfg = runs[0]["cfg"] if runs else None
+        arms[arm] = ArmConvergence(cfg=cfg, last_quarter_gain=median, seeds=seeds,
+                                   still_improving=flagged, budget_check=check)
+        name = f"the {arm}'s selected config {cfg_id(cfg or {})}"
+        if check is not None and check.pending and not flagged:
             warnings.append(
-                f"budget check pending: {name} has not been trained for {check['epochs']} "
-                f"epochs on its first {check['called_seeds']} seeds yet; under the {schedule} "
+                f"budget check pending: {name} has not been trained for {check.epochs} "
+                f"epochs on its first {check.called_seeds} seeds yet; under the {schedule} "
                 "schedule the last quarter cannot show whether training was over: run the "
                 "bench again to train it (stored runs are reused)")
-        if flagged is None:
+        if flagged is None and check is not None:
             warnings.append(
-                f"budget check undetermined: {name} trained {check['epochs']} epochs gained "
-                f"{check['gain']:.1%} on validation (mean of {check['seeds']} seeds, one-sided "
-                f"{1 - check['level']:.0%} bounds {_pct(check['lower'])} to "
-                f"{_pct(check['upper'])}, threshold {threshold:.0%}): whether it was still "
+                f"budget check undetermined: {name} trained {check.epochs} epochs gained "
+                f"{_pct(check.gain)} on validation (mean of {check.seeds} seeds, one-sided "
+                f"{1 - check.level:.0%} bounds {_pct(check.lower)} to "
+                f"{_pct(check.upper)}, threshold {threshold:.0%}): whether it was still "
                 "improving is not settled by the check's seeds")
         if flagged:
             warnings.append(
                 f"still improving: {name} gained "
-                f"{median:.1%} on validation over the last quarter of training (median of "
+                f"{_pct(median)} on validation over the last quarter of training (median of "
                 f"{seeds} seeds; threshold {threshold:.0%}){_check_words(check)}; the track's "
                 f"epochs are {'a fixed budget' if budget == 'fixed' else 'meant to converge'}")
-    return {"budget": budget, "budget_reason": reason, "threshold": threshold,
-            "budget_factor": BUDGET_FACTOR, "arms": arms}, warnings
+    return Convergence(budget=budget, budget_reason=reason, threshold=threshold,
+                       budget_factor=BUDGET_FACTOR, arms=arms), warnings
 
 
 def _pct(x: float | None) -> str:
     return "?" if x is None else f"{x:.1%}"
 
 
-def _check(runs: list[dict], cfg: dict, longer: list, direction: str,
-           threshold: float, configs: int | None) -> dict:
+def _check(runs: Runs, cfg: Config, longer: CheckRuns, direction: str,
+           threshold: float, configs: int | None) -> BudgetCheck:
     """An arm's ``budget_check`` field: its config and epochs, the sequential decision, the
     mean gain and its bounds at the look that decided, and the per-seed gains so far."""
     if configs is None:
@@ -226,28 +237,29 @@ def _check(runs: list[dict], cfg: dict, longer: list, direction: str,
     decision = check_decision(runs, longer, direction, cfg["epochs"], threshold,
                               configs=configs)
     gains = check_gains(runs, longer, direction, cfg["epochs"])[:decision.called]
-    return {"cfg": cfg, "epochs": cfg["epochs"], "gain": decision.mean,
-            "seeds": decision.seeds, "pending": decision.decision == "pending",
-            "decision": ("not measurable" if decision.decision == "undetermined"
-                         and decision.lower is None else
-                         DECISIONS.get(decision.decision, decision.decision)),
-            "lower": decision.lower, "upper": decision.upper, "level": CHECK_LEVEL,
-            "called_seeds": decision.called,
-            "per_seed": [None if g is None or not math.isfinite(g) else g for g in gains]}
+    return BudgetCheck(
+        cfg=cfg, epochs=cfg["epochs"], gain=decision.mean, seeds=decision.seeds,
+        pending=decision.decision == "pending",
+        decision=("not measurable" if decision.decision == "undetermined"
+                  and decision.lower is None else
+                  DECISIONS.get(decision.decision, decision.decision)),
+        lower=decision.lower, upper=decision.upper, level=CHECK_LEVEL,
+        called_seeds=decision.called,
+        per_seed=tuple(None if g is None or not math.isfinite(g) else g for g in gains))
 
 
-def _check_words(check: dict | None) -> str:
+def _check_words(check: BudgetCheck | None) -> str:
     if check is None:
         return ""
-    if check["decision"] == "still improving":
-        return (f", and at {check['epochs']} epochs it gained {check['gain']:.1%} more "
-                f"(budget check, mean of {check['seeds']} seeds, one-sided "
-                f"{1 - check['level']:.0%} lower bound {_pct(check['lower'])})")
-    if check["pending"]:
-        return (f"; a budget check at {check['epochs']} epochs settles whether that is "
+    if check.decision == "still improving":
+        return (f", and at {check.epochs} epochs it gained {_pct(check.gain)} more "
+                f"(budget check, mean of {check.seeds} seeds, one-sided "
+                f"{1 - check.level:.0%} lower bound {_pct(check.lower)})")
+    if check.pending:
+        return (f"; a budget check at {check.epochs} epochs settles whether that is "
                 "learning or the schedule's annealing: run the bench again to train it "
                 "(stored runs are reused)")
-    return (f"; its budget check at {check['epochs']} epochs did not train that long (does "
+    return (f"; its budget check at {check.epochs} epochs did not train that long (does "
             "the arm set its own epochs?)")
 
 

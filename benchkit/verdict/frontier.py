@@ -20,8 +20,9 @@ from benchkit.spec.idea import IdeaSpec, cfg_id
 from benchkit.stats import paired
 from benchkit.verdict import comparison, controls, decision, mechanism
 from benchkit.verdict import sweeps
-from benchkit.verdict.budgets import budget_section, median_figures
+from benchkit.verdict.budgets import frontier_section, median_figures
 from benchkit.verdict.records import Comparison
+from benchkit.verdict.sections import Budgets
 from benchkit.verdict import build
 
 
@@ -68,14 +69,8 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     for arm, comp in compared.items():
         top["warnings"] += [w for w in sweeps.grid_warnings(comp, arm)
                             if w not in top["warnings"]]
-    budgets = budget_section(selected, spec)
-    budgets["unmatched"] = [f"at {axis}={value}: {text}" for value, p in points
-                            for text in p["budgets"]["unmatched"]]
-    budgets["matched"] = not budgets["unmatched"]
-    budgets["checks"] = [{**c, "point": {axis: value}} for value, p in points
-                         for c in p["budgets"]["checks"]]
-    budgets["points"] = [{"value": value, **p["budgets"]} for value, p in points]
-    top["budgets"] = budgets
+    top["budgets"] = frontier_section(selected, spec, axis, [
+        (value, Budgets.from_json(p["budgets"])) for value, p in points]).to_json()
     top["log_medians"] = {arm: median_figures(rows, "logs")
                           for arm, rows in selected.items()}
     top["mechanism_signature"] = build.mechanism_signature(selected["idea"])

@@ -11,7 +11,8 @@ decide) and freezes it as a :class:`Report`; what is added after, from outside t
 the module came from, how far the store was trusted, the time it was written), makes a new
 record (:func:`dataclasses.replace`), never a changed one. :meth:`Report.to_json` is the JSON
 edge: ``bench_report.json`` in its order of keys, validated by the shipped schema. Its
-comparison is a :class:`Comparison`; its other sections stay JSON (dicts), as the schema
+comparison is a :class:`Comparison`, its budgets and convergence are records of
+:mod:`benchkit.verdict.sections`; its other sections stay JSON (dicts), as the schema
 describes them.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from benchkit.stats.paired import PairedComparison
+from benchkit.verdict.sections import Budgets, Convergence, Medians
 
 JsonDict = dict[str, Any]
 
@@ -149,9 +151,9 @@ class Report:
     comparison: Comparison | None    # the idea against the baseline, decided
     frontier: JsonDict | None
     controls: JsonDict
-    budgets: JsonDict | None
-    log_medians: JsonDict | None
-    convergence: JsonDict
+    budgets: Budgets | None
+    log_medians: dict[str, Medians] | None   # arm -> the medians of its runs' run.log values
+    convergence: Convergence
     mechanism_signature: JsonDict
     math_verification: JsonDict
     mechanism_ok: int | None
@@ -179,7 +181,8 @@ class Report:
             if name in LATER and value is None:
                 continue
             out[name] = (list(value) if isinstance(value, tuple)
-                         else value.to_json() if isinstance(value, Comparison) else value)
+                         else value.to_json() if name in SECTIONS and value is not None
+                         else value)
         return copy.deepcopy(out)
 
     @classmethod
@@ -193,11 +196,15 @@ class Report:
         values = copy.deepcopy(data)
         for name in ("idea_sweep", "warnings", "runs"):
             values[name] = tuple(values[name])
-        if values["comparison"] is not None:
-            values["comparison"] = Comparison.from_json(values["comparison"])
+        for name, record in SECTIONS.items():
+            if values[name] is not None:
+                values[name] = record.from_json(values[name])
         return cls(**values)
 
 
+# the report's fields that are records, each read back by its from_json
+SECTIONS: dict[str, type[Comparison] | type[Budgets] | type[Convergence]] = {
+    "comparison": Comparison, "budgets": Budgets, "convergence": Convergence}
 # bench_report.json's order of keys (the v1 reference order, then what benchkit added)
 ORDER = ("bench_version", "name", "claim", "module", "track", "model", "metric",
          "metric_direction", "n_seeds", "complete", "incomplete", "baseline", "idea",

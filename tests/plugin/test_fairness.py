@@ -199,14 +199,14 @@ def runs(**budgets):
 def test_budget_rule(idea, other, spec, matched):
     section = budgets.budget_section({"baseline": runs(params=other),
                                        "idea": runs(params=idea)}, make_spec(GRID[:1], 2, **spec))
-    assert section["matched"] is matched
-    assert bool(section["unmatched"]) is not matched
+    assert section.matched is matched
+    assert bool(section.unmatched) is not matched
 
 
 def test_steps_are_not_lifted_by_a_frontier():
     section = budgets.budget_section({"baseline": runs(steps=100), "idea": runs(steps=200)},
                                       make_spec(GRID[:1], 2, frontier={"keep": [1, 2]}))
-    assert section["unmatched"] == ["steps idea 200 vs baseline 100"]
+    assert section.unmatched == ("steps idea 200 vs baseline 100",)
 
 
 @pytest.mark.parametrize("extra, message", [

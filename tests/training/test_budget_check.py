@@ -60,22 +60,22 @@ def test_a_check_that_gains_little_clears_the_flag():
     # 1.5x the epochs: 98.0 -> 97.5 (0.5%), 97.0 -> 96.9, 98.5 -> 98.6 (worse): mean 0.17%,
     # the one-sided 95% upper bound 0.71% is under the 1% threshold: trained out on 3 seeds
     conv, warnings = section([97.5, 96.9, 98.6])
-    arm = conv["arms"]["baseline"]
+    arm = conv.arms["baseline"]
     gains = [0.5 / 98.0, 0.1 / 97.0, -0.1 / 98.5]
-    assert arm["last_quarter_gain"] == pytest.approx(0.02)   # the screen still says 2%
-    assert arm["budget_check"]["gain"] == pytest.approx(sum(gains) / 3)
-    assert arm["budget_check"]["per_seed"] == pytest.approx(gains)
-    assert arm["budget_check"]["upper"] == pytest.approx(
+    assert arm.last_quarter_gain == pytest.approx(0.02)   # the screen still says 2%
+    assert arm.budget_check.gain == pytest.approx(sum(gains) / 3)
+    assert arm.budget_check.per_seed == pytest.approx(gains)
+    assert arm.budget_check.upper == pytest.approx(
         sum(gains) / 3 + sps.t.ppf(0.95, 2) * np.std(gains, ddof=1) / 3 ** 0.5)
-    assert arm["budget_check"]["decision"] == "trained out"
-    assert arm["budget_check"]["seeds"] == 3 and arm["budget_check"]["epochs"] == 12
-    assert arm["still_improving"] is False and warnings == []
-    assert conv["budget_factor"] == convergence.BUDGET_FACTOR == 1.5
+    assert arm.budget_check.decision == "trained out"
+    assert arm.budget_check.seeds == 3 and arm.budget_check.epochs == 12
+    assert arm.still_improving is False and warnings == []
+    assert conv.budget_factor == convergence.BUDGET_FACTOR == 1.5
 
 
 def test_a_check_that_gains_more_than_the_threshold_confirms_it():
     conv, warnings = section([96.0, 95.0, 97.0])   # 2%, 2.1%, 1.5%
-    assert conv["arms"]["baseline"]["still_improving"] is True
+    assert conv.arms["baseline"].still_improving is True
     assert len(warnings) == 1
     assert "gained 2.0% on validation over the last quarter" in warnings[0]
     assert ("at 12 epochs it gained 1.9% more (budget check, mean of 3 seeds, one-sided 95% "
@@ -84,9 +84,9 @@ def test_a_check_that_gains_more_than_the_threshold_confirms_it():
 
 def test_a_pending_check_keeps_the_flag_and_says_how_to_settle_it():
     conv, warnings = section([96.0, None, 97.0])
-    check = conv["arms"]["baseline"]["budget_check"]
-    assert check["pending"] is True and check["gain"] is None and check["seeds"] == 0
-    assert conv["arms"]["baseline"]["still_improving"] is True
+    check = conv.arms["baseline"].budget_check
+    assert check.pending is True and check.gain is None and check.seeds == 0
+    assert conv.arms["baseline"].still_improving is True
     assert "a budget check at 12 epochs settles whether that is learning or the schedule's " \
            "annealing: run the bench again" in warnings[0]
 
@@ -94,8 +94,8 @@ def test_a_pending_check_keeps_the_flag_and_says_how_to_settle_it():
 def test_a_check_that_did_not_train_longer_measures_nothing():
     """An arm that passes its own epochs to run.fit ignores the check's: no gain, flag kept."""
     conv, warnings = section([96.0, 95.0, 97.0], epochs=8)
-    assert conv["arms"]["baseline"]["budget_check"]["gain"] is None
-    assert conv["arms"]["baseline"]["still_improving"] is True
+    assert conv.arms["baseline"].budget_check.gain is None
+    assert conv.arms["baseline"].still_improving is True
     assert "did not train that long (does the arm set its own epochs?)" in warnings[0]
 
 
@@ -111,9 +111,9 @@ def test_an_undetermined_first_look_calls_for_the_next_seeds_only():
     ends = (98.0, 97.0, 98.5, 98.0, 97.5)
     first = [98.0 * 0.97, 97.0 * 1.01, 98.5 * 0.98, None, None]
     conv, warnings = five_seed_section(first)
-    check = conv["arms"]["baseline"]["budget_check"]
-    assert check["pending"] is True and check["called_seeds"] == 5
-    assert conv["arms"]["baseline"]["still_improving"] is True   # the screen, until settled
+    check = conv.arms["baseline"].budget_check
+    assert check.pending is True and check.called_seeds == 5
+    assert conv.arms["baseline"].still_improving is True   # the screen, until settled
     runs = flagged_runs(ends)
     assert convergence.check_decision(runs, longer_runs(first), "lower", 12,
                                       configs=GRID_CONFIGS).called == 5
@@ -123,9 +123,9 @@ def test_an_undetermined_first_look_calls_for_the_next_seeds_only():
                                       configs=GRID_CONFIGS).called == 3
     # seeds 3 and 4 gain 1.5% and 0.5%: mean 1.2% over 5 seeds, still straddling: undetermined
     conv, warnings = five_seed_section(first[:3] + [98.0 * 0.985, 97.5 * 0.995])
-    arm = conv["arms"]["baseline"]
-    assert arm["budget_check"]["decision"] == "undetermined"
-    assert arm["budget_check"]["seeds"] == 5 and arm["still_improving"] is None
+    arm = conv.arms["baseline"]
+    assert arm.budget_check.decision == "undetermined"
+    assert arm.budget_check.seeds == 5 and arm.still_improving is None
     assert warnings[0].startswith("budget check undetermined: the baseline's selected config "
                                   "lr=0.01 trained 12 epochs gained 1.2% on validation (mean "
                                   "of 5 seeds, one-sided 95% bounds ")
@@ -183,7 +183,7 @@ def test_an_arm_whose_curves_end_elsewhere_gets_no_check():
 
 def test_without_a_lookup_no_check_is_called_for():
     conv, warnings = convergence.section("tabular", {"baseline": flagged_runs()}, "lower")
-    assert conv["arms"]["baseline"]["budget_check"] is None and len(warnings) == 1
+    assert conv.arms["baseline"].budget_check is None and len(warnings) == 1
 
 
 def test_under_a_decaying_schedule_an_unflagged_arm_is_checked_too():
@@ -191,8 +191,8 @@ def test_under_a_decaying_schedule_an_unflagged_arm_is_checked_too():
     conv, warnings = convergence.section(
         "tabular", {"baseline": runs}, "lower", epochs=8, schedule="cosine",
         longer=lambda arm, cfg: longer_runs([None] * 3), configs=GRID_CONFIGS)
-    assert conv["arms"]["baseline"]["still_improving"] is False
-    assert conv["arms"]["baseline"]["budget_check"]["pending"] is True
+    assert conv.arms["baseline"].still_improving is False
+    assert conv.arms["baseline"].budget_check.pending is True
     assert warnings == ["budget check pending: the baseline's selected config lr=0.01 has not "
                         "been trained for 12 epochs on its first 3 seeds yet; under the cosine "
                         "schedule the last quarter cannot show whether training was over: run "
@@ -201,7 +201,7 @@ def test_under_a_decaying_schedule_an_unflagged_arm_is_checked_too():
         "tabular", {"baseline": runs}, "lower", epochs=8, schedule="cosine",
         longer=lambda arm, cfg: longer_runs([95.0, 95.0, 95.0]),   # ~4.5% better: still learning
         configs=GRID_CONFIGS)
-    assert conv["arms"]["baseline"]["still_improving"] is True
+    assert conv.arms["baseline"].still_improving is True
     assert "at 12 epochs it gained 4.5% more" in warnings[0]
 
 

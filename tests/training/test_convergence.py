@@ -50,13 +50,13 @@ def runs(end_values, start=100.0):  # gains of k/100 are exact in floats: at the
 ])
 def test_the_flag_is_the_median_gain_above_the_threshold(direction, ends, flagged):
     section, warnings = convergence.section("tabular", {"baseline": runs(ends)}, direction)
-    arm = section["arms"]["baseline"]
-    assert arm["still_improving"] is flagged and arm["seeds"] == 3
-    assert section["threshold"] == convergence.STILL_IMPROVING == 0.01
+    arm = section.arms["baseline"]
+    assert arm.still_improving is flagged and arm.seeds == 3
+    assert section.threshold == convergence.STILL_IMPROVING == 0.01
     assert bool(warnings) is flagged
     if flagged:
         assert "still improving: the baseline's selected config lr=0.01" in warnings[0]
-        assert f"{arm['last_quarter_gain']:.1%}" in warnings[0]
+        assert f"{arm.last_quarter_gain:.1%}" in warnings[0]
 
 
 def test_the_section_states_the_track_declaration_and_skips_arms_without_curves():
@@ -64,13 +64,13 @@ def test_the_section_states_the_track_declaration_and_skips_arms_without_curves(
 
     section, warnings = convergence.section(
         "dynamics", {"idea": [{"cfg": {"lr": 1.0}, "curve": None}]}, "lower")
-    assert (section["budget"], section["budget_reason"]) == (
+    assert (section.budget, section.budget_reason) == (
         tracks.get("dynamics").budget, tracks.get("dynamics").budget_reason)
-    assert section["arms"]["idea"] == {"cfg": {"lr": 1.0}, "last_quarter_gain": None,
-                                       "seeds": 0, "still_improving": False,
-                                       "budget_check": None}
+    assert section.arms["idea"].to_json() == {"cfg": {"lr": 1.0}, "last_quarter_gain": None,
+                                               "seeds": 0, "still_improving": False,
+                                               "budget_check": None}
     assert warnings == []
-    assert convergence.section("no-such-track", {}, "lower")[0]["budget"] is None
+    assert convergence.section("no-such-track", {}, "lower")[0].budget is None
 
 
 def test_every_builtin_track_declares_its_budget_with_a_reason():

@@ -1,0 +1,195 @@
+"""The report's sections that verdict/ computes, as records: the budgets matched between the arms
+(:func:`benchkit.verdict.budgets.budget_section`) and whether training was over
+(:func:`benchkit.verdict.convergence.section`).
+
+Each record is frozen; its ``to_json`` gives the section's JSON in ``bench_report.json``, keys
+in the order reports have always had them, and its ``from_json`` reads that JSON back, refusing
+a key the record does not declare. They live apart from their builders so that
+:class:`benchkit.verdict.records.Report` can declare its fields with them (the builders import
+the records; the records import nothing of verdict/).
+"""
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+Config = dict[str, Any]            # one grid config: hyperparameter -> value, as JSON holds it
+Medians = dict[str, float | None]  # figure name -> its median over an arm's selected runs
+
+
+def declared(record: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``data``, once every key in it is a field ``record`` declares (a new
+    section key is declared on its record first)."""
+    names = [f.name for f in fields(record)]
+    unknown = sorted(set(data) - set(names))
+    if unknown:
+        raise ValueError(f"field(s) {unknown} are not declared in benchkit.verdict.sections."
+                         f"{record.__name__}; declared: {names}")
+    return copy.deepcopy(dict(data))
+
+
+@dataclass(frozen=True)
+class BudgetMatch:
+    """One budget of the idea against one comparator's (``arm``): both medians, their relative
+    difference (None when either is missing, or the comparator's is 0 and the idea's is not),
+    the tolerance, whether it matched, the stated reason it is waived (None: not waived),
+    whether it is the frontier's axis (reported, not matched), and on a frontier's top-level
+    section the ``point`` it was checked at."""
+
+    budget: str
+    arm: str
+    idea: float | None
+    other: float | None
+    rel_diff: float | None
+    tolerance: float
+    matched: bool
+    waived: str | None
+    axis: bool
+    point: Config | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "budget": self.budget, "arm": self.arm, "idea": self.idea, "other": self.other,
+            "rel_diff": self.rel_diff, "tolerance": self.tolerance, "matched": self.matched,
+            "waived": self.waived, "axis": self.axis}
+        if self.point is not None:
+            out["point"] = copy.deepcopy(self.point)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BudgetMatch:
+        return cls(**declared(cls, data))
+
+
+@dataclass(frozen=True)
+class BudgetPoint:
+    """A frontier point's own budgets section, at the axis ``value``."""
+
+    value: Any
+    budgets: Budgets
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": copy.deepcopy(self.value), **self.budgets.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BudgetPoint:
+        rest = {k: v for k, v in data.items() if k != "value"}
+        return cls(value=copy.deepcopy(data["value"]), budgets=Budgets.from_json(rest))
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """The report's ``budgets``: per arm the median of each budget over its selected-config
+    runs, the idea's budgets checked against every comparator's, whether all matched (else
+    the idea gets no verdict: ``unmatched`` says which did not), the declared waivers (budget
+    -> reason), and on a frontier each point's own section (``points``)."""
+
+    arms: dict[str, Medians]
+    checks: tuple[BudgetMatch, ...]
+    matched: bool
+    unmatched: tuple[str, ...]
+    waivers: dict[str, str]
+    points: tuple[BudgetPoint, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "arms": copy.deepcopy(self.arms), "checks": [c.to_json() for c in self.checks],
+            "matched": self.matched, "unmatched": list(self.unmatched),
+            "waivers": dict(self.waivers)}
+        if self.points is not None:
+            out["points"] = [p.to_json() for p in self.points]
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Budgets:
+        values = declared(cls, data)
+        values["checks"] = tuple(BudgetMatch.from_json(c) for c in values["checks"])
+        values["unmatched"] = tuple(values["unmatched"])
+        if values.get("points") is not None:
+            values["points"] = tuple(BudgetPoint.from_json(p) for p in values["points"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class BudgetCheck:
+    """An arm's budget check (:mod:`benchkit.verdict.convergence`): its config trained longer
+    (``epochs``), the sequential decision ("still improving", "trained out", "undetermined",
+    "not measurable" or "pending", then ``pending`` is True), the mean gain over the seeds of
+    the look that decided and its one-sided bounds at ``level``, how many seeds the current
+    look calls for, and the per-seed gains so far (None: not in yet or not measurable)."""
+
+    cfg: Config
+    epochs: int
+    gain: float | None
+    seeds: int
+    pending: bool
+    decision: str
+    lower: float | None
+    upper: float | None
+    level: float
+    called_seeds: int
+    per_seed: tuple[float | None, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cfg": copy.deepcopy(self.cfg), "epochs": self.epochs, "gain": self.gain,
+                "seeds": self.seeds, "pending": self.pending, "decision": self.decision,
+                "lower": self.lower, "upper": self.upper, "level": self.level,
+                "called_seeds": self.called_seeds, "per_seed": list(self.per_seed)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BudgetCheck:
+        values = declared(cls, data)
+        values["per_seed"] = tuple(values["per_seed"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class ArmConvergence:
+    """One arm's convergence: its selected config (None without runs), the median relative
+    validation gain over the last quarter of training and over how many seeds, whether it was
+    still improving (None: its budget check is undetermined) and its budget check, if any."""
+
+    cfg: Config | None
+    last_quarter_gain: float | None
+    seeds: int
+    still_improving: bool | None
+    budget_check: BudgetCheck | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cfg": copy.deepcopy(self.cfg), "last_quarter_gain": self.last_quarter_gain,
+                "seeds": self.seeds, "still_improving": self.still_improving,
+                "budget_check": None if self.budget_check is None
+                else self.budget_check.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ArmConvergence:
+        values = declared(cls, data)
+        if values["budget_check"] is not None:
+            values["budget_check"] = BudgetCheck.from_json(values["budget_check"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """The report's ``convergence``: the track's declared budget (``convergence``, ``fixed``,
+    or None for a track unknown here) and its reason, the still-improving threshold, the budget
+    check's factor of the epochs, and each arm's :class:`ArmConvergence`."""
+
+    budget: str | None
+    budget_reason: str | None
+    threshold: float
+    budget_factor: float
+    arms: dict[str, ArmConvergence]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"budget": self.budget, "budget_reason": self.budget_reason,
+                "threshold": self.threshold, "budget_factor": self.budget_factor,
+                "arms": {arm: a.to_json() for arm, a in self.arms.items()}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Convergence:
+        values = declared(cls, data)
+        values["arms"] = {arm: ArmConvergence.from_json(a) for arm, a in values["arms"].items()}
+        return cls(**values)

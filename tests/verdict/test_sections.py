@@ -1,0 +1,115 @@
+"""The report's sections as records (benchkit.verdict.sections): each gives back exactly the JSON
+reports have (key order included) and refuses a key it does not declare; the pipeline's Report
+holds them as records."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchkit.verdict import pipeline
+from benchkit.verdict.records import Report
+from benchkit.verdict.sections import (ArmConvergence, BudgetCheck, BudgetMatch, Budgets,
+                                       Convergence)
+from builders import BASE8, GRID, IDEA8, make_spec, one_config_runs
+
+SAVED = Path(__file__).resolve().parents[2] / "benchmarks" / "pipeline" / "before"
+
+
+def saved_reports() -> list[tuple[str, dict]]:
+    """Every report the pipeline made in benchmarks/pipeline/before (fixtures: controls,
+    frontiers, waivers, budget checks, extensions; and each committed report rebuilt)."""
+    out = []
+    for path in sorted(SAVED.glob("*.json")):
+        if path.name.startswith(("fixture__", "rebuilt__")):
+            saved = json.loads(path.read_text())  # a fixture's reports, or one report
+            out += [(f"{path.stem}[{i}]", r)
+                    for i, r in enumerate(saved if isinstance(saved, list) else [saved])]
+    return out
+
+
+SAVED_REPORTS = saved_reports()
+
+
+def text(value: object) -> str:
+    return json.dumps(value, allow_nan=True)  # key order counts
+
+
+def test_the_saved_reports_cover_every_kind_of_section():
+    budgets = [r["budgets"] for _, r in SAVED_REPORTS if r["budgets"] is not None]
+    checks = [a["budget_check"] for _, r in SAVED_REPORTS
+              for a in r["convergence"]["arms"].values() if a["budget_check"]]
+    assert len(SAVED_REPORTS) >= 40
+    assert any("points" in b for b in budgets) and any(b["waivers"] for b in budgets)
+    assert {c["decision"] for c in checks} >= {"trained out", "undetermined"}
+    assert any(r["budgets"] is None for _, r in SAVED_REPORTS)  # an incomplete report
+
+
+@pytest.mark.parametrize("record, name", [(Budgets, "budgets"), (Convergence, "convergence")])
+def test_each_saved_section_round_trips_through_its_record(record, name):
+    for case, report in SAVED_REPORTS:
+        if report[name] is not None:
+            assert text(record.from_json(report[name]).to_json()) == text(report[name]), case
+
+
+def test_each_saved_report_round_trips_through_the_report_record():
+    for case, report in SAVED_REPORTS:
+        assert text(Report.from_json(report).to_json()) == text(report), case
+
+
+@pytest.mark.parametrize("record, data", [
+    (Budgets, {"arms": {}, "checks": [], "matched": True, "unmatched": [], "waivers": {},
+               "surprise": 1}),
+    (BudgetMatch, {"budget": "params", "arm": "baseline", "idea": 1.0, "other": 1.0,
+                   "rel_diff": 0.0, "tolerance": 0.05, "matched": True, "waived": None,
+                   "axis": False, "surprise": 1}),
+    (Convergence, {"budget": None, "budget_reason": None, "threshold": 0.01,
+                   "budget_factor": 1.5, "arms": {}, "surprise": 1}),
+    (ArmConvergence, {"cfg": None, "last_quarter_gain": None, "seeds": 0,
+                      "still_improving": False, "budget_check": None, "surprise": 1}),
+])
+def test_a_key_the_record_does_not_declare_is_refused(record, data):
+    with pytest.raises(ValueError, match=rf"field\(s\) \['surprise'\] are not declared in "
+                                         rf"benchkit.verdict.sections.{record.__name__}"):
+        record.from_json(data)
+
+
+def test_the_pipelines_report_holds_its_sections_as_records():
+    (report,) = pipeline.idea_reports(make_spec(GRID[:1], 8), one_config_runs(BASE8, IDEA8),
+                                      [], alpha=0.05)
+    assert isinstance(report.budgets, Budgets) and isinstance(report.convergence, Convergence)
+    assert report.budgets.matched is True
+    assert all(isinstance(c, BudgetMatch) for c in report.budgets.checks)
+    assert set(report.convergence.arms) == {"baseline", "idea"}
+    (incomplete,) = pipeline.idea_reports(make_spec(GRID[:1], 8),
+                                          one_config_runs(BASE8, IDEA8)[:-1], [], alpha=0.05)
+    assert incomplete.budgets is None and incomplete.convergence.arms == {}
+
+
+def test_a_budget_checks_json_is_a_copy():
+    check = BudgetCheck(cfg={"lr": 0.1, "epochs": 12}, epochs=12, gain=0.02, seeds=3,
+                        pending=False, decision="still improving", lower=0.015, upper=0.03,
+                        level=0.05, called_seeds=3, per_seed=(0.02, 0.01, 0.03))
+    data = check.to_json()
+    data["cfg"]["lr"] = 1.0
+    data["per_seed"].append(0.5)
+    assert check.cfg["lr"] == 0.1 and check.per_seed == (0.02, 0.01, 0.03)
+    assert BudgetCheck.from_json(check.to_json()) == check
+
+
+def test_a_frontier_checks_each_point_and_matches_only_when_every_point_does():
+    from benchkit.verdict import budgets
+
+    spec = make_spec(GRID[:1], 2, frontier={"keep": [1, 2]})
+    runs = {arm: [{"budgets": {"steps": steps}}] * 2
+            for arm, steps in (("baseline", 100.0), ("idea", 200.0))}
+    point = budgets.budget_section(runs, spec)
+    ok = budgets.budget_section({arm: runs["baseline"] for arm in runs}, spec)
+    section = budgets.frontier_section(runs, spec, "keep", [(1, ok), (2, point)])
+    assert section.unmatched == ("at keep=2: steps idea 200 vs baseline 100",)
+    assert section.matched is False
+    assert [c.point for c in section.checks] == [{"keep": 1}, {"keep": 2}]
+    assert [p.value for p in section.points or ()] == [1, 2]
+    assert section.to_json()["points"][1] == {"value": 2, **point.to_json()}
+    assert budgets.frontier_section(runs, spec, "keep", [(1, ok), (2, ok)]).matched is True
