@@ -23,13 +23,16 @@ fixed lr) has fewer configs in effect than the other arm: the other pays for sel
 validation along that axis and it does not, so the arms' sweeps are not exchangeable and the
 test cannot separate a better arm from the other's tuning loss (:func:`effective_grids`). The
 claims that favour the arm with the smaller effective grid are then refused (:func:`blocked`).
-numpy only; every value returned is a plain float/int/bool/list/None.
+numpy only; the report's fields (:func:`noninferiority`, :func:`tost`, :func:`interval`) are plain
+floats, bools and None.
 """
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Union
 
 import numpy as np
 
@@ -40,6 +43,14 @@ from benchkit.stats import signflip
 EXACT_MAX = 16
 N_RESAMPLES = 20000
 STATISTICS = ("mean", "sign", "wilcoxon")
+
+Columns = tuple[int, ...]  # column indices of a (seeds x configs) table
+Groups = tuple[Columns, ...]
+AxisClasses = tuple[tuple[str, Groups], ...]  # (axis, classes), see axis_classes
+Grid = Sequence[Mapping[str, Any]]  # the configs, column order: a user's values
+# a (seeds x configs) table as given: an array or rows of numbers, None where missing
+Table = Union[np.ndarray, Sequence[Sequence[Union[float, None]]]]
+Selected = tuple[list[int], list[int]]  # the columns selected per group: comparator's, idea's
 
 
 @dataclass(frozen=True)
@@ -52,17 +63,19 @@ class Sweeps:
     base_test: np.ndarray
     idea_val: np.ndarray
     idea_test: np.ndarray
-    groups: tuple
-    axes: tuple = ()  # (axis, classes): column tuples of configs that differ only along axis
+    groups: Groups
+    axes: AxisClasses = ()  # (axis, classes): column tuples of configs that differ only along axis
     margin_reference: float | None = None  # margins relative to this fixed value, not to b_s
-    _rows: dict = field(default_factory=dict, compare=False, repr=False)  # null_rows, unshifted
+    # null_rows, unshifted, by (direction, seed)
+    _rows: dict[tuple[str, int], NullRows] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n(self) -> int:
-        return self.base_val.shape[0]
+        return int(self.base_val.shape[0])
 
 
-def sweeps(base_val, base_test, idea_val, idea_test, groups=None, grid=None,
+def sweeps(base_val: Table, base_test: Table, idea_val: Table, idea_test: Table,
+           groups: Sequence[Sequence[int]] | None = None, grid: Grid | None = None,
            margin_reference: float | None = None) -> Sweeps:
     """Validated :class:`Sweeps` from four (seeds x configs) arrays; None entries become NaN.
     ``groups`` defaults to one group of every config; ``grid`` (the configs, column order) gives
@@ -76,9 +89,9 @@ def sweeps(base_val, base_test, idea_val, idea_test, groups=None, grid=None,
         raise ValueError(f"the four sweeps must be non-empty (seeds x configs) arrays of one "
                          f"shape, got {[a.shape for a in arrays]}")
     k = shape[1]
-    groups = tuple(tuple(int(c) for c in g) for g in (groups or [range(k)]))
-    if sorted(c for g in groups for c in g) != list(range(k)) or not all(groups):
-        raise ValueError(f"groups must partition the {k} configs, got {groups}")
+    columns = tuple(tuple(int(c) for c in g) for g in (groups or [range(k)]))
+    if sorted(c for g in columns for c in g) != list(range(k)) or not all(columns):
+        raise ValueError(f"groups must partition the {k} configs, got {columns}")
     for a in arrays:
         a.setflags(write=False)
     if grid is not None and len(grid) != k:
@@ -86,17 +99,19 @@ def sweeps(base_val, base_test, idea_val, idea_test, groups=None, grid=None,
     if margin_reference is not None and not (math.isfinite(margin_reference)
                                              and margin_reference > 0):
         raise ValueError(f"margin_reference must be a finite number > 0, got {margin_reference}")
-    return Sweeps(*arrays, groups=groups, axes=axis_classes(grid, groups) if grid else (),
+    base_v, base_t, idea_v, idea_t = arrays
+    return Sweeps(base_v, base_t, idea_v, idea_t, groups=columns,
+                  axes=axis_classes(grid, columns) if grid else (),
                   margin_reference=margin_reference)
 
 
-def axis_classes(grid, groups) -> tuple:
+def axis_classes(grid: Grid, groups: Groups) -> AxisClasses:
     """(axis, classes) for every key whose value varies inside a group: each class holds the
     columns of one group whose configs agree on every other key (classes of one left out)."""
     keys = sorted({key for cfg in grid for key in cfg})
     out = []
     for key in keys:
-        classes: dict = {}
+        classes: dict[tuple[int, tuple[tuple[str, str], ...]], list[int]] = {}
         for gi, cols in enumerate(groups):
             for c in cols:
                 rest = tuple(sorted((k, repr(v)) for k, v in grid[c].items() if k != key))
@@ -107,7 +122,7 @@ def axis_classes(grid, groups) -> tuple:
     return tuple(out)
 
 
-def _constant(val: np.ndarray, test: np.ndarray, classes: tuple) -> bool:
+def _constant(val: np.ndarray, test: np.ndarray, classes: Groups) -> bool:
     """Whether the arm's validation and test values are identical (NaN equal to NaN) across the
     columns of every class, on every seed."""
     return all(np.array_equal(a[:, cols], np.repeat(a[:, cols[:1]], len(cols), axis=1),
@@ -119,14 +134,14 @@ class EffectiveGrids:
     """The axes along which only the idea's results are constant (``idea_constant``), and only
     the comparator's (``comparator_constant``); empty when the arms' effective grids agree."""
 
-    idea_constant: tuple = ()
-    comparator_constant: tuple = ()
+    idea_constant: tuple[str, ...] = ()
+    comparator_constant: tuple[str, ...] = ()
 
     @property
     def differ(self) -> bool:
         return bool(self.idea_constant or self.comparator_constant)
 
-    def fields(self) -> dict:
+    def fields(self) -> dict[str, list[str]]:
         return {"idea_constant": list(self.idea_constant),
                 "comparator_constant": list(self.comparator_constant)}
 
@@ -145,7 +160,7 @@ def effective_grids(sw: Sweeps) -> EffectiveGrids:
     return EffectiveGrids(tuple(idea), tuple(comparator))
 
 
-def blocked(sw: Sweeps) -> set:
+def blocked(sw: Sweeps) -> set[str]:
     """The arms a claim may not favour: ``"idea"`` when only the idea is constant along an
     axis (helps, non-inferior and equivalent are refused), ``"comparator"`` in the mirror case
     (harms refused); a claim against the arm with the smaller effective grid stays valid."""
@@ -154,7 +169,7 @@ def blocked(sw: Sweeps) -> set:
         ({"comparator"} if grids.comparator_constant else set())
 
 
-def _nan(a):
+def _nan(a: Table) -> list[list[float]]:
     return [[np.nan if v is None else v for v in row] for row in a]
 
 
@@ -177,7 +192,7 @@ def flip_rows(n: int, seed: int = 0) -> tuple[np.ndarray, bool]:
     return rows, n <= EXACT_MAX
 
 
-def _select(flips: np.ndarray, own: np.ndarray, other: np.ndarray, cols: tuple,
+def _select(flips: np.ndarray, own: np.ndarray, other: np.ndarray, cols: Columns,
             sign: float) -> np.ndarray:
     """Per flip row, the column (of ``cols``) an arm selects when its seeds are ``own``'s,
     or ``other``'s where flipped; -1 when none is eligible. The score is select_config's:
@@ -198,7 +213,7 @@ def _select(flips: np.ndarray, own: np.ndarray, other: np.ndarray, cols: tuple,
         score = sign * (acc / n)
     score[bad | np.isnan(score)] = np.inf
     pick = np.argmin(score, axis=-1)
-    chosen = np.asarray(c)[pick]
+    chosen: np.ndarray = np.asarray(c)[pick]
     chosen[np.take_along_axis(score, pick[..., None], axis=-1)[..., 0] == np.inf] = -1
     return chosen
 
@@ -214,10 +229,11 @@ class NullRows:
     flips: np.ndarray
     exact: bool
     observed: np.ndarray
-    selected: tuple
+    selected: Selected | None  # None: an arm has no eligible config on the observed data
 
 
-def null_rows(sw: Sweeps, direction: str, *, shift=None, seed: int = 0) -> NullRows:
+def null_rows(sw: Sweeps, direction: str, *, shift: np.ndarray | None = None,
+              seed: int = 0) -> NullRows:
     """Every flip's differences of ``sw``, the idea's test values shifted per seed by
     ``shift`` (added to every config of that seed before flipping); see the module doc."""
     sign = 1.0 if checked_direction(direction) == "lower" else -1.0
@@ -231,7 +247,8 @@ def null_rows(sw: Sweeps, direction: str, *, shift=None, seed: int = 0) -> NullR
     return rows
 
 
-def _diffs(sw: Sweeps, flips: np.ndarray, sign: float, shift):
+def _diffs(sw: Sweeps, flips: np.ndarray, sign: float, shift: np.ndarray | None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Selected | None]:
     it = sw.idea_test if shift is None else sw.idea_test + np.asarray(shift, float)[:, None]
     diffs, valid, kb, ki = _batch_diffs(sw.base_val, sw.base_test, sw.idea_val, it, sw.groups,
                                         flips, sign)
@@ -239,7 +256,9 @@ def _diffs(sw: Sweeps, flips: np.ndarray, sign: float, shift):
     return diffs[1:], valid[1:], diffs[0], selected
 
 
-def _batch_diffs(bv, bt, iv, it, groups: tuple, flips: np.ndarray, sign: float):
+def _batch_diffs(bv: np.ndarray, bt: np.ndarray, iv: np.ndarray, it: np.ndarray,
+                 groups: Groups, flips: np.ndarray, sign: float
+                 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]:
     """Row 0 (the observed data) and every flip's per-seed differences idea - baseline at the
     configs selected there, whether valid, and each group's selected columns (kb, ki; -1
     where none). The arrays are (seeds x configs) or carry leading batch axes."""
@@ -248,7 +267,8 @@ def _batch_diffs(bv, bt, iv, it, groups: tuple, flips: np.ndarray, sign: float):
     shape = bv.shape[:-2] + (len(all_rows), n)
     base, idea = np.zeros(shape), np.zeros(shape)
     valid = np.ones(shape[:-1], dtype=bool)
-    kbs, kis = [], []
+    kbs: list[np.ndarray] = []
+    kis: list[np.ndarray] = []
     for cols in groups:
         kb = _select(all_rows, bv, iv, cols, sign)
         ki = _select(all_rows, iv, bv, cols, sign)
@@ -269,7 +289,9 @@ def _batch_diffs(bv, bt, iv, it, groups: tuple, flips: np.ndarray, sign: float):
 
 def _at(values: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """values[..., s, cols[..., r]] as (..., rows x seeds)."""
-    return np.swapaxes(np.take_along_axis(values, cols[..., None, :], axis=-1), -1, -2)
+    picked: np.ndarray = np.swapaxes(np.take_along_axis(values, cols[..., None, :], axis=-1),
+                                     -1, -2)
+    return picked
 
 
 def prefix(sw: Sweeps, m: int) -> Sweeps:
@@ -292,13 +314,16 @@ def _statistic(diffs: np.ndarray, statistic: str) -> np.ndarray:
     Pratt's treatment, scipy.stats.wilcoxon's zero_method="pratt")."""
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
+    value: np.ndarray
     if statistic == "sign":
-        return np.sign(diffs).sum(axis=-1)
-    if statistic == "wilcoxon":
+        value = np.sign(diffs).sum(axis=-1)
+    elif statistic == "wilcoxon":
         from scipy.stats import rankdata
 
-        return (np.sign(diffs) * rankdata(np.abs(diffs), axis=-1)).sum(axis=-1)
-    return diffs.sum(axis=-1)
+        value = (np.sign(diffs) * rankdata(np.abs(diffs), axis=-1)).sum(axis=-1)
+    else:
+        value = diffs.sum(axis=-1)
+    return value
 
 
 def _p(count: int, rows: NullRows) -> float:
@@ -326,7 +351,8 @@ def p_value(sw: Sweeps, direction: str, *, statistic: str = "mean", seed: int = 
     return _p(int(np.count_nonzero(~rows.valid | (stat >= obs - tol))), rows)
 
 
-def one_sided_p(sw: Sweeps, direction: str, *, shift, alternative: str, seed: int = 0) -> float:
+def one_sided_p(sw: Sweeps, direction: str, *, shift: np.ndarray, alternative: str,
+                seed: int = 0) -> float:
     """One-sided selection-aware p of the mean difference after ``shift``: the share of flips
     whose summed difference is at most (``"less"``) or at least (``"greater"``) the observed."""
     if alternative not in ("less", "greater"):
@@ -339,16 +365,26 @@ def one_sided_p(sw: Sweeps, direction: str, *, shift, alternative: str, seed: in
     return _p(int(np.count_nonzero(~rows.valid | hit)), rows)
 
 
-def observed(sw: Sweeps, direction: str) -> dict:
-    """The observed selection (column per group, or None when an arm has no eligible config)
-    and the per-seed differences idea - baseline at it."""
+@dataclass(frozen=True)
+class Observed:
+    """The observed selection: each arm's column per group (None when an arm has no eligible
+    config) and the per-seed differences idea - baseline at it."""
+
+    baseline: list[int] | None
+    idea: list[int] | None
+    diffs: list[float]
+
+
+def observed(sw: Sweeps, direction: str) -> Observed:
+    """The selection on the data as observed (no seed flipped)."""
     sign = 1.0 if checked_direction(direction) == "lower" else -1.0
     _, _, d, selected = _diffs(sw, np.zeros((0, sw.n), dtype=bool), sign, None)
-    return {"baseline": None if selected is None else selected[0],
-            "idea": None if selected is None else selected[1], "diffs": d.tolist()}
+    return Observed(baseline=None if selected is None else selected[0],
+                    idea=None if selected is None else selected[1], diffs=d.tolist())
 
 
-def interval(sw: Sweeps, direction: str, level: float, *, seed: int = 0) -> list:
+def interval(sw: Sweeps, direction: str, level: float, *,
+             seed: int = 0) -> list[float | None]:
     """[lo, hi]: every shift c of the idea's whole sweep for which the two-sided test keeps
     p >= level; shifting changes no selection, so flip r's sum is S_r - c k_r (k_r: seeds not
     flipped minus flipped) and the interval is found as :func:`signflip.sign_flip_ci` finds
@@ -382,13 +418,24 @@ def margin_scale(sw: Sweeps, b: np.ndarray) -> np.ndarray:
     the bench: the shifted arms are exactly exchangeable at the margin) or, without one, the
     comparator's selected test value |b_s| (taken from the data: exchangeable only
     approximately when the seeds' levels differ)."""
-    if sw.margin_reference is not None:
-        return np.full(len(b), float(sw.margin_reference))
-    return np.abs(b)
+    scale: np.ndarray = (np.full(len(b), float(sw.margin_reference))
+                         if sw.margin_reference is not None else np.abs(b))
+    return scale
+
+
+@dataclass(frozen=True)
+class MarginTest:
+    """One side of a margin claim: its p, the comparator's selected test value per seed ``b``
+    and the per-seed ``scale`` the relative margin is of; ``blocked`` when refused (p 1)."""
+
+    p_value: float
+    b: np.ndarray
+    scale: np.ndarray
+    blocked: bool
 
 
 def margin_test(sw: Sweeps, direction: str, margin: float, *, side: str = "worse",
-                seed: int = 0) -> dict:
+                seed: int = 0) -> MarginTest:
     """One side of a margin claim of size margin * s_s (s_s: :func:`margin_scale`).
     ``side="worse"`` (non-inferiority): H0 the idea is worse by margin * s_s or more; the
     idea's whole sweep is moved margin * s_s towards better on each seed, and the one-sided
@@ -398,22 +445,22 @@ def margin_test(sw: Sweeps, direction: str, margin: float, *, side: str = "worse
     if not (math.isfinite(margin) and margin >= 0):
         raise ValueError(f"margin must be a finite number >= 0, got {margin}")
     sel = observed(sw, direction)
-    if sel["baseline"] is None:
+    if sel.baseline is None:
         raise ValueError("no eligible config in an arm: no margin test")
-    b = _selected_values(sw.base_test, sel["baseline"], sw.groups)
+    b = _selected_values(sw.base_test, sel.baseline, sw.groups)
     scale = margin_scale(sw, b)
     worse = _worse(direction)
     toward = -worse if side == "worse" else worse
     alternative = ("less" if worse > 0 else "greater") if side == "worse" else \
         ("greater" if worse > 0 else "less")
     if ("idea" if side == "worse" else "comparator") in blocked(sw):
-        return {"p_value": 1.0, "b": b, "scale": scale, "blocked": True}
+        return MarginTest(p_value=1.0, b=b, scale=scale, blocked=True)
     p = one_sided_p(sw, direction, shift=toward * margin * scale, alternative=alternative,
                     seed=seed)
-    return {"p_value": float(p), "b": b, "scale": scale, "blocked": False}
+    return MarginTest(p_value=float(p), b=b, scale=scale, blocked=False)
 
 
-def _selected_values(test: np.ndarray, cols: list, groups: tuple) -> np.ndarray:
+def _selected_values(test: np.ndarray, cols: list[int], groups: Groups) -> np.ndarray:
     out = np.zeros(test.shape[0])
     for c in cols:
         out += test[:, c]
@@ -421,18 +468,18 @@ def _selected_values(test: np.ndarray, cols: list, groups: tuple) -> np.ndarray:
 
 
 def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
-                   seed: int = 0) -> dict:
+                   seed: int = 0) -> dict[str, Any]:
     """stats.noninferiority's fields, selection-aware: non-inferior when the shifted one-sided
     test (:func:`margin_test`) has p < alpha. ``bound_rel`` is the smallest relative margin
     the test would show at alpha (it inverts the test: non-inferior exactly when margin >
     bound_rel), ``bound`` the same in the metric's units (bound_rel * mean |b|, as a bound on
     idea - baseline: an upper one when lower is better, a lower one when higher)."""
     test = margin_test(sw, direction, margin, seed=seed)
-    p = test["p_value"]
+    p = test.p_value
     ni = p < alpha
-    bound_rel = None if test["blocked"] else _ni_bound(sw, direction, test["scale"], alpha, ni,
-                                                        margin, seed)
-    scale = float(test["scale"].mean())
+    bound_rel = None if test.blocked else _ni_bound(sw, direction, test.scale, alpha, ni,
+                                                    margin, seed)
+    scale = float(test.scale.mean())
     bound_worse = None if bound_rel is None else bound_rel * scale
     bound = None if bound_worse is None else (bound_worse if _worse(direction) > 0
                                               else -bound_worse)
@@ -446,7 +493,7 @@ def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
                ", relative to each seed's comparator value (exchangeable only approximately "
                "when the seeds' levels differ: declare margin_reference)")
             + ("; refused (p 1): the idea's results do not vary along a grid axis on which the "
-               "comparator is tuned, so the sweeps are not exchangeable" if test["blocked"]
+               "comparator is tuned, so the sweeps are not exchangeable" if test.blocked
                else "")}
 
 
@@ -480,13 +527,14 @@ def _ni_bound(sw: Sweeps, direction: str, scale: np.ndarray, alpha: float, ni: b
     return None if not math.isfinite(bound) else bound
 
 
-def tost(sw: Sweeps, direction: str, margin: float, level: float, *, seed: int = 0) -> dict:
+def tost(sw: Sweeps, direction: str, margin: float, level: float, *,
+         seed: int = 0) -> dict[str, Any]:
     """equivalence.tost's fields, selection-aware: both sides of :func:`margin_test`."""
     worse = margin_test(sw, direction, margin, side="worse", seed=seed)
     better = margin_test(sw, direction, margin, side="better", seed=seed)
-    p_w, p_b = worse["p_value"], better["p_value"]
+    p_w, p_b = worse.p_value, better.p_value
     return {"margin_rel": float(margin),
-            "margin_abs": float(margin * worse["scale"].mean()),
+            "margin_abs": float(margin * worse.scale.mean()),
             "p_worse": float(p_w), "p_better": float(p_b), "p_value": float(max(p_w, p_b)),
             "level": float(level), "equivalent": bool(max(p_w, p_b) < level)}
 
@@ -522,7 +570,7 @@ def critical_effects(sw: Sweeps, direction: str, level: float, n: int | None = N
     if "idea" in blocked(sw):
         return np.full(reps, np.inf)
     sign = 1.0 if checked_direction(direction) == "lower" else -1.0
-    center = float(np.mean(observed(sw, direction)["diffs"]))
+    center = float(np.mean(observed(sw, direction).diffs))
     rng = np.random.default_rng([seed, n])
     idx = rng.integers(0, sw.n, size=(reps, n))
     flips, exact = _plan_flips(n, seed)

@@ -74,7 +74,7 @@ def _p_per_row(signs: np.ndarray, d: np.ndarray, sw: selection.Sweeps | None = N
         part = selection.prefix(sw, len(d))
         a, valid = selection.flipped_sums(part, direction, signs[:, :len(d)] < 0)
         a = np.where(valid, np.abs(a), np.inf)
-        tol = paired.REL_TOL * float(np.abs(selection.observed(part, direction)["diffs"]).sum())
+        tol = paired.REL_TOL * float(np.abs(selection.observed(part, direction).diffs).sum())
         srt = np.sort(a)
         p = (len(a) - np.searchsorted(srt, a - tol, side="left")) / len(a)
         return np.where(valid, p, 1.0)

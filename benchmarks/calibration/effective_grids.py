@@ -55,7 +55,7 @@ def measure(n: int, reps: int, alpha: float) -> dict:
               "refused": 0}
     for _ in range(reps):
         sw = selection.sweeps(*draw(rng, n), grid=GRID)
-        d = selection.observed(sw, "lower")["diffs"]
+        d = selection.observed(sw, "lower").diffs
         compared = comparison.of_figures(paired.compare(np.zeros(len(d)), d, direction="lower"))
         comp = sweeps.decide_by_selection(dataclasses.replace(compared, p_value=1.0), sw,
                                           "lower")

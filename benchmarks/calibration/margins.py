@@ -45,7 +45,7 @@ def measure(scale: str, reps: int, alpha: float) -> dict:
     hits = 0
     for _ in range(reps):
         sw = selection.sweeps(*draw(rng, scale), margin_reference=ref)
-        hits += selection.margin_test(sw, "lower", REGIME["margin"])["p_value"] < alpha
+        hits += selection.margin_test(sw, "lower", REGIME["margin"]).p_value < alpha
     return {"scale": scale, "count": int(hits), "n": reps, "rate": hits / reps,
             "se": math.sqrt(max(hits * (reps - hits), 1) / reps ** 3)}
 

@@ -39,7 +39,7 @@ def power_at(rng, n: int, regime: dict, effect: float, fresh: int, alpha: float)
     for _ in range(fresh):
         bv, bt, iv, it = sweep_draw(rng, n, regime)
         sw = selection.sweeps(bv, bt, iv - effect, it - effect)
-        d = selection.observed(sw, "lower")["diffs"]
+        d = selection.observed(sw, "lower").diffs
         hits += float(np.mean(d)) < 0 and selection.p_value(sw, "lower") < alpha
     return hits / fresh
 
@@ -50,7 +50,7 @@ def measure(name: str, n: int, benches: int, fresh: int, alpha: float) -> dict:
     rows = []
     for _ in range(benches):
         sw = selection.sweeps(*sweep_draw(rng, n, regime))
-        d = np.asarray(selection.observed(sw, "lower")["diffs"])
+        d = np.asarray(selection.observed(sw, "lower").diffs)
         fixed = signflip.mde_power80(n, float(np.std(d, ddof=1)), alpha)
         aware = selection.mde_power80(sw, "lower", alpha)
         seed = int(rng.integers(2 ** 31))

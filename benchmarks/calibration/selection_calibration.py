@@ -73,7 +73,7 @@ def simulate(reps: int, alpha: float) -> list[dict]:
                 t0 = time.time()
                 for _ in range(reps):
                     sw = selection.sweeps(*sweep_draw(rng, n, regime, effect))
-                    d = selection.observed(sw, "lower")["diffs"]
+                    d = selection.observed(sw, "lower").diffs
                     right = effect == 0 or float(np.mean(d)) < 0  # with an effect: helps only
                     fixed += right and paired.sign_flip_p_value(d) < alpha
                     aware += right and selection.p_value(sw, "lower") < alpha
@@ -191,8 +191,8 @@ def real_training(benches: int, seeds: int, epochs: int, grid: list[dict], alpha
         sw = selection.sweeps(*(np.asarray(block[arm][key], dtype=float).T
                                 for arm in ("baseline", "idea") for key in ("val", "test")))
         picked = selection.observed(sw, "lower")
-        differs += picked["baseline"] != picked["idea"]
-        fixed += paired.sign_flip_p_value(picked["diffs"]) < alpha
+        differs += picked.baseline != picked.idea
+        fixed += paired.sign_flip_p_value(picked.diffs) < alpha
         aware += selection.p_value(sw, "lower") < alpha
     return {"benches": benches, "seeds": seeds, "epochs": epochs, "grid": grid,
             "alpha": alpha, "selection_differs": int(differs),

@@ -27,9 +27,9 @@ def unequal_sweeps(n=8, seed=0, worse=0.0, reference=None):
 def test_a_declared_reference_shifts_every_seed_by_the_same_amount():
     sw = unequal_sweeps(reference=2.0)
     test = selection.margin_test(sw, "lower", 0.05)
-    assert np.all(test["scale"] == 2.0)
+    assert np.all(test.scale == 2.0)
     shifted = selection.one_sided_p(sw, "lower", shift=np.full(sw.n, -0.1), alternative="less")
-    assert test["p_value"] == shifted
+    assert test.p_value == shifted
     ni = selection.noninferiority(sw, "lower", 0.05, 0.05)
     assert ni["margin_abs"] == pytest.approx(0.1)
     assert "relative to the declared reference 2" in ni["test"]

@@ -22,7 +22,7 @@ def noisy_sweeps(n=8, seed=0):
 def test_each_simulated_benchs_critical_effect_is_where_the_test_decides(direction):
     sw, n, reps, level = noisy_sweeps(), 8, 6, 0.05
     crit = selection.critical_effects(sw, direction, level, reps=reps, seed=3)
-    center = float(np.mean(selection.observed(sw, direction)["diffs"]))
+    center = float(np.mean(selection.observed(sw, direction).diffs))
     idx = np.random.default_rng([3, n]).integers(0, sw.n, size=(reps, n))  # its draws
     better = -1.0 if direction == "lower" else 1.0
     for r in range(reps):
@@ -33,14 +33,14 @@ def test_each_simulated_benchs_critical_effect_is_where_the_test_decides(directi
             bench = selection.sweeps(sw.base_val[idx[r]], sw.base_test[idx[r]],
                                      sw.idea_val[idx[r]] + move,
                                      sw.idea_test[idx[r]] - center + move)
-            d = np.mean(selection.observed(bench, direction)["diffs"])
+            d = np.mean(selection.observed(bench, direction).diffs)
             detected = (selection.p_value(bench, direction) < level) and better * d > 0
             assert detected == found, (r, effect)
 
 
 def test_a_swept_comparison_plans_with_the_selection_aware_test():
     sw = noisy_sweeps()
-    d = selection.observed(sw, "lower")["diffs"]
+    d = selection.observed(sw, "lower").diffs
     got = planning.figures(d, float(np.mean(d)), 0.05, significant=False, sweeps=sw)
     assert got["planning"]["test"].startswith("selection-aware")
     crit = np.sort(selection.critical_effects(sw, "lower", 0.05))
@@ -63,7 +63,7 @@ def test_one_config_plans_with_the_sign_flip_test_as_before():
 
 def test_figures_of_the_mean_test_under_sign_say_so_in_their_names():
     sw = noisy_sweeps()
-    d = selection.observed(sw, "lower")["diffs"]
+    d = selection.observed(sw, "lower").diffs
     got = planning.figures(d, float(np.mean(d)), 0.05, significant=False, sweeps=sw,
                            test="sign")
     assert got["mde_power80"] is None and got["seeds_needed"] is None

@@ -161,8 +161,8 @@ def test_a_tuning_accident_is_not_significant_with_selection():
     idea_val = np.tile([1.0, 1.01], (n, 1))   # idea picks config 0
     sw = selection.sweeps(base_val, test, idea_val, test + 1e-3 * np.arange(n)[:, None])
     picked = selection.observed(sw, "lower")
-    assert (picked["baseline"], picked["idea"]) == ([1], [0])
-    d = np.asarray(picked["diffs"])
+    assert (picked.baseline, picked.idea) == ([1], [0])
+    d = np.asarray(picked.diffs)
     assert paired.sign_flip_p_value(d) < 0.05
     assert selection.p_value(sw, "lower") > 0.05
 
@@ -188,7 +188,7 @@ def test_noninferiority_matches_brute_force_on_the_shifted_sweep():
     bv, bt, iv, it = _case(rng, 6, 3, effect=0.02)
     for direction, toward, alt in [("lower", -1.0, "less"), ("higher", 1.0, "greater")]:
         sw = selection.sweeps(bv, bt, iv, it)
-        b = bt[:, selection.observed(sw, direction)["baseline"][0]]
+        b = bt[:, selection.observed(sw, direction).baseline[0]]
         ref = brute_p(bv, bt, iv, it, direction, shift=toward * 0.05 * np.abs(b),
                       alternative=alt)
         assert selection.noninferiority(sw, direction, 0.05, 0.05)["p_value"] == \
@@ -241,7 +241,7 @@ def test_exact_boundary_with_selection_keeps_the_family_wise_error_over_every_fl
     rng = np.random.default_rng(29)
     data = _case(rng, 8, 3, gap=0.01)
     sw = selection.sweeps(*data)
-    d = selection.observed(sw, "lower")["diffs"]
+    d = selection.observed(sw, "lower").diffs
     levels = sequential.exact_levels(d, [4, 8], 0.05, sweeps=sw)
     rejected = 0
     for flip in itertools.product([0, 1], repeat=8):
@@ -250,7 +250,7 @@ def test_exact_boundary_with_selection_keeps_the_family_wise_error_over_every_fl
         p2 = selection.p_value(fl, "lower")
         rejected += p1 < levels[0] or p2 < levels[1]
         if sum(flip) == 3 and flip[0]:
-            flipped_d = selection.observed(fl, "lower")["diffs"]
+            flipped_d = selection.observed(fl, "lower").diffs
             assert sequential.exact_levels(flipped_d, [4, 8], 0.05, sweeps=fl) == levels
     assert rejected / 256 <= 0.05
     assert levels[1] > paired.look_levels([4, 8], 8, 0.05)[1]  # it spends what union wastes

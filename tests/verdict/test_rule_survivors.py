@@ -30,7 +30,7 @@ def random_sweeps(n=8, k=3, seed=0, groups=None):
 
 
 def comp_of(sw, test="mean"):
-    d = selection.observed(sw, "lower")["diffs"]
+    d = selection.observed(sw, "lower").diffs
     compared = comparison.of_figures(paired.compare(np.zeros(len(d)), d, direction="lower"))
     return dataclasses.replace(compared, p_value=0.5, test=test)
 
