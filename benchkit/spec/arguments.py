@@ -7,14 +7,18 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+from collections.abc import Mapping
+from typing import Any
 
-from benchkit.spec.idea import CLAIM_TYPES, MAX_GRID, MIN_SEEDS, SpecError, cfg_id
+from benchkit.spec.idea import CLAIM_TYPES, MAX_GRID, MIN_SEEDS, Config, SpecError, cfg_id
 
 BOUNDARIES = ("union", "exact")
 TESTS = ("mean", "sign", "wilcoxon")
+# the keyword arguments of pytest.mark.bench as the user wrote them: any object, checked here
+MarkKwargs = Mapping[str, Any]
 
 
-def parse_looks(kw: dict, where: str) -> tuple[int, ...]:
+def parse_looks(kw: MarkKwargs, where: str) -> tuple[int, ...]:
     """The planned looks of ``pytest.mark.bench``: ``looks=(8, 16)``, strictly increasing seed
     counts, each tested at its own level so that all of them together keep alpha. The
     shorthand ``max_seeds=M`` means looks at the declared seeds and at M (resolved by the
@@ -39,7 +43,7 @@ def parse_looks(kw: dict, where: str) -> tuple[int, ...]:
     return tuple(looks)
 
 
-def parse_grid(grid, where: str) -> tuple[dict, ...]:
+def parse_grid(grid: object, where: str) -> tuple[Config, ...]:
     """A grid is a dict of non-empty value lists (their product, in order) or a list of dicts."""
     valid = ("valid: a dict of non-empty lists such as {'lr': [1e-3, 3e-3]}, "
              "or a non-empty list of dicts such as [{'lr': 1e-3}, {'lr': 3e-3}]")
@@ -77,7 +81,7 @@ def parse_grid(grid, where: str) -> tuple[dict, ...]:
                                 "within float range (|x| < 1.8e308), a bool or a string")
         if "lr" in cfg:
             lr = cfg["lr"]
-            if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr > 0:
+            if not real_number(lr) or not lr > 0:
                 raise SpecError(f"{where}: learning rate lr={lr!r} must be a positive number")
         for key in ("epochs", "batch_size"):
             if key in cfg and (not isinstance(cfg[key], int) or cfg[key] < 1):
@@ -100,17 +104,17 @@ def _in_float_range(value: numbers.Real) -> bool:
         return False
 
 
-def _value_key(cfg: dict) -> tuple:
+def _value_key(cfg: Config) -> tuple[tuple[str, tuple[str, Any]], ...]:
     """A config by its values: 1, 1.0 and 1e0 are one learning rate (True stays a bool)."""
     return tuple(sorted((k, ("bool", v) if isinstance(v, bool) else ("number", float(v))
                          if isinstance(v, numbers.Real) else ("text", v))
                         for k, v in cfg.items()))
 
 
-def parse_boundary(kw: dict, where: str, looks: tuple) -> str:
+def parse_boundary(kw: MarkKwargs, where: str, looks: tuple[int, ...]) -> str:
     """``boundary=`` of ``pytest.mark.bench``: "union" (default) or "exact"."""
     boundary = kw.get("boundary", "union")
-    if boundary not in BOUNDARIES:
+    if not isinstance(boundary, str) or boundary not in BOUNDARIES:
         raise SpecError(f"{where}: boundary={boundary!r}; valid: "
                         f"{', '.join(map(repr, BOUNDARIES))} (how declared looks share alpha)")
     if boundary == "exact" and len(looks) < 2:
@@ -119,23 +123,24 @@ def parse_boundary(kw: dict, where: str, looks: tuple) -> str:
     return boundary
 
 
-def parse_test(kw: dict, where: str) -> str:
+def parse_test(kw: MarkKwargs, where: str) -> str:
     """``test=`` of ``pytest.mark.bench``: "mean" (default), "sign" or "wilcoxon"."""
     test = kw.get("test", "mean")
-    if test not in TESTS:
+    if not isinstance(test, str) or test not in TESTS:
         raise SpecError(f"{where}: test={test!r}; valid: 'mean' (sign-flip test of the mean "
                         "difference, the default), 'sign' (sign test: robust to rare "
                         "catastrophic seeds) or 'wilcoxon' (Wilcoxon signed-rank test)")
     return test
 
 
-def parse_futility(kw: dict, where: str, looks: tuple[int, ...], claim_type: str) -> float | None:
+def parse_futility(kw: MarkKwargs, where: str, looks: tuple[int, ...],
+                   claim_type: str) -> float | None:
     """``futility=`` of ``pytest.mark.bench``: a conditional-power threshold in (0, 1), only
     with two or more declared looks and a superiority claim; None when not declared."""
     value = kw.get("futility")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+    if not real_number(value) or not 0 < value < 1:
         raise SpecError(f"{where}: futility={value!r}; valid: a conditional power in (0, 1), "
                         "e.g. futility=0.1 (stop when the last look has under a 10% chance of "
                         "finding the idea better at the current trend)")
@@ -148,7 +153,7 @@ def parse_futility(kw: dict, where: str, looks: tuple[int, ...], claim_type: str
     return float(value)
 
 
-def parse_fairness(kw: dict, where: str, margin: float | None) -> dict:
+def parse_fairness(kw: MarkKwargs, where: str, margin: float | None) -> dict[str, Any]:
     """claim_type, budget_tolerance, budget_waiver and frontier of ``pytest.mark.bench``."""
     claim_type = kw.get("claim_type", "superiority")
     if claim_type not in CLAIM_TYPES:
@@ -160,9 +165,10 @@ def parse_fairness(kw: dict, where: str, margin: float | None) -> dict:
                             "loss" if claim_type == "non-inferiority" else
                             "difference either way") + " the claim accepts")
     given = kw.get("budget_tolerance", {})
-    tolerance = {"*": given} if _number(given) else given
+    tolerance = {"*": given} if real_number(given) else given
     if not isinstance(tolerance, dict) or not all(
-            isinstance(k, str) and _number(v) and 0 <= v < math.inf for k, v in tolerance.items()):
+            isinstance(k, str) and real_number(v) and 0 <= v < math.inf
+            for k, v in tolerance.items()):
         raise SpecError(f"{where}: budget_tolerance={given!r} must be a number >= 0 (every "
                         "budget) or a dict of budget name -> number >= 0, e.g. "
                         "{'params': 0.1}: the largest relative difference that still matches")
@@ -191,5 +197,6 @@ def parse_fairness(kw: dict, where: str, margin: float | None) -> dict:
             "budget_waiver": dict(waiver), "frontier": frontier}
 
 
-def _number(x) -> bool:
+def real_number(x: object) -> bool:
+    """Whether a user's value is a real number other than a bool (True is an int in Python)."""
     return isinstance(x, numbers.Real) and not isinstance(x, bool)

@@ -5,7 +5,9 @@ the error a mistake in it raises, the names every layer shares (the arms, ``cfg_
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 ARMS = ("baseline", "idea")
 DEFAULT_SEEDS = 8
@@ -22,6 +24,11 @@ CONTROL = "control:"  # a control arm's label: "control:<name>"
 DEFAULT_EXTEND = 2
 
 
+# one config of a grid: key -> the user's value (a string, a bool or a number; parse_grid checks)
+Config = dict[str, Any]
+Point = tuple[str, Config, int]  # (track, cfg, seed): one run of an arm
+
+
 class SpecError(ValueError):
     """A mistake in an idea module's declaration."""
 
@@ -29,7 +36,7 @@ class SpecError(ValueError):
 FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 
-def check_folder_name(value, what: str) -> None:
+def check_folder_name(value: object, what: str) -> None:
     """An idea's or a track's name names a folder under the report directory: a short name of
     safe characters, so that it can never point outside it or break a terminal or a file
     system."""
@@ -43,9 +50,9 @@ class IdeaSpec:
     name: str
     module: str                 # the module's nodeid, e.g. ideas/test_x.py
     tracks: tuple[str, ...]
-    grids: dict                 # track -> tuple of cfg dicts, in grid order
+    grids: dict[str, tuple[Config, ...]]  # track -> its configs, in grid order
     seeds: tuple[int, ...]
-    epochs: dict                # track -> epochs used
+    epochs: dict[str, int]      # track -> epochs used
     claim: str | None = None
     margin: float | None = None
     margin_reference: float | None = None  # margins relative to it (fixed before the bench)
@@ -53,29 +60,35 @@ class IdeaSpec:
     looks_declared: bool = False  # looks= (or max_seeds=) in pytest.mark.bench
     boundary: str = "union"  # how the looks share alpha (benchkit.stats.sequential)
     test: str = "mean"  # the paired test that decides (benchkit.stats.signtest)
-    overrides: dict = field(default_factory=dict)  # --bench-seeds/--bench-epochs given: exploratory
-    protocols: dict = field(default_factory=dict)  # track -> Track.protocol(epochs)
+    # --bench-seeds/--bench-epochs given ("seeds"/"epochs" -> value): exploratory
+    overrides: dict[str, int] = field(default_factory=dict)
+    # track -> Track.protocol(epochs): JSON
+    protocols: dict[str, dict[str, Any]] = field(default_factory=dict)
     mechanism_tests: tuple[str, ...] = ()  # the module's functions marked mechanism
     arm_tests: tuple[tuple[str, str], ...] = ()  # (arm, qualname of its test function)
     arms: tuple[str, ...] = ARMS  # baseline, idea, then each "control:<name>" in module order
     claim_type: str = "superiority"
-    budget_tolerance: dict = field(default_factory=dict)  # budget -> relative tolerance
-    budget_waiver: dict = field(default_factory=dict)     # budget -> the stated reason
-    frontier: dict | None = None  # {axis: [values]}: every arm is benched at each value
+    budget_tolerance: dict[str, float] = field(default_factory=dict)  # budget -> relative tolerance
+    budget_waiver: dict[str, str] = field(default_factory=dict)     # budget -> the stated reason
+    # {axis: values} (the user's strings or numbers): every arm is benched at each value
+    frontier: dict[str, tuple[Any, ...]] | None = None
     extend: int = DEFAULT_EXTEND  # the edge-extension limit (benchkit.verdict.extension)
-    declared_grids: dict = field(default_factory=dict)  # track -> the grid as declared
+    # track -> the grid as declared
+    declared_grids: dict[str, tuple[Config, ...]] = field(default_factory=dict)
     futility: float | None = None  # the non-binding futility threshold (benchkit.stats.futility)
-    checks: dict = field(default_factory=dict)  # track -> {arm: cfg}: budget checks to train
-    check_seeds: dict = field(default_factory=dict)  # track -> {arm: seeds}: default all seeds
+    # track -> {arm: cfg}: budget checks to train
+    checks: dict[str, dict[str, Config]] = field(default_factory=dict)
+    # track -> {arm: seeds}: default all seeds
+    check_seeds: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
-    def points(self):
+    def points(self) -> Iterator[Point]:
         """(track, cfg, seed) of every run an arm makes, in a stable order."""
         for track in self.tracks:
             for cfg in self.grids[track]:
                 for seed in self.seeds:
                     yield track, cfg, seed
 
-    def arm_points(self, arm: str):
+    def arm_points(self, arm: str) -> Iterator[Point]:
         """(track, cfg, seed) of every run ``arm`` makes: the grid's, then its budget checks
         (benchkit.verdict.convergence) on the seeds of the check's current look."""
         yield from self.points()
@@ -85,7 +98,7 @@ class IdeaSpec:
                     yield track, self.checks[track][arm], seed
 
     @classmethod
-    def from_plain(cls, plain: dict) -> "IdeaSpec":
+    def from_plain(cls, plain: Mapping[str, Any]) -> IdeaSpec:
         """The spec :meth:`to_plain` wrote (a payload's ``spec`` on the xdist controller or in
         a shard's results): the controller judges the same typed value the workers trained.
         A key the plain form lacks takes the dataclass's default."""
@@ -106,7 +119,7 @@ class IdeaSpec:
             values["frontier"] = {k: tuple(v) for k, v in values["frontier"].items()}
         return cls(**values)
 
-    def to_plain(self) -> dict:
+    def to_plain(self) -> dict[str, Any]:
         return {
             "name": self.name, "module": self.module, "tracks": list(self.tracks),
             "grids": {t: [dict(c) for c in g] for t, g in self.grids.items()},
@@ -155,11 +168,11 @@ def unreachable_family(n_seeds: int, family_size: int, alpha: float) -> str | No
             "seeds or more can")
 
 
-def cfg_id(cfg: dict) -> str:
+def cfg_id(cfg: Mapping[str, Any]) -> str:
     return "-".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in cfg.items())
 
 
-def run_id(track: str, cfg: dict, seed: int) -> str:
+def run_id(track: str, cfg: Mapping[str, Any], seed: int) -> str:
     return f"{track}-{cfg_id(cfg)}-seed{seed}"
 
 

@@ -7,16 +7,28 @@ before anything trains.
 from __future__ import annotations
 
 import math
-import numbers
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from benchkit.spec.arguments import (parse_boundary, parse_fairness, parse_futility, parse_grid,
-                                     parse_looks, parse_test)
+                                     parse_looks, parse_test, real_number)
 from benchkit.spec.idea import (ARMS, BENCH_KWARGS, CONTROL, DEFAULT_EXTEND, DEFAULT_SEEDS,
                                 MAX_RUNS, MAX_SEEDS, MIN_SEEDS, IdeaSpec, SpecError,
                                 check_folder_name)
 
 
-def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
+class Mark(Protocol):
+    """What a pytest mark is here (``pytest.Mark``'s fields; spec/ does not import pytest): the
+    user's arguments, any objects, checked by the parsers."""
+
+    @property
+    def args(self) -> tuple[Any, ...]: ...
+
+    @property
+    def kwargs(self) -> Mapping[str, Any]: ...
+
+
+def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
                        epochs_override: int | None) -> IdeaSpec:
     """Validate ``pytest.mark.bench(...)`` of ``module`` against the track registry."""
     from benchkit import tracks  # numpy and the track modules: only when collected
@@ -77,15 +89,14 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
         raise SpecError(f"{where}: claim must be a string, got {type(claim).__name__}")
     margin = kw.get("margin")
     if margin is not None:
-        if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not (
-                0 < margin < 1):
+        if not real_number(margin) or not 0 < margin < 1:
             raise SpecError(f"{where}: margin={margin!r} must be a number in (0, 1): the "
                             "non-inferiority margin relative to the baseline mean")
         margin = float(margin)
     reference = kw.get("margin_reference")
     if reference is not None:
-        if margin is None or isinstance(reference, bool) or not isinstance(
-                reference, numbers.Real) or not (math.isfinite(reference) and reference > 0):
+        if margin is None or not real_number(reference) or not (math.isfinite(reference)
+                                                                and reference > 0):
             raise SpecError(f"{where}: margin_reference={reference!r} must be a number > 0 "
                             "given with margin=: the value, fixed before the bench, that the "
                             "margin is relative to (1.0 makes the margin absolute, in the "
@@ -124,15 +135,16 @@ def parse_bench_marker(mark, module: str, *, seeds_override: int | None,
     )
 
 
-def arm_label(mark, where: str) -> str:
+def arm_label(mark: Mark, where: str) -> str:
     """The arm an ``arm`` mark declares: ``baseline``, ``idea`` or ``control:<name>``."""
     valid = ("valid: pytest.mark.arm('baseline'), pytest.mark.arm('idea') (one each) and any "
              "number of pytest.mark.arm('control', name='<name>'), each on a test taking the "
              "run fixture")
-    if len(mark.args) != 1 or mark.args[0] not in ARMS + ("control",):
+    arm = mark.args[0] if len(mark.args) == 1 else None
+    if not isinstance(arm, str) or arm not in ARMS + ("control",):
         raise SpecError(f"{where} is marked arm({', '.join(map(repr, mark.args))}): unknown "
                         f"arm; {valid}")
-    arm, kwargs = mark.args[0], dict(mark.kwargs)
+    kwargs = dict(mark.kwargs)
     if arm != "control":
         if kwargs:
             raise SpecError(f"{where}: arm({arm!r}) takes no keyword arguments, got "
