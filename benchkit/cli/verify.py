@@ -12,7 +12,9 @@ stronger check of the rows (it retrains). Never imports torch.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from benchkit.cli import recheck
 from benchkit.cli.output import error, say
@@ -31,7 +33,7 @@ def verify(report: dict, storage, secret: bytes | None = None) -> tuple[int, lis
     ok, problems = 0, []
     for row in report.get("runs") or []:
         key, digest = row.get("key"), row.get("digest")
-        name = f"{row['arm']}[{report.get('track')}-{cfg_id(row['cfg'])}-seed{row['seed']}]"
+        name = run_name(row["arm"], report.get("track"), row["cfg"], row["seed"])
         if row.get("outcome") != "passed":
             continue  # a failed run has no result: it entered no comparison
         if not key or not digest:
@@ -52,7 +54,7 @@ def verify(report: dict, storage, secret: bytes | None = None) -> tuple[int, lis
             except (OSError, records.InvalidRecord) as exc:
                 why = f"its record {entry} is invalid ({exc})"
                 continue
-            if record["run_digest"] == digest:
+            if record.run_digest == digest:
                 found = record
                 break
             why = "the store holds other bits under its key"
@@ -60,13 +62,21 @@ def verify(report: dict, storage, secret: bytes | None = None) -> tuple[int, lis
                  "seed": row["seed"]}
         if found is None:
             problems.append(f"{name}: {why}")
-        elif found["run"] != point:
-            problems.append(f"{name}: its record is the run {found['run']}, not this row's")
-        elif [found["result"]["val"], found["result"]["test"]] != [row.get("val"), row.get("test")]:
+        elif found.point.to_json() != point:
+            other = found.point
+            problems.append(f"{name}: its record is the run "
+                            f"{run_name(other.arm, other.track, other.cfg, other.seed)}, not "
+                            "this row's")
+        elif [found.result.val, found.result.test] != [row.get("val"), row.get("test")]:
             problems.append(f"{name}: the report's val/test are not its record's")
         else:
             ok += 1
     return ok, problems
+
+
+def run_name(arm: str, track: str | None, cfg: Mapping[str, Any], seed: int) -> str:
+    """A run as the command's lines name it: ``arm[track-config-seedN]``."""
+    return f"{arm}[{track}-{cfg_id(dict(cfg))}-seed{seed}]"
 
 
 def family(path, report: dict) -> list[dict]:

@@ -23,13 +23,14 @@ from benchkit.spec.payloads import (Audit, MechanismPayload, Provenance, RunPayl
                                      RunResult)
 
 if TYPE_CHECKING:
-    from benchkit.store.runs import RunStore
+    from benchkit.store.records import StoredRun
+    from benchkit.store.runs import RunStore, StoredPoint
     from benchkit.store.trace import Recording
     from benchkit.training.run import Run
 
 PROPERTY = "benchkit"
 ITEM_RUN: pytest.StashKey[Run] = pytest.StashKey()  # item -> its Run
-ITEM_STORED = pytest.StashKey[dict]()     # item -> its stored record, when it is reused
+ITEM_STORED: pytest.StashKey[StoredRun] = pytest.StashKey()  # item -> its reused record
 ITEM_AUDIT = pytest.StashKey[bool]()      # item -> retrain it and compare with its record
 ITEM_RECORDING: pytest.StashKey[Recording] = pytest.StashKey()  # item -> what its body ran
 
@@ -75,7 +76,7 @@ def start_run(item: pytest.Function):
         the_run.store_key = item_key(item, store)
         record = None if settings.fresh else stored_record(item, store)
         if record is not None and item.stash.get(ITEM_AUDIT, False):
-            the_run.audit_expected = record["run_digest"]
+            the_run.audit_expected = record.run_digest
         elif record is not None:
             item.stash[ITEM_STORED] = record
         elif settings.shard == "merge":
@@ -95,7 +96,7 @@ def item_key(item: pytest.Function, store: RunStore) -> str:
                      seed=seed)
 
 
-def stored_record(item: pytest.Function, store: RunStore) -> dict | None:
+def stored_record(item: pytest.Function, store: RunStore) -> StoredRun | None:
     """The stored record an arm item's run would reuse (:meth:`RunStore.lookup` under its
     module's declared plan), or None."""
     from benchkit.verdict.plan import declared_plan
@@ -114,19 +115,19 @@ def reuse(item: pytest.Function) -> bool:
     return True
 
 
-def restore_stored(the_run: Run, record: dict, module: str) -> None:
+def restore_stored(the_run: Run, record: StoredRun, module: str) -> None:
     """Give ``the_run`` its stored ``record``'s result and say where it came from (``reused``
     when ``module`` trained it, ``shared`` when another module did): the one way a stored
     record becomes a run's result, for an arm item and for the controller alike."""
-    the_run.restore(RunResult.from_json(record["result"]), record["cpu"])
-    trained_in = record["origin"]["module"]
+    the_run.restore(record.result, record.cpu)
+    trained_in = record.origin.module
     the_run.provenance = Provenance(
-        key=record["key"], digest=record["run_digest"],
+        key=record.key, digest=record.run_digest,
         origin="reused" if trained_in == module else "shared", trained_in=trained_in,
-        planned=record["origin"].get("plan"))
+        planned=record.origin.plan)
 
 
-def stored_run_payload(spec: IdeaSpec, point: tuple, record: dict, threads: int,
+def stored_run_payload(spec: IdeaSpec, point: StoredPoint, record: StoredRun, threads: int,
                        device: str) -> RunPayload:
     """The payload of a stored run at ``point`` = (arm, track, cfg, seed) of the idea
     ``spec``, as if its arm test had reused it in this session."""
@@ -259,18 +260,18 @@ def keep(item: pytest.Item, the_run: Run, result: RunResult, store: RunStore,
             raise RuntimeError("nothing recorded what its body executed, or it has no key")
         deps = dependencies(recording.codes, recording.opened, store.rootdir, item.path)
         record = records.build(the_run.store_key, the_run.point(), result, deps,
-                               {"module": spec.module, "nodeid": item.nodeid,
-                                "plan": declared_plan(spec)}, the_run.trained_on(),
-                               secret=store.secret)
+                               records.StoredOrigin(module=spec.module, nodeid=item.nodeid,
+                                                    plan=declared_plan(spec)),
+                               the_run.trained_on(), secret=store.secret)
     except Exception as exc:  # never the session: an unrecordable run is just not stored
         store.problem(f"{item.nodeid}: its dependencies could not be recorded "
                       f"({exc.__class__.__name__}: {exc}): it is not stored")
         return False
     expected = getattr(the_run, "audit_expected", None)
     the_run.provenance = Provenance(
-        key=record["key"], digest=record["run_digest"], origin="fresh", trained_in=spec.module,
+        key=record.key, digest=record.run_digest, origin="fresh", trained_in=spec.module,
         audit=None if expected is None else Audit(stored=expected,
-                                                  same=expected == record["run_digest"]))
+                                                  same=expected == record.run_digest))
     return expected is not None or store.put(record)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
+from typing import Protocol
 
 from benchkit.store.atomic import write_atomic
 from benchkit.store.bounded import Refused, read_file
@@ -25,6 +26,18 @@ from benchkit.store.bounded import Refused, read_file
 OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss",
                            "memory"})
 TEMP_PREFIX = "."  # a write's temporary name starts with it; names() never gives those
+
+
+class Storage(Protocol):
+    """The contract above: what the run store and ``verify`` read and write records through."""
+
+    location: str
+
+    def read(self, name: str, limit: int | None = None) -> bytes | None: ...
+
+    def write(self, name: str, data: bytes) -> None: ...
+
+    def names(self, folder: str) -> list[str]: ...
 
 
 class DirectoryStorage:
@@ -137,7 +150,7 @@ def is_url(location: str) -> bool:
     return "://" in str(location)
 
 
-def open_storage(location: str | Path, rootdir: Path):
+def open_storage(location: str | Path, rootdir: Path) -> Storage:
     """The storage at ``location``: a URL goes to fsspec, anything else is a directory
     (``~`` expanded, relative to ``rootdir``). Raises ValueError, saying what is valid, for a
     URL whose backend is not installed or not known."""

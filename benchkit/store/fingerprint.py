@@ -26,6 +26,7 @@ import ast
 import copy
 import hashlib
 import os
+from collections.abc import Mapping
 from typing import TypeVar
 from pathlib import Path
 
@@ -230,7 +231,7 @@ def current(entry: str, rootdir: Path, arm_module: Path) -> str:
     return MISSING if src is None else src.entry(kind, name)
 
 
-def changed(deps: dict[str, str], rootdir: Path, arm_module: Path) -> str | None:
+def changed(deps: Mapping[str, str], rootdir: Path, arm_module: Path) -> str | None:
     """The first dependency whose value differs from the tree now (None when none does)."""
     for entry in sorted(deps):
         if current(entry, rootdir, arm_module) != deps[entry]:

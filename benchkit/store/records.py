@@ -20,6 +20,9 @@ Digests catch damage, not forgery: anyone who can write the store can recompute 
 secret (``BENCHKIT_STORE_KEY``, :func:`store_secret`), ``mac`` is an HMAC-SHA256 under it of
 everything else in the record; a session that has the secret uses only records whose ``mac``
 verifies (:func:`check_mac`), so writing the store is not enough to plant a run.
+
+A record read back (or built) is a :class:`StoredRun`; its ``to_json`` is the record's JSON
+exactly, so dicts exist only where a record is written or read and where digests are taken.
 Pure Python: no torch, no numpy.
 """
 from __future__ import annotations
@@ -29,10 +32,12 @@ import hmac
 import json
 import math
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from benchkit.store import bounded
-from benchkit.spec.payloads import RunPoint, RunResult
+from benchkit.spec.payloads import JsonDict, RunPoint, RunResult
 
 RECORD_VERSION = 2
 RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")
@@ -42,6 +47,7 @@ KEY_VARIABLE = "BENCHKIT_STORE_KEY"
 MAX_RECORD_BYTES = 16 * 1024 * 1024   # a record is kilobytes: its deps, logs and curve
 FIELDS = frozenset({"record_version", "key", "run", "result", "deps", "origin", "cpu",
                     "run_digest", "digest"})
+ORIGIN_FIELDS = frozenset({"module", "nodeid", "plan"})   # plan: absent in older records
 
 
 class InvalidRecord(ValueError):
@@ -52,16 +58,74 @@ class UnsignedRecord(InvalidRecord):
     """A well-formed record that does not carry a MAC verifying under the session's key."""
 
 
-def canonical(obj) -> bytes:
+@dataclass(frozen=True)
+class StoredOrigin:
+    """Which arm test trained a stored run (its module and node id), and the declared plan it
+    was trained under (None in records written before plans were recorded)."""
+
+    module: str
+    nodeid: str
+    plan: JsonDict | None = None
+
+    def to_json(self) -> JsonDict:
+        plain: JsonDict = {"module": self.module, "nodeid": self.nodeid}
+        if self.plan is not None:
+            plain["plan"] = self.plan
+        return plain
+
+    @classmethod
+    def from_json(cls, plain: Mapping[str, Any]) -> StoredOrigin:
+        return cls(module=plain["module"], nodeid=plain["nodeid"], plan=plain.get("plan"))
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One stored record: the run (``point``) under its lookup ``key``, its result, the CPU it
+    trained on, the dependencies it executed (``deps``: entry -> hash, see
+    :mod:`benchkit.store.trace`), its origin, its digests and, when signed, its ``mac``.
+    ``to_json`` gives the record's JSON exactly (key order included), so its bytes and
+    digests are the ones written."""
+
+    key: str
+    point: RunPoint
+    result: RunResult
+    cpu: str
+    deps: Mapping[str, str]
+    origin: StoredOrigin
+    run_digest: str
+    digest: str
+    mac: str | None = None
+
+    def to_json(self) -> JsonDict:
+        plain: JsonDict = {
+            "record_version": RECORD_VERSION, "key": self.key, "run": self.point.to_json(),
+            "result": self.result.to_json(), "deps": dict(self.deps),
+            "origin": self.origin.to_json(), "cpu": self.cpu, "run_digest": self.run_digest,
+            "digest": self.digest}
+        if self.mac is not None:
+            plain["mac"] = self.mac
+        return plain
+
+    @classmethod
+    def from_json(cls, plain: Mapping[str, Any]) -> StoredRun:
+        """The record ``plain``, which has passed :func:`check` (only then is it exact)."""
+        return cls(key=plain["key"], point=RunPoint.from_json(plain["run"]),
+                   result=RunResult.from_json(plain["result"]), cpu=plain["cpu"],
+                   deps=dict(plain["deps"]), origin=StoredOrigin.from_json(plain["origin"]),
+                   run_digest=plain["run_digest"], digest=plain["digest"],
+                   mac=plain.get("mac"))
+
+
+def canonical(obj: object) -> bytes:
     """Deterministic JSON (sorted keys, no spaces, no NaN): what digests are taken of."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
-def _sha(obj) -> str:
+def _sha(obj: object) -> str:
     return hashlib.sha256(canonical(obj)).hexdigest()
 
 
-def run_digest(key: str, result: dict) -> str:
+def run_digest(key: str, result: Mapping[str, Any]) -> str:
     """The digest of a run's result in bits, under its key (the seconds left out)."""
     return _sha({"key": key, **{k: result[k] for k in RESULT_KEYS if k != "seconds"}})
 
@@ -72,13 +136,13 @@ def store_secret() -> bytes | None:
     return value.encode("utf-8", "surrogateescape") if value else None
 
 
-def mac(record: dict, secret: bytes) -> str:
+def mac(record: Mapping[str, Any], secret: bytes) -> str:
     """HMAC-SHA256 under ``secret`` of the record's canonical content, its ``mac`` left out."""
     body = {k: v for k, v in record.items() if k != "mac"}
     return hmac.new(secret, canonical(body), hashlib.sha256).hexdigest()
 
 
-def check_mac(record: dict, secret: bytes) -> None:
+def check_mac(record: Mapping[str, Any], secret: bytes) -> None:
     """InvalidRecord unless ``record`` carries a MAC that verifies under ``secret``."""
     given = record.get("mac")
     if not isinstance(given, str):
@@ -88,7 +152,7 @@ def check_mac(record: dict, secret: bytes) -> None:
                              "signed with another key)")
 
 
-def trust(keyed: bool | None) -> dict:
+def trust(keyed: bool | None) -> JsonDict:
     """A report's ``store`` section (its ``audited`` runs aside): whether stored runs were
     reused only when signed under the session's key, in a field and a sentence; ``keyed``
     None: the session had no run store."""
@@ -101,26 +165,27 @@ def trust(keyed: bool | None) -> dict:
         "and check them")}
 
 
-def build(key: str, point: RunPoint, result: RunResult, deps: dict, origin: dict, cpu: str,
-          secret: bytes | None = None) -> dict:
+def build(key: str, point: RunPoint, result: RunResult, deps: Mapping[str, str],
+          origin: StoredOrigin, cpu: str, secret: bytes | None = None) -> StoredRun:
     """The record of a freshly trained run (which run, ``point``, and its ``result``), signed
     when a ``secret`` is given."""
     body: dict[str, Any] = {
         "record_version": RECORD_VERSION, "key": key, "run": point.to_json(),
-        "result": result.to_json(), "deps": dict(deps), "origin": dict(origin), "cpu": cpu,
+        "result": result.to_json(), "deps": dict(deps), "origin": origin.to_json(), "cpu": cpu,
     }
     body["run_digest"] = run_digest(key, body["result"])
     body["digest"] = _sha(body)
     if secret is not None:
         body["mac"] = mac(body, secret)
-    return body
+    return StoredRun.from_json(body)
 
 
-def dumps(record: dict) -> bytes:
-    return canonical(record)
+def dumps(record: StoredRun) -> bytes:
+    """The bytes a record is stored as (canonical JSON: what its digest was taken of)."""
+    return canonical(record.to_json())
 
 
-def load(data: bytes, key: str, secret: bytes | None = None) -> dict:
+def load(data: bytes, key: str, secret: bytes | None = None) -> StoredRun:
     """The record in ``data``, checked (and its MAC, given a ``secret``); :class:`InvalidRecord`
     says why it cannot be used."""
     if len(data) > MAX_RECORD_BYTES:
@@ -132,7 +197,7 @@ def load(data: bytes, key: str, secret: bytes | None = None) -> dict:
     check(record, key)
     if secret is not None:
         check_mac(record, secret)
-    return record
+    return StoredRun.from_json(record)
 
 
 def _need(cond: bool, what: str) -> None:
@@ -140,7 +205,7 @@ def _need(cond: bool, what: str) -> None:
         raise InvalidRecord(what)
 
 
-def _number(x, what: str, *, nullable: bool = False, minimum: float | None = None) -> None:
+def _number(x: Any, what: str, *, nullable: bool = False, minimum: float | None = None) -> None:
     if x is None and nullable:
         return
     _need(isinstance(x, (int, float)) and not isinstance(x, bool),
@@ -149,7 +214,7 @@ def _number(x, what: str, *, nullable: bool = False, minimum: float | None = Non
     _need(minimum is None or x >= minimum, f"{what} is {x!r} < {minimum}")
 
 
-def check(record, key: str) -> None:
+def check(record: Any, key: str) -> None:
     """Every rule a record must meet to be used: types, finiteness, the key and digests."""
     _need(isinstance(record, dict), "not an object")
     _need(record.get("record_version") == RECORD_VERSION,
@@ -170,6 +235,9 @@ def check(record, key: str) -> None:
                                          for k, v in deps.items()), "bad deps")
     _need(isinstance(origin, dict) and isinstance(origin.get("module"), str)
           and isinstance(origin.get("nodeid"), str), "bad origin")
+    _need(set(origin) <= ORIGIN_FIELDS, f"origin fields {sorted(set(origin) - ORIGIN_FIELDS)} "
+          f"unknown (valid: {', '.join(sorted(ORIGIN_FIELDS))})")
+    _need(isinstance(origin.get("plan", {}), dict), "origin plan is not an object")
     body = {k: v for k, v in record.items() if k not in ("digest", "mac")}
     try:
         digests = run_digest(key, result), _sha(body)
@@ -179,7 +247,7 @@ def check(record, key: str) -> None:
     _need(record["digest"] == digests[1], "digest does not match its content")
 
 
-def check_result(result) -> None:
+def check_result(result: Any) -> None:
     """A run's result: finite metrics unless it diverged, and then at least one is null."""
     _need(isinstance(result, dict) and set(RESULT_KEYS) <= set(result)
           <= set(RESULT_KEYS + OPTIONAL_RESULT_KEYS), "result fields wrong")
@@ -218,7 +286,7 @@ def check_result(result) -> None:
               "|observed - predicted| <= tol")
 
 
-def check_curve(curve) -> None:
+def check_curve(curve: Any) -> None:
     """A validation curve: a non-empty list of {epoch, val}, epochs integers >= 1 increasing,
     val a finite number or null."""
     _need(isinstance(curve, list) and bool(curve), "curve is not a non-empty list")

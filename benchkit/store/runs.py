@@ -22,12 +22,15 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Collection
 from pathlib import Path
 
 from benchkit.spec.idea import IdeaSpec, cfg_id
+from benchkit.spec.payloads import JsonDict
 from benchkit.store import fingerprint
 from benchkit.store import records
-from benchkit.store.backends import DirectoryStorage
+from benchkit.store.backends import DirectoryStorage, Storage
+from benchkit.store.records import StoredRun
 from benchkit.store import bounded, environment, hardware
 
 STORE_VERSION = 2
@@ -36,6 +39,7 @@ TRAINED_FROM_OTHER_CODE = "trained from other code"
 NOT_SIGNED = "stored unsigned or signed with another key"
 MISSING_REASONS = (NOT_TRAINED, TRAINED_FROM_OTHER_CODE, NOT_SIGNED)
 ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "accelerator", "threads")
+StoredPoint = tuple[str, str, JsonDict, int]   # (arm, track, cfg, seed) of a stored run
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,8 +55,8 @@ class RunStore:
     """Finished runs in ``storage`` (:mod:`benchkit.store.backends`; a path is taken as a
     directory), looked up by key and CPU, and checked against the tree."""
 
-    def __init__(self, storage, rootdir: Path, threads: int, device: str = "cpu", *,
-                 any_cpu: bool = False, secret: bytes | None = None):
+    def __init__(self, storage: Storage | str | Path, rootdir: Path, threads: int,
+                 device: str = "cpu", *, any_cpu: bool = False, secret: bytes | None = None):
         self.storage = DirectoryStorage(storage) if isinstance(storage, (str, Path)) else storage
         self.rootdir = Path(rootdir)
         self.threads = int(threads)
@@ -67,8 +71,8 @@ class RunStore:
         if line not in self.problems:
             self.problems.append(line)
 
-    def key(self, *, arm_fingerprint: str, protocol: dict, arm: str, track: str, cfg: dict,
-            seed: int) -> str:
+    def key(self, *, arm_fingerprint: str, protocol: JsonDict, arm: str, track: str,
+            cfg: JsonDict, seed: int) -> str:
         """The lookup key of one run of an arm at (track, cfg, seed)."""
         env = environment.environment(self.threads, self.device)
         material = {
@@ -86,7 +90,7 @@ class RunStore:
     def _cpu_tag(cpu: str) -> str:
         return cpu_tag(cpu)
 
-    def records(self, key: str) -> list[dict]:
+    def records(self, key: str) -> list[StoredRun]:
         """Every valid record stored under ``key`` for this CPU (any CPU's with ``any_cpu``,
         this CPU's first); invalid ones are reported, not returned."""
         where = self.storage.location
@@ -118,8 +122,8 @@ class RunStore:
                     found.append(record)
         return found
 
-    def lookup(self, key: str, arm_module: Path, plan: dict | None = None, *,
-               extension: bool = False) -> dict | None:
+    def lookup(self, key: str, arm_module: Path, plan: JsonDict | None = None, *,
+               extension: bool = False) -> StoredRun | None:
         """The stored record of ``key`` whose dependencies all still match, or None. Given the
         module's declared ``plan`` (:func:`benchkit.verdict.plan.declared_plan`), a record
         trained under it comes first (a ``--bench-fresh`` session stores its retrained runs
@@ -127,11 +131,11 @@ class RunStore:
         grid) is only taken when trained under it (or under no recorded plan): whether it is
         needed at all was decided by the runs of its plan."""
         usable = [r for r in self.records(key)
-                  if fingerprint.changed(r["deps"], self.rootdir, Path(arm_module)) is None]
+                  if fingerprint.changed(r.deps, self.rootdir, Path(arm_module)) is None]
         if plan is None:
             return usable[0] if usable else None
-        planned = [r for r in usable if r["origin"].get("plan") in (plan, None)]
-        same = [r for r in planned if r["origin"].get("plan") == plan]
+        planned = [r for r in usable if r.origin.plan in (plan, None)]
+        same = [r for r in planned if r.origin.plan == plan]
         chosen = same or planned or ([] if extension else usable)
         return chosen[0] if chosen else None
 
@@ -140,7 +144,7 @@ class RunStore:
         from other code (a dependency has changed since; it names the first), or stored
         without a signature the session's key verifies."""
         for record in self.records(key):
-            entry = fingerprint.changed(record["deps"], self.rootdir, Path(arm_module))
+            entry = fingerprint.changed(record.deps, self.rootdir, Path(arm_module))
             if entry is not None:
                 return f"{TRAINED_FROM_OTHER_CODE} ({entry.split('|')[-1]} has changed since)"
         if key in self.unsigned:
@@ -148,7 +152,7 @@ class RunStore:
         return (f"{NOT_TRAINED} (its shard did not run or pass, or ran other code of the arm, "
                 "benchkit or the environment)")
 
-    def put(self, record: dict) -> bool:
+    def put(self, record: StoredRun) -> bool:
         """Store a record under its key and CPU; False (and a problem line) when it cannot be
         written."""
         name = record_name(record)
@@ -160,15 +164,15 @@ class RunStore:
             return False
         return True
 
-    def fill(self, spec: IdeaSpec, present, plan: dict | None = None
-             ) -> list[tuple[tuple, dict]]:
+    def fill(self, spec: IdeaSpec, present: Collection[tuple[str, str, str, int]],
+             plan: JsonDict | None = None) -> list[tuple[StoredPoint, StoredRun]]:
         """The stored runs of the idea ``spec`` that ``present`` lacks:
         ``[((arm, track, cfg, seed), record), ...]``. ``present`` holds the
         (arm, track, cfg_id, seed) of the runs the session has; a run with no usable record
         stays missing. ``plan``: the idea's declared plan, as :meth:`lookup` takes it."""
         module_file = self.rootdir / spec.module
         arm_tests = dict(spec.arm_tests)
-        found = []
+        found: list[tuple[StoredPoint, StoredRun]] = []
         for arm in spec.arms:  # controls too: a report lacking them would be incomplete
             if arm not in arm_tests:
                 continue
@@ -192,13 +196,13 @@ def cpu_tag(cpu: str) -> str:
     return hashlib.sha256(cpu.encode()).hexdigest()[:16]
 
 
-def record_name(record: dict) -> str:
+def record_name(record: StoredRun) -> str:
     """Where a record is stored: under its key, named by the CPU it trained on and its digest."""
-    return (f"{RunStore.folder(record['key'])}/{cpu_tag(record['cpu'])}-"
-            f"{record['digest'][:24]}.json")
+    return f"{RunStore.folder(record.key)}/{cpu_tag(record.cpu)}-{record.digest[:24]}.json"
 
 
-def load_stored(storage, name: str, key: str, secret: bytes | None = None) -> dict | None:
+def load_stored(storage: Storage, name: str, key: str, secret: bytes | None = None
+                ) -> StoredRun | None:
     """The record stored at ``name`` under ``key``, checked (:func:`records.load`), or None when
     there is none. Bounded before it is read (:data:`records.MAX_RECORD_BYTES`), and its file
     name must be the one its CPU and digest give: a record filed under another CPU's tag would
@@ -211,7 +215,7 @@ def load_stored(storage, name: str, key: str, secret: bytes | None = None) -> di
         return None
     record = records.load(data, key, secret)
     if name != record_name(record):
-        raise records.InvalidRecord(f"its cpu {record['cpu']!r:.80} and digest name "
+        raise records.InvalidRecord(f"its cpu {record.cpu!r:.80} and digest name "
                                     f"{record_name(record).rsplit('/', 1)[-1]}, not the file "
                                     "it is in")
     return record

@@ -69,15 +69,16 @@ def test_a_row_that_borrows_another_runs_record_fails(tmp_path):
               "logs": {}, "budgets": {}}
     run = {"arm": "idea", "track": "tabular", "cfg": {"lr": 0.01}, "seed": 0}
     record = records.build("k" * 64, RunPoint.from_json(run), RunResult.from_json(result), {},
-                           {"module": "m", "nodeid": "m"}, "cpu")
+                           records.StoredOrigin(module="m", nodeid="m"), "cpu")
     storage = DirectoryStorage(tmp_path)
     storage.write(record_name(record), records.dumps(record))
-    row = {**run, "val": 0.5, "test": 0.25, "outcome": "passed", "key": record["key"],
-           "digest": record["run_digest"]}
+    row = {**run, "val": 0.5, "test": 0.25, "outcome": "passed", "key": record.key,
+           "digest": record.run_digest}
     report = {"track": "tabular", "runs": [row, {**row, "arm": "baseline"}]}
     ok, problems = verify(report, storage)
     assert ok == 1 and len(problems) == 1
-    assert problems[0].startswith("baseline[tabular-lr=0.01-seed0]: its record is the run ")
+    assert problems == ["baseline[tabular-lr=0.01-seed0]: its record is the run "
+                        "idea[tabular-lr=0.01-seed0], not this row's"]
 
 
 def test_controls_and_the_sign_test_are_recomputed_too(monkeypatch):

@@ -124,17 +124,20 @@ def _stored(tmp_path, **change):
     result = {"val": 1.0, "test": 2.0, "diverged": False, "seconds": 0.1, "signatures": {},
               "logs": {}, "budgets": {}}
     record = records.build(key, RunPoint(arm="idea", track="tabular", cfg={}, seed=0),
-                           RunResult.from_json(result), {}, {"module": "m", "nodeid": "n"},
+                           RunResult.from_json(result), {},
+                           records.StoredOrigin(module="m", nodeid="n"),
                            change.get("cpu", hardware.cpu()))
     return store, key, record
 
 
 def test_a_record_whose_cpu_is_not_its_file_names_is_not_used(tmp_path):
+    import dataclasses
+
     from benchkit.store import hardware, records
     from benchkit.store.runs import record_name
 
     store, key, record = _stored(tmp_path, cpu="Another CPU (avx512f)")
-    mine = record_name({**record, "cpu": hardware.cpu()})   # filed under this CPU's tag
+    mine = record_name(dataclasses.replace(record, cpu=hardware.cpu()))  # this CPU's tag
     store.storage.write(mine, records.dumps(record))
     assert store.lookup(key, tmp_path / "m") is None
     assert any("its cpu 'Another CPU (avx512f)'" in p and "not the file it is in" in p
@@ -161,7 +164,7 @@ def test_an_oversized_or_duplicate_keyed_record_is_refused_with_a_reason(tmp_pat
     assert store.lookup(key, tmp_path / "m") is None
     assert any("key 'key' is given twice" in p for p in store.problems), store.problems
     store.put(record)
-    assert store.lookup(key, tmp_path / "m")["result"]["val"] == 1.0
+    assert store.lookup(key, tmp_path / "m").result.val == 1.0
 
 
 @pytest.mark.parametrize("grid,fragment", [

@@ -170,15 +170,16 @@ def test_a_stored_run_of_the_declared_plan_comes_first_and_an_extension_needs_it
         result = {"val": val, "test": 2.0, "diverged": False, "seconds": 0.1,
                   "signatures": {}, "logs": {}, "budgets": {}}
         store.put(records.build(key, RunPoint.from_json(run), RunResult.from_json(result), {},
-                                {"module": "m", "nodeid": "n", "plan": plan}, hardware.cpu()))
+                                records.StoredOrigin(module="m", nodeid="n", plan=plan),
+                                hardware.cpu()))
     put(1.0, old)
-    assert store.lookup(key, tmp_path / "m", new)["result"]["val"] == 1.0
+    assert store.lookup(key, tmp_path / "m", new).result.val == 1.0
     assert store.lookup(key, tmp_path / "m", new, extension=True) is None
     for val in (2.0, 3.0, 4.0):  # whatever their file names' order
         put(val, new)
-        assert store.lookup(key, tmp_path / "m", new)["origin"]["plan"] == new
-        assert store.lookup(key, tmp_path / "m", new, extension=True)["origin"]["plan"] == new
-    assert store.lookup(key, tmp_path / "m", old)["result"]["val"] == 1.0
+        assert store.lookup(key, tmp_path / "m", new).origin.plan == new
+        assert store.lookup(key, tmp_path / "m", new, extension=True).origin.plan == new
+    assert store.lookup(key, tmp_path / "m", old).result.val == 1.0
 
 
 def test_verify_finds_an_aside_reports_family_aside_too(tmp_path, monkeypatch):

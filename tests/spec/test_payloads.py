@@ -40,23 +40,24 @@ def recorded_run() -> Run:
 def test_a_stored_record_is_the_same_bytes_as_before_the_typed_result():
     # sha256 of records.dumps of these records, built from dicts at main 6e6ce8b
     signed = records.build("k" * 64, POINT, RESULT, {"a|file|x": "h"},
-                           {"module": "m.py", "nodeid": "m.py::t", "plan": {"looks": [8]}}, "cpu",
-                           secret=b"s")
+                           records.StoredOrigin(module="m.py", nodeid="m.py::t",
+                                                plan={"looks": [8]}), "cpu", secret=b"s")
     assert hashlib.sha256(records.dumps(signed)).hexdigest() == \
         "1f2f4f5f76e4349b6243b73072a0d60c54b4a8ba6ebfebcb34b6c0c4cd710be2"
     plain = records.build("k" * 64, POINT, RunResult(**{**RESULT.__dict__, "curve": None}), {},
-                          {"module": "m.py", "nodeid": "n"}, "cpu")
-    assert "curve" not in plain["result"]   # records without a curve stay as they were
+                          records.StoredOrigin(module="m.py", nodeid="n"), "cpu")
+    assert "curve" not in plain.to_json()["result"]   # records without a curve stay as they were
     assert hashlib.sha256(records.dumps(plain)).hexdigest() == \
         "cef5851e85deb864084ee8392167719656c1d8b53f5e44d751e9c6c02f7760ec"
 
 
 def test_a_stored_result_reads_back_as_the_same_record():
-    record = records.build("k" * 64, POINT, RESULT, {}, {"module": "m", "nodeid": "n"}, "cpu")
+    record = records.build("k" * 64, POINT, RESULT, {}, records.StoredOrigin(module="m",
+                                                                           nodeid="n"), "cpu")
     loaded = records.load(records.dumps(record), "k" * 64)
-    assert RunResult.from_json(loaded["result"]) == RESULT
-    assert RunResult.from_json(loaded["result"]).to_json() == loaded["result"]
-    assert RunPoint.from_json(loaded["run"]) == POINT
+    assert loaded == record and loaded.result == RESULT and loaded.point == POINT
+    plain = json.loads(records.dumps(record))
+    assert RunResult.from_json(plain["result"]).to_json() == plain["result"]
 
 
 def test_a_run_payload_is_the_json_the_worker_always_sent():

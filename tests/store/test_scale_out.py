@@ -120,13 +120,13 @@ def test_a_merge_store_takes_a_record_of_another_cpu_and_names_it(tmp_path):
         result = {"val": val, "test": 2.0, "diverged": False, "seconds": 0.1,
                   "signatures": {}, "logs": {}, "budgets": {}}
         return records.build(key, RunPoint.from_json(run), RunResult.from_json(result), {},
-                             {"module": "m", "nodeid": "n"}, cpu)
+                             records.StoredOrigin(module="m", nodeid="n"), cpu)
     plain.put(record(1.0, "Other CPU (avx512f)"))
     assert plain.lookup(key, tmp_path / "m") is None     # this machine would compute other bits
-    assert merge.lookup(key, tmp_path / "m")["cpu"] == "Other CPU (avx512f)"
+    assert merge.lookup(key, tmp_path / "m").cpu == "Other CPU (avx512f)"
     plain.put(record(3.0, hardware.cpu()))                 # trained here: filed under this CPU
-    assert plain.lookup(key, tmp_path / "m")["result"]["val"] == 3.0
-    assert merge.lookup(key, tmp_path / "m")["result"]["val"] == 3.0
+    assert plain.lookup(key, tmp_path / "m").result.val == 3.0
+    assert merge.lookup(key, tmp_path / "m").result.val == 3.0
 
 
 # -- the assignment ---------------------------------------------------------------------------

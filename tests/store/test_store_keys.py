@@ -22,7 +22,8 @@ RUN = {"arm": "idea", "track": "tabular", "cfg": {"lr": 0.01}, "seed": 0}
 
 def record(secret=None, key="k" * 64, **result):
     return records.build(key, RunPoint.from_json(RUN), RunResult.from_json({**RESULT, **result}),
-                         {}, {"module": "m.py", "nodeid": "m"}, "cpu", secret=secret)
+                         {}, records.StoredOrigin(module="m.py", nodeid="m"), "cpu",
+                         secret=secret)
 
 
 def forge(record: dict, secret=None, **result) -> dict:
@@ -38,18 +39,19 @@ def forge(record: dict, secret=None, **result) -> dict:
 
 def test_a_record_signed_under_the_key_loads_and_a_forgery_does_not():
     signed = record(KEY)
-    key = signed["key"]
+    key = signed.key
     assert records.load(records.dumps(signed), key, KEY) == signed
     assert records.load(records.dumps(signed), key) == signed          # a keyless session reads it
     with pytest.raises(records.UnsignedRecord, match="not signed, and BENCHKIT_STORE_KEY is set"):
         records.load(records.dumps(record()), key, KEY)
-    for forged in (forge(signed, test=0.1), forge(signed, b"guessed", test=0.1)):
-        records.load(records.dumps(forged), key)                         # digests alone cannot tell
+    for forged in (records.canonical(forge(signed.to_json(), test=0.1)),
+                   records.canonical(forge(signed.to_json(), b"guessed", test=0.1))):
+        records.load(forged, key)                                        # digests alone cannot tell
         with pytest.raises(records.InvalidRecord):
-            records.load(records.dumps(forged), key, KEY)
-    tampered = {**signed, "cpu": "another"}                     # the MAC covers every field
+            records.load(forged, key, KEY)
+    tampered = {**signed.to_json(), "cpu": "another"}           # the MAC covers every field
     with pytest.raises(records.InvalidRecord):
-        records.load(records.dumps(tampered), key, KEY)
+        records.load(records.canonical(tampered), key, KEY)
 
 
 def test_a_keyed_store_reuses_signed_records_only_and_warns_once(tmp_path):
@@ -67,7 +69,7 @@ def test_a_keyed_store_reuses_signed_records_only_and_warns_once(tmp_path):
         "stored unsigned or signed with another key than BENCHKIT_STORE_KEY")
     assert plain.why_missing("x" * 64, tmp_path / "m.py").startswith("not trained for this code")
     assert keyed.put(record(KEY))
-    assert [r["mac"] for r in keyed.records("k" * 64)] == [record(KEY)["mac"]]
+    assert [r.mac for r in keyed.records("k" * 64)] == [record(KEY).mac]
 
 
 @pytest.fixture

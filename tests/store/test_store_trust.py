@@ -138,7 +138,8 @@ def test_audit_retrains_drawn_runs_and_fails_naming_an_edited_value(project):
             body["run_digest"] = records.run_digest(record["key"], record["result"])
             body["digest"] = records._sha(body)
             path.unlink()   # and files it under the name its new digest gives (runs.record_name)
-            path.with_name(record_name(body).rsplit("/", 1)[-1]).write_text(json.dumps(body))
+            name = record_name(records.StoredRun.from_json(body))
+            path.with_name(name.rsplit("/", 1)[-1]).write_text(json.dumps(body))
     assert main(["verify", folder, "--store", store]) == 1  # the report's bits are not there
     planted, _ = bench(project)
     assert planted.ret == 0  # reuse alone takes it

@@ -91,16 +91,17 @@ RUN = {"arm": "baseline", "track": "tabular", "cfg": {"lr": 0.01}, "seed": 0}
 
 def build(**extra):
     return records.build("k", RunPoint.from_json(RUN), RunResult.from_json({**RESULT, **extra}), {},
-                         {"module": "m", "nodeid": "n"}, "cpu")
+                         records.StoredOrigin(module="m", nodeid="n"), "cpu")
 
 
 def test_a_record_keeps_its_curve_and_an_old_record_without_one_stays_valid():
     new, old = build(curve=curve(3.0, 2.0, 1.5, 1.0)), build()
-    assert new["result"]["curve"][-1] == {"epoch": 4, "val": 1.0} and "curve" not in old["result"]
+    assert new.to_json()["result"]["curve"][-1] == {"epoch": 4, "val": 1.0}
+    assert "curve" not in old.to_json()["result"]
     for record in (new, old):
         assert records.load(records.dumps(record), "k") == record
-    assert new["run_digest"] == old["run_digest"]  # the curve is outside the run's digest
-    assert "curve" not in build(curve=None)["result"]
+    assert new.run_digest == old.run_digest  # the curve is outside the run's digest
+    assert "curve" not in build(curve=None).to_json()["result"]
 
 
 @pytest.mark.parametrize("bad, why", [
@@ -113,10 +114,10 @@ def test_a_record_keeps_its_curve_and_an_old_record_without_one_stays_valid():
     ([{"epoch": 1, "val": "1"}], "curve val at epoch 1 is str"),
 ])
 def test_a_bad_curve_is_an_invalid_record(bad, why):
-    record = build(curve=curve(1.0))
-    record["result"]["curve"] = bad
+    result = build(curve=curve(1.0)).to_json()["result"]
+    result["curve"] = bad
     with pytest.raises(records.InvalidRecord, match=why):
-        records.check_result(record["result"])
+        records.check_result(result)
 
 
 def test_fit_takes_the_curve_without_changing_training():
@@ -199,7 +200,8 @@ def test_stored_runs_from_before_curves_are_reused_without_one(pytester, read_re
         body = {k: v for k, v in record.items() if k != "digest"}
         record["digest"] = records._sha(body)
         path.unlink()  # a record is filed under its CPU tag and digest: the new digest's name
-        (path.parent / Path(record_name(record)).name).write_text(json.dumps(record))
+        name = record_name(records.StoredRun.from_json(record))
+        (path.parent / Path(name).name).write_text(json.dumps(record))
     pytester.runpytest(*args).assert_outcomes(passed=4)
     report = read_report(pytester.path, "curves")
     assert [r["origin"] for r in report["runs"]] == ["reused"] * 4

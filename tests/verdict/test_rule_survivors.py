@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from benchkit.spec.payloads import CurvePoint, RunResult
 from benchkit.verdict import grids
 from benchkit.report.nextstep import missing_seeds, next_steps, without
 from benchkit.stats import paired, selection
@@ -121,7 +122,7 @@ def test_the_collection_time_extension_follows_validation_not_test():
     spec = make_spec(grid, 2, extend=1, declared_grids={TRACK: grid})
 
     def result(track, arm, cfg, seed):  # validation best at the lowest lr, test at the highest
-        return {"val": 1.0 + cfg["lr"], "test": 1.0 - cfg["lr"], "diverged": False}
+        return RunResult(val=1.0 + cfg["lr"], test=1.0 - cfg["lr"], diverged=False, seconds=1.0)
 
     lrs = sorted(c["lr"] for c in grids.grids_from_store(spec, result)[TRACK])
     assert lrs == [5e-4, 1e-3, 2e-3, 4e-3]
@@ -140,14 +141,15 @@ def test_the_session_trains_the_budget_checks_the_stored_runs_call_for():
         if "epochs" in cfg:   # a check run: stored for the first look's seeds only
             if not checked or arm != "baseline" or seed not in gains:
                 return None
-            return {"val": 2.0 * (1 - gains[seed]), "diverged": False,
-                    "curve": [{"epoch": 45, "val": 2.0 * (1 - gains[seed])}]}
+            val = 2.0 * (1 - gains[seed])
+            return RunResult(val=val, test=val, diverged=False, seconds=1.0,
+                             curve=(CurvePoint(epoch=45, val=val),))
         if not stored and cfg["lr"] == 8e-3:
             return None
         end = 2.0 + cfg["lr"] * 100 * (arm == "idea")   # lr 1e-3 selected by both arms
         before = end * (1.05 if arm == "baseline" else 1.0)   # the baseline still learning
-        return {"val": end, "diverged": False,
-                "curve": [{"epoch": 22, "val": before}, {"epoch": 30, "val": end}]}
+        return RunResult(val=end, test=end, diverged=False, seconds=1.0,
+                         curve=(CurvePoint(epoch=22, val=before), CurvePoint(epoch=30, val=end)))
 
     check = {"epochs": 45, "lr": 1e-3}
     assert grids.checks_from_store(spec, lambda *a: result(*a, checked=False)) == (

@@ -1,0 +1,72 @@
+"""A stored record read back is a StoredRun whose JSON is the stored record's, byte for byte:
+what the store hands on is exactly what it checked."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from benchkit.spec.payloads import CurvePoint, RunPoint, RunResult, Signature
+from benchkit.store import records
+from benchkit.store.backends import DirectoryStorage
+from benchkit.store.runs import RunStore, load_stored, record_name
+
+KEY = "a1" * 32
+POINT = RunPoint(arm="idea", track="tabular", cfg={"wd": 0.0, "lr": 0.01}, seed=3)
+SIGNATURE = Signature(has_null=True, null=2.0, observed=1.0, predicted=1.0, tol=0.1,
+                      prediction="rank one", confirmed=True)
+RESULT = RunResult(val=0.5, test=0.25, diverged=False, seconds=1.5,
+                   signatures={"rank": SIGNATURE}, logs={"flops": 10.0, "gone": None},
+                   budgets={"params": 100.0},
+                   curve=(CurvePoint(epoch=1, val=0.75), CurvePoint(epoch=2, val=None)))
+DIVERGED = RunResult(val=None, test=None, diverged=True, seconds=0.0)
+
+
+@pytest.mark.parametrize("result", [RESULT, DIVERGED], ids=["full", "diverged"])
+@pytest.mark.parametrize("plan", [{"looks": [8], "boundary": "union"}, None],
+                         ids=["plan", "no-plan"])
+@pytest.mark.parametrize("secret", [b"s", None], ids=["signed", "unsigned"])
+def test_a_record_read_back_gives_the_bytes_it_was_read_from(result, plan, secret):
+    built = records.build(KEY, POINT, result, {"a|file|x": "h"},
+                          records.StoredOrigin(module="m.py", nodeid="m.py::t", plan=plan),
+                          "cpu", secret=secret)
+    data = records.dumps(built)
+    loaded = records.load(data, KEY, secret)
+    assert loaded == built
+    assert records.canonical(loaded.to_json()) == data
+    assert loaded.to_json() == json.loads(data)
+    assert list(loaded.to_json()) == [   # the order the dict-building code wrote
+        "record_version", "key", "run", "result", "deps", "origin", "cpu", "run_digest",
+        "digest"] + (["mac"] if secret else [])
+    assert ("plan" in loaded.to_json()["origin"]) == (plan is not None)
+    assert loaded.origin.plan == plan and loaded.result == result and loaded.point == POINT
+
+
+def test_the_store_hands_back_records_not_dicts(tmp_path):
+    store = RunStore(DirectoryStorage(tmp_path), tmp_path, threads=1, any_cpu=True)
+    record = records.build(KEY, POINT, RESULT, {}, records.StoredOrigin(module="m.py",
+                                                                        nodeid="m.py::t"), "cpu")
+    assert store.put(record)
+    assert store.records(KEY) == [record]
+    assert store.lookup(KEY, tmp_path / "m.py") == record
+    assert load_stored(store.storage, record_name(record), KEY) == record
+    assert load_stored(store.storage, record_name(record).replace(KEY, "b" * 64), KEY) is None
+
+
+@pytest.mark.parametrize("origin, why", [
+    ({"module": "m.py", "nodeid": "n", "by": "someone"},
+     r"origin fields \['by'\] unknown \(valid: module, nodeid, plan\)"),
+    ({"module": "m.py", "nodeid": "n", "plan": [8]}, "origin plan is not an object"),
+    ({"module": "m.py", "nodeid": "n", "plan": None}, "origin plan is not an object"),
+])
+def test_an_origin_a_stored_run_cannot_give_back_exactly_is_invalid(origin, why):
+    """Every field of a valid record reaches its StoredRun: a field it would drop (or a null
+    plan it would write as absent) makes the record invalid instead, with the reason."""
+    body = records.build(KEY, POINT, RESULT, {}, records.StoredOrigin(module="m.py",
+                                                                      nodeid="n"), "cpu").to_json()
+    body["origin"] = origin
+    del body["digest"]   # digests recomputed: only the origin is wrong
+    body["digest"] = hashlib.sha256(records.canonical(body)).hexdigest()
+    with pytest.raises(records.InvalidRecord, match=why):
+        records.load(records.canonical(body), KEY)
