@@ -129,7 +129,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     resolved = extension.resolve(
         declared, lambda arm, cfg, s: _val(runs.get((arm, cfg_id(cfg), s))), seeds, direction,
         limit, arms, fixed=spec.frontier or {})
-    grid = resolved["grid"]
+    grid = list(resolved.grid)
     missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
                for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]
     arm_sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in arms}
@@ -218,11 +218,12 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
                             idea_sel)
         if split:
             warnings.append(split)
-        for arm, axis, side in resolved["at_edge"]:
-            steps = sum(1 for e in resolved["extensions"] if (e["axis"], e["side"]) == (axis, side))
-            warnings.append(f"the {arm}'s selected config {cfg_id(grid[best[arm]])} is at the "
-                            f"{side} edge of {axis} after {steps} extension(s) (extend={limit}): "
-                            "a wider grid may tune it better")
+        for edge in resolved.at_edge:
+            steps = sum(1 for e in resolved.extensions
+                        if (e.axis, e.side) == (edge.axis, edge.side))
+            warnings.append(f"the {edge.arm}'s selected config {cfg_id(grid[best[edge.arm]])} is "
+                            f"at the {edge.side} edge of {edge.axis} after {steps} extension(s) "
+                            f"(extend={limit}): a wider grid may tune it better")
     else:
         report["baseline"] = {"best_cfg": None, "sweep": arm_sweeps["baseline"], "full": None}
         report["controls"] = {}
@@ -237,10 +238,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
             mech_sig["signatures"],
             [t["outcome"] == "passed" for t in mech_tests["tests"]
              if t["outcome"] != "skipped"]),
-        "grid_extensions": {"limit": limit, "declared_grid": declared,
-                            "extensions": resolved["extensions"],
-                            "at_edge": [{"arm": a, "axis": k, "side": sd}
-                                        for a, k, sd in resolved["at_edge"]]},
+        "grid_extensions": extension.section(declared, limit, resolved).to_json(),
         "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha, "extend": limit,
                      "selection": SELECTION_RULE,
                      "test": signtest.NAMES.get(test, TEST_NAME),

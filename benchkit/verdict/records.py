@@ -11,7 +11,7 @@ decide) and freezes it as a :class:`Report`; what is added after, from outside t
 the module came from, how far the store was trusted, the time it was written), makes a new
 record (:func:`dataclasses.replace`), never a changed one. :meth:`Report.to_json` is the JSON
 edge: ``bench_report.json`` in its order of keys, validated by the shipped schema. Its
-comparison is a :class:`Comparison`, its budgets and convergence are records of
+comparison is a :class:`Comparison`, its budgets, convergence and grid extensions are records of
 :mod:`benchkit.verdict.sections`; its other sections stay JSON (dicts), as the schema
 describes them.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from benchkit.stats.paired import PairedComparison
-from benchkit.verdict.sections import Budgets, Convergence, Medians
+from benchkit.verdict.sections import Budgets, Convergence, GridExtensions, Medians
 
 JsonDict = dict[str, Any]
 
@@ -157,7 +157,7 @@ class Report:
     mechanism_signature: JsonDict
     math_verification: JsonDict
     mechanism_ok: int | None
-    grid_extensions: JsonDict
+    grid_extensions: GridExtensions
     protocol: JsonDict
     warnings: tuple[str, ...]
     runs: tuple[JsonDict, ...]
@@ -203,8 +203,10 @@ class Report:
 
 
 # the report's fields that are records, each read back by its from_json
-SECTIONS: dict[str, type[Comparison] | type[Budgets] | type[Convergence]] = {
-    "comparison": Comparison, "budgets": Budgets, "convergence": Convergence}
+SECTIONS: dict[str, type[Comparison] | type[Budgets] | type[Convergence]
+               | type[GridExtensions]] = {
+    "comparison": Comparison, "budgets": Budgets, "convergence": Convergence,
+    "grid_extensions": GridExtensions}
 # bench_report.json's order of keys (the v1 reference order, then what benchkit added)
 ORDER = ("bench_version", "name", "claim", "module", "track", "model", "metric",
          "metric_direction", "n_seeds", "complete", "incomplete", "baseline", "idea",

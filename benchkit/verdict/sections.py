@@ -1,6 +1,7 @@
 """The report's sections that verdict/ computes, as records: the budgets matched between the arms
-(:func:`benchkit.verdict.budgets.budget_section`) and whether training was over
-(:func:`benchkit.verdict.convergence.section`).
+(:func:`benchkit.verdict.budgets.budget_section`), whether training was over
+(:func:`benchkit.verdict.convergence.section`) and how far the grid was extended
+(:func:`benchkit.verdict.extension.section`).
 
 Each record is frozen; its ``to_json`` gives the section's JSON in ``bench_report.json``, keys
 in the order reports have always had them, and its ``from_json`` reads that JSON back, refusing
@@ -192,4 +193,68 @@ class Convergence:
     def from_json(cls, data: Mapping[str, Any]) -> Convergence:
         values = declared(cls, data)
         values["arms"] = {arm: ArmConvergence.from_json(a) for arm, a in values["arms"].items()}
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Extension:
+    """One step of the edge-extension rule (:mod:`benchkit.verdict.extension`): ``axis`` grew
+    on its ``side`` ("low" or "high") from its edge value ``edge`` to ``value``, because the
+    selection of each arm in ``arms`` sat at that edge."""
+
+    axis: str
+    side: str
+    edge: Any
+    value: Any
+    arms: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"axis": self.axis, "side": self.side, "from": self.edge, "value": self.value,
+                "arms": list(self.arms)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Extension:
+        values = declared(cls, {("edge" if k == "from" else k): v for k, v in data.items()})
+        values["arms"] = tuple(values["arms"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class AtEdge:
+    """An arm whose selected config is still at the ``side`` edge of ``axis`` after the rule's
+    last step (its limit reached, or no valid step beyond)."""
+
+    arm: str
+    axis: str
+    side: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"arm": self.arm, "axis": self.axis, "side": self.side}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AtEdge:
+        return cls(**declared(cls, data))
+
+
+@dataclass(frozen=True)
+class GridExtensions:
+    """The report's ``grid_extensions``: the declared limit of steps per side, the grid the
+    rule started from, each step it took, and the arms still at an edge."""
+
+    limit: int
+    declared_grid: tuple[Config, ...]
+    extensions: tuple[Extension, ...]
+    at_edge: tuple[AtEdge, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"limit": self.limit, "declared_grid": copy.deepcopy(list(self.declared_grid)),
+                "extensions": [e.to_json() for e in self.extensions],
+                "at_edge": [e.to_json() for e in self.at_edge]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GridExtensions:
+        values = declared(cls, data)
+        values["declared_grid"] = tuple(values["declared_grid"])
+        values["extensions"] = tuple(Extension.from_json(e) for e in values["extensions"])
+        values["at_edge"] = tuple(AtEdge.from_json(e) for e in values["at_edge"])
         return cls(**values)

@@ -9,6 +9,7 @@ import math
 import pytest
 
 from benchkit.verdict import extension
+from benchkit.verdict.sections import AtEdge, Extension
 
 def bowl(optimum: float):
     """A validation value whose best (lowest) learning rate is ``optimum``."""
@@ -46,22 +47,22 @@ def test_each_arm_selects_on_its_own_values_and_the_extension_names_its_arms():
     def val(arm, cfg, seed):  # the baseline's optimum lies below the grid, the idea's inside
         return bowl(1e-4 if arm == "baseline" else 2e-3)(arm, cfg, seed)
     out = extension.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], val, [0], "lower", 1)
-    assert out["extensions"] == [{"axis": "lr", "side": "low", "from": 1e-3, "value": 5e-4,
-                                  "arms": ["baseline"]}]
-    assert out["at_edge"] == [("baseline", "lr", "low")]   # the limit of one step
+    assert [e.to_json() for e in out.extensions] == [
+        {"axis": "lr", "side": "low", "from": 1e-3, "value": 5e-4, "arms": ["baseline"]}]
+    assert out.at_edge == (AtEdge("baseline", "lr", "low"),)   # the limit of one step
 
 
 def test_a_step_out_of_the_valid_range_leaves_the_selection_at_the_edge():
     out = extension.resolve([{"lr": v} for v in (0.1, 0.2, 0.3)], bowl(1e-3), [0], "lower", 2)
-    assert out["extensions"] == [] and out["grid"] == [{"lr": v} for v in (0.1, 0.2, 0.3)]
-    assert out["at_edge"] == [("baseline", "lr", "low"), ("idea", "lr", "low")]
+    assert out.extensions == () and list(out.grid) == [{"lr": v} for v in (0.1, 0.2, 0.3)]
+    assert out.at_edge == (AtEdge("baseline", "lr", "low"), AtEdge("idea", "lr", "low"))
 
 
 def test_a_frontier_axis_is_fixed():
     grid = [{"keep": k, "lr": v} for k in (0.25, 0.5, 1.0) for v in (1e-3, 2e-3, 4e-3)]
     out = extension.resolve(grid, lambda a, c, s: bowl(2e-3)(a, c, s) + c["keep"], [0], "lower",
                          2, fixed={"keep": [0.25, 0.5, 1.0]})
-    assert out["extensions"] == [] and out["at_edge"] == []
+    assert out.extensions == () and out.at_edge == ()
 
 
 @pytest.mark.parametrize("limit, grid, edges", [
@@ -72,22 +73,21 @@ def test_a_frontier_axis_is_fixed():
 def test_resolve_extends_both_arms_until_interior_or_the_limit(limit, grid, edges):
     out = extension.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], bowl(1e-2), [0, 1],
                          "lower", limit)
-    assert [c["lr"] for c in out["grid"]] == grid
-    assert out["pending"] is False
-    assert [e["value"] for e in out["extensions"]] == grid[3:]
-    assert all(e["arms"] == ["baseline", "idea"] and e["side"] == "high"
-               for e in out["extensions"])
-    assert [a for a, _, _ in out["at_edge"]] == edges
+    assert [c["lr"] for c in out.grid] == grid
+    assert out.pending is False
+    assert [e.value for e in out.extensions] == grid[3:]
+    assert all(e.arms == ("baseline", "idea") and e.side == "high" for e in out.extensions)
+    assert [e.arm for e in out.at_edge] == edges
 
 
 def test_resolve_honours_the_direction_and_waits_for_missing_runs():
     higher = extension.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)],
                             lambda a, c, s: -bowl(1e-4)(a, c, s), [0], "higher", 2)
-    assert [e["side"] for e in higher["extensions"]] == ["low", "low"]
-    assert [c["lr"] for c in higher["grid"]][3:] == [5e-4, 2.5e-4]
+    assert [e.side for e in higher.extensions] == ["low", "low"]
+    assert [c["lr"] for c in higher.grid][3:] == [5e-4, 2.5e-4]
     missing = extension.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)],
                              lambda a, c, s: None if c["lr"] == 2e-3 else 1.0, [0], "lower", 2)
-    assert missing["pending"] is True and missing["extensions"] == []
+    assert missing.pending is True and missing.extensions == ()
 
 
 OPTIMUM_BEYOND = '''
@@ -185,6 +185,6 @@ def test_a_high_side_extension_steps_from_the_highest_value():
     def val(arm, cfg, seed):  # both arms' optimum lies above the grid
         return math.log10(cfg["lr"] / 1e-2) ** 2 + 0.001 * seed
     out = extension.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], val, [0], "lower", 1)
-    assert out["extensions"] == [{"axis": "lr", "side": "high", "from": 4e-3, "value": 8e-3,
-                                  "arms": ["baseline", "idea"]}]
-    assert sorted(c["lr"] for c in out["grid"]) == [1e-3, 2e-3, 4e-3, 8e-3]
+    assert out.extensions == (Extension(axis="lr", side="high", edge=4e-3, value=8e-3,
+                                        arms=("baseline", "idea")),)
+    assert sorted(c["lr"] for c in out.grid) == [1e-3, 2e-3, 4e-3, 8e-3]

@@ -10,8 +10,8 @@ import pytest
 
 from benchkit.verdict import pipeline
 from benchkit.verdict.records import Report
-from benchkit.verdict.sections import (ArmConvergence, BudgetCheck, BudgetMatch, Budgets,
-                                       Convergence)
+from benchkit.verdict.sections import (ArmConvergence, AtEdge, BudgetCheck, BudgetMatch,
+                                       Budgets, Convergence, Extension, GridExtensions)
 from builders import BASE8, GRID, IDEA8, make_spec, one_config_runs
 
 SAVED = Path(__file__).resolve().parents[2] / "benchmarks" / "pipeline" / "before"
@@ -44,9 +44,12 @@ def test_the_saved_reports_cover_every_kind_of_section():
     assert any("points" in b for b in budgets) and any(b["waivers"] for b in budgets)
     assert {c["decision"] for c in checks} >= {"trained out", "undetermined"}
     assert any(r["budgets"] is None for _, r in SAVED_REPORTS)  # an incomplete report
+    extended = [r["grid_extensions"] for _, r in SAVED_REPORTS]
+    assert any(g["extensions"] for g in extended) and any(g["at_edge"] for g in extended)
 
 
-@pytest.mark.parametrize("record, name", [(Budgets, "budgets"), (Convergence, "convergence")])
+@pytest.mark.parametrize("record, name", [(Budgets, "budgets"), (Convergence, "convergence"),
+                                          (GridExtensions, "grid_extensions")])
 def test_each_saved_section_round_trips_through_its_record(record, name):
     for case, report in SAVED_REPORTS:
         if report[name] is not None:
@@ -68,6 +71,11 @@ def test_each_saved_report_round_trips_through_the_report_record():
                    "budget_factor": 1.5, "arms": {}, "surprise": 1}),
     (ArmConvergence, {"cfg": None, "last_quarter_gain": None, "seeds": 0,
                       "still_improving": False, "budget_check": None, "surprise": 1}),
+    (Extension, {"axis": "lr", "side": "low", "from": 1e-3, "value": 5e-4, "arms": [],
+                 "surprise": 1}),
+    (AtEdge, {"arm": "idea", "axis": "lr", "side": "low", "surprise": 1}),
+    (GridExtensions, {"limit": 2, "declared_grid": [], "extensions": [], "at_edge": [],
+                      "surprise": 1}),
 ])
 def test_a_key_the_record_does_not_declare_is_refused(record, data):
     with pytest.raises(ValueError, match=rf"field\(s\) \['surprise'\] are not declared in "
@@ -79,6 +87,7 @@ def test_the_pipelines_report_holds_its_sections_as_records():
     (report,) = pipeline.idea_reports(make_spec(GRID[:1], 8), one_config_runs(BASE8, IDEA8),
                                       [], alpha=0.05)
     assert isinstance(report.budgets, Budgets) and isinstance(report.convergence, Convergence)
+    assert isinstance(report.grid_extensions, GridExtensions)
     assert report.budgets.matched is True
     assert all(isinstance(c, BudgetMatch) for c in report.budgets.checks)
     assert set(report.convergence.arms) == {"baseline", "idea"}
