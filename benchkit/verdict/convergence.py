@@ -43,10 +43,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from benchkit import tracks
-from benchkit.spec.idea import cfg_id
+from benchkit.spec.idea import Config, cfg_id
 from benchkit.stats import sequential
 from benchkit.verdict.records import JsonDict
-from benchkit.verdict.sections import ArmConvergence, BudgetCheck, Config, Convergence
+from benchkit.verdict.sections import ArmConvergence, BudgetCheck, Convergence
 
 Runs = list[JsonDict]                       # an arm's run payloads at one config, seed by seed
 CheckRuns = list[JsonDict | None]           # a budget check's runs, seed by seed (None: missing)

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchkit.stats import paired
-from benchkit.verdict.sections import AtEdge, Config, Extension, GridExtensions
+from benchkit.spec.idea import Config
+from benchkit.verdict.sections import AtEdge, Extension, GridExtensions
 
 INT_KEYS = ("epochs", "batch_size")   # counts: an extension must stay a positive integer
 ValOf = Callable[[str, Config, int], float | None]  # (arm, cfg, seed) -> a run's validation

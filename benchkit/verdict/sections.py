@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-Config = dict[str, Any]            # one grid config: hyperparameter -> value, as JSON holds it
+from benchkit.spec.idea import Config
+
 Medians = dict[str, float | None]  # figure name -> its median over an arm's selected runs
 
 
