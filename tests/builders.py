@@ -17,6 +17,7 @@ from benchkit.store import atomic
 from benchkit.verdict import pipeline
 from benchkit.verdict.build import build_report
 from benchkit.spec import IdeaSpec, parse_bench_marker
+from benchkit.spec.payloads import MechanismPayload, RunPayload, payload_from_json
 
 GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
@@ -43,23 +44,48 @@ def make_spec(grid, seeds, *, direction="lower is better", margin=None, looks=No
         "mechanism_tests": list(mechanism_tests), **fields})
 
 
-def make_run(arm, cfg, seed, val, test, *, signatures=None, outcome="passed"):
+# the spec a hand-made run carries (the worker's; the pipeline reads the caller's spec)
+RUN_SPEC = make_spec([{"lr": 0.001}], 1).to_plain()
+
+
+def run_json(arm, cfg, seed, val, test, *, signatures=None, outcome="passed", **fields):
+    """A hand-made run payload's JSON (as a worker sends it); ``fields`` sets or adds any
+    other of its keys (``track``, ``curve``, ``cpu``, ``budgets``, ``origin``, ...)."""
     return {"kind": "run", "outcome": outcome, "message": None,
             "nodeid": f"m.py::test_{arm}[{cfg}-{seed}]", "arm": arm, "track": TRACK,
             "cfg": dict(cfg), "seed": seed, "val": val, "test": test,
             "diverged": not (math.isfinite(val) and math.isfinite(test)),
-            "seconds": 0.0, "reused": False, "signatures": signatures or {}, "logs": {}}
+            "seconds": 0.0, "reused": False, "signatures": signatures or {}, "logs": {},
+            "spec": RUN_SPEC, **fields}
+
+
+def make_run(arm, cfg, seed, val, test, *, signatures=None, outcome="passed", **fields):
+    """A hand-made run, as the pipeline takes it: the :class:`RunPayload` of
+    :func:`run_json`'s JSON (a payload without ``val`` has no result)."""
+    return RunPayload.from_json(run_json(arm, cfg, seed, val, test, signatures=signatures,
+                                         outcome=outcome, **fields))
+
+
+def signed(*signatures: dict) -> list:
+    """The idea's runs, one per seed, each with its ``signatures`` (name -> signature JSON)."""
+    return [make_run("idea", {"lr": 0.001}, seed, 0.0, 0.0, signatures=recorded)
+            for seed, recorded in enumerate(signatures)]
+
+
+def make_mechanism(nodeid: str, outcome: str, message: str | None = None) -> MechanismPayload:
+    """A mechanism test's payload: its node id and outcome."""
+    return MechanismPayload(outcome=outcome, message=message, nodeid=nodeid,
+                            spec=IdeaSpec.from_plain(RUN_SPEC))
 
 
 def typed(payloads: list[dict]) -> list:
     """Hand-made payload dicts as the controller receives them: the typed payloads
-    (:func:`benchkit.spec.payloads.payload_from_json`) that ``aggregate_session`` takes."""
-    from benchkit.spec.payloads import payload_from_json
-
+    (:func:`benchkit.spec.payloads.payload_from_json`) that ``aggregate_session`` and the
+    verdict pipeline take."""
     return [p for p in map(payload_from_json, payloads) if p is not None]
 
 
-def runs_from(table: dict, grid) -> list[dict]:
+def runs_from(table: dict, grid) -> list:
     """table: (arm, cfg index) -> list of (val, test) per seed."""
     return [make_run(arm, grid[k], seed, val, test)
             for (arm, k), rows in table.items() for seed, (val, test) in enumerate(rows)]
@@ -178,11 +204,12 @@ def make_report(*, effect: float = -0.3, noise: float = 0.05, seeds: int = 8,
         payloads.remove(p)
     for p in idea_runs[missing:missing + failed]:
         p["outcome"], p["message"] = "failed", "RuntimeError: CUDA is not here"
-        del p["val"]
+        p["val"] = None  # its result lacks a validation value
     mech = [{"kind": "mechanism", "outcome": "passed" if mechanism_passed else "failed",
              "message": None if mechanism_passed else "AssertionError: residual 0.3 > 1e-9",
              "nodeid": "m::test_claim", "spec": spec}]
-    reports = pipeline.idea_reports(IdeaSpec.from_plain(spec), payloads, mech, alpha=0.05)
+    reports = pipeline.idea_reports(IdeaSpec.from_plain(spec), typed(payloads), typed(mech),
+                                    alpha=0.05)
     return bench_report.stamp(reports[0]).to_json()  # as the plugin decides and writes it
 
 

@@ -58,7 +58,7 @@ def _selected_tests(report: dict, runs: dict, arm: str, said, direction: str,
             where = "" if value is None else f" at {frontier['axis']}={value}"
             problems.append(f"{arm}: the rows select {got}{where}, the report {claimed}")
             return None
-        rows.append([runs[(arm, cfg_id(got), s)]["test"] for s in seeds])
+        rows.append([runs[(arm, cfg_id(got), s)].test for s in seeds])
     return rows[0] if not frontier else [statistics.fmean(seed) for seed in zip(*rows)]
 
 
@@ -68,8 +68,7 @@ def comparisons(report: dict) -> tuple[list[dict] | None, list[str]]:
     one line per figure that differs; None when the report is incomplete."""
     protocol = report["protocol"]
     seeds, grid, alpha = protocol["seeds"], protocol["grid"], protocol["alpha"]
-    runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in report["runs"]
-            if r["outcome"] == "passed"}
+    runs = sweeps.runs_of(report)
     if report.get("comparison") is None:
         lacking = [arm for arm, _ in _arms(report) for cfg in grid for s in seeds
                    if (arm, cfg_id(cfg), s) not in runs]

@@ -40,9 +40,7 @@ def aggregate_session(payloads: list[Payload], settings, *, complete_session: bo
             continue  # only claims ran (-m mechanism): nothing to compare, no report
         spec = runs[0].spec
         mechanisms = [p for p in group if isinstance(p, MechanismPayload)]
-        # the verdict pipeline reads the payloads' JSON (it sits below the store's records)
-        reports = pipeline.idea_reports(spec, [p.to_json() for p in runs],
-                                        [p.to_json() for p in mechanisms], alpha=settings.alpha,
+        reports = pipeline.idea_reports(spec, runs, mechanisms, alpha=settings.alpha,
                                         floors=None if floors is None else
                                         lambda report: floors_of(report, floors))
         for built in reports:

@@ -3,16 +3,16 @@
 (:class:`RunResult`).
 
 Each is frozen and has ``to_json``/``from_json``: plain dicts exist only where JSON is written
-or read (a test report's ``user_properties`` across xdist, a record's file, the verdict
-pipeline's input). ``to_json`` gives the same JSON the dicts had, so stored records, reports
-and their digests are unchanged. Pure Python: no torch, no numpy.
+or read (a test report's ``user_properties`` across xdist, a record's file): the verdict
+pipeline takes the records. ``to_json`` gives the same JSON the dicts had, so stored records,
+reports and their digests are unchanged. Pure Python: no torch, no numpy.
 """
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Protocol, Union
 
 from benchkit.spec.idea import IdeaSpec
 
@@ -92,6 +92,17 @@ class RunResult:
                    logs=dict(plain.get("logs") or {}), budgets=dict(plain.get("budgets") or {}),
                    curve=None if curve is None else tuple(
                        CurvePoint(epoch=p["epoch"], val=p["val"]) for p in curve))
+
+
+class Measured(Protocol):
+    """What a config's selection reads of one run: its metrics (None where not finite).
+    A :class:`RunPayload` and a :class:`RunResult` are both measured."""
+
+    @property
+    def val(self) -> float | None: ...
+
+    @property
+    def test(self) -> float | None: ...
 
 
 @dataclass(frozen=True)
@@ -183,6 +194,28 @@ class RunPayload:
     @property
     def track(self) -> str | None:
         return None if self.point is None else self.point.track
+
+    @property
+    def cfg(self) -> Mapping[str, Any] | None:
+        return None if self.point is None else self.point.cfg
+
+    @property
+    def seed(self) -> int | None:
+        return None if self.point is None else self.point.seed
+
+    @property
+    def val(self) -> float | None:
+        """The validation metric; None without a result or when it is not finite."""
+        return None if self.result is None else self.result.val
+
+    @property
+    def test(self) -> float | None:
+        """The test metric; None without a result or when it is not finite."""
+        return None if self.result is None else self.result.test
+
+    @property
+    def diverged(self) -> bool:
+        return self.result is not None and self.result.diverged
 
     @property
     def origin(self) -> str | None:

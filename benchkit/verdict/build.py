@@ -7,8 +7,10 @@ is :mod:`benchkit.report.bench_report`'s.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 from benchkit.spec.idea import ARMS, IdeaSpec, cfg_id, run_id, unreachable_family
+from benchkit.spec.payloads import MechanismPayload, Measured, RunPayload, RunResult
 from benchkit.stats import paired, signtest
 from benchkit.verdict import (budgets, comparison, controls, convergence, extension, mechanism,
                              plan, sweeps)
@@ -43,7 +45,11 @@ def paired_values(report: dict) -> tuple[list, list, list, list]:
     return seeds, base, report["idea"]["per_seed"], report["comparison"]["per_seed_diffs"]
 
 
-def arm_sweep(runs: dict, arm: str, grid: list[dict], seeds: list[int]) -> list[dict]:
+RunKey = tuple[str, str, int]   # (arm, cfg id, seed): where a run sits in its comparison
+
+
+def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[dict],
+              seeds: list[int]) -> list[dict]:
     """Per grid config: the val and test values over seeds, and whether it may be selected.
 
     Eligibility is decided on the validation split alone (every seed present with a finite
@@ -52,8 +58,8 @@ def arm_sweep(runs: dict, arm: str, grid: list[dict], seeds: list[int]) -> list[
     sweep = []
     for cfg in grid:
         rows = [runs.get((arm, cfg_id(cfg), s)) for s in seeds]
-        val = [finite_or_none(r.get("val")) if r else None for r in rows]
-        test = [finite_or_none(r.get("test")) if r else None for r in rows]
+        val = [finite_or_none(r.val) if r else None for r in rows]
+        test = [finite_or_none(r.test) if r else None for r in rows]
         diverged = [s for s, v, r in zip(seeds, val, rows) if r and v is None]
         ok = all(v is not None for v in val)
         tested = ok and all(t is not None for t in test)
@@ -75,25 +81,26 @@ def finite_or_none(x) -> float | None:
     return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
-def mechanism_signature(idea_runs: list[dict]) -> dict:
+def mechanism_signature(idea_runs: Sequence[RunPayload]) -> dict:
     """Aggregate ``run.signature`` over the idea's selected-config runs: observed is the value
     farthest from the prediction; confirmed only when every run confirmed it."""
-    names = sorted({n for r in idea_runs for n in r["signatures"]})
+    recorded = [r.result.signatures if r.result else {} for r in idea_runs]
+    names = sorted({n for signatures in recorded for n in signatures})
     out = {}
     for name in names:
-        entries = [r["signatures"].get(name) for r in idea_runs]
+        entries = [signatures.get(name) for signatures in recorded]
         present = [e for e in entries if e is not None]
-        finite = [e["observed"] for e in present if e["observed"] is not None]
-        predicted = present[0]["predicted"]
+        finite = [e.observed for e in present if e.observed is not None]
+        predicted = present[0].predicted
         farthest = max(finite, key=lambda v: abs(v - predicted)) if finite else None
-        confirmed = len(present) == len(entries) and all(e["confirmed"] for e in present)
-        tol = max(e["tol"] for e in present)
+        confirmed = len(present) == len(entries) and all(e.confirmed for e in present)
+        tol = max(e.tol for e in present)
         status, discriminating, nulls = mechanism.signature_status(confirmed, entries,
                                                                   predicted, tol)
         out[name] = {
-            "prediction": present[0]["prediction"], "predicted": predicted,
+            "prediction": present[0].prediction, "predicted": predicted,
             "tol": tol, "observed": farthest,
-            "per_seed": [e["observed"] if e else None for e in entries],
+            "per_seed": [e.observed if e else None for e in entries],
             "confirmed": confirmed, "status": status, "discriminating": discriminating,
             "null_per_seed": nulls,
         }
@@ -101,27 +108,28 @@ def mechanism_signature(idea_runs: list[dict]) -> dict:
             "confirmed": all(s["confirmed"] for s in out.values()) if out else None}
 
 
-def math_verification(mechanism_payloads: list[dict]) -> dict:
-    tests = [{"test": p["nodeid"], "outcome": p["outcome"], "message": p["message"]}
-             for p in sorted(mechanism_payloads, key=lambda p: p["nodeid"])]
+def math_verification(mechanism_payloads: Sequence[MechanismPayload]) -> dict:
+    """The report's ``math_verification``: each mechanism test's outcome (by node id), and
+    whether every one that ran passed (None when none ran)."""
+    tests = [{"test": p.nodeid, "outcome": p.outcome, "message": p.message}
+             for p in sorted(mechanism_payloads, key=lambda p: p.nodeid)]
     ran = [t for t in tests if t["outcome"] != "skipped"]  # a skipped claim is no evidence
     return {"tests": tests,
             "passed": all(t["outcome"] == "passed" for t in ran) if ran else None}
 
 
-def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
-                 mechanism_payloads: list[dict], *, alpha: float) -> dict:
+def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
+                 mechanism_payloads: Sequence[MechanismPayload], *, alpha: float) -> dict:
     """Everything about one idea on one track except the family-wise adjustment and verdicts
     (:func:`benchkit.verdict.decision.decide`)."""
     seeds = list(spec.seeds)
     protocol = dict(spec.protocols[track])
     direction, test = direction_of(protocol), spec.test
-    runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in run_payloads
-            if r["track"] == track and r["outcome"] == "passed" and "val" in r}
-    failed = sorted(({"run": f'{r["arm"]}[{run_id(track, r["cfg"], r["seed"])}]',
-                      "message": r["message"]} for r in run_payloads
-                     if r["track"] == track and r["outcome"] != "passed" and "cfg" in r),
-                    key=lambda f: f["run"])
+    runs = passed_runs(run_payloads, track)
+    failed = sorted(({"run": f"{r.point.arm}[{run_id(track, dict(r.point.cfg), r.point.seed)}]",
+                      "message": r.message} for r in run_payloads
+                     if r.point is not None and r.point.track == track
+                     and r.outcome != "passed"), key=lambda f: f["run"])
     arms = list(spec.arms)
     limit = spec.extend
     # the declared grid is where the rule starts; without extension, the grid the runs ran on
@@ -161,12 +169,12 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     unreachable = unreachable_family(n, len(spec.tracks), alpha)
     if unreachable:  # at the session's alpha; decide() adds the look's level when lower
         warnings.append(unreachable)
-    ran = {p["nodeid"].rsplit("::", 1)[-1].split("[", 1)[0] for p in mechanism_payloads}
+    ran = {p.nodeid.rsplit("::", 1)[-1].split("[", 1)[0] for p in mechanism_payloads}
     not_run = [name for name in spec.mechanism_tests if name not in ran]
     if not_run:  # deselected (-k/-m): the evidence below leaves them out, so say it
         warnings.append(f"mechanism test(s) {', '.join(not_run)} did not run in this session "
                         "(-k/-m?): mechanism_ok and the system verdict leave them out")
-    n_div = sum(1 for r in runs.values() if r["diverged"])
+    n_div = sum(1 for r in runs.values() if r.diverged)
     if n_div:
         warnings.append(f"{n_div} run(s) diverged (non-finite loss or metric); their configs "
                         "were not eligible")
@@ -184,9 +192,9 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     idea_sel = []
     if complete:
         b_cfg, i_cfg = grid[best["baseline"]], grid[best["idea"]]
-        base = [runs[("baseline", cfg_id(b_cfg), s)]["test"] for s in seeds]
+        base = [runs[("baseline", cfg_id(b_cfg), s)].test for s in seeds]
         idea_sel = [runs[("idea", cfg_id(i_cfg), s)] for s in seeds]
-        idea = [r["test"] for r in idea_sel]
+        idea = [r.test for r in idea_sel]
         report["baseline"] = {"best_cfg": b_cfg, "sweep": arm_sweeps["baseline"],
                               "full": paired.summarize(base)}
         report["idea"] = paired.summarize(idea)
@@ -194,23 +202,26 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
         selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
                     for arm in arms}
         compared = {arm: comparison.compare_arms(
-            [r["test"] for r in selected[arm]], idea, direction=direction, alpha=alpha,
+            [r.test for r in selected[arm]], idea, direction=direction, alpha=alpha,
             margin=spec.margin, test=test, sweeps=sweeps.from_runs(runs, arm, grid, seeds))
             for arm in arms if arm != "idea"}
         report["comparison"] = compared["baseline"].to_json()  # the report's JSON from here
         report["controls"] = {arm.removeprefix("control:"): controls.control_section(
-            arm, arm_sweeps[arm], grid[best[arm]], [r["test"] for r in selected[arm]],
+            arm, arm_sweeps[arm], grid[best[arm]], [r.test for r in selected[arm]],
             compared[arm].to_json()) for arm in arms if arm not in ARMS}
         for arm, comp in compared.items():
             warnings += sweeps.grid_warnings(comp, arm)
-        report["budgets"] = budgets.budget_section(selected, spec).to_json()
+        # the budget and convergence sections read the runs as the report's rows hold them
+        rows = {key: run_row(r) for key, r in runs.items()}
+        selected_rows = {arm: [run_row(r) for r in rs] for arm, rs in selected.items()}
+        report["budgets"] = budgets.budget_section(selected_rows, spec).to_json()
         report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
-                                 for arm, rs in selected.items()}
+                                 for arm, rs in selected_rows.items()}
         checks = not (spec.frontier or spec.overrides)  # exploratory or a budget axis: none
         converged, flags = convergence.section(
-            track, selected, direction, epochs=spec.epochs[track],
+            track, selected_rows, direction, epochs=spec.epochs[track],
             schedule=protocol.get("schedule"), longer=(lambda arm, cfg: [
-                runs.get((arm, cfg_id(cfg), s)) for s in seeds]) if checks else None,
+                rows.get((arm, cfg_id(cfg), s)) for s in seeds]) if checks else None,
             configs=len(grid))
         report["convergence"] = converged.to_json()
         warnings += flags
@@ -245,10 +256,9 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
                      "margin": spec.margin, "margin_reference": spec.margin_reference,
                      "claim_type": spec.claim_type},
         "warnings": warnings,
-        "runs": [_run_row(r) for r in sorted(
-            (r for r in run_payloads if r["track"] == track and "cfg" in r),
-            key=lambda r: (_arm_order(arms, r["arm"]), grid.index(r["cfg"])
-                           if r["cfg"] in grid else len(grid), r["seed"]))],
+        "runs": [run_row(r) for r in sorted(
+            (r for r in run_payloads if r.point is not None and r.point.track == track),
+            key=lambda r: _row_order(r, arms, grid))],
         "environment": _environment(run_payloads),
     })
     report.update(plan.plan_of(spec, n, run_payloads))
@@ -259,12 +269,13 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     return report
 
 
-def split_pairs(seeds: list, base_runs: list[dict], idea_runs: list[dict]) -> str | None:
+def split_pairs(seeds: list, base_runs: Sequence[RunPayload],
+                idea_runs: Sequence[RunPayload]) -> str | None:
     """A warning when the two runs of a seed's pair trained on different CPU types (sharded
     over unlike machines): kernels differ in their rounding there, so that pair's difference
     is not the arms' alone."""
-    split = [(s, b.get("cpu"), i.get("cpu")) for s, b, i in zip(seeds, base_runs, idea_runs)
-             if b.get("cpu") and i.get("cpu") and b["cpu"] != i["cpu"]]
+    split = [(s, b.cpu, i.cpu) for s, b, i in zip(seeds, base_runs, idea_runs)
+             if b.cpu and i.cpu and b.cpu != i.cpu]
     if not split:
         return None
     cpus = sorted({c for _, b, i in split for c in (b, i)})
@@ -273,30 +284,59 @@ def split_pairs(seeds: list, base_runs: list[dict], idea_runs: list[dict]) -> st
             "rounding; train every shard on one CPU type (docs/scale-out.md)")
 
 
-def _val(run: dict | None) -> float | None:
+def passed_runs(run_payloads: Sequence[RunPayload], track: str) -> dict[RunKey, RunPayload]:
+    """``track``'s passed runs that carry a result, keyed by where they sit: (arm, cfg id,
+    seed)."""
+    return {(r.point.arm, cfg_id(dict(r.point.cfg)), r.point.seed): r for r in run_payloads
+            if r.point is not None and r.point.track == track and r.outcome == "passed"
+            and r.result is not None}
+
+
+def _val(run: RunPayload | None) -> float | None:
     """A run's validation value for the extension rule: None when missing, nan if diverged."""
     if run is None:
         return None
-    return float("nan") if run["diverged"] or run["val"] is None else run["val"]
+    return float("nan") if run.diverged or run.val is None else run.val
 
 
-def _run_row(r: dict) -> dict:
-    return {"arm": r["arm"], "seed": r["seed"], "cfg": r["cfg"], "val": r.get("val"),
-            "test": r.get("test"), "seconds": r.get("seconds"),
-            "diverged": bool(r.get("diverged", False)), "outcome": r["outcome"],
-            "reused": bool(r.get("reused", False)), "logs": r.get("logs", {}),
-            "signatures": {k: v["observed"] for k, v in r.get("signatures", {}).items()},
-            "budgets": r.get("budgets", {}), "cpu": r.get("cpu"), "curve": r.get("curve"),
-            "digest": r.get("digest"), "key": r.get("key"), "origin": r.get("origin"),
-            "trained_in": r.get("trained_in")}
+NO_RESULT = RunResult(val=None, test=None, diverged=False, seconds=None)
+
+
+def run_row(run: RunPayload) -> dict:
+    """The report's row of one run (``report["runs"]``): where it sits, its result, and where
+    the result came from (none of these without a result: a failed run's row)."""
+    point, given = run.point, run.result is not None
+    if point is None:
+        raise ValueError(f"{run.nodeid}: a run that does not say which run it is has no row")
+    result = run.result if run.result is not None else NO_RESULT
+    source = run.provenance if given else None
+    return {"arm": point.arm, "seed": point.seed, "cfg": dict(point.cfg), "val": result.val,
+            "test": result.test, "seconds": result.seconds, "diverged": bool(result.diverged),
+            "outcome": run.outcome, "reused": bool(given and run.reused),
+            "logs": dict(result.logs),
+            "signatures": {k: v.observed for k, v in result.signatures.items()},
+            "budgets": dict(result.budgets), "cpu": run.cpu if given else None,
+            "curve": None if result.curve is None else [p.to_json() for p in result.curve],
+            "digest": None if source is None else source.digest,
+            "key": None if source is None else source.key,
+            "origin": None if source is None else source.origin,
+            "trained_in": None if source is None else source.trained_in}
+
+
+def _row_order(run: RunPayload, arms: list[str], grid: list[dict]) -> tuple[int, int, int]:
+    """Rows by arm (declared order), then grid order (configs beyond it last), then seed."""
+    point = run.point
+    assert point is not None  # rows are of placed runs only
+    cfg = dict(point.cfg)
+    return (_arm_order(arms, point.arm), grid.index(cfg) if cfg in grid else len(grid),
+            point.seed)
 
 
 def _arm_order(arms: list[str], arm: str) -> int:
     return arms.index(arm) if arm in arms else len(arms)
 
 
-def _environment(run_payloads: list[dict]) -> dict:
-    envs = [r["env"] for r in run_payloads if r.get("env")]
+def _environment(run_payloads: Sequence[RunPayload]) -> dict:
+    """The first run's environment (runs without a result carry none)."""
+    envs = [r.env for r in run_payloads if r.result is not None and r.env]
     return dict(envs[0]) if envs else {}
-
-

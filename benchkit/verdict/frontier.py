@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from collections.abc import Sequence
 
 from benchkit.spec.idea import IdeaSpec, cfg_id
+from benchkit.spec.payloads import MechanismPayload, RunPayload
 from benchkit.stats import paired
 from benchkit.verdict import comparison, controls, decision, mechanism
 from benchkit.verdict import sweeps
@@ -26,8 +28,9 @@ from benchkit.verdict.sections import Budgets
 from benchkit.verdict import build
 
 
-def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
-                          mechanism_payloads: list[dict], *, alpha: float) -> dict:
+def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
+                          mechanism_payloads: Sequence[MechanismPayload], *,
+                          alpha: float) -> dict:
     """One report over the frontier (see the module docstring); verdicts come later, from
     :func:`benchkit.verdict.decision.decide`, as for any report."""
     (axis, values), = spec.frontier.items()
@@ -44,12 +47,11 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
                        "points": [_point(value, p, alpha) for value, p in points]}
     if not all(p["complete"] for _, p in points):
         return _incomplete(top, points)
-    runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in run_payloads
-            if r["track"] == track and r["outcome"] == "passed" and "val" in r}
+    runs = build.passed_runs(run_payloads, track)
     seeds, arms = spec.seeds, spec.arms
     selected = {arm: [runs[(arm, cfg_id(_selected_cfg(p, arm)), s)] for _, p in points
                       for s in seeds] for arm in arms}
-    pooled = {arm: [statistics.fmean(r["test"] for r in rows[i::len(seeds)])
+    pooled = {arm: [statistics.fmean(r.test for r in rows[i::len(seeds)])
                     for i in range(len(seeds))] for arm, rows in selected.items()}
     direction, margin = build.direction_of(top), spec.margin
     marker = {axis: "selected per point (see frontier.points)"}
@@ -69,10 +71,12 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: list[dict],
     for arm, comp in compared.items():
         top["warnings"] += [w for w in sweeps.grid_warnings(comp, arm)
                             if w not in top["warnings"]]
-    top["budgets"] = frontier_section(selected, spec, axis, [
+    # the budget section reads the runs as the report's rows hold them
+    selected_rows = {arm: [build.run_row(r) for r in rows] for arm, rows in selected.items()}
+    top["budgets"] = frontier_section(selected_rows, spec, axis, [
         (value, Budgets.from_json(p["budgets"])) for value, p in points]).to_json()
     top["log_medians"] = {arm: median_figures(rows, "logs")
-                          for arm, rows in selected.items()}
+                          for arm, rows in selected_rows.items()}
     top["mechanism_signature"] = build.mechanism_signature(selected["idea"])
     top["mechanism_ok"] = mechanism.mechanism_ok(
         top["mechanism_signature"]["signatures"],

@@ -2,20 +2,21 @@
 mechanism is absent) passes too is ``non_discriminating`` and cannot count toward
 ``mechanism_ok = 1``; one without a null is confirmed with its discrimination unchecked. And
 what the source of an arm shows before anything runs: a ``run.signature`` call that cannot fail.
-Pure Python over report dicts (and an arm's source).
+Pure Python over report dicts, signature records (and an arm's source).
 """
 from __future__ import annotations
 
 import ast
 import inspect
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from benchkit.spec.payloads import Signature
 from benchkit.verdict.records import JsonDict
 
 
-def signature_status(confirmed: bool, entries: list[JsonDict | None], predicted: float,
+def signature_status(confirmed: bool, entries: Sequence[Signature | None], predicted: float,
                      tol: float) -> tuple[str, bool | None, list[float | None]]:
     """(status, discriminating, null per seed) of one aggregated signature.
 
@@ -23,8 +24,8 @@ def signature_status(confirmed: bool, entries: list[JsonDict | None], predicted:
     ``tol`` of the prediction, False when any seed's null is within it (that seed's check could
     not have failed). status: ``not confirmed``, ``non_discriminating``, ``confirmed``, or
     ``confirmed (discrimination unchecked)`` when no null was given."""
-    nulls = [e.get("null") if e else None for e in entries]
-    has_null = [bool(e and e.get("has_null")) for e in entries]
+    nulls = [e.null if e else None for e in entries]
+    has_null = [bool(e and e.has_null) for e in entries]
     if not any(has_null):
         discriminating = None
     else:

@@ -15,12 +15,14 @@ outside the runs, enter through a function the caller gives.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from benchkit.spec.idea import IdeaSpec
+from benchkit.spec.payloads import MechanismPayload, RunPayload
 from benchkit.verdict import build, controls, decision
 from benchkit.verdict.frontier import build_frontier_report
 from benchkit.verdict.records import JsonDict, Report
@@ -28,12 +30,13 @@ from benchkit.verdict.records import JsonDict, Report
 Floors = Callable[[JsonDict], JsonDict]  # a report -> its track's floors on its seeds
 
 
-def idea_reports(spec: IdeaSpec, run_payloads: list[JsonDict],
-                 mechanism_payloads: list[JsonDict], *, alpha: float,
+def idea_reports(spec: IdeaSpec, run_payloads: Sequence[RunPayload],
+                 mechanism_payloads: Sequence[MechanismPayload], *, alpha: float,
                  floors: Floors | None = None) -> list[Report]:
-    """One decided report per track ``spec`` declares, in its order, from the runs (payloads
-    of every track) and the mechanism tests' outcomes; ``floors``, when given, fills each
-    report's ``floors`` before its verdicts are decided (without it, none: ``{}``)."""
+    """One decided report per track ``spec`` declares, in its order, from the runs (the
+    payloads of every track, as records) and the mechanism tests' outcomes; ``floors``, when
+    given, fills each report's ``floors`` before its verdicts are decided (without it, none:
+    ``{}``)."""
     make = build_frontier_report if spec.frontier else build.build_report
     reports = [build_finite(make, spec, track, run_payloads, mechanism_payloads, alpha)
                for track in spec.tracks]
@@ -41,8 +44,8 @@ def idea_reports(spec: IdeaSpec, run_payloads: list[JsonDict],
 
 
 def build_finite(make: Callable[..., JsonDict], spec: IdeaSpec, track: str,
-                 run_payloads: list[JsonDict], mechanism_payloads: list[JsonDict],
-                 alpha: float) -> JsonDict:
+                 run_payloads: Sequence[RunPayload],
+                 mechanism_payloads: Sequence[MechanismPayload], alpha: float) -> JsonDict:
     """``make``'s report of ``track``, unless finite metrics give a statistic that is not
     finite (values near the float range overflow in sums and squares): then an incomplete
     report whose runs of that track all failed for that reason, never a traceback or a
@@ -61,9 +64,8 @@ def build_finite(make: Callable[..., JsonDict], spec: IdeaSpec, track: str,
            f"{', ...' if len(bad) > 3 else ''} overflow float range): no comparison; record "
            "the metric in units that keep it well inside float range")
     message = "benchkit: the statistics of the track's metrics are not finite (the report says why)"
-    refused = [{**p, "outcome": "failed", "message": message}
-               if p.get("track") == track and p["outcome"] == "passed" else p
-               for p in run_payloads]
+    refused = [dataclasses.replace(p, outcome="failed", message=message)
+               if p.track == track and p.outcome == "passed" else p for p in run_payloads]
     report = make(spec, track, refused, mechanism_payloads, alpha=alpha)
     report["incomplete"]["reasons"].insert(0, why)
     return report

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from benchkit.spec.idea import IdeaSpec
+from benchkit.spec.payloads import RunPayload
 from benchkit.stats.sequential import EXACT_RULE
 from benchkit.verdict.records import JsonDict
 
@@ -25,12 +26,13 @@ def declared_plan(spec: IdeaSpec, looks: Sequence[int] | None = None) -> JsonDic
     return {k: v for k, v in values.items() if k == "looks" or v is not None}
 
 
-def plan_changes(plan: JsonDict, runs: Iterable[JsonDict]) -> list[str]:
+def plan_changes(plan: JsonDict, runs: Iterable[RunPayload]) -> list[str]:
     """Why the session is exploratory when stored runs of this module (origin ``reused``) were
     trained under another declared plan: a plan chosen after seeing results is no plan. Empty
     when none was (records without a plan are not judged)."""
-    before = [r["planned"] for r in runs if r.get("origin") == "reused"
-              and r.get("planned") is not None and r["planned"] != plan]
+    planned = [r.provenance.planned for r in runs if r.result is not None
+               and r.provenance is not None and r.provenance.origin == "reused"]
+    before = [p for p in planned if p is not None and p != plan]
     changes = sorted({f"{k} {old.get(k)!r} -> {plan.get(k)!r}" for old in before
                       for k in PLAN_KEYS if old.get(k) != plan.get(k)})
     if not changes:
@@ -47,7 +49,7 @@ SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declare
                    "no earlier report is read")
 
 
-def plan_of(spec: IdeaSpec, n: int, runs: Sequence[JsonDict] = ()) -> JsonDict:
+def plan_of(spec: IdeaSpec, n: int, runs: Sequence[RunPayload] = ()) -> JsonDict:
     """The sequential plan (``report["sequential"]``) and, when this session is not one of its
     looks, why (``report["exploratory"]``): an override of seeds or epochs, a seed count the
     module does not declare as a look, or a plan changed after a look (``runs``)."""

@@ -3,22 +3,26 @@ or a report's ``runs`` rows, and the comparison fields that test decides.
 
 The deciding p is the selection-aware one (tuning inside the permutation); the p of the same
 test with the selected configs held fixed stays beside it as ``p_fixed_configs``. Pure Python
-over payload and report dicts.
+over run records (:class:`benchkit.spec.payloads.Measured`: a payload, or a report row's result).
 """
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Mapping
 
 from benchkit.spec.idea import cfg_id
+from benchkit.spec.payloads import Measured, RunResult
 from benchkit.stats import selection, signtest
 from benchkit.verdict.records import Comparison
 
 
-def runs_of(report: dict) -> dict:
-    """A report's passed runs keyed as the controller keys them: (arm, cfg id, seed)."""
-    return {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in report.get("runs") or []
-            if r.get("outcome") == "passed"}
+def runs_of(report: dict) -> dict[tuple[str, str, int], RunResult]:
+    """A report's passed runs keyed as the controller keys them, (arm, cfg id, seed): each
+    row's result as the selection reads it (its metrics, whether it diverged, its seconds)."""
+    return {(r["arm"], cfg_id(r["cfg"]), r["seed"]): RunResult(
+        val=r["val"], test=r["test"], diverged=r["diverged"], seconds=r.get("seconds"))
+        for r in report.get("runs") or [] if r.get("outcome") == "passed"}
 
 
 def groups_of(grid: list[dict], frontier: dict | None) -> list[list[int]] | None:
@@ -29,15 +33,22 @@ def groups_of(grid: list[dict], frontier: dict | None) -> list[list[int]] | None
     return [[j for j, c in enumerate(grid) if c.get(axis) == v] for v in frontier["values"]]
 
 
-def from_runs(runs: dict, comparator: str, grid: list[dict], seeds: list,
-              groups=None, margin_reference: float | None = None) -> selection.Sweeps:
+def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
+              grid: list[dict], seeds: list, groups=None,
+              margin_reference: float | None = None) -> selection.Sweeps:
     """Comparator and idea sweeps over ``grid`` x ``seeds`` (NaN where a value is missing or
     not finite: such a config is not eligible, as in the report's selection); relative margins
     of ``margin_reference`` when declared."""
-    def table(arm: str, key: str) -> list[list[float]]:
-        return [[_value(runs.get((arm, cfg_id(c), s)), key) for c in grid] for s in seeds]
-    return selection.sweeps(table(comparator, "val"), table(comparator, "test"),
-                            table("idea", "val"), table("idea", "test"), groups, grid,
+    def table(arm: str, metric: Callable[[Measured], float | None]) -> list[list[float]]:
+        return [[_value(runs.get((arm, cfg_id(c), s)), metric) for c in grid] for s in seeds]
+
+    def val(run: Measured) -> float | None:
+        return run.val
+
+    def test(run: Measured) -> float | None:
+        return run.test
+    return selection.sweeps(table(comparator, val), table(comparator, test),
+                            table("idea", val), table("idea", test), groups, grid,
                             margin_reference)
 
 
@@ -49,8 +60,8 @@ def of_report(report: dict, comparator: str = "baseline") -> selection.Sweeps:
                      report["protocol"].get("margin_reference"))
 
 
-def _value(run: dict | None, key: str) -> float:
-    v = None if run is None else run.get(key)
+def _value(run: Measured | None, metric: Callable[[Measured], float | None]) -> float:
+    v = None if run is None else metric(run)
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.nan
 
 

@@ -28,33 +28,25 @@ from benchkit.cli import recheck
 from benchkit.cli.verify import family
 from benchkit.report import bench_report
 from benchkit.spec import IdeaSpec
+from benchkit.spec.payloads import MechanismPayload, RunPayload, payload_from_json
 from benchkit.stats import signtest
+from benchkit.verdict import pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 # the fields a session adds from outside the runs and the plan (time, machine, store)
 VOLATILE = ("created", "provenance", "store", "floors")
 
 
-def pipeline_reports(spec: IdeaSpec, payloads: list[dict], mechanisms: list[dict],
-                     alpha: float) -> list[dict]:
+def pipeline_reports(spec: IdeaSpec, payloads: list[RunPayload],
+                     mechanisms: list[MechanismPayload], alpha: float) -> list[dict]:
     """Every report of ``spec``'s tracks, decided, as the plugin makes them (without floors,
     provenance and store, which come from outside the runs)."""
-    try:
-        from benchkit.verdict import pipeline
-    except ImportError:  # before the pipeline module: the plugin's order, as it was
-        from benchkit.verdict import build, controls
-        from benchkit.verdict.frontier import build_frontier_report
-        make = build_frontier_report if spec.frontier else build.build_report
-        runs = [p for p in payloads if p["kind"] == "run"]
-        reports = [make(spec, track, runs, mechanisms, alpha=alpha) for track in spec.tracks]
-        controls.adjust_family(reports)
-        for r in reports:
-            comp = r["comparison"]
-            build.decide(r, comp["p_adjusted"] if comp is not None else None,
-                         family_size=len(reports))
-        return reports
-    return [r.to_json() if hasattr(r, "to_json") else r
-            for r in pipeline.idea_reports(spec, payloads, mechanisms, alpha=alpha)]
+    return [r.to_json() for r in pipeline.idea_reports(spec, payloads, mechanisms, alpha=alpha)]
+
+
+def records_of(plains: list[dict]) -> list:
+    """The payloads' JSON as the controller receives it: their records (the JSON edge)."""
+    return [p for p in map(payload_from_json, plains) if p is not None]
 
 
 def dumps(value) -> str:
@@ -135,7 +127,8 @@ def committed_cases() -> dict[str, object]:
                                   "verdict_lines": recheck.verdicts(report, members)}
         spec = spec_of(report)
         runs, mechanisms = payloads_of(report, spec)
-        rebuilt = pipeline_reports(spec, runs, mechanisms, alpha=report["protocol"]["alpha"])
+        rebuilt = pipeline_reports(spec, records_of(runs), records_of(mechanisms),
+                                   alpha=report["protocol"]["alpha"])
         out[f"rebuilt__{name}"] = [_strip(r) for r in rebuilt]
     return out
 
@@ -196,7 +189,6 @@ def fixture_cases() -> dict[str, object]:
         spec = b.make_spec(grid, seeds, margin=margin, looks=looks, overrides=overrides,
                            **fields)
         runs = b.runs_from(table(effects, noise=0.05), grid)
-        runs = [{**r, "spec": spec.to_plain()} for r in runs]
         out[f"fixture__spec__{case}"] = [_strip(r) for r in pipeline_reports(
             spec, runs, [], alpha=b.ALPHA)]
 
@@ -209,8 +201,7 @@ def fixture_cases() -> dict[str, object]:
         for k, cfg in enumerate(fgrid):
             for s in range(6):
                 v = 1.0 + 0.1 * s + 0.2 * k + shift + 0.03 * ((s * 31 + k * 7) % 5 - 2)
-                runs.append({**b.make_run(arm, cfg, s, v, v + 0.01 * (s % 3)),
-                             "spec": spec.to_plain()})
+                runs.append(b.make_run(arm, cfg, s, v, v + 0.01 * (s % 3)))
     out["fixture__spec__frontier"] = [_strip(r) for r in pipeline_reports(
         spec, runs, [], alpha=b.ALPHA)]
 
@@ -218,8 +209,7 @@ def fixture_cases() -> dict[str, object]:
     spec = b.make_spec(grid, 6, extend=2, declared_grids={b.TRACK: grid})
     rows = table({("baseline", k): 0.0 for k in range(3)} | {("idea", k): -0.05 * k
                                                              for k in range(3)})
-    runs = [{**r, "spec": spec.to_plain()} for r in b.runs_from(
-        {key: v[:6] for key, v in rows.items()}, grid)]
+    runs = b.runs_from({key: v[:6] for key, v in rows.items()}, grid)
     out["fixture__spec__extension"] = [_strip(r) for r in pipeline_reports(
         spec, runs, [], alpha=b.ALPHA)]
 

@@ -15,7 +15,7 @@ from benchkit.store import atomic
 from benchkit.report import bench_report
 from benchkit.report import summary
 from benchkit.report.session import aggregate_session
-from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_run, make_spec, typed)
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, run_json, typed)
 
 # -- aggregation ---------------------------------------------------------------------------------
 CFG = {"lr": 1e-3}
@@ -144,8 +144,7 @@ def _payloads(spec, base, idea, tracks, missing_track=None):
             for s, v in enumerate(values):
                 if track == missing_track and arm == "idea" and s == 0:
                     continue
-                r = make_run(arm, GRID[0], s, v, v)
-                out.append({**r, "track": track, "spec": spec})
+                out.append(run_json(arm, GRID[0], s, v, v, track=track, spec=spec))
     return out
 
 

@@ -10,6 +10,7 @@ import pytest
 from benchkit.tracks import tabular
 from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
+from benchkit.spec.payloads import Signature
 from builders import GRID, make_spec
 
 IDEA = '''
@@ -170,7 +171,9 @@ def test_a_null_within_tolerance_is_non_discriminating(pytester, read_report, nu
 
 
 def test_signature_status_rules():
-    entry = lambda null, has=True: {"has_null": has, "null": null}  # noqa: E731
+    def entry(null, has=True):
+        return Signature(has_null=has, null=null, observed=0.0, predicted=0.0, tol=1.0,
+                         prediction=None, confirmed=True)
     assert mechanism.signature_status(True, [entry(2.0), entry(None)], 0.0, 1.0)[:2] == (
         "confirmed", True)  # a non-finite null is outside any tolerance
     assert mechanism.signature_status(True, [entry(2.0), entry(0.5)], 0.0, 1.0)[:2] == (

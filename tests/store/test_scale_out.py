@@ -157,17 +157,17 @@ def test_every_unit_in_exactly_one_shard_and_the_shards_balanced(n):
 def test_split_pairs_flags_a_seed_whose_arms_trained_on_different_cpus():
     from builders import ALPHA, TRACK, make_run, make_spec
     grid = [{"lr": 0.01}]
-    runs = [make_run(arm, grid[0], s, 1.0 + s + (arm == "idea"), 2.0 + s, ) for arm in
-            ("baseline", "idea") for s in range(6)]
-    for r in runs:
-        r["cpu"] = "Intel A (avx2)" if (r["arm"], r["seed"]) != ("idea", 4) else "AMD B (avx2)"
-    report = build_report(make_spec(grid, 6), TRACK, runs, [], alpha=ALPHA)
+
+    def runs(split):
+        return [make_run(arm, grid[0], s, 1.0 + s + (arm == "idea"), 2.0 + s,
+                         cpu="AMD B (avx2)" if split and (arm, s) == ("idea", 4)
+                         else "Intel A (avx2)")
+                for arm in ("baseline", "idea") for s in range(6)]
+    report = build_report(make_spec(grid, 6), TRACK, runs(split=True), [], alpha=ALPHA)
     flagged = [w for w in report["warnings"] if "different CPU types" in w]
     assert len(flagged) == 1 and "seed(s) 4 " in flagged[0] and "AMD B" in flagged[0]
     assert {r["cpu"] for r in report["runs"]} == {"Intel A (avx2)", "AMD B (avx2)"}
-    for r in runs:
-        r["cpu"] = "Intel A (avx2)"
-    report = build_report(make_spec(grid, 6), TRACK, runs, [], alpha=ALPHA)
+    report = build_report(make_spec(grid, 6), TRACK, runs(split=False), [], alpha=ALPHA)
     assert not [w for w in report["warnings"] if "CPU" in w]
 
 

@@ -11,11 +11,13 @@ import pytest
 from benchkit.verdict import comparison, controls
 from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
+from benchkit.spec.payloads import Signature
 
 from benchkit.verdict.build import build_report, mechanism_signature, math_verification
 from benchkit.verdict.decision import decide
 from benchkit.verdict import decision
-from builders import ALPHA, BASE8, GRID, IDEA8, make_run, make_spec, paired_report, TRACK
+from builders import (ALPHA, BASE8, GRID, IDEA8, TRACK, make_mechanism, make_run, make_spec,
+                      paired_report, signed)
 
 LEVEL = 0.05
 BELOW, ABOVE = 0.049, 0.051
@@ -147,7 +149,8 @@ def test_signatures_that_cannot_fail_are_seen_in_the_source():
 
 # -- signatures and their nulls --------------------------------------------------------------
 def entry(null, has=True):
-    return {"has_null": has, "null": null}
+    return Signature(has_null=has, null=null, observed=2.0, predicted=2.0, tol=1.0,
+                     prediction=None, confirmed=True)
 
 
 @pytest.mark.parametrize("null, discriminating", [
@@ -198,25 +201,22 @@ def sig(observed, confirmed, predicted=0.0, tol=0.1):
 
 
 def test_signature_missing_on_a_seed_is_not_confirmed():
-    runs = [{"signatures": {"m": sig(0.0, True)}}, {"signatures": {}}]
-    out = mechanism_signature(runs)
+    out = mechanism_signature(signed({"m": sig(0.0, True)}, {}))
     assert out["signatures"]["m"]["confirmed"] is False
     assert out["signatures"]["m"]["per_seed"] == [0.0, None]
     assert out["confirmed"] is False
 
 
 def test_signature_confirmed_only_when_every_seed_is():
-    runs = [{"signatures": {"m": sig(0.05, True)}}, {"signatures": {"m": sig(0.2, False)}}]
-    out = mechanism_signature(runs)
+    out = mechanism_signature(signed({"m": sig(0.05, True)}, {"m": sig(0.2, False)}))
     assert out["signatures"]["m"]["observed"] == 0.2   # the one farthest from the prediction
     assert out["confirmed"] is False
-    runs[1]["signatures"]["m"] = sig(-0.08, True)
-    out = mechanism_signature(runs)
+    out = mechanism_signature(signed({"m": sig(0.05, True)}, {"m": sig(-0.08, True)}))
     assert out["confirmed"] is True and out["signatures"]["m"]["observed"] == -0.08
 
 
 def test_no_signature_is_no_evidence():
-    assert mechanism_signature([{"signatures": {}}])["confirmed"] is None
+    assert mechanism_signature(signed({}))["confirmed"] is None
 
 
 @pytest.mark.parametrize("outcomes, passed", [
@@ -224,15 +224,13 @@ def test_no_signature_is_no_evidence():
     (["skipped", "passed"], True), (["skipped", "failed"], False), ([], None),
 ])
 def test_a_skipped_claim_is_no_evidence(outcomes, passed):
-    payloads = [{"nodeid": f"m.py::test_c{k}", "outcome": o, "message": None}
-                for k, o in enumerate(outcomes)]
+    payloads = [make_mechanism(f"m.py::test_c{k}", o) for k, o in enumerate(outcomes)]
     assert math_verification(payloads)["passed"] is passed
 
 
 def test_mechanism_ok_in_a_report_with_a_skipped_and_a_passed_claim():
     report = paired_report(BASE8, IDEA8)
-    mechs = [{"nodeid": "m.py::test_a", "outcome": "skipped", "message": None},
-             {"nodeid": "m.py::test_b", "outcome": "passed", "message": None}]
+    mechs = [make_mechanism("m.py::test_a", "skipped"), make_mechanism("m.py::test_b", "passed")]
     spec = make_spec(GRID[:1], 8)
     runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
     runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8)]

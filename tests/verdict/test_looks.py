@@ -15,7 +15,7 @@ from benchkit.stats import paired
 from benchkit.report.session import gate_failure
 from benchkit.verdict.decision import decide
 from benchkit.spec import SpecError
-from builders import BASE8, GRID, IDEA8, P8, RECORDED, make_spec, paired_report, parse
+from builders import BASE8, GRID, IDEA8, P8, RECORDED, make_run, make_spec, paired_report, parse
 
 LEVEL_8_OF_16 = paired.look_levels([8], 16, 0.05)[0]   # 0.0310
 LEVEL_16_OF_16 = paired.look_levels([8, 16], 16, 0.05)[1]
@@ -156,10 +156,12 @@ def test_any_change_to_how_runs_are_judged_is_a_changed_plan(key, before, said):
     spec = make_spec(GRID[:1], 2, looks=(8, 16), boundary="union", test="mean",
                      claim_type="superiority")
     plan = declared_plan(spec)
-    assert plan_changes(plan, [{"origin": "reused", "planned": declared_plan(spec)}]) == []
-    old = {"origin": "reused", "planned": declared_plan(dataclasses.replace(spec, **{key: before}))}
-    [reason] = plan_changes(plan, [old])
+
+    def stored(origin, planned):
+        return make_run("idea", GRID[0], 0, 1.0, 1.0, origin=origin, planned=planned)
+    assert plan_changes(plan, [stored("reused", declared_plan(spec))]) == []
+    old = declared_plan(dataclasses.replace(spec, **{key: before}))
+    [reason] = plan_changes(plan, [stored("reused", old)])
     assert f"judged under another plan ({said})" in reason
     # another module's shared baseline, and records without a plan, are not judged
-    shared = {**old, "origin": "shared"}
-    assert plan_changes(plan, [shared, {"origin": "reused", "planned": None}]) == []
+    assert plan_changes(plan, [stored("shared", old), stored("reused", None)]) == []

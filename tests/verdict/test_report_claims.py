@@ -11,8 +11,8 @@ import pytest
 from benchkit.verdict.build import build_report, math_verification, mechanism_signature
 from benchkit.verdict.decision import decide
 from benchkit.verdict import decision
-from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_config_runs,
-                      paired_report)
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_mechanism, make_spec,
+                      one_config_runs, paired_report, signed)
 
 
 # -------------------------------------------------------------------- mechanism_signature
@@ -25,10 +25,9 @@ def sig(observed, confirmed, predicted=1.0, tol=0.5, null=None, prediction="p"):
 
 
 def test_signatures_aggregate_over_seeds_with_missing_and_unobserved_seeds():
-    runs = [{"signatures": {"b": sig(0.2, True, tol=0.9), "a": sig(None, False, 2.0, 0.1)}},
-            {"signatures": {"b": sig(1.5, True, tol=0.6)}},
-            {"signatures": {"b": sig(None, True, tol=0.5)}}]
-    out = mechanism_signature(runs)
+    out = mechanism_signature(signed(
+        {"b": sig(0.2, True, tol=0.9), "a": sig(None, False, 2.0, 0.1)},
+        {"b": sig(1.5, True, tol=0.6)}, {"b": sig(None, True, tol=0.5)}))
     assert list(out["signatures"]) == ["a", "b"]
     assert out["signatures"]["b"] == {
         "prediction": "p", "predicted": 1.0, "tol": 0.9,
@@ -47,13 +46,12 @@ def test_signatures_aggregate_over_seeds_with_missing_and_unobserved_seeds():
     ([0.2, 1.5], 0.2), ([1.9, 0.5], 1.9), ([1.0, 1.0], 1.0), ([-3.0, 6.0], 6.0),
 ])
 def test_the_observed_value_is_the_one_farthest_from_the_prediction(observed, farthest):
-    runs = [{"signatures": {"m": sig(v, True, predicted=1.0)}} for v in observed]
+    runs = signed(*({"m": sig(v, True, predicted=1.0)} for v in observed))
     assert mechanism_signature(runs)["signatures"]["m"]["observed"] == farthest
 
 
 def test_every_signature_confirmed_on_every_seed_is_confirmed():
-    runs = [{"signatures": {"a": sig(1.0, True), "b": sig(1.1, True)}} for _ in range(3)]
-    out = mechanism_signature(runs)
+    out = mechanism_signature(signed(*[{"a": sig(1.0, True), "b": sig(1.1, True)}] * 3))
     assert out["confirmed"] is True
     assert [s["confirmed"] for s in out["signatures"].values()] == [True, True]
 
@@ -66,8 +64,8 @@ def test_every_signature_confirmed_on_every_seed_is_confirmed():
     ([3.0, 3.0], [1.9, 0.5], "confirmed", True),
 ])
 def test_a_null_within_the_widest_tol_is_not_discriminating(nulls, tols, status, discriminating):
-    runs = [{"signatures": {"m": sig(1.0, True, predicted=1.0, tol=t, null=n)}}
-            for n, t in zip(nulls, tols)]
+    runs = signed(*({"m": sig(1.0, True, predicted=1.0, tol=t, null=n)}
+                    for n, t in zip(nulls, tols)))
     m = mechanism_signature(runs)["signatures"]["m"]
     assert m["tol"] == max(tols)
     assert (m["status"], m["discriminating"], m["null_per_seed"]) == (status, discriminating,
@@ -76,9 +74,9 @@ def test_a_null_within_the_widest_tol_is_not_discriminating(nulls, tols, status,
 
 # ---------------------------------------------------------------------- math_verification
 def test_math_verification_lists_every_claim_in_nodeid_order():
-    payloads = [{"nodeid": "m.py::test_c", "outcome": "skipped", "message": "no gpu"},
-                {"nodeid": "m.py::test_b", "outcome": "failed", "message": "boom"},
-                {"nodeid": "m.py::test_a", "outcome": "passed", "message": None}]
+    payloads = [make_mechanism("m.py::test_c", "skipped", "no gpu"),
+                make_mechanism("m.py::test_b", "failed", "boom"),
+                make_mechanism("m.py::test_a", "passed")]
     assert math_verification(payloads) == {
         "tests": [{"test": "m.py::test_a", "outcome": "passed", "message": None},
                   {"test": "m.py::test_b", "outcome": "failed", "message": "boom"},
@@ -94,8 +92,7 @@ def test_math_verification_lists_every_claim_in_nodeid_order():
     (["failed", "passed"], False, None),
 ])
 def test_skipped_claims_are_left_out_and_failed_ones_count(outcomes, passed, mechanism_ok):
-    mechs = [{"nodeid": f"m.py::test_c{k}", "outcome": o, "message": None}
-             for k, o in enumerate(outcomes)]
+    mechs = [make_mechanism(f"m.py::test_c{k}", o) for k, o in enumerate(outcomes)]
     assert math_verification(mechs)["passed"] is passed
     runs = one_config_runs(BASE8, IDEA8)
     report = build_report(make_spec(GRID[:1], 8), TRACK, runs, mechs, alpha=ALPHA)
@@ -121,12 +118,10 @@ def test_mechanism_tests_that_did_not_run_are_named():
     spec = make_spec(GRID[:1], 8, mechanism_tests=("test_a", "test_b", "test_c", "test_d",
                                                    "test_e"))
     runs = one_config_runs(BASE8, IDEA8)
-    mechs = [{"nodeid": "ideas/test_rules.py::test_a", "outcome": "passed", "message": None},
-             {"nodeid": "ideas/test_rules.py::test_c[1]", "outcome": "skipped", "message": None},
-             {"nodeid": "ideas/test_rules.py::test_d[x[1]]", "outcome": "passed",
-              "message": None},
-             {"nodeid": "ideas/test_rules.py::TestK::test_e", "outcome": "passed",
-              "message": None}]
+    mechs = [make_mechanism("ideas/test_rules.py::test_a", "passed"),
+             make_mechanism("ideas/test_rules.py::test_c[1]", "skipped"),
+             make_mechanism("ideas/test_rules.py::test_d[x[1]]", "passed"),
+             make_mechanism("ideas/test_rules.py::TestK::test_e", "passed")]
     report = build_report(spec, TRACK, runs, mechs, alpha=ALPHA)
     assert report["warnings"] == [
         "mechanism test(s) test_b did not run in this session (-k/-m?): mechanism_ok and the "

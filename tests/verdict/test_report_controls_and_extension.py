@@ -21,9 +21,11 @@ from builders import ALPHA, GRID, TRACK, make_run, make_spec, runs_from
 CONTROL = "control:c"
 
 
-def rich_runs(n=6, cpu_split=True):
+def rich_runs(n=6, cpu_split=True, matched=False):
     """Three arms on two configs: validation selects cfg 0 for the baseline and cfg 1 for the
-    idea and the control; the test split would choose otherwise."""
+    idea and the control; the test split would choose otherwise. ``matched``: every arm has
+    the same params, and the control's selected config gives the idea's test values +-0.1 by
+    seed."""
     rows = {("baseline", 0): (1.0, 1.0), ("baseline", 1): (2.0, 0.2),
             ("idea", 0): (1.0, 0.1), ("idea", 1): (0.5, 0.6),
             (CONTROL, 0): (3.0, 0.1), (CONTROL, 1): (2.5, 0.9)}
@@ -31,12 +33,14 @@ def rich_runs(n=6, cpu_split=True):
     runs = []
     for (arm, k), (val, test) in rows.items():
         for s in range(n):
-            r = make_run(arm, GRID[k], s, val, test + 0.1 * s)
-            r.update(logs={"loss": float(10 * s + k)}, budgets={"params": params[arm]},
-                     cpu="cpu-a", env={"python": arm} if s == 0 else None)
-            if cpu_split and arm == "idea" and s in (0, 3):
-                r["cpu"] = "cpu-b"
-            runs.append(r)
+            value = test + 0.1 * s
+            if matched and (arm, k) == (CONTROL, 1):
+                value = 0.6 + 0.1 * s + (0.1 if s % 2 else -0.1)
+            split = cpu_split and arm == "idea" and s in (0, 3)
+            runs.append(make_run(arm, GRID[k], s, val, value, logs={"loss": float(10 * s + k)},
+                                 budgets={"params": 100 if matched else params[arm]},
+                                 cpu="cpu-b" if split else "cpu-a",
+                                 env={"python": arm} if s == 0 else None))
     return runs
 
 
@@ -96,11 +100,7 @@ def test_a_control_arm_is_selected_and_compared_like_the_baseline():
 
 def test_a_matched_control_decides_when_it_is_the_worse_comparison():
     n = 8
-    runs = rich_runs(n, cpu_split=False)
-    for r in runs:
-        r["budgets"] = {"params": 100}
-        if r["arm"] == CONTROL and r["cfg"] == GRID[1]:   # the idea's values, +-0.1 by seed
-            r["test"] = 0.6 + 0.1 * r["seed"] + (0.1 if r["seed"] % 2 else -0.1)
+    runs = rich_runs(n, cpu_split=False, matched=True)
     report = build_report(rich_spec(n), TRACK, runs, [], alpha=ALPHA)
     assert report["warnings"] == [] and report["budgets"]["matched"] is True
     decide_with_holm(report)

@@ -7,10 +7,12 @@ and the schema's fields.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
 
+from benchkit.spec.payloads import RunPayload, RunResult
 from benchkit.stats import paired
 from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, build_report
 from benchkit.verdict.decision import decide
@@ -20,16 +22,21 @@ from builders import (GATES, ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_sp
                       paired_report, runs_from)
 
 # ------------------------------------------------------------------------------ arm_sweep
+def measured(val, test):
+    """A run's result as the selection reads it: its metrics."""
+    return RunResult(val=val, test=test, diverged=False, seconds=None)
+
+
 def test_arm_sweep_judges_eligibility_on_validation_and_tests_on_test():
     """cfg 0 is clean; cfg 1 diverged on validation at seed 1; cfg 2 has a non-finite test
-    value at seed 2; cfg 3 misses seed 0; cfg 4's values are ints and a missing val key."""
+    value at seed 2; cfg 3 misses seed 0; cfg 4's values are ints and a None val."""
     grid = [{"lr": v} for v in (0.001, 0.002, 0.003, 0.004, 0.005)]
     seeds = [0, 1, 2]
     runs = {}
 
-    def put(k, s, **values):
-        runs[("idea", cfg_id(grid[k]), s)] = values
-        runs[("baseline", cfg_id(grid[k]), s)] = {"val": -1.0, "test": -1.0}
+    def put(k, s, val=None, test=None):
+        runs[("idea", cfg_id(grid[k]), s)] = measured(val, test)
+        runs[("baseline", cfg_id(grid[k]), s)] = measured(-1.0, -1.0)
 
     for s in seeds:
         put(0, s, val=1.0 + s, test=4.0 + s)
@@ -40,7 +47,7 @@ def test_arm_sweep_judges_eligibility_on_validation_and_tests_on_test():
         if s < 2:
             put(4, s, val=s, test=7)
         else:
-            put(4, s, test=7.0)   # no validation value recorded: diverged
+            put(4, s, test=7.0)   # no validation value: diverged
     sweep = arm_sweep(runs, "idea", grid, seeds)
     assert [s["cfg"] for s in sweep] == grid
     assert sweep[0] == {"cfg": grid[0], "mean": 5.0, "val_mean": 2.0, "eligible": True,
@@ -64,7 +71,7 @@ def test_arm_sweep_judges_eligibility_on_validation_and_tests_on_test():
 
 
 def test_arm_sweep_turns_int_values_into_floats():
-    runs = {("idea", cfg_id(GRID[0]), s): {"val": s + 1, "test": 2 * s} for s in range(2)}
+    runs = {("idea", cfg_id(GRID[0]), s): measured(s + 1, 2 * s) for s in range(2)}
     (sweep,) = arm_sweep(runs, "idea", GRID[:1], [0, 1])
     assert sweep["val_result"]["per_seed"] == [1.0, 2.0]
     assert sweep["result"]["per_seed"] == [0.0, 2.0] and sweep["mean"] == 1.0
@@ -80,8 +87,8 @@ def test_a_complete_report_selects_on_validation_with_the_test_split_disagreeing
                                                                   for s in range(n)],
              ("idea", 0): [(1.0, 2.0 + 0.02 * s) for s in range(n)], ("idea", 1): [(2.0, 0.1)] * n}
     runs = runs_from(table, GRID[:2])
-    runs.append({**make_run("idea", GRID[0], 0, 0.0, 0.0), "track": "other"})
-    runs.append({**make_run("idea", GRID[0], 1, 0.0, 0.0, outcome="failed"), "track": "other"})
+    runs.append(make_run("idea", GRID[0], 0, 0.0, 0.0, track="other"))
+    runs.append(make_run("idea", GRID[0], 1, 0.0, 0.0, outcome="failed", track="other"))
     report = build_report(make_spec(GRID[:2], n), TRACK, runs, [], alpha=ALPHA)
     assert report["complete"] is True and report["incomplete"] is None
     assert report["baseline"]["best_cfg"] == GRID[1] and report["idea_config"] == GRID[0]
@@ -123,14 +130,13 @@ def test_an_incomplete_report_lists_the_missing_and_the_failed_runs():
     n = 3
     table = {(arm, k): [(1.0, 1.0)] * n for arm in ("baseline", "idea") for k in range(2)}
     runs = [r for r in runs_from(table, GRID[:2])
-            if not (r["arm"] == "idea" and r["seed"] == 2) and not (
-                r["arm"] == "baseline" and r["cfg"] == GRID[0] and r["seed"] == 1)]
-    runs += [make_run("idea", GRID[1], 2, 1.0, 1.0, outcome="failed"),
-             make_run("idea", GRID[0], 2, 1.0, 1.0, outcome="error")]
-    runs[-2]["message"], runs[-1]["message"] = "boom", "oops"
-    runs.append({**make_run("idea", GRID[0], 2, 1.0, 1.0, outcome="failed"), "track": "other"})
-    runs.append({"kind": "run", "track": TRACK, "outcome": "failed", "arm": "idea",
-                 "message": "no cfg", "nodeid": "m.py::test_idea"})     # not a run of the grid
+            if not (r.arm == "idea" and r.seed == 2) and not (
+                r.arm == "baseline" and r.cfg == GRID[0] and r.seed == 1)]
+    runs += [make_run("idea", GRID[1], 2, 1.0, 1.0, outcome="failed", message="boom"),
+             make_run("idea", GRID[0], 2, 1.0, 1.0, outcome="error", message="oops")]
+    runs.append(make_run("idea", GRID[0], 2, 1.0, 1.0, outcome="failed", track="other"))
+    runs.append(RunPayload(outcome="failed", message="no cfg", nodeid="m.py::test_idea",
+                           spec=runs[0].spec))     # not a run of the grid: it has no point
     report = build_report(make_spec(GRID[:2], n), TRACK, runs, [], alpha=ALPHA)
     assert report["complete"] is False
     assert report["incomplete"] == {
@@ -157,7 +163,7 @@ def test_an_incomplete_report_lists_the_missing_and_the_failed_runs():
 def test_a_run_without_a_validation_value_is_missing():
     n = 6
     runs = runs_from({(arm, 0): [(1.0, 1.0)] * n for arm in ("baseline", "idea")}, GRID[:1])
-    del runs[-1]["val"]
+    runs[-1] = dataclasses.replace(runs[-1], result=None)
     report = build_report(make_spec(GRID[:1], n), TRACK, runs, [], alpha=ALPHA)
     assert report["incomplete"]["missing"] == [f"idea[{TRACK}-lr=0.001-seed5]"]
     assert report["incomplete"]["failed"] == []
@@ -219,7 +225,7 @@ def test_convergence_is_judged_on_the_selected_runs_in_the_metrics_direction():
     from benchkit import tracks
     curve = [{"epoch": 22, "val": 1.1}, {"epoch": 30, "val": 1.0}]   # 9.1% better at the end
     runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
-    runs += [{**make_run("idea", GRID[0], s, i, i), "curve": curve} for s, i in enumerate(IDEA8)]
+    runs += [make_run("idea", GRID[0], s, i, i, curve=curve) for s, i in enumerate(IDEA8)]
     report = build_report(make_spec(GRID[:1], 8), TRACK, runs, [], alpha=ALPHA)
     conv = report["convergence"]
     assert (conv["budget"], conv["budget_reason"]) == (tracks.get(TRACK).budget,
@@ -238,7 +244,8 @@ def test_stored_runs_judged_under_another_plan_make_the_session_exploratory():
 
     spec = make_spec(GRID[:1], 8)
     runs = one_config_runs(BASE8, IDEA8)
-    runs[0].update(origin="reused", planned={**declared_plan(spec), "looks": [8, 16]})
+    runs[0] = make_run("baseline", GRID[0], 0, BASE8[0], BASE8[0], origin="reused",
+                       planned={**declared_plan(spec), "looks": [8, 16]})
     report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
     (reason,) = report["exploratory"]["reasons"]
     assert reason.startswith("the plan changed after a look: stored runs were judged under "

@@ -75,7 +75,7 @@ def test_a_frontier_selects_each_point_on_its_own():
                 runs.append(make_run(arm, cfg, s, v, v + rng.normal(0, 0.01)))
     spec = make_spec(grid, n, frontier={"width": [8, 16]})
     report = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
-    by_run = {(r["arm"], r["cfg"]["lr"], r["cfg"]["width"], r["seed"]): r for r in runs}
+    by_run = {(r.arm, r.cfg["lr"], r.cfg["width"], r.seed): r for r in runs}
     keyed = {(a, sweeps.cfg_id(c), s): by_run[(a, c["lr"], c["width"], s)]
              for a in ("baseline", "idea") for c in grid for s in range(n)}
     per_point = sweeps.from_runs(keyed, "baseline", grid, list(range(n)),
@@ -93,8 +93,8 @@ def test_a_frontier_of_one_track_reads_none_of_another_tracks_runs():
     n, grid = 6, [{"lr": 1e-3, "width": w} for w in (8, 16)]
     runs = [make_run(arm, cfg, s, 1.0 + 0.01 * s, 1.0 + 0.01 * s - (0.1 if arm == "idea" else 0))
             for arm in ("baseline", "idea") for cfg in grid for s in range(n)]
-    other = [{**r, "track": "dynamics", "test": r["test"] + (0.5 if r["arm"] == "idea" else 0)}
-             for r in runs]
+    other = [make_run(r.arm, r.cfg, r.seed, r.val, r.test + (0.5 if r.arm == "idea" else 0),
+                      track="dynamics") for r in runs]
     spec = make_spec(grid, n, frontier={"width": [8, 16]})
     alone = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
     mixed = build_frontier_report(spec, TRACK, runs + other, [], alpha=ALPHA)
