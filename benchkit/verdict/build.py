@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from benchkit.spec.idea import ARMS, IdeaSpec, cfg_id, run_id, unreachable_family
-from benchkit.spec.payloads import MechanismPayload, Measured, RunPayload, RunResult
+from benchkit.spec.idea import ARMS, Config, IdeaSpec, cfg_id, run_id, unreachable_family
+from benchkit.spec.payloads import JsonDict, MechanismPayload, Measured, RunPayload, RunResult
 from benchkit.stats import paired, signtest
 from benchkit.verdict import (budgets, comparison, controls, convergence, extension, mechanism,
                              plan, sweeps)
@@ -25,20 +26,21 @@ TEST_NAME = ("two-sided paired sign-flip permutation test of the mean difference
              "its null is that each seed's pair of sweeps is exchangeable between the arms, "
              "which implies symmetric differences, not only a zero mean (exact up to 16 seeds, "
              "seeded Monte Carlo above)")
-def direction_of(report: dict) -> str:
+def direction_of(report: Mapping[str, Any]) -> str:
     """``"lower"`` or ``"higher"``, from ``metric_direction`` ("lower is better", ...) of a
     report or a protocol."""
     return "lower" if str(report.get("metric_direction", "lower")).startswith("lower") else "higher"
 
 
-def tested_level(comp: dict) -> float | None:
+def tested_level(comp: Mapping[str, Any]) -> float | None:
     """The level a comparison's verdict was tested at (the look's level; alpha for a bench
     planned as one look)."""
-    level = comp.get("level")
-    return comp.get("alpha") if level is None else level
+    level: float | None = comp.get("level")
+    alpha: float | None = comp.get("alpha")
+    return alpha if level is None else level
 
 
-def paired_values(report: dict) -> tuple[list, list, list, list]:
+def paired_values(report: JsonDict) -> tuple[list[Any], list[float], list[float], list[float]]:
     """(seeds, baseline, idea, diffs) of a complete report, seed by seed."""
     base = report["baseline"]["full"]["per_seed"]
     seeds = (report.get("protocol") or {}).get("seeds") or list(range(len(base)))
@@ -48,8 +50,8 @@ def paired_values(report: dict) -> tuple[list, list, list, list]:
 RunKey = tuple[str, str, int]   # (arm, cfg id, seed): where a run sits in its comparison
 
 
-def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[dict],
-              seeds: list[int]) -> list[dict]:
+def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
+              seeds: list[int]) -> list[JsonDict]:
     """Per grid config: the val and test values over seeds, and whether it may be selected.
 
     Eligibility is decided on the validation split alone (every seed present with a finite
@@ -61,27 +63,34 @@ def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[dict],
         val = [finite_or_none(r.val) if r else None for r in rows]
         test = [finite_or_none(r.test) if r else None for r in rows]
         diverged = [s for s, v, r in zip(seeds, val, rows) if r and v is None]
-        ok = all(v is not None for v in val)
-        tested = ok and all(t is not None for t in test)
+        vals, tests = every_value(val), every_value(test)
+        ok = vals is not None
+        tested = tests if ok else None
         sweep.append({
             "cfg": cfg,
-            "mean": paired.summarize(test)["mean"] if tested else None,
-            "val_mean": paired.summarize(val)["mean"] if ok else None,
+            "mean": None if tested is None else paired.summarize(tested)["mean"],
+            "val_mean": None if vals is None else paired.summarize(vals)["mean"],
             "eligible": ok,
             "diverged_seeds": diverged,
-            "result": paired.summarize(test) if tested else None,
-            "val_result": paired.summarize(val) if ok else None,
+            "result": None if tested is None else paired.summarize(tested),
+            "val_result": None if vals is None else paired.summarize(vals),
             "test_diverged_seeds": [s for s, t, r in zip(seeds, test, rows) if r and t is None],
         })
     return sweep
 
 
-def finite_or_none(x) -> float | None:
+def every_value(values: Sequence[float | None]) -> list[float] | None:
+    """``values`` when none of them is None (every seed has its value), else None."""
+    present = [v for v in values if v is not None]
+    return present if len(present) == len(values) else None
+
+
+def finite_or_none(x: object) -> float | None:
     """``x`` as a float when it is a finite number, else None (missing, diverged, not a number)."""
     return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
-def mechanism_signature(idea_runs: Sequence[RunPayload]) -> dict:
+def mechanism_signature(idea_runs: Sequence[RunPayload]) -> JsonDict:
     """Aggregate ``run.signature`` over the idea's selected-config runs: observed is the value
     farthest from the prediction; confirmed only when every run confirmed it."""
     recorded = [r.result.signatures if r.result else {} for r in idea_runs]
@@ -108,7 +117,7 @@ def mechanism_signature(idea_runs: Sequence[RunPayload]) -> dict:
             "confirmed": all(s["confirmed"] for s in out.values()) if out else None}
 
 
-def math_verification(mechanism_payloads: Sequence[MechanismPayload]) -> dict:
+def math_verification(mechanism_payloads: Sequence[MechanismPayload]) -> JsonDict:
     """The report's ``math_verification``: each mechanism test's outcome (by node id), and
     whether every one that ran passed (None when none ran)."""
     tests = [{"test": p.nodeid, "outcome": p.outcome, "message": p.message}
@@ -119,17 +128,18 @@ def math_verification(mechanism_payloads: Sequence[MechanismPayload]) -> dict:
 
 
 def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
-                 mechanism_payloads: Sequence[MechanismPayload], *, alpha: float) -> dict:
+                 mechanism_payloads: Sequence[MechanismPayload], *, alpha: float) -> JsonDict:
     """Everything about one idea on one track except the family-wise adjustment and verdicts
     (:func:`benchkit.verdict.decision.decide`)."""
     seeds = list(spec.seeds)
     protocol = dict(spec.protocols[track])
     direction, test = direction_of(protocol), spec.test
     runs = passed_runs(run_payloads, track)
-    failed = sorted(({"run": f"{r.point.arm}[{run_id(track, dict(r.point.cfg), r.point.seed)}]",
-                      "message": r.message} for r in run_payloads
-                     if r.point is not None and r.point.track == track
-                     and r.outcome != "passed"), key=lambda f: f["run"])
+    named = [(f"{r.point.arm}[{run_id(track, dict(r.point.cfg), r.point.seed)}]", r.message)
+             for r in run_payloads
+             if r.point is not None and r.point.track == track and r.outcome != "passed"]
+    failed = [{"run": name, "message": message}
+              for name, message in sorted(named, key=lambda pair: pair[0])]
     arms = list(spec.arms)
     limit = spec.extend
     # the declared grid is where the rule starts; without extension, the grid the runs ran on
@@ -144,7 +154,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     best = {arm: None if missing else paired.select_config(
         [sw["val_result"]["per_seed"] if sw["eligible"] else [None] for sw in arm_sweeps[arm]],
         direction) for arm in arms}
-    problems = []
+    problems: list[str] = []
     collected = {cfg_id(c) for c in spec.grids[track]}
     new_cfgs = [cfg_id(c) for c in grid if cfg_id(c) not in collected]
     if new_cfgs:
@@ -155,17 +165,18 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         problems.append(f"{len(missing)} of {len(arms) * len(grid) * len(seeds)} runs missing "
                         "or failed")
     for arm in arms:
-        if not missing and best[arm] is None:
+        chosen = best[arm]
+        if not missing and chosen is None:
             problems.append(f"every config of the {arm} arm diverged: no config is eligible")
-        elif not missing and arm_sweeps[arm][best[arm]]["test_diverged_seeds"]:
-            bad = arm_sweeps[arm][best[arm]]["test_diverged_seeds"]
+        elif chosen is not None and arm_sweeps[arm][chosen]["test_diverged_seeds"]:
+            bad = arm_sweeps[arm][chosen]["test_diverged_seeds"]
             problems.append(
-                f"the {arm} arm's config {cfg_id(grid[best[arm]])}, selected on validation, "
+                f"the {arm} arm's config {cfg_id(grid[chosen])}, selected on validation, "
                 f"has a non-finite test metric on seed(s) {', '.join(map(str, bad))}: no paired "
                 "test on non-finite values (the test split never changes the selection)")
     complete = not problems
     n = len(seeds)
-    warnings = []
+    warnings: list[str] = []
     unreachable = unreachable_family(n, len(spec.tracks), alpha)
     if unreachable:  # at the session's alpha; decide() adds the look's level when lower
         warnings.append(unreachable)
@@ -178,7 +189,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     if n_div:
         warnings.append(f"{n_div} run(s) diverged (non-finite loss or metric); their configs "
                         "were not eligible")
-    report = {
+    report: JsonDict = {
         "bench_version": BENCH_VERSION,
         "name": spec.name, "claim": spec.claim, "module": spec.module,
         "track": track, "model": protocol["model"], "metric": protocol["metric"],
@@ -189,25 +200,26 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         "baseline": None, "idea": None, "idea_config": None,
         "idea_sweep": arm_sweeps["idea"], "comparison": None, "frontier": None,
     }
-    idea_sel = []
-    if complete:
-        b_cfg, i_cfg = grid[best["baseline"]], grid[best["idea"]]
-        base = [runs[("baseline", cfg_id(b_cfg), s)].test for s in seeds]
+    idea_sel: list[RunPayload] = []
+    if complete:  # every arm has its selected config
+        picked = {arm: index for arm, index in best.items() if index is not None}
+        b_cfg, i_cfg = grid[picked["baseline"]], grid[picked["idea"]]
+        base = test_values([runs[("baseline", cfg_id(b_cfg), s)] for s in seeds])
         idea_sel = [runs[("idea", cfg_id(i_cfg), s)] for s in seeds]
-        idea = [r.test for r in idea_sel]
+        idea = test_values(idea_sel)
         report["baseline"] = {"best_cfg": b_cfg, "sweep": arm_sweeps["baseline"],
                               "full": paired.summarize(base)}
         report["idea"] = paired.summarize(idea)
         report["idea_config"] = i_cfg
-        selected = {arm: [runs[(arm, cfg_id(grid[best[arm]]), s)] for s in seeds]
+        selected = {arm: [runs[(arm, cfg_id(grid[picked[arm]]), s)] for s in seeds]
                     for arm in arms}
         compared = {arm: comparison.compare_arms(
-            [r.test for r in selected[arm]], idea, direction=direction, alpha=alpha,
+            test_values(selected[arm]), idea, direction=direction, alpha=alpha,
             margin=spec.margin, test=test, sweeps=sweeps.from_runs(runs, arm, grid, seeds))
             for arm in arms if arm != "idea"}
         report["comparison"] = compared["baseline"].to_json()  # the report's JSON from here
         report["controls"] = {arm.removeprefix("control:"): controls.control_section(
-            arm, arm_sweeps[arm], grid[best[arm]], [r.test for r in selected[arm]],
+            arm, arm_sweeps[arm], grid[picked[arm]], test_values(selected[arm]),
             compared[arm].to_json()) for arm in arms if arm not in ARMS}
         for arm, comp in compared.items():
             warnings += sweeps.grid_warnings(comp, arm)
@@ -232,7 +244,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         for edge in resolved.at_edge:
             steps = sum(1 for e in resolved.extensions
                         if (e.axis, e.side) == (edge.axis, edge.side))
-            warnings.append(f"the {edge.arm}'s selected config {cfg_id(grid[best[edge.arm]])} is "
+            warnings.append(f"the {edge.arm}'s selected config {cfg_id(grid[picked[edge.arm]])} is "
                             f"at the {edge.side} edge of {edge.axis} after {steps} extension(s) "
                             f"(extend={limit}): a wider grid may tune it better")
     else:
@@ -269,7 +281,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     return report
 
 
-def split_pairs(seeds: list, base_runs: Sequence[RunPayload],
+def split_pairs(seeds: Sequence[int], base_runs: Sequence[RunPayload],
                 idea_runs: Sequence[RunPayload]) -> str | None:
     """A warning when the two runs of a seed's pair trained on different CPU types (sharded
     over unlike machines): kernels differ in their rounding there, so that pair's difference
@@ -282,6 +294,16 @@ def split_pairs(seeds: list, base_runs: Sequence[RunPayload],
     return (f"the paired runs of seed(s) {', '.join(str(s) for s, _, _ in split)} trained on "
             f"different CPU types ({'; '.join(cpus)}): their differences mix the CPUs' "
             "rounding; train every shard on one CPU type (docs/scale-out.md)")
+
+
+def test_values(runs: Sequence[RunPayload]) -> list[float]:
+    """The runs' test metrics, each finite: the selection found them so (a selected config
+    with a non-finite test value leaves the report incomplete before any comparison)."""
+    values = [r.test for r in runs]
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    if len(finite) != len(values):
+        raise ValueError("a selected run's test metric is missing or not finite")
+    return finite
 
 
 def passed_runs(run_payloads: Sequence[RunPayload], track: str) -> dict[RunKey, RunPayload]:
@@ -302,7 +324,7 @@ def _val(run: RunPayload | None) -> float | None:
 NO_RESULT = RunResult(val=None, test=None, diverged=False, seconds=None)
 
 
-def run_row(run: RunPayload) -> dict:
+def run_row(run: RunPayload) -> JsonDict:
     """The report's row of one run (``report["runs"]``): where it sits, its result, and where
     the result came from (none of these without a result: a failed run's row)."""
     point, given = run.point, run.result is not None
@@ -323,7 +345,7 @@ def run_row(run: RunPayload) -> dict:
             "trained_in": None if source is None else source.trained_in}
 
 
-def _row_order(run: RunPayload, arms: list[str], grid: list[dict]) -> tuple[int, int, int]:
+def _row_order(run: RunPayload, arms: list[str], grid: list[Config]) -> tuple[int, int, int]:
     """Rows by arm (declared order), then grid order (configs beyond it last), then seed."""
     point = run.point
     assert point is not None  # rows are of placed runs only
@@ -336,7 +358,7 @@ def _arm_order(arms: list[str], arm: str) -> int:
     return arms.index(arm) if arm in arms else len(arms)
 
 
-def _environment(run_payloads: Sequence[RunPayload]) -> dict:
+def _environment(run_payloads: Sequence[RunPayload]) -> JsonDict:
     """The first run's environment (runs without a result carry none)."""
     envs = [r.env for r in run_payloads if r.result is not None and r.env]
     return dict(envs[0]) if envs else {}

@@ -16,9 +16,10 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from collections.abc import Sequence
+from typing import Any
 
-from benchkit.spec.idea import IdeaSpec, cfg_id
-from benchkit.spec.payloads import MechanismPayload, RunPayload
+from benchkit.spec.idea import Config, IdeaSpec, cfg_id
+from benchkit.spec.payloads import JsonDict, MechanismPayload, RunPayload
 from benchkit.stats import paired
 from benchkit.verdict import comparison, controls, decision, mechanism
 from benchkit.verdict import sweeps
@@ -30,12 +31,14 @@ from benchkit.verdict import build
 
 def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
                           mechanism_payloads: Sequence[MechanismPayload], *,
-                          alpha: float) -> dict:
+                          alpha: float) -> JsonDict:
     """One report over the frontier (see the module docstring); verdicts come later, from
     :func:`benchkit.verdict.decision.decide`, as for any report."""
+    if not spec.frontier:
+        raise ValueError(f"{spec.name}: a frontier report needs the idea's frontier= axis")
     (axis, values), = spec.frontier.items()
     grid = spec.grids[track]
-    points = []
+    points: list[tuple[Any, JsonDict]] = []
     for value in values:
         sub = dataclasses.replace(spec, grids={**spec.grids, track: tuple(
             c for c in grid if c[axis] == value)})
@@ -48,10 +51,10 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
     if not all(p["complete"] for _, p in points):
         return _incomplete(top, points)
     runs = build.passed_runs(run_payloads, track)
-    seeds, arms = spec.seeds, spec.arms
+    seeds, arms = list(spec.seeds), spec.arms
     selected = {arm: [runs[(arm, cfg_id(_selected_cfg(p, arm)), s)] for _, p in points
                       for s in seeds] for arm in arms}
-    pooled = {arm: [statistics.fmean(r.test for r in rows[i::len(seeds)])
+    pooled = {arm: [statistics.fmean(build.test_values(rows[i::len(seeds)]))
                     for i in range(len(seeds))] for arm, rows in selected.items()}
     direction, margin = build.direction_of(top), spec.margin
     marker = {axis: "selected per point (see frontier.points)"}
@@ -85,20 +88,20 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
     return top
 
 
-def _selected_cfg(point: dict, arm: str) -> dict:
-    if arm == "baseline":
-        return point["baseline"]["best_cfg"]
-    if arm == "idea":
-        return point["idea_config"]
-    return point["controls"][arm.removeprefix("control:")]["best_cfg"]
+def _selected_cfg(point: JsonDict, arm: str) -> Config:
+    """The config ``arm`` selected at a complete point."""
+    section = (point["baseline"] if arm == "baseline" else
+               point["controls"][arm.removeprefix("control:")] if arm != "idea" else None)
+    cfg: Config = point["idea_config"] if section is None else section["best_cfg"]
+    return cfg
 
 
-def _point(value, p: dict, alpha: float) -> dict:
+def _point(value: Any, p: JsonDict, alpha: float) -> JsonDict:
     """One point's entry: its configs, summaries, budgets and comparisons, unadjusted, each
     with the interval of its own test at ``alpha``."""
     direction = build.direction_of(p)
 
-    def with_interval(arm: str, comp: dict | None) -> dict | None:
+    def with_interval(arm: str, comp: JsonDict | None) -> JsonDict | None:
         if comp is None:
             return None
         record = Comparison.from_json(comp)
@@ -113,7 +116,7 @@ def _point(value, p: dict, alpha: float) -> dict:
             "budgets": p["budgets"]}
 
 
-def _incomplete(top: dict, points: list) -> dict:
+def _incomplete(top: JsonDict, points: list[tuple[Any, JsonDict]]) -> JsonDict:
     """A frontier lacking a point's comparison has none: every point's reasons, no verdict."""
     reasons, missing, failed = [], [], []
     for value, p in points:

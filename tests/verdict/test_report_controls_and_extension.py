@@ -245,6 +245,14 @@ def test_a_frontier_is_decided_by_the_declared_test():
     assert sign_p != report["comparison"]["p_value"]
 
 
+def test_a_frontier_report_of_an_idea_without_a_frontier_says_so():
+    from benchkit.verdict.frontier import build_frontier_report
+
+    runs = [make_run(arm, GRID[0], s, 1.0, 1.0) for arm in ("baseline", "idea") for s in range(2)]
+    with pytest.raises(ValueError, match="needs the idea's frontier= axis"):
+        build_frontier_report(make_spec(GRID[:1], 2), TRACK, runs, [], alpha=ALPHA)
+
+
 def excludes_zero(interval):
     lo, hi = interval
     return (lo is not None and lo > 0) or (hi is not None and hi < 0)
