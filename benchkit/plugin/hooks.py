@@ -310,6 +310,8 @@ def _arm_marks(module_obj) -> dict[str, list]:
 @pytest.hookimpl(tryfirst=True)
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     module_item = metafunc.definition.getparent(pytest.Module)
+    if module_item is None:  # not collected from a module: no bench module's arm
+        return
     spec = module_spec(metafunc.config, module_item)
     arm_mark = metafunc.definition.get_closest_marker("arm")
     if spec is None or arm_mark is None:
@@ -334,9 +336,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Give arm runs their time limit (--bench-timeout). Under xdist a worker runs its items
     even after collection errors (pytest's own stop lives in the runtest loop xdist replaces):
     stop it here, so a mistake trains nothing."""
-    if config.stash[SETTINGS].timeout is not None:
-        timeouts.limit_runs([item for item in items if item_spec(item) is not None],
-                          config.stash[SETTINGS].timeout)
+    timeout = config.stash[SETTINGS].timeout
+    if timeout is not None:
+        timeouts.limit_runs([item for item in items if item_spec(item) is not None], timeout)
     if (is_worker(config) and session.testsfailed
             and not config.getoption("continue_on_collection_errors")):
         config.hook.pytest_deselected(items=list(items))
@@ -353,28 +355,33 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Count the arm runs selected and how many of them are not stored (will train): a session
     that benches nothing says so, and ``scripts/bench`` picks ``-n`` from what is left."""
     config = session.config
-    arms = [item for item in session.items
-            if item_spec(item) is not None and item.get_closest_marker("arm")]
+    arms = [item for item in session.items if isinstance(item, pytest.Function)
+            and item_spec(item) is not None and item.get_closest_marker("arm")]
     known = sum(1 for spec in config.stash[SPECS].values() if isinstance(spec, IdeaSpec))
     stored = [item for item in arms if _stored(item)]
     _draw_audit(stored, config.stash[SETTINGS].audit, config.stash[SETTINGS].audit_seed)
+    by_group: dict[str, int] = {}
     counts = {"bench_modules": known, "arm_runs_selected": len(arms),
-              "to_train": len(arms) - len(stored), "to_train_by_group": {}}
-    by_group, stored_ids = counts["to_train_by_group"], {id(item) for item in stored}
+              "to_train": len(arms) - len(stored), "to_train_by_group": by_group}
+    stored_ids = {id(item) for item in stored}
     for item in arms:
         param = item.callspec.params.get("run")
-        if id(item) not in stored_ids and param is not None:
+        if id(item) not in stored_ids and isinstance(param, tuple):  # (arm, track, cfg, seed)
             group = run_group(item.nodeid, param[1])
             by_group[group] = by_group.get(group, 0) + 1
     if is_worker(config):
-        config.workeroutput["benchkit_collection"] = counts
+        # pytest-xdist gives a worker's config workeroutput (sent to the controller at the end)
+        config.workeroutput["benchkit_collection"] = counts  # type: ignore[attr-defined]
         if counts["to_train"]:   # to the controller on the first report (its progress line)
             config.stash[COUNTS_UNSENT] = counts
     else:
-        config.pluginmanager.get_plugin("benchkit-session").collection = counts
+        from benchkit.plugin.controller import BenchSession
+        bench_session = config.pluginmanager.get_plugin("benchkit-session")
+        if isinstance(bench_session, BenchSession):  # registered by pytest_configure
+            bench_session.collection = counts
 
 
-def _stored(item: pytest.Item) -> bool:
+def _stored(item: pytest.Function) -> bool:
     """Whether the arm item's run has a stored result that this session would reuse."""
     store, param = item.config.stash[STORE], item.callspec.params.get("run")
     if store is None or item.config.stash[SETTINGS].fresh or param is None:
@@ -382,7 +389,7 @@ def _stored(item: pytest.Item) -> bool:
     return stored_record(item, store) is not None
 
 
-def _draw_audit(stored: list, k: int, seed: int) -> None:
+def _draw_audit(stored: list[pytest.Function], k: int, seed: int) -> None:
     """Mark ``k`` of the stored runs to be retrained and compared with their records, drawn
     from their node ids with the session's unpredictable ``seed`` (the same in every xdist
     worker, so that k runs are drawn in all; the report names them)."""
@@ -429,8 +436,9 @@ def pytest_runtest_call(item: pytest.Item):
 def pytest_runtest_setup(item: pytest.Item):
     """After the arm test's fixtures: its ``run`` parameter becomes its Run."""
     result = yield
-    callspec = getattr(item, "callspec", None)
-    if callspec is not None and "run" in callspec.params and item_spec(item) is not None:
+    callspec = getattr(item, "callspec", None)  # a parametrized pytest.Function's
+    if (isinstance(item, pytest.Function) and callspec is not None and "run" in callspec.params
+            and item_spec(item) is not None):
         item.funcargs["run"] = start_run(item)
     return result
 

@@ -115,7 +115,7 @@ def explain(text: str, report: dict | None = None) -> str:
 
 def _edges(report: dict, texts: list[str]) -> str:
     """One sentence for every selection left at a grid edge (per arm, per frontier point)."""
-    found = [EDGE.match(t) for t in texts]
+    found = [m for m in map(EDGE.match, texts) if m is not None]  # callers pass edge ones only
     arms = list(dict.fromkeys(m["arm"].removeprefix("control:") for m in found))
     sides = sorted({f"{m['side']} edge of {m['axis']}" for m in found})
     cfgs = list(dict.fromkeys(m["cfg"] for m in found))

@@ -81,7 +81,7 @@ def practical_sentence(report: dict) -> str:
     return _decision(report, verdict, comp, base_mean, "")
 
 
-def _decision(report: dict, verdict: str, comp: dict, other_mean, than: str, *,
+def _decision(report: dict, verdict: str | None, comp: dict, other_mean, than: str, *,
               brief: bool = False) -> str:
     """One comparison in words: the idea against the baseline (``than`` empty) or a control.
     ``brief``: the numbers only (the baseline comparison beside a control's verdict)."""
@@ -131,7 +131,8 @@ def _decision(report: dict, verdict: str, comp: dict, other_mean, than: str, *,
         within = (f"shown to be worse by less than the margin of "
                   f"{pct(100 * ni.get('margin_rel', 0))} of {of} (one-sided sign-flip "
                   f"p = {num(ni.get('p_value'), '.3g')}); {mde_txt}")
-        if p_used < level:  # a harm within the margin: non-inferior, and the harm is stated
+        # a harm within the margin: non-inferior, and the harm is stated
+        if level is not None and p_used < level:
             return (f"significantly worse{than} by {size}, {p_txt} < level {num(level)}, but "
                     + within)
         return (f"not significantly better{than} at level {num(level)} ({p_txt}), but "

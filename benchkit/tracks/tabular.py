@@ -51,8 +51,8 @@ def arrays(seed: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """The train, val and test ``(x, y)`` of ``seed`` as float32 numpy arrays (y: (n, 1))."""
     rng = np.random.default_rng([_DATA_SALT, seed])
     n = N_TRAIN + N_VAL + N_TEST
-    x = rng.normal(size=(n, N_FEATURES))
-    y = teacher(x) + NOISE_SD * rng.normal(size=n)
+    x: np.ndarray = rng.normal(size=(n, N_FEATURES))  # float64 here, float32 below
+    y: np.ndarray = teacher(x) + NOISE_SD * rng.normal(size=n)
     x, y = x.astype(np.float32), y.astype(np.float32)[:, None]
     cut = np.cumsum([0, N_TRAIN, N_VAL, N_TEST])
     return tuple((x[a:b], y[a:b]) for a, b in zip(cut[:-1], cut[1:]))
