@@ -8,16 +8,16 @@ from pathlib import Path
 from benchkit.report import plots
 from benchkit.report.fmt import pct, signed
 from benchkit.spec.idea import cfg_id
-from benchkit.verdict.leaderboard import BOOTSTRAP
+from benchkit.verdict.leaderboard import BOOTSTRAP, Leaderboard
 
 
-def _num(x) -> str:
+def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.4g}"
 
 
-def render(result: dict) -> list[str]:
+def render(result: Leaderboard) -> list[str]:
     """The terminal lines: a table per board, then the ideas not placed."""
-    lines = []
+    lines: list[str] = []
     for k, b in enumerate(result["boards"], 1):
         how = "Holm" if b["adjustment"] == "holm" else "Benjamini-Hochberg (FDR)"
         lines.append(f"board {k}: {b['track']}, {b['metric']} ({b['direction']}), baseline "
@@ -62,11 +62,11 @@ def render(result: dict) -> list[str]:
     return lines
 
 
-def write_json(result: dict, path) -> None:
+def write_json(result: Leaderboard, path: str | Path) -> None:
     Path(path).write_text(json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
-def plot(result: dict, path) -> str | None:
+def plot(result: Leaderboard, path: str | Path) -> str | None:
     """Per-idea paired intervals, one panel per board; a note instead when matplotlib is
     missing (an optional extra)."""
     mpl = plots.matplotlib_classes()

@@ -1,6 +1,7 @@
 """The leaderboard's statistics (rendered by ``python -m benchkit leaderboard``): many ideas benched
 against one baseline, ranked, with p-values adjusted across the ideas so that
-each verdict holds however many ideas are on a board. Report dicts in, board dicts out.
+each verdict holds however many ideas are on a board. Report dicts in; the boards out as the
+JSON ``--json`` writes (:class:`Leaderboard`, typed by its TypedDicts).
 
 A **board** is every idea benched against the same baseline runs: same track, same selected
 baseline config and, seed by seed, the same stored baseline run (its ``digest``: the run's
@@ -32,7 +33,10 @@ Never imports torch.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypedDict
 
 from benchkit.spec.idea import cfg_id
 from benchkit.stats.paired import benjamini_hochberg, holm, min_p_value, sign_flip_p_value
@@ -43,17 +47,104 @@ from benchkit.verdict.build import finite_or_none
 from benchkit.verdict.decision import decided_level
 
 ADJUSTMENT = "holm"
-ADJUSTMENTS = {"holm": holm, "bh": benjamini_hochberg}  # family-wise error / false discovery rate
+# family-wise error / false discovery rate
+ADJUSTMENTS: dict[str, Callable[[Sequence[float]], list[float]]] = {
+    "holm": holm, "bh": benjamini_hochberg}
 UNREACHABLE = ("with {n} seeds the smallest sign-flip p is {p:.3g}; times {m} ideas (Holm's first "
                "step) it is not below alpha {alpha:g}: no idea on this board can be significant")
+
+
+JsonDict = dict[str, Any]
+
+
+class BoardIdea(TypedDict):
+    """One idea's row on a board, best first (``rank`` 1)."""
+
+    name: str
+    report: str
+    n_pairs: int
+    delta_mean: float
+    idea_wins: int
+    p_value: float
+    p_adjusted: float
+    verdict: str
+    interval: list[float | None]
+    interval_level: float
+    report_verdict: str
+    exploratory: bool
+    rank: int
+
+
+class BoardBaseline(TypedDict):
+    """The baseline runs a board's ideas share."""
+
+    config: JsonDict
+    seeds: list[int]
+    digests: list[str]
+
+
+class Board(TypedDict):
+    """The ideas benched against one set of baseline runs, ranked."""
+
+    track: str
+    metric: str | None
+    direction: str
+    baseline: BoardBaseline
+    alpha: float
+    adjustment: str
+    family_size: int
+    ideas: list[BoardIdea]
+    notes: list[str]
+
+
+class Unplaced(TypedDict):
+    """An idea that could not be put on a board, and why."""
+
+    name: str
+    track: str
+    report: str
+    reason: str
+
+
+class CrossTrack(TypedDict):
+    """One idea's aggregate over the tracks it is on (:func:`aggregate`)."""
+
+    name: str
+    tracks: list[str]
+    normalised_improvement: float
+    interval: list[float]
+    probability_of_improvement: float
+    poi_interval: list[float]
+    bootstrap: int
+
+
+class Leaderboard(TypedDict):
+    """:func:`build`'s result, the JSON ``python -m benchkit leaderboard --json`` writes."""
+
+    adjustment: str
+    boards: list[Board]
+    unplaced: list[Unplaced]
+    aggregate: list[CrossTrack]
+
+
+@dataclass(frozen=True)
+class BoardKey:
+    """What ideas on one board share: track, the baseline's selected config (its cfg_id),
+    metric and direction, and the baseline's (seed, digest) runs."""
+
+    track: str
+    baseline_config: str
+    metric: str
+    lower: bool
+    baseline_runs: tuple[tuple[int, str], ...]
 
 
 class Entry:
     """One idea on one track, read from its report."""
 
-    def __init__(self, name: str, path: Path, report: dict):
+    def __init__(self, name: str, path: Path, report: JsonDict):
         self.name, self.path, self.report = name, path, report
-        self.track = report["track"]
+        self.track: str = report["track"]
         self.lower = str(report["metric_direction"]).startswith("lower")
         comp = report["comparison"] or {}
         self.alpha = float(comp.get("alpha") or (report.get("protocol") or {}).get("alpha") or 0.05)
@@ -61,7 +152,7 @@ class Entry:
         self.improvements: list[float] = []
         self.baseline_values: list[float] = []
         self.baseline_runs: list[tuple[int, str]] = []
-        self.baseline_cfg = (report.get("baseline") or {}).get("best_cfg")
+        self.baseline_cfg: JsonDict | None = (report.get("baseline") or {}).get("best_cfg")
 
     def pair(self) -> str | None:
         """Fill seeds, improvements and baseline_runs from the run rows; the reason it cannot
@@ -99,9 +190,17 @@ class Entry:
             return f"fewer than 2 seeds with a finite baseline result ({len(self.seeds)})"
         return None
 
-    def board_key(self) -> tuple:
-        return (self.track, cfg_id(self.baseline_cfg), str(self.report.get("metric")),
-                self.lower, tuple(self.baseline_runs))
+    def placed_cfg(self) -> JsonDict:
+        """The baseline's selected config of an idea :meth:`pair` placed (it has one: without
+        it no baseline run matches)."""
+        if self.baseline_cfg is None:
+            raise ValueError(f"{self.name}: not placed on a board (no baseline config)")
+        return self.baseline_cfg
+
+    def board_key(self) -> BoardKey:
+        """The board this idea goes on (call after :meth:`pair` placed it)."""
+        return BoardKey(self.track, cfg_id(self.placed_cfg()),
+                        str(self.report.get("metric")), self.lower, tuple(self.baseline_runs))
 
 
 def board_p_values(improvements: list[list[float]]) -> tuple[list[float], list[float]]:
@@ -120,7 +219,7 @@ def idea_p(entry: Entry) -> float:
     return sign_flip_p_value(entry.improvements)
 
 
-def idea_interval(entry: Entry, level: float) -> list:
+def idea_interval(entry: Entry, level: float) -> list[float | None]:
     """That test's interval of idea - baseline (the reports' sign: negative is better when
     lower is better) at ``level``; an unbounded end is None."""
     sw = _sweeps(entry)
@@ -132,7 +231,7 @@ def idea_interval(entry: Entry, level: float) -> list:
     return [None if hi is None else -hi, None if lo is None else -lo]
 
 
-def _sweeps(entry: Entry):
+def _sweeps(entry: Entry) -> selection.Sweeps | None:
     report = entry.report
     seeds = (report.get("protocol") or {}).get("seeds")
     if report["comparison"].get("selection_aware") and seeds == entry.seeds:
@@ -149,14 +248,14 @@ def verdict(p_adjusted: float, mean_improvement: float, alpha: float) -> str:
     return "inconclusive"
 
 
-def rank_board(entries: list[Entry], alpha: float, adjustment: str = ADJUSTMENT) -> dict:
+def rank_board(entries: list[Entry], alpha: float, adjustment: str = ADJUSTMENT) -> Board:
     """The board of ideas that share one baseline: each idea's sign-flip p, adjusted over the
     board, verdict and interval; ranked by mean improvement (best first). Differences are the
     reports' idea - baseline; each interval is the test's at the level the idea's verdict was
     decided at, alpha x p / p_adjusted, so it excludes 0 exactly when p_adjusted < alpha."""
     ps = [idea_p(e) for e in entries]
     adj = ADJUSTMENTS[adjustment](ps)
-    rows = []
+    rows: list[BoardIdea] = []
     for e, p, pa in zip(entries, ps, adj):
         mean = sum(e.improvements) / len(e.improvements)
         level = decided_level(alpha, p, pa)
@@ -166,9 +265,9 @@ def rank_board(entries: list[Entry], alpha: float, adjustment: str = ADJUSTMENT)
                      "p_value": p, "p_adjusted": pa, "verdict": verdict(pa, mean, alpha),
                      "interval": idea_interval(e, level), "interval_level": level,
                      "report_verdict": e.report["practical_verdict"],
-                     "exploratory": bool(e.report.get("exploratory"))})
-    better = (lambda r: r["delta_mean"]) if entries[0].lower else (lambda r: -r["delta_mean"])
-    rows.sort(key=lambda r: (better(r), r["name"]))
+                     "exploratory": bool(e.report.get("exploratory")), "rank": 0})
+    sign = 1.0 if entries[0].lower else -1.0  # best first: the most negative delta when lower
+    rows.sort(key=lambda r: (sign * r["delta_mean"], r["name"]))
     for k, r in enumerate(rows, 1):
         r["rank"] = k
     first = entries[0]
@@ -178,19 +277,19 @@ def rank_board(entries: list[Entry], alpha: float, adjustment: str = ADJUSTMENT)
         notes.append(UNREACHABLE.format(n=n, p=min_p_value(n), m=len(entries), alpha=alpha))
     return {"track": first.track, "metric": first.report.get("metric"),
             "direction": first.report["metric_direction"],
-            "baseline": {"config": first.baseline_cfg, "seeds": first.seeds,
+            "baseline": {"config": first.placed_cfg(), "seeds": first.seeds,
                          "digests": [d for _, d in first.baseline_runs]},
             "alpha": alpha, "adjustment": adjustment, "family_size": len(entries),
             "ideas": rows, "notes": notes}
 
 
-def _difference(key: tuple, other: tuple) -> str:
+def _difference(key: BoardKey, other: BoardKey) -> str:
     """Why two boards' baselines differ, in words."""
-    if key[2:4] != other[2:4]:
+    if (key.metric, key.lower) != (other.metric, other.lower):
         return "another metric or direction"
-    if key[1] != other[1]:
-        return f"another baseline config ({key[1]} vs {other[1]})"
-    a, b = dict(key[4]), dict(other[4])
+    if key.baseline_config != other.baseline_config:
+        return f"another baseline config ({key.baseline_config} vs {other.baseline_config})"
+    a, b = dict(key.baseline_runs), dict(other.baseline_runs)
     if set(a) != set(b):
         return f"other baseline seeds ({sorted(a)} vs {sorted(b)})"
     diff = [s for s in a if a[s] != b[s]]
@@ -198,13 +297,14 @@ def _difference(key: tuple, other: tuple) -> str:
 
 
 def build(entries: list[Entry], alpha: float | None = None,
-          adjustment: str = ADJUSTMENT) -> dict:
+          adjustment: str = ADJUSTMENT) -> Leaderboard:
     """Every board (ideas grouped by identical baseline runs) and the ideas not placed;
     ``adjustment`` across a board's ideas: "holm" (family-wise error, the default) or "bh"
     (Benjamini-Hochberg: false discovery rate, for large boards)."""
     if adjustment not in ADJUSTMENTS:
         raise ValueError(f"adjustment must be one of {sorted(ADJUSTMENTS)}, got {adjustment!r}")
-    unplaced, groups = [], {}
+    unplaced: list[Unplaced] = []
+    groups: dict[BoardKey, list[Entry]] = {}
     for e in entries:
         why = e.pair()
         if why is None:
@@ -212,8 +312,10 @@ def build(entries: list[Entry], alpha: float | None = None,
         else:
             unplaced.append({"name": e.name, "track": e.track, "report": str(e.path),
                              "reason": why})
-    boards, first_of_track = [], {}
-    for key in sorted(groups, key=lambda k: (k[0], -len(groups[k]), k[1], k[4])):
+    boards: list[Board] = []
+    first_of_track: dict[str, BoardKey] = {}
+    for key in sorted(groups, key=lambda k: (k.track, -len(groups[k]), k.baseline_config,
+                                             k.baseline_runs)):
         members = sorted(groups[key], key=lambda e: (e.name, str(e.path)))
         names = [e.name for e in members]
         if len(set(names)) < len(names):
@@ -227,11 +329,11 @@ def build(entries: list[Entry], alpha: float | None = None,
         board = rank_board(members, level, adjustment)
         if len({e.alpha for e in members}) > 1 and alpha is None:
             board["notes"].append(f"the reports' alphas differ; the smallest, {level:g}, is used")
-        if key[0] in first_of_track:
+        if key.track in first_of_track:
             board["notes"].append("not on the first board of this track: "
-                                  + _difference(key, first_of_track[key[0]]))
+                                  + _difference(key, first_of_track[key.track]))
         else:
-            first_of_track[key[0]] = key
+            first_of_track[key.track] = key
         boards.append(board)
     placed = [e for e in entries if e.seeds and e.name in
               {r["name"] for b in boards if b["track"] == e.track for r in b["ideas"]}]
@@ -242,7 +344,7 @@ def build(entries: list[Entry], alpha: float | None = None,
 BOOTSTRAP = 2000  # paired bootstrap resamples of the cross-track aggregate (seeded)
 
 
-def aggregate(entries: list[Entry], *, seed: int = 0) -> list[dict]:
+def aggregate(entries: list[Entry], *, seed: int = 0) -> list[CrossTrack]:
     """For each idea placed on boards of two or more tracks: the mean over tracks of its
     normalised improvement (per seed, improvement / |baseline mean| on that track, so tracks
     in other units weigh alike) and its probability of improvement (the share of seeds on which
@@ -254,13 +356,14 @@ def aggregate(entries: list[Entry], *, seed: int = 0) -> list[dict]:
     by_idea: dict[str, list[Entry]] = {}
     for e in entries:
         by_idea.setdefault(e.name, []).append(e)
-    out = []
+    out: list[CrossTrack] = []
     for name in sorted(by_idea):
         tracks = sorted(by_idea[name], key=lambda e: e.track)
         if len({e.track for e in tracks}) < 2 or len(tracks) != len({e.track for e in tracks}):
             continue
         rng = np.random.default_rng(seed)
-        scores, wins = [], []
+        scores: list[tuple[float, np.ndarray]] = []
+        wins: list[tuple[float, np.ndarray]] = []
         for e in tracks:
             scale = abs(sum(e.baseline_values) / len(e.baseline_values)) or 1.0
             d = np.asarray(e.improvements) / scale
@@ -269,7 +372,7 @@ def aggregate(entries: list[Entry], *, seed: int = 0) -> list[dict]:
             scores.append((d.mean(), d[pick].mean(axis=1)))
             wins.append((w.mean(), w[pick].mean(axis=1)))
 
-        def summary(parts):
+        def summary(parts: list[tuple[float, np.ndarray]]) -> tuple[float, list[float]]:
             boot = np.mean([b for _, b in parts], axis=0)
             return (float(np.mean([m for m, _ in parts])),
                     [float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))])
