@@ -90,43 +90,6 @@ def finite_or_none(x: object) -> float | None:
     return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
-def mechanism_signature(idea_runs: Sequence[RunPayload]) -> JsonDict:
-    """Aggregate ``run.signature`` over the idea's selected-config runs: observed is the value
-    farthest from the prediction; confirmed only when every run confirmed it."""
-    recorded = [r.result.signatures if r.result else {} for r in idea_runs]
-    names = sorted({n for signatures in recorded for n in signatures})
-    out = {}
-    for name in names:
-        entries = [signatures.get(name) for signatures in recorded]
-        present = [e for e in entries if e is not None]
-        finite = [e.observed for e in present if e.observed is not None]
-        predicted = present[0].predicted
-        farthest = max(finite, key=lambda v: abs(v - predicted)) if finite else None
-        confirmed = len(present) == len(entries) and all(e.confirmed for e in present)
-        tol = max(e.tol for e in present)
-        status, discriminating, nulls = mechanism.signature_status(confirmed, entries,
-                                                                  predicted, tol)
-        out[name] = {
-            "prediction": present[0].prediction, "predicted": predicted,
-            "tol": tol, "observed": farthest,
-            "per_seed": [e.observed if e else None for e in entries],
-            "confirmed": confirmed, "status": status, "discriminating": discriminating,
-            "null_per_seed": nulls,
-        }
-    return {"signatures": out,
-            "confirmed": all(s["confirmed"] for s in out.values()) if out else None}
-
-
-def math_verification(mechanism_payloads: Sequence[MechanismPayload]) -> JsonDict:
-    """The report's ``math_verification``: each mechanism test's outcome (by node id), and
-    whether every one that ran passed (None when none ran)."""
-    tests = [{"test": p.nodeid, "outcome": p.outcome, "message": p.message}
-             for p in sorted(mechanism_payloads, key=lambda p: p.nodeid)]
-    ran = [t for t in tests if t["outcome"] != "skipped"]  # a skipped claim is no evidence
-    return {"tests": tests,
-            "passed": all(t["outcome"] == "passed" for t in ran) if ran else None}
-
-
 def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
                  mechanism_payloads: Sequence[MechanismPayload], *, alpha: float) -> JsonDict:
     """Everything about one idea on one track except the family-wise adjustment and verdicts
@@ -252,15 +215,12 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         report["controls"] = {}
         report["budgets"] = report["log_medians"] = report["decided_by"] = None
         report["convergence"] = convergence.section(track, {}, direction)[0].to_json()
-    mech_tests = math_verification(mechanism_payloads)
-    mech_sig = mechanism_signature(idea_sel)
+    mech_tests = mechanism.math_verification(mechanism_payloads)
+    mech_sig = mechanism.mechanism_signature(idea_sel)
     report.update({
-        "mechanism_signature": mech_sig,
-        "math_verification": mech_tests,
-        "mechanism_ok": mechanism.mechanism_ok(
-            mech_sig["signatures"],
-            [t["outcome"] == "passed" for t in mech_tests["tests"]
-             if t["outcome"] != "skipped"]),
+        "mechanism_signature": mech_sig.to_json(),
+        "math_verification": mech_tests.to_json(),
+        "mechanism_ok": mechanism.mechanism_ok(mech_sig.signatures, mech_tests.outcomes()),
         "grid_extensions": extension.section(declared, limit, resolved).to_json(),
         "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha, "extend": limit,
                      "selection": SELECTION_RULE,

@@ -25,7 +25,7 @@ from benchkit.verdict import comparison, controls, decision, mechanism
 from benchkit.verdict import sweeps
 from benchkit.verdict.budgets import frontier_section, median_figures
 from benchkit.verdict.records import Comparison
-from benchkit.verdict.sections import Budgets
+from benchkit.verdict.sections import Budgets, MathVerification
 from benchkit.verdict import build
 
 
@@ -80,11 +80,10 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
         (value, Budgets.from_json(p["budgets"])) for value, p in points]).to_json()
     top["log_medians"] = {arm: median_figures(rows, "logs")
                           for arm, rows in selected_rows.items()}
-    top["mechanism_signature"] = build.mechanism_signature(selected["idea"])
+    signature = mechanism.mechanism_signature(selected["idea"])
+    top["mechanism_signature"] = signature.to_json()
     top["mechanism_ok"] = mechanism.mechanism_ok(
-        top["mechanism_signature"]["signatures"],
-        [t["outcome"] == "passed" for t in top["math_verification"]["tests"]
-         if t["outcome"] != "skipped"])
+        signature.signatures, MathVerification.from_json(top["math_verification"]).outcomes())
     return top
 
 
@@ -127,9 +126,8 @@ def _incomplete(top: JsonDict, points: list[tuple[Any, JsonDict]]) -> JsonDict:
     top.update({"complete": False, "comparison": None, "idea": None, "idea_config": None,
                 "controls": {}, "budgets": None, "log_medians": None,
                 "incomplete": {"reasons": reasons, "missing": missing, "failed": failed},
-                "mechanism_signature": build.mechanism_signature([])})
+                "mechanism_signature": mechanism.mechanism_signature([]).to_json()})
     top["baseline"] = {**top["baseline"], "best_cfg": None, "full": None}
-    top["mechanism_ok"] = mechanism.mechanism_ok({}, [
-        t["outcome"] == "passed" for t in top["math_verification"]["tests"]
-        if t["outcome"] != "skipped"])
+    top["mechanism_ok"] = mechanism.mechanism_ok(
+        {}, MathVerification.from_json(top["math_verification"]).outcomes())
     return top

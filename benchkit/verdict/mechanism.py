@@ -1,19 +1,57 @@
-"""Mechanism evidence: a signature that passes but whose null (the same statistic where the
-mechanism is absent) passes too is ``non_discriminating`` and cannot count toward
+"""Mechanism evidence: the report's ``mechanism_signature`` (each ``run.signature`` over the
+idea's selected runs, :func:`mechanism_signature`) and ``math_verification`` (the mechanism
+tests' outcomes, :func:`math_verification`), as records of :mod:`benchkit.verdict.sections`, and
+the ``mechanism_ok`` they give. A signature that passes but whose null (the same statistic where
+the mechanism is absent) passes too is ``non_discriminating`` and cannot count toward
 ``mechanism_ok = 1``; one without a null is confirmed with its discrimination unchecked. And
 what the source of an arm shows before anything runs: a ``run.signature`` call that cannot fail.
-Pure Python over report dicts, signature records (and an arm's source).
+Pure Python over run records, report dicts (and an arm's source).
 """
 from __future__ import annotations
 
 import ast
 import inspect
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from benchkit.spec.payloads import Signature
+from benchkit.spec.payloads import MechanismPayload, RunPayload, Signature
 from benchkit.verdict.records import JsonDict
+from benchkit.verdict.sections import (MathVerification, MechanismSignature, MechanismTest,
+                                       SignatureEvidence)
+
+
+def mechanism_signature(idea_runs: Sequence[RunPayload]) -> MechanismSignature:
+    """Aggregate ``run.signature`` over the idea's selected-config runs: observed is the value
+    farthest from the prediction; confirmed only when every run confirmed it."""
+    recorded = [r.result.signatures if r.result else {} for r in idea_runs]
+    names = sorted({n for signatures in recorded for n in signatures})
+    out = {}
+    for name in names:
+        entries = [signatures.get(name) for signatures in recorded]
+        present = [e for e in entries if e is not None]
+        finite = [e.observed for e in present if e.observed is not None]
+        predicted = present[0].predicted
+        farthest = max(finite, key=lambda v: abs(v - predicted)) if finite else None
+        confirmed = len(present) == len(entries) and all(e.confirmed for e in present)
+        tol = max(e.tol for e in present)
+        status, discriminating, nulls = signature_status(confirmed, entries, predicted, tol)
+        out[name] = SignatureEvidence(
+            prediction=present[0].prediction, predicted=predicted, tol=tol, observed=farthest,
+            per_seed=tuple(e.observed if e else None for e in entries), confirmed=confirmed,
+            status=status, discriminating=discriminating, null_per_seed=tuple(nulls))
+    return MechanismSignature(
+        signatures=out, confirmed=all(s.confirmed for s in out.values()) if out else None)
+
+
+def math_verification(mechanism_payloads: Sequence[MechanismPayload]) -> MathVerification:
+    """The report's ``math_verification``: each mechanism test's outcome (by node id), and
+    whether every one that ran passed (None when none ran)."""
+    tests = tuple(MechanismTest(test=p.nodeid, outcome=p.outcome, message=p.message)
+                  for p in sorted(mechanism_payloads, key=lambda p: p.nodeid))
+    ran = [t for t in tests if t.outcome != "skipped"]  # a skipped claim is no evidence
+    return MathVerification(tests=tests,
+                            passed=all(t.outcome == "passed" for t in ran) if ran else None)
 
 
 def signature_status(confirmed: bool, entries: Sequence[Signature | None], predicted: float,
@@ -52,7 +90,8 @@ def evidence_ok(signatures_confirmed: Iterable[bool | None], tests_passed: Itera
     return int(all(f is not None and bool(f) for f in flags))
 
 
-def mechanism_ok(signatures: dict[str, JsonDict], tests_passed: list[bool]) -> int | None:
+def mechanism_ok(signatures: Mapping[str, SignatureEvidence],
+                 tests_passed: list[bool]) -> int | None:
     """1 only with evidence from trained runs: at least one signature confirmed against a
     discriminating null (status ``confirmed``), every signature confirmed, none
     non-discriminating, and no mechanism test failed; 0 when a signature measured on the runs
@@ -61,10 +100,10 @@ def mechanism_ok(signatures: dict[str, JsonDict], tests_passed: list[bool]) -> i
     say in math_verification and leave mechanism_ok null."""
     if not signatures:
         return None
-    ok = evidence_ok([s["confirmed"] for s in signatures.values()], tests_passed)
+    ok = evidence_ok([s.confirmed for s in signatures.values()], tests_passed)
     if ok != 1:
         return ok
-    statuses = [s.get("status") for s in signatures.values()]
+    statuses = [s.status for s in signatures.values()]
     if "non_discriminating" in statuses or "confirmed" not in statuses:
         return None
     return 1

@@ -11,18 +11,20 @@ decide) and freezes it as a :class:`Report`; what is added after, from outside t
 the module came from, how far the store was trusted, the time it was written), makes a new
 record (:func:`dataclasses.replace`), never a changed one. :meth:`Report.to_json` is the JSON
 edge: ``bench_report.json`` in its order of keys, validated by the shipped schema. Its
-comparison is a :class:`Comparison`, its budgets, convergence and grid extensions are records of
-:mod:`benchkit.verdict.sections`; its other sections stay JSON (dicts), as the schema
-describes them.
+comparison is a :class:`Comparison`; its budgets, convergence, grid extensions and mechanism
+evidence are records of :mod:`benchkit.verdict.sections`; its other sections stay JSON (dicts),
+as the schema describes them.
 """
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from benchkit.stats.paired import PairedComparison
-from benchkit.verdict.sections import Budgets, Convergence, GridExtensions, Medians
+from benchkit.verdict.sections import (Budgets, Convergence, GridExtensions, MathVerification,
+                                       Medians, MechanismSignature)
 
 JsonDict = dict[str, Any]
 
@@ -154,8 +156,8 @@ class Report:
     budgets: Budgets | None
     log_medians: dict[str, Medians] | None   # arm -> the medians of its runs' run.log values
     convergence: Convergence
-    mechanism_signature: JsonDict
-    math_verification: JsonDict
+    mechanism_signature: MechanismSignature
+    math_verification: MathVerification
     mechanism_ok: int | None
     grid_extensions: GridExtensions
     protocol: JsonDict
@@ -196,17 +198,18 @@ class Report:
         values = copy.deepcopy(data)
         for name in ("idea_sweep", "warnings", "runs"):
             values[name] = tuple(values[name])
-        for name, record in SECTIONS.items():
+        for name, read in SECTIONS.items():
             if values[name] is not None:
-                values[name] = record.from_json(values[name])
+                values[name] = read(values[name])
         return cls(**values)
 
 
-# the report's fields that are records, each read back by its from_json
-SECTIONS: dict[str, type[Comparison] | type[Budgets] | type[Convergence]
-               | type[GridExtensions]] = {
-    "comparison": Comparison, "budgets": Budgets, "convergence": Convergence,
-    "grid_extensions": GridExtensions}
+# the report's fields that are records (None where absent), each with its reader of the JSON
+SECTIONS: dict[str, Callable[[JsonDict], Any]] = {
+    "comparison": Comparison.from_json, "budgets": Budgets.from_json,
+    "convergence": Convergence.from_json, "grid_extensions": GridExtensions.from_json,
+    "mechanism_signature": MechanismSignature.from_json,
+    "math_verification": MathVerification.from_json}
 # bench_report.json's order of keys (the v1 reference order, then what benchkit added)
 ORDER = ("bench_version", "name", "claim", "module", "track", "model", "metric",
          "metric_direction", "n_seeds", "complete", "incomplete", "baseline", "idea",

@@ -1,7 +1,9 @@
 """The report's sections that verdict/ computes, as records: the budgets matched between the arms
 (:func:`benchkit.verdict.budgets.budget_section`), whether training was over
-(:func:`benchkit.verdict.convergence.section`) and how far the grid was extended
-(:func:`benchkit.verdict.extension.section`).
+(:func:`benchkit.verdict.convergence.section`), how far the grid was extended
+(:func:`benchkit.verdict.extension.section`) and the mechanism evidence
+(:func:`benchkit.verdict.mechanism.mechanism_signature`,
+:func:`benchkit.verdict.mechanism.math_verification`).
 
 Each record is frozen; its ``to_json`` gives the section's JSON in ``bench_report.json``, keys
 in the order reports have always had them, and its ``from_json`` reads that JSON back, refusing
@@ -258,4 +260,95 @@ class GridExtensions:
         values["declared_grid"] = tuple(values["declared_grid"])
         values["extensions"] = tuple(Extension.from_json(e) for e in values["extensions"])
         values["at_edge"] = tuple(AtEdge.from_json(e) for e in values["at_edge"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class SignatureEvidence:
+    """One ``run.signature`` over the idea's selected runs (seed by seed: ``per_seed``, None
+    where a run did not record it): its prediction, the widest tolerance, the observed value
+    farthest from the prediction, whether every run confirmed it, its status and whether its
+    null discriminates (:func:`benchkit.verdict.mechanism.signature_status`), and the nulls
+    seed by seed (empty without a null)."""
+
+    prediction: str | None
+    predicted: float
+    tol: float
+    observed: float | None
+    per_seed: tuple[float | None, ...]
+    confirmed: bool
+    status: str
+    discriminating: bool | None
+    null_per_seed: tuple[float | None, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"prediction": self.prediction, "predicted": self.predicted, "tol": self.tol,
+                "observed": self.observed, "per_seed": list(self.per_seed),
+                "confirmed": self.confirmed, "status": self.status,
+                "discriminating": self.discriminating,
+                "null_per_seed": list(self.null_per_seed)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SignatureEvidence:
+        values = declared(cls, data)
+        values["per_seed"] = tuple(values["per_seed"])
+        values["null_per_seed"] = tuple(values["null_per_seed"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class MechanismSignature:
+    """The report's ``mechanism_signature``: each signature by name (sorted), and whether all
+    are confirmed (None: the idea records none)."""
+
+    signatures: dict[str, SignatureEvidence]
+    confirmed: bool | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"signatures": {n: s.to_json() for n, s in self.signatures.items()},
+                "confirmed": self.confirmed}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MechanismSignature:
+        values = declared(cls, data)
+        values["signatures"] = {n: SignatureEvidence.from_json(s)
+                                for n, s in values["signatures"].items()}
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class MechanismTest:
+    """One mechanism (claim) test: its node id, outcome and message."""
+
+    test: str
+    outcome: str
+    message: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"test": self.test, "outcome": self.outcome, "message": self.message}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MechanismTest:
+        return cls(**declared(cls, data))
+
+
+@dataclass(frozen=True)
+class MathVerification:
+    """The report's ``math_verification``: every mechanism test in node id order, and whether
+    each one that ran (a skipped claim is no evidence) passed (None: none ran)."""
+
+    tests: tuple[MechanismTest, ...]
+    passed: bool | None
+
+    def outcomes(self) -> list[bool]:
+        """Whether each test that ran passed, in order (the skipped ones left out)."""
+        return [t.outcome == "passed" for t in self.tests if t.outcome != "skipped"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tests": [t.to_json() for t in self.tests], "passed": self.passed}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MathVerification:
+        values = declared(cls, data)
+        values["tests"] = tuple(MechanismTest.from_json(t) for t in values["tests"])
         return cls(**values)

@@ -13,7 +13,9 @@ from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
 from benchkit.spec.payloads import Signature
 
-from benchkit.verdict.build import build_report, mechanism_signature, math_verification
+from benchkit.verdict.build import build_report
+from benchkit.verdict.mechanism import mechanism_signature, math_verification
+from benchkit.verdict.sections import SignatureEvidence
 from benchkit.verdict.decision import decide
 from benchkit.verdict import decision
 from builders import (ALPHA, BASE8, GRID, IDEA8, TRACK, make_mechanism, make_run, make_spec,
@@ -168,16 +170,22 @@ def signature(status: str, confirmed: bool = True) -> dict:
     return {"status": status, "confirmed": confirmed}
 
 
+def evidence(status: str, confirmed: bool = True) -> SignatureEvidence:
+    return SignatureEvidence(prediction=None, predicted=0.0, tol=0.1, observed=0.0,
+                             per_seed=(0.0,), confirmed=confirmed, status=status,
+                             discriminating=None, null_per_seed=())
+
+
 @pytest.mark.parametrize("statuses, tests, ok", [
-    ({"a": signature("confirmed")}, [True], 1),
-    ({"a": signature("confirmed"), "b": signature("non_discriminating")}, [True], None),
-    ({"a": signature("non_discriminating")}, [], None),
-    ({"a": signature("non_discriminating")}, [False], 0),     # a failed test still fails
-    ({"a": signature("not confirmed", False)}, [True], 0),
-    ({"a": signature("confirmed (discrimination unchecked)")}, [True], None),  # unchecked
-    ({"a": signature("confirmed"), "b": signature("confirmed (discrimination unchecked)")},
+    ({"a": evidence("confirmed")}, [True], 1),
+    ({"a": evidence("confirmed"), "b": evidence("non_discriminating")}, [True], None),
+    ({"a": evidence("non_discriminating")}, [], None),
+    ({"a": evidence("non_discriminating")}, [False], 0),     # a failed test still fails
+    ({"a": evidence("not confirmed", False)}, [True], 0),
+    ({"a": evidence("confirmed (discrimination unchecked)")}, [True], None),  # unchecked
+    ({"a": evidence("confirmed"), "b": evidence("confirmed (discrimination unchecked)")},
      [True], 1),
-    ({"a": signature("confirmed")}, [True, False], 0),
+    ({"a": evidence("confirmed")}, [True, False], 0),
     ({}, [True], None),                    # mechanism tests alone: math_verification says
     ({}, [False], None),                   # what they say, mechanism_ok stays null
     ({}, [], None),
@@ -202,21 +210,21 @@ def sig(observed, confirmed, predicted=0.0, tol=0.1):
 
 def test_signature_missing_on_a_seed_is_not_confirmed():
     out = mechanism_signature(signed({"m": sig(0.0, True)}, {}))
-    assert out["signatures"]["m"]["confirmed"] is False
-    assert out["signatures"]["m"]["per_seed"] == [0.0, None]
-    assert out["confirmed"] is False
+    assert out.signatures["m"].confirmed is False
+    assert out.signatures["m"].per_seed == (0.0, None)
+    assert out.confirmed is False
 
 
 def test_signature_confirmed_only_when_every_seed_is():
     out = mechanism_signature(signed({"m": sig(0.05, True)}, {"m": sig(0.2, False)}))
-    assert out["signatures"]["m"]["observed"] == 0.2   # the one farthest from the prediction
-    assert out["confirmed"] is False
+    assert out.signatures["m"].observed == 0.2   # the one farthest from the prediction
+    assert out.confirmed is False
     out = mechanism_signature(signed({"m": sig(0.05, True)}, {"m": sig(-0.08, True)}))
-    assert out["confirmed"] is True and out["signatures"]["m"]["observed"] == -0.08
+    assert out.confirmed is True and out.signatures["m"].observed == -0.08
 
 
 def test_no_signature_is_no_evidence():
-    assert mechanism_signature(signed({}))["confirmed"] is None
+    assert mechanism_signature(signed({})).confirmed is None
 
 
 @pytest.mark.parametrize("outcomes, passed", [
@@ -225,7 +233,7 @@ def test_no_signature_is_no_evidence():
 ])
 def test_a_skipped_claim_is_no_evidence(outcomes, passed):
     payloads = [make_mechanism(f"m.py::test_c{k}", o) for k, o in enumerate(outcomes)]
-    assert math_verification(payloads)["passed"] is passed
+    assert math_verification(payloads).passed is passed
 
 
 def test_mechanism_ok_in_a_report_with_a_skipped_and_a_passed_claim():

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit.verdict.build import build_report, math_verification, mechanism_signature
+from benchkit.verdict.build import build_report
+from benchkit.verdict.mechanism import math_verification, mechanism_signature
 from benchkit.verdict.decision import decide
 from benchkit.verdict import decision
 from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_mechanism, make_spec,
@@ -28,18 +29,18 @@ def test_signatures_aggregate_over_seeds_with_missing_and_unobserved_seeds():
     out = mechanism_signature(signed(
         {"b": sig(0.2, True, tol=0.9), "a": sig(None, False, 2.0, 0.1)},
         {"b": sig(1.5, True, tol=0.6)}, {"b": sig(None, True, tol=0.5)}))
-    assert list(out["signatures"]) == ["a", "b"]
-    assert out["signatures"]["b"] == {
+    assert list(out.signatures) == ["a", "b"]
+    assert out.signatures["b"].to_json() == {
         "prediction": "p", "predicted": 1.0, "tol": 0.9,
         "observed": 0.2,                       # |0.2 - 1| > |1.5 - 1|: farthest from 1.0
         "per_seed": [0.2, 1.5, None], "confirmed": True,
         "status": "confirmed (discrimination unchecked)", "discriminating": None,
         "null_per_seed": []}
-    assert out["signatures"]["a"] == {
+    assert out.signatures["a"].to_json() == {
         "prediction": "p", "predicted": 2.0, "tol": 0.1, "observed": None,
         "per_seed": [None, None, None], "confirmed": False, "status": "not confirmed",
         "discriminating": None, "null_per_seed": []}
-    assert out["confirmed"] is False
+    assert out.confirmed is False
 
 
 @pytest.mark.parametrize("observed, farthest", [
@@ -47,13 +48,13 @@ def test_signatures_aggregate_over_seeds_with_missing_and_unobserved_seeds():
 ])
 def test_the_observed_value_is_the_one_farthest_from_the_prediction(observed, farthest):
     runs = signed(*({"m": sig(v, True, predicted=1.0)} for v in observed))
-    assert mechanism_signature(runs)["signatures"]["m"]["observed"] == farthest
+    assert mechanism_signature(runs).signatures["m"].observed == farthest
 
 
 def test_every_signature_confirmed_on_every_seed_is_confirmed():
     out = mechanism_signature(signed(*[{"a": sig(1.0, True), "b": sig(1.1, True)}] * 3))
-    assert out["confirmed"] is True
-    assert [s["confirmed"] for s in out["signatures"].values()] == [True, True]
+    assert out.confirmed is True
+    assert [s.confirmed for s in out.signatures.values()] == [True, True]
 
 
 @pytest.mark.parametrize("nulls, tols, status, discriminating", [
@@ -66,10 +67,10 @@ def test_every_signature_confirmed_on_every_seed_is_confirmed():
 def test_a_null_within_the_widest_tol_is_not_discriminating(nulls, tols, status, discriminating):
     runs = signed(*({"m": sig(1.0, True, predicted=1.0, tol=t, null=n)}
                     for n, t in zip(nulls, tols)))
-    m = mechanism_signature(runs)["signatures"]["m"]
-    assert m["tol"] == max(tols)
-    assert (m["status"], m["discriminating"], m["null_per_seed"]) == (status, discriminating,
-                                                                       nulls)
+    m = mechanism_signature(runs).signatures["m"]
+    assert m.tol == max(tols)
+    assert (m.status, m.discriminating, list(m.null_per_seed)) == (status, discriminating,
+                                                                    nulls)
 
 
 # ---------------------------------------------------------------------- math_verification
@@ -77,7 +78,7 @@ def test_math_verification_lists_every_claim_in_nodeid_order():
     payloads = [make_mechanism("m.py::test_c", "skipped", "no gpu"),
                 make_mechanism("m.py::test_b", "failed", "boom"),
                 make_mechanism("m.py::test_a", "passed")]
-    assert math_verification(payloads) == {
+    assert math_verification(payloads).to_json() == {
         "tests": [{"test": "m.py::test_a", "outcome": "passed", "message": None},
                   {"test": "m.py::test_b", "outcome": "failed", "message": "boom"},
                   {"test": "m.py::test_c", "outcome": "skipped", "message": "no gpu"}],
@@ -93,7 +94,7 @@ def test_math_verification_lists_every_claim_in_nodeid_order():
 ])
 def test_skipped_claims_are_left_out_and_failed_ones_count(outcomes, passed, mechanism_ok):
     mechs = [make_mechanism(f"m.py::test_c{k}", o) for k, o in enumerate(outcomes)]
-    assert math_verification(mechs)["passed"] is passed
+    assert math_verification(mechs).passed is passed
     runs = one_config_runs(BASE8, IDEA8)
     report = build_report(make_spec(GRID[:1], 8), TRACK, runs, mechs, alpha=ALPHA)
     assert report["mechanism_ok"] == mechanism_ok

@@ -11,7 +11,9 @@ import pytest
 from benchkit.verdict import pipeline
 from benchkit.verdict.records import Report
 from benchkit.verdict.sections import (ArmConvergence, AtEdge, BudgetCheck, BudgetMatch,
-                                       Budgets, Convergence, Extension, GridExtensions)
+                                       Budgets, Convergence, Extension, GridExtensions,
+                                       MathVerification, MechanismSignature, MechanismTest,
+                                       SignatureEvidence)
 from builders import BASE8, GRID, IDEA8, make_spec, one_config_runs
 
 SAVED = Path(__file__).resolve().parents[2] / "benchmarks" / "pipeline" / "before"
@@ -46,10 +48,18 @@ def test_the_saved_reports_cover_every_kind_of_section():
     assert any(r["budgets"] is None for _, r in SAVED_REPORTS)  # an incomplete report
     extended = [r["grid_extensions"] for _, r in SAVED_REPORTS]
     assert any(g["extensions"] for g in extended) and any(g["at_edge"] for g in extended)
+    signatures = [s for _, r in SAVED_REPORTS
+                  for s in r["mechanism_signature"]["signatures"].values()]
+    assert {s["status"] for s in signatures} >= {"confirmed", "not confirmed"}
+    assert any(s["null_per_seed"] for s in signatures)
+    outcomes = {t["outcome"] for _, r in SAVED_REPORTS for t in r["math_verification"]["tests"]}
+    assert outcomes >= {"passed", "failed"}
 
 
 @pytest.mark.parametrize("record, name", [(Budgets, "budgets"), (Convergence, "convergence"),
-                                          (GridExtensions, "grid_extensions")])
+                                          (GridExtensions, "grid_extensions"),
+                                          (MechanismSignature, "mechanism_signature"),
+                                          (MathVerification, "math_verification")])
 def test_each_saved_section_round_trips_through_its_record(record, name):
     for case, report in SAVED_REPORTS:
         if report[name] is not None:
@@ -76,6 +86,13 @@ def test_each_saved_report_round_trips_through_the_report_record():
     (AtEdge, {"arm": "idea", "axis": "lr", "side": "low", "surprise": 1}),
     (GridExtensions, {"limit": 2, "declared_grid": [], "extensions": [], "at_edge": [],
                       "surprise": 1}),
+    (MechanismSignature, {"signatures": {}, "confirmed": None, "surprise": 1}),
+    (SignatureEvidence, {"prediction": None, "predicted": 0.0, "tol": 0.1, "observed": None,
+                         "per_seed": [], "confirmed": False, "status": "not confirmed",
+                         "discriminating": None, "null_per_seed": [], "surprise": 1}),
+    (MathVerification, {"tests": [], "passed": None, "surprise": 1}),
+    (MechanismTest, {"test": "m.py::test_a", "outcome": "passed", "message": None,
+                     "surprise": 1}),
 ])
 def test_a_key_the_record_does_not_declare_is_refused(record, data):
     with pytest.raises(ValueError, match=rf"field\(s\) \['surprise'\] are not declared in "
@@ -88,6 +105,8 @@ def test_the_pipelines_report_holds_its_sections_as_records():
                                       [], alpha=0.05)
     assert isinstance(report.budgets, Budgets) and isinstance(report.convergence, Convergence)
     assert isinstance(report.grid_extensions, GridExtensions)
+    assert isinstance(report.mechanism_signature, MechanismSignature)
+    assert isinstance(report.math_verification, MathVerification)
     assert report.budgets.matched is True
     assert all(isinstance(c, BudgetMatch) for c in report.budgets.checks)
     assert set(report.convergence.arms) == {"baseline", "idea"}
@@ -122,3 +141,11 @@ def test_a_frontier_checks_each_point_and_matches_only_when_every_point_does():
     assert [p.value for p in section.points or ()] == [1, 2]
     assert section.to_json()["points"][1] == {"value": 2, **point.to_json()}
     assert budgets.frontier_section(runs, spec, "keep", [(1, ok), (2, ok)]).matched is True
+
+
+def test_the_mechanism_tests_that_ran_are_the_evidence():
+    tests = MathVerification(tests=(MechanismTest("m.py::test_a", "passed", None),
+                                    MechanismTest("m.py::test_b", "skipped", "no gpu"),
+                                    MechanismTest("m.py::test_c", "failed", "boom")),
+                             passed=False)
+    assert tests.outcomes() == [True, False]   # the skipped claim is left out
