@@ -12,6 +12,7 @@ stronger check of the rows (it retrains). Never imports torch.
 """
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,13 +22,15 @@ from benchkit.cli.output import error, say
 from benchkit.report.bench_report import ASIDE, REPORT_NAME, ReportError, load_report
 from benchkit.spec.idea import cfg_id
 from benchkit.store import records
-from benchkit.store.backends import open_storage
+from benchkit.spec.payloads import JsonDict
+from benchkit.store.backends import Storage, open_storage
 from benchkit.store.runs import RunStore, load_stored
 
 DEFAULT_STORE = ".pytest_cache/d/benchkit-runs"
 
 
-def verify(report: dict, storage, secret: bytes | None = None) -> tuple[int, list[str]]:
+def verify(report: JsonDict, storage: Storage, secret: bytes | None = None
+           ) -> tuple[int, list[str]]:
     """(runs verified, one line per run that is not): every passed row against the store
     (records signed under ``secret`` only, when given)."""
     ok, problems = 0, []
@@ -79,7 +82,7 @@ def run_name(arm: str, track: str | None, cfg: Mapping[str, Any], seed: int) -> 
     return f"{arm}[{track}-{cfg_id(dict(cfg))}-seed{seed}]"
 
 
-def family(path, report: dict) -> list[dict]:
+def family(path: str | Path, report: JsonDict) -> list[JsonDict]:
     """The reports of ``report``'s idea, itself included: those in the folders beside its own
     (``reports/<idea>/<track>/``) that name the same idea; an unreadable one is left out. A
     report written aside (``<track>/exploratory/``) has its session's others aside too."""
@@ -100,7 +103,7 @@ def family(path, report: dict) -> list[dict]:
     return members
 
 
-def cmd_verify(args) -> int:
+def cmd_verify(args: argparse.Namespace) -> int:
     try:
         report = load_report(args.report)
     except ReportError as exc:

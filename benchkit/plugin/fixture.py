@@ -53,12 +53,12 @@ def arm_spec(item: pytest.Item) -> IdeaSpec:
     return spec
 
 
-def run_params(item: pytest.Function) -> tuple[str, str, dict, int]:
+def run_params(item: pytest.Function) -> StoredPoint:
     """The (arm, track, config, seed) an arm item was parametrized with."""
-    return cast("tuple[str, str, dict, int]", item.callspec.params["run"])
+    return cast("StoredPoint", item.callspec.params["run"])
 
 
-def start_run(item: pytest.Function):
+def start_run(item: pytest.Function) -> Run:
     """The Run of an arm item at its (arm, track, config, seed) parameter, with its stored
     record when the store has one this session reuses."""
     from benchkit import tracks
@@ -169,14 +169,15 @@ def stop_recording(item: pytest.Function) -> None:
         recording.stop()
 
 
-def keep_returned(item: pytest.Function) -> list:
+def keep_returned(item: pytest.Function) -> list[object]:
     """Call the arm's body through a wrapper that keeps what it returns (in the list this
     gives back) and returns None to pytest: an arm that returns its numbers instead of
     recording them is told so by :func:`after_call`, not by pytest's generic warning."""
-    body, returned = item.obj, []
+    body = item.obj
+    returned: list[object] = []
 
     @functools.wraps(body)
-    def kept(*args, **kwargs):
+    def kept(*args: object, **kwargs: object) -> None:
         returned.append(body(*args, **kwargs))
 
     item.obj = kept
@@ -195,7 +196,8 @@ def after_call(item: pytest.Function, returned: Sequence[object] = ()) -> None:
                     "or run.record(val=..., test=...)", pytrace=False)
 
 
-def attach_payload(item: pytest.Item, report: pytest.TestReport, call, spec: IdeaSpec) -> None:
+def attach_payload(item: pytest.Item, report: pytest.TestReport,
+                   call: pytest.CallInfo[None], spec: IdeaSpec) -> None:
     """Put the payload of an arm or mechanism test into its report, once it has an outcome
     (after the call, or a setup that errored or skipped), and store a freshly trained run."""
     setup_ended = call.when == "setup" and report.outcome != "passed"
@@ -291,7 +293,7 @@ def run_payload(nodeid: str, outcome: str, message: str | None, spec: IdeaSpec,
                       env=environment(threads, device), provenance=the_run.provenance)
 
 
-def first_line(report) -> str | None:
+def first_line(report: pytest.TestReport) -> str | None:
     """The failure's ``E`` line (or the last line) of a report, for the JSON report."""
     text = getattr(report, "longreprtext", "") or ""
     lines = [ln for ln in text.splitlines() if ln.strip()]

@@ -92,11 +92,12 @@ class FsspecStorage:
         path = self._path(name)
         try:
             if limit is None:
-                return self.fs.cat_file(path)
+                whole: bytes = self.fs.cat_file(path)
+                return whole
             size = self.fs.size(path)
             if size is not None and size > limit:
                 raise Refused(f"{size} bytes; valid: at most {limit}")
-            data = self.fs.cat_file(path, start=0, end=limit + 1)
+            data: bytes = self.fs.cat_file(path, start=0, end=limit + 1)
             if len(data) > limit:
                 raise Refused(f"over {limit} bytes; valid: at most {limit}")
             return data

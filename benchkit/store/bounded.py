@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 MAX_INT_DIGITS = 20   # benchkit writes counts, seeds and epochs: int64 has 19 digits
 
@@ -18,8 +19,8 @@ class Refused(ValueError):
     """Input outside the bounds; the message says why in one line."""
 
 
-def _unique(pairs: list) -> dict:
-    found: dict = {}
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
     for key, value in pairs:
         if key in found:
             raise Refused(f"key {key!r:.60} is given twice in one object; valid: each key once")
@@ -34,7 +35,7 @@ def _integer(text: str) -> int:
     return int(text)
 
 
-def loads(data: bytes | str):
+def loads(data: bytes | str) -> Any:
     """The JSON value in ``data`` (UTF-8 when bytes), or :class:`Refused` saying why not."""
     try:
         return json.loads(data, object_pairs_hook=_unique, parse_int=_integer)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Any
 
 import benchkit
 from benchkit.store import hardware
 
 
-def environment(threads: int | None = None, device: str = "cpu") -> dict:
+def environment(threads: int | None = None, device: str = "cpu") -> dict[str, Any]:
     """The software and hardware a run ran on (part of its store key and of the report).
     ``threads`` is the torch thread count the run trains with
     (:func:`benchkit.training.run.set_threads`); without it torch is asked. ``device`` is the
@@ -32,7 +33,7 @@ def _version(package: str) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _environment(threads: int, device: str) -> dict:
+def _environment(threads: int, device: str) -> dict[str, Any]:
     import platform  # platform.platform() reads the interpreter binary: once per process
 
     return {
@@ -43,7 +44,7 @@ def _environment(threads: int, device: str) -> dict:
     }
 
 
-def device_description(device: str) -> dict:
+def device_description(device: str) -> dict[str, str]:
     """What of the device goes into a run's environment (and so its store key): its kind
     (``cpu``, ``cuda``, ``mps``) and, on an accelerator, its model and toolkit versions and the
     determinism settings applied."""

@@ -26,12 +26,12 @@ import ast
 import copy
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 from pathlib import Path
 
 MISSING = "missing"
-_SOURCES: dict[str, tuple[tuple, "Source | None"]] = {}   # path -> (stat, parsed)
+_SOURCES: dict[str, tuple[tuple[int, int, int], "Source | None"]] = {}  # path -> (stat, parsed)
 
 
 def digest(text: str | bytes) -> str:
@@ -63,7 +63,7 @@ def shallow(stmt: ast.stmt) -> ast.stmt:
     return stmt
 
 
-def _dump(nodes) -> str:
+def _dump(nodes: Iterable[ast.AST]) -> str:
     return "\n".join(ast.dump(n) for n in nodes)
 
 
@@ -125,7 +125,7 @@ class Source:
                 self.unbound.append(stmt)
         self._memo: dict[str, str] = {}
 
-    def _index(self, nodes, prefix: str) -> None:
+    def _index(self, nodes: Iterable[ast.AST], prefix: str) -> None:
         for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 qual = prefix + node.name
@@ -239,7 +239,7 @@ def changed(deps: Mapping[str, str], rootdir: Path, arm_module: Path) -> str | N
     return None
 
 
-def arm_fingerprint(function) -> str:
+def arm_fingerprint(function: Callable[..., object]) -> str:
     """The arm test function's own source, docstring-free: part of a run's lookup key."""
     code = getattr(function, "__code__", None)
     src = source(code.co_filename) if code is not None else None

@@ -17,11 +17,21 @@ import importlib
 import json
 import math
 import platform
+from collections.abc import Sequence
+from typing import Protocol, TypeGuard
 
 from benchkit.store.runs import benchkit_source_digest
 from benchkit.tracks.base import Track, mean_floors
 
 PREFIX = "benchkit/floors/"
+
+
+class Cache(Protocol):
+    """What of pytest's ``config.cache`` the floors use."""
+
+    def get(self, key: str, default: object) -> object: ...
+
+    def set(self, key: str, value: object) -> None: ...
 
 
 def cacheable(track: Track) -> bool:
@@ -55,24 +65,26 @@ def key(track: Track, seed: int) -> str:
     return PREFIX + hashlib.sha256(text.encode()).hexdigest()
 
 
-def _valid(value) -> bool:
+def _valid(value: object) -> TypeGuard[dict[str, float]]:
     return isinstance(value, dict) and bool(value) and all(
         isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
         and math.isfinite(v) for k, v in value.items())
 
 
-def floors(track: Track, seeds, cache=None) -> dict[str, float]:
+def floors(track: Track, seeds: Sequence[int], cache: Cache | None = None) -> dict[str, float]:
     """``track.floors(seeds)``, each seed's floors taken from ``cache`` (pytest's
     ``config.cache``: ``get(key, default)``, ``set(key, value)``) where kept there, and put
     there when computed."""
     make = track.make_floors
     if cache is None or make is None or not cacheable(track):
         return track.floors(seeds)
-    per_seed = []
+    per_seed: list[dict[str, float]] = []
     for seed in seeds:
         name = key(track, seed)
-        value = cache.get(name, None)
-        if not _valid(value):
+        cached = cache.get(name, None)
+        if _valid(cached):
+            value = cached
+        else:
             value = {k: float(v) for k, v in make(int(seed)).items()}
             cache.set(name, value)
         per_seed.append(value)

@@ -7,9 +7,10 @@ import functools
 import hashlib
 import subprocess
 from pathlib import Path
+from typing import Any
 
 
-def provenance(rootdir, module: str) -> dict:
+def provenance(rootdir: str | Path | None, module: str) -> dict[str, Any]:
     """``{"module_digest": sha256 of the module file or null, "git": {...} or null}``; both
     null without a rootdir."""
     if rootdir is None:
@@ -22,7 +23,7 @@ def provenance(rootdir, module: str) -> dict:
 
 
 @functools.lru_cache(maxsize=4)
-def git_state(rootdir: str) -> dict | None:
+def git_state(rootdir: str) -> dict[str, Any] | None:
     """``{"commit": ..., "dirty": bool}`` of the git checkout holding ``rootdir``; None outside
     one (or without git)."""
     def git(*args: str) -> str | None:

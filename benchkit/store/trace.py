@@ -24,17 +24,27 @@ import importlib.util
 import os
 import sys
 import sysconfig
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import CodeType, FrameType
+from typing import TYPE_CHECKING, Any, Literal
 
 from benchkit.store import fingerprint
 
-_codes: dict[int, object] = {}
-_opened: list = []
+if TYPE_CHECKING:
+    from _typeshed import TraceFunction   # what sys.settrace takes
+TraceEvent = Literal["call", "line", "return", "exception", "opcode"]
+ImportFound = tuple[str, int, "tuple[str, ...] | None"]   # fingerprint.imports_in's items
+Pending = list[tuple[str, str, str]]   # (path, name, kind) still to resolve
+
+_codes: dict[int, CodeType] = {}
+_opened: list[tuple[Any, ...]] = []
 _state = {"active": False, "hooked": False}
 _WRITE = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
-def _trace(frame, event, arg, _codes=_codes, _id=id):
+def _trace(frame: FrameType, event: TraceEvent, arg: Any, _codes: dict[int, CodeType] = _codes,
+           _id: Callable[[object], int] = id) -> None:
     code = frame.f_code
     _codes[_id(code)] = code
 
@@ -42,7 +52,7 @@ def _trace(frame, event, arg, _codes=_codes, _id=id):
 _trace.__dict__["benchkit"] = True  # how a later reload of this module knows the tracer
 
 
-def _audit(event, args):
+def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event == "open" and _state["active"]:
         _opened.append(args)
 
@@ -50,10 +60,10 @@ def _audit(event, args):
 class Recording:
     """Records one arm test's body: ``start()`` before it, ``stop()`` after it."""
 
-    def __init__(self):
-        self.previous = None
-        self.codes: list = []
-        self.opened: list = []
+    def __init__(self) -> None:
+        self.previous: TraceFunction | None = None
+        self.codes: list[CodeType] = []
+        self.opened: list[tuple[Any, ...]] = []
 
     def start(self) -> None:
         _codes.clear()
@@ -73,16 +83,16 @@ class Recording:
         _opened.clear()
 
 
-def _chain(previous):
+def _chain(previous: TraceFunction) -> TraceFunction:
     """Keep a tracer that was already set (coverage, a debugger) working."""
-    def trace(frame, event, arg):
+    def trace(frame: FrameType, event: TraceEvent, arg: Any) -> TraceFunction | None:
         _trace(frame, event, arg)
         return previous(frame, event, arg)
-    trace.benchkit = True
+    trace.__dict__["benchkit"] = True
     return trace
 
 
-def pause():
+def pause() -> TraceFunction | None:
     """Stop recording calls for a while (see the module docstring); returns what
     :func:`resume` needs, None when nothing is being recorded."""
     tracer = sys.gettrace()
@@ -92,7 +102,7 @@ def pause():
     return tracer
 
 
-def resume(tracer) -> None:
+def resume(tracer: TraceFunction | None) -> None:
     if tracer is not None:
         sys.settrace(tracer)
 
@@ -118,13 +128,13 @@ class _Project:
         self.arm = _realpath(os.fspath(arm_module))
         self.excluded = _excluded()
         self._local: dict[str, str | None] = {}
-        self.packages = {}
+        self.packages: dict[str, str] = {}
         for mod in list(sys.modules.values()):
             file = getattr(mod, "__file__", None)
             if isinstance(file, str):
                 self.packages[_realpath(file)] = mod.__package__ or ""
 
-    def local(self, filename) -> str | None:
+    def local(self, filename: object) -> str | None:
         """The real path of a project file, None for anything else."""
         if not isinstance(filename, str) or not os.path.isabs(filename):
             return None  # <frozen ...>, <string>: not a file of the project
@@ -152,14 +162,15 @@ class _Project:
             return None
 
 
-def dependencies(codes, opened, rootdir: Path, arm_module: Path) -> dict[str, str]:
+def dependencies(codes: Iterable[CodeType], opened: Iterable[tuple[Any, ...]], rootdir: Path,
+                 arm_module: Path) -> dict[str, str]:
     """The run's dependency entries (see :mod:`benchkit.store.fingerprint`) from what it executed
     (code objects) and opened (``open`` audit arguments)."""
     project = _Project(rootdir, arm_module)
     deps = {"@|conftests|": fingerprint.conftests_digest(arm_module, rootdir)}
     everything: set[str] = set()           # every name the executed code reads
-    pending: list[tuple[str, str, str]] = []
-    imports: list[tuple[str, tuple]] = []
+    pending: Pending = []
+    imports: list[tuple[str, ImportFound]] = []
     for code in codes:
         path = project.local(code.co_filename)
         if path is None:
@@ -169,7 +180,8 @@ def dependencies(codes, opened, rootdir: Path, arm_module: Path) -> dict[str, st
         if src is None:
             deps[f"{project.ref(path)}|stmts|"] = fingerprint.MISSING
             continue
-        qual = src.enclosing(code.co_qualname)
+        # co_qualname is Python 3.11+: on 3.10 this raises, and the run is not stored
+        qual = src.enclosing(code.co_qualname)  # type: ignore[attr-defined]
         if qual is not None:
             deps[f"{project.ref(path)}|def|{qual}"] = src.entry("def", qual)
             for node in src.defs[qual]:
@@ -185,7 +197,8 @@ def dependencies(codes, opened, rootdir: Path, arm_module: Path) -> dict[str, st
     return deps
 
 
-def _close(project, deps, pending, everything) -> None:
+def _close(project: _Project, deps: dict[str, str], pending: Pending,
+           everything: set[str]) -> None:
     """Follow names to the statements that bind them, and those statements' own names and
     imports, until nothing new turns up."""
     while pending:
@@ -210,8 +223,8 @@ def _close(project, deps, pending, everything) -> None:
                 _follow_import(project, path, imp, kind, everything, pending)
 
 
-def _follow_import(project, importer: str, imp: tuple, kind: str, everything: set,
-                   pending: list) -> None:
+def _follow_import(project: _Project, importer: str, imp: ImportFound, kind: str,
+                   everything: set[str], pending: Pending) -> None:
     module, level, names = imp
     absolute = project.resolve(importer, module, level)
     if absolute is None:
@@ -221,7 +234,8 @@ def _follow_import(project, importer: str, imp: tuple, kind: str, everything: se
         target = project.module_file(".".join(parts[:i]))
         if target is not None:
             whole = i < len(parts) or names is None
-            pending.extend((target, n, kind) for n in (everything if whole else names))
+            pending.extend((target, n, kind) for n in (everything if whole or names is None
+                                                       else names))
             pending.append((target, "", "stmts"))
     for name in names or ():
         target = project.module_file(f"{absolute}.{name}" if absolute else name)
@@ -229,7 +243,7 @@ def _follow_import(project, importer: str, imp: tuple, kind: str, everything: se
             pending.extend((target, n, kind) for n in everything)
 
 
-def _read_file(project: _Project, args) -> str | None:
+def _read_file(project: _Project, args: tuple[Any, ...]) -> str | None:
     """The rootdir-relative path of a project data file opened for reading, else None."""
     path, mode, flags = (tuple(args) + (None, None, None))[:3]
     if isinstance(mode, str):
