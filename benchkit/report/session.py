@@ -48,8 +48,8 @@ def aggregate_session(payloads: list[Payload], settings, *, complete_session: bo
             previous = read_previous(path)
             incomplete = built.incomplete
             if not complete_session and incomplete is not None:
-                incomplete = {**incomplete,
-                              "reasons": [*incomplete["reasons"], "the session was interrupted"]}
+                incomplete = dataclasses.replace(
+                    incomplete, reasons=(*incomplete.reasons, "the session was interrupted"))
             audited = sorted(p.nodeid for p in runs
                              if p.audit is not None and p.track == built.track)
             written_report = bench_report.stamp(dataclasses.replace(

@@ -15,6 +15,7 @@ from benchkit.spec.payloads import JsonDict, MechanismPayload, Measured, RunPayl
 from benchkit.stats import paired, signtest
 from benchkit.verdict import (budgets, comparison, controls, convergence, extension, mechanism,
                              plan, sweeps)
+from benchkit.verdict.sections import FailedRun, Incomplete
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
@@ -101,8 +102,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     named = [(f"{r.point.arm}[{run_id(track, dict(r.point.cfg), r.point.seed)}]", r.message)
              for r in run_payloads
              if r.point is not None and r.point.track == track and r.outcome != "passed"]
-    failed = [{"run": name, "message": message}
-              for name, message in sorted(named, key=lambda pair: pair[0])]
+    failed = tuple(FailedRun(run=name, message=message)
+                   for name, message in sorted(named, key=lambda pair: pair[0]))
     arms = list(spec.arms)
     limit = spec.extend
     # the declared grid is where the rule starts; without extension, the grid the runs ran on
@@ -158,8 +159,9 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         "track": track, "model": protocol["model"], "metric": protocol["metric"],
         "metric_direction": protocol["metric_direction"], "n_seeds": n,
         "complete": complete,
-        "incomplete": None if complete else {"reasons": problems, "missing": missing,
-                                             "failed": failed, "pending": new_cfgs},
+        "incomplete": None if complete else Incomplete(
+            reasons=tuple(problems), missing=tuple(missing), failed=failed,
+            pending=tuple(new_cfgs)).to_json(),
         "baseline": None, "idea": None, "idea_config": None,
         "idea_sweep": arm_sweeps["idea"], "comparison": None, "frontier": None,
     }

@@ -11,9 +11,9 @@ decide) and freezes it as a :class:`Report`; what is added after, from outside t
 the module came from, how far the store was trusted, the time it was written), makes a new
 record (:func:`dataclasses.replace`), never a changed one. :meth:`Report.to_json` is the JSON
 edge: ``bench_report.json`` in its order of keys, validated by the shipped schema. Its
-comparison is a :class:`Comparison`; its budgets, convergence, grid extensions and mechanism
-evidence are records of :mod:`benchkit.verdict.sections`; its other sections stay JSON (dicts),
-as the schema describes them.
+comparison is a :class:`Comparison`; its budgets, convergence, grid extensions, mechanism
+evidence and what keeps it incomplete are records of :mod:`benchkit.verdict.sections`; its
+other sections stay JSON (dicts), as the schema describes them.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from benchkit.stats.paired import PairedComparison
-from benchkit.verdict.sections import (Budgets, Convergence, GridExtensions, MathVerification,
-                                       Medians, MechanismSignature)
+from benchkit.verdict.sections import (Budgets, Convergence, GridExtensions, Incomplete,
+                                       MathVerification, Medians, MechanismSignature)
 
 JsonDict = dict[str, Any]
 
@@ -145,7 +145,7 @@ class Report:
     metric_direction: str
     n_seeds: int
     complete: bool
-    incomplete: JsonDict | None
+    incomplete: Incomplete | None
     baseline: JsonDict
     idea: JsonDict | None
     idea_config: JsonDict | None
@@ -209,7 +209,7 @@ SECTIONS: dict[str, Callable[[JsonDict], Any]] = {
     "comparison": Comparison.from_json, "budgets": Budgets.from_json,
     "convergence": Convergence.from_json, "grid_extensions": GridExtensions.from_json,
     "mechanism_signature": MechanismSignature.from_json,
-    "math_verification": MathVerification.from_json}
+    "math_verification": MathVerification.from_json, "incomplete": Incomplete.from_json}
 # bench_report.json's order of keys (the v1 reference order, then what benchkit added)
 ORDER = ("bench_version", "name", "claim", "module", "track", "model", "metric",
          "metric_direction", "n_seeds", "complete", "incomplete", "baseline", "idea",

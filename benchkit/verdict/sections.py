@@ -3,7 +3,7 @@
 (:func:`benchkit.verdict.convergence.section`), how far the grid was extended
 (:func:`benchkit.verdict.extension.section`) and the mechanism evidence
 (:func:`benchkit.verdict.mechanism.mechanism_signature`,
-:func:`benchkit.verdict.mechanism.math_verification`).
+:func:`benchkit.verdict.mechanism.math_verification`), and why a report is incomplete.
 
 Each record is frozen; its ``to_json`` gives the section's JSON in ``bench_report.json``, keys
 in the order reports have always had them, and its ``from_json`` reads that JSON back, refusing
@@ -351,4 +351,48 @@ class MathVerification:
     def from_json(cls, data: Mapping[str, Any]) -> MathVerification:
         values = declared(cls, data)
         values["tests"] = tuple(MechanismTest.from_json(t) for t in values["tests"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class FailedRun:
+    """A run of the track that did not pass: ``arm[run id]`` and its message."""
+
+    run: str
+    message: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run": self.run, "message": self.message}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FailedRun:
+        return cls(**declared(cls, data))
+
+
+@dataclass(frozen=True)
+class Incomplete:
+    """The report's ``incomplete``: why it has no comparison, the runs missing (``arm[run
+    id]``), those that failed, and the grid extension's configs not trained yet (the ids a
+    session trains next; None on a frontier's report, which lists its points' reasons)."""
+
+    reasons: tuple[str, ...]
+    missing: tuple[str, ...]
+    failed: tuple[FailedRun, ...]
+    pending: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"reasons": list(self.reasons), "missing": list(self.missing),
+                               "failed": [f.to_json() for f in self.failed]}
+        if self.pending is not None:
+            out["pending"] = list(self.pending)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Incomplete:
+        values = declared(cls, data)
+        values["reasons"] = tuple(values["reasons"])
+        values["missing"] = tuple(values["missing"])
+        values["failed"] = tuple(FailedRun.from_json(f) for f in values["failed"])
+        if values.get("pending") is not None:
+            values["pending"] = tuple(values["pending"])
         return cls(**values)

@@ -12,8 +12,8 @@ from benchkit.verdict import pipeline
 from benchkit.verdict.records import Report
 from benchkit.verdict.sections import (ArmConvergence, AtEdge, BudgetCheck, BudgetMatch,
                                        Budgets, Convergence, Extension, GridExtensions,
-                                       MathVerification, MechanismSignature, MechanismTest,
-                                       SignatureEvidence)
+                                       FailedRun, Incomplete, MathVerification,
+                                       MechanismSignature, MechanismTest, SignatureEvidence)
 from builders import BASE8, GRID, IDEA8, make_spec, one_config_runs
 
 SAVED = Path(__file__).resolve().parents[2] / "benchmarks" / "pipeline" / "before"
@@ -54,12 +54,16 @@ def test_the_saved_reports_cover_every_kind_of_section():
     assert any(s["null_per_seed"] for s in signatures)
     outcomes = {t["outcome"] for _, r in SAVED_REPORTS for t in r["math_verification"]["tests"]}
     assert outcomes >= {"passed", "failed"}
+    incomplete = [r["incomplete"] for _, r in SAVED_REPORTS if r["incomplete"] is not None]
+    assert any(i["failed"] for i in incomplete) and any(i["missing"] for i in incomplete)
+    assert any(i["pending"] for i in incomplete)
 
 
 @pytest.mark.parametrize("record, name", [(Budgets, "budgets"), (Convergence, "convergence"),
                                           (GridExtensions, "grid_extensions"),
                                           (MechanismSignature, "mechanism_signature"),
-                                          (MathVerification, "math_verification")])
+                                          (MathVerification, "math_verification"),
+                                          (Incomplete, "incomplete")])
 def test_each_saved_section_round_trips_through_its_record(record, name):
     for case, report in SAVED_REPORTS:
         if report[name] is not None:
@@ -93,6 +97,8 @@ def test_each_saved_report_round_trips_through_the_report_record():
     (MathVerification, {"tests": [], "passed": None, "surprise": 1}),
     (MechanismTest, {"test": "m.py::test_a", "outcome": "passed", "message": None,
                      "surprise": 1}),
+    (Incomplete, {"reasons": [], "missing": [], "failed": [], "surprise": 1}),
+    (FailedRun, {"run": "idea[t-lr=0.1-seed0]", "message": None, "surprise": 1}),
 ])
 def test_a_key_the_record_does_not_declare_is_refused(record, data):
     with pytest.raises(ValueError, match=rf"field\(s\) \['surprise'\] are not declared in "
@@ -113,6 +119,8 @@ def test_the_pipelines_report_holds_its_sections_as_records():
     (incomplete,) = pipeline.idea_reports(make_spec(GRID[:1], 8),
                                           one_config_runs(BASE8, IDEA8)[:-1], [], alpha=0.05)
     assert incomplete.budgets is None and incomplete.convergence.arms == {}
+    assert isinstance(incomplete.incomplete, Incomplete)
+    assert incomplete.incomplete.missing == ("idea[tabular-lr=0.001-seed7]",)
 
 
 def test_a_budget_checks_json_is_a_copy():
@@ -149,3 +157,11 @@ def test_the_mechanism_tests_that_ran_are_the_evidence():
                                     MechanismTest("m.py::test_c", "failed", "boom")),
                              passed=False)
     assert tests.outcomes() == [True, False]   # the skipped claim is left out
+
+
+def test_a_frontiers_incomplete_section_has_no_pending_configs():
+    data = {"reasons": ["at keep=1: 1 of 8 runs missing or failed"], "missing": ["idea[x]"],
+            "failed": [{"run": "idea[y]", "message": "boom"}]}
+    section = Incomplete.from_json(data)
+    assert section.pending is None and section.failed == (FailedRun("idea[y]", "boom"),)
+    assert section.to_json() == data   # no "pending" key, as a frontier's report has none
