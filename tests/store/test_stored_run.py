@@ -6,6 +6,7 @@ import hashlib
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from benchkit.spec.payloads import CurvePoint, RunPoint, RunResult, Signature
 from benchkit.store import records
@@ -70,3 +71,43 @@ def test_an_origin_a_stored_run_cannot_give_back_exactly_is_invalid(origin, why)
     body["digest"] = hashlib.sha256(records.canonical(body)).hexdigest()
     with pytest.raises(records.InvalidRecord, match=why):
         records.load(records.canonical(body), KEY)
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False) | st.integers(-10**6, 10**6)
+names = st.text(min_size=1, max_size=8)
+
+
+@st.composite
+def results(draw) -> RunResult:
+    """Any result a stored record may hold: finite metrics or a divergence, any signatures,
+    logs, budgets and curve (or none)."""
+    diverged = draw(st.booleans())
+    val, test = (None, draw(finite | st.none())) if diverged else (draw(finite), draw(finite))
+    signatures = {}
+    for name in draw(st.lists(names, max_size=3, unique=True)):
+        observed, predicted, tol = draw(finite | st.none()), draw(finite), abs(draw(finite))
+        has_null = draw(st.booleans())
+        signatures[name] = Signature(
+            has_null=has_null, null=draw(finite | st.none()) if has_null else None,
+            observed=observed, predicted=predicted, tol=tol,
+            prediction=draw(st.none() | names),
+            confirmed=observed is not None and abs(observed - predicted) <= tol)
+    epochs = draw(st.lists(st.integers(1, 10**4), max_size=4, unique=True))
+    curve = tuple(CurvePoint(epoch=e, val=draw(finite | st.none())) for e in sorted(epochs))
+    return RunResult(val=val, test=test, diverged=diverged, seconds=abs(draw(finite)),
+                     signatures=signatures,
+                     logs=draw(st.dictionaries(names, finite | st.none(), max_size=3)),
+                     budgets=draw(st.dictionaries(names, finite, max_size=3)),
+                     curve=curve or None)
+
+
+@settings(max_examples=40, deadline=None)
+@given(results(), st.dictionaries(names, names, max_size=3),
+       st.none() | st.dictionaries(names, finite, max_size=3), st.none() | st.binary(min_size=1))
+def test_any_stored_record_reads_back_as_its_own_bytes(result, deps, plan, secret):
+    built = records.build(KEY, POINT, result, deps,
+                          records.StoredOrigin(module="m.py", nodeid="n", plan=plan), "cpu",
+                          secret=secret)
+    data = records.dumps(built)
+    loaded = records.load(data, KEY, secret)
+    assert records.canonical(loaded.to_json()) == data and loaded == built
