@@ -5,17 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
-from benchkit.spec.idea import IdeaSpec
-from benchkit.spec.payloads import RunResult
+from benchkit.spec.idea import Config, IdeaSpec
+from benchkit.spec.payloads import JsonDict, RunResult
 from benchkit.store.fingerprint import arm_fingerprint
 from benchkit.store.runs import RunStore
 
 
 def stored_results(spec: IdeaSpec, store: RunStore | None, module: ModuleType,
-                   module_path: Path, plan: dict[str, Any]
-                   ) -> Callable[[str, str, dict[str, Any], int], RunResult | None]:
+                   module_path: Path, plan: JsonDict
+                   ) -> Callable[[str, str, Config, int], RunResult | None]:
     """``result(track, arm, cfg, seed)``: the stored run's result, or None (always None
     without a ``store``), chosen under the declared ``plan`` (:meth:`RunStore.lookup`). Each
     record is read once: the extension and the checks ask for the same runs."""
@@ -24,7 +23,7 @@ def stored_results(spec: IdeaSpec, store: RunStore | None, module: ModuleType,
     prints = {arm: arm_fingerprint(getattr(module, qualname)) for arm, qualname in spec.arm_tests}
     read: dict[str, RunResult | None] = {}
 
-    def result(track: str, arm: str, cfg: dict[str, Any], seed: int) -> RunResult | None:
+    def result(track: str, arm: str, cfg: Config, seed: int) -> RunResult | None:
         key = store.key(arm_fingerprint=prints[arm], seed=seed, arm=arm,
                         protocol=spec.protocols[track], track=track, cfg=cfg)
         if key not in read:

@@ -25,7 +25,7 @@ import json
 from collections.abc import Collection
 from pathlib import Path
 
-from benchkit.spec.idea import IdeaSpec, cfg_id
+from benchkit.spec.idea import Config, IdeaSpec, cfg_id
 from benchkit.spec.payloads import JsonDict
 from benchkit.store import fingerprint
 from benchkit.store import records
@@ -39,7 +39,7 @@ TRAINED_FROM_OTHER_CODE = "trained from other code"
 NOT_SIGNED = "stored unsigned or signed with another key"
 MISSING_REASONS = (NOT_TRAINED, TRAINED_FROM_OTHER_CODE, NOT_SIGNED)
 ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "accelerator", "threads")
-StoredPoint = tuple[str, str, JsonDict, int]   # (arm, track, cfg, seed) of a stored run
+StoredPoint = tuple[str, str, Config, int]   # (arm, track, cfg, seed) of a stored run
 
 
 @functools.lru_cache(maxsize=1)
@@ -72,7 +72,7 @@ class RunStore:
             self.problems.append(line)
 
     def key(self, *, arm_fingerprint: str, protocol: JsonDict, arm: str, track: str,
-            cfg: JsonDict, seed: int) -> str:
+            cfg: Config, seed: int) -> str:
         """The lookup key of one run of an arm at (track, cfg, seed)."""
         env = environment.environment(self.threads, self.device)
         material = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from benchkit import tracks
-from benchkit.spec.idea import IdeaSpec
+from benchkit.spec.idea import Config, IdeaSpec
 from benchkit.spec.payloads import RunResult
 from benchkit.stats.paired import select_config
 from benchkit.verdict.convergence import check_decision, checked, checks_called_for
@@ -17,7 +17,7 @@ from benchkit.verdict.extension import resolve
 from benchkit.verdict.records import JsonDict
 
 # (track, arm, cfg, seed) -> the stored run's result, or None where no run is stored
-StoredResult = Callable[[str, str, JsonDict, int], RunResult | None]
+StoredResult = Callable[[str, str, Config, int], RunResult | None]
 
 
 def _val(res: RunResult | None) -> float | None:
@@ -31,9 +31,9 @@ def _json(res: RunResult | None) -> JsonDict | None:
     return None if res is None else res.to_json()
 
 
-def grids_from_store(spec: IdeaSpec, result: StoredResult) -> dict[str, tuple[JsonDict, ...]]:
+def grids_from_store(spec: IdeaSpec, result: StoredResult) -> dict[str, tuple[Config, ...]]:
     """Each track's grid extended as far as the stored runs (``result``) call for."""
-    def val_of(track: str) -> Callable[[str, JsonDict, int], float | None]:
+    def val_of(track: str) -> Callable[[str, Config, int], float | None]:
         return lambda arm, cfg, seed: _val(result(track, arm, cfg, seed))
     return {t: tuple(resolve(list(spec.declared_grids[t]), val_of(t), list(spec.seeds),
                              tracks.get(t).direction, spec.extend, spec.arms).grid)
@@ -41,14 +41,14 @@ def grids_from_store(spec: IdeaSpec, result: StoredResult) -> dict[str, tuple[Js
 
 
 def checks_from_store(spec: IdeaSpec, result: StoredResult
-                      ) -> tuple[dict[str, dict[str, JsonDict]], dict[str, dict[str, list[int]]]]:
+                      ) -> tuple[dict[str, dict[str, Config]], dict[str, dict[str, list[int]]]]:
     """(checks, check seeds): track -> {arm: budget check config} for each arm whose selected
     config the stored runs call a check for, and track -> {arm: the seeds the check's current
     look trains} (the first 3, then up to 5 while the stored check runs leave it undetermined,
     as the grid affords: :func:`benchkit.verdict.convergence.check_decision`); nothing for a
     track whose grid is not all stored yet (even a one-config grid: only its runs show whether
     the arm's curves can be checked)."""
-    checks: dict[str, dict[str, JsonDict]] = {}
+    checks: dict[str, dict[str, Config]] = {}
     seeds: dict[str, dict[str, list[int]]] = {}
     for t in spec.tracks:
         direction, grid = tracks.get(t).direction, spec.grids[t]
