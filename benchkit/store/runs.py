@@ -86,15 +86,11 @@ class RunStore:
     def folder(key: str) -> str:
         return f"v{STORE_VERSION}/{key[:2]}/{key}"
 
-    @staticmethod
-    def _cpu_tag(cpu: str) -> str:
-        return cpu_tag(cpu)
-
     def records(self, key: str) -> list[StoredRun]:
         """Every valid record stored under ``key`` for this CPU (any CPU's with ``any_cpu``,
         this CPU's first); invalid ones are reported, not returned."""
         where = self.storage.location
-        mine = f"{self.folder(key)}/{self._cpu_tag(hardware.cpu())}-"
+        mine = f"{self.folder(key)}/{cpu_tag(hardware.cpu())}-"
         try:
             names = self.storage.names(self.folder(key))
         except OSError as exc:
