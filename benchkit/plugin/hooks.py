@@ -9,7 +9,10 @@ nothing pays nothing for it.
 from __future__ import annotations
 
 import dataclasses
+import types
 import warnings
+from collections.abc import Callable, Generator
+from typing import Any
 
 import pytest
 
@@ -33,7 +36,8 @@ from benchkit.training import device
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("benchkit", "benchkit: bench ML ideas against a tuned baseline")
 
-    def add(flag, ini, help, check=None, **kw):
+    def add(flag: str, ini: str, help: str, check: Callable[[str], object] | None = None,
+            **kw: Any) -> None:
         if check is not None:
             kw["type"] = settings.cli_type(check)
         group.addoption(flag, dest=ini, default=None, help=f"{help} (ini: {ini})", **kw)
@@ -119,7 +123,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 # -- collection ----------------------------------------------------------------------------
-def module_spec(config: pytest.Config, module_item) -> IdeaSpec | None:
+def module_spec(config: pytest.Config, module_item: pytest.Module) -> IdeaSpec | None:
     """The validated spec of a bench module (cached), or None for a plain test module."""
     nodeid = module_item.nodeid
     cache = config.stash[SPECS]
@@ -128,22 +132,24 @@ def module_spec(config: pytest.Config, module_item) -> IdeaSpec | None:
     spec = cache[nodeid]
     if isinstance(spec, SpecError):
         raise pytest.Collector.CollectError(f"benchkit: {spec}")
-    return spec
+    return spec if isinstance(spec, IdeaSpec) else None
 
 
-def _reports_follow(config) -> bool:
+def _reports_follow(config: pytest.Config) -> bool:
     """Whether this session writes reports (whose warnings the terminal prints): not a
     --collect-only session, not a shard that only trains."""
     return not config.option.collectonly and not isinstance(config.stash[SETTINGS].shard, tuple)
 
 
-def _first_collector(config) -> bool:
+def _first_collector(config: pytest.Config) -> bool:
     """Not an xdist worker, or its first: every worker collects every module."""
     worker = getattr(config, "workerinput", None)
     return worker is None or worker.get("workerid") in (None, "gw0")
 
 
-def _build_spec(config, module_item):
+def _build_spec(config: pytest.Config, module_item: pytest.Module) -> IdeaSpec | SpecError | None:
+    """The module's spec; the mistake that stops it (a collection error of the module); None
+    for a module that does not bench."""
     marks = [m for m in module_item.own_markers if m.name == "bench"]
     arms = {func: marks for func, marks in _arm_marks(module_item.obj).items()
             if any(m.args[:1] and m.args[0] in ARMS + ("control",) for m in marks)}
@@ -198,7 +204,8 @@ def _build_spec(config, module_item):
     return spec
 
 
-def _extended_from_store(config, module_item, spec: IdeaSpec) -> IdeaSpec:
+def _extended_from_store(config: pytest.Config, module_item: pytest.Module,
+                         spec: IdeaSpec) -> IdeaSpec:
     """The spec with each track's grid extended as far as the stored runs call for
     (benchkit.verdict.grids), and the budget checks they call for; the report applies the same
     rules to the runs."""
@@ -234,7 +241,7 @@ def _strict_markers(config: pytest.Config) -> bool:
     return False
 
 
-def _unregistered_marks(config: pytest.Config, module_item) -> SpecError | None:
+def _unregistered_marks(config: pytest.Config, module_item: pytest.Module) -> SpecError | None:
     """Under --strict-markers, pytest's own refusal of a ``bench``, ``arm`` or ``mechanism``
     mark in a module that does not bench and a project that did not register it: benchkit
     registers these names for its own modules, which must not make them valid elsewhere."""
@@ -253,7 +260,7 @@ def _unregistered_marks(config: pytest.Config, module_item) -> SpecError | None:
     return None
 
 
-def _all_marks(module_item) -> list:
+def _all_marks(module_item: pytest.Module) -> list[pytest.Mark]:
     """The marks of a module, its functions and its classes and their methods."""
     found = list(module_item.own_markers)
     objects = list(vars(module_item.obj).values())
@@ -266,15 +273,16 @@ def _all_marks(module_item) -> list:
     return [mark for mark in found if hasattr(mark, "name")]
 
 
-def _is_ours(mark) -> bool:
+def _is_ours(mark: pytest.Mark) -> bool:
     """Whether a ``bench`` mark is benchkit's: it gives keyword arguments of benchkit's (a bare
     ``pytest.mark.bench`` or one with other keywords is the project's own marker)."""
     return any(key in BENCH_KWARGS for key in mark.kwargs)
 
 
-def _marked_functions(module_obj, mark: str) -> dict[str, list]:
+def _marked_functions(module_obj: types.ModuleType, mark: str
+                      ) -> dict[str, list[tuple[Any, ...]]]:
     """function name -> the mark's args, for every function of the module with that mark."""
-    found = {}
+    found: dict[str, list[tuple[Any, ...]]] = {}
     for attr, obj in vars(module_obj).items():
         marks = getattr(obj, "pytestmark", [])
         args = [m.args for m in marks if getattr(m, "name", None) == mark]
@@ -283,7 +291,7 @@ def _marked_functions(module_obj, mark: str) -> dict[str, list]:
     return found
 
 
-def _check_arms(where: str, module_obj) -> tuple[str, ...]:
+def _check_arms(where: str, module_obj: types.ModuleType) -> tuple[str, ...]:
     """The module's arms (baseline, idea, then its controls in module order), checked."""
     valid = ("valid: exactly one test marked pytest.mark.arm('baseline') and one marked "
              "pytest.mark.arm('idea'), each taking the run fixture, plus any number marked "
@@ -300,7 +308,7 @@ def _check_arms(where: str, module_obj) -> tuple[str, ...]:
     return tuple(by_arm)
 
 
-def _arm_marks(module_obj) -> dict[str, list]:
+def _arm_marks(module_obj: types.ModuleType) -> dict[str, list[pytest.Mark]]:
     return {attr: [m for m in getattr(obj, "pytestmark", []) if getattr(m, "name", None) == "arm"]
             for attr, obj in vars(module_obj).items()
             if callable(obj) and any(getattr(m, "name", None) == "arm"
@@ -332,7 +340,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list) -> None:
+                                  items: list[pytest.Item]) -> None:
     """Give arm runs their time limit (--bench-timeout). Under xdist a worker runs its items
     even after collection errors (pytest's own stop lives in the runtest loop xdist replaces):
     stop it here, so a mistake trains nothing."""
@@ -402,7 +410,8 @@ def _draw_audit(stored: list[pytest.Function], k: int, seed: int) -> None:
         item.stash[ITEM_AUDIT] = True
 
 
-COUNTS_UNSENT = pytest.StashKey[dict]()   # a worker's collection counts, not yet reported
+# a worker's collection counts, not yet reported
+COUNTS_UNSENT = pytest.StashKey[dict[str, Any]]()
 
 
 class BenchWarning(pytest.PytestWarning):
@@ -411,7 +420,8 @@ class BenchWarning(pytest.PytestWarning):
 
 # -- the call and its report -----------------------------------------------------------------
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem):
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None
+                            ) -> Generator[None, object, object]:
     """Every test of a bench module starts from the same process-wide state and leaves it as
     it found it (benchkit.plugin.isolation): one run's settings never reach the next."""
     if item_spec(item) is None:
@@ -421,7 +431,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item):
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """A bench test that changed what benchkit cannot undo (torch's inter-op thread count)
     fails: the tests after it in its process would depend on it."""
     result = yield
@@ -433,7 +443,7 @@ def pytest_runtest_call(item: pytest.Item):
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_setup(item: pytest.Item):
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     """After the arm test's fixtures: its ``run`` parameter becomes its Run."""
     result = yield
     callspec = getattr(item, "callspec", None)  # a parametrized pytest.Function's
@@ -444,13 +454,14 @@ def pytest_runtest_setup(item: pytest.Item):
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     """Reuse a stored run: its result is taken and the test body is not called."""
     return True if reuse(pyfuncitem) else None
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_pyfunc_call")
-def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function):
+def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function
+                                      ) -> Generator[None, object, object]:
     if ITEM_RUN not in pyfuncitem.stash:
         return (yield)
     before_call(pyfuncitem)
@@ -466,7 +477,8 @@ def pytest_pyfunc_call_seed_and_check(pyfuncitem: pytest.Function):
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call):
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     counts = item.config.stash.get(COUNTS_UNSENT, None)
     if counts is not None:  # the controller's progress line needs them before the session ends

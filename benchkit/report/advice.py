@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 
 from benchkit.report.fmt import pct, readable
+from benchkit.verdict.records import JsonDict
 
 IMPROVING = re.compile(r"still improving: the (?P<arm>.+?)'s selected config (?P<cfg>\S+) gained "
                        r"(?P<gain>[-\d.]+)%")
 
 
-def _improving(report: dict, flags: list[str]) -> str:
+def _improving(report: JsonDict, flags: list[str]) -> str:
     """One sentence for every "still improving" flag of a report, with what it means."""
     by_arm: dict[str, float] = {}
     for text in flags:
@@ -72,12 +73,12 @@ EDGE = re.compile(r"the (?P<arm>.+?)'s selected config (?P<cfg>\S+) is at the (?
 DIVERGED = re.compile(r"\d+ run\(s\) diverged")
 
 
-def _smoke(report: dict) -> bool:
+def _smoke(report: JsonDict) -> bool:
     """Whether the report is of a session with --bench-seeds/--bench-epochs (a smoke run)."""
     return any("--bench-" in r for r in (report.get("exploratory") or {}).get("reasons") or ())
 
 
-def exploratory_advice(report: dict) -> str:
+def exploratory_advice(report: JsonDict) -> str:
     """For a verdict that counts: the ways out of this session's reasons to be exploratory
     only (an override, a seed count that is no declared look, a plan changed after a look)."""
     reasons = (report.get("exploratory") or {}).get("reasons") or ()
@@ -94,7 +95,7 @@ def exploratory_advice(report: dict) -> str:
     return ("For a verdict that counts: " + "; ".join(ways) + ".") if ways else ""
 
 
-def explain(text: str, report: dict | None = None) -> str:
+def explain(text: str, report: JsonDict | None = None) -> str:
     """``text`` (one warning of a report) with what it means and what to do, when known."""
     report = report or {}
     if text.startswith("exploratory:"):
@@ -113,7 +114,7 @@ def explain(text: str, report: dict | None = None) -> str:
     return text
 
 
-def _edges(report: dict, texts: list[str]) -> str:
+def _edges(report: JsonDict, texts: list[str]) -> str:
     """One sentence for every selection left at a grid edge (per arm, per frontier point)."""
     found = [m for m in map(EDGE.match, texts) if m is not None]  # callers pass edge ones only
     arms = list(dict.fromkeys(m["arm"].removeprefix("control:") for m in found))
@@ -129,7 +130,7 @@ def _edges(report: dict, texts: list[str]) -> str:
                    "raise extend= in the bench mark.")
 
 
-def warnings_for_people(report: dict) -> list[str]:
+def warnings_for_people(report: JsonDict) -> list[str]:
     """The report's warnings, each explained; the "still improving" flags as one, and the
     selections left at a grid edge as one."""
     warnings = list(report.get("warnings") or ())
@@ -147,7 +148,7 @@ def warnings_for_people(report: dict) -> list[str]:
     return [readable(w) for w in out]
 
 
-def warning_lines(report: dict) -> list[str]:
+def warning_lines(report: JsonDict) -> list[str]:
     """``benchkit: WARNING <idea> <track>: ...`` lines of the terminal."""
     return [f"benchkit: WARNING {report['name']} {report['track']}: {w}"
             for w in warnings_for_people(report)]

@@ -6,13 +6,14 @@ from benchkit.report.fmt import num, pct, rel_pct, signed
 from benchkit.verdict import budgets, mechanism
 from benchkit.verdict.build import tested_level
 from benchkit.verdict.decision import REFERENCE_WORDS
+from benchkit.verdict.records import JsonDict
 
 
 def _seed_word(n: int) -> str:
     return f"{n} seed" + ("" if n == 1 else "s")
 
 
-def deciding(report: dict) -> tuple[str, dict | None, dict | None]:
+def deciding(report: JsonDict) -> tuple[str, JsonDict | None, JsonDict | None]:
     """(the name of the arm whose comparison decided the verdict, that comparison, the control's
     report section or None for the baseline): the control the idea did worst against when one
     decided, else the baseline."""
@@ -23,7 +24,7 @@ def deciding(report: dict) -> tuple[str, dict | None, dict | None]:
     return "baseline", report.get("comparison"), None
 
 
-def verdict_against(report: dict, arm: str) -> str | None:
+def verdict_against(report: JsonDict, arm: str) -> str | None:
     """The verdict against one comparator: a control's section holds it; the baseline's
     comparison carries it in the reference format's words (helps and harms only)."""
     if arm != "baseline":
@@ -33,7 +34,7 @@ def verdict_against(report: dict, arm: str) -> str | None:
     return next((v for v, w in REFERENCE_WORDS.items() if w == words), None)
 
 
-def decided_p(comp: dict, verdict: str | None) -> float:
+def decided_p(comp: JsonDict, verdict: str | None) -> float:
     """The p a verdict against this comparison rests on: harms on ``p_adjusted_harms`` (Holm
     over every comparison of the idea), any other on ``p_adjusted`` (the track's
     intersection-union p, Holm across tracks); ``p_value`` where nothing was adjusted."""
@@ -41,14 +42,14 @@ def decided_p(comp: dict, verdict: str | None) -> float:
     return comp["p_value"] if p is None else p
 
 
-def not_run(incomplete: dict) -> list[str]:
+def not_run(incomplete: JsonDict) -> list[str]:
     """The runs an incomplete report lacks that did not run and fail (its ``missing`` less its
     ``failed``): not run in any session, or not in the store; a failed run is listed apart."""
     failed = {f["run"] for f in incomplete.get("failed") or ()}
     return [m for m in incomplete.get("missing") or () if m not in failed]
 
 
-def deciding_interval(comp: dict) -> dict | None:
+def deciding_interval(comp: JsonDict) -> JsonDict | None:
     """The one interval a comparison reports: the deciding test's inversion at the level the
     verdict was decided at (``sign_ci`` under the sign test, of the median difference; else
     ``signflip_ci``, of the mean), as ``{"lo", "hi", "confidence", "of"}`` (an unbounded end
@@ -60,7 +61,7 @@ def deciding_interval(comp: dict) -> dict | None:
             "of": "median" if comp.get("test") == "sign" else "mean"}
 
 
-def practical_sentence(report: dict) -> str:
+def practical_sentence(report: JsonDict) -> str:
     """The practical verdict in plain words, with the numbers that decided it."""
     comp = report.get("comparison")
     verdict = report.get("practical_verdict")
@@ -81,8 +82,8 @@ def practical_sentence(report: dict) -> str:
     return _decision(report, verdict, comp, base_mean, "")
 
 
-def _decision(report: dict, verdict: str | None, comp: dict, other_mean, than: str, *,
-              brief: bool = False) -> str:
+def _decision(report: JsonDict, verdict: str | None, comp: JsonDict, other_mean: float | None,
+              than: str, *, brief: bool = False) -> str:
     """One comparison in words: the idea against the baseline (``than`` empty) or a control.
     ``brief``: the numbers only (the baseline comparison beside a control's verdict)."""
     n = comp["n_pairs"]
@@ -92,7 +93,8 @@ def _decision(report: dict, verdict: str | None, comp: dict, other_mean, than: s
                 else "Holm across tracks" if (comp.get("family_size") or 1) > 1 else None)
     p_txt = (("sign-test " if comp.get("test") == "sign" else "") + f"p = {p_used:.3g}"
              + (f" ({adjusted})" if adjusted and p_used != comp["p_value"] else ""))
-    delta = comp.get("median_delta", comp["delta_mean"])  # the sign test: the median
+    # the sign test: the median
+    delta: float = comp["median_delta"] if "median_delta" in comp else comp["delta_mean"]
     if brief:
         better = (delta < 0) == comp.get("direction", "lower").startswith("lower")
         return (f"{'better' if better else 'worse'} by {abs(delta):.4g}, {p_txt} at level "
@@ -141,7 +143,7 @@ def _decision(report: dict, verdict: str | None, comp: dict, other_mean, than: s
 
 
 
-def mechanism_sentence(report: dict) -> str:
+def mechanism_sentence(report: JsonDict) -> str:
     ok = report.get("mechanism_ok")
     if ok is None and mechanism.non_discriminating(report):
         return ("mechanism not shown: signature(s) "
@@ -163,7 +165,7 @@ def mechanism_sentence(report: dict) -> str:
     return "mechanism not confirmed: " + ("; ".join(parts) or "see below")
 
 
-def _no_evidence(report: dict) -> str:
+def _no_evidence(report: JsonDict) -> str:
     """Why ``mechanism_ok`` is null: only a signature measured on the trained runs, against a
     discriminating null, is evidence that the mechanism works in the trained model."""
     tests = [t for t in (report.get("math_verification") or {}).get("tests", [])
@@ -180,7 +182,7 @@ def _no_evidence(report: dict) -> str:
     return "no mechanism evidence: the idea states no signature and no mechanism test"
 
 
-def system_word(report: dict) -> str:
+def system_word(report: JsonDict) -> str:
     """``system_verdict`` for people: ``not shown`` where the reference format's ``failed``
     only means the evidence is missing (no significant effect either way and no mechanism
     evidence, ``mechanism_ok`` null), not evidence against the idea; else the verdict."""
@@ -190,14 +192,14 @@ def system_word(report: dict) -> str:
     return verdict
 
 
-def missing_evidence(report: dict) -> bool:
+def missing_evidence(report: JsonDict) -> bool:
     """A ``failed`` system verdict that rests on no evidence against the idea: its practical
     verdict is not harms and its mechanism was neither confirmed nor refuted."""
     return (report.get("system_verdict") == "failed" and report.get("mechanism_ok") is None
             and report.get("practical_verdict") not in ("harms", "incomplete", "unmatched"))
 
 
-def system_sentence(report: dict) -> str:
+def system_sentence(report: JsonDict) -> str:
     verdict = report.get("system_verdict")
     practical = report.get("practical_verdict")
     ok = report.get("mechanism_ok")

@@ -39,3 +39,17 @@ def test_a_harm_is_stated_with_the_p_it_was_decided_on():
     sentence = practical_sentence(report)
     assert "p = 0.0234 (Holm over every comparison of the idea) < level 0.05" in sentence
     assert "0.141" not in sentence
+
+
+def test_a_non_inferior_comparison_without_a_level_is_still_put_in_words():
+    """A comparison that names neither its look's level nor alpha (a hand-edited or partial
+    report) gets its sentence, not a TypeError from comparing p with None."""
+    from benchkit.report.sentences import practical_sentence
+
+    comp = {"n_pairs": 8, "p_value": 0.3, "delta_mean": 0.01, "per_seed_diffs": [0.01] * 8,
+            "mde": 0.02, "mde_rel_pct": 2.0,
+            "noninferiority": {"margin_rel": 0.05, "p_value": 0.01, "non_inferior": True}}
+    sentence = practical_sentence({"practical_verdict": "non-inferior", "comparison": comp,
+                                   "baseline": {"full": {"mean": 1.0}}})
+    assert sentence.startswith("not significantly better at level ")
+    assert "but shown to be worse by less than the margin of 5%" in sentence
