@@ -1,11 +1,13 @@
 """Builders of hand-made specs, runs and reports that the in-process rule tests share (no
 training): ``make_spec``, ``make_run``, ``typed``, ``runs_from``, ``paired_report``, the 8-seed
-fixture (``BASE8``, ``IDEA8``, ``P8``), the marker parser ``parse`` and ``RECORDED`` (a module of
-hand-recorded results for pytester sessions). Imported by name: ``from builders import ...``
-(``tests/`` is on ``sys.path``: pytest puts the folder of ``tests/conftest.py`` there).
+fixture (``BASE8``, ``IDEA8``, ``P8``), ``decided`` (a built report decided), the marker parser
+``parse`` and ``RECORDED`` (a module of hand-recorded results for pytester sessions).
+Imported by name: ``from builders import ...`` (``tests/`` is on ``sys.path``: pytest puts the
+folder of ``tests/conftest.py`` there).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -14,7 +16,9 @@ import numpy as np
 
 from benchkit.report import bench_report
 from benchkit.store import atomic
-from benchkit.verdict import pipeline
+from benchkit.stats import paired
+from benchkit.verdict import decision, pipeline
+from benchkit.verdict.records import Report
 from benchkit.verdict.build import build_report
 from benchkit.spec import IdeaSpec, parse_bench_marker
 from benchkit.spec.payloads import MechanismPayload, RunPayload, payload_from_json
@@ -109,6 +113,25 @@ def paired_report(base, idea, *, alpha=ALPHA, direction="lower is better", margi
 BASE8 = [1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7]
 IDEA8 = [b - 0.5 for b in BASE8[:7]] + [BASE8[7] + 0.05]
 P8 = 4 / 256
+
+
+def decided(report: dict, p_adjusted: float | None = None, family_size: int = 1, *,
+            holm: bool = False) -> dict:
+    """A built report's JSON decided on its record as the pipeline decides
+    (:func:`benchkit.verdict.decision.decision_of`, then ``Decision.applied``), with the
+    family's adjustment given: the baseline's comparison at ``p_adjusted`` in a family
+    of ``family_size`` tracks (the controls' as the report has them), or with ``holm`` every
+    comparison Holm-adjusted over the report's comparisons, as many as the family's size.
+    Returns the decided report's JSON; ``report`` is not changed."""
+    record = Report.from_json(report)
+    comps = record.comparisons()
+    if holm:
+        family_size = len(comps)
+        comps = [dataclasses.replace(c, p_adjusted=p, family_size=family_size)
+                 for c, p in zip(comps, paired.holm([c.p_value for c in comps]))]
+    elif comps:
+        comps[0] = dataclasses.replace(comps[0], p_adjusted=p_adjusted)
+    return decision.decision_of(record, comps, family_size).applied(record).to_json()
 
 # ----------------------------------------------------------------- the marker, parsed
 class Mark:

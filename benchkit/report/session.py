@@ -14,6 +14,7 @@ from benchkit.store import atomic, records
 from benchkit.spec.payloads import MechanismPayload, Payload, RunPayload
 from benchkit.store.provenance import provenance
 from benchkit.verdict import budgets, build, pipeline
+from benchkit.verdict.records import Report
 
 TrackFloors = Callable[[str, list[int]], dict]  # (track, seeds) -> the track's floors
 
@@ -94,15 +95,16 @@ def beside(path, report: dict, previous: dict | None):
     return path.parent / kind / path.name
 
 
-def floors_of(report: dict, compute: TrackFloors) -> dict:
-    """The track's floors on the report's seeds (numpy and scikit-learn, no training), from
-    ``compute``. A floor that cannot be computed is a warning, never a lost report."""
+def floors_of(report: Report, compute: TrackFloors) -> Report:
+    """``report`` with its track's floors on its seeds (numpy and scikit-learn, no training),
+    from ``compute``. A floor that cannot be computed is a warning, never a lost report."""
     try:
-        return compute(report["track"], report["protocol"]["seeds"])
+        return dataclasses.replace(report, floors=compute(report.track,
+                                                          report.protocol["seeds"]))
     except Exception as exc:  # noqa: BLE001 - a user's track code; the report still counts
-        report["warnings"].append(f"floors of track {report['track']!r} not computed: "
-                                  f"{type(exc).__name__}: {exc}")
-        return {}
+        return dataclasses.replace(report, floors={}, warnings=(
+            *report.warnings, f"floors of track {report.track!r} not computed: "
+                              f"{type(exc).__name__}: {exc}"))
 
 
 def read_previous(path) -> dict | None:

@@ -15,6 +15,7 @@ from benchkit.spec.payloads import JsonDict, MechanismPayload, Measured, RunPayl
 from benchkit.stats import paired, signtest
 from benchkit.verdict import (budgets, comparison, controls, convergence, extension, mechanism,
                              plan, sweeps)
+from benchkit.verdict.records import better_side
 from benchkit.verdict.sections import FailedRun, Incomplete
 
 BENCH_VERSION = 1
@@ -30,7 +31,7 @@ TEST_NAME = ("two-sided paired sign-flip permutation test of the mean difference
 def direction_of(report: Mapping[str, Any]) -> str:
     """``"lower"`` or ``"higher"``, from ``metric_direction`` ("lower is better", ...) of a
     report or a protocol."""
-    return "lower" if str(report.get("metric_direction", "lower")).startswith("lower") else "higher"
+    return better_side(str(report.get("metric_direction", "lower")))
 
 
 def tested_level(comp: Mapping[str, Any]) -> float | None:
@@ -94,7 +95,7 @@ def finite_or_none(x: object) -> float | None:
 def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
                  mechanism_payloads: Sequence[MechanismPayload], *, alpha: float) -> JsonDict:
     """Everything about one idea on one track except the family-wise adjustment and verdicts
-    (:func:`benchkit.verdict.decision.decide`)."""
+    (:func:`benchkit.verdict.decision.decision_of`)."""
     seeds = list(spec.seeds)
     protocol = dict(spec.protocols[track])
     direction, test = direction_of(protocol), spec.test
@@ -185,7 +186,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         report["comparison"] = compared["baseline"].to_json()  # the report's JSON from here
         report["controls"] = {arm.removeprefix("control:"): controls.control_section(
             arm, arm_sweeps[arm], grid[picked[arm]], test_values(selected[arm]),
-            compared[arm].to_json()) for arm in arms if arm not in ARMS}
+            compared[arm]).to_json() for arm in arms if arm not in ARMS}
         for arm, comp in compared.items():
             warnings += sweeps.grid_warnings(comp, arm)
         # the budget and convergence sections read the runs as the report's rows hold them

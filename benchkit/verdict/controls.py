@@ -1,12 +1,11 @@
 """Control arms and the family of the idea's comparisons.
 
 ``pytest.mark.arm("control", name=...)`` arms are benched like the baseline; the idea is compared
-with each (Holm over every comparison of the idea, :func:`adjust_family`) and its practical
+with each (Holm over every comparison of the idea, :func:`adjusted`) and its practical
 verdict is the worst of its verdicts against the baseline and every control, under the bench's
 claim type (decided in :mod:`benchkit.verdict.decision`).
 
-Pure Python over payloads, report dicts and comparison records: the controller never imports
-torch."""
+Pure Python over comparison and control-arm records: the controller never imports torch."""
 from __future__ import annotations
 
 import dataclasses
@@ -14,7 +13,7 @@ from collections.abc import Sequence
 
 from benchkit.stats import paired
 from benchkit.spec.idea import CONTROL
-from benchkit.verdict.records import Comparison, JsonDict
+from benchkit.verdict.records import Comparison, ControlArm, JsonDict
 
 
 def arm_name(arm: str) -> str:
@@ -22,34 +21,11 @@ def arm_name(arm: str) -> str:
 
 
 def control_section(arm: str, sweep: list[JsonDict], best_cfg: JsonDict, control: list[float],
-                    comparison: JsonDict) -> JsonDict:
+                    comparison: Comparison) -> ControlArm:
     """One control arm as the baseline is reported, plus the idea's ``comparison`` with it
     (:func:`benchkit.verdict.comparison.compare_arms`)."""
-    return {"arm": arm, "best_cfg": best_cfg, "sweep": sweep,
-            "full": paired.summarize(control), "comparison": comparison}
-
-
-def comparisons(report: JsonDict) -> list[JsonDict]:
-    """Every comparison of the idea in a report, baseline first: the Holm family's members."""
-    if report.get("comparison") is None:
-        return []
-    return [report["comparison"]] + [c["comparison"] for c in
-                                     (report.get("controls") or {}).values()]
-
-
-def compared(report: JsonDict) -> list[Comparison]:
-    """The records of :func:`comparisons` (the report's JSON read back), baseline first."""
-    return [Comparison.from_json(comp) for comp in comparisons(report)]
-
-
-def write_comparisons(report: JsonDict, comps: Sequence[Comparison]) -> None:
-    """The JSON edge: ``comps`` (baseline first, then each control in the report's order)
-    written as the report's comparisons."""
-    if not comps:
-        return
-    report["comparison"] = comps[0].to_json()
-    for control, comp in zip((report.get("controls") or {}).values(), comps[1:]):
-        control["comparison"] = comp.to_json()
+    return ControlArm(arm=arm, best_cfg=best_cfg, sweep=tuple(sweep),
+                      full=paired.summarize(control), comparison=comparison)
 
 
 def adjusted(per_track: Sequence[Sequence[Comparison]]) -> list[list[Comparison]]:
@@ -66,10 +42,3 @@ def adjusted(per_track: Sequence[Sequence[Comparison]]) -> list[list[Comparison]
     return [[dataclasses.replace(c, p_adjusted_harms=next(harms), p_adjusted=p,
                                  family_size=len(per_track)) for c in cs]
             for cs, p in zip(per_track, tracks)]
-
-
-def adjust_family(reports: list[JsonDict]) -> None:
-    """:func:`adjusted` on the reports of one idea (every track it declares), written into
-    their comparisons."""
-    for report, comps in zip(reports, adjusted([compared(r) for r in reports])):
-        write_comparisons(report, comps)

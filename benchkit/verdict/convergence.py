@@ -211,7 +211,7 @@ def section(track: str, selected: dict[str, Runs], direction: str,
             warnings.append(
                 f"budget check undetermined: {name} trained {check.epochs} epochs gained "
                 f"{_pct(check.gain)} on validation (mean of {check.seeds} seeds, one-sided "
-                f"{1 - check.level:.0%} bounds {_pct(check.lower)} to "
+                f"{_confidence(check.level)} bounds {_pct(check.lower)} to "
                 f"{_pct(check.upper)}, threshold {threshold:.0%}): whether it was still "
                 "improving is not settled by the check's seeds")
         if flagged:
@@ -226,6 +226,11 @@ def section(track: str, selected: dict[str, Runs], direction: str,
 
 def _pct(x: float | None) -> str:
     return "?" if x is None else f"{x:.1%}"
+
+
+def _confidence(level: float | None) -> str:
+    """A one-sided bound's confidence, ``1 - level`` (None: a check written before it had one)."""
+    return "?" if level is None else f"{1 - level:.0%}"
 
 
 def _check(runs: Runs, cfg: Config, longer: CheckRuns, direction: str,
@@ -254,7 +259,7 @@ def _check_words(check: BudgetCheck | None) -> str:
     if check.decision == "still improving":
         return (f", and at {check.epochs} epochs it gained {_pct(check.gain)} more "
                 f"(budget check, mean of {check.seeds} seeds, one-sided "
-                f"{1 - check.level:.0%} lower bound {_pct(check.lower)})")
+                f"{_confidence(check.level)} lower bound {_pct(check.lower)})")
     if check.pending:
         return (f"; a budget check at {check.epochs} epochs settles whether that is "
                 "learning or the schedule's annealing: run the bench again to train it "

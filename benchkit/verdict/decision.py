@@ -7,8 +7,9 @@ arm's config on validation and **compare** the idea with each comparator on test
 :func:`benchkit.verdict.controls.adjusted`), **decide** (here, :func:`decision_of`, on the
 :class:`benchkit.verdict.records.Comparison` records: the look's level, the planning figures,
 the margin tests, the idea's verdict against each comparator under its claim, the worst of
-them, and the futility advice, as a frozen :class:`Decision` that :meth:`Decision.write` puts
-in the report), then **gate** (:func:`benchkit.report.session.gate_failure` reads it).
+them, and the futility advice, as a frozen :class:`Decision` that :meth:`Decision.applied`
+puts in the report's record), then **gate** (:func:`benchkit.report.session.gate_failure`
+reads it). The report is a :class:`benchkit.verdict.records.Report` throughout.
 """
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from dataclasses import dataclass
 
 from benchkit.stats import (equivalence, futility, paired, planning, selection, sequential,
                             signflip, signtest)
-from benchkit.verdict import controls, margins, sweeps
-from benchkit.verdict.build import direction_of
-from benchkit.verdict.records import Comparison, Interval, JsonDict
+from benchkit.verdict import margins, sweeps
+from benchkit.verdict.records import Comparison, Interval, JsonDict, Report
+from benchkit.verdict.sections import Budgets
 
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
 VERDICT_ORDER = ("harms", "inconclusive", "non-inferior", "helps", "equivalent")  # worst first
@@ -89,34 +90,28 @@ class Decision:
 
     @classmethod
     def from_verdicts(cls, against: list[tuple[str, str]], mechanism_ok: int | None,
-                      budgets: JsonDict | None) -> Decision:
+                      budgets: Budgets | None) -> Decision:
         """The idea's verdicts from its verdict against each comparator, ``(verdict, arm)``,
         baseline first: the worst of them decides (on a tie, the first named), and the system
         verdict adds the mechanism. Withheld as ``unmatched`` when a budget does not match."""
         practical, decided_by = min(against, key=lambda v: VERDICT_ORDER.index(v[0]))
-        if budgets and not budgets["matched"]:
+        if budgets is not None and not budgets.matched:
             return cls("unmatched", "unmatched", decided_by)
         return cls(practical, system_verdict(practical, mechanism_ok), decided_by)
 
-    def fields(self) -> JsonDict:
-        """The report's fields of this decision."""
-        return {"practical_verdict": self.practical, "system_verdict": self.system,
-                "decided_by": self.decided_by}
-
-    def write(self, report: JsonDict) -> JsonDict:
-        """The JSON edge: ``report`` with this decision's comparisons, controls' verdicts,
-        warnings and verdicts written in. Returns it."""
-        if self.comparison is not None:
-            report["comparison"] = self.comparison.to_json()
-        for name, verdict, comp in self.controls:
-            control = report["controls"][name]
-            control["comparison"], control["verdict"] = comp.to_json(), verdict
-        if self.warnings:
-            report["warnings"] += self.warnings
-        if self.futility is not None:
-            report["sequential"]["futility"] = self.futility
-        report.update(self.fields())
-        return report
+    def applied(self, report: Report) -> Report:
+        """``report`` decided: a new record with this decision's comparisons, controls'
+        verdicts, warnings (after the report's), futility advice and verdicts."""
+        arms = {name: dataclasses.replace(report.controls[name], comparison=comp,
+                                          verdict=verdict)
+                for name, verdict, comp in self.controls}
+        return dataclasses.replace(
+            report, comparison=report.comparison if self.comparison is None else self.comparison,
+            controls={**report.controls, **arms}, warnings=report.warnings + self.warnings,
+            sequential=report.sequential if self.futility is None else
+            {**report.sequential, "futility": self.futility},
+            practical_verdict=self.practical, system_verdict=self.system,
+            decided_by=self.decided_by)
 
 
 def claim_verdict(comp: Comparison, baseline: Sequence[float], idea: Sequence[float], *,
@@ -216,42 +211,31 @@ def sign_interval(comp: Comparison, level: float) -> Interval | None:
     return Interval(1.0 - level, lo, hi)
 
 
-def control_interval(report: JsonDict, arm: str, comp: Comparison, level: float,
+def control_interval(report: Report, arm: str, comp: Comparison, level: float,
                      direction: str) -> Comparison:
     """A control's comparison with the one interval the baseline's has: the deciding test's
     (selection-aware over the control's and the idea's sweeps where its p is) at the level
     its verdict was decided at (:func:`own_interval`)."""
     at = decided_level(level, comp.p_value, deciding_p(comp, comp.p_adjusted, direction))
-    sw = sweeps.of_report(report, arm) if comp.selection_aware else None
+    sw = sweeps.of_record(report, arm) if comp.selection_aware else None
     return own_interval(comp, at, sw, direction)
 
 
-def decide(report: JsonDict, p_adjusted: float | None, family_size: int) -> JsonDict:
-    """Verdicts on the family-adjusted p (Holm over the tracks an idea declares), tested at
-    this look's level of the plan declared in the module (the full alpha for one look), for a
-    report whose comparisons are its JSON: :func:`decision_of` written into ``report``
-    (:meth:`Decision.write`). Returns ``report``."""
-    comps = controls.compared(report)
-    if comps:
-        comps[0] = dataclasses.replace(comps[0], p_adjusted=p_adjusted)
-    return decision_of(report, comps, family_size).write(report)
-
-
-def decision_of(report: JsonDict, comps: Sequence[Comparison], family_size: int) -> Decision:
+def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -> Decision:
     """The decision on a built report, given its comparisons adjusted over the family
     (``comps``: the baseline's, then each control's in the report's order; none when the
     report is incomplete): the baseline's comparison decided at this look's level, each
     control's, and the verdicts. Reads ``report``, changes nothing."""
-    if not comps:
+    if not comps or report.idea is None:
         return Decision("incomplete", "incomplete")
     comp = comps[0]
     p_adjusted = comp.p_adjusted
-    alpha = report["protocol"]["alpha"]
-    plan = report["sequential"]
-    n = report["n_seeds"]
-    direction = direction_of(report)
+    alpha = report.protocol["alpha"]
+    plan = report.sequential
+    n = report.n_seeds
+    direction = report.direction
     warnings = []
-    sw = sweeps.of_report(report) if comp.selection_aware else None
+    sw = sweeps.of_record(report) if comp.selection_aware else None
     level, margin_level = sequential.levels(  # exact boundaries for one comparison only
         plan, list(comp.per_seed_diffs), alpha, family_size * len(comps), sweeps=sw,
         direction=direction)
@@ -274,17 +258,16 @@ def decision_of(report: JsonDict, comps: Sequence[Comparison], family_size: int)
         own_interval(comp, interval_level, sw, direction),
         planning_figures=planning_figures(comp, level / family_size, significant=significant,
                                           sw=sw, direction=direction))
-    claim_type = report["protocol"].get("claim_type", "superiority")
-    base = report["baseline"]["full"]["per_seed"]
+    claim_type = report.protocol.get("claim_type", "superiority")
+    base = report.baseline["full"]["per_seed"]
     against_baseline, comp = claim_verdict(  # margin tests at this look's level
-        comp, base, report["idea"]["per_seed"], direction=direction, level=level,
+        comp, base, report.idea["per_seed"], direction=direction, level=level,
         family_size=family_size, margin_level=margin_level, claim_type=claim_type, sweeps=sw)
     unresolved = margins.unresolved_margin(comp, base, margin_level / family_size)
     warnings += [unresolved] if unresolved else []
     comp = dataclasses.replace(comp, **reference_fields(against_baseline))
-    compared = {name: control_interval(report, control["arm"], control_comp, level, direction)
-                for (name, control), control_comp in zip((report.get("controls") or {}).items(),
-                                                         comps[1:])}
+    compared = {name: control_interval(report, control.arm, control_comp, level, direction)
+                for (name, control), control_comp in zip(report.controls.items(), comps[1:])}
     decided = decide_against_all(report, against_baseline, level, compared)
     advice, stop = futility_advice(report, comp, decided.practical, family_size)
     warnings += [stop] if stop else []
@@ -292,62 +275,64 @@ def decision_of(report: JsonDict, comps: Sequence[Comparison], family_size: int)
                                futility=advice)
 
 
-def verdicts_against(report: JsonDict, baseline_verdict: str, level: float,
+def verdicts_against(report: Report, baseline_verdict: str, level: float,
                      compared: dict[str, Comparison]
                      ) -> tuple[list[tuple[str, str]], list[tuple[str, str, Comparison]]]:
     """The idea's verdict against each comparator, ``(verdict, arm)``, baseline first, and
     each control's ``(name, verdict, comparison)``: its comparison (``compared[name]``) with
     its margin tests at this look's level and its verdict in the reference format's words."""
-    direction = direction_of(report)
-    claim_type = report["protocol"].get("claim_type", "superiority")
+    direction = report.direction
+    claim_type = report.protocol.get("claim_type", "superiority")
+    if report.idea is None:
+        raise ValueError("an incomplete report (no idea summary) has no verdicts against its "
+                         "comparators")
+    idea = report.idea["per_seed"]
     verdicts = [(baseline_verdict, "baseline")]
     decided = []
-    for name, control in (report.get("controls") or {}).items():
+    for name, control in report.controls.items():
         comp = compared[name]
         verdict, comp = claim_verdict(
-            comp, control["full"]["per_seed"], report["idea"]["per_seed"],
-            direction=direction, level=level, family_size=comp.family_size or 1,
-            claim_type=claim_type,
-            sweeps=sweeps.of_report(report, control["arm"]) if comp.selection_aware else None)
+            comp, control.full["per_seed"], idea, direction=direction, level=level,
+            family_size=comp.family_size or 1, claim_type=claim_type,
+            sweeps=sweeps.of_record(report, control.arm) if comp.selection_aware else None)
         decided.append((name, verdict, dataclasses.replace(comp, **reference_fields(verdict))))
-        verdicts.append((verdict, control["arm"]))
+        verdicts.append((verdict, control.arm))
     return verdicts, decided
 
 
-def decide_against_all(report: JsonDict, against_baseline: str, level: float,
+def decide_against_all(report: Report, against_baseline: str, level: float,
                        compared: dict[str, Comparison] | None = None) -> Decision:
     """The idea's decision from its verdict against the baseline and its verdicts against
     every control (their comparisons ``compared``, by control name; default the report's),
     taken here at this look's ``level``; without a comparison (a run is missing) nothing is
     decided: ``incomplete``."""
-    if report.get("comparison") is None:
+    if report.comparison is None or report.idea is None:
         return Decision("incomplete", "incomplete")
     if compared is None:
-        compared = {name: Comparison.from_json(control["comparison"])
-                    for name, control in (report.get("controls") or {}).items()}
+        compared = {name: control.comparison for name, control in report.controls.items()}
     against, decided = verdicts_against(report, against_baseline, level, compared)
     return dataclasses.replace(
-        Decision.from_verdicts(against, report["mechanism_ok"], report.get("budgets")),
+        Decision.from_verdicts(against, report.mechanism_ok, report.budgets),
         controls=tuple(decided))
 
 
-def futility_advice(report: JsonDict, comp: Comparison, practical: str,
+def futility_advice(report: Report, comp: Comparison, practical: str,
                    family_size: int) -> tuple[JsonDict | None, str | None]:
-    """The report's declared futility advice filled in (``report["sequential"]["futility"]``
-    with the conditional power, :func:`benchkit.stats.futility.conditional_power`, and whether
-    to stop) and, when it recommends stopping, the warning that says so; (None, None) where
+    """The report's declared futility advice (its ``sequential``'s ``futility``) filled in
+    with the conditional power (:func:`benchkit.stats.futility.conditional_power`) and whether
+    to stop, and, when it recommends stopping, the warning that says so; (None, None) where
     it is left unassessed: no advice declared, the last look, a verdict other than
     inconclusive, an exploratory session. Non-binding: it changes no level and no verdict."""
-    plan = report["sequential"]
+    plan = report.sequential
     advice, look, looks = plan.get("futility"), plan["look"], plan["looks"]
-    if advice is None or look is None or look == len(looks) or report["exploratory"] \
+    if advice is None or look is None or look == len(looks) or report.exploratory \
             or practical != "inconclusive":
         return None, None
     threshold = advice["threshold"]
-    alpha = report["protocol"]["alpha"]
+    alpha = report.protocol["alpha"]
     last_level = paired.look_levels(looks, looks[-1], alpha)[-1] / family_size
     z = futility.improvement_z(list(comp.per_seed_diffs), comp.direction, comp.test or "mean")
-    power = futility.conditional_power(z, report["n_seeds"], looks[-1], last_level)
+    power = futility.conditional_power(z, report.n_seeds, looks[-1], last_level)
     stop = power < threshold
     warning = (f"futility: if the effect so far is the true one, the last look ({looks[-1]} "
                f"seeds) finds the idea better with probability {power:.3g} < "

@@ -33,7 +33,7 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
                           mechanism_payloads: Sequence[MechanismPayload], *,
                           alpha: float) -> JsonDict:
     """One report over the frontier (see the module docstring); verdicts come later, from
-    :func:`benchkit.verdict.decision.decide`, as for any report."""
+    :func:`benchkit.verdict.decision.decision_of`, as for any report."""
     if not spec.frontier:
         raise ValueError(f"{spec.name}: a frontier report needs the idea's frontier= axis")
     (axis, values), = spec.frontier.items()
@@ -69,7 +69,7 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
         for arm in arms if arm != "idea"}
     top["comparison"] = compared["baseline"].to_json()
     top["controls"] = {name: controls.control_section(
-        c["arm"], c["sweep"], marker, pooled[c["arm"]], compared[c["arm"]].to_json())
+        c["arm"], c["sweep"], marker, pooled[c["arm"]], compared[c["arm"]]).to_json()
         for name, c in top["controls"].items()}
     for arm, comp in compared.items():
         top["warnings"] += [w for w in sweeps.grid_warnings(comp, arm)

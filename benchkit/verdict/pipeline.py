@@ -5,13 +5,13 @@ figures follow from its runs by the one order that made them:
 1. **build** each track's report (:mod:`.build`, :mod:`.frontier`): select each arm's config
    on validation, **compare** the idea with each comparator on test (:mod:`.comparison`);
 2. **adjust** the family of the idea's comparisons over its tracks
-   (:func:`benchkit.verdict.controls.adjust_family`);
+   (:func:`benchkit.verdict.controls.adjusted`);
 3. **decide** each report's verdicts at the planned level
-   (:func:`benchkit.verdict.decision.decide`).
+   (:func:`benchkit.verdict.decision.decision_of`).
 
-Each report is then frozen as a :class:`benchkit.verdict.records.Report`: nothing changes it
-after its build. Pure: nothing is read or written here; the track's floors, which come from
-outside the runs, enter through a function the caller gives.
+From its build on, each report is a frozen :class:`benchkit.verdict.records.Report`: each stage
+makes a new record, none changes one. Pure: nothing is read or written here; the track's
+floors, which come from outside the runs, enter through a function the caller gives.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from benchkit.verdict import build, controls, decision
 from benchkit.verdict.frontier import build_frontier_report
 from benchkit.verdict.records import JsonDict, Report
 
-Floors = Callable[[JsonDict], JsonDict]  # a report -> its track's floors on its seeds
+Floors = Callable[[Report], Report]  # a report -> it with its track's floors on its seeds
 
 
 def idea_reports(spec: IdeaSpec, run_payloads: Sequence[RunPayload],
@@ -38,9 +38,10 @@ def idea_reports(spec: IdeaSpec, run_payloads: Sequence[RunPayload],
     given, fills each report's ``floors`` before its verdicts are decided (without it, none:
     ``{}``)."""
     make = build_frontier_report if spec.frontier else build.build_report
-    reports = [build_finite(make, spec, track, run_payloads, mechanism_payloads, alpha)
+    reports = [Report.from_json(build_finite(make, spec, track, run_payloads,
+                                             mechanism_payloads, alpha))
                for track in spec.tracks]
-    return [Report.from_json(report) for report in decide_family(reports, floors)]
+    return decide_family(reports, floors)
 
 
 def build_finite(make: Callable[..., JsonDict], spec: IdeaSpec, track: str,
@@ -82,14 +83,13 @@ def non_finite(value: object, where: str = "") -> list[str]:
     return []
 
 
-def decide_family(reports: list[JsonDict], floors: Floors | None = None) -> list[JsonDict]:
-    """Adjust the family of one idea's reports (every track it declares) and decide each
-    report's verdicts; an incomplete report enters the family at p = 1 and is decided
-    ``incomplete``. The comparisons travel as records from the family's adjustment to each
-    :class:`benchkit.verdict.decision.Decision`, written into the report (its JSON) once.
-    Returns ``reports``, changed in place."""
-    family = controls.adjusted([controls.compared(report) for report in reports])
-    for report, comps in zip(reports, family):
-        report["floors"] = {} if floors is None else floors(report)  # every report has floors
-        decision.decision_of(report, comps, family_size=len(reports)).write(report)
-    return reports
+def decide_family(reports: list[Report], floors: Floors | None = None) -> list[Report]:
+    """One idea's reports (every track it declares), in their order, each with its track's
+    floors (``floors``; without it, none: ``{}``), the family of their comparisons adjusted
+    and its verdicts decided (:meth:`benchkit.verdict.decision.Decision.applied`); an
+    incomplete report enters the family at p = 1 and is decided ``incomplete``."""
+    family = controls.adjusted([report.comparisons() for report in reports])
+    with_floors = [dataclasses.replace(report, floors={}) if floors is None else floors(report)
+                   for report in reports]
+    return [decision.decision_of(report, comps, family_size=len(reports)).applied(report)
+            for report, comps in zip(with_floors, family)]

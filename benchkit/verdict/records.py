@@ -2,23 +2,26 @@
 
 A :class:`Comparison` is the idea against one comparator: made by the compare stage
 (:func:`benchkit.verdict.comparison.compare_arms`), given its family adjustment
-(:func:`benchkit.verdict.controls.adjust_family`) and its decided figures and verdict
-(:func:`benchkit.verdict.decision.decide`), each stage a new record (:func:`dataclasses.replace`).
-The report is built once by the verdict pipeline, then frozen.
+(:func:`benchkit.verdict.controls.adjusted`) and its decided figures and verdict
+(:func:`benchkit.verdict.decision.decision_of`), each stage a new record
+(:func:`dataclasses.replace`). A :class:`ControlArm` is a control arm's section of the report,
+with the idea's comparison with it.
 
-:func:`benchkit.verdict.pipeline.idea_reports` builds each report (select, compare, adjust,
-decide) and freezes it as a :class:`Report`; what is added after, from outside the runs (where
-the module came from, how far the store was trusted, the time it was written), makes a new
-record (:func:`dataclasses.replace`), never a changed one. :meth:`Report.to_json` is the JSON
-edge: ``bench_report.json`` in its order of keys, validated by the shipped schema. Its
-comparison is a :class:`Comparison`; its budgets, convergence, grid extensions, mechanism
-evidence and what keeps it incomplete are records of :mod:`benchkit.verdict.sections`; its
-other sections stay JSON (dicts), as the schema describes them.
+:func:`benchkit.verdict.pipeline.idea_reports` builds each report as a :class:`Report`, then
+adjusts and decides it on records (each stage a new record, :func:`dataclasses.replace`); what is
+added after, from outside the runs (where the module came from, how far the store was trusted,
+the time it was written), makes a new record too, never a changed one. :meth:`Report.to_json` is
+the JSON edge: ``bench_report.json`` in its order of keys, validated by the shipped schema. Its
+comparison is a :class:`Comparison` and its controls :class:`ControlArm` records; its budgets,
+convergence, grid extensions, mechanism evidence and what keeps it incomplete are records of
+:mod:`benchkit.verdict.sections`; its other sections stay JSON (dicts), as the schema describes
+them.
 """
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -123,11 +126,51 @@ class Comparison(PairedComparison):
         return cls(**values, planning_figures=copy.deepcopy(planning))
 
 
+def better_side(metric_direction: str) -> str:
+    """``"lower"`` or ``"higher"``, from a ``metric_direction`` ("lower is better", ...)."""
+    return "lower" if metric_direction.startswith("lower") else "higher"
+
+
 # the planning figures of the deciding test (benchkit.stats.planning.figures), in their order
 PLANNING_KEYS = ("mde_power80", "seeds_needed", "mde_power80_mean_test",
                  "seeds_needed_mean_test", "planning")
 # added by the session that writes the report, from outside the runs: absent until then
 LATER = ("floors", "provenance", "store", "created")
+
+
+@dataclass(frozen=True)
+class ControlArm:
+    """One control arm as the baseline is reported (its selected config, its sweep, its
+    selected config's test summary), the idea's comparison with it and, once decided, the
+    idea's verdict against it (None before: absent from :meth:`to_json`)."""
+
+    arm: str                       # "control:<name>"
+    best_cfg: JsonDict
+    sweep: tuple[JsonDict, ...]
+    full: JsonDict                 # benchkit.stats.paired.summarize of its test metric
+    comparison: Comparison
+    verdict: str | None = None
+
+    def to_json(self) -> JsonDict:
+        """The report's ``controls`` entry, keys in the order reports have always had them."""
+        out: JsonDict = {"arm": self.arm, "best_cfg": self.best_cfg, "sweep": list(self.sweep),
+                         "full": self.full, "comparison": self.comparison.to_json()}
+        if self.verdict is not None:
+            out["verdict"] = self.verdict
+        return copy.deepcopy(out)
+
+    @classmethod
+    def from_json(cls, data: JsonDict) -> ControlArm:
+        """The record of a report's ``controls`` entry; a key it does not declare is refused."""
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise ValueError(f"control arm field(s) {unknown} are not declared in "
+                             f"benchkit.verdict.records.ControlArm; declared: {names}")
+        values = copy.deepcopy(data)
+        values["sweep"] = tuple(values["sweep"])
+        values["comparison"] = Comparison.from_json(values["comparison"])
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -152,7 +195,7 @@ class Report:
     idea_sweep: tuple[JsonDict, ...]
     comparison: Comparison | None    # the idea against the baseline, decided
     frontier: JsonDict | None
-    controls: JsonDict
+    controls: dict[str, ControlArm]  # by control name, in the arms' declared order
     budgets: Budgets | None
     log_medians: dict[str, Medians] | None   # arm -> the medians of its runs' run.log values
     convergence: Convergence
@@ -166,13 +209,18 @@ class Report:
     environment: JsonDict
     sequential: JsonDict
     exploratory: JsonDict | None
-    practical_verdict: str
-    system_verdict: str
+    practical_verdict: str | None = None  # None until decided (never written so)
+    system_verdict: str | None = None
     decided_by: str | None = None
     floors: JsonDict | None = None
     provenance: JsonDict | None = None
     store: JsonDict | None = None
     created: str | None = None
+
+    @property
+    def direction(self) -> str:
+        """``"lower"`` or ``"higher"``: the metric's better side (:func:`better_side`)."""
+        return better_side(self.metric_direction)
 
     def to_json(self) -> JsonDict:
         """The report's JSON (a deep copy: changing it changes no record), keys in the order
@@ -185,7 +233,23 @@ class Report:
             out[name] = (list(value) if isinstance(value, tuple)
                          else value.to_json() if name in SECTIONS and value is not None
                          else value)
+        out["controls"] = {name: arm.to_json() for name, arm in self.controls.items()}
         return copy.deepcopy(out)
+
+    def comparisons(self) -> list[Comparison]:
+        """Every comparison of the idea in this report, baseline first, then each control's
+        in the report's order: the Holm family's members (none when incomplete)."""
+        if self.comparison is None:
+            return []
+        return [self.comparison] + [arm.comparison for arm in self.controls.values()]
+
+    def with_comparisons(self, comps: Sequence[Comparison]) -> Report:
+        """This report with ``comps`` (as :meth:`comparisons` orders them) as its comparisons."""
+        if not comps:
+            return self
+        arms = {name: dataclasses.replace(arm, comparison=comp)
+                for (name, arm), comp in zip(self.controls.items(), comps[1:])}
+        return dataclasses.replace(self, comparison=comps[0], controls={**self.controls, **arms})
 
     @classmethod
     def from_json(cls, data: JsonDict) -> Report:
@@ -201,6 +265,8 @@ class Report:
         for name, read in SECTIONS.items():
             if values[name] is not None:
                 values[name] = read(values[name])
+        values["controls"] = {name: ControlArm.from_json(arm)
+                              for name, arm in values["controls"].items()}
         return cls(**values)
 
 

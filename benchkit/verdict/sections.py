@@ -122,30 +122,35 @@ class BudgetCheck:
     (``epochs``), the sequential decision ("still improving", "trained out", "undetermined",
     "not measurable" or "pending", then ``pending`` is True), the mean gain over the seeds of
     the look that decided and its one-sided bounds at ``level``, how many seeds the current
-    look calls for, and the per-seed gains so far (None: not in yet or not measurable)."""
+    look calls for, and the per-seed gains so far (None: not in yet or not measurable). A
+    report written before the sequential check (schema-valid, committed ones among them) has
+    the first five fields only: ``decision`` None, and its JSON gives back just those."""
 
     cfg: Config
     epochs: int
     gain: float | None
     seeds: int
     pending: bool
-    decision: str
-    lower: float | None
-    upper: float | None
-    level: float
-    called_seeds: int
-    per_seed: tuple[float | None, ...]
+    decision: str | None = None
+    lower: float | None = None
+    upper: float | None = None
+    level: float | None = None
+    called_seeds: int | None = None
+    per_seed: tuple[float | None, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"cfg": copy.deepcopy(self.cfg), "epochs": self.epochs, "gain": self.gain,
-                "seeds": self.seeds, "pending": self.pending, "decision": self.decision,
-                "lower": self.lower, "upper": self.upper, "level": self.level,
-                "called_seeds": self.called_seeds, "per_seed": list(self.per_seed)}
+        out = {"cfg": copy.deepcopy(self.cfg), "epochs": self.epochs, "gain": self.gain,
+               "seeds": self.seeds, "pending": self.pending}
+        if self.decision is not None:
+            out.update(decision=self.decision, lower=self.lower, upper=self.upper,
+                       level=self.level, called_seeds=self.called_seeds,
+                       per_seed=list(self.per_seed))
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> BudgetCheck:
         values = declared(cls, data)
-        values["per_seed"] = tuple(values["per_seed"])
+        values["per_seed"] = tuple(values.get("per_seed", ()))
         return cls(**values)
 
 
@@ -170,33 +175,40 @@ class ArmConvergence:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ArmConvergence:
         values = declared(cls, data)
-        if values["budget_check"] is not None:
+        if values.get("budget_check") is not None:  # absent: before the budget check
             values["budget_check"] = BudgetCheck.from_json(values["budget_check"])
-        return cls(**values)
+        return cls(**{"budget_check": None, **values})
 
 
 @dataclass(frozen=True)
 class Convergence:
     """The report's ``convergence``: the track's declared budget (``convergence``, ``fixed``,
     or None for a track unknown here) and its reason, the still-improving threshold, the budget
-    check's factor of the epochs, and each arm's :class:`ArmConvergence`."""
+    check's factor of the epochs, and each arm's :class:`ArmConvergence`. A report written
+    before the budget check (schema-valid, committed ones among them) has no factor and no
+    arm's check: ``budget_factor`` None, and its JSON gives back neither."""
 
     budget: str | None
     budget_reason: str | None
     threshold: float
-    budget_factor: float
+    budget_factor: float | None
     arms: dict[str, ArmConvergence]
 
     def to_json(self) -> dict[str, Any]:
+        arms = {arm: a.to_json() for arm, a in self.arms.items()}
+        if self.budget_factor is None:
+            return {"budget": self.budget, "budget_reason": self.budget_reason,
+                    "threshold": self.threshold,
+                    "arms": {arm: {k: v for k, v in a.items() if k != "budget_check"}
+                             for arm, a in arms.items()}}
         return {"budget": self.budget, "budget_reason": self.budget_reason,
-                "threshold": self.threshold, "budget_factor": self.budget_factor,
-                "arms": {arm: a.to_json() for arm, a in self.arms.items()}}
+                "threshold": self.threshold, "budget_factor": self.budget_factor, "arms": arms}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Convergence:
         values = declared(cls, data)
         values["arms"] = {arm: ArmConvergence.from_json(a) for arm, a in values["arms"].items()}
-        return cls(**values)
+        return cls(**{"budget_factor": None, **values})
 
 
 @dataclass(frozen=True)

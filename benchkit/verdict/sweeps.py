@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from benchkit.spec.idea import cfg_id
 from benchkit.spec.payloads import Measured, RunResult
 from benchkit.stats import selection, signtest
-from benchkit.verdict.records import Comparison
+from benchkit.verdict.records import Comparison, Report
 
 
-def runs_of(report: dict) -> dict[tuple[str, str, int], RunResult]:
-    """A report's passed runs keyed as the controller keys them, (arm, cfg id, seed): each
-    row's result as the selection reads it (its metrics, whether it diverged, its seconds)."""
+def runs_of(rows: Iterable[dict]) -> dict[tuple[str, str, int], RunResult]:
+    """A report's passed runs (its ``runs`` rows) keyed as the controller keys them, (arm, cfg
+    id, seed): each row's result as the selection reads it (its metrics, whether it diverged,
+    its seconds)."""
     return {(r["arm"], cfg_id(r["cfg"]), r["seed"]): RunResult(
         val=r["val"], test=r["test"], diverged=r["diverged"], seconds=r.get("seconds"))
-        for r in report.get("runs") or [] if r.get("outcome") == "passed"}
+        for r in rows if r.get("outcome") == "passed"}
 
 
 def groups_of(grid: list[dict], frontier: dict | None) -> list[list[int]] | None:
@@ -53,11 +54,23 @@ def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
 
 
 def of_report(report: dict, comparator: str = "baseline") -> selection.Sweeps:
-    """The sweeps of a complete report (its protocol's grid and seeds, its runs)."""
-    grid, seeds = report["protocol"]["grid"], report["protocol"]["seeds"]
-    return from_runs(runs_of(report), comparator, grid, seeds,
-                     groups_of(grid, report.get("frontier")),
-                     report["protocol"].get("margin_reference"))
+    """The sweeps of a complete report's JSON (its protocol's grid and seeds, its runs)."""
+    return of_rows(report["protocol"], report.get("runs") or [], report.get("frontier"),
+                   comparator)
+
+
+def of_record(report: Report, comparator: str = "baseline") -> selection.Sweeps:
+    """:func:`of_report` of a report's record."""
+    return of_rows(report.protocol, report.runs, report.frontier, comparator)
+
+
+def of_rows(protocol: dict, rows: Iterable[dict], frontier: dict | None,
+            comparator: str) -> selection.Sweeps:
+    """The sweeps over a report's ``protocol`` (its grid and seeds), ``runs`` rows and
+    ``frontier``: the comparator's against the idea's."""
+    grid, seeds = protocol["grid"], protocol["seeds"]
+    return from_runs(runs_of(rows), comparator, grid, seeds, groups_of(grid, frontier),
+                     protocol.get("margin_reference"))
 
 
 def _value(run: Measured | None, metric: Callable[[Measured], float | None]) -> float:

@@ -19,7 +19,6 @@ The second form exits 1 and names each case whose JSON differs (text, key order 
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 from pathlib import Path
@@ -31,6 +30,7 @@ from benchkit.spec import IdeaSpec
 from benchkit.spec.payloads import MechanismPayload, RunPayload, payload_from_json
 from benchkit.stats import signtest
 from benchkit.verdict import pipeline
+from benchkit.verdict.records import Report
 
 ROOT = Path(__file__).resolve().parents[2]
 # the fields a session adds from outside the runs and the plan (time, machine, store)
@@ -122,8 +122,9 @@ def committed_cases() -> dict[str, object]:
         name = str(path.parent.relative_to(ROOT)).replace("/", "__")
         report = bench_report.load_report(path)
         members = family(path, report)
-        comps, problems = recheck.comparisons(copy.deepcopy(report))
-        out[f"verify__{name}"] = {"comparisons": comps, "problems": problems,
+        comps, problems = recheck.comparisons(Report.from_json(report))
+        out[f"verify__{name}"] = {"comparisons": comps and [c.to_json() for c in comps],
+                                  "problems": problems,
                                   "verdict_lines": recheck.verdicts(report, members)}
         spec = spec_of(report)
         runs, mechanisms = payloads_of(report, spec)

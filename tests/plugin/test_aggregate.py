@@ -182,28 +182,20 @@ def test_helps_is_an_intersection_union_test_and_harms_keeps_holm_over_every_com
     import dataclasses
 
     from benchkit.verdict.comparison import compare_arms
-    from benchkit.verdict.controls import adjust_family
+    from benchkit.verdict.controls import adjusted
 
     compared = compare_arms([1.0, 1.1, 1.2, 1.3], [0.9, 1.0, 1.1, 1.2], direction="lower",
                             alpha=0.05, margin=None, test="mean", sweeps=None)
 
-    def comparison(p):
-        return dataclasses.replace(compared, p_value=p).to_json()
+    def track(*ps):  # a track's comparisons: the baseline's, then each control's
+        return [dataclasses.replace(compared, p_value=p) for p in ps]
 
-    def report(*ps):
-        return {"comparison": comparison(ps[0]),
-                "controls": {f"c{k}": {"comparison": comparison(p)}
-                             for k, p in enumerate(ps[1:])}}
-
-    one = report(0.03, 0.04)
-    adjust_family([one])
-    comps = [one["comparison"], one["controls"]["c0"]["comparison"]]
-    assert [c["p_adjusted"] for c in comps] == [0.04, 0.04]
-    assert [c["p_adjusted_harms"] for c in comps] == [0.06, 0.06]
-    assert [c["family_size"] for c in comps] == [1, 1]
-    two = [report(0.03, 0.04), report(0.01), {"comparison": None, "controls": {}}]
-    adjust_family(two)
-    assert two[0]["comparison"]["p_adjusted"] == pytest.approx(0.08)   # 2 x 0.04, 3 tracks
-    assert two[1]["comparison"]["p_adjusted"] == pytest.approx(0.03)   # 3 x 0.01
-    assert two[1]["comparison"]["p_adjusted_harms"] == pytest.approx(0.04)  # 4 x 0.01
-    assert two[0]["comparison"]["family_size"] == 3
+    (comps,) = adjusted([track(0.03, 0.04)])
+    assert [c.p_adjusted for c in comps] == [0.04, 0.04]
+    assert [c.p_adjusted_harms for c in comps] == [0.06, 0.06]
+    assert [c.family_size for c in comps] == [1, 1]
+    two = adjusted([track(0.03, 0.04), track(0.01), []])  # the third track is incomplete
+    assert two[0][0].p_adjusted == pytest.approx(0.08)   # 2 x 0.04, 3 tracks
+    assert two[1][0].p_adjusted == pytest.approx(0.03)   # 3 x 0.01
+    assert two[1][0].p_adjusted_harms == pytest.approx(0.04)  # 4 x 0.01
+    assert two[0][0].family_size == 3

@@ -7,8 +7,8 @@ import pytest
 
 from benchkit.report import plots
 from benchkit.report.summary import render_summary_md
-from benchkit.verdict.decision import decide, decided_level
-from builders import ALPHA, BASE8, IDEA8, P8, paired_report
+from benchkit.verdict.decision import decided_level
+from builders import decided, ALPHA, BASE8, IDEA8, P8, paired_report
 
 
 @pytest.mark.parametrize("p_adjusted", [
@@ -20,7 +20,7 @@ from builders import ALPHA, BASE8, IDEA8, P8, paired_report
 ])
 def test_the_interval_excludes_zero_exactly_when_the_verdict_is_significant(p_adjusted):
     report = paired_report(BASE8, IDEA8)
-    decide(report, p_adjusted, 3)
+    report = decided(report, p_adjusted, 3)
     comp = report["comparison"]
     level = ALPHA * P8 / p_adjusted if p_adjusted > P8 else ALPHA
     assert comp["signflip_ci"]["confidence"] == pytest.approx(1 - level, rel=1e-12)
@@ -40,7 +40,7 @@ def test_the_decided_level_is_holms_step_level():
 
 def test_summary_and_plot_show_the_same_one_interval():
     report = paired_report(BASE8, IDEA8)
-    decide(report, 2 * P8, 2)
+    report = decided(report, 2 * P8, 2)
     comp = report["comparison"]
     lo, hi = comp["ci95"]
     md = render_summary_md(report)

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 from benchkit.report import terminal
 from benchkit.report.summary import render_summary_md
-from benchkit.verdict.decision import decide
-from builders import BASE8, paired_report
+from builders import decided, BASE8, paired_report
 
 MIXED = [b + d for b, d in zip(BASE8, [0.01, -0.02, 0.015, -0.01, 0.02, -0.015, 0.005, -0.004])]
 
 
 def inconclusive_report() -> dict:
     report = paired_report(BASE8, MIXED)
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     assert (report["practical_verdict"], report["system_verdict"], report["mechanism_ok"]) == (
         "inconclusive", "failed", None)
     return report

@@ -14,8 +14,7 @@ from benchkit.verdict.plan import plan_of
 from benchkit.stats import sequential, paired
 from benchkit.spec import arguments
 from benchkit.spec import SpecError
-from benchkit.verdict.decision import decide
-from builders import GRID, make_spec
+from builders import decided, GRID, make_spec
 
 ALPHA = 0.05
 
@@ -120,7 +119,7 @@ def test_the_report_decides_at_the_exact_level_when_declared():
     for boundary in ("union", "exact"):
         report = paired_report(base, idea, looks=(8, 16), margin=0.05)
         report["sequential"]["boundary"] = boundary
-        decide(report, report["comparison"]["p_value"], 1)
+        report = decided(report, report["comparison"]["p_value"], 1)
         verdicts[boundary] = (report["practical_verdict"], report["comparison"]["level"],
                               report["comparison"]["noninferiority"]["p_value"])
     union = paired.look_levels([8, 16], 16, ALPHA)[1]

@@ -9,9 +9,8 @@ from scipy import stats as sps
 
 from benchkit.stats import futility, paired
 from benchkit.verdict.build import build_report
-from benchkit.verdict.decision import decide
 from benchkit.spec import SpecError
-from builders import GRID, TRACK, make_run, make_spec, parse
+from builders import decided, GRID, TRACK, make_run, make_spec, parse
 
 
 # ------------------------------------------------------------------------------ the marker
@@ -96,7 +95,7 @@ def _look(n, diffs, *, threshold=0.1, looks=(8, 16), base=None):
              for s, (b, d) in enumerate(zip(base, diffs))]
     spec = make_spec(grid, n, looks=looks, futility=threshold)
     report = build_report(spec, TRACK, runs, [], alpha=0.05)
-    return decide(report, report["comparison"]["p_value"], 1)
+    return decided(report, report["comparison"]["p_value"], 1)
 
 
 def test_no_trend_at_the_first_look_recommends_stopping():
@@ -143,7 +142,7 @@ def test_higher_is_better_is_mirrored():
              for s, (b, d) in enumerate(zip(base, diffs))]
     spec = make_spec(grid, 8, looks=(8, 16), direction="higher is better", futility=0.1)
     report = build_report(spec, TRACK, runs, [], alpha=0.05)
-    report = decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     lower = _look(8, [-d for d in diffs])
     assert report["sequential"]["futility"]["conditional_power"] == pytest.approx(
         lower["sequential"]["futility"]["conditional_power"])

@@ -77,7 +77,7 @@ def test_compare_keys_and_rules():
     c = paired.compare(base, better, direction="lower", margin=0.05).to_json()
     v1 = {"delta_mean", "idea_wins", "n_pairs", "per_seed_diffs", "p_value", "mde",
           "mde_rel_pct"}  # v1's verdict and system_worked: written once, by the decision
-    extra = {"ci95", "alpha", "effect_size", "noninferiority"}  # planning figures: decide()
+    extra = {"ci95", "alpha", "effect_size", "noninferiority"}  # planning figures: decision_of
     assert v1 | extra <= set(c) and not {"verdict", "system_worked"} & set(c)
     assert c["p_value"] == paired.min_p_value(8)
     assert decision.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05) == "helps"

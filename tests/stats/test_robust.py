@@ -7,9 +7,8 @@ from scipy import stats as sps
 from benchkit.stats import signtest
 from benchkit.spec import arguments
 from benchkit.verdict.build import build_report
-from benchkit.verdict.decision import decide
 from benchkit.spec import SpecError
-from builders import GRID, TRACK, make_run, make_spec
+from builders import decided, GRID, TRACK, make_run, make_spec
 
 
 @pytest.mark.parametrize("diffs", [
@@ -32,7 +31,7 @@ def _report(test, base, idea):
     runs += [make_run("idea", grid[0], s, i, i) for s, i in enumerate(idea)]
     spec = make_spec(grid, len(base), test=test)
     report = build_report(spec, TRACK, runs, [], alpha=0.05)
-    return decide(report, report["comparison"]["p_value"], 1)
+    return decided(report, report["comparison"]["p_value"], 1)
 
 
 @pytest.mark.slow

@@ -14,8 +14,7 @@ import pytest
 
 from benchkit.stats import signflip
 from benchkit.stats import paired
-from benchkit.verdict.decision import decide
-from builders import paired_report
+from builders import decided, paired_report
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "stats"))
 import simstats  # noqa: E402
@@ -201,7 +200,7 @@ def test_d1_an_inconclusive_small_bench_never_recommends_fewer_seeds(seeds):
     base = [1.0, 1.1, 1.2, 1.3, 1.4, 1.5][:seeds]
     idea = [b - 0.3 for b in base[:-1]] + [base[-1] + 0.05]
     report = paired_report(base, idea)
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     comp = report["comparison"]
     assert report["practical_verdict"] == "inconclusive"
     assert comp["seeds_needed"] >= 6 and comp["planning"]["min_seeds"] == 6
@@ -213,7 +212,7 @@ def test_d1_an_inconclusive_small_bench_never_recommends_fewer_seeds(seeds):
 def test_planning_uses_the_holm_and_look_level():
     report = paired_report([1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7],
                            [0.9, 1.2, 1.1, 1.25, 1.35, 1.5, 1.55, 1.75], looks=(8, 16))
-    decide(report, min(1.0, 2 * report["comparison"]["p_value"]), 2)
+    report = decided(report, min(1.0, 2 * report["comparison"]["p_value"]), 2)
     plan = report["comparison"]["planning"]
     assert plan["level"] == pytest.approx(paired.look_levels([8], 16, 0.05)[0] / 2)
     assert plan["min_seeds"] == signflip.min_pairs(plan["level"]) == 8

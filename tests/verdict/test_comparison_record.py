@@ -10,7 +10,7 @@ import pytest
 
 from benchkit.stats import paired
 from benchkit.verdict import comparison, controls, decision
-from benchkit.verdict.records import Comparison, Interval
+from benchkit.verdict.records import Comparison, Interval, Report
 
 ROOT = Path(__file__).resolve().parents[2]
 SAVED = ROOT / "benchmarks" / "pipeline" / "before"   # every pipeline output, checked in
@@ -90,9 +90,13 @@ def test_the_decision_reads_the_report_and_changes_nothing():
     from builders import make_report
 
     report = make_report()
-    comps = controls.adjusted([controls.compared(report)])[0]
-    before = json.dumps(report)
-    decided = decision.decision_of(report, comps, family_size=1)
-    assert json.dumps(report) == before
+    record = Report.from_json(report)
+    comps = controls.adjusted([record.comparisons()])[0]
+    before = json.dumps(record.to_json())
+    decided = decision.decision_of(record, comps, family_size=1)
+    assert json.dumps(record.to_json()) == before
     assert decided.comparison is not None and decided.comparison.verdict is not None
-    assert decided.fields()["practical_verdict"] == report["practical_verdict"]
+    assert decided.practical == report["practical_verdict"]
+    applied = decided.applied(record)   # a new record; the one decided on stays as it was
+    assert json.dumps(record.to_json()) == before and applied is not record
+    assert applied.comparison == decided.comparison

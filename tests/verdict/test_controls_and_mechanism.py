@@ -6,9 +6,11 @@ signatures over seeds, their nulls, and skipped claims.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from benchkit.verdict import comparison, controls
+from benchkit.verdict import comparison
 from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
 from benchkit.spec.payloads import Signature
@@ -16,37 +18,49 @@ from benchkit.spec.payloads import Signature
 from benchkit.verdict.build import build_report
 from benchkit.verdict.mechanism import mechanism_signature, math_verification
 from benchkit.verdict.sections import SignatureEvidence
-from benchkit.verdict.decision import decide
 from benchkit.verdict import decision
-from builders import (ALPHA, BASE8, GRID, IDEA8, TRACK, make_mechanism, make_run, make_spec,
-                      paired_report, signed)
+from benchkit.verdict.records import Comparison, ControlArm, Report
+from benchkit.verdict.sections import Budgets
+from builders import (decided, ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_mechanism, make_run,
+                      make_spec, paired_report, signed)
 
 LEVEL = 0.05
 BELOW, ABOVE = 0.049, 0.051
+BUILT = Report.from_json(decided(paired_report(BASE8, IDEA8), P8, 1))  # what the rest is from
 
 
-def comparison_json(**fields) -> dict:
-    """A comparison as the compare stage writes it (four seeds), with ``fields`` in place."""
+def comparison_record(**fields) -> Comparison:
+    """A comparison as the compare stage makes it (four seeds), with ``fields`` in place."""
     compared = comparison.compare_arms([1.0, 1.1, 1.2, 1.3], [0.9, 1.0, 1.1, 1.2],
                                        direction="lower", alpha=ALPHA, margin=None, test="mean",
                                        sweeps=None)
-    return {**compared.to_json(), **fields}
+    return dataclasses.replace(compared, **fields)
 
 
-def control(name: str, p_adjusted: float, delta: float) -> dict:
-    return {"arm": f"control:{name}", "full": {"per_seed": [1.0] * 4},
-            "comparison": comparison_json(p_adjusted=p_adjusted, p_value=p_adjusted / 2,
-                                          delta_mean=delta, family_size=2)}
+def control(name: str, p_adjusted: float, delta: float) -> ControlArm:
+    return ControlArm(arm=f"control:{name}", best_cfg={}, sweep=(),
+                      full={"per_seed": [1.0] * 4},
+                      comparison=comparison_record(p_adjusted=p_adjusted, p_value=p_adjusted / 2,
+                                                   delta_mean=delta, family_size=2))
 
 
-def report(practical: str, *control_arms: dict, direction: str = "lower is better",
-           mechanism_ok=1, matched: bool = True) -> dict:
-    return {"practical_verdict": practical,
-            "system_verdict": decision.system_verdict(practical, mechanism_ok),
-            "comparison": {"p_adjusted": 0.01, "delta_mean": -0.5}, "metric_direction": direction,
-            "mechanism_ok": mechanism_ok, "controls": {c["arm"][8:]: c for c in control_arms},
-            "idea": {"per_seed": [0.5] * 4}, "protocol": {"claim_type": "superiority"},
-            "budgets": {"matched": matched, "unmatched": [] if matched else ["params x"]}}
+def report(practical: str, *control_arms: ControlArm, direction: str = "lower is better",
+           mechanism_ok=1, matched: bool = True) -> Report:
+    """A decided report's record with these verdicts, controls and budgets in place."""
+    return dataclasses.replace(
+        BUILT, practical_verdict=practical,
+        system_verdict=decision.system_verdict(practical, mechanism_ok),
+        metric_direction=direction, mechanism_ok=mechanism_ok,
+        controls={c.arm[8:]: c for c in control_arms}, idea={"per_seed": [0.5] * 4},
+        protocol={"claim_type": "superiority"},
+        budgets=Budgets(arms={}, checks=(), matched=matched,
+                        unmatched=() if matched else ("params x",), waivers={}))
+
+
+def decided_against_all(rep: Report, level: float) -> dict:
+    """``rep`` decided against every comparator at ``level`` (its baseline verdict as it is):
+    the decided report's JSON."""
+    return decision.decide_against_all(rep, rep.practical_verdict, level).applied(rep).to_json()
 
 
 @pytest.mark.parametrize("baseline, control_arms, practical, decided_by", [
@@ -62,8 +76,7 @@ def report(practical: str, *control_arms: dict, direction: str = "lower is bette
 ])
 def test_the_worst_comparison_decides_and_is_named(baseline, control_arms, practical,
                                                    decided_by):
-    rep = report(baseline, *(control(*c) for c in control_arms))
-    decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).write(rep)
+    rep = decided_against_all(report(baseline, *(control(*c) for c in control_arms)), LEVEL)
     assert (rep["practical_verdict"], rep["decided_by"]) == (practical, decided_by)
     assert rep["system_verdict"] == decision.system_verdict(practical, 1)
 
@@ -73,8 +86,8 @@ def test_the_worst_comparison_decides_and_is_named(baseline, control_arms, pract
     ("higher is better", +0.1, "helps"), ("higher is better", -0.1, "harms"),
 ])
 def test_a_control_is_judged_in_the_metric_direction(direction, delta, verdict):
-    rep = report("helps", control("a", BELOW, delta), direction=direction)
-    decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).write(rep)
+    rep = decided_against_all(report("helps", control("a", BELOW, delta), direction=direction),
+                              LEVEL)
     assert rep["controls"]["a"]["verdict"] == verdict
 
 
@@ -83,15 +96,15 @@ def test_a_control_is_judged_in_the_metric_direction(direction, delta, verdict):
     (0.03, 0.029, "inconclusive"),
 ])
 def test_a_control_is_judged_on_its_adjusted_p_at_the_looks_level(p, level, verdict):
-    rep = report("helps", control("a", p, -0.1))
-    rep["controls"]["a"]["comparison"]["p_value"] = 0.0  # the raw p never decides
-    decision.decide_against_all(rep, rep["practical_verdict"], level).write(rep)
+    arm = control("a", p, -0.1)
+    raw = dataclasses.replace(arm, comparison=dataclasses.replace(
+        arm.comparison, p_value=0.0))   # the raw p never decides
+    rep = decided_against_all(report("helps", raw), level)
     assert rep["controls"]["a"]["verdict"] == verdict
 
 
 def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged():
-    rep = report("helps", control("a", BELOW, -0.1), matched=False)
-    decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).write(rep)
+    rep = decided_against_all(report("helps", control("a", BELOW, -0.1), matched=False), LEVEL)
     assert rep["practical_verdict"] == rep["system_verdict"] == "unmatched"
     assert rep["controls"]["a"]["verdict"] == "helps" and rep["decided_by"] == "baseline"
     assert budgets.unmatched_reason(rep) == "unmatched (params x)"
@@ -100,28 +113,26 @@ def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged(
 @pytest.mark.parametrize("mechanism_ok, system", [(1, "partial"), (0, "failed"),
                                                   (None, "failed")])
 def test_the_system_verdict_follows_the_decided_practical_one(mechanism_ok, system):
-    rep = report("helps", control("a", ABOVE, -0.1), mechanism_ok=mechanism_ok)
-    assert rep["system_verdict"] == decision.system_verdict("helps", mechanism_ok)
-    decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).write(rep)
+    before = report("helps", control("a", ABOVE, -0.1), mechanism_ok=mechanism_ok)
+    assert before.system_verdict == decision.system_verdict("helps", mechanism_ok)
+    rep = decided_against_all(before, LEVEL)
     assert (rep["practical_verdict"], rep["system_verdict"]) == ("inconclusive", system)
 
 
 def test_without_a_comparison_nothing_is_decided():
-    rep = report("inconclusive")
-    rep["practical_verdict"] = rep["system_verdict"] = "incomplete"
-    rep["comparison"] = None
-    decision.decide_against_all(rep, rep["practical_verdict"], LEVEL).write(rep)
+    before = dataclasses.replace(report("inconclusive"), practical_verdict="incomplete",
+                                 system_verdict="incomplete", comparison=None)
+    rep = decided_against_all(before, LEVEL)
     assert rep["decided_by"] is None and rep["practical_verdict"] == "incomplete"
     assert rep["system_verdict"] == "incomplete"
-    assert controls.comparisons(rep) == []
+    assert before.comparisons() == []
 
 
 def test_the_holm_family_is_the_baseline_then_every_control():
     rep = report("helps", control("a", BELOW, -0.1), control("b", ABOVE, 0.1))
-    assert controls.comparisons(rep) == [rep["comparison"], rep["controls"]["a"]["comparison"],
-                                         rep["controls"]["b"]["comparison"]]
-    rep["controls"] = None
-    assert controls.comparisons(rep) == [rep["comparison"]]
+    assert rep.comparisons() == [rep.comparison, rep.controls["a"].comparison,
+                                 rep.controls["b"].comparison]
+    assert dataclasses.replace(rep, controls={}).comparisons() == [rep.comparison]
 
 
 @pytest.mark.parametrize("declared, budget, tolerance", [
@@ -243,7 +254,7 @@ def test_mechanism_ok_in_a_report_with_a_skipped_and_a_passed_claim():
     runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
     runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8)]
     report = build_report(spec, TRACK, runs, mechs, alpha=ALPHA)
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     assert report["math_verification"]["passed"] is True
     assert report["mechanism_ok"] is None and report["system_verdict"] == "partial"
 
@@ -251,22 +262,20 @@ def test_mechanism_ok_in_a_report_with_a_skipped_and_a_passed_claim():
 # -- a control arm under a margin claim ---------------------------------------------------------
 
 
-def margin_report(n: int, *, claim: str | None, family_size: int | None) -> dict:
+def margin_report(n: int, *, claim: str | None, family_size: int | None) -> Report:
     """An idea within 0.1% of its control on every one of ``n`` seeds, the control compared
     with a 10% non-inferiority margin and a p (0.6) far from significant."""
     control_values = [1.0 + 0.1 * k for k in range(n)]
     idea_values = [v + 0.001 * (-1) ** k for k, v in enumerate(control_values)]
-    comp = comparison_json(p_adjusted=0.6, p_value=0.3, delta_mean=0.0,
-                           noninferiority={"margin_rel": 0.1})
-    if family_size is not None:
-        comp["family_size"] = family_size
+    comp = comparison_record(p_adjusted=0.6, p_value=0.3, delta_mean=0.0,
+                             noninferiority={"margin_rel": 0.1}, family_size=family_size)
     protocol = {} if claim is None else {"claim_type": claim}
-    return {"practical_verdict": "helps", "system_verdict": "partial", "mechanism_ok": None,
-            "comparison": {"p_adjusted": 0.01, "delta_mean": -0.5},
-            "metric_direction": "lower is better", "protocol": protocol,
-            "idea": {"per_seed": idea_values},
-            "controls": {"c": {"arm": "control:c", "full": {"per_seed": control_values},
-                               "comparison": comp}}}
+    return dataclasses.replace(
+        BUILT, practical_verdict="helps", system_verdict="partial", mechanism_ok=None,
+        metric_direction="lower is better", protocol=protocol, budgets=None,
+        idea={"per_seed": idea_values},
+        controls={"c": ControlArm(arm="control:c", best_cfg={}, sweep=(),
+                                  full={"per_seed": control_values}, comparison=comp)})
 
 
 @pytest.mark.parametrize("claim, verdict", [
@@ -275,8 +284,7 @@ def margin_report(n: int, *, claim: str | None, family_size: int | None) -> dict
     (None, "non-inferior"),            # a protocol without a claim is a superiority claim
 ])
 def test_a_control_is_judged_under_the_reports_claim(claim, verdict):
-    rep_ = margin_report(8, claim=claim, family_size=2)
-    decision.decide_against_all(rep_, rep_["practical_verdict"], 0.05).write(rep_)
+    rep_ = decided_against_all(margin_report(8, claim=claim, family_size=2), 0.05)
     comp = rep_["controls"]["c"]["comparison"]
     assert rep_["controls"]["c"]["verdict"] == verdict
     # the margin test is redone on the control's and the idea's seeds, at level / family size
@@ -291,7 +299,7 @@ def test_a_control_is_judged_under_the_reports_claim(claim, verdict):
     (None, "non-inferior"),  # a comparison without a family is a family of one
 ])
 def test_a_controls_margin_test_is_at_the_level_over_its_family_size(family_size, verdict):
-    rep_ = margin_report(5, claim="superiority", family_size=family_size)
-    decision.decide_against_all(rep_, rep_["practical_verdict"], 0.05).write(rep_)
+    rep_ = decided_against_all(margin_report(5, claim="superiority", family_size=family_size),
+                               0.05)
     assert rep_["controls"]["c"]["verdict"] == verdict
     assert rep_["controls"]["c"]["comparison"]["noninferiority"]["p_value"] == 1 / 32

@@ -7,6 +7,12 @@ import dataclasses
 import pytest
 
 from benchkit.verdict.decision import VERDICT_ORDER, Decision
+from benchkit.verdict.sections import Budgets
+
+
+def budgets(*, matched: bool) -> Budgets:
+    return Budgets(arms={}, checks=(), matched=matched,
+                   unmatched=() if matched else ("params x",), waivers={})
 
 
 @pytest.mark.parametrize("verdicts, expected", [
@@ -24,10 +30,10 @@ def test_the_worst_verdict_against_any_comparator_decides(verdicts, expected):
 
 
 def test_an_unmatched_budget_withholds_both_verdicts():
-    decision = Decision.from_verdicts([("helps", "baseline")], 1, {"matched": False})
-    assert decision.fields() == {"practical_verdict": "unmatched",
-                                 "system_verdict": "unmatched", "decided_by": "baseline"}
-    matched = Decision.from_verdicts([("helps", "baseline")], 1, {"matched": True})
+    decision = Decision.from_verdicts([("helps", "baseline")], 1, budgets(matched=False))
+    assert (decision.practical, decision.system, decision.decided_by) == (
+        "unmatched", "unmatched", "baseline")
+    matched = Decision.from_verdicts([("helps", "baseline")], 1, budgets(matched=True))
     assert matched.practical == "helps"
 
 

@@ -7,22 +7,16 @@ claims against it stay. In process, hand-made runs, no training.
 from __future__ import annotations
 
 import numpy as np
-from builders import ALPHA, GRID, TRACK, make_run, make_spec
+from builders import decided, ALPHA, GRID, TRACK, make_run, make_spec
 
-from benchkit.stats import paired, selection
-from benchkit.verdict import controls, sweeps
+from benchkit.stats import selection
+from benchkit.verdict import sweeps
 from benchkit.verdict.build import build_report
-from benchkit.verdict.decision import decide
 from benchkit.verdict.records import Comparison
 
 N = 8
 
 
-def decided(report):
-    family = controls.comparisons(report)
-    for comp, p in zip(family, paired.holm([c["p_value"] for c in family])):
-        comp["p_adjusted"], comp["family_size"] = p, len(family)
-    return decide(report, report["comparison"]["p_adjusted"], len(family))
 
 
 def runs(shift: float, constant: str = "idea", margin_noise: float = 0.0):
@@ -42,7 +36,7 @@ def runs(shift: float, constant: str = "idea", margin_noise: float = 0.0):
 
 def report_of(run_list, **spec_fields):
     return decided(build_report(make_spec(GRID, N, **spec_fields), TRACK, run_list, [],
-                                alpha=ALPHA))
+                                alpha=ALPHA), holm=True)
 
 
 def test_an_idea_constant_along_lr_cannot_be_helps():

@@ -13,9 +13,9 @@ import pytest
 
 from benchkit.stats import paired
 from benchkit.report.session import gate_failure
-from benchkit.verdict.decision import decide
 from benchkit.spec import SpecError
-from builders import BASE8, GRID, IDEA8, P8, RECORDED, make_run, make_spec, paired_report, parse
+from builders import (decided, BASE8, GRID, IDEA8, P8, RECORDED, make_run, make_spec, paired_report,
+                      parse)
 
 LEVEL_8_OF_16 = paired.look_levels([8], 16, 0.05)[0]   # 0.0310
 LEVEL_16_OF_16 = paired.look_levels([8, 16], 16, 0.05)[1]
@@ -59,7 +59,7 @@ def test_a_malformed_plan_is_a_clear_collection_error(kwargs, match):
 ])
 def test_each_look_is_tested_at_its_declared_level(looks, n, level):
     report = paired_report(BASE8[:n], IDEA8[:n], looks=looks)
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     assert report["comparison"]["level"] == level
     assert report["exploratory"] is None
     assert report["sequential"]["look"] == (looks or (n,)).index(n) + 1
@@ -68,7 +68,7 @@ def test_each_look_is_tested_at_its_declared_level(looks, n, level):
 
 def test_a_seed_count_that_is_no_look_is_exploratory_and_fails_every_gate():
     report = paired_report(BASE8, IDEA8, looks=(6, 16))
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     assert report["sequential"]["look"] is None
     assert "8 seeds is not a declared look" in report["exploratory"]["reasons"][0]
     assert report["comparison"]["level"] == 0.05       # descriptive only
@@ -84,7 +84,7 @@ def test_a_seed_count_that_is_no_look_is_exploratory_and_fails_every_gate():
 ])
 def test_an_override_session_is_exploratory_even_at_a_declared_look(overrides, said):
     report = paired_report(BASE8, IDEA8, overrides=overrides)
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     assert report["exploratory"]["reasons"] == [f"{said} the module's plan"]
     assert any(w.startswith("exploratory:") for w in report["warnings"])
     assert gate_failure(report, "not-harms").startswith("exploratory (")

@@ -4,6 +4,8 @@ built once by the pipeline and then frozen; plain dicts only at the JSON edge.""
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 
@@ -12,10 +14,11 @@ from benchkit.report import bench_report
 from benchkit.stats import paired
 from benchkit.store import records
 from benchkit.verdict import pipeline
-from benchkit.verdict.records import ORDER, Report
+from benchkit.verdict.records import ORDER, Comparison, ControlArm, Report
 from builders import BASE8, GRID, IDEA8, TRACK, make_run, one_config_runs
 from builders import make_spec as make_rule_spec
 
+ROOT = Path(__file__).resolve().parents[2]
 PROTOCOLS = {TRACK: tracks.get(TRACK).protocol(30)}  # the schema asks for a track's protocol
 
 
@@ -95,3 +98,61 @@ def test_stats_returns_a_frozen_comparison_whose_json_round_trips():
         figures.p_value = 0.0  # type: ignore[misc]
     assert list(figures.to_json())[:4] == ["delta_mean", "idea_wins", "n_pairs",
                                            "per_seed_diffs"]
+
+
+def test_a_control_arm_is_a_record_whose_json_is_the_reports_entry():
+    """A report's controls are ControlArm records (their comparison a Comparison), decided
+    with a verdict; the JSON keeps the report's keys and order, and an undecided arm (before
+    the decision) has no verdict key."""
+    report = REPORTS["controls"]
+    arm = report.controls["c"]
+    assert isinstance(arm, ControlArm) and isinstance(arm.comparison, Comparison)
+    assert arm.verdict in ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
+    data = arm.to_json()
+    assert list(data) == ["arm", "best_cfg", "sweep", "full", "comparison", "verdict"]
+    assert report.to_json()["controls"]["c"] == data and ControlArm.from_json(data) == arm
+    undecided = dataclasses.replace(arm, verdict=None).to_json()
+    assert "verdict" not in undecided and list(undecided)[-1] == "comparison"
+    with pytest.raises(ValueError, match=r"control arm field\(s\) \['surprise'\]"):
+        ControlArm.from_json({**data, "surprise": 1})
+    assert report.comparisons() == [report.comparison, arm.comparison]
+
+
+def test_the_floors_are_given_on_the_record_and_a_failing_one_is_a_warning():
+    """The caller's floors function takes the report's record and returns it with its floors;
+    a floor that cannot be computed is a warning on that record, never a lost report."""
+    from benchkit.report.session import floors_of
+
+    spec, runs = make_spec(GRID[:1], 8), one_config_runs(BASE8, IDEA8)
+    asked = []
+
+    def compute(track, seeds):
+        asked.append((track, list(seeds)))
+        return {"ridge": {"per_seed": [1.0] * len(seeds)}}
+
+    def fails(track, seeds):
+        raise RuntimeError("no data")
+
+    (given,) = pipeline.idea_reports(spec, runs, [], alpha=0.05,
+                                     floors=lambda report: floors_of(report, compute))
+    assert asked == [(TRACK, list(range(8)))] and given.floors == compute(TRACK, range(8))
+    (failed,) = pipeline.idea_reports(spec, runs, [], alpha=0.05,
+                                      floors=lambda report: floors_of(report, fails))
+    assert failed.floors == {} and failed.practical_verdict == given.practical_verdict
+    assert [w for w in failed.warnings if w not in given.warnings] == [
+        f"floors of track {TRACK!r} not computed: RuntimeError: no data"]
+    (without,) = pipeline.idea_reports(spec, runs, [], alpha=0.05)
+    assert without.floors == {}
+
+
+COMMITTED = sorted(ROOT.glob("reports/*/*/bench_report.json")) + sorted(
+    ROOT.glob("benchmarks/results/**/bench_report.json"))
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: str(p.parent.relative_to(ROOT)))
+def test_every_committed_report_reads_back_as_a_record(path):
+    """verify's recheck reads a written report as a Report: every committed one, those written
+    before the budget check and its sequential decision among them, reads back and gives back
+    the same JSON data."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert Report.from_json(data).to_json() == data

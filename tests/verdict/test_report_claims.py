@@ -10,9 +10,8 @@ import pytest
 
 from benchkit.verdict.build import build_report
 from benchkit.verdict.mechanism import math_verification, mechanism_signature
-from benchkit.verdict.decision import decide
 from benchkit.verdict import decision
-from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_mechanism, make_spec,
+from builders import (decided, ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_mechanism, make_spec,
                       one_config_runs, paired_report, signed)
 
 
@@ -98,7 +97,7 @@ def test_skipped_claims_are_left_out_and_failed_ones_count(outcomes, passed, mec
     runs = one_config_runs(BASE8, IDEA8)
     report = build_report(make_spec(GRID[:1], 8), TRACK, runs, mechs, alpha=ALPHA)
     assert report["mechanism_ok"] == mechanism_ok
-    decide(report, P8, 1)
+    report = decided(report, P8, 1)
     assert report["system_verdict"] == decision.system_verdict("helps", mechanism_ok)
 
 
@@ -109,7 +108,7 @@ def test_skipped_claims_are_left_out_and_failed_ones_count(outcomes, passed, mec
 ])
 def test_the_system_verdict_follows_the_mechanism_evidence(signatures, system):
     report = paired_report(BASE8, IDEA8, signatures=[{"m": s} for s in signatures])
-    decide(report, P8, 1)
+    report = decided(report, P8, 1)
     assert report["practical_verdict"] == "helps" and report["system_verdict"] == system
     assert report["decided_by"] == "baseline"
 

@@ -10,11 +10,11 @@ import dataclasses
 
 import pytest
 
-from benchkit.verdict import controls
+from benchkit.verdict import pipeline
 from benchkit.stats import signtest, paired
 from benchkit.verdict.build import build_report
-from benchkit.verdict.decision import decide
-from builders import ALPHA, GRID, TRACK, make_run, make_spec, runs_from
+from benchkit.verdict.records import Report
+from builders import decided, ALPHA, GRID, TRACK, make_run, make_spec, runs_from
 
 
 # ------------------------------------------------- controls, budgets, logs, the sign test
@@ -44,12 +44,6 @@ def rich_runs(n=6, cpu_split=True, matched=False):
     return runs
 
 
-def decide_with_holm(report):
-    """decide() after Holm over the report's comparisons, as benchkit.report.session does."""
-    family = controls.comparisons(report)
-    for comp, p in zip(family, paired.holm([c["p_value"] for c in family])):
-        comp["p_adjusted"], comp["family_size"] = p, len(family)
-    return decide(report, report["comparison"]["p_adjusted"], len(family))
 
 
 def rich_spec(n=6):
@@ -94,7 +88,7 @@ def test_a_control_arm_is_selected_and_compared_like_the_baseline():
         "(docs/scale-out.md)"]
     assert [r["arm"] for r in report["runs"]] == (["baseline"] * 2 * n + ["idea"] * 2 * n
                                                   + [CONTROL] * 2 * n)
-    decide_with_holm(report)
+    report = decided(report, holm=True)
     assert report["practical_verdict"] == report["system_verdict"] == "unmatched"
 
 
@@ -103,7 +97,7 @@ def test_a_matched_control_decides_when_it_is_the_worse_comparison():
     runs = rich_runs(n, cpu_split=False, matched=True)
     report = build_report(rich_spec(n), TRACK, runs, [], alpha=ALPHA)
     assert report["warnings"] == [] and report["budgets"]["matched"] is True
-    decide_with_holm(report)
+    report = decided(report, holm=True)
     assert report["comparison"]["p_adjusted"] == 2 * 2 ** -8 * 2   # sign test, Holm of 2
     assert report["controls"]["c"]["verdict"] == "inconclusive"
     assert report["practical_verdict"] == "inconclusive" and report["decided_by"] == CONTROL
@@ -115,7 +109,7 @@ def test_the_sign_interval_is_at_holms_first_step():
     n = 8
     runs = rich_runs(n, cpu_split=False)
     report = build_report(rich_spec(n), TRACK, runs, [], alpha=ALPHA)
-    decide_with_holm(report)
+    report = decided(report, holm=True)
     assert report["comparison"]["sign_ci"]["confidence"] == 1.0 - ALPHA / 2
     assert report["comparison"]["signflip_ci"]["confidence"] == 1.0 - ALPHA / 2
 
@@ -127,7 +121,7 @@ def test_a_controls_comparison_carries_the_deciding_tests_interval_not_a_t_inter
     from benchkit.verdict.decision import decided_level
 
     report = build_report(rich_spec(8), TRACK, rich_runs(8, cpu_split=False), [], alpha=ALPHA)
-    decide_with_holm(report)
+    report = decided(report, holm=True)
     level = report["comparison"]["level"]
     (control,) = report["controls"].values()
     comp = control["comparison"]
@@ -237,9 +231,9 @@ def test_a_frontier_is_decided_by_the_declared_test():
         spec = make_spec(grid, n, arms=["baseline", "idea", CONTROL], test=test,
                          frontier={"width": list(widths)})
         report = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
-        for comp in controls.comparisons(report):
-            assert comp["test"] == test
-            assert comp["per_seed_diffs"] == pytest.approx([-g for g in gains])  # idea - comparator
+        for comp in Report.from_json(report).comparisons():
+            assert comp.test == test
+            assert comp.per_seed_diffs == pytest.approx([-g for g in gains])  # idea - comparator
         if test == "sign":
             sign_p = report["comparison"]["p_value"]
     assert sign_p != report["comparison"]["p_value"]
@@ -273,8 +267,7 @@ def test_a_harm_with_controls_gets_the_interval_of_the_p_that_decided_it():
             (("baseline", base), ("idea", idea), (CONTROL, ctrl)) for s, v in enumerate(values)]
     spec = make_spec([cfg], n, arms=["baseline", "idea", CONTROL])
     report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
-    controls.adjust_family([report])
-    decide(report, report["comparison"]["p_adjusted"], 1)
+    report = pipeline.decide_family([Report.from_json(report)])[0].to_json()
     comp = report["comparison"]
     assert comp["p_value"] == pytest.approx(2 / 256)
     assert comp["p_adjusted_harms"] == pytest.approx(4 / 256) and comp["p_adjusted"] > 0.5
@@ -318,6 +311,6 @@ def test_frontier_points_carry_their_own_tests_interval_not_a_t_interval():
     from benchkit.report.summary import render_summary_md
     from benchkit.verdict.pipeline import decide_family
 
-    summary = render_summary_md(decide_family([report])[0])
+    summary = render_summary_md(decide_family([Report.from_json(report)])[0].to_json())
     for point in report["frontier"]["points"]:
         assert f"| {interval_text(point['comparison']['signflip_ci'])} (95%, mean) |" in summary

@@ -1,4 +1,4 @@
-"""The verdicts of ``decide`` (benchkit.verdict.build) at each look's level, pinned in process.
+"""The verdicts of the decision (benchkit.verdict.decision) at each look's level, pinned in process.
 
 Each test builds a report from hand-made run payloads (no training, no pytester): the level of
 each look and Holm family size, the margin and equivalence tests, the exact boundary, the
@@ -12,10 +12,10 @@ import pytest
 
 from benchkit.stats import paired
 from benchkit.verdict.build import build_report
-from benchkit.verdict.decision import decide, decided_level
+from benchkit.verdict.decision import decided_level
 from benchkit.report.session import gate_failure
 from benchkit.report.summary import render_summary_md
-from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_config_runs,
+from builders import (decided, ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_config_runs,
                       paired_report)
 
 # ---------------------------------------------------------------------------- decide
@@ -33,7 +33,7 @@ LEVEL_8_OF_16 = paired.look_levels([8], 16, ALPHA)[0]    # 0.0310
 ])
 def test_a_look_whose_level_the_seeds_cannot_reach_is_warned(looks, n, family, warned):
     report = paired_report(BASE8[:n], IDEA8[:n], looks=looks)
-    decide(report, 1e-9, family)   # (a significant p: the warning does not read it)
+    report = decided(report, 1e-9, family)   # (a significant p: the warning does not read it)
     said = [w for w in report["warnings"] if w.startswith("this look is tested at level")]
     if not warned:
         assert said == []
@@ -51,7 +51,7 @@ def test_a_look_whose_level_the_seeds_cannot_reach_is_warned(looks, n, family, w
 ])
 def test_a_look_of_several_says_its_level(looks, said):
     report = paired_report(BASE8, IDEA8, looks=looks)
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     looked = [w for w in report["warnings"] if w.startswith("look ")]
     assert looked == ([said] if said else [])
 
@@ -65,7 +65,7 @@ def test_a_look_of_several_says_its_level(looks, said):
 def test_decide_records_the_family_and_plans_at_holms_first_step(family, p_adjusted,
                                                                  significant):
     report = paired_report(BASE8, IDEA8)
-    decide(report, p_adjusted, family)
+    report = decided(report, p_adjusted, family)
     comp = report["comparison"]
     assert (comp["p_adjusted"], comp["family_size"], comp["level"]) == (p_adjusted, family,
                                                                         ALPHA)
@@ -81,14 +81,14 @@ def test_decide_records_the_family_and_plans_at_holms_first_step(family, p_adjus
 
 def test_decide_tests_a_look_at_its_own_level():
     report = paired_report(BASE8, IDEA8, looks=(8, 16))
-    decide(report, 2 * P8, 2)
+    report = decided(report, 2 * P8, 2)
     comp = report["comparison"]
     assert comp["level"] == LEVEL_8_OF_16
     assert comp["planning"]["level"] == LEVEL_8_OF_16 / 2
     assert report["practical_verdict"] == "inconclusive"   # 2 * P8 = 0.03125 >= 0.0310
     assert comp["verdict"] == "no significant win" and comp["system_worked"] is False
     report = paired_report(BASE8, IDEA8, looks=(8, 16))
-    decide(report, P8, 1)
+    report = decided(report, P8, 1)
     assert report["practical_verdict"] == "helps"          # 0.0156 < 0.0310
 
 
@@ -100,7 +100,7 @@ def test_decide_tests_a_look_at_its_own_level():
 ])
 def test_the_margin_test_runs_at_holms_first_step(family, practical):
     report = paired_report(BASE8, IDEA8, margin=0.05)
-    decide(report, min(1.0, family * P8), family)
+    report = decided(report, min(1.0, family * P8), family)
     ni = report["comparison"]["noninferiority"]
     assert ni["p_value"] == 1 / 256 and ni["margin_rel"] == 0.05
     assert ni["non_inferior"] is (family < 16)
@@ -113,7 +113,7 @@ def test_a_worse_idea_within_no_margin_is_not_non_inferior():
     """The idea 0.5 worse on 7 seeds of 8: the margin (5% of the baseline) does not cover it,
     whichever way the seeds are read."""
     report = paired_report(IDEA8, BASE8, margin=0.05)
-    decide(report, 1.0, 8)
+    report = decided(report, 1.0, 8)
     assert report["comparison"]["noninferiority"]["non_inferior"] is False
     assert report["practical_verdict"] == "inconclusive"
 
@@ -132,7 +132,7 @@ def equivalence_report(claim_type):
 def test_an_equivalence_claim_is_judged_by_both_margin_tests(claim_type, practical):
     report = equivalence_report(claim_type)
     assert report["protocol"]["claim_type"] == claim_type
-    decide(report, 1.0, 1)
+    report = decided(report, 1.0, 1)
     assert report["practical_verdict"] == practical
     assert ("equivalence" in report["comparison"]) is (claim_type == "equivalence")
     if claim_type == "equivalence":
@@ -159,7 +159,7 @@ def test_the_exact_boundary_sets_the_two_sided_level_and_the_union_one_the_margi
     """At the second look the exact level is 0.05 (calibrated on these differences), the
     union-bound level 0.0190; the margin test (p 0.03125) runs at the union level."""
     report = exact_report(margin=0.025)
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     comp = report["comparison"]
     assert comp["level"] == 0.05 and comp["p_value"] == pytest.approx(0.390625)
     assert comp["noninferiority"]["p_value"] == pytest.approx(0.03125)
@@ -170,7 +170,7 @@ def test_the_exact_boundary_sets_the_two_sided_level_and_the_union_one_the_margi
 @pytest.mark.slow
 def test_the_exact_boundary_applies_to_a_single_comparison_only():
     report = exact_report()
-    decide(report, 1e-9, 2)   # (a significant p: the level does not read it)
+    report = decided(report, 1e-9, 2)   # (a significant p: the level does not read it)
     assert report["comparison"]["level"] == UNION_LAST
 
 
@@ -181,7 +181,7 @@ def test_the_futility_stop_uses_the_last_looks_level_over_the_family():
     spec = make_spec(GRID[:1], 8, looks=(8, 16), futility=0.1)
     runs = one_config_runs(base, idea)
     report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
-    decide(report, 1.0, 2)
+    report = decided(report, 1.0, 2)
     assert report["practical_verdict"] == "inconclusive"
     fut = report["sequential"]["futility"]
     assert fut["last_level"] == UNION_LAST / 2
@@ -212,7 +212,7 @@ def test_the_fixture_p_value_is_what_the_tables_assume():
 ])
 def test_decide_at_the_level(alpha, expected):
     report = paired_report(BASE8, IDEA8, alpha=alpha)
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     assert report["practical_verdict"] == expected
 
 
@@ -222,19 +222,19 @@ def test_decide_uses_the_holm_adjusted_p_not_the_raw_one():
     p = report["comparison"]["p_value"]
     assert p < ALPHA
     adjusted = paired.holm([p, 0.9, 0.9])[0]   # 3 tracks: 3 * p = 0.047 < alpha still
-    decide(report, adjusted, 3)
+    report = decided(report, adjusted, 3)
     assert report["practical_verdict"] == "helps"
     report = paired_report(BASE8, IDEA8)
     adjusted = paired.holm([p, p, p, p])[0]    # 4 tracks: 4 * p = 0.0625
     assert adjusted >= ALPHA
-    decide(report, adjusted, 4)
+    report = decided(report, adjusted, 4)
     assert report["practical_verdict"] == "inconclusive"
     assert report["comparison"]["p_adjusted"] == adjusted
 
 
 def test_reference_format_fields_follow_the_practical_verdict():
     report = paired_report(BASE8, IDEA8)
-    decide(report, paired.holm([P8] * 4)[0], 4)
+    report = decided(report, paired.holm([P8] * 4)[0], 4)
     assert report["practical_verdict"] == "inconclusive"
     assert report["comparison"]["verdict"] == "no significant win"
     assert report["comparison"]["system_worked"] is False
@@ -247,7 +247,7 @@ def test_reference_format_fields_follow_the_practical_verdict():
 def test_reference_format_fields_at_full_alpha(flip, practical, verdict):
     base, idea = (IDEA8, BASE8) if flip else (BASE8, IDEA8)
     report = paired_report(base, idea)
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     assert report["practical_verdict"] == practical
     assert report["comparison"]["verdict"] == verdict
     assert report["comparison"]["system_worked"] is (practical == "helps")
@@ -255,7 +255,7 @@ def test_reference_format_fields_at_full_alpha(flip, practical, verdict):
 
 def test_direction_higher_flips_helps_and_harms():
     report = paired_report(BASE8, IDEA8, direction="higher is better")
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     assert report["practical_verdict"] == "harms"
     assert report["comparison"]["idea_wins"] == 1
 
@@ -284,7 +284,7 @@ def test_d7_the_unreachable_warning_follows_alpha(alpha, seeds, warned):
 ])
 def test_d9_reference_fields_follow_the_holm_verdict(family, practical, verdict):
     report = paired_report(BASE8, IDEA8)
-    decide(report, paired.holm([P8] * family)[0], family)
+    report = decided(report, paired.holm([P8] * family)[0], family)
     assert report["practical_verdict"] == practical
     assert report["comparison"]["verdict"] == verdict
     assert report["comparison"]["system_worked"] is (practical == "helps")
@@ -294,7 +294,7 @@ def test_d9_reference_fields_follow_the_holm_verdict(family, practical, verdict)
 def test_every_verdict_sentence_names_the_level():
     for family in (1, 4):
         report = paired_report(BASE8, IDEA8)
-        decide(report, paired.holm([P8] * family)[0], family)
+        report = decided(report, paired.holm([P8] * family)[0], family)
         md = render_summary_md(report)
         verdict_line = next(ln for ln in md.splitlines() if ln.startswith("- **practical"))
         assert "level 0.05" in verdict_line, verdict_line

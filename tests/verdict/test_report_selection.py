@@ -15,11 +15,10 @@ import pytest
 from benchkit.spec.payloads import RunPayload, RunResult
 from benchkit.stats import paired
 from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, build_report
-from benchkit.verdict.decision import decide
 from benchkit.spec import cfg_id
 from benchkit.report.session import gate_failure
-from builders import (GATES, ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec, one_config_runs,
-                      paired_report, runs_from)
+from builders import (decided, GATES, ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec,
+                      one_config_runs, paired_report, runs_from)
 
 # ------------------------------------------------------------------------------ arm_sweep
 def measured(val, test):
@@ -111,7 +110,7 @@ def test_a_complete_report_selects_on_validation_with_the_test_split_disagreeing
         range(n))
     assert report["protocol"]["alpha"] == ALPHA and report["protocol"]["margin"] is None
     assert report["protocol"]["claim_type"] == "superiority"
-    decide(report, report["comparison"]["p_value"], 1)
+    report = decided(report, report["comparison"]["p_value"], 1)
     assert report["practical_verdict"] == "helps"          # 2.0.. < 3.0.. on every seed
 
 
@@ -156,7 +155,7 @@ def test_an_incomplete_report_lists_the_missing_and_the_failed_runs():
     assert report["warnings"] == [
         "only 3 seeds cannot reach p < 0.05 (the smallest possible two-sided p is 0.25 with "
         "the sign-flip test); 6 seeds or more can"]
-    decide(report, None, 1)
+    report = decided(report, None, 1)
     assert report["practical_verdict"] == report["system_verdict"] == "incomplete"
 
 
@@ -258,7 +257,7 @@ def test_every_field_of_a_decided_report_is_a_schema_field():
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     added_later = {"created", "provenance"}   # stamped by benchkit.report.session
     for report in (paired_report(BASE8, IDEA8), paired_report(BASE8, IDEA8[:-1])):
-        decide(report, report["comparison"] and report["comparison"]["p_value"], 1)
+        report = decided(report, report["comparison"] and report["comparison"]["p_value"], 1)
         assert set(report) <= set(schema["properties"]), set(report) - set(schema["properties"])
         assert set(schema["required"]) - added_later <= set(report)
     assert report["complete"] is False and report["idea_config"] is None
@@ -313,7 +312,7 @@ def test_every_config_diverged_is_incomplete_with_no_verdict():
     for k in range(3):
         table[("idea", k)] = [(math.inf, 1.0)] * n
     report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
-    decide(report, None, 1)
+    report = decided(report, None, 1)
     assert not report["complete"]
     assert report["practical_verdict"] == report["system_verdict"] == "incomplete"
     assert any("every config of the idea arm diverged" in r
@@ -327,7 +326,7 @@ def test_a_missing_run_gives_no_verdict_and_names_it():
     table = {("baseline", 0): [(1.0, 1.0)] * n, ("idea", 0): [(1.0, 0.5)] * (n - 1)}
     report = build_report(make_spec(GRID[:1], n), TRACK, runs_from(table, GRID[:1]), [],
                           alpha=ALPHA)
-    decide(report, None, 1)
+    report = decided(report, None, 1)
     assert report["practical_verdict"] == "incomplete"
     assert report["incomplete"]["missing"] == [f"idea[{TRACK}-lr=0.001-seed{n - 1}]"]
 
@@ -348,7 +347,7 @@ def test_d6_a_non_finite_test_value_never_changes_the_selection():
     assert not report["complete"]
     assert any("selected on validation" in r and "seed(s) 5" in r
                for r in report["incomplete"]["reasons"])
-    decide(report, None, 1)
+    report = decided(report, None, 1)
     assert report["practical_verdict"] == "incomplete"
 
 

@@ -9,13 +9,10 @@ import re
 
 import numpy as np
 
-from benchkit.stats import paired
 from benchkit.stats import selection
-from benchkit.verdict import controls
 from benchkit.verdict import sweeps
 from benchkit.verdict.build import build_report
-from benchkit.verdict.decision import decide
-from builders import ALPHA, GRID, TRACK, make_run, make_spec, paired_report
+from builders import decided, ALPHA, GRID, TRACK, make_run, make_spec, paired_report
 
 N = 8
 
@@ -33,16 +30,11 @@ def accident_runs(arms=("baseline", "idea")):
     return runs
 
 
-def decided(report):
-    family = controls.comparisons(report)
-    for comp, p in zip(family, paired.holm([c["p_value"] for c in family])):
-        comp["p_adjusted"], comp["family_size"] = p, len(family)
-    return decide(report, report["comparison"]["p_adjusted"], len(family))
 
 
 def test_a_tuning_accident_is_no_verdict():
     report = decided(build_report(make_spec(GRID[:2], N), TRACK, accident_runs(), [],
-                                  alpha=ALPHA))
+                                  alpha=ALPHA), holm=True)
     comp = report["comparison"]
     assert report["baseline"]["best_cfg"] == GRID[1] and report["idea_config"] == GRID[0]
     assert comp["per_seed_diffs"] == [(1.0 + 0.011 * s) - (1.1 + 0.01 * s) for s in range(N)]
@@ -55,7 +47,7 @@ def test_a_tuning_accident_is_no_verdict():
 def test_every_control_is_tested_with_its_selection():
     spec = make_spec(GRID[:2], N, arms=["baseline", "idea", "control:c"])
     report = decided(build_report(spec, TRACK, accident_runs(("baseline", "idea", "control:c")),
-                                  [], alpha=ALPHA))
+                                  [], alpha=ALPHA), holm=True)
     control = report["controls"]["c"]["comparison"]
     sw = sweeps.of_report(report, "control:c")
     assert control["selection_aware"] is True
@@ -67,7 +59,7 @@ def test_every_control_is_tested_with_its_selection():
 def test_with_one_config_the_report_decides_as_before():
     base = [1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7]
     idea = [b - 0.5 for b in base[:7]] + [base[7] + 0.05]
-    comp = decided(paired_report(base, idea))["comparison"]
+    comp = decided(paired_report(base, idea), holm=True)["comparison"]
     assert comp["p_value"] == comp["p_fixed_configs"] == 4 / 256
 
 
@@ -78,7 +70,8 @@ def test_margins_on_a_negative_higher_is_better_metric():
     base = list(-2.0 + rng.normal(0, 0.01, N))
     for worse, verdict in ((0.01, "non-inferior"), (0.10, "harms")):
         idea = [b - worse * abs(b) + float(rng.normal(0, 0.002)) for b in base]
-        report = decided(paired_report(base, idea, direction="higher is better", margin=0.05))
+        report = decided(paired_report(base, idea, direction="higher is better", margin=0.05),
+                         holm=True)
         ni = report["comparison"]["noninferiority"]
         assert report["practical_verdict"] == verdict
         assert ni["non_inferior"] is (verdict == "non-inferior")
@@ -96,14 +89,14 @@ def test_a_margin_below_what_the_seeds_resolve_is_warned():
     rng = np.random.default_rng(6)
     base = list(1.0 + rng.normal(0, 0.05, N))
     noisy = [b + float(rng.normal(0, 0.4)) for b in base]
-    report = decided(paired_report(base, noisy, margin=0.1))
+    report = decided(paired_report(base, noisy, margin=0.1), holm=True)
     warned = [w for w in report["warnings"] if "below what 8 seeds resolve" in w]
     assert len(warned) == 1 and "shown non-inferior with probability about" in warned[0]
     assert "the margin 10.0% (" in warned[0]
     assert re.search(r"80% needs a margin of about \d+\.\d% of the comparator's mean",
                      warned[0]), warned[0]
     quiet = [b + float(rng.normal(0, 0.001)) for b in base]
-    report = decided(paired_report(base, quiet, margin=0.02))
+    report = decided(paired_report(base, quiet, margin=0.02), holm=True)
     assert report["practical_verdict"] == "non-inferior"
     assert not [w for w in report["warnings"] if "seeds resolve" in w]
 
@@ -114,7 +107,7 @@ def test_the_leaderboard_tests_an_idea_as_its_report_does():
     from benchkit.verdict import leaderboard
 
     report = decided(build_report(make_spec(GRID[:2], N), TRACK, accident_runs(), [],
-                                  alpha=ALPHA))
+                                  alpha=ALPHA), holm=True)
     entry = leaderboard.Entry("accident", Path("r.json"), report)
     entry.seeds = list(range(N))
     p, (lo, hi) = leaderboard.idea_p(entry), leaderboard.idea_interval(entry, 0.05)
@@ -127,7 +120,7 @@ def test_a_wilcoxon_bench_decides_by_the_signed_rank_test():
     from builders import make_run, runs_from  # noqa: F401
 
     spec = make_spec(GRID[:2], N, test="wilcoxon")
-    report = decided(build_report(spec, TRACK, accident_runs(), [], alpha=ALPHA))
+    report = decided(build_report(spec, TRACK, accident_runs(), [], alpha=ALPHA), holm=True)
     comp = report["comparison"]
     assert comp["test"] == "wilcoxon" and report["protocol"]["test"] == signtest.WILCOXON_NAME
     assert comp["p_value"] == selection.p_value(sweeps.of_report(report), "lower",
