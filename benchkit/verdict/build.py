@@ -165,6 +165,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
             pending=tuple(new_cfgs)).to_json(),
         "baseline": None, "idea": None, "idea_config": None,
         "idea_sweep": arm_sweeps["idea"], "comparison": None, "frontier": None,
+        "practical_verdict": None, "system_verdict": None,  # decided later, by the pipeline
     }
     idea_sel: list[RunPayload] = []
     if complete:  # every arm has its selected config

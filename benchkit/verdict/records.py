@@ -209,8 +209,8 @@ class Report:
     environment: JsonDict
     sequential: JsonDict
     exploratory: JsonDict | None
-    practical_verdict: str | None = None  # None until decided (never written so)
-    system_verdict: str | None = None
+    practical_verdict: str | None   # None until decided (never written so)
+    system_verdict: str | None
     decided_by: str | None = None
     floors: JsonDict | None = None
     provenance: JsonDict | None = None
