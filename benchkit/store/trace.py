@@ -180,8 +180,7 @@ def dependencies(codes: Iterable[CodeType], opened: Iterable[tuple[Any, ...]], r
         if src is None:
             deps[f"{project.ref(path)}|stmts|"] = fingerprint.MISSING
             continue
-        # co_qualname is Python 3.11+: on 3.10 this raises, and the run is not stored
-        qual = src.enclosing(code.co_qualname)  # type: ignore[attr-defined]
+        qual = src.enclosing(code.co_qualname)
         if qual is not None:
             deps[f"{project.ref(path)}|def|{qual}"] = src.entry("def", qual)
             for node in src.defs[qual]:
