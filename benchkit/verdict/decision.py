@@ -29,11 +29,16 @@ REFERENCE_WORDS = {"helps": "idea better (significant)", "harms": "idea worse (s
 EQUIVALENCE_CLAIM = "equivalence"
 
 
-def reference_fields(verdict: str) -> JsonDict:
-    """A comparison's reference-format fields (``verdict``, ``system_worked``), written once
+def reference_words(verdict: str) -> str:
+    """The reference format's words (a comparison's ``verdict``) for a practical verdict."""
+    return REFERENCE_WORDS.get(verdict, "no significant win")
+
+
+def with_reference_words(comp: Comparison, verdict: str) -> Comparison:
+    """``comp`` with its reference-format fields (``verdict``, ``system_worked``), set once
     from the verdict decided against that comparator at the planned level."""
-    words = REFERENCE_WORDS.get(verdict, "no significant win")
-    return {"verdict": words, "system_worked": verdict == "helps"}
+    return dataclasses.replace(comp, verdict=reference_words(verdict),
+                               system_worked=verdict == "helps")
 
 
 def practical_verdict(p: float, delta_mean: float, direction: str, alpha: float,
@@ -265,7 +270,7 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
         family_size=family_size, margin_level=margin_level, claim_type=claim_type, sweeps=sw)
     unresolved = margins.unresolved_margin(comp, base, margin_level / family_size)
     warnings += [unresolved] if unresolved else []
-    comp = dataclasses.replace(comp, **reference_fields(against_baseline))
+    comp = with_reference_words(comp, against_baseline)
     compared = {name: control_interval(report, control.arm, control_comp, level, direction)
                 for (name, control), control_comp in zip(report.controls.items(), comps[1:])}
     decided = decide_against_all(report, against_baseline, level, compared)
@@ -295,7 +300,7 @@ def verdicts_against(report: Report, baseline_verdict: str, level: float,
             comp, control.full["per_seed"], idea, direction=direction, level=level,
             family_size=comp.family_size or 1, claim_type=claim_type,
             sweeps=sweeps.of_record(report, control.arm) if comp.selection_aware else None)
-        decided.append((name, verdict, dataclasses.replace(comp, **reference_fields(verdict))))
+        decided.append((name, verdict, with_reference_words(comp, verdict)))
         verdicts.append((verdict, control.arm))
     return verdicts, decided
 

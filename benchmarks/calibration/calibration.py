@@ -120,7 +120,7 @@ def fixed_level_words(comp: dict, direction: str, alpha: float) -> str:
     """The reference reports' words for one comparison tested at ``alpha`` alone (no family,
     no looks): what a calibration block counts as a rejection."""
     verdict = decision.practical_verdict(comp["p_value"], comp["delta_mean"], direction, alpha)
-    return decision.reference_fields(verdict)["verdict"]
+    return decision.reference_words(verdict)
 
 
 def analyse_block(block: dict, track, *, alpha: float, noise_sd: list[float]) -> dict:

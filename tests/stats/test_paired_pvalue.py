@@ -18,6 +18,7 @@ from scipy import stats as sps
 
 from benchkit.stats import paired
 from benchkit.verdict import decision
+from benchkit.verdict.records import Comparison
 
 # every test here takes seconds at most: a mutant that loops forever (a bisection that never
 # narrows) fails in 30 s instead of the suite's 120 s
@@ -221,9 +222,9 @@ def test_reference_reports_reproduced(ref):
     assert c["mde"] * V1_T / tq == pytest.approx(ref["mde"], rel=1e-9)
     assert c["mde_rel_pct"] * V1_T / tq == pytest.approx(ref["mde_rel_pct"], rel=1e-9)
     # the reference's words follow from p and the sign at its alpha, as the decision writes them
-    words = decision.reference_fields(
-        decision.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05))
-    assert words == {"verdict": ref["verdict"], "system_worked": False}
+    verdict = decision.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05)
+    words = decision.with_reference_words(Comparison.from_json(c), verdict)
+    assert (words.verdict, words.system_worked) == (ref["verdict"], False)
     assert c["p_value"] == paired.sign_flip_p_value(diffs)
 
     practical = decision.practical_verdict(c["p_value"], c["delta_mean"], "lower", 0.05)
