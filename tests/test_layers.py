@@ -35,8 +35,9 @@ CONCEPT_LINES: dict[str, tuple[int, str]] = {
     "benchkit.report.summary": (
         500, "summary.md: one report rendered as markdown, section by section"),
     "benchkit.verdict.sections": (
-        440, "the report's sections as records, each with the to_json/from_json that give its "
-             "JSON back, the forms older (committed) reports hold included"),
+        500, "the report's sections as records: one frozen dataclass per JSON object of "
+             "bench_report.json that verdict/ computes, each with the to_json/from_json that "
+             "give its JSON back, the forms older (committed) reports hold included"),
 }
 # Files that still import a benchkit module under another name or use another module's private
 # name: the pipeline step's files (issue 43 items 1-3), which that step renames. A file leaves the

@@ -17,7 +17,7 @@ import statistics
 
 from benchkit.spec.idea import cfg_id
 from benchkit.spec.payloads import RunResult
-from benchkit.stats import paired, signtest
+from benchkit.stats import signtest
 from benchkit.verdict import build, comparison, pipeline, sweeps
 from benchkit.verdict.records import Comparison, JsonDict, Report
 
@@ -26,7 +26,7 @@ Runs = dict[tuple[str, str, int], RunResult]  # passed rows' results by (arm, cf
 
 def _arms(report: Report) -> list[tuple[str, JsonDict | None]]:
     """(arm, its section's selected config) of every comparator and the idea."""
-    arms = [("baseline", report.baseline.get("best_cfg")), ("idea", report.idea_config)]
+    arms = [("baseline", report.baseline.best_cfg), ("idea", report.idea_config)]
     return arms + [(c.arm, c.best_cfg) for c in report.controls.values()]
 
 
@@ -38,9 +38,7 @@ def _test(report: Report) -> str:
 def _selected(runs: Runs, arm: str, grid: list[JsonDict], seeds: list[int],
               direction: str) -> JsonDict | None:
     """The config ``arm`` selects on validation over ``grid``, as the plugin selects."""
-    sweep = build.arm_sweep(runs, arm, grid, seeds)
-    best = paired.select_config([sw["val_result"]["per_seed"] if sw["eligible"] else [None]
-                                for sw in sweep], direction)
+    best = build.selected_index(build.arm_sweep(runs, arm, grid, seeds), direction)
     return None if best is None else grid[best]
 
 

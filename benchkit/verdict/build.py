@@ -16,7 +16,7 @@ from benchkit.stats import paired, signtest
 from benchkit.verdict import (budgets, comparison, controls, convergence, extension, mechanism,
                              plan, sweeps)
 from benchkit.verdict.records import better_side
-from benchkit.verdict.sections import FailedRun, Incomplete
+from benchkit.verdict.sections import Baseline, FailedRun, Incomplete, SweepRow
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
@@ -53,7 +53,7 @@ RunKey = tuple[str, str, int]   # (arm, cfg id, seed): where a run sits in its c
 
 
 def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
-              seeds: list[int]) -> list[JsonDict]:
+              seeds: list[int]) -> list[SweepRow]:
     """Per grid config: the val and test values over seeds, and whether it may be selected.
 
     Eligibility is decided on the validation split alone (every seed present with a finite
@@ -68,16 +68,16 @@ def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
         vals, tests = every_value(val), every_value(test)
         ok = vals is not None
         tested = tests if ok else None
-        sweep.append({
-            "cfg": cfg,
-            "mean": None if tested is None else paired.summarize(tested)["mean"],
-            "val_mean": None if vals is None else paired.summarize(vals)["mean"],
-            "eligible": ok,
-            "diverged_seeds": diverged,
-            "result": None if tested is None else paired.summarize(tested),
-            "val_result": None if vals is None else paired.summarize(vals),
-            "test_diverged_seeds": [s for s, t, r in zip(seeds, test, rows) if r and t is None],
-        })
+        sweep.append(SweepRow(
+            cfg=cfg,
+            mean=None if tested is None else paired.summarize(tested)["mean"],
+            val_mean=None if vals is None else paired.summarize(vals)["mean"],
+            eligible=ok,
+            diverged_seeds=tuple(diverged),
+            result=None if tested is None else paired.summarize(tested),
+            val_result=None if vals is None else paired.summarize(vals),
+            test_diverged_seeds=tuple(s for s, t, r in zip(seeds, test, rows)
+                                      if r and t is None)))
     return sweep
 
 
@@ -85,6 +85,14 @@ def every_value(values: Sequence[float | None]) -> list[float] | None:
     """``values`` when none of them is None (every seed has its value), else None."""
     present = [v for v in values if v is not None]
     return present if len(present) == len(values) else None
+
+
+def selected_index(sweep: Sequence[SweepRow], direction: str) -> int | None:
+    """Which config of an arm's ``sweep`` it selects on validation (the best mean over seeds,
+    eligible configs only; :func:`benchkit.stats.paired.select_config`); None when none is
+    eligible."""
+    return paired.select_config([row.val_result["per_seed"] if row.eligible and row.val_result
+                                 else [None] for row in sweep], direction)
 
 
 def finite_or_none(x: object) -> float | None:
@@ -116,9 +124,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
                for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]
     arm_sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in arms}
-    best = {arm: None if missing else paired.select_config(
-        [sw["val_result"]["per_seed"] if sw["eligible"] else [None] for sw in arm_sweeps[arm]],
-        direction) for arm in arms}
+    best = {arm: None if missing else selected_index(arm_sweeps[arm], direction)
+            for arm in arms}
     problems: list[str] = []
     collected = {cfg_id(c) for c in spec.grids[track]}
     new_cfgs = [cfg_id(c) for c in grid if cfg_id(c) not in collected]
@@ -133,8 +140,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         chosen = best[arm]
         if not missing and chosen is None:
             problems.append(f"every config of the {arm} arm diverged: no config is eligible")
-        elif chosen is not None and arm_sweeps[arm][chosen]["test_diverged_seeds"]:
-            bad = arm_sweeps[arm][chosen]["test_diverged_seeds"]
+        elif chosen is not None and arm_sweeps[arm][chosen].test_diverged_seeds:
+            bad = arm_sweeps[arm][chosen].test_diverged_seeds
             problems.append(
                 f"the {arm} arm's config {cfg_id(grid[chosen])}, selected on validation, "
                 f"has a non-finite test metric on seed(s) {', '.join(map(str, bad))}: no paired "
@@ -164,7 +171,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
             reasons=tuple(problems), missing=tuple(missing), failed=failed,
             pending=tuple(new_cfgs)).to_json(),
         "baseline": None, "idea": None, "idea_config": None,
-        "idea_sweep": arm_sweeps["idea"], "comparison": None, "frontier": None,
+        "idea_sweep": [row.to_json() for row in arm_sweeps["idea"]], "comparison": None,
+        "frontier": None,
         "practical_verdict": None, "system_verdict": None,  # decided later, by the pipeline
     }
     idea_sel: list[RunPayload] = []
@@ -174,8 +182,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         base = test_values([runs[("baseline", cfg_id(b_cfg), s)] for s in seeds])
         idea_sel = [runs[("idea", cfg_id(i_cfg), s)] for s in seeds]
         idea = test_values(idea_sel)
-        report["baseline"] = {"best_cfg": b_cfg, "sweep": arm_sweeps["baseline"],
-                              "full": paired.summarize(base)}
+        report["baseline"] = Baseline(b_cfg, tuple(arm_sweeps["baseline"]),
+                                      paired.summarize(base)).to_json()
         report["idea"] = paired.summarize(idea)
         report["idea_config"] = i_cfg
         selected = {arm: [runs[(arm, cfg_id(grid[picked[arm]]), s)] for s in seeds]
@@ -215,7 +223,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
                             f"at the {edge.side} edge of {edge.axis} after {steps} extension(s) "
                             f"(extend={limit}): a wider grid may tune it better")
     else:
-        report["baseline"] = {"best_cfg": None, "sweep": arm_sweeps["baseline"], "full": None}
+        report["baseline"] = Baseline(None, tuple(arm_sweeps["baseline"]), None).to_json()
         report["controls"] = {}
         report["budgets"] = report["log_medians"] = report["decided_by"] = None
         report["convergence"] = convergence.section(track, {}, direction)[0].to_json()

@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from benchkit.stats import paired
 from benchkit.spec.idea import CONTROL
 from benchkit.verdict.records import Comparison, ControlArm, JsonDict
+from benchkit.verdict.sections import SweepRow
 
 
 def arm_name(arm: str) -> str:
     return arm.removeprefix(CONTROL) + " (control)" if arm.startswith(CONTROL) else arm
 
 
-def control_section(arm: str, sweep: list[JsonDict], best_cfg: JsonDict, control: list[float],
+def control_section(arm: str, sweep: Sequence[SweepRow], best_cfg: JsonDict, control: list[float],
                     comparison: Comparison) -> ControlArm:
     """One control arm as the baseline is reported, plus the idea's ``comparison`` with it
     (:func:`benchkit.verdict.comparison.compare_arms`)."""

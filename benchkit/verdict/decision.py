@@ -264,7 +264,9 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
         planning_figures=planning_figures(comp, level / family_size, significant=significant,
                                           sw=sw, direction=direction))
     claim_type = report.protocol.get("claim_type", "superiority")
-    base = report.baseline["full"]["per_seed"]
+    full = report.baseline.full
+    assert full is not None  # a report with a comparison has its baseline's summary
+    base = full["per_seed"]
     against_baseline, comp = claim_verdict(  # margin tests at this look's level
         comp, base, report.idea["per_seed"], direction=direction, level=level,
         family_size=family_size, margin_level=margin_level, claim_type=claim_type, sweeps=sw)

@@ -25,7 +25,7 @@ from benchkit.verdict import comparison, controls, decision, mechanism
 from benchkit.verdict import sweeps
 from benchkit.verdict.budgets import frontier_section, median_figures
 from benchkit.verdict.records import Comparison
-from benchkit.verdict.sections import Budgets, MathVerification
+from benchkit.verdict.sections import Budgets, MathVerification, SweepRow
 from benchkit.verdict import build
 
 
@@ -69,7 +69,8 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
         for arm in arms if arm != "idea"}
     top["comparison"] = compared["baseline"].to_json()
     top["controls"] = {name: controls.control_section(
-        c["arm"], c["sweep"], marker, pooled[c["arm"]], compared[c["arm"]]).to_json()
+        c["arm"], [SweepRow.from_json(row) for row in c["sweep"]], marker, pooled[c["arm"]],
+        compared[c["arm"]]).to_json()
         for name, c in top["controls"].items()}
     for arm, comp in compared.items():
         top["warnings"] += [w for w in sweeps.grid_warnings(comp, arm)

@@ -12,10 +12,10 @@ adjusts and decides it on records (each stage a new record, :func:`dataclasses.r
 added after, from outside the runs (where the module came from, how far the store was trusted,
 the time it was written), makes a new record too, never a changed one. :meth:`Report.to_json` is
 the JSON edge: ``bench_report.json`` in its order of keys, validated by the shipped schema. Its
-comparison is a :class:`Comparison` and its controls :class:`ControlArm` records; its budgets,
-convergence, grid extensions, mechanism evidence and what keeps it incomplete are records of
-:mod:`benchkit.verdict.sections`; its other sections stay JSON (dicts), as the schema describes
-them.
+comparison is a :class:`Comparison` and its controls :class:`ControlArm` records; its
+baseline and the idea's sweep, budgets, convergence, grid extensions, mechanism evidence and
+what keeps it incomplete are records of :mod:`benchkit.verdict.sections`; its other sections
+stay JSON (dicts), as the schema describes them.
 """
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from benchkit.stats.paired import PairedComparison
-from benchkit.verdict.sections import (Budgets, Convergence, GridExtensions, Incomplete,
-                                       MathVerification, Medians, MechanismSignature)
+from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
+                                       Incomplete, MathVerification, Medians, MechanismSignature,
+                                       SweepRow)
 
 JsonDict = dict[str, Any]
 
@@ -146,14 +147,15 @@ class ControlArm:
 
     arm: str                       # "control:<name>"
     best_cfg: JsonDict
-    sweep: tuple[JsonDict, ...]
+    sweep: tuple[SweepRow, ...]
     full: JsonDict                 # benchkit.stats.paired.summarize of its test metric
     comparison: Comparison
     verdict: str | None = None
 
     def to_json(self) -> JsonDict:
         """The report's ``controls`` entry, keys in the order reports have always had them."""
-        out: JsonDict = {"arm": self.arm, "best_cfg": self.best_cfg, "sweep": list(self.sweep),
+        out: JsonDict = {"arm": self.arm, "best_cfg": self.best_cfg,
+                         "sweep": [row.to_json() for row in self.sweep],
                          "full": self.full, "comparison": self.comparison.to_json()}
         if self.verdict is not None:
             out["verdict"] = self.verdict
@@ -168,7 +170,7 @@ class ControlArm:
             raise ValueError(f"control arm field(s) {unknown} are not declared in "
                              f"benchkit.verdict.records.ControlArm; declared: {names}")
         values = copy.deepcopy(data)
-        values["sweep"] = tuple(values["sweep"])
+        values["sweep"] = tuple(SweepRow.from_json(row) for row in values["sweep"])
         values["comparison"] = Comparison.from_json(values["comparison"])
         return cls(**values)
 
@@ -189,10 +191,10 @@ class Report:
     n_seeds: int
     complete: bool
     incomplete: Incomplete | None
-    baseline: JsonDict
+    baseline: Baseline
     idea: JsonDict | None
     idea_config: JsonDict | None
-    idea_sweep: tuple[JsonDict, ...]
+    idea_sweep: tuple[SweepRow, ...]
     comparison: Comparison | None    # the idea against the baseline, decided
     frontier: JsonDict | None
     controls: dict[str, ControlArm]  # by control name, in the arms' declared order
@@ -230,7 +232,8 @@ class Report:
             value = getattr(self, name)
             if name in LATER and value is None:
                 continue
-            out[name] = (list(value) if isinstance(value, tuple)
+            out[name] = ([row.to_json() for row in value] if name == "idea_sweep"
+                         else list(value) if isinstance(value, tuple)
                          else value.to_json() if name in SECTIONS and value is not None
                          else value)
         out["controls"] = {name: arm.to_json() for name, arm in self.controls.items()}
@@ -260,8 +263,9 @@ class Report:
             raise ValueError(f"report field(s) {unknown} are not declared in "
                              f"benchkit.verdict.records.Report; declared: {list(ORDER)}")
         values = copy.deepcopy(data)
-        for name in ("idea_sweep", "warnings", "runs"):
+        for name in ("warnings", "runs"):
             values[name] = tuple(values[name])
+        values["idea_sweep"] = tuple(SweepRow.from_json(row) for row in values["idea_sweep"])
         for name, read in SECTIONS.items():
             if values[name] is not None:
                 values[name] = read(values[name])
@@ -275,7 +279,8 @@ SECTIONS: dict[str, Callable[[JsonDict], Any]] = {
     "comparison": Comparison.from_json, "budgets": Budgets.from_json,
     "convergence": Convergence.from_json, "grid_extensions": GridExtensions.from_json,
     "mechanism_signature": MechanismSignature.from_json,
-    "math_verification": MathVerification.from_json, "incomplete": Incomplete.from_json}
+    "math_verification": MathVerification.from_json, "incomplete": Incomplete.from_json,
+    "baseline": Baseline.from_json}
 # bench_report.json's order of keys (the v1 reference order, then what benchkit added)
 ORDER = ("bench_version", "name", "claim", "module", "track", "model", "metric",
          "metric_direction", "n_seeds", "complete", "incomplete", "baseline", "idea",

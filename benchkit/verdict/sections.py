@@ -3,7 +3,8 @@
 (:func:`benchkit.verdict.convergence.section`), how far the grid was extended
 (:func:`benchkit.verdict.extension.section`) and the mechanism evidence
 (:func:`benchkit.verdict.mechanism.mechanism_signature`,
-:func:`benchkit.verdict.mechanism.math_verification`), and why a report is incomplete.
+:func:`benchkit.verdict.mechanism.math_verification`), why a report is incomplete, and each
+arm's per-config sweep (:func:`benchkit.verdict.build.arm_sweep`) with the baseline's selection.
 
 Each record is frozen; its ``to_json`` gives the section's JSON in ``bench_report.json``, keys
 in the order reports have always had them, and its ``from_json`` reads that JSON back, refusing
@@ -407,4 +408,59 @@ class Incomplete:
         values["failed"] = tuple(FailedRun.from_json(f) for f in values["failed"])
         if values.get("pending") is not None:
             values["pending"] = tuple(values["pending"])
+        return cls(**values)
+
+
+Summary = dict[str, Any]   # benchkit.stats.paired.summarize: mean, std, per_seed, n
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One grid config of an arm's sweep: its test and validation summaries over the seeds
+    (None unless every seed has a finite value), whether it may be selected (every seed's
+    validation finite: the test split never takes part), and the seeds whose validation or
+    test value is not finite."""
+
+    cfg: Config
+    mean: float | None
+    val_mean: float | None
+    eligible: bool
+    diverged_seeds: tuple[int, ...]
+    result: Summary | None
+    val_result: Summary | None
+    test_diverged_seeds: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return copy.deepcopy({
+            "cfg": self.cfg, "mean": self.mean, "val_mean": self.val_mean,
+            "eligible": self.eligible, "diverged_seeds": list(self.diverged_seeds),
+            "result": self.result, "val_result": self.val_result,
+            "test_diverged_seeds": list(self.test_diverged_seeds)})
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SweepRow:
+        values = declared(cls, data)
+        values["diverged_seeds"] = tuple(values["diverged_seeds"])
+        values["test_diverged_seeds"] = tuple(values["test_diverged_seeds"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The report's ``baseline``: its selected config (None while incomplete), its sweep, and
+    the test summary of its selected config (None while incomplete)."""
+
+    best_cfg: Config | None
+    sweep: tuple[SweepRow, ...]
+    full: Summary | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"best_cfg": copy.deepcopy(self.best_cfg),
+                "sweep": [row.to_json() for row in self.sweep],
+                "full": copy.deepcopy(self.full)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Baseline:
+        values = declared(cls, data)
+        values["sweep"] = tuple(SweepRow.from_json(row) for row in values["sweep"])
         return cls(**values)

@@ -14,7 +14,8 @@ import pytest
 
 from benchkit.spec.payloads import RunPayload, RunResult
 from benchkit.stats import paired
-from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, build_report
+from benchkit.verdict.build import (SELECTION_RULE, TEST_NAME, arm_sweep, build_report,
+                                    selected_index)
 from benchkit.spec import cfg_id
 from benchkit.report.session import gate_failure
 from builders import (decided, GATES, ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec,
@@ -48,32 +49,35 @@ def test_arm_sweep_judges_eligibility_on_validation_and_tests_on_test():
         else:
             put(4, s, test=7.0)   # no validation value: diverged
     sweep = arm_sweep(runs, "idea", grid, seeds)
-    assert [s["cfg"] for s in sweep] == grid
-    assert sweep[0] == {"cfg": grid[0], "mean": 5.0, "val_mean": 2.0, "eligible": True,
+    assert [s.cfg for s in sweep] == grid
+    assert sweep[0].to_json() == {"cfg": grid[0], "mean": 5.0, "val_mean": 2.0, "eligible": True,
                         "diverged_seeds": [], "result": paired.summarize([4.0, 5.0, 6.0]),
                         "val_result": paired.summarize([1.0, 2.0, 3.0]),
                         "test_diverged_seeds": []}
-    assert sweep[1] == {"cfg": grid[1], "mean": None, "val_mean": None, "eligible": False,
+    assert sweep[1].to_json() == {"cfg": grid[1], "mean": None, "val_mean": None, "eligible": False,
                         "diverged_seeds": [1], "result": None, "val_result": None,
                         "test_diverged_seeds": []}
-    assert sweep[2] == {"cfg": grid[2], "mean": None, "val_mean": 0.5, "eligible": True,
+    assert sweep[2].to_json() == {"cfg": grid[2], "mean": None, "val_mean": 0.5, "eligible": True,
                         "diverged_seeds": [], "result": None,
                         "val_result": paired.summarize([0.5] * 3), "test_diverged_seeds": [2]}
     # a missing run is neither diverged nor eligible
-    assert sweep[3] == {"cfg": grid[3], "mean": None, "val_mean": None, "eligible": False,
+    assert sweep[3].to_json() == {"cfg": grid[3], "mean": None, "val_mean": None, "eligible": False,
                         "diverged_seeds": [], "result": None, "val_result": None,
                         "test_diverged_seeds": []}
-    assert sweep[4]["diverged_seeds"] == [2] and not sweep[4]["eligible"]
-    assert sweep[4]["test_diverged_seeds"] == []
+    assert sweep[4].diverged_seeds == (2,) and not sweep[4].eligible
+    assert sweep[4].test_diverged_seeds == ()
     baseline = arm_sweep(runs, "baseline", grid, seeds)
-    assert [s["val_mean"] for s in baseline] == [-1.0, -1.0, -1.0, None, -1.0]
+    assert [s.val_mean for s in baseline] == [-1.0, -1.0, -1.0, None, -1.0]
+    assert selected_index(sweep, "lower") == 2 and selected_index(sweep, "higher") == 0
+    assert selected_index(sweep[3:4], "lower") is None   # nothing eligible
 
 
 def test_arm_sweep_turns_int_values_into_floats():
     runs = {("idea", cfg_id(GRID[0]), s): measured(s + 1, 2 * s) for s in range(2)}
     (sweep,) = arm_sweep(runs, "idea", GRID[:1], [0, 1])
-    assert sweep["val_result"]["per_seed"] == [1.0, 2.0]
-    assert sweep["result"]["per_seed"] == [0.0, 2.0] and sweep["mean"] == 1.0
+    assert sweep.val_result is not None and sweep.val_result["per_seed"] == [1.0, 2.0]
+    assert sweep.result is not None and sweep.result["per_seed"] == [0.0, 2.0]
+    assert sweep.mean == 1.0
 
 
 # ------------------------------------------------------------------- build_report

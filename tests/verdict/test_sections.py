@@ -10,8 +10,9 @@ import pytest
 
 from benchkit.verdict import pipeline
 from benchkit.verdict.records import Report
-from benchkit.verdict.sections import (ArmConvergence, AtEdge, BudgetCheck, BudgetMatch,
-                                       Budgets, Convergence, Extension, GridExtensions,
+from benchkit.verdict.sections import (ArmConvergence, AtEdge, Baseline, BudgetCheck,
+                                       BudgetMatch, Budgets, Convergence, Extension,
+                                       GridExtensions, SweepRow,
                                        FailedRun, Incomplete, MathVerification,
                                        MechanismSignature, MechanismTest, SignatureEvidence)
 from builders import BASE8, GRID, IDEA8, make_spec, one_config_runs
@@ -57,17 +58,27 @@ def test_the_saved_reports_cover_every_kind_of_section():
     incomplete = [r["incomplete"] for _, r in SAVED_REPORTS if r["incomplete"] is not None]
     assert any(i["failed"] for i in incomplete) and any(i["missing"] for i in incomplete)
     assert any(i["pending"] for i in incomplete)
+    rows = [row for _, r in SAVED_REPORTS for row in r["idea_sweep"]]
+    assert any(not row["eligible"] for row in rows) and any(row["diverged_seeds"] for row in rows)
+    assert any(r["baseline"]["full"] is None for _, r in SAVED_REPORTS)
 
 
 @pytest.mark.parametrize("record, name", [(Budgets, "budgets"), (Convergence, "convergence"),
                                           (GridExtensions, "grid_extensions"),
                                           (MechanismSignature, "mechanism_signature"),
                                           (MathVerification, "math_verification"),
-                                          (Incomplete, "incomplete")])
+                                          (Incomplete, "incomplete"), (Baseline, "baseline")])
 def test_each_saved_section_round_trips_through_its_record(record, name):
     for case, report in SAVED_REPORTS:
         if report[name] is not None:
             assert text(record.from_json(report[name]).to_json()) == text(report[name]), case
+
+
+def test_each_saved_sweep_row_round_trips_through_its_record():
+    for case, report in SAVED_REPORTS:
+        rows = report["idea_sweep"] + [row for c in report["controls"].values()
+                                       for row in c["sweep"]]
+        assert text([SweepRow.from_json(row).to_json() for row in rows]) == text(rows), case
 
 
 def test_each_saved_report_round_trips_through_the_report_record():
@@ -99,6 +110,10 @@ def test_each_saved_report_round_trips_through_the_report_record():
                      "surprise": 1}),
     (Incomplete, {"reasons": [], "missing": [], "failed": [], "surprise": 1}),
     (FailedRun, {"run": "idea[t-lr=0.1-seed0]", "message": None, "surprise": 1}),
+    (Baseline, {"best_cfg": None, "sweep": [], "full": None, "surprise": 1}),
+    (SweepRow, {"cfg": {}, "mean": None, "val_mean": None, "eligible": False,
+                "diverged_seeds": [], "result": None, "val_result": None,
+                "test_diverged_seeds": [], "surprise": 1}),
 ])
 def test_a_key_the_record_does_not_declare_is_refused(record, data):
     with pytest.raises(ValueError, match=rf"field\(s\) \['surprise'\] are not declared in "
@@ -112,6 +127,8 @@ def test_the_pipelines_report_holds_its_sections_as_records():
     assert isinstance(report.budgets, Budgets) and isinstance(report.convergence, Convergence)
     assert isinstance(report.grid_extensions, GridExtensions)
     assert isinstance(report.mechanism_signature, MechanismSignature)
+    assert isinstance(report.baseline, Baseline) and report.baseline.best_cfg == GRID[0]
+    assert all(isinstance(row, SweepRow) for row in report.idea_sweep + report.baseline.sweep)
     assert isinstance(report.math_verification, MathVerification)
     assert report.budgets.matched is True
     assert all(isinstance(c, BudgetMatch) for c in report.budgets.checks)
