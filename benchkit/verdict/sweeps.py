@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from benchkit.spec.idea import cfg_id
+from benchkit.spec.idea import Config, cfg_id
 from benchkit.spec.payloads import Measured, RunResult
 from benchkit.stats import selection, signtest
-from benchkit.verdict.records import Comparison, Report
+from benchkit.verdict.records import Comparison, JsonDict, Report
 
 
-def runs_of(rows: Iterable[dict]) -> dict[tuple[str, str, int], RunResult]:
+def runs_of(rows: Iterable[JsonDict]) -> dict[tuple[str, str, int], RunResult]:
     """A report's passed runs (its ``runs`` rows) keyed as the controller keys them, (arm, cfg
     id, seed): each row's result as the selection reads it (its metrics, whether it diverged,
     its seconds)."""
@@ -26,7 +26,7 @@ def runs_of(rows: Iterable[dict]) -> dict[tuple[str, str, int], RunResult]:
         for r in rows if r.get("outcome") == "passed"}
 
 
-def groups_of(grid: list[dict], frontier: dict | None) -> list[list[int]] | None:
+def groups_of(grid: Sequence[Config], frontier: JsonDict | None) -> list[list[int]] | None:
     """One group of the whole grid, or one per frontier point (its configs, grid order)."""
     if not frontier:
         return None
@@ -35,7 +35,8 @@ def groups_of(grid: list[dict], frontier: dict | None) -> list[list[int]] | None
 
 
 def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
-              grid: list[dict], seeds: list, groups=None,
+              grid: Sequence[Config], seeds: Sequence[int],
+              groups: Sequence[Sequence[int]] | None = None,
               margin_reference: float | None = None) -> selection.Sweeps:
     """Comparator and idea sweeps over ``grid`` x ``seeds`` (NaN where a value is missing or
     not finite: such a config is not eligible, as in the report's selection); relative margins
@@ -53,7 +54,7 @@ def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
                             margin_reference)
 
 
-def of_report(report: dict, comparator: str = "baseline") -> selection.Sweeps:
+def of_report(report: JsonDict, comparator: str = "baseline") -> selection.Sweeps:
     """The sweeps of a complete report's JSON (its protocol's grid and seeds, its runs)."""
     return of_rows(report["protocol"], report.get("runs") or [], report.get("frontier"),
                    comparator)
@@ -64,7 +65,7 @@ def of_record(report: Report, comparator: str = "baseline") -> selection.Sweeps:
     return of_rows(report.protocol, report.runs, report.frontier, comparator)
 
 
-def of_rows(protocol: dict, rows: Iterable[dict], frontier: dict | None,
+def of_rows(protocol: JsonDict, rows: Iterable[JsonDict], frontier: JsonDict | None,
             comparator: str) -> selection.Sweeps:
     """The sweeps over a report's ``protocol`` (its grid and seeds), ``runs`` rows and
     ``frontier``: the comparator's against the idea's."""
