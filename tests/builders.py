@@ -1,9 +1,9 @@
 """Builders of hand-made specs, runs and reports that the in-process rule tests share (no
-training): ``make_spec``, ``make_run``, ``typed``, ``runs_from``, ``paired_report``, the 8-seed
-fixture (``BASE8``, ``IDEA8``, ``P8``), ``decided`` (a built report decided), the marker parser
-``parse`` and ``RECORDED`` (a module of hand-recorded results for pytester sessions).
-Imported by name: ``from builders import ...`` (``tests/`` is on ``sys.path``: pytest puts the
-folder of ``tests/conftest.py`` there).
+training): ``make_spec``, ``make_run``, ``typed``, ``runs_from``, ``built`` (a built report's
+JSON), ``paired_report``, the 8-seed fixture (``BASE8``, ``IDEA8``, ``P8``), ``decided`` (a
+built report decided), the marker parser ``parse`` and ``RECORDED`` (a module of hand-recorded
+results for pytester sessions). Imported by name: ``from builders import ...`` (``tests/`` is on
+``sys.path``: pytest puts the folder of ``tests/conftest.py`` there).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from benchkit.stats import paired
 from benchkit.verdict import decision, pipeline
 from benchkit.verdict.records import Report
 from benchkit.verdict.build import build_report
+from benchkit.verdict.frontier import build_frontier_report
 from benchkit.spec import IdeaSpec, parse_bench_marker
 from benchkit.spec.payloads import MechanismPayload, RunPayload, payload_from_json
 
@@ -95,6 +96,17 @@ def runs_from(table: dict, grid) -> list:
             for (arm, k), rows in table.items() for seed, (val, test) in enumerate(rows)]
 
 
+def built(spec, track, runs, mechanisms, *, alpha) -> dict:
+    """:func:`benchkit.verdict.build.build_report`'s record as its JSON, undecided (what the
+    rule tests assert on, and what ``decided`` takes)."""
+    return build_report(spec, track, runs, mechanisms, alpha=alpha).to_json()
+
+
+def built_frontier(spec, track, runs, mechanisms, *, alpha) -> dict:
+    """:func:`benchkit.verdict.frontier.build_frontier_report`'s record as its JSON."""
+    return build_frontier_report(spec, track, runs, mechanisms, alpha=alpha).to_json()
+
+
 GRID = [{"lr": 0.001}, {"lr": 0.003}, {"lr": 0.01}]
 
 def paired_report(base, idea, *, alpha=ALPHA, direction="lower is better", margin=None,
@@ -106,7 +118,7 @@ def paired_report(base, idea, *, alpha=ALPHA, direction="lower is better", margi
              for s, i in enumerate(idea)]
     spec = make_spec(grid, len(base), direction=direction, margin=margin, looks=looks,
                      overrides=overrides)
-    return build_report(spec, TRACK, runs, [], alpha=alpha)
+    return built(spec, TRACK, runs, [], alpha=alpha)
 
 
 # 8 seeds, the idea better on 7: the exact sign-flip p is 4/256 = 0.015625

@@ -15,8 +15,8 @@ from benchkit.spec.payloads import JsonDict, MechanismPayload, Measured, RunPayl
 from benchkit.stats import paired, signtest
 from benchkit.verdict import (budgets, comparison, controls, convergence, extension, mechanism,
                              plan, sweeps)
-from benchkit.verdict.records import better_side
-from benchkit.verdict.sections import Baseline, FailedRun, Incomplete, SweepRow
+from benchkit.verdict.records import Comparison, ControlArm, Report, better_side
+from benchkit.verdict.sections import Baseline, Budgets, FailedRun, Incomplete, Medians, SweepRow
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
@@ -101,9 +101,10 @@ def finite_or_none(x: object) -> float | None:
 
 
 def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
-                 mechanism_payloads: Sequence[MechanismPayload], *, alpha: float) -> JsonDict:
+                 mechanism_payloads: Sequence[MechanismPayload], *, alpha: float) -> Report:
     """Everything about one idea on one track except the family-wise adjustment and verdicts
-    (:func:`benchkit.verdict.decision.decision_of`)."""
+    (:func:`benchkit.verdict.decision.decision_of`): the report built once, its verdict
+    fields None until the pipeline decides them."""
     seeds = list(spec.seeds)
     protocol = dict(spec.protocols[track])
     direction, test = direction_of(protocol), spec.test
@@ -161,56 +162,47 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     if n_div:
         warnings.append(f"{n_div} run(s) diverged (non-finite loss or metric); their configs "
                         "were not eligible")
-    report: JsonDict = {
-        "bench_version": BENCH_VERSION,
-        "name": spec.name, "claim": spec.claim, "module": spec.module,
-        "track": track, "model": protocol["model"], "metric": protocol["metric"],
-        "metric_direction": protocol["metric_direction"], "n_seeds": n,
-        "complete": complete,
-        "incomplete": None if complete else Incomplete(
-            reasons=tuple(problems), missing=tuple(missing), failed=failed,
-            pending=tuple(new_cfgs)).to_json(),
-        "baseline": None, "idea": None, "idea_config": None,
-        "idea_sweep": [row.to_json() for row in arm_sweeps["idea"]], "comparison": None,
-        "frontier": None,
-        "practical_verdict": None, "system_verdict": None,  # decided later, by the pipeline
-    }
     idea_sel: list[RunPayload] = []
-    if complete:  # every arm has its selected config
+    baseline = Baseline(None, tuple(arm_sweeps["baseline"]), None)
+    idea_summary: JsonDict | None = None
+    idea_config: Config | None = None
+    compared: dict[str, Comparison] = {}
+    control_arms: dict[str, ControlArm] = {}
+    budget_section: Budgets | None = None
+    log_medians: dict[str, Medians] | None = None
+    if not complete:
+        converged = convergence.section(track, {}, direction)[0]
+    else:  # every arm has its selected config
         picked = {arm: index for arm, index in best.items() if index is not None}
-        b_cfg, i_cfg = grid[picked["baseline"]], grid[picked["idea"]]
+        b_cfg, idea_config = grid[picked["baseline"]], grid[picked["idea"]]
         base = test_values([runs[("baseline", cfg_id(b_cfg), s)] for s in seeds])
-        idea_sel = [runs[("idea", cfg_id(i_cfg), s)] for s in seeds]
+        idea_sel = [runs[("idea", cfg_id(idea_config), s)] for s in seeds]
         idea = test_values(idea_sel)
-        report["baseline"] = Baseline(b_cfg, tuple(arm_sweeps["baseline"]),
-                                      paired.summarize(base)).to_json()
-        report["idea"] = paired.summarize(idea)
-        report["idea_config"] = i_cfg
+        baseline = Baseline(b_cfg, tuple(arm_sweeps["baseline"]), paired.summarize(base))
+        idea_summary = paired.summarize(idea)
         selected = {arm: [runs[(arm, cfg_id(grid[picked[arm]]), s)] for s in seeds]
                     for arm in arms}
         compared = {arm: comparison.compare_arms(
             test_values(selected[arm]), idea, direction=direction, alpha=alpha,
             margin=spec.margin, test=test, sweeps=sweeps.from_runs(runs, arm, grid, seeds))
             for arm in arms if arm != "idea"}
-        report["comparison"] = compared["baseline"].to_json()  # the report's JSON from here
-        report["controls"] = {arm.removeprefix("control:"): controls.control_section(
+        control_arms = {arm.removeprefix("control:"): controls.control_section(
             arm, arm_sweeps[arm], grid[picked[arm]], test_values(selected[arm]),
-            compared[arm]).to_json() for arm in arms if arm not in ARMS}
+            compared[arm]) for arm in arms if arm not in ARMS}
         for arm, comp in compared.items():
             warnings += sweeps.grid_warnings(comp, arm)
         # the budget and convergence sections read the runs as the report's rows hold them
         rows = {key: run_row(r) for key, r in runs.items()}
         selected_rows = {arm: [run_row(r) for r in rs] for arm, rs in selected.items()}
-        report["budgets"] = budgets.budget_section(selected_rows, spec).to_json()
-        report["log_medians"] = {arm: budgets.median_figures(rs, "logs")
-                                 for arm, rs in selected_rows.items()}
+        budget_section = budgets.budget_section(selected_rows, spec)
+        log_medians = {arm: budgets.median_figures(rs, "logs")
+                       for arm, rs in selected_rows.items()}
         checks = not (spec.frontier or spec.overrides)  # exploratory or a budget axis: none
         converged, flags = convergence.section(
             track, selected_rows, direction, epochs=spec.epochs[track],
             schedule=protocol.get("schedule"), longer=(lambda arm, cfg: [
                 rows.get((arm, cfg_id(cfg), s)) for s in seeds]) if checks else None,
             configs=len(grid))
-        report["convergence"] = converged.to_json()
         warnings += flags
         split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
                             idea_sel)
@@ -222,35 +214,38 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
             warnings.append(f"the {edge.arm}'s selected config {cfg_id(grid[picked[edge.arm]])} is "
                             f"at the {edge.side} edge of {edge.axis} after {steps} extension(s) "
                             f"(extend={limit}): a wider grid may tune it better")
-    else:
-        report["baseline"] = Baseline(None, tuple(arm_sweeps["baseline"]), None).to_json()
-        report["controls"] = {}
-        report["budgets"] = report["log_medians"] = report["decided_by"] = None
-        report["convergence"] = convergence.section(track, {}, direction)[0].to_json()
     mech_tests = mechanism.math_verification(mechanism_payloads)
     mech_sig = mechanism.mechanism_signature(idea_sel)
-    report.update({
-        "mechanism_signature": mech_sig.to_json(),
-        "math_verification": mech_tests.to_json(),
-        "mechanism_ok": mechanism.mechanism_ok(mech_sig.signatures, mech_tests.outcomes()),
-        "grid_extensions": extension.section(declared, limit, resolved).to_json(),
-        "protocol": {**protocol, "grid": grid, "seeds": seeds, "alpha": alpha, "extend": limit,
-                     "selection": SELECTION_RULE,
-                     "test": signtest.NAMES.get(test, TEST_NAME),
-                     "margin": spec.margin, "margin_reference": spec.margin_reference,
-                     "claim_type": spec.claim_type},
-        "warnings": warnings,
-        "runs": [run_row(r) for r in sorted(
-            (r for r in run_payloads if r.point is not None and r.point.track == track),
-            key=lambda r: _row_order(r, arms, grid))],
-        "environment": _environment(run_payloads),
-    })
-    report.update(plan.plan_of(spec, n, run_payloads))
-    if report["exploratory"]:
-        warnings.append("exploratory: " + "; ".join(report["exploratory"]["reasons"])
+    planned = plan.plan_of(spec, n, run_payloads)
+    exploratory = planned["exploratory"]
+    if exploratory:
+        warnings.append("exploratory: " + "; ".join(exploratory["reasons"])
                         + ". Not a look of the plan: no verdict of this session counts and "
                         "every gate fails")
-    return report
+    return Report(
+        bench_version=BENCH_VERSION, name=spec.name, claim=spec.claim, module=spec.module,
+        track=track, model=protocol["model"], metric=protocol["metric"],
+        metric_direction=protocol["metric_direction"], n_seeds=n, complete=complete,
+        incomplete=None if complete else Incomplete(
+            reasons=tuple(problems), missing=tuple(missing), failed=failed,
+            pending=tuple(new_cfgs)),
+        baseline=baseline, idea=idea_summary, idea_config=idea_config,
+        idea_sweep=tuple(arm_sweeps["idea"]), comparison=compared.get("baseline"),
+        frontier=None, controls=control_arms, budgets=budget_section, log_medians=log_medians,
+        convergence=converged, mechanism_signature=mech_sig, math_verification=mech_tests,
+        mechanism_ok=mechanism.mechanism_ok(mech_sig.signatures, mech_tests.outcomes()),
+        grid_extensions=extension.section(declared, limit, resolved),
+        protocol={**protocol, "grid": grid, "seeds": seeds, "alpha": alpha, "extend": limit,
+                  "selection": SELECTION_RULE, "test": signtest.NAMES.get(test, TEST_NAME),
+                  "margin": spec.margin, "margin_reference": spec.margin_reference,
+                  "claim_type": spec.claim_type},
+        warnings=tuple(warnings),
+        runs=tuple(run_row(r) for r in sorted(
+            (r for r in run_payloads if r.point is not None and r.point.track == track),
+            key=lambda r: _row_order(r, arms, grid))),
+        environment=_environment(run_payloads), sequential=planned["sequential"],
+        exploratory=exploratory,
+        practical_verdict=None, system_verdict=None)  # decided later, by the pipeline
 
 
 def split_pairs(seeds: Sequence[int], base_runs: Sequence[RunPayload],

@@ -24,111 +24,115 @@ from benchkit.stats import paired
 from benchkit.verdict import comparison, controls, decision, mechanism
 from benchkit.verdict import sweeps
 from benchkit.verdict.budgets import frontier_section, median_figures
-from benchkit.verdict.records import Comparison
-from benchkit.verdict.sections import Budgets, MathVerification, SweepRow
+from benchkit.verdict.records import Comparison, Report
+from benchkit.verdict.sections import Baseline, FailedRun, Incomplete
 from benchkit.verdict import build
 
 
 def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
                           mechanism_payloads: Sequence[MechanismPayload], *,
-                          alpha: float) -> JsonDict:
+                          alpha: float) -> Report:
     """One report over the frontier (see the module docstring); verdicts come later, from
-    :func:`benchkit.verdict.decision.decision_of`, as for any report."""
+    :func:`benchkit.verdict.decision.decision_of`, as for any report. Each point is built as
+    a report of its own, and the whole grid's report takes the frontier's sections."""
     if not spec.frontier:
         raise ValueError(f"{spec.name}: a frontier report needs the idea's frontier= axis")
     (axis, values), = spec.frontier.items()
     grid = spec.grids[track]
-    points: list[tuple[Any, JsonDict]] = []
+    points: list[tuple[Any, Report]] = []
     for value in values:
         sub = dataclasses.replace(spec, grids={**spec.grids, track: tuple(
             c for c in grid if c[axis] == value)})
         points.append((value, build.build_report(sub, track, run_payloads, mechanism_payloads,
                                                alpha=alpha)))
     top = build.build_report(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
-    top["warnings"] = list(dict.fromkeys(w for _, p in points for w in p["warnings"]))
-    top["frontier"] = {"axis": axis, "values": list(values),
-                       "points": [_point(value, p, alpha) for value, p in points]}
-    if not all(p["complete"] for _, p in points):
-        return _incomplete(top, points)
+    warnings = list(dict.fromkeys(w for _, p in points for w in p.warnings))
+    frontier = {"axis": axis, "values": list(values),
+                "points": [_point(value, p, alpha) for value, p in points]}
+    if not all(p.complete for _, p in points):
+        return _incomplete(dataclasses.replace(top, warnings=tuple(warnings), frontier=frontier),
+                           points)
     runs = build.passed_runs(run_payloads, track)
     seeds, arms = list(spec.seeds), spec.arms
     selected = {arm: [runs[(arm, cfg_id(_selected_cfg(p, arm)), s)] for _, p in points
                       for s in seeds] for arm in arms}
     pooled = {arm: [statistics.fmean(build.test_values(rows[i::len(seeds)]))
                     for i in range(len(seeds))] for arm, rows in selected.items()}
-    direction, margin = build.direction_of(top), spec.margin
     marker = {axis: "selected per point (see frontier.points)"}
-    top["baseline"] = {"best_cfg": marker, "sweep": top["baseline"]["sweep"],
-                       "full": paired.summarize(pooled["baseline"])}
-    top["idea"], top["idea_config"] = paired.summarize(pooled["idea"]), marker
-    full_grid = top["protocol"]["grid"]  # each point's selection redone under every flip
-    groups = sweeps.groups_of(full_grid, top["frontier"])
+    full_grid = top.protocol["grid"]  # each point's selection redone under every flip
+    groups = sweeps.groups_of(full_grid, frontier)
     compared = {arm: comparison.compare_arms(
-        pooled[arm], pooled["idea"], direction=direction, alpha=alpha, margin=margin,
+        pooled[arm], pooled["idea"], direction=top.direction, alpha=alpha, margin=spec.margin,
         test=spec.test, sweeps=sweeps.from_runs(runs, arm, full_grid, seeds, groups))
         for arm in arms if arm != "idea"}
-    top["comparison"] = compared["baseline"].to_json()
-    top["controls"] = {name: controls.control_section(
-        c["arm"], [SweepRow.from_json(row) for row in c["sweep"]], marker, pooled[c["arm"]],
-        compared[c["arm"]]).to_json()
-        for name, c in top["controls"].items()}
     for arm, comp in compared.items():
-        top["warnings"] += [w for w in sweeps.grid_warnings(comp, arm)
-                            if w not in top["warnings"]]
+        warnings += [w for w in sweeps.grid_warnings(comp, arm) if w not in warnings]
     # the budget section reads the runs as the report's rows hold them
     selected_rows = {arm: [build.run_row(r) for r in rows] for arm, rows in selected.items()}
-    top["budgets"] = frontier_section(selected_rows, spec, axis, [
-        (value, Budgets.from_json(p["budgets"])) for value, p in points]).to_json()
-    top["log_medians"] = {arm: median_figures(rows, "logs")
-                          for arm, rows in selected_rows.items()}
+    point_budgets = [(value, p.budgets) for value, p in points if p.budgets is not None]
     signature = mechanism.mechanism_signature(selected["idea"])
-    top["mechanism_signature"] = signature.to_json()
-    top["mechanism_ok"] = mechanism.mechanism_ok(
-        signature.signatures, MathVerification.from_json(top["math_verification"]).outcomes())
-    return top
+    return dataclasses.replace(
+        top, warnings=tuple(warnings), frontier=frontier,
+        baseline=Baseline(marker, top.baseline.sweep, paired.summarize(pooled["baseline"])),
+        idea=paired.summarize(pooled["idea"]), idea_config=marker,
+        comparison=compared["baseline"],
+        controls={name: controls.control_section(
+            c.arm, c.sweep, marker, pooled[c.arm], compared[c.arm])
+            for name, c in top.controls.items()},
+        budgets=frontier_section(selected_rows, spec, axis, point_budgets),
+        log_medians={arm: median_figures(rows, "logs") for arm, rows in selected_rows.items()},
+        mechanism_signature=signature,
+        mechanism_ok=mechanism.mechanism_ok(signature.signatures,
+                                            top.math_verification.outcomes()))
 
 
-def _selected_cfg(point: JsonDict, arm: str) -> Config:
+def _selected_cfg(point: Report, arm: str) -> Config:
     """The config ``arm`` selected at a complete point."""
-    section = (point["baseline"] if arm == "baseline" else
-               point["controls"][arm.removeprefix("control:")] if arm != "idea" else None)
-    cfg: Config = point["idea_config"] if section is None else section["best_cfg"]
-    return cfg
+    if arm == "baseline":
+        if point.baseline.best_cfg is None:
+            raise ValueError("a complete point has the baseline's selected config")
+        return point.baseline.best_cfg
+    if arm == "idea":
+        if point.idea_config is None:
+            raise ValueError("a complete point has the idea's selected config")
+        return point.idea_config
+    return point.controls[arm.removeprefix("control:")].best_cfg
 
 
-def _point(value: Any, p: JsonDict, alpha: float) -> JsonDict:
+def _point(value: Any, p: Report, alpha: float) -> JsonDict:
     """One point's entry: its configs, summaries, budgets and comparisons, unadjusted, each
     with the interval of its own test at ``alpha``."""
-    direction = build.direction_of(p)
-
-    def with_interval(arm: str, comp: JsonDict | None) -> JsonDict | None:
+    def with_interval(arm: str, comp: Comparison | None) -> JsonDict | None:
         if comp is None:
             return None
-        record = Comparison.from_json(comp)
-        sw = sweeps.of_report(p, arm) if record.selection_aware else None
-        return decision.own_interval(record, alpha, sw, direction).to_json()
-    return {"value": value, "complete": p["complete"],
-            "baseline_cfg": p["baseline"]["best_cfg"], "idea_cfg": p["idea_config"],
-            "baseline": p["baseline"]["full"], "idea": p["idea"],
-            "comparison": with_interval("baseline", p["comparison"]),
-            "controls": {name: with_interval(c["arm"], c["comparison"])
-                         for name, c in (p["controls"] or {}).items()},
-            "budgets": p["budgets"]}
+        sw = sweeps.of_record(p, arm) if comp.selection_aware else None
+        return decision.own_interval(comp, alpha, sw, p.direction).to_json()
+    return {"value": value, "complete": p.complete,
+            "baseline_cfg": p.baseline.best_cfg, "idea_cfg": p.idea_config,
+            "baseline": p.baseline.full, "idea": p.idea,
+            "comparison": with_interval("baseline", p.comparison),
+            "controls": {name: with_interval(c.arm, c.comparison)
+                         for name, c in p.controls.items()},
+            "budgets": None if p.budgets is None else p.budgets.to_json()}
 
 
-def _incomplete(top: JsonDict, points: list[tuple[Any, JsonDict]]) -> JsonDict:
+def _incomplete(top: Report, points: list[tuple[Any, Report]]) -> Report:
     """A frontier lacking a point's comparison has none: every point's reasons, no verdict."""
-    reasons, missing, failed = [], [], []
+    axis = top.frontier["axis"] if top.frontier else None
+    reasons: list[str] = []
+    missing: list[str] = []
+    failed: list[FailedRun] = []
     for value, p in points:
-        inc = p["incomplete"] or {"reasons": [], "missing": [], "failed": []}
-        reasons += [f"at {top['frontier']['axis']}={value}: {r}" for r in inc["reasons"]]
-        missing += inc["missing"]
-        failed += inc["failed"]
-    top.update({"complete": False, "comparison": None, "idea": None, "idea_config": None,
-                "controls": {}, "budgets": None, "log_medians": None,
-                "incomplete": {"reasons": reasons, "missing": missing, "failed": failed},
-                "mechanism_signature": mechanism.mechanism_signature([]).to_json()})
-    top["baseline"] = {**top["baseline"], "best_cfg": None, "full": None}
-    top["mechanism_ok"] = mechanism.mechanism_ok(
-        {}, MathVerification.from_json(top["math_verification"]).outcomes())
-    return top
+        if p.incomplete is None:
+            continue
+        reasons += [f"at {axis}={value}: {r}" for r in p.incomplete.reasons]
+        missing += p.incomplete.missing
+        failed += p.incomplete.failed
+    return dataclasses.replace(
+        top, complete=False, comparison=None, idea=None, idea_config=None, controls={},
+        budgets=None, log_medians=None,
+        incomplete=Incomplete(reasons=tuple(reasons), missing=tuple(missing),
+                              failed=tuple(failed)),
+        mechanism_signature=mechanism.mechanism_signature([]),
+        baseline=dataclasses.replace(top.baseline, best_cfg=None, full=None),
+        mechanism_ok=mechanism.mechanism_ok({}, top.math_verification.outcomes()))

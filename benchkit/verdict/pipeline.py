@@ -25,7 +25,7 @@ from benchkit.spec.idea import IdeaSpec
 from benchkit.spec.payloads import MechanismPayload, RunPayload
 from benchkit.verdict import build, controls, decision
 from benchkit.verdict.frontier import build_frontier_report
-from benchkit.verdict.records import JsonDict, Report
+from benchkit.verdict.records import Report
 
 Floors = Callable[[Report], Report]  # a report -> it with its track's floors on its seeds
 
@@ -38,15 +38,16 @@ def idea_reports(spec: IdeaSpec, run_payloads: Sequence[RunPayload],
     given, fills each report's ``floors`` before its verdicts are decided (without it, none:
     ``{}``)."""
     make = build_frontier_report if spec.frontier else build.build_report
-    reports = [Report.from_json(build_finite(make, spec, track, run_payloads,
-                                             mechanism_payloads, alpha))
+    reports = [build_finite(make, spec, track, run_payloads, mechanism_payloads, alpha)
                for track in spec.tracks]
     return decide_family(reports, floors)
 
 
-def build_finite(make: Callable[..., JsonDict], spec: IdeaSpec, track: str,
-                 run_payloads: Sequence[RunPayload],
-                 mechanism_payloads: Sequence[MechanismPayload], alpha: float) -> JsonDict:
+Build = Callable[..., Report]  # build.build_report or frontier.build_frontier_report
+
+
+def build_finite(make: Build, spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
+                 mechanism_payloads: Sequence[MechanismPayload], alpha: float) -> Report:
     """``make``'s report of ``track``, unless finite metrics give a statistic that is not
     finite (values near the float range overflow in sums and squares): then an incomplete
     report whose runs of that track all failed for that reason, never a traceback or a
@@ -54,7 +55,7 @@ def build_finite(make: Callable[..., JsonDict], spec: IdeaSpec, track: str,
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         try:
             report = make(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
-            bad = non_finite(report)
+            bad = non_finite(report.to_json())
         except ValueError as exc:  # a statistic refused its non-finite differences
             if "non-finite" not in str(exc):
                 raise
@@ -68,8 +69,10 @@ def build_finite(make: Callable[..., JsonDict], spec: IdeaSpec, track: str,
     refused = [dataclasses.replace(p, outcome="failed", message=message)
                if p.track == track and p.outcome == "passed" else p for p in run_payloads]
     report = make(spec, track, refused, mechanism_payloads, alpha=alpha)
-    report["incomplete"]["reasons"].insert(0, why)
-    return report
+    if report.incomplete is None:  # every run of the track refused: it cannot be complete
+        raise ValueError(f"{spec.name} {track}: every run was refused, yet the report is complete")
+    return dataclasses.replace(report, incomplete=dataclasses.replace(
+        report.incomplete, reasons=(why, *report.incomplete.reasons)))
 
 
 def non_finite(value: object, where: str = "") -> list[str]:

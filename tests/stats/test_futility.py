@@ -8,9 +8,8 @@ import pytest
 from scipy import stats as sps
 
 from benchkit.stats import futility, paired
-from benchkit.verdict.build import build_report
 from benchkit.spec import SpecError
-from builders import decided, GRID, TRACK, make_run, make_spec, parse
+from builders import GRID, TRACK, built, decided, make_run, make_spec, parse
 
 
 # ------------------------------------------------------------------------------ the marker
@@ -94,7 +93,7 @@ def _look(n, diffs, *, threshold=0.1, looks=(8, 16), base=None):
     runs += [make_run("idea", grid[0], s, b + d, b + d)
              for s, (b, d) in enumerate(zip(base, diffs))]
     spec = make_spec(grid, n, looks=looks, futility=threshold)
-    report = build_report(spec, TRACK, runs, [], alpha=0.05)
+    report = built(spec, TRACK, runs, [], alpha=0.05)
     return decided(report, report["comparison"]["p_value"], 1)
 
 
@@ -141,7 +140,7 @@ def test_higher_is_better_is_mirrored():
     runs += [make_run("idea", grid[0], s, -(b + d), b + d)
              for s, (b, d) in enumerate(zip(base, diffs))]
     spec = make_spec(grid, 8, looks=(8, 16), direction="higher is better", futility=0.1)
-    report = build_report(spec, TRACK, runs, [], alpha=0.05)
+    report = built(spec, TRACK, runs, [], alpha=0.05)
     report = decided(report, report["comparison"]["p_value"], 1)
     lower = _look(8, [-d for d in diffs])
     assert report["sequential"]["futility"]["conditional_power"] == pytest.approx(

@@ -8,8 +8,7 @@ import pytest
 
 from benchkit.spec import SpecError
 from benchkit.stats import selection
-from benchkit.verdict.build import build_report
-from builders import decided, ALPHA, GRID, TRACK, make_run, make_spec, parse
+from builders import ALPHA, GRID, TRACK, built, decided, make_run, make_spec, parse
 
 
 def unequal_sweeps(n=8, seed=0, worse=0.0, reference=None):
@@ -59,7 +58,7 @@ def test_the_report_tests_the_margin_on_the_declared_scale():
             for arm, v in (("baseline", 1.0 + s + 0.1 * k), ("idea", 1.0 + s + 0.1 * k + 0.03))]
     for reference, margin_abs in ((None, 0.05 * np.mean(1.0 + np.arange(n))), (0.5, 0.025)):
         spec = make_spec(GRID[:2], n, margin=0.05, margin_reference=reference)
-        report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+        report = built(spec, TRACK, runs, [], alpha=ALPHA)
         report = decided(report, holm=True)
         assert report["protocol"]["margin_reference"] == reference
         ni = report["comparison"]["noninferiority"]

@@ -6,9 +6,8 @@ from scipy import stats as sps
 
 from benchkit.stats import signtest
 from benchkit.spec import arguments
-from benchkit.verdict.build import build_report
 from benchkit.spec import SpecError
-from builders import decided, GRID, TRACK, make_run, make_spec
+from builders import GRID, TRACK, built, decided, make_run, make_spec
 
 
 @pytest.mark.parametrize("diffs", [
@@ -30,7 +29,7 @@ def _report(test, base, idea):
     runs = [make_run("baseline", grid[0], s, b, b) for s, b in enumerate(base)]
     runs += [make_run("idea", grid[0], s, i, i) for s, i in enumerate(idea)]
     spec = make_spec(grid, len(base), test=test)
-    report = build_report(spec, TRACK, runs, [], alpha=0.05)
+    report = built(spec, TRACK, runs, [], alpha=0.05)
     return decided(report, report["comparison"]["p_value"], 1)
 
 

@@ -20,7 +20,6 @@ import pytest
 
 from benchkit.spec import shard
 from benchkit.spec.payloads import RunPoint, RunResult
-from benchkit.verdict.build import build_report
 from benchkit.store.backends import DirectoryStorage, FsspecStorage, open_storage
 from benchkit.store import hardware
 from benchkit.store.runs import RunStore
@@ -155,7 +154,7 @@ def test_every_unit_in_exactly_one_shard_and_the_shards_balanced(n):
 
 
 def test_split_pairs_flags_a_seed_whose_arms_trained_on_different_cpus():
-    from builders import ALPHA, TRACK, make_run, make_spec
+    from builders import ALPHA, TRACK, built, make_run, make_spec
     grid = [{"lr": 0.01}]
 
     def runs(split):
@@ -163,11 +162,11 @@ def test_split_pairs_flags_a_seed_whose_arms_trained_on_different_cpus():
                          cpu="AMD B (avx2)" if split and (arm, s) == ("idea", 4)
                          else "Intel A (avx2)")
                 for arm in ("baseline", "idea") for s in range(6)]
-    report = build_report(make_spec(grid, 6), TRACK, runs(split=True), [], alpha=ALPHA)
+    report = built(make_spec(grid, 6), TRACK, runs(split=True), [], alpha=ALPHA)
     flagged = [w for w in report["warnings"] if "different CPU types" in w]
     assert len(flagged) == 1 and "seed(s) 4 " in flagged[0] and "AMD B" in flagged[0]
     assert {r["cpu"] for r in report["runs"]} == {"Intel A (avx2)", "AMD B (avx2)"}
-    report = build_report(make_spec(grid, 6), TRACK, runs(split=False), [], alpha=ALPHA)
+    report = built(make_spec(grid, 6), TRACK, runs(split=False), [], alpha=ALPHA)
     assert not [w for w in report["warnings"] if "CPU" in w]
 
 

@@ -15,14 +15,13 @@ from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
 from benchkit.spec.payloads import Signature
 
-from benchkit.verdict.build import build_report
 from benchkit.verdict.mechanism import mechanism_signature, math_verification
 from benchkit.verdict.sections import SignatureEvidence
 from benchkit.verdict import decision
 from benchkit.verdict.records import Comparison, ControlArm, Report
 from benchkit.verdict.sections import Budgets
-from builders import (decided, ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_mechanism, make_run,
-                      make_spec, paired_report, signed)
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, built, decided, make_mechanism,
+                      make_run, make_spec, paired_report, signed)
 
 LEVEL = 0.05
 BELOW, ABOVE = 0.049, 0.051
@@ -253,7 +252,7 @@ def test_mechanism_ok_in_a_report_with_a_skipped_and_a_passed_claim():
     spec = make_spec(GRID[:1], 8)
     runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
     runs += [make_run("idea", GRID[0], s, i, i) for s, i in enumerate(IDEA8)]
-    report = build_report(spec, TRACK, runs, mechs, alpha=ALPHA)
+    report = built(spec, TRACK, runs, mechs, alpha=ALPHA)
     report = decided(report, report["comparison"]["p_value"], 1)
     assert report["math_verification"]["passed"] is True
     assert report["mechanism_ok"] is None and report["system_verdict"] == "partial"

@@ -7,11 +7,10 @@ claims against it stay. In process, hand-made runs, no training.
 from __future__ import annotations
 
 import numpy as np
-from builders import decided, ALPHA, GRID, TRACK, make_run, make_spec
+from builders import ALPHA, GRID, TRACK, built, decided, make_run, make_spec
 
 from benchkit.stats import selection
 from benchkit.verdict import sweeps
-from benchkit.verdict.build import build_report
 from benchkit.verdict.records import Comparison
 
 N = 8
@@ -35,7 +34,7 @@ def runs(shift: float, constant: str = "idea", margin_noise: float = 0.0):
 
 
 def report_of(run_list, **spec_fields):
-    return decided(build_report(make_spec(GRID, N, **spec_fields), TRACK, run_list, [],
+    return decided(built(make_spec(GRID, N, **spec_fields), TRACK, run_list, [],
                                 alpha=ALPHA), holm=True)
 
 

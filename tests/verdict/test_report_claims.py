@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit.verdict.build import build_report
 from benchkit.verdict.mechanism import math_verification, mechanism_signature
 from benchkit.verdict import decision
-from builders import (decided, ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_mechanism, make_spec,
-                      one_config_runs, paired_report, signed)
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, built, decided, make_mechanism,
+                      make_spec, one_config_runs, paired_report, signed)
 
 
 # -------------------------------------------------------------------- mechanism_signature
@@ -95,7 +94,7 @@ def test_skipped_claims_are_left_out_and_failed_ones_count(outcomes, passed, mec
     mechs = [make_mechanism(f"m.py::test_c{k}", o) for k, o in enumerate(outcomes)]
     assert math_verification(mechs).passed is passed
     runs = one_config_runs(BASE8, IDEA8)
-    report = build_report(make_spec(GRID[:1], 8), TRACK, runs, mechs, alpha=ALPHA)
+    report = built(make_spec(GRID[:1], 8), TRACK, runs, mechs, alpha=ALPHA)
     assert report["mechanism_ok"] == mechanism_ok
     report = decided(report, P8, 1)
     assert report["system_verdict"] == decision.system_verdict("helps", mechanism_ok)
@@ -122,7 +121,7 @@ def test_mechanism_tests_that_did_not_run_are_named():
              make_mechanism("ideas/test_rules.py::test_c[1]", "skipped"),
              make_mechanism("ideas/test_rules.py::test_d[x[1]]", "passed"),
              make_mechanism("ideas/test_rules.py::TestK::test_e", "passed")]
-    report = build_report(spec, TRACK, runs, mechs, alpha=ALPHA)
+    report = built(spec, TRACK, runs, mechs, alpha=ALPHA)
     assert report["warnings"] == [
         "mechanism test(s) test_b did not run in this session (-k/-m?): mechanism_ok and the "
         "system verdict leave them out"]

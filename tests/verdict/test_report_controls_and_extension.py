@@ -12,9 +12,9 @@ import pytest
 
 from benchkit.verdict import pipeline
 from benchkit.stats import signtest, paired
-from benchkit.verdict.build import build_report
 from benchkit.verdict.records import Report
-from builders import decided, ALPHA, GRID, TRACK, make_run, make_spec, runs_from
+from builders import (ALPHA, GRID, TRACK, built, built_frontier, decided, make_run, make_spec,
+                      runs_from)
 
 
 # ------------------------------------------------- controls, budgets, logs, the sign test
@@ -53,7 +53,7 @@ def rich_spec(n=6):
 
 def test_a_control_arm_is_selected_and_compared_like_the_baseline():
     n = 6
-    report = build_report(rich_spec(n), TRACK, rich_runs(n), [], alpha=ALPHA)
+    report = built(rich_spec(n), TRACK, rich_runs(n), [], alpha=ALPHA)
     assert report["complete"]
     base = [1.0 + 0.1 * s for s in range(n)]
     idea = [0.6 + 0.1 * s for s in range(n)]
@@ -95,7 +95,7 @@ def test_a_control_arm_is_selected_and_compared_like_the_baseline():
 def test_a_matched_control_decides_when_it_is_the_worse_comparison():
     n = 8
     runs = rich_runs(n, cpu_split=False, matched=True)
-    report = build_report(rich_spec(n), TRACK, runs, [], alpha=ALPHA)
+    report = built(rich_spec(n), TRACK, runs, [], alpha=ALPHA)
     assert report["warnings"] == [] and report["budgets"]["matched"] is True
     report = decided(report, holm=True)
     assert report["comparison"]["p_adjusted"] == 2 * 2 ** -8 * 2   # sign test, Holm of 2
@@ -108,7 +108,7 @@ def test_a_matched_control_decides_when_it_is_the_worse_comparison():
 def test_the_sign_interval_is_at_holms_first_step():
     n = 8
     runs = rich_runs(n, cpu_split=False)
-    report = build_report(rich_spec(n), TRACK, runs, [], alpha=ALPHA)
+    report = built(rich_spec(n), TRACK, runs, [], alpha=ALPHA)
     report = decided(report, holm=True)
     assert report["comparison"]["sign_ci"]["confidence"] == 1.0 - ALPHA / 2
     assert report["comparison"]["signflip_ci"]["confidence"] == 1.0 - ALPHA / 2
@@ -120,7 +120,7 @@ def test_a_controls_comparison_carries_the_deciding_tests_interval_not_a_t_inter
     adjusted p is below the level."""
     from benchkit.verdict.decision import decided_level
 
-    report = build_report(rich_spec(8), TRACK, rich_runs(8, cpu_split=False), [], alpha=ALPHA)
+    report = built(rich_spec(8), TRACK, rich_runs(8, cpu_split=False), [], alpha=ALPHA)
     report = decided(report, holm=True)
     level = report["comparison"]["level"]
     (control,) = report["controls"].values()
@@ -147,7 +147,7 @@ def edge_table(n):
 def test_a_selection_at_the_edge_extends_the_grid_and_waits_for_its_runs():
     n = 6
     spec = make_spec(GRID, n, extend=1, declared_grids={TRACK: GRID})
-    report = build_report(spec, TRACK, runs_from(edge_table(n), GRID), [], alpha=ALPHA)
+    report = built(spec, TRACK, runs_from(edge_table(n), GRID), [], alpha=ALPHA)
     assert report["complete"] is False
     assert report["incomplete"]["reasons"] == [
         "the selection sat at the edge of the grid, which extends to lr=0.000333333333333 for "
@@ -164,7 +164,7 @@ def test_a_selection_at_the_edge_extends_the_grid_and_waits_for_its_runs():
     runs = runs_from(edge_table(n), GRID) + [
         make_run(arm, EXT, s, 0.5, 1.0 - 0.1 * (arm == "idea"))
         for arm in ("baseline", "idea") for s in range(n)]
-    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    report = built(spec, TRACK, runs, [], alpha=ALPHA)
     assert report["complete"] and report["baseline"]["best_cfg"] == EXT
     assert report["grid_extensions"]["at_edge"] == [
         {"arm": "baseline", "axis": "lr", "side": "low"},
@@ -177,7 +177,7 @@ def test_a_selection_at_the_edge_extends_the_grid_and_waits_for_its_runs():
 def test_without_extension_the_grid_is_the_one_the_runs_ran_on():
     n = 6
     spec = make_spec(GRID, n, declared_grids={TRACK: GRID[:1]})   # extend: 0 by default
-    report = build_report(spec, TRACK, runs_from(edge_table(n), GRID), [], alpha=ALPHA)
+    report = built(spec, TRACK, runs_from(edge_table(n), GRID), [], alpha=ALPHA)
     assert report["complete"] and report["grid_extensions"] == {
         "limit": 0, "declared_grid": GRID, "extensions": [],
         "at_edge": [{"arm": "baseline", "axis": "lr", "side": "low"},
@@ -196,7 +196,7 @@ def test_a_control_at_the_edge_extends_the_grid_for_every_arm():
             for arm in ("baseline", "idea", CONTROL) for k in range(3) for s in range(n)]
     spec = make_spec(GRID, n, extend=1, declared_grids={TRACK: GRID},
                      arms=["baseline", "idea", CONTROL])
-    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    report = built(spec, TRACK, runs, [], alpha=ALPHA)
     assert report["grid_extensions"]["extensions"] == [
         {"axis": "lr", "side": "low", "from": 0.001, "value": EXT["lr"], "arms": [CONTROL]}]
     assert report["complete"] is False
@@ -210,7 +210,7 @@ def test_a_frontier_axis_is_never_extended():
             for k in range(3) for s in range(n)]
     spec = make_spec(grid, n, extend=2, declared_grids={TRACK: grid},
                      frontier={"width": [8, 16, 32]})
-    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    report = built(spec, TRACK, runs, [], alpha=ALPHA)
     assert report["complete"] and report["baseline"]["best_cfg"] == grid[0]
     assert report["grid_extensions"]["extensions"] == []
     assert report["grid_extensions"]["at_edge"] == []
@@ -220,7 +220,6 @@ def test_a_frontier_is_decided_by_the_declared_test():
     """test='sign' decides a frontier's pooled comparison and its control's, as it decides a
     plain bench's: the idea wins on 5 seeds of 6 by a little and loses one by a lot, so the
     mean test and the sign test disagree."""
-    from benchkit.verdict.frontier import build_frontier_report
 
     n, widths = 6, (8, 16)
     grid = [{"lr": 0.001, "width": w} for w in widths]
@@ -230,7 +229,7 @@ def test_a_frontier_is_decided_by_the_declared_test():
     for test in ("sign", "mean"):
         spec = make_spec(grid, n, arms=["baseline", "idea", CONTROL], test=test,
                          frontier={"width": list(widths)})
-        report = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
+        report = built_frontier(spec, TRACK, runs, [], alpha=ALPHA)
         for comp in Report.from_json(report).comparisons():
             assert comp.test == test
             assert comp.per_seed_diffs == pytest.approx([-g for g in gains])  # idea - comparator
@@ -240,11 +239,10 @@ def test_a_frontier_is_decided_by_the_declared_test():
 
 
 def test_a_frontier_report_of_an_idea_without_a_frontier_says_so():
-    from benchkit.verdict.frontier import build_frontier_report
 
     runs = [make_run(arm, GRID[0], s, 1.0, 1.0) for arm in ("baseline", "idea") for s in range(2)]
     with pytest.raises(ValueError, match="needs the idea's frontier= axis"):
-        build_frontier_report(make_spec(GRID[:1], 2), TRACK, runs, [], alpha=ALPHA)
+        built_frontier(make_spec(GRID[:1], 2), TRACK, runs, [], alpha=ALPHA)
 
 
 def excludes_zero(interval):
@@ -266,7 +264,7 @@ def test_a_harm_with_controls_gets_the_interval_of_the_p_that_decided_it():
     runs = [make_run(arm, cfg, s, v, v) for arm, values in
             (("baseline", base), ("idea", idea), (CONTROL, ctrl)) for s, v in enumerate(values)]
     spec = make_spec([cfg], n, arms=["baseline", "idea", CONTROL])
-    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    report = built(spec, TRACK, runs, [], alpha=ALPHA)
     report = pipeline.decide_family([Report.from_json(report)])[0].to_json()
     comp = report["comparison"]
     assert comp["p_value"] == pytest.approx(2 / 256)
@@ -285,7 +283,6 @@ def test_frontier_points_carry_their_own_tests_interval_not_a_t_interval():
     own, unadjusted, selection-aware test at alpha, as ci95, not the paired t interval: it
     excludes 0 exactly when the point's p is below alpha (not at the first point, where the
     idea is better on 7 of 8 seeds and worse on one by more; at the second, better on all)."""
-    from benchkit.verdict.frontier import build_frontier_report
 
     n, widths = 8, (8, 16)
     grid = [{"lr": lr, "width": w} for w in widths for lr in (0.001, 0.003)]
@@ -296,7 +293,7 @@ def test_frontier_points_carry_their_own_tests_interval_not_a_t_interval():
             for s in range(n)]
     spec = make_spec(grid, n, arms=["baseline", "idea", CONTROL],
                      frontier={"width": list(widths)})
-    report = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
+    report = built_frontier(spec, TRACK, runs, [], alpha=ALPHA)
     significant = []
     for point in report["frontier"]["points"]:
         for comp in [point["comparison"], *point["controls"].values()]:

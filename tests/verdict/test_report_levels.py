@@ -11,12 +11,11 @@ import math
 import pytest
 
 from benchkit.stats import paired
-from benchkit.verdict.build import build_report
 from benchkit.verdict.decision import decided_level
 from benchkit.report.session import gate_failure
 from benchkit.report.summary import render_summary_md
-from builders import (decided, ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, one_config_runs,
-                      paired_report)
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, built, decided, make_spec,
+                      one_config_runs, paired_report)
 
 # ---------------------------------------------------------------------------- decide
 LEVEL_8_OF_16 = paired.look_levels([8], 16, ALPHA)[0]    # 0.0310
@@ -122,7 +121,7 @@ def equivalence_report(claim_type):
     idea = [b + (0.01 if s % 2 else -0.01) for s, b in enumerate(BASE8)]
     spec = make_spec(GRID[:1], 8, margin=0.05, claim_type=claim_type)
     runs = one_config_runs(BASE8, idea)
-    return build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    return built(spec, TRACK, runs, [], alpha=ALPHA)
 
 
 @pytest.mark.parametrize("claim_type, practical", [
@@ -149,7 +148,7 @@ def exact_report(margin=None, n=8):
     idea = [round(b + (0.04 if s < 3 else -0.01), 2) for s, b in enumerate(base)]
     spec = make_spec(GRID[:1], n, margin=margin, looks=(4, 8), boundary="exact")
     runs = one_config_runs(base, idea)
-    return build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    return built(spec, TRACK, runs, [], alpha=ALPHA)
 
 
 UNION_LAST = paired.look_levels([4, 8], 8, ALPHA)[1]   # 0.0190, as for any two looks
@@ -180,7 +179,7 @@ def test_the_futility_stop_uses_the_last_looks_level_over_the_family():
     idea = [b + (0.05 if s % 2 else -0.04) for s, b in enumerate(base)]
     spec = make_spec(GRID[:1], 8, looks=(8, 16), futility=0.1)
     runs = one_config_runs(base, idea)
-    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    report = built(spec, TRACK, runs, [], alpha=ALPHA)
     report = decided(report, 1.0, 2)
     assert report["practical_verdict"] == "inconclusive"
     fut = report["sequential"]["futility"]

@@ -14,11 +14,10 @@ import pytest
 
 from benchkit.spec.payloads import RunPayload, RunResult
 from benchkit.stats import paired
-from benchkit.verdict.build import (SELECTION_RULE, TEST_NAME, arm_sweep, build_report,
-                                    selected_index)
+from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, selected_index
 from benchkit.spec import cfg_id
 from benchkit.report.session import gate_failure
-from builders import (decided, GATES, ALPHA, BASE8, GRID, IDEA8, TRACK, make_run, make_spec,
+from builders import (ALPHA, BASE8, GATES, GRID, IDEA8, TRACK, built, decided, make_run, make_spec,
                       one_config_runs, paired_report, runs_from)
 
 # ------------------------------------------------------------------------------ arm_sweep
@@ -92,7 +91,7 @@ def test_a_complete_report_selects_on_validation_with_the_test_split_disagreeing
     runs = runs_from(table, GRID[:2])
     runs.append(make_run("idea", GRID[0], 0, 0.0, 0.0, track="other"))
     runs.append(make_run("idea", GRID[0], 1, 0.0, 0.0, outcome="failed", track="other"))
-    report = build_report(make_spec(GRID[:2], n), TRACK, runs, [], alpha=ALPHA)
+    report = built(make_spec(GRID[:2], n), TRACK, runs, [], alpha=ALPHA)
     assert report["complete"] is True and report["incomplete"] is None
     assert report["baseline"]["best_cfg"] == GRID[1] and report["idea_config"] == GRID[0]
     base = [3.0 + 0.01 * s for s in range(n)]
@@ -123,7 +122,7 @@ def test_selection_on_validation_follows_a_higher_is_better_metric():
     table = {(arm, k): [(float(k), 5.0 - k + (arm == "idea"))] * n
              for arm in ("baseline", "idea") for k in range(3)}
     spec = make_spec(GRID, n, direction="higher is better")
-    report = build_report(spec, TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    report = built(spec, TRACK, runs_from(table, GRID), [], alpha=ALPHA)
     assert report["baseline"]["best_cfg"] == GRID[2] and report["idea_config"] == GRID[2]
     assert report["comparison"]["direction"] == "higher"
     assert report["baseline"]["full"]["mean"] == 3.0 and report["idea"]["mean"] == 4.0
@@ -140,7 +139,7 @@ def test_an_incomplete_report_lists_the_missing_and_the_failed_runs():
     runs.append(make_run("idea", GRID[0], 2, 1.0, 1.0, outcome="failed", track="other"))
     runs.append(RunPayload(outcome="failed", message="no cfg", nodeid="m.py::test_idea",
                            spec=runs[0].spec))     # not a run of the grid: it has no point
-    report = build_report(make_spec(GRID[:2], n), TRACK, runs, [], alpha=ALPHA)
+    report = built(make_spec(GRID[:2], n), TRACK, runs, [], alpha=ALPHA)
     assert report["complete"] is False
     assert report["incomplete"] == {
         "reasons": ["3 of 12 runs missing or failed"],
@@ -167,7 +166,7 @@ def test_a_run_without_a_validation_value_is_missing():
     n = 6
     runs = runs_from({(arm, 0): [(1.0, 1.0)] * n for arm in ("baseline", "idea")}, GRID[:1])
     runs[-1] = dataclasses.replace(runs[-1], result=None)
-    report = build_report(make_spec(GRID[:1], n), TRACK, runs, [], alpha=ALPHA)
+    report = built(make_spec(GRID[:1], n), TRACK, runs, [], alpha=ALPHA)
     assert report["incomplete"]["missing"] == [f"idea[{TRACK}-lr=0.001-seed5]"]
     assert report["incomplete"]["failed"] == []
 
@@ -176,7 +175,7 @@ def test_diverged_runs_are_counted_in_a_warning():
     n = 6
     table = {(arm, k): [(1.0 + k, 1.0)] * n for arm in ("baseline", "idea") for k in range(2)}
     table[("baseline", 1)] = [(math.nan, 1.0)] * 2 + [(2.0, 1.0)] * (n - 2)
-    report = build_report(make_spec(GRID[:2], n), TRACK, runs_from(table, GRID[:2]), [],
+    report = built(make_spec(GRID[:2], n), TRACK, runs_from(table, GRID[:2]), [],
                           alpha=ALPHA)
     assert report["complete"]
     assert report["warnings"] == ["2 run(s) diverged (non-finite loss or metric); their configs "
@@ -198,7 +197,7 @@ def test_the_report_header_comes_from_the_spec_and_the_protocol():
     spec = make_spec(GRID[:1], 6, name="hdr", claim="it helps", module="ideas/test_hdr.py",
                      tracks=[TRACK, "other"])
     runs = one_config_runs(BASE8[:6], IDEA8[:6])
-    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    report = built(spec, TRACK, runs, [], alpha=ALPHA)
     assert {k: report[k] for k in ("bench_version", "name", "claim", "module", "track", "model",
                                    "metric", "metric_direction", "n_seeds")} == {
         "bench_version": 1, "name": "hdr", "claim": "it helps", "module": "ideas/test_hdr.py",
@@ -215,7 +214,7 @@ def test_the_report_header_comes_from_the_spec_and_the_protocol():
 def test_an_incomplete_report_still_describes_convergence_and_the_protocol():
     n = 6
     runs = runs_from({("baseline", 0): [(1.0, 1.0)] * n}, GRID[:1])
-    report = build_report(make_spec(GRID[:1], n), TRACK, runs, [], alpha=ALPHA)
+    report = built(make_spec(GRID[:1], n), TRACK, runs, [], alpha=ALPHA)
     assert not report["complete"]
     assert report["convergence"]["arms"] == {}
     assert report["convergence"]["threshold"] == 0.01
@@ -229,7 +228,7 @@ def test_convergence_is_judged_on_the_selected_runs_in_the_metrics_direction():
     curve = [{"epoch": 22, "val": 1.1}, {"epoch": 30, "val": 1.0}]   # 9.1% better at the end
     runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(BASE8)]
     runs += [make_run("idea", GRID[0], s, i, i, curve=curve) for s, i in enumerate(IDEA8)]
-    report = build_report(make_spec(GRID[:1], 8), TRACK, runs, [], alpha=ALPHA)
+    report = built(make_spec(GRID[:1], 8), TRACK, runs, [], alpha=ALPHA)
     conv = report["convergence"]
     assert (conv["budget"], conv["budget_reason"]) == (tracks.get(TRACK).budget,
                                                        tracks.get(TRACK).budget_reason)
@@ -238,7 +237,7 @@ def test_convergence_is_judged_on_the_selected_runs_in_the_metrics_direction():
     assert conv["arms"]["baseline"]["still_improving"] is False
     assert [w[:61] for w in report["warnings"]] == [
         "still improving: the idea's selected config lr=0.001 gained 9"]
-    incomplete = build_report(make_spec(GRID[:1], 8), TRACK, runs[:-1], [], alpha=ALPHA)
+    incomplete = built(make_spec(GRID[:1], 8), TRACK, runs[:-1], [], alpha=ALPHA)
     assert incomplete["convergence"] == {**conv, "arms": {}}
 
 
@@ -249,7 +248,7 @@ def test_stored_runs_judged_under_another_plan_make_the_session_exploratory():
     runs = one_config_runs(BASE8, IDEA8)
     runs[0] = make_run("baseline", GRID[0], 0, BASE8[0], BASE8[0], origin="reused",
                        planned={**declared_plan(spec), "looks": [8, 16]})
-    report = build_report(spec, TRACK, runs, [], alpha=ALPHA)
+    report = built(spec, TRACK, runs, [], alpha=ALPHA)
     (reason,) = report["exploratory"]["reasons"]
     assert reason.startswith("the plan changed after a look: stored runs were judged under "
                              "another plan (looks [8, 16] -> [8])")
@@ -277,7 +276,7 @@ def test_selection_uses_validation_not_test():
         table[(arm, 0)] = [(1.0 + 0.01 * s, 5.0 + 0.01 * s) for s in range(n)]
         table[(arm, 1)] = [(2.0, 3.0)] * n
         table[(arm, 2)] = [(3.0, 1.0 + 0.01 * s) for s in range(n)]
-    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    report = built(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
     assert report["baseline"]["best_cfg"] == GRID[0]
     assert report["idea_config"] == GRID[0]
     assert report["baseline"]["full"]["mean"] == pytest.approx(5.0 + 0.01 * 2.5)
@@ -287,14 +286,14 @@ def test_selection_follows_the_direction():
     n = 6
     table = {(arm, k): [(float(k), 1.0)] * n for arm in ("baseline", "idea") for k in range(3)}
     spec = make_spec(GRID, n, direction="higher is better")
-    report = build_report(spec, TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    report = built(spec, TRACK, runs_from(table, GRID), [], alpha=ALPHA)
     assert report["baseline"]["best_cfg"] == GRID[2]
 
 
 def test_selection_ties_go_to_the_first_in_grid_order():
     n = 6
     table = {(arm, k): [(1.0, 1.0 + k)] * n for arm in ("baseline", "idea") for k in range(3)}
-    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    report = built(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
     assert report["baseline"]["best_cfg"] == GRID[0] and report["idea_config"] == GRID[0]
 
 
@@ -302,7 +301,7 @@ def test_a_config_with_a_diverged_seed_is_not_eligible():
     n = 6
     table = {(arm, k): [(1.0 + k, 1.0)] * n for arm in ("baseline", "idea") for k in range(3)}
     table[("baseline", 0)] = [(1.0, 1.0)] * (n - 1) + [(math.nan, math.nan)]
-    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    report = built(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
     assert report["baseline"]["best_cfg"] == GRID[1]
     assert report["idea_config"] == GRID[0]
     sweep = report["baseline"]["sweep"]
@@ -315,7 +314,7 @@ def test_every_config_diverged_is_incomplete_with_no_verdict():
     table = {(arm, k): [(1.0, 1.0)] * n for arm in ("baseline", "idea") for k in range(3)}
     for k in range(3):
         table[("idea", k)] = [(math.inf, 1.0)] * n
-    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    report = built(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
     report = decided(report, None, 1)
     assert not report["complete"]
     assert report["practical_verdict"] == report["system_verdict"] == "incomplete"
@@ -328,7 +327,7 @@ def test_every_config_diverged_is_incomplete_with_no_verdict():
 def test_a_missing_run_gives_no_verdict_and_names_it():
     n = 6
     table = {("baseline", 0): [(1.0, 1.0)] * n, ("idea", 0): [(1.0, 0.5)] * (n - 1)}
-    report = build_report(make_spec(GRID[:1], n), TRACK, runs_from(table, GRID[:1]), [],
+    report = built(make_spec(GRID[:1], n), TRACK, runs_from(table, GRID[:1]), [],
                           alpha=ALPHA)
     report = decided(report, None, 1)
     assert report["practical_verdict"] == "incomplete"
@@ -343,7 +342,7 @@ def test_d6_a_non_finite_test_value_never_changes_the_selection():
     n = 6
     table = {(arm, k): [(1.0 + k, 2.0)] * n for arm in ("baseline", "idea") for k in range(3)}
     table[("baseline", 0)] = [(1.0, 2.0)] * (n - 1) + [(1.0, math.nan)]
-    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    report = built(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
     sweep = report["baseline"]["sweep"]
     assert [s["eligible"] for s in sweep] == [True, True, True]
     assert sweep[0]["test_diverged_seeds"] == [n - 1] and sweep[0]["mean"] is None
@@ -360,7 +359,7 @@ def test_d6_a_non_finite_test_value_off_the_selected_config_changes_nothing():
     table = {(arm, k): [(1.0 + k, 2.0 - 0.1 * (arm == "idea"))] * n
              for arm in ("baseline", "idea") for k in range(3)}
     table[("baseline", 2)] = [(3.0, math.inf)] * n
-    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    report = built(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
     assert report["complete"] and report["baseline"]["best_cfg"] == GRID[0]
 
 
@@ -368,6 +367,6 @@ def test_d6_a_non_finite_validation_value_still_makes_the_config_ineligible():
     n = 6
     table = {(arm, k): [(1.0 + k, 1.0)] * n for arm in ("baseline", "idea") for k in range(3)}
     table[("baseline", 0)] = [(1.0, 1.0)] * (n - 1) + [(math.nan, 1.0)]
-    report = build_report(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
+    report = built(make_spec(GRID, n), TRACK, runs_from(table, GRID), [], alpha=ALPHA)
     assert report["baseline"]["best_cfg"] == GRID[1]
     assert report["baseline"]["sweep"][0]["diverged_seeds"] == [n - 1]

@@ -11,8 +11,7 @@ import numpy as np
 
 from benchkit.stats import selection
 from benchkit.verdict import sweeps
-from benchkit.verdict.build import build_report
-from builders import decided, ALPHA, GRID, TRACK, make_run, make_spec, paired_report
+from builders import ALPHA, GRID, TRACK, built, decided, make_run, make_spec, paired_report
 
 N = 8
 
@@ -33,7 +32,7 @@ def accident_runs(arms=("baseline", "idea")):
 
 
 def test_a_tuning_accident_is_no_verdict():
-    report = decided(build_report(make_spec(GRID[:2], N), TRACK, accident_runs(), [],
+    report = decided(built(make_spec(GRID[:2], N), TRACK, accident_runs(), [],
                                   alpha=ALPHA), holm=True)
     comp = report["comparison"]
     assert report["baseline"]["best_cfg"] == GRID[1] and report["idea_config"] == GRID[0]
@@ -46,7 +45,7 @@ def test_a_tuning_accident_is_no_verdict():
 
 def test_every_control_is_tested_with_its_selection():
     spec = make_spec(GRID[:2], N, arms=["baseline", "idea", "control:c"])
-    report = decided(build_report(spec, TRACK, accident_runs(("baseline", "idea", "control:c")),
+    report = decided(built(spec, TRACK, accident_runs(("baseline", "idea", "control:c")),
                                   [], alpha=ALPHA), holm=True)
     control = report["controls"]["c"]["comparison"]
     sw = sweeps.of_report(report, "control:c")
@@ -106,7 +105,7 @@ def test_the_leaderboard_tests_an_idea_as_its_report_does():
 
     from benchkit.verdict import leaderboard
 
-    report = decided(build_report(make_spec(GRID[:2], N), TRACK, accident_runs(), [],
+    report = decided(built(make_spec(GRID[:2], N), TRACK, accident_runs(), [],
                                   alpha=ALPHA), holm=True)
     entry = leaderboard.Entry("accident", Path("r.json"), report)
     entry.seeds = list(range(N))
@@ -120,7 +119,7 @@ def test_a_wilcoxon_bench_decides_by_the_signed_rank_test():
     from builders import make_run, runs_from  # noqa: F401
 
     spec = make_spec(GRID[:2], N, test="wilcoxon")
-    report = decided(build_report(spec, TRACK, accident_runs(), [], alpha=ALPHA), holm=True)
+    report = decided(built(spec, TRACK, accident_runs(), [], alpha=ALPHA), holm=True)
     comp = report["comparison"]
     assert comp["test"] == "wilcoxon" and report["protocol"]["test"] == signtest.WILCOXON_NAME
     assert comp["p_value"] == selection.p_value(sweeps.of_report(report), "lower",

@@ -18,8 +18,7 @@ from benchkit.stats import paired, selection
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore
 from benchkit.verdict import comparison, decision, margins, sweeps
-from benchkit.verdict.frontier import build_frontier_report
-from builders import ALPHA, TRACK, make_run, make_spec
+from builders import ALPHA, TRACK, built_frontier, make_run, make_spec
 from sessions import module, run_session
 
 
@@ -74,7 +73,7 @@ def test_a_frontier_selects_each_point_on_its_own():
                 v = 1.0 + 0.01 * s + rng.normal(0, 0.05)
                 runs.append(make_run(arm, cfg, s, v, v + rng.normal(0, 0.01)))
     spec = make_spec(grid, n, frontier={"width": [8, 16]})
-    report = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
+    report = built_frontier(spec, TRACK, runs, [], alpha=ALPHA)
     by_run = {(r.arm, r.cfg["lr"], r.cfg["width"], r.seed): r for r in runs}
     keyed = {(a, sweeps.cfg_id(c), s): by_run[(a, c["lr"], c["width"], s)]
              for a in ("baseline", "idea") for c in grid for s in range(n)}
@@ -96,8 +95,8 @@ def test_a_frontier_of_one_track_reads_none_of_another_tracks_runs():
     other = [make_run(r.arm, r.cfg, r.seed, r.val, r.test + (0.5 if r.arm == "idea" else 0),
                       track="dynamics") for r in runs]
     spec = make_spec(grid, n, frontier={"width": [8, 16]})
-    alone = build_frontier_report(spec, TRACK, runs, [], alpha=ALPHA)
-    mixed = build_frontier_report(spec, TRACK, runs + other, [], alpha=ALPHA)
+    alone = built_frontier(spec, TRACK, runs, [], alpha=ALPHA)
+    mixed = built_frontier(spec, TRACK, runs + other, [], alpha=ALPHA)
     assert mixed["comparison"]["per_seed_diffs"] == alone["comparison"]["per_seed_diffs"]
     assert alone["comparison"]["per_seed_diffs"] == pytest.approx([-0.1] * n)
 
