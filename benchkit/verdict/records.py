@@ -28,7 +28,7 @@ from typing import Any
 from benchkit.stats.paired import PairedComparison
 from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
                                        Incomplete, MathVerification, Medians, MechanismSignature,
-                                       SweepRow)
+                                       SweepRow, declared)
 
 JsonDict = dict[str, Any]
 
@@ -164,12 +164,7 @@ class ControlArm:
     @classmethod
     def from_json(cls, data: JsonDict) -> ControlArm:
         """The record of a report's ``controls`` entry; a key it does not declare is refused."""
-        names = [f.name for f in fields(cls)]
-        unknown = sorted(set(data) - set(names))
-        if unknown:
-            raise ValueError(f"control arm field(s) {unknown} are not declared in "
-                             f"benchkit.verdict.records.ControlArm; declared: {names}")
-        values = copy.deepcopy(data)
+        values = declared(cls, data)
         values["sweep"] = tuple(SweepRow.from_json(row) for row in values["sweep"])
         values["comparison"] = Comparison.from_json(values["comparison"])
         return cls(**values)

@@ -25,13 +25,13 @@ Medians = dict[str, float | None]  # figure name -> its median over an arm's sel
 
 
 def declared(record: type, data: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of ``data``, once every key in it is a field ``record`` declares (a new
-    section key is declared on its record first)."""
+    """A deep copy of ``data``, once every key in it is a field the dataclass ``record``
+    declares (a new key of the report's JSON is declared on its record first)."""
     names = [f.name for f in fields(record)]
     unknown = sorted(set(data) - set(names))
     if unknown:
-        raise ValueError(f"field(s) {unknown} are not declared in benchkit.verdict.sections."
-                         f"{record.__name__}; declared: {names}")
+        raise ValueError(f"field(s) {unknown} are not declared in {record.__module__}."
+                         f"{record.__qualname__}; declared: {names}")
     return copy.deepcopy(dict(data))
 
 
