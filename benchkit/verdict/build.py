@@ -217,9 +217,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     mech_tests = mechanism.math_verification(mechanism_payloads)
     mech_sig = mechanism.mechanism_signature(idea_sel)
     planned = plan.plan_of(spec, n, run_payloads)
-    exploratory = planned["exploratory"]
-    if exploratory:
-        warnings.append("exploratory: " + "; ".join(exploratory["reasons"])
+    if planned.exploratory_reasons:
+        warnings.append("exploratory: " + "; ".join(planned.exploratory_reasons)
                         + ". Not a look of the plan: no verdict of this session counts and "
                         "every gate fails")
     return Report(
@@ -243,8 +242,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         runs=tuple(run_row(r) for r in sorted(
             (r for r in run_payloads if r.point is not None and r.point.track == track),
             key=lambda r: _row_order(r, arms, grid))),
-        environment=_environment(run_payloads), sequential=planned["sequential"],
-        exploratory=exploratory,
+        environment=_environment(run_payloads), sequential=planned.sequential,
+        exploratory=planned.exploratory,
         practical_verdict=None, system_verdict=None)  # decided later, by the pipeline
 
 

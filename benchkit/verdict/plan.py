@@ -4,6 +4,7 @@ plan is exploratory."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from benchkit.spec.idea import IdeaSpec
 from benchkit.spec.payloads import RunPayload
@@ -49,7 +50,20 @@ SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declare
                    "no earlier report is read")
 
 
-def plan_of(spec: IdeaSpec, n: int, runs: Sequence[RunPayload] = ()) -> JsonDict:
+@dataclass(frozen=True)
+class SessionPlan:
+    """The report's sequential plan, and why this session is no look of it (none: it is)."""
+
+    sequential: JsonDict
+    exploratory_reasons: tuple[str, ...]
+
+    @property
+    def exploratory(self) -> JsonDict | None:
+        """``report["exploratory"]``: the reasons, or None for a look of the plan."""
+        return {"reasons": list(self.exploratory_reasons)} if self.exploratory_reasons else None
+
+
+def plan_of(spec: IdeaSpec, n: int, runs: Sequence[RunPayload] = ()) -> SessionPlan:
     """The sequential plan (``report["sequential"]``) and, when this session is not one of its
     looks, why (``report["exploratory"]``): an override of seeds or epochs, a seed count the
     module does not declare as a look, or a plan changed after a look (``runs``)."""
@@ -67,7 +81,7 @@ def plan_of(spec: IdeaSpec, n: int, runs: Sequence[RunPayload] = ()) -> JsonDict
                   "futility": declared_futility(spec.futility),
                   "rule": (EXACT_RULE if spec.boundary == "exact"
                            else SEQUENTIAL_RULE)}
-    return {"sequential": sequential, "exploratory": {"reasons": reasons} if reasons else None}
+    return SessionPlan(sequential=sequential, exploratory_reasons=tuple(reasons))
 
 
 def declared_futility(threshold: float | None) -> JsonDict | None:

@@ -93,8 +93,8 @@ def test_levels_of_a_plan():
     assert sequential.levels({**plan, "boundary": "union"}, d, ALPHA, 1) == (union[1],) * 2
     assert sequential.levels({**plan, "look": None}, d, ALPHA, 1) == (ALPHA, ALPHA)
     spec = make_spec(GRID[:1], 16, looks=(8, 16), boundary="exact")
-    assert plan_of(spec, 16)["sequential"]["boundary"] == "exact"
-    assert "exact joint sign-flip null" in plan_of(spec, 16)["sequential"]["rule"]
+    assert plan_of(spec, 16).sequential["boundary"] == "exact"
+    assert "exact joint sign-flip null" in plan_of(spec, 16).sequential["rule"]
 
 
 def test_boundary_is_validated():
