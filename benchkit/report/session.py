@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 from benchkit.report import bench_report, summary
 from benchkit.report.fmt import mechanism_word, num
@@ -56,10 +57,10 @@ def aggregate_session(payloads: list[Payload], settings, *, complete_session: bo
             written_report = bench_report.stamp(dataclasses.replace(
                 built, incomplete=incomplete, provenance=provenance(rootpath, spec.module),
                 store={**(store or records.trust(None)), "audited": audited}))
-            r = written_report.to_json()  # the JSON edge: the file, its companions, the gate
-            aside = beside(path, r, previous)
+            aside, written_report = beside(path, written_report, previous)
             if aside != path:
                 path, previous = aside, read_previous(aside)
+            r = written_report.to_json()  # the JSON edge: the file, its companions, the gate
             text = bench_report.dumps(r)
             try:
                 atomic.write_atomic(path, text)
@@ -78,21 +79,22 @@ def aggregate_session(payloads: list[Payload], settings, *, complete_session: bo
     return written, failures
 
 
-def beside(path, report: dict, previous: dict | None):
-    """Where ``report`` goes: ``path``, unless it is exploratory or incomplete and ``path``
-    holds a complete report of the declared plan, which only another such report replaces;
-    then the folder ``exploratory/`` (or ``incomplete/``) beside it, named in a warning."""
-    if report["complete"] and not report.get("exploratory"):
-        return path
+def beside(path: Path, report: Report, previous: dict | None) -> tuple[Path, Report]:
+    """Where ``report`` goes, and the report to write there: ``path`` and ``report``, unless it
+    is exploratory or incomplete and ``path`` holds a complete report of the declared plan,
+    which only another such report replaces; then the folder ``exploratory/`` (or
+    ``incomplete/``) beside it, and ``report`` with a warning that names it."""
+    if report.complete and not report.exploratory:
+        return path, report
     if not (isinstance(previous, dict) and previous.get("complete") is True
             and not previous.get("exploratory")):
-        return path
-    kind = bench_report.ASIDE[0] if report.get("exploratory") else bench_report.ASIDE[1]
-    report["warnings"].append(
-        f"written to {kind}/ beside the complete report of the declared plan at {path} "
-        f"(created {previous.get('created', '?')}), which a report that is {kind} never "
-        "replaces")
-    return path.parent / kind / path.name
+        return path, report
+    kind = bench_report.ASIDE[0] if report.exploratory else bench_report.ASIDE[1]
+    warning = (f"written to {kind}/ beside the complete report of the declared plan at {path} "
+               f"(created {previous.get('created', '?')}), which a report that is {kind} never "
+               "replaces")
+    return (path.parent / kind / path.name,
+            dataclasses.replace(report, warnings=(*report.warnings, warning)))
 
 
 def floors_of(report: Report, compute: TrackFloors) -> Report:
