@@ -2,17 +2,18 @@
 last model and optimizer ``steps``; ``run.budget``: anything declared). The report compares the
 median per arm; an idea whose budget differs from a comparator's by more than the tolerance gets
 no verdict (``unmatched``) and fails every gate, unless the budget is waived with a stated reason
-or is the bench's frontier axis (``params`` on a frontier). Pure Python over run payloads.
+or is the bench's frontier axis (``params`` on a frontier). Pure Python over run results.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchkit.spec.idea import IdeaSpec
+from benchkit.spec.payloads import RunResult
 from benchkit.verdict.controls import arm_name
 from benchkit.verdict.records import JsonDict
 from benchkit.verdict.sections import BudgetMatch, BudgetPoint, Budgets, Medians
@@ -28,21 +29,23 @@ def tolerance_of(spec: IdeaSpec, budget: str) -> float:
     return float(declared.get(budget, declared.get("*", DEFAULT_TOLERANCE)))
 
 
-def median_figures(runs: list[JsonDict], key: str) -> Medians:
-    """name -> median over ``runs`` of ``run[key][name]`` (runs lacking it are left out)."""
-    names = sorted({n for r in runs for n in (r.get(key) or {})})
+def median_figures(figures: Sequence[Mapping[str, float | None]]) -> Medians:
+    """name -> median over the runs' ``figures`` (each run's budgets or logs) of its value
+    there (runs lacking it are left out)."""
+    names = sorted({n for f in figures for n in f})
     out: Medians = {}
     for name in names:
-        values = [r[key][name] for r in runs if (r.get(key) or {}).get(name) is not None]
+        values = [v for f in figures if (v := f.get(name)) is not None]
         out[name] = float(statistics.median(values)) if values else None
     return out
 
 
-def budget_section(selected: dict[str, list[JsonDict]], spec: IdeaSpec) -> Budgets:
-    """Per arm the median of each budget over its selected-config runs, and the idea's budget
-    checked against the baseline's and every control's."""
+def budget_section(selected: Mapping[str, Sequence[RunResult]], spec: IdeaSpec) -> Budgets:
+    """Per arm the median of each budget over its selected-config runs' results, and the
+    idea's budget checked against the baseline's and every control's."""
     axis_exempt = FRONTIER_BUDGET if spec.frontier else None
-    medians = {arm: median_figures(runs, "budgets") for arm, runs in selected.items()}
+    medians = {arm: median_figures([r.budgets for r in results])
+               for arm, results in selected.items()}
     waiver = spec.budget_waiver
     checks: list[BudgetMatch] = []
     idea = medians.get("idea", {})
@@ -66,7 +69,7 @@ def budget_section(selected: dict[str, list[JsonDict]], spec: IdeaSpec) -> Budge
                    unmatched=unmatched, waivers=dict(waiver))
 
 
-def frontier_section(selected: dict[str, list[JsonDict]], spec: IdeaSpec, axis: str,
+def frontier_section(selected: Mapping[str, Sequence[RunResult]], spec: IdeaSpec, axis: str,
                      points: Sequence[tuple[Any, Budgets]]) -> Budgets:
     """A frontier's budgets: the medians over every point's selected runs (``selected``), and
     the checks of each point (``(value, its section)`` each, checked point by point, each

@@ -191,18 +191,17 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
             compared[arm]) for arm in arms if arm not in ARMS}
         for arm, comp in compared.items():
             warnings += sweeps.grid_warnings(comp, arm)
-        # the budget and convergence sections read the runs as the report's rows hold them
-        rows = {key: run_row(r) for key, r in runs.items()}
-        selected_rows = {arm: [run_row(r) for r in rs] for arm, rs in selected.items()}
-        budget_section = budgets.budget_section(selected_rows, spec)
-        log_medians = {arm: budgets.median_figures(rs, "logs")
-                       for arm, rs in selected_rows.items()}
+        results = {arm: results_of(rs) for arm, rs in selected.items()}
+        budget_section = budgets.budget_section(results, spec)
+        log_medians = {arm: budgets.median_figures([r.logs for r in rs])
+                       for arm, rs in results.items()}
         checks = not (spec.frontier or spec.overrides)  # exploratory or a budget axis: none
         converged, flags = convergence.section(
-            track, selected_rows, direction, epochs=spec.epochs[track],
-            schedule=protocol.get("schedule"), longer=(lambda arm, cfg: [
-                rows.get((arm, cfg_id(cfg), s)) for s in seeds]) if checks else None,
-            configs=len(grid))
+            track, {arm: convergence.SelectedRuns(grid[picked[arm]], rs)
+                    for arm, rs in results.items()},
+            direction, epochs=spec.epochs[track], schedule=protocol.get("schedule"),
+            longer=(lambda arm, cfg: [_result(runs.get((arm, cfg_id(cfg), s))) for s in seeds])
+            if checks else None, configs=len(grid))
         warnings += flags
         split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
                             idea_sel)
@@ -270,6 +269,18 @@ def test_values(runs: Sequence[RunPayload]) -> list[float]:
     if len(finite) != len(values):
         raise ValueError("a selected run's test metric is missing or not finite")
     return finite
+
+
+def results_of(runs: Sequence[RunPayload]) -> tuple[RunResult, ...]:
+    """The results of runs that have one (passed runs: :func:`passed_runs`)."""
+    results = tuple(r.result for r in runs if r.result is not None)
+    if len(results) != len(runs):
+        raise ValueError("a run without a result has no figures to read")
+    return results
+
+
+def _result(run: RunPayload | None) -> RunResult | None:
+    return None if run is None else run.result
 
 
 def passed_runs(run_payloads: Sequence[RunPayload], track: str) -> dict[RunKey, RunPayload]:

@@ -39,17 +39,25 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from benchkit import tracks
 from benchkit.spec.idea import Config, cfg_id
+from benchkit.spec.payloads import CurvePoint, RunResult
 from benchkit.stats import sequential
-from benchkit.verdict.records import JsonDict
 from benchkit.verdict.sections import ArmConvergence, BudgetCheck, Convergence
 
-Runs = list[JsonDict]                       # an arm's run payloads at one config, seed by seed
-CheckRuns = list[JsonDict | None]           # a budget check's runs, seed by seed (None: missing)
+Runs = Sequence[RunResult]                  # an arm's run results at one config, seed by seed
+CheckRuns = Sequence[RunResult | None]      # a budget check's results, seed by seed (None: missing)
+
+
+@dataclass(frozen=True)
+class SelectedRuns:
+    """An arm's selected config and its runs' results there, seed by seed."""
+
+    cfg: Config
+    results: tuple[RunResult, ...]
 
 STILL_IMPROVING = 0.01  # a relative validation gain over the last quarter above this flags
 BUDGET_FACTOR = 1.5     # a flagged arm's budget check trains ceil(1.5 x its epochs)
@@ -61,13 +69,13 @@ CHECK_LEVEL = 0.05      # each look's one-sided level per side (<= 0.10 per side
 DECISIONS = {"above": "still improving", "below": "trained out"}
 
 
-def last_quarter_gain(curve: Sequence[JsonDict] | None, direction: str) -> float | None:
+def last_quarter_gain(curve: Sequence[CurvePoint] | None, direction: str) -> float | None:
     """Relative improvement of validation from the 3/4 point to the end of ``curve``
     (positive = better), or None when the curve has no 3/4 point before its end (fewer than 2
     epochs) or a value there is missing or zero."""
     if not curve:
         return None
-    points = {p["epoch"]: p["val"] for p in curve}
+    points = {p.epoch: p.val for p in curve}
     end = max(points)
     start = max(1, math.floor(0.75 * end))
     before, after = points.get(start), points[end]
@@ -79,7 +87,7 @@ def last_quarter_gain(curve: Sequence[JsonDict] | None, direction: str) -> float
 
 def median_gain(runs: Runs, direction: str) -> tuple[float | None, int]:
     """Median last-quarter gain over the runs with one, and how many had one."""
-    gains = [g for g in (last_quarter_gain(r.get("curve"), direction) for r in runs)
+    gains = [g for g in (last_quarter_gain(r.curve, direction) for r in runs)
              if g is not None]
     return (statistics.median(gains) if gains else None), len(gains)
 
@@ -99,24 +107,24 @@ def checked(track: str, schedule: str | None) -> tuple[bool, bool]:
     return declaration(track)[0] == "convergence", schedule in DECAYING
 
 
-def checks_called_for(selected: dict[str, Runs], direction: str, epochs: int, *,
+def checks_called_for(selected: Mapping[str, SelectedRuns], direction: str, epochs: int, *,
                       every: bool, threshold: float = STILL_IMPROVING) -> dict[str, Config]:
     """arm -> its budget check's config, for every arm (``every``) or each flagged one; never
     an arm without curves or whose curves do not end at its config's epochs (its own loop or
     its own epochs: nothing shows that it would train the check's)."""
     calls = {}
-    for arm, runs in selected.items():
-        median, _ = median_gain(runs, direction)
+    for arm, chosen in selected.items():
+        median, _ = median_gain(chosen.results, direction)
         if (median is not None and (every or median > threshold)
-                and trains_the_epochs(runs, int(runs[0]["cfg"].get("epochs", epochs)))):
-            calls[arm] = check_cfg(runs[0]["cfg"], epochs)
+                and trains_the_epochs(chosen.results, int(chosen.cfg.get("epochs", epochs)))):
+            calls[arm] = check_cfg(chosen.cfg, epochs)
     return calls
 
 
 def trains_the_epochs(runs: Runs, epochs: int) -> bool:
     """Whether every run's curve ends at ``epochs`` (the config's): an arm that sets its own
     epochs would not train the check's either, so it gets none."""
-    ends = [max(p["epoch"] for p in r["curve"]) for r in runs if r.get("curve")]
+    ends = [max(p.epoch for p in r.curve) for r in runs if r.curve]
     return bool(ends) and all(e == epochs for e in ends)
 
 
@@ -154,31 +162,30 @@ def check_decision(runs: Runs, longer: CheckRuns, direction: str, epochs: int,
                                 looks=check_looks(configs, len(runs)), level=CHECK_LEVEL)
 
 
-def budget_gain(run: JsonDict | None, longer: JsonDict | None, direction: str,
+def budget_gain(run: RunResult | None, longer: RunResult | None, direction: str,
                 epochs: int) -> float | None:
     """Relative validation gain of ``longer`` (the check's run, ``epochs`` long) over ``run``
     (positive = better); None when either is missing or not finite, or when ``longer`` did not
     train ``epochs`` (an arm that sets its own epochs cannot be lengthened)."""
     if run is None or longer is None:
         return None
-    before: Any = run.get("val")
-    after: Any = longer.get("val")
-    curve = longer.get("curve") or []
-    if (not curve or max(p["epoch"] for p in curve) != epochs
-            or not all(isinstance(v, (int, float)) and math.isfinite(v) and v
-                       for v in (before, after))):
+    before, after = run.val, longer.val
+    curve = longer.curve or ()
+    if (not curve or max(p.epoch for p in curve) != epochs or before is None
+            or after is None or not all(isinstance(v, (int, float)) and math.isfinite(v) and v
+                                        for v in (before, after))):
         return None
     gain = (before - after) if direction == "lower" else (after - before)
     return float(gain / abs(before))
 
 
-def section(track: str, selected: dict[str, Runs], direction: str,
+def section(track: str, selected: Mapping[str, SelectedRuns], direction: str,
             threshold: float = STILL_IMPROVING, *, epochs: int | None = None,
             schedule: str | None = None, longer: Callable[[str, Config], CheckRuns] | None = None,
             configs: int | None = None) -> tuple[Convergence, list[str]]:
-    """The report's ``convergence`` field and its warnings. ``selected``: arm -> the run
-    payloads of its selected config (one per seed). ``longer(arm, cfg)``: the runs of a budget
-    check config, seed by seed (None where missing); without it (or ``epochs``) no check is
+    """The report's ``convergence`` field and its warnings. ``selected``: arm -> its selected
+    config and its runs' results there (one per seed). ``longer(arm, cfg)``: the results of a
+    budget check config, seed by seed (None where missing); without it (or ``epochs``) no check is
     called for (a frontier, an exploratory session); with it, ``configs`` (the grid's
     configs per arm) sets the check's looks (:func:`check_looks`). ``schedule``: the
     track's."""
@@ -188,19 +195,18 @@ def section(track: str, selected: dict[str, Runs], direction: str,
     on, every = checked(track, schedule)
     calls = (checks_called_for(selected, direction, epochs, every=every, threshold=threshold)
              if on and longer is not None and epochs is not None else {})
-    for arm, runs in selected.items():
-        median, seeds = median_gain(runs, direction)
-        check = _check(runs, calls[arm], longer(arm, calls[arm]), direction, threshold,
-                       configs) if arm in calls and longer is not None else None
+    for arm, chosen in selected.items():
+        median, seeds = median_gain(chosen.results, direction)
+        check = _check(chosen.results, calls[arm], longer(arm, calls[arm]), direction,
+                       threshold, configs) if arm in calls and longer is not None else None
         flagged: bool | None = median is not None and median > threshold
         if check is not None and check.decision in ("still improving", "trained out"):
             flagged = check.decision == "still improving"
         elif check is not None and check.decision == "undetermined":
             flagged = None
-        cfg = runs[0]["cfg"] if runs else None
-        arms[arm] = ArmConvergence(cfg=cfg, last_quarter_gain=median, seeds=seeds,
+        arms[arm] = ArmConvergence(cfg=chosen.cfg, last_quarter_gain=median, seeds=seeds,
                                    still_improving=flagged, budget_check=check)
-        name = f"the {arm}'s selected config {cfg_id(cfg or {})}"
+        name = f"the {arm}'s selected config {cfg_id(chosen.cfg)}"
         if check is not None and check.pending and not flagged:
             warnings.append(
                 f"budget check pending: {name} has not been trained for {check.epochs} "

@@ -67,8 +67,7 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
         for arm in arms if arm != "idea"}
     for arm, comp in compared.items():
         warnings += [w for w in sweeps.grid_warnings(comp, arm) if w not in warnings]
-    # the budget section reads the runs as the report's rows hold them
-    selected_rows = {arm: [build.run_row(r) for r in rows] for arm, rows in selected.items()}
+    results = {arm: build.results_of(rows) for arm, rows in selected.items()}
     point_budgets = [(value, p.budgets) for value, p in points if p.budgets is not None]
     signature = mechanism.mechanism_signature(selected["idea"])
     return dataclasses.replace(
@@ -79,8 +78,8 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
         controls={name: controls.control_section(
             c.arm, c.sweep, marker, pooled[c.arm], compared[c.arm])
             for name, c in top.controls.items()},
-        budgets=frontier_section(selected_rows, spec, axis, point_budgets),
-        log_medians={arm: median_figures(rows, "logs") for arm, rows in selected_rows.items()},
+        budgets=frontier_section(results, spec, axis, point_budgets),
+        log_medians={arm: median_figures([r.logs for r in rs]) for arm, rs in results.items()},
         mechanism_signature=signature,
         mechanism_ok=mechanism.mechanism_ok(signature.signatures,
                                             top.math_verification.outcomes()))

@@ -12,9 +12,9 @@ from benchkit import tracks
 from benchkit.spec.idea import Config, IdeaSpec
 from benchkit.spec.payloads import RunResult
 from benchkit.stats.paired import select_config
-from benchkit.verdict.convergence import check_decision, checked, checks_called_for
+from benchkit.verdict.convergence import (SelectedRuns, check_decision, checked,
+                                          checks_called_for)
 from benchkit.verdict.extension import resolve
-from benchkit.verdict.records import JsonDict
 
 # (track, arm, cfg, seed) -> the stored run's result, or None where no run is stored
 StoredResult = Callable[[str, str, Config, int], RunResult | None]
@@ -24,11 +24,6 @@ def _val(res: RunResult | None) -> float | None:
     if res is None:
         return None
     return float("nan") if res.diverged else res.val
-
-
-def _json(res: RunResult | None) -> JsonDict | None:
-    """A result as :mod:`benchkit.verdict.convergence`'s checks read it (its record's JSON)."""
-    return None if res is None else res.to_json()
 
 
 def grids_from_store(spec: IdeaSpec, result: StoredResult) -> dict[str, tuple[Config, ...]]:
@@ -65,11 +60,11 @@ def checks_from_store(spec: IdeaSpec, result: StoredResult
         for arm, rows in complete.items():
             best = select_config([[_val(r) for r in row] for row in rows], direction)
             if best is not None:
-                selected[arm] = [{**r.to_json(), "cfg": grid[best]} for r in rows[best]]
+                selected[arm] = SelectedRuns(grid[best], tuple(rows[best]))
         calls = checks_called_for(selected, direction, spec.epochs[t], every=every)
         if calls:
             checks[t] = calls
             seeds[t] = {arm: list(spec.seeds[:check_decision(
-                selected[arm], [_json(result(t, arm, cfg, s)) for s in spec.seeds], direction,
+                selected[arm].results, [result(t, arm, cfg, s) for s in spec.seeds], direction,
                 cfg["epochs"], configs=len(grid)).called]) for arm, cfg in calls.items()}
     return checks, seeds

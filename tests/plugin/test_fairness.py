@@ -10,7 +10,7 @@ import pytest
 from benchkit.tracks import tabular
 from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
-from benchkit.spec.payloads import Signature
+from benchkit.spec.payloads import RunResult, Signature
 from builders import GRID, make_spec
 
 IDEA = '''
@@ -187,7 +187,7 @@ def test_signature_status_rules():
 
 # -- the rules in-process -----------------------------------------------------------------------
 def runs(**budgets):
-    return [{"budgets": dict(budgets)}] * 3
+    return [RunResult(val=1.0, test=1.0, diverged=False, seconds=None, budgets=budgets)] * 3
 
 
 @pytest.mark.parametrize("idea, other, spec, matched", [

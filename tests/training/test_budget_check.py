@@ -12,21 +12,26 @@ from scipy import stats as sps
 from sessions import module, run_session
 
 from benchkit import tracks
+from benchkit.spec.payloads import CurvePoint, RunResult
 from benchkit.verdict import convergence
 
 
 GRID_CONFIGS = 8   # configs per arm: a grid of 8 x 5 seeds affords the second look's 5 seeds
 
 
+def result(val, *curve):
+    """A run's result: its validation value and its curve, (epoch, val) pairs."""
+    return RunResult(val=val, test=val, diverged=False, seconds=None,
+                     curve=tuple(CurvePoint(epoch=e, val=v) for e, v in curve))
+
+
 def flagged_runs(ends=(98.0, 97.0, 98.5), epochs=8):  # last-quarter gains 2%, 3%, 1.5%
-    return [{"cfg": {"lr": 0.01}, "val": end,
-             "curve": [{"epoch": epochs * 3 // 4, "val": 100.0}, {"epoch": epochs, "val": end}]}
-            for end in ends]
+    return convergence.SelectedRuns({"lr": 0.01}, tuple(
+        result(end, (epochs * 3 // 4, 100.0), (epochs, end)) for end in ends))
 
 
 def longer_runs(vals, epochs=12):
-    return [None if v is None else {"val": v, "curve": [{"epoch": epochs, "val": v}]}
-            for v in vals]
+    return [None if v is None else result(v, (epochs, v)) for v in vals]
 
 
 def section(longer_vals, ends=(98.0, 97.0, 98.5), epochs=12):
@@ -43,7 +48,8 @@ def test_the_check_is_the_selected_config_at_one_and_a_half_times_the_epochs_rou
 
 def test_every_arm_is_checked_under_a_decaying_schedule_only_flagged_ones_otherwise():
     selected = {"baseline": flagged_runs(), "idea": flagged_runs((99.5, 99.9, 99.0)),
-                "control:own": [{"cfg": {"lr": 0.01}, "val": 1.0, "curve": None}]}
+                "control:own": convergence.SelectedRuns({"lr": 0.01}, (
+                    RunResult(val=1.0, test=1.0, diverged=False, seconds=None),))}
     check = {"lr": 0.01, "epochs": 12}
     assert convergence.checks_called_for(selected, "lower", 8, every=False) == {
         "baseline": check}   # the idea's screen is under the threshold
@@ -114,7 +120,7 @@ def test_an_undetermined_first_look_calls_for_the_next_seeds_only():
     check = conv.arms["baseline"].budget_check
     assert check.pending is True and check.called_seeds == 5
     assert conv.arms["baseline"].still_improving is True   # the screen, until settled
-    runs = flagged_runs(ends)
+    runs = flagged_runs(ends).results
     assert convergence.check_decision(runs, longer_runs(first), "lower", 12,
                                       configs=GRID_CONFIGS).called == 5
     assert convergence.check_decision(runs, longer_runs(first[:3] + [None, None]), "lower",
@@ -158,15 +164,15 @@ def test_an_undetermined_first_look_on_a_small_grid_calls_for_no_more_seeds():
     check's answer, and no seeds beyond the first 3 are called for."""
     ends = (98.0, 97.0, 98.5, 98.0, 97.5, 98.0, 97.0, 98.5)
     first = [98.0 * 0.97, 97.0 * 1.01, 98.5 * 0.98] + [None] * 5
-    decision = convergence.check_decision(flagged_runs(ends), longer_runs(first), "lower", 12,
-                                          configs=3)
+    runs = flagged_runs(ends).results
+    decision = convergence.check_decision(runs, longer_runs(first), "lower", 12, configs=3)
     assert decision.decision == "undetermined" and decision.called == 3
-    assert convergence.check_decision(flagged_runs(ends), longer_runs(first), "lower", 12,
+    assert convergence.check_decision(runs, longer_runs(first), "lower", 12,
                                       configs=4).called == 4   # 4 x 8 affords a 4-seed look
 
 
 def test_a_decided_first_look_trains_no_more_seeds():
-    runs = flagged_runs((98.0, 97.0, 98.5, 98.0, 97.5))
+    runs = flagged_runs((98.0, 97.0, 98.5, 98.0, 97.5)).results
     longer = longer_runs([97.5, 96.9, 98.6, None, None])   # trained out on 3 seeds
     decision = convergence.check_decision(runs, longer, "lower", 12, configs=GRID_CONFIGS)
     assert decision.decision == "below" and decision.called == 3
@@ -175,10 +181,11 @@ def test_a_decided_first_look_trains_no_more_seeds():
 def test_an_arm_whose_curves_end_elsewhere_gets_no_check():
     """Its own epochs (run.fit(model, epochs=6) in a track of 8): the check's 12 would not
     be trained either."""
-    own = [{**r, "curve": [{"epoch": 4, "val": 100.0}, {"epoch": 6, "val": 98.0}]}
-           for r in flagged_runs()]
+    own = dataclasses.replace(flagged_runs(), results=tuple(
+        dataclasses.replace(r, curve=result(98.0, (4, 100.0), (6, 98.0)).curve)
+        for r in flagged_runs().results))
     assert convergence.checks_called_for({"idea": own}, "lower", 8, every=True) == {}
-    assert convergence.trains_the_epochs(flagged_runs(), 8)
+    assert convergence.trains_the_epochs(flagged_runs().results, 8)
 
 
 def test_without_a_lookup_no_check_is_called_for():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.spec.payloads import RunPoint, RunResult
+from benchkit.spec.payloads import CurvePoint, RunPoint, RunResult
 from benchkit.verdict import convergence
 from benchkit.training import loop
 from benchkit.store import records
@@ -14,7 +14,12 @@ from benchkit.store.runs import record_name
 
 
 def curve(*vals):
-    return [{"epoch": e, "val": v} for e, v in zip((1, 2, 3, 4), vals)]
+    return tuple(CurvePoint(epoch=e, val=v) for e, v in zip((1, 2, 3, 4), vals))
+
+
+def curve_json(*vals):
+    """:func:`curve` as a stored record's result holds it."""
+    return [p.to_json() for p in curve(*vals)]
 
 
 def test_curve_epochs_are_the_quarters_deduplicated():
@@ -30,14 +35,15 @@ def test_last_quarter_gain_is_relative_and_direction_aware():
     higher = convergence.last_quarter_gain(curve(0.5, 0.6, 0.8, 0.9), "higher")
     assert higher == pytest.approx(0.125)
     assert convergence.last_quarter_gain(curve(4.0, 3.0, 2.0, 2.5), "lower") == -0.25  # worse
-    assert convergence.last_quarter_gain([{"epoch": 1, "val": 1.0}], "lower") is None
+    assert convergence.last_quarter_gain([CurvePoint(epoch=1, val=1.0)], "lower") is None
     assert convergence.last_quarter_gain(None, "lower") is None
     assert convergence.last_quarter_gain(curve(4.0, 3.0, None, 1.0), "lower") is None
 
 
 def runs(end_values, start=100.0):  # gains of k/100 are exact in floats: at the threshold
-    return [{"cfg": {"lr": 0.01}, "curve": curve(2 * start, 1.5 * start, start, end)}
-            for end in end_values]
+    return convergence.SelectedRuns({"lr": 0.01}, tuple(
+        RunResult(val=end, test=end, diverged=False, seconds=None,
+                  curve=curve(2 * start, 1.5 * start, start, end)) for end in end_values))
 
 
 @pytest.mark.parametrize("direction, ends, flagged", [
@@ -63,7 +69,8 @@ def test_the_section_states_the_track_declaration_and_skips_arms_without_curves(
     from benchkit import tracks
 
     section, warnings = convergence.section(
-        "dynamics", {"idea": [{"cfg": {"lr": 1.0}, "curve": None}]}, "lower")
+        "dynamics", {"idea": convergence.SelectedRuns({"lr": 1.0}, (
+            RunResult(val=1.0, test=1.0, diverged=False, seconds=None),))}, "lower")
     assert (section.budget, section.budget_reason) == (
         tracks.get("dynamics").budget, tracks.get("dynamics").budget_reason)
     assert section.arms["idea"].to_json() == {"cfg": {"lr": 1.0}, "last_quarter_gain": None,
@@ -95,7 +102,7 @@ def build(**extra):
 
 
 def test_a_record_keeps_its_curve_and_an_old_record_without_one_stays_valid():
-    new, old = build(curve=curve(3.0, 2.0, 1.5, 1.0)), build()
+    new, old = build(curve=curve_json(3.0, 2.0, 1.5, 1.0)), build()
     assert new.to_json()["result"]["curve"][-1] == {"epoch": 4, "val": 1.0}
     assert "curve" not in old.to_json()["result"]
     for record in (new, old):
@@ -114,7 +121,7 @@ def test_a_record_keeps_its_curve_and_an_old_record_without_one_stays_valid():
     ([{"epoch": 1, "val": "1"}], "curve val at epoch 1 is str"),
 ])
 def test_a_bad_curve_is_an_invalid_record(bad, why):
-    result = build(curve=curve(1.0)).to_json()["result"]
+    result = build(curve=curve_json(1.0)).to_json()["result"]
     result["curve"] = bad
     with pytest.raises(records.InvalidRecord, match=why):
         records.check_result(result)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.verdict import pipeline
+from benchkit.spec.payloads import RunResult
 from benchkit.verdict.records import Report
 from benchkit.verdict.sections import (ArmConvergence, AtEdge, Baseline, BudgetCheck,
                                        BudgetMatch, Budgets, Convergence, Extension,
@@ -155,7 +156,8 @@ def test_a_frontier_checks_each_point_and_matches_only_when_every_point_does():
     from benchkit.verdict import budgets
 
     spec = make_spec(GRID[:1], 2, frontier={"keep": [1, 2]})
-    runs = {arm: [{"budgets": {"steps": steps}}] * 2
+    runs = {arm: [RunResult(val=1.0, test=1.0, diverged=False, seconds=None,
+                            budgets={"steps": steps})] * 2
             for arm, steps in (("baseline", 100.0), ("idea", 200.0))}
     point = budgets.budget_section(runs, spec)
     ok = budgets.budget_section({arm: runs["baseline"] for arm in runs}, spec)
