@@ -12,18 +12,25 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from benchkit.spec.idea import Config, cfg_id
-from benchkit.spec.payloads import Measured, RunResult
+from benchkit.spec.payloads import CurvePoint, Measured, RunResult
 from benchkit.stats import selection, signtest
 from benchkit.verdict.records import Comparison, JsonDict, Report
 
 
 def runs_of(rows: Iterable[JsonDict]) -> dict[tuple[str, str, int], RunResult]:
     """A report's passed runs (its ``runs`` rows) keyed as the controller keys them, (arm, cfg
-    id, seed): each row's result as the selection reads it (its metrics, whether it diverged,
-    its seconds)."""
-    return {(r["arm"], cfg_id(r["cfg"]), r["seed"]): RunResult(
-        val=r["val"], test=r["test"], diverged=r["diverged"], seconds=r.get("seconds"))
-        for r in rows if r.get("outcome") == "passed"}
+    id, seed): each row's result (:func:`row_result`)."""
+    return {(r["arm"], cfg_id(r["cfg"]), r["seed"]): row_result(r)
+            for r in rows if r.get("outcome") == "passed"}
+
+
+def row_result(row: JsonDict) -> RunResult:
+    """A report's ``runs`` row's result as the rules read it: its metrics, whether it diverged,
+    its seconds and its validation curve (None in rows written before curves)."""
+    curve = row.get("curve")
+    return RunResult(val=row["val"], test=row["test"], diverged=row["diverged"],
+                     seconds=row.get("seconds"), curve=None if curve is None else tuple(
+                         CurvePoint(epoch=p["epoch"], val=p["val"]) for p in curve))
 
 
 def groups_of(grid: Sequence[Config], frontier: JsonDict | None) -> list[list[int]] | None:

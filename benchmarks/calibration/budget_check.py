@@ -33,7 +33,7 @@ import numpy as np
 
 from benchkit.spec.idea import cfg_id
 from benchkit.stats import sequential
-from benchkit.verdict import convergence
+from benchkit.verdict import convergence, sweeps
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "budget_check.json"
@@ -88,7 +88,8 @@ def worst(configs: int, seeds: int, epochs: int = 120) -> dict:
 
 def stored_gains(report: dict) -> dict:
     seeds = report["protocol"]["seeds"]
-    runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): r for r in report["runs"]}
+    runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): sweeps.row_result(r)
+            for r in report["runs"]}
     direction = "lower" if report["metric_direction"].startswith("lower") else "higher"
     out = {}
     for arm, a in report["convergence"]["arms"].items():

@@ -332,3 +332,21 @@ def test_shards_train_the_checks_in_a_second_round_and_the_merge_measures_them(
     merged.stdout.fnmatch_lines(["benchkit: 0 run(s) trained, 6 reused from the run store*"])
     check = check_of(read_report(pytester.path, "slow", "tabular8"))
     assert check["pending"] is False and check["seeds"] == 2 and check["gain"] > 0.05
+
+
+def test_the_calibrations_replay_reads_the_committed_checks_as_it_recorded_them():
+    """benchmarks/calibration/budget_check.py replays the tabular A/A's stored budget checks
+    from its report's run rows: the gains it reads are those its committed output holds."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(
+        "budget_check_calibration", root / "benchmarks" / "calibration" / "budget_check.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    gains = script.stored_gains(json.loads(script.AA.read_text()))
+    committed = json.loads((root / "benchmarks" / "results" / "budget_check.json").read_text())
+    assert {arm: [round(x, 6) for x in g] for arm, g in gains.items()} == \
+        committed["cost"]["stored_gains"]

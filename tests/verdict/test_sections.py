@@ -3,6 +3,7 @@ reports have (key order included) and refuses a key it does not declare; the pip
 holds them as records."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from benchkit.verdict.sections import (ArmConvergence, AtEdge, Baseline, BudgetC
                                        GridExtensions, SweepRow,
                                        FailedRun, Incomplete, MathVerification,
                                        MechanismSignature, MechanismTest, SignatureEvidence)
-from builders import BASE8, GRID, IDEA8, make_spec, one_config_runs
+from builders import BASE8, GRID, IDEA8, make_run, make_spec, one_config_runs
 
 SAVED = Path(__file__).resolve().parents[2] / "benchmarks" / "pipeline" / "before"
 
@@ -184,3 +185,25 @@ def test_a_frontiers_incomplete_section_has_no_pending_configs():
     section = Incomplete.from_json(data)
     assert section.pending is None and section.failed == (FailedRun("idea[y]", "boom"),)
     assert section.to_json() == data   # no "pending" key, as a frontier's report has none
+
+
+def test_the_budget_and_convergence_sections_read_the_selected_runs_results():
+    from benchkit.verdict import build
+
+    runs = [make_run("idea", GRID[0], s, 1.0 + s, 2.0) for s in range(2)]
+    assert [r.val for r in build.results_of(runs)] == [1.0, 2.0]
+    no_result = dataclasses.replace(runs[1], result=None)
+    with pytest.raises(ValueError, match="a run without a result has no figures to read"):
+        build.results_of([runs[0], no_result])
+
+
+def test_a_report_row_reads_back_as_the_result_its_run_gave():
+    from benchkit.verdict import sweeps
+
+    (report,) = pipeline.idea_reports(make_spec(GRID[:1], 8), one_config_runs(BASE8, IDEA8),
+                                      [], alpha=0.05)
+    row = dict(report.runs[0], curve=[{"epoch": 3, "val": 2.0}, {"epoch": 4, "val": 1.5}])
+    result = sweeps.row_result(row)
+    assert (result.val, result.test, result.diverged) == (row["val"], row["test"], False)
+    assert [(p.epoch, p.val) for p in result.curve or ()] == [(3, 2.0), (4, 1.5)]
+    assert sweeps.row_result({**row, "curve": None}).curve is None
