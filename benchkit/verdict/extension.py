@@ -138,11 +138,11 @@ def resolve(declared: Sequence[Config], val_of: ValOf, seeds: Sequence[int], dir
         if not todo:
             return Resolution(tuple(grid), tuple(extensions), pending=False,
                               at_edge=tuple(at_edge))
-        for (key, side), (old, new, arms) in sorted(todo.items()):
+        for (key, side), (old, new, at_this_edge) in sorted(todo.items()):
             grid = extended(grid, key, old, new)
             steps[(key, side)] += 1
             extensions.append(Extension(axis=key, side=side, edge=old, value=new,
-                                        arms=tuple(sorted(arms))))
+                                        arms=tuple(sorted(at_this_edge))))
 
 
 def section(declared: Sequence[Config], limit: int, resolved: Resolution) -> GridExtensions:

@@ -188,3 +188,15 @@ def test_a_high_side_extension_steps_from_the_highest_value():
     assert out.extensions == (Extension(axis="lr", side="high", edge=4e-3, value=8e-3,
                                         arms=("baseline", "idea")),)
     assert sorted(c["lr"] for c in out.grid) == [1e-3, 2e-3, 4e-3, 8e-3]
+
+
+def test_every_arm_is_judged_again_after_a_step_for_another_arm():
+    """The baseline's optimum lies below the grid, the idea's above it: each side extends to the
+    limit, and both arms stay at their edges (a step for one arm never stops the rule from
+    reading the other's runs)."""
+    def val(arm, cfg, seed):
+        return math.log(cfg["lr"]) if arm == "baseline" else -math.log(cfg["lr"])
+    out = extension.resolve([{"lr": v} for v in (1e-3, 2e-3, 4e-3)], val, [0], "lower", 2)
+    assert sorted((e.side, e.arms) for e in out.extensions) == [
+        ("high", ("idea",)), ("high", ("idea",)), ("low", ("baseline",)), ("low", ("baseline",))]
+    assert set(out.at_edge) == {AtEdge("baseline", "lr", "low"), AtEdge("idea", "lr", "high")}
