@@ -1,7 +1,7 @@
 """The report's sections that verdict/ computes, as records: the budgets matched between the arms
 (:func:`benchkit.verdict.budgets.budget_section`), whether training was over
 (:func:`benchkit.verdict.convergence.section`), how far the grid was extended
-(:func:`benchkit.verdict.extension.section`) and the mechanism evidence
+(:func:`benchkit.verdict.extension.section`), the mechanism evidence
 (:func:`benchkit.verdict.mechanism.mechanism_signature`,
 :func:`benchkit.verdict.mechanism.math_verification`), why a report is incomplete, and each
 arm's per-config sweep (:func:`benchkit.verdict.build.arm_sweep`) with the baseline's selection.
