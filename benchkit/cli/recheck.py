@@ -51,14 +51,14 @@ def _selected_tests(report: Report, runs: Runs, arm: str, said: JsonDict | None,
     grid, seeds = protocol["grid"], protocol["seeds"]
     points: list[tuple[object, list[JsonDict], JsonDict | str | None]] = (
         [(None, grid, said)] if not frontier else
-        [(p["value"], [c for c in grid if c.get(frontier["axis"]) == p["value"]],
-          {"baseline": p.get("baseline_cfg"), "idea": p.get("idea_cfg")}.get(arm, "any"))
-         for p in frontier["points"]])
+        [(p.value, [c for c in grid if c.get(frontier.axis) == p.value],
+          {"baseline": p.baseline_cfg, "idea": p.idea_cfg}.get(arm, "any"))
+         for p in frontier.points])
     rows: list[list[float]] = []
     for value, sub, claimed in points:
         got = _selected(runs, arm, sub, seeds, direction)
         if got is None or claimed not in ("any", got):
-            where = "" if value is None or not frontier else f" at {frontier['axis']}={value}"
+            where = "" if value is None or not frontier else f" at {frontier.axis}={value}"
             problems.append(f"{arm}: the rows select {got}{where}, the report {claimed}")
             return None
         tests = [t for s in seeds if (t := runs[(arm, cfg_id(got), s)].test) is not None]

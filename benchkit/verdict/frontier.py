@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchkit.spec.idea import Config, IdeaSpec, cfg_id
-from benchkit.spec.payloads import JsonDict, MechanismPayload, RunPayload
+from benchkit.spec.payloads import MechanismPayload, RunPayload
 from benchkit.stats import paired
 from benchkit.verdict import comparison, controls, decision, mechanism
 from benchkit.verdict import sweeps
 from benchkit.verdict.budgets import frontier_section, median_figures
-from benchkit.verdict.records import Comparison, Report
+from benchkit.verdict.records import Comparison, Frontier, FrontierPoint, Report
 from benchkit.verdict.sections import Baseline, FailedRun, Incomplete
 from benchkit.verdict import build
 
@@ -47,8 +47,8 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
                                                alpha=alpha)))
     top = build.build_report(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
     warnings = list(dict.fromkeys(w for _, p in points for w in p.warnings))
-    frontier = {"axis": axis, "values": list(values),
-                "points": [_point(value, p, alpha) for value, p in points]}
+    frontier = Frontier(axis=axis, values=tuple(values),
+                        points=tuple(_point(value, p, alpha) for value, p in points))
     if not all(p.complete for _, p in points):
         return _incomplete(dataclasses.replace(top, warnings=tuple(warnings), frontier=frontier),
                            points)
@@ -98,26 +98,25 @@ def _selected_cfg(point: Report, arm: str) -> Config:
     return point.controls[arm.removeprefix("control:")].best_cfg
 
 
-def _point(value: Any, p: Report, alpha: float) -> JsonDict:
+def _point(value: Any, p: Report, alpha: float) -> FrontierPoint:
     """One point's entry: its configs, summaries, budgets and comparisons, unadjusted, each
     with the interval of its own test at ``alpha``."""
-    def with_interval(arm: str, comp: Comparison | None) -> JsonDict | None:
+    def with_interval(arm: str, comp: Comparison | None) -> Comparison | None:
         if comp is None:
             return None
         sw = sweeps.of_record(p, arm) if comp.selection_aware else None
-        return decision.own_interval(comp, alpha, sw, p.direction).to_json()
-    return {"value": value, "complete": p.complete,
-            "baseline_cfg": p.baseline.best_cfg, "idea_cfg": p.idea_config,
-            "baseline": p.baseline.full, "idea": p.idea,
-            "comparison": with_interval("baseline", p.comparison),
-            "controls": {name: with_interval(c.arm, c.comparison)
-                         for name, c in p.controls.items()},
-            "budgets": None if p.budgets is None else p.budgets.to_json()}
+        return decision.own_interval(comp, alpha, sw, p.direction)
+    return FrontierPoint(
+        value=value, complete=p.complete, baseline_cfg=p.baseline.best_cfg,
+        idea_cfg=p.idea_config, baseline=p.baseline.full, idea=p.idea,
+        comparison=with_interval("baseline", p.comparison),
+        controls={name: with_interval(c.arm, c.comparison) for name, c in p.controls.items()},
+        budgets=p.budgets)
 
 
 def _incomplete(top: Report, points: list[tuple[Any, Report]]) -> Report:
     """A frontier lacking a point's comparison has none: every point's reasons, no verdict."""
-    axis = top.frontier["axis"] if top.frontier else None
+    axis = top.frontier.axis if top.frontier else None
     reasons: list[str] = []
     missing: list[str] = []
     failed: list[FailedRun] = []

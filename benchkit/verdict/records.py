@@ -9,13 +9,14 @@ with the idea's comparison with it.
 
 :func:`benchkit.verdict.pipeline.idea_reports` builds each report as a :class:`Report`, then
 adjusts and decides it on records (each stage a new record, :func:`dataclasses.replace`); what is
-added after, from outside the runs (where the module came from, how far the store was trusted,
-the time it was written), makes a new record too, never a changed one. :meth:`Report.to_json` is
-the JSON edge: ``bench_report.json`` in its order of keys, validated by the shipped schema. Its
-comparison is a :class:`Comparison` and its controls :class:`ControlArm` records; its
-baseline and the idea's sweep, budgets, convergence, grid extensions, mechanism evidence and
-what keeps it incomplete are records of :mod:`benchkit.verdict.sections`; its other sections
-stay JSON (dicts), as the schema describes them.
+added after, from outside the runs (where the module came from, how far the store was trusted, the
+time it was written), makes a new record too, never a changed one. :meth:`Report.to_json` is the
+JSON edge: ``bench_report.json`` in its order of keys, validated by the shipped schema. Its
+comparison is a :class:`Comparison`, its controls :class:`ControlArm` records and a frontier
+bench's points :class:`FrontierPoint` records (they hold comparisons); its baseline and the idea's
+sweep, budgets, convergence, grid extensions, mechanism evidence and what keeps it incomplete are
+records of :mod:`benchkit.verdict.sections`; its other sections stay JSON (dicts), as the schema
+describes them.
 """
 from __future__ import annotations
 
@@ -171,6 +172,66 @@ class ControlArm:
 
 
 @dataclass(frozen=True)
+class FrontierPoint:
+    """One point of a frontier bench: its axis value, whether it is complete, the baseline's and
+    the idea's selected configs and test summaries there, and the idea's comparisons there
+    (unadjusted, each with the interval of its own test at alpha: the baseline's, each
+    control's by name, None where incomplete), and its budgets section."""
+
+    value: Any
+    complete: bool
+    baseline_cfg: JsonDict | None
+    idea_cfg: JsonDict | None
+    baseline: JsonDict | None      # benchkit.stats.paired.summarize of its test metric
+    idea: JsonDict | None
+    comparison: Comparison | None
+    controls: dict[str, Comparison | None]
+    budgets: Budgets | None
+
+    def to_json(self) -> JsonDict:
+        """The report's ``frontier.points`` entry, keys in the order reports have had them."""
+        return copy.deepcopy({
+            "value": self.value, "complete": self.complete, "baseline_cfg": self.baseline_cfg,
+            "idea_cfg": self.idea_cfg, "baseline": self.baseline, "idea": self.idea,
+            "comparison": None if self.comparison is None else self.comparison.to_json(),
+            "controls": {name: None if comp is None else comp.to_json()
+                         for name, comp in self.controls.items()},
+            "budgets": None if self.budgets is None else self.budgets.to_json()})
+
+    @classmethod
+    def from_json(cls, data: JsonDict) -> FrontierPoint:
+        values = declared(cls, data)
+        if values["comparison"] is not None:
+            values["comparison"] = Comparison.from_json(values["comparison"])
+        values["controls"] = {name: None if comp is None else Comparison.from_json(comp)
+                              for name, comp in values["controls"].items()}
+        if values["budgets"] is not None:
+            values["budgets"] = Budgets.from_json(values["budgets"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """The report's ``frontier``: the axis, its values, and each value's
+    :class:`FrontierPoint`."""
+
+    axis: str
+    values: tuple[Any, ...]
+    points: tuple[FrontierPoint, ...]
+
+    def to_json(self) -> JsonDict:
+        return {"axis": self.axis, "values": copy.deepcopy(list(self.values)),
+                "points": [p.to_json() for p in self.points]}
+
+    @classmethod
+    def from_json(cls, data: JsonDict) -> Frontier:
+        values = declared(cls, data)
+        values["values"] = tuple(values["values"])
+        values["points"] = tuple(FrontierPoint.from_json(p) for p in values["points"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
 class Report:
     """One idea on one track: every field of ``bench_report.json`` (see
     ``benchkit/report/bench_report.schema.json`` for each one's meaning)."""
@@ -191,7 +252,7 @@ class Report:
     idea_config: JsonDict | None
     idea_sweep: tuple[SweepRow, ...]
     comparison: Comparison | None    # the idea against the baseline, decided
-    frontier: JsonDict | None
+    frontier: Frontier | None
     controls: dict[str, ControlArm]  # by control name, in the arms' declared order
     budgets: Budgets | None
     log_medians: dict[str, Medians] | None   # arm -> the medians of its runs' run.log values
@@ -275,7 +336,7 @@ SECTIONS: dict[str, Callable[[JsonDict], Any]] = {
     "convergence": Convergence.from_json, "grid_extensions": GridExtensions.from_json,
     "mechanism_signature": MechanismSignature.from_json,
     "math_verification": MathVerification.from_json, "incomplete": Incomplete.from_json,
-    "baseline": Baseline.from_json}
+    "baseline": Baseline.from_json, "frontier": Frontier.from_json}
 # bench_report.json's order of keys (the v1 reference order, then what benchkit added)
 ORDER = ("bench_version", "name", "claim", "module", "track", "model", "metric",
          "metric_direction", "n_seeds", "complete", "incomplete", "baseline", "idea",

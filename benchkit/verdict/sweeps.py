@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from benchkit.spec.idea import Config, cfg_id
 from benchkit.spec.payloads import CurvePoint, Measured, RunResult
 from benchkit.stats import selection, signtest
-from benchkit.verdict.records import Comparison, JsonDict, Report
+from benchkit.verdict.records import Comparison, Frontier, JsonDict, Report
 
 
 def runs_of(rows: Iterable[JsonDict]) -> dict[tuple[str, str, int], RunResult]:
@@ -33,12 +33,12 @@ def row_result(row: JsonDict) -> RunResult:
                          CurvePoint(epoch=p["epoch"], val=p["val"]) for p in curve))
 
 
-def groups_of(grid: Sequence[Config], frontier: JsonDict | None) -> list[list[int]] | None:
+def groups_of(grid: Sequence[Config], frontier: Frontier | None) -> list[list[int]] | None:
     """One group of the whole grid, or one per frontier point (its configs, grid order)."""
-    if not frontier:
+    if frontier is None:
         return None
-    axis = frontier["axis"]
-    return [[j for j, c in enumerate(grid) if c.get(axis) == v] for v in frontier["values"]]
+    return [[j for j, c in enumerate(grid) if c.get(frontier.axis) == v]
+            for v in frontier.values]
 
 
 def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
@@ -63,8 +63,9 @@ def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
 
 def of_report(report: JsonDict, comparator: str = "baseline") -> selection.Sweeps:
     """The sweeps of a complete report's JSON (its protocol's grid and seeds, its runs)."""
-    return of_rows(report["protocol"], report.get("runs") or [], report.get("frontier"),
-                   comparator)
+    frontier = report.get("frontier")
+    return of_rows(report["protocol"], report.get("runs") or [],
+                   None if frontier is None else Frontier.from_json(frontier), comparator)
 
 
 def of_record(report: Report, comparator: str = "baseline") -> selection.Sweeps:
@@ -72,7 +73,7 @@ def of_record(report: Report, comparator: str = "baseline") -> selection.Sweeps:
     return of_rows(report.protocol, report.runs, report.frontier, comparator)
 
 
-def of_rows(protocol: JsonDict, rows: Iterable[JsonDict], frontier: JsonDict | None,
+def of_rows(protocol: JsonDict, rows: Iterable[JsonDict], frontier: Frontier | None,
             comparator: str) -> selection.Sweeps:
     """The sweeps over a report's ``protocol`` (its grid and seeds), ``runs`` rows and
     ``frontier``: the comparator's against the idea's."""

@@ -18,6 +18,7 @@ from benchkit.stats import paired, selection
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore
 from benchkit.verdict import comparison, decision, margins, sweeps
+from benchkit.verdict.records import Frontier
 from builders import ALPHA, TRACK, built_frontier, make_run, make_spec
 from sessions import module, run_session
 
@@ -78,7 +79,7 @@ def test_a_frontier_selects_each_point_on_its_own():
     keyed = {(a, sweeps.cfg_id(c), s): by_run[(a, c["lr"], c["width"], s)]
              for a in ("baseline", "idea") for c in grid for s in range(n)}
     per_point = sweeps.from_runs(keyed, "baseline", grid, list(range(n)),
-                                 sweeps.groups_of(grid, report["frontier"]))
+                                 sweeps.groups_of(grid, Frontier.from_json(report["frontier"])))
     once = sweeps.from_runs(keyed, "baseline", grid, list(range(n)))
     assert report["comparison"]["p_value"] == selection.p_value(per_point, "lower")
     assert selection.p_value(per_point, "lower") != selection.p_value(once, "lower")
@@ -108,7 +109,7 @@ def test_frontier_groups_hold_each_points_configs_and_the_favoured_arm_its_direc
     from types import SimpleNamespace
 
     grid = [{"lr": lr, "width": w} for w in (8, 16, 32) for lr in (1e-3, 1e-2)]
-    assert sweeps.groups_of(grid, {"axis": "width", "values": [8, 16, 32]}) == [
+    assert sweeps.groups_of(grid, Frontier("width", (8, 16, 32), ())) == [
         [0, 1], [2, 3], [4, 5]]
     up = SimpleNamespace(test="mean", delta_mean=0.1, per_seed_diffs=(0.1, 0.1))
     assert sweeps.favoured_arm(up, "higher") == "idea"

@@ -11,7 +11,7 @@ import pytest
 
 from benchkit.verdict import pipeline
 from benchkit.spec.payloads import RunResult
-from benchkit.verdict.records import Report
+from benchkit.verdict.records import Frontier, FrontierPoint, Report
 from benchkit.verdict.sections import (ArmConvergence, AtEdge, Baseline, BudgetCheck,
                                        BudgetMatch, Budgets, Convergence, Extension,
                                        GridExtensions, SweepRow,
@@ -63,13 +63,16 @@ def test_the_saved_reports_cover_every_kind_of_section():
     rows = [row for _, r in SAVED_REPORTS for row in r["idea_sweep"]]
     assert any(not row["eligible"] for row in rows) and any(row["diverged_seeds"] for row in rows)
     assert any(r["baseline"]["full"] is None for _, r in SAVED_REPORTS)
+    points = [p for _, r in SAVED_REPORTS if r["frontier"] for p in r["frontier"]["points"]]
+    assert any(p["controls"] for p in points) and any(p["budgets"] for p in points)
 
 
 @pytest.mark.parametrize("record, name", [(Budgets, "budgets"), (Convergence, "convergence"),
                                           (GridExtensions, "grid_extensions"),
                                           (MechanismSignature, "mechanism_signature"),
                                           (MathVerification, "math_verification"),
-                                          (Incomplete, "incomplete"), (Baseline, "baseline")])
+                                          (Incomplete, "incomplete"), (Baseline, "baseline"),
+                                          (Frontier, "frontier")])
 def test_each_saved_section_round_trips_through_its_record(record, name):
     for case, report in SAVED_REPORTS:
         if report[name] is not None:
@@ -116,10 +119,14 @@ def test_each_saved_report_round_trips_through_the_report_record():
     (SweepRow, {"cfg": {}, "mean": None, "val_mean": None, "eligible": False,
                 "diverged_seeds": [], "result": None, "val_result": None,
                 "test_diverged_seeds": [], "surprise": 1}),
+    (Frontier, {"axis": "keep", "values": [], "points": [], "surprise": 1}),
+    (FrontierPoint, {"value": 1, "complete": False, "baseline_cfg": None, "idea_cfg": None,
+                     "baseline": None, "idea": None, "comparison": None, "controls": {},
+                     "budgets": None, "surprise": 1}),
 ])
 def test_a_key_the_record_does_not_declare_is_refused(record, data):
     with pytest.raises(ValueError, match=rf"field\(s\) \['surprise'\] are not declared in "
-                                         rf"benchkit.verdict.sections.{record.__name__}"):
+                                         rf"{record.__module__}.{record.__name__}"):
         record.from_json(data)
 
 
