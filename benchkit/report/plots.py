@@ -12,7 +12,8 @@ from benchkit.store.atomic import write_atomic
 from benchkit.report.fmt import cfg_text, pct, sig
 from benchkit.report.sentences import (decided_p, deciding, deciding_interval, system_word,
                                        verdict_against)
-from benchkit.verdict.build import direction_of, paired_values
+from benchkit.report.reading import paired_values
+from benchkit.verdict.build import direction_of
 
 PLOTS = (("paired.png", "paired seeds"), ("sweep.png", "grid sweep"))
 MISSING = "matplotlib is not installed, so no plots were drawn (pip install 'benchkit[plot]')"

@@ -3,8 +3,7 @@ sentences summary.md opens with. Pure Python: reads the report dict only."""
 from __future__ import annotations
 
 from benchkit.report.fmt import num, pct, rel_pct, signed
-from benchkit.verdict import budgets, mechanism
-from benchkit.verdict.build import tested_level
+from benchkit.report.reading import non_discriminating, tested_level, unmatched_reason
 from benchkit.verdict.decision import REFERENCE_WORDS
 from benchkit.verdict.records import JsonDict
 
@@ -66,7 +65,7 @@ def practical_sentence(report: JsonDict) -> str:
     comp = report.get("comparison")
     verdict = report.get("practical_verdict")
     if verdict == "unmatched":
-        return ("no verdict: " + budgets.unmatched_reason(report) + "; match the budgets, "
+        return ("no verdict: " + unmatched_reason(report) + "; match the budgets, "
                 "waive one with its reason (budget_waiver=) or bench it as a frontier")
     if comp is None or verdict == "incomplete":
         reasons = "; ".join((report.get("incomplete") or {}).get("reasons", [])) or "runs missing"
@@ -145,9 +144,9 @@ def _decision(report: JsonDict, verdict: str | None, comp: JsonDict, other_mean:
 
 def mechanism_sentence(report: JsonDict) -> str:
     ok = report.get("mechanism_ok")
-    if ok is None and mechanism.non_discriminating(report):
+    if ok is None and non_discriminating(report):
         return ("mechanism not shown: signature(s) "
-                + ", ".join(mechanism.non_discriminating(report))
+                + ", ".join(non_discriminating(report))
                 + " pass, but so does their null (non-discriminating)")
     if ok is None:
         return _no_evidence(report)

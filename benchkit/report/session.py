@@ -9,12 +9,12 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from benchkit.report import bench_report, summary
+from benchkit.report import bench_report, reading, summary
 from benchkit.report.fmt import mechanism_word, num
 from benchkit.store import atomic, records
 from benchkit.spec.payloads import MechanismPayload, Payload, RunPayload
 from benchkit.store.provenance import provenance
-from benchkit.verdict import budgets, build, pipeline
+from benchkit.verdict import pipeline
 from benchkit.verdict.records import Report
 
 TrackFloors = Callable[[str, list[int]], dict]  # (track, seeds) -> the track's floors
@@ -137,10 +137,10 @@ def gate_failure(report: dict, gate: str) -> str | None:
     if not report["complete"]:
         return "incomplete (" + "; ".join(report["incomplete"]["reasons"]) + "): no verdict"
     if practical == "unmatched":
-        return budgets.unmatched_reason(report) + ": no verdict"
+        return reading.unmatched_reason(report) + ": no verdict"
     comp = report["comparison"]
     facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
-             f"p {comp['p_adjusted']:.4g} at level {num(build.tested_level(comp))}, "
+             f"p {comp['p_adjusted']:.4g} at level {num(reading.tested_level(comp))}, "
              f"mechanism_ok {mechanism_word(report['mechanism_ok'])}")
     ok = {
         "not-harms": practical != "harms",

@@ -19,7 +19,8 @@ from benchkit.report.sentences import (deciding_interval, mechanism_sentence, mi
                                        not_run, practical_sentence, system_sentence)
 from benchkit.store import atomic
 from benchkit.tracks.base import strongest_floor
-from benchkit.verdict.build import direction_of, paired_values, tested_level
+from benchkit.report.reading import paired_values, tested_level
+from benchkit.verdict.build import direction_of
 
 SUMMARY_NAME = "summary.md"
 MAX_LISTED = 20  # missing/failed runs listed by name before "... and N more"

@@ -12,7 +12,7 @@ from pathlib import Path
 from benchkit.report.advice import warning_lines
 from benchkit.report.fmt import mechanism_word, readable, sig
 from benchkit.report.sentences import decided_p, deciding, not_run, system_word, verdict_against
-from benchkit.verdict.build import tested_level
+from benchkit.report.reading import tested_level
 
 WIDTH = 120
 COLUMNS = ("idea", "track", "verdict", "decided by", "delta", "wins", "p", "MDE",

@@ -15,7 +15,6 @@ from typing import Any
 from benchkit.spec.idea import IdeaSpec
 from benchkit.spec.payloads import RunResult
 from benchkit.verdict.controls import arm_name
-from benchkit.verdict.records import JsonDict
 from benchkit.verdict.sections import BudgetMatch, BudgetPoint, Budgets, Medians
 
 DEFAULT_TOLERANCE = 0.05          # relative, for every budget unless declared otherwise
@@ -87,6 +86,3 @@ def frontier_section(selected: Mapping[str, Sequence[RunResult]], spec: IdeaSpec
 def _fig(x: float | None) -> str:
     return "none" if x is None else f"{x:.6g}"
 
-
-def unmatched_reason(report: JsonDict) -> str:
-    return "unmatched (" + "; ".join(report["budgets"]["unmatched"]) + ")"

@@ -34,21 +34,6 @@ def direction_of(report: Mapping[str, Any]) -> str:
     return better_side(str(report.get("metric_direction", "lower")))
 
 
-def tested_level(comp: Mapping[str, Any]) -> float | None:
-    """The level a comparison's verdict was tested at (the look's level; alpha for a bench
-    planned as one look)."""
-    level: float | None = comp.get("level")
-    alpha: float | None = comp.get("alpha")
-    return alpha if level is None else level
-
-
-def paired_values(report: JsonDict) -> tuple[list[Any], list[float], list[float], list[float]]:
-    """(seeds, baseline, idea, diffs) of a complete report, seed by seed."""
-    base = report["baseline"]["full"]["per_seed"]
-    seeds = (report.get("protocol") or {}).get("seeds") or list(range(len(base)))
-    return seeds, base, report["idea"]["per_seed"], report["comparison"]["per_seed_diffs"]
-
-
 RunKey = tuple[str, str, int]   # (arm, cfg id, seed): where a run sits in its comparison
 
 

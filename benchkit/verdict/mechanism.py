@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from benchkit.spec.payloads import MechanismPayload, RunPayload, Signature
-from benchkit.verdict.records import JsonDict
 from benchkit.verdict.sections import (MathVerification, MechanismSignature, MechanismTest,
                                        SignatureEvidence)
 
@@ -107,12 +106,6 @@ def mechanism_ok(signatures: Mapping[str, SignatureEvidence],
     if "non_discriminating" in statuses or "confirmed" not in statuses:
         return None
     return 1
-
-
-def non_discriminating(report: JsonDict) -> list[str]:
-    """Names of the report's signatures that pass, but whose null passes too."""
-    sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
-    return [name for name, s in sigs.items() if s.get("status") == "non_discriminating"]
 
 
 def signatures_that_cannot_fail(function: Callable[..., Any]) -> list[str]:

@@ -12,6 +12,7 @@ import pytest
 
 from benchkit.verdict import comparison
 from benchkit.verdict import mechanism
+from benchkit.report import reading
 from benchkit.verdict import budgets
 from benchkit.spec.payloads import Signature
 
@@ -106,7 +107,7 @@ def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged(
     rep = decided_against_all(report("helps", control("a", BELOW, -0.1), matched=False), LEVEL)
     assert rep["practical_verdict"] == rep["system_verdict"] == "unmatched"
     assert rep["controls"]["a"]["verdict"] == "helps" and rep["decided_by"] == "baseline"
-    assert budgets.unmatched_reason(rep) == "unmatched (params x)"
+    assert reading.unmatched_reason(rep) == "unmatched (params x)"
 
 
 @pytest.mark.parametrize("mechanism_ok, system", [(1, "partial"), (0, "failed"),
@@ -208,8 +209,8 @@ def test_non_discriminating_names_the_signatures_whose_null_passes_too():
     report = {"mechanism_signature": {"signatures": {
         "a": signature("confirmed"), "b": signature("non_discriminating"),
         "c": signature("non_discriminating")}}}
-    assert mechanism.non_discriminating(report) == ["b", "c"]
-    assert mechanism.non_discriminating({"mechanism_signature": None}) == []
+    assert reading.non_discriminating(report) == ["b", "c"]
+    assert reading.non_discriminating({"mechanism_signature": None}) == []
 
 
 # -- mechanism evidence in the report (benchkit.verdict.build) ------------------------------------

@@ -1,0 +1,35 @@
+"""Readers of a written report's JSON, the report layer's edge: the figures the summary, plots,
+sentences and gate messages take from a report dict (or one of its comparisons). The pipeline
+in :mod:`benchkit.verdict` reads records (:class:`benchkit.verdict.records.Report`) instead."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from benchkit.spec.payloads import JsonDict
+
+
+def tested_level(comp: Mapping[str, Any]) -> float | None:
+    """The level a comparison's verdict was tested at (the look's level; alpha for a bench
+    planned as one look)."""
+    level: float | None = comp.get("level")
+    alpha: float | None = comp.get("alpha")
+    return alpha if level is None else level
+
+
+def paired_values(report: JsonDict) -> tuple[list[Any], list[float], list[float], list[float]]:
+    """(seeds, baseline, idea, diffs) of a complete report, seed by seed."""
+    base = report["baseline"]["full"]["per_seed"]
+    seeds = (report.get("protocol") or {}).get("seeds") or list(range(len(base)))
+    return seeds, base, report["idea"]["per_seed"], report["comparison"]["per_seed_diffs"]
+
+
+def unmatched_reason(report: JsonDict) -> str:
+    """Why a report whose budgets do not match has no verdict: each unmatched budget."""
+    return "unmatched (" + "; ".join(report["budgets"]["unmatched"]) + ")"
+
+
+def non_discriminating(report: JsonDict) -> list[str]:
+    """Names of the report's signatures that pass, but whose null passes too."""
+    sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
+    return [name for name, s in sigs.items() if s.get("status") == "non_discriminating"]
