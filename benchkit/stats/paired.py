@@ -4,14 +4,14 @@ No torch here, only numpy and stdlib at import, so the protocol can be tested fa
 isolation; the functions that need a t, noncentral t or beta distribution import scipy's public
 ``scipy.special``/``scipy.stats`` where they are called.
 Every value returned is a plain Python float/int/bool/str/list/dict/None, or a frozen record
-of them (:class:`PairedComparison`): numpy scalars do not survive pytest-xdist's serialisation,
-and reports are JSON, so non-finite numbers become None.
+of them (:class:`Summary`, :class:`PairedComparison`): numpy scalars do not survive
+pytest-xdist's serialisation, and reports are JSON, so non-finite numbers become None.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -30,10 +30,34 @@ def _paired(baseline: ArrayLike, idea: ArrayLike) -> tuple[np.ndarray, np.ndarra
     return b, i
 
 
-def summarize(values: ArrayLike) -> dict[str, Any]:
-    """Mean, population std (ddof=0, as the v1 reports), per-seed values and count."""
+@dataclass(frozen=True)
+class Summary:
+    """One arm's metric over its seeds: mean, population std (ddof=0, as the v1 reports), the
+    per-seed values and their count. :meth:`to_json` gives the report's summary object (an
+    arm's ``full``, the ``idea``, a sweep row's ``result``), keys in the report's order."""
+
+    mean: float
+    std: float
+    per_seed: tuple[float, ...]
+    n: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mean": self.mean, "std": self.std, "per_seed": list(self.per_seed), "n": self.n}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Summary:
+        """The record of a report's summary object; it must have exactly the four keys."""
+        names = [f.name for f in fields(cls)]
+        if sorted(data) != sorted(names):
+            raise ValueError(f"a summary has the keys {names}, got {sorted(data)}")
+        return cls(**{**data, "per_seed": tuple(data["per_seed"])})
+
+
+def summarize(values: ArrayLike) -> Summary:
+    """The :class:`Summary` of ``values`` (ValueError if any is not finite)."""
     a = finite_array(values)
-    return {"mean": float(a.mean()), "std": float(a.std()), "per_seed": a.tolist(), "n": len(a)}
+    return Summary(mean=float(a.mean()), std=float(a.std()), per_seed=tuple(a.tolist()),
+                   n=len(a))
 
 
 def min_p_value(n: int) -> float:

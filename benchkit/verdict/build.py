@@ -53,14 +53,16 @@ def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
         vals, tests = every_value(val), every_value(test)
         ok = vals is not None
         tested = tests if ok else None
+        result = None if tested is None else paired.summarize(tested)
+        val_result = None if vals is None else paired.summarize(vals)
         sweep.append(SweepRow(
             cfg=cfg,
-            mean=None if tested is None else paired.summarize(tested)["mean"],
-            val_mean=None if vals is None else paired.summarize(vals)["mean"],
+            mean=None if result is None else result.mean,
+            val_mean=None if val_result is None else val_result.mean,
             eligible=ok,
             diverged_seeds=tuple(diverged),
-            result=None if tested is None else paired.summarize(tested),
-            val_result=None if vals is None else paired.summarize(vals),
+            result=result,
+            val_result=val_result,
             test_diverged_seeds=tuple(s for s, t, r in zip(seeds, test, rows)
                                       if r and t is None)))
     return sweep
@@ -76,7 +78,7 @@ def selected_index(sweep: Sequence[SweepRow], direction: str) -> int | None:
     """Which config of an arm's ``sweep`` it selects on validation (the best mean over seeds,
     eligible configs only; :func:`benchkit.stats.paired.select_config`); None when none is
     eligible."""
-    return paired.select_config([row.val_result["per_seed"] if row.eligible and row.val_result
+    return paired.select_config([row.val_result.per_seed if row.eligible and row.val_result
                                  else [None] for row in sweep], direction)
 
 
@@ -149,7 +151,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
                         "were not eligible")
     idea_sel: list[RunPayload] = []
     baseline = Baseline(None, tuple(arm_sweeps["baseline"]), None)
-    idea_summary: JsonDict | None = None
+    idea_summary: paired.Summary | None = None
     idea_config: Config | None = None
     compared: dict[str, Comparison] = {}
     control_arms: dict[str, ControlArm] = {}

@@ -266,9 +266,9 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
     claim_type = report.protocol.get("claim_type", "superiority")
     full = report.baseline.full
     assert full is not None  # a report with a comparison has its baseline's summary
-    base = full["per_seed"]
+    base = list(full.per_seed)
     against_baseline, comp = claim_verdict(  # margin tests at this look's level
-        comp, base, report.idea["per_seed"], direction=direction, level=level,
+        comp, base, report.idea.per_seed, direction=direction, level=level,
         family_size=family_size, margin_level=margin_level, claim_type=claim_type, sweeps=sw)
     unresolved = margins.unresolved_margin(comp, base, margin_level / family_size)
     warnings += [unresolved] if unresolved else []
@@ -293,13 +293,13 @@ def verdicts_against(report: Report, baseline_verdict: str, level: float,
     if report.idea is None:
         raise ValueError("an incomplete report (no idea summary) has no verdicts against its "
                          "comparators")
-    idea = report.idea["per_seed"]
+    idea = report.idea.per_seed
     verdicts = [(baseline_verdict, "baseline")]
     decided = []
     for name, control in report.controls.items():
         comp = compared[name]
         verdict, comp = claim_verdict(
-            comp, control.full["per_seed"], idea, direction=direction, level=level,
+            comp, control.full.per_seed, idea, direction=direction, level=level,
             family_size=comp.family_size or 1, claim_type=claim_type,
             sweeps=sweeps.of_record(report, control.arm) if comp.selection_aware else None)
         decided.append((name, verdict, with_reference_words(comp, verdict)))

@@ -15,7 +15,8 @@ JSON edge: ``bench_report.json`` in its order of keys, validated by the shipped 
 comparison is a :class:`Comparison`, its controls :class:`ControlArm` records and a frontier
 bench's points :class:`FrontierPoint` records (they hold comparisons); its baseline and the idea's
 sweep, budgets, convergence, grid extensions, mechanism evidence and what keeps it incomplete are
-records of :mod:`benchkit.verdict.sections`; its other sections stay JSON (dicts), as the schema
+records of :mod:`benchkit.verdict.sections`; every arm's summary over its seeds is a
+:class:`benchkit.stats.paired.Summary`; its other sections stay JSON (dicts), as the schema
 describes them.
 """
 from __future__ import annotations
@@ -26,10 +27,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from benchkit.stats.paired import PairedComparison
+from benchkit.stats.paired import PairedComparison, Summary
 from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
                                        Incomplete, MathVerification, Medians, MechanismSignature,
-                                       SweepRow, declared)
+                                       SweepRow, declared, summary_json, with_summaries)
 
 JsonDict = dict[str, Any]
 
@@ -149,7 +150,7 @@ class ControlArm:
     arm: str                       # "control:<name>"
     best_cfg: JsonDict
     sweep: tuple[SweepRow, ...]
-    full: JsonDict                 # benchkit.stats.paired.summarize of its test metric
+    full: Summary                  # its selected config's test metric
     comparison: Comparison
     verdict: str | None = None
 
@@ -157,7 +158,8 @@ class ControlArm:
         """The report's ``controls`` entry, keys in the order reports have always had them."""
         out: JsonDict = {"arm": self.arm, "best_cfg": self.best_cfg,
                          "sweep": [row.to_json() for row in self.sweep],
-                         "full": self.full, "comparison": self.comparison.to_json()}
+                         "full": self.full.to_json(),
+                         "comparison": self.comparison.to_json()}
         if self.verdict is not None:
             out["verdict"] = self.verdict
         return copy.deepcopy(out)
@@ -168,7 +170,7 @@ class ControlArm:
         values = declared(cls, data)
         values["sweep"] = tuple(SweepRow.from_json(row) for row in values["sweep"])
         values["comparison"] = Comparison.from_json(values["comparison"])
-        return cls(**values)
+        return cls(**with_summaries(values, "full"))
 
 
 @dataclass(frozen=True)
@@ -182,8 +184,8 @@ class FrontierPoint:
     complete: bool
     baseline_cfg: JsonDict | None
     idea_cfg: JsonDict | None
-    baseline: JsonDict | None      # benchkit.stats.paired.summarize of its test metric
-    idea: JsonDict | None
+    baseline: Summary | None       # the selected config's test metric there
+    idea: Summary | None
     comparison: Comparison | None
     controls: dict[str, Comparison | None]
     budgets: Budgets | None
@@ -192,7 +194,8 @@ class FrontierPoint:
         """The report's ``frontier.points`` entry, keys in the order reports have had them."""
         return copy.deepcopy({
             "value": self.value, "complete": self.complete, "baseline_cfg": self.baseline_cfg,
-            "idea_cfg": self.idea_cfg, "baseline": self.baseline, "idea": self.idea,
+            "idea_cfg": self.idea_cfg, "baseline": summary_json(self.baseline),
+            "idea": summary_json(self.idea),
             "comparison": None if self.comparison is None else self.comparison.to_json(),
             "controls": {name: None if comp is None else comp.to_json()
                          for name, comp in self.controls.items()},
@@ -207,7 +210,7 @@ class FrontierPoint:
                               for name, comp in values["controls"].items()}
         if values["budgets"] is not None:
             values["budgets"] = Budgets.from_json(values["budgets"])
-        return cls(**values)
+        return cls(**with_summaries(values, "baseline", "idea"))
 
 
 @dataclass(frozen=True)
@@ -248,7 +251,7 @@ class Report:
     complete: bool
     incomplete: Incomplete | None
     baseline: Baseline
-    idea: JsonDict | None
+    idea: Summary | None             # the idea's selected config's test metric
     idea_config: JsonDict | None
     idea_sweep: tuple[SweepRow, ...]
     comparison: Comparison | None    # the idea against the baseline, decided
@@ -336,7 +339,7 @@ SECTIONS: dict[str, Callable[[JsonDict], Any]] = {
     "convergence": Convergence.from_json, "grid_extensions": GridExtensions.from_json,
     "mechanism_signature": MechanismSignature.from_json,
     "math_verification": MathVerification.from_json, "incomplete": Incomplete.from_json,
-    "baseline": Baseline.from_json, "frontier": Frontier.from_json}
+    "baseline": Baseline.from_json, "frontier": Frontier.from_json, "idea": Summary.from_json}
 # bench_report.json's order of keys (the v1 reference order, then what benchkit added)
 ORDER = ("bench_version", "name", "claim", "module", "track", "model", "metric",
          "metric_direction", "n_seeds", "complete", "incomplete", "baseline", "idea",

@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from benchkit.spec.idea import Config
+from benchkit.stats.paired import Summary
 
 Medians = dict[str, float | None]  # figure name -> its median over an arm's selected runs
 
@@ -33,6 +34,18 @@ def declared(record: type, data: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(f"field(s) {unknown} are not declared in {record.__module__}."
                          f"{record.__qualname__}; declared: {names}")
     return copy.deepcopy(dict(data))
+
+
+def summary_json(summary: Summary | None) -> dict[str, Any] | None:
+    """A summary field's JSON: the record's, or null where the report has none."""
+    return None if summary is None else summary.to_json()
+
+
+def with_summaries(values: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    """A record's JSON ``values`` with each of its summary fields ``names`` read as a
+    :class:`~benchkit.stats.paired.Summary` (null stays None)."""
+    return {**values, **{name: None if values[name] is None else Summary.from_json(values[name])
+                         for name in names}}
 
 
 @dataclass(frozen=True)
@@ -411,9 +424,6 @@ class Incomplete:
         return cls(**values)
 
 
-Summary = dict[str, Any]   # benchkit.stats.paired.summarize: mean, std, per_seed, n
-
-
 @dataclass(frozen=True)
 class SweepRow:
     """One grid config of an arm's sweep: its test and validation summaries over the seeds
@@ -434,7 +444,7 @@ class SweepRow:
         return copy.deepcopy({
             "cfg": self.cfg, "mean": self.mean, "val_mean": self.val_mean,
             "eligible": self.eligible, "diverged_seeds": list(self.diverged_seeds),
-            "result": self.result, "val_result": self.val_result,
+            "result": summary_json(self.result), "val_result": summary_json(self.val_result),
             "test_diverged_seeds": list(self.test_diverged_seeds)})
 
     @classmethod
@@ -442,7 +452,7 @@ class SweepRow:
         values = declared(cls, data)
         values["diverged_seeds"] = tuple(values["diverged_seeds"])
         values["test_diverged_seeds"] = tuple(values["test_diverged_seeds"])
-        return cls(**values)
+        return cls(**with_summaries(values, "result", "val_result"))
 
 
 @dataclass(frozen=True)
@@ -457,10 +467,10 @@ class Baseline:
     def to_json(self) -> dict[str, Any]:
         return {"best_cfg": copy.deepcopy(self.best_cfg),
                 "sweep": [row.to_json() for row in self.sweep],
-                "full": copy.deepcopy(self.full)}
+                "full": summary_json(self.full)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Baseline:
         values = declared(cls, data)
         values["sweep"] = tuple(SweepRow.from_json(row) for row in values["sweep"])
-        return cls(**values)
+        return cls(**with_summaries(values, "full"))

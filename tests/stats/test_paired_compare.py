@@ -201,7 +201,7 @@ def test_outputs_are_plain_python(base, idea, margin):
         assert_plain(c)
         json.dumps(c, allow_nan=False)
     d = np.subtract(idea, base)
-    for value in (paired.summarize(base), paired.sign_flip_p_value(d), paired.mde(d),
+    for value in (paired.summarize(base).to_json(), paired.sign_flip_p_value(d), paired.mde(d),
                   paired.ci95(d),
                   paired.effect_size(d), paired.power_mde(len(d), 1.0),
                   paired.idea_wins(base, idea, "lower"), paired.holm(np.array([0.1, 0.2])),

@@ -205,9 +205,9 @@ V1_T = 2.365
 def test_reference_reports_reproduced(ref):
     base, idea, diffs = ref["base"], ref["idea"], ref["diffs"]
     s = paired.summarize(base)
-    assert s["mean"] == pytest.approx(ref["base_mean"], rel=1e-12)
-    assert s["std"] == pytest.approx(ref["base_std"], rel=1e-9)
-    assert s["n"] == 8 and s["per_seed"] == base
+    assert s.mean == pytest.approx(ref["base_mean"], rel=1e-12)
+    assert s.std == pytest.approx(ref["base_std"], rel=1e-9)
+    assert s.n == 8 and list(s.per_seed) == base
     assert paired.idea_wins(base, idea, "lower") == ref["idea_wins"]
 
     tq = sps.t.ppf(0.975, 7)
@@ -261,10 +261,27 @@ def test_reference_file_literals_match_shared_reports():
 
 
 def test_summarize_is_mean_population_std_values_and_count():
-    assert paired.summarize([1.0, 2.0, 3.0, 4.0]) == {
-        "mean": 2.5, "std": math.sqrt(1.25), "per_seed": [1.0, 2.0, 3.0, 4.0], "n": 4}
+    assert paired.summarize([1.0, 2.0, 3.0, 4.0]) == paired.Summary(
+        mean=2.5, std=math.sqrt(1.25), per_seed=(1.0, 2.0, 3.0, 4.0), n=4)
     with pytest.raises(ValueError, match="values contain non-finite"):
         paired.summarize([1.0, math.nan])
+
+
+def test_a_summary_writes_the_reports_json_and_reads_it_back():
+    s = paired.summarize(np.float32([1, 2, 4]))
+    written = json.dumps(s.to_json())
+    assert written == ('{"mean": 2.3333333333333335, "std": 1.247219128924647, '
+                       '"per_seed": [1.0, 2.0, 4.0], "n": 3}')
+    assert all(type(v) is float for v in s.per_seed)
+    assert paired.Summary.from_json(json.loads(written)) == s
+
+
+@pytest.mark.parametrize("data", [{"mean": 1.0, "std": 0.0, "per_seed": [1.0]},
+                                  {"mean": 1.0, "std": 0.0, "per_seed": [1.0], "n": 1, "sd": 0}])
+def test_a_summary_without_its_four_keys_is_refused(data):
+    keys = r"a summary has the keys \['mean', 'std', 'per_seed', 'n'\]"
+    with pytest.raises(ValueError, match=keys):
+        paired.Summary.from_json(data)
 
 
 @pytest.mark.parametrize("n, p", [(1, 1.0), (2, 0.5), (6, 1 / 32), (17, 2.0 ** -16)])

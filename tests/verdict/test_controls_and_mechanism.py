@@ -10,6 +10,7 @@ import dataclasses
 
 import pytest
 
+from benchkit.stats import paired
 from benchkit.verdict import comparison
 from benchkit.verdict import mechanism
 from benchkit.report import reading
@@ -39,7 +40,7 @@ def comparison_record(**fields) -> Comparison:
 
 def control(name: str, p_adjusted: float, delta: float) -> ControlArm:
     return ControlArm(arm=f"control:{name}", best_cfg={}, sweep=(),
-                      full={"per_seed": [1.0] * 4},
+                      full=paired.summarize([1.0] * 4),
                       comparison=comparison_record(p_adjusted=p_adjusted, p_value=p_adjusted / 2,
                                                    delta_mean=delta, family_size=2))
 
@@ -51,7 +52,7 @@ def report(practical: str, *control_arms: ControlArm, direction: str = "lower is
         BUILT, practical_verdict=practical,
         system_verdict=decision.system_verdict(practical, mechanism_ok),
         metric_direction=direction, mechanism_ok=mechanism_ok,
-        controls={c.arm[8:]: c for c in control_arms}, idea={"per_seed": [0.5] * 4},
+        controls={c.arm[8:]: c for c in control_arms}, idea=paired.summarize([0.5] * 4),
         protocol={"claim_type": "superiority"},
         budgets=Budgets(arms={}, checks=(), matched=matched,
                         unmatched=() if matched else ("params x",), waivers={}))
@@ -273,9 +274,10 @@ def margin_report(n: int, *, claim: str | None, family_size: int | None) -> Repo
     return dataclasses.replace(
         BUILT, practical_verdict="helps", system_verdict="partial", mechanism_ok=None,
         metric_direction="lower is better", protocol=protocol, budgets=None,
-        idea={"per_seed": idea_values},
+        idea=paired.summarize(idea_values),
         controls={"c": ControlArm(arm="control:c", best_cfg={}, sweep=(),
-                                  full={"per_seed": control_values}, comparison=comp)})
+                                  full=paired.summarize(control_values),
+                                  comparison=comp)})
 
 
 @pytest.mark.parametrize("claim, verdict", [

@@ -59,12 +59,12 @@ def test_a_control_arm_is_selected_and_compared_like_the_baseline():
     idea = [0.6 + 0.1 * s for s in range(n)]
     control = [0.9 + 0.1 * s for s in range(n)]
     assert report["baseline"]["best_cfg"] == GRID[0] and report["idea_config"] == GRID[1]
-    assert report["baseline"]["full"] == paired.summarize(base)
-    assert report["idea"] == paired.summarize(idea)
+    assert report["baseline"]["full"] == paired.summarize(base).to_json()
+    assert report["idea"] == paired.summarize(idea).to_json()
     c = report["controls"]["c"]
     assert list(report["controls"]) == ["c"]
     assert c["arm"] == CONTROL and c["best_cfg"] == GRID[1]
-    assert c["full"] == paired.summarize(control)
+    assert c["full"] == paired.summarize(control).to_json()
     assert [s["val_mean"] for s in c["sweep"]] == [3.0, 2.5]
     assert c["comparison"]["per_seed_diffs"] == pytest.approx([-0.3] * n)
     assert report["comparison"]["per_seed_diffs"] == pytest.approx([-0.4] * n)

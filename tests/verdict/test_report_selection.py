@@ -50,15 +50,16 @@ def test_arm_sweep_judges_eligibility_on_validation_and_tests_on_test():
     sweep = arm_sweep(runs, "idea", grid, seeds)
     assert [s.cfg for s in sweep] == grid
     assert sweep[0].to_json() == {"cfg": grid[0], "mean": 5.0, "val_mean": 2.0, "eligible": True,
-                        "diverged_seeds": [], "result": paired.summarize([4.0, 5.0, 6.0]),
-                        "val_result": paired.summarize([1.0, 2.0, 3.0]),
+                        "diverged_seeds": [], "result": paired.summarize([4.0, 5.0, 6.0]).to_json(),
+                        "val_result": paired.summarize([1.0, 2.0, 3.0]).to_json(),
                         "test_diverged_seeds": []}
     assert sweep[1].to_json() == {"cfg": grid[1], "mean": None, "val_mean": None, "eligible": False,
                         "diverged_seeds": [1], "result": None, "val_result": None,
                         "test_diverged_seeds": []}
     assert sweep[2].to_json() == {"cfg": grid[2], "mean": None, "val_mean": 0.5, "eligible": True,
                         "diverged_seeds": [], "result": None,
-                        "val_result": paired.summarize([0.5] * 3), "test_diverged_seeds": [2]}
+                        "val_result": paired.summarize([0.5] * 3).to_json(),
+                        "test_diverged_seeds": [2]}
     # a missing run is neither diverged nor eligible
     assert sweep[3].to_json() == {"cfg": grid[3], "mean": None, "val_mean": None, "eligible": False,
                         "diverged_seeds": [], "result": None, "val_result": None,
@@ -74,8 +75,8 @@ def test_arm_sweep_judges_eligibility_on_validation_and_tests_on_test():
 def test_arm_sweep_turns_int_values_into_floats():
     runs = {("idea", cfg_id(GRID[0]), s): measured(s + 1, 2 * s) for s in range(2)}
     (sweep,) = arm_sweep(runs, "idea", GRID[:1], [0, 1])
-    assert sweep.val_result is not None and sweep.val_result["per_seed"] == [1.0, 2.0]
-    assert sweep.result is not None and sweep.result["per_seed"] == [0.0, 2.0]
+    assert sweep.val_result is not None and sweep.val_result.per_seed == (1.0, 2.0)
+    assert sweep.result is not None and sweep.result.per_seed == (0.0, 2.0)
     assert sweep.mean == 1.0
 
 
@@ -96,8 +97,8 @@ def test_a_complete_report_selects_on_validation_with_the_test_split_disagreeing
     assert report["baseline"]["best_cfg"] == GRID[1] and report["idea_config"] == GRID[0]
     base = [3.0 + 0.01 * s for s in range(n)]
     idea = [2.0 + 0.02 * s for s in range(n)]
-    assert report["baseline"]["full"] == paired.summarize(base)
-    assert report["idea"] == paired.summarize(idea)
+    assert report["baseline"]["full"] == paired.summarize(base).to_json()
+    assert report["idea"] == paired.summarize(idea).to_json()
     assert report["comparison"]["per_seed_diffs"] == pytest.approx(
         [i - b for b, i in zip(base, idea)])
     assert report["comparison"]["direction"] == "lower"

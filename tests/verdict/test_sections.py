@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.stats.paired import Summary
 from benchkit.verdict import pipeline
 from benchkit.spec.payloads import RunResult
 from benchkit.verdict.records import Frontier, FrontierPoint, Report
@@ -91,6 +92,24 @@ def test_each_saved_report_round_trips_through_the_report_record():
         assert text(Report.from_json(report).to_json()) == text(report), case
 
 
+def summaries_of(report: Report) -> list[object]:
+    """Every field of ``report`` that holds a summary (None where it has none)."""
+    rows = report.idea_sweep + report.baseline.sweep + tuple(
+        row for arm in report.controls.values() for row in arm.sweep)
+    points = report.frontier.points if report.frontier else ()
+    return ([report.idea, report.baseline.full] + [arm.full for arm in report.controls.values()]
+            + [s for row in rows for s in (row.result, row.val_result)]
+            + [s for point in points for s in (point.baseline, point.idea)])
+
+
+def test_each_saved_summary_reads_back_as_a_summary_record():
+    found = [(case, s) for case, data in SAVED_REPORTS
+             for s in summaries_of(Report.from_json(data)) if s is not None]
+    assert len(found) > 100
+    assert all(isinstance(s, Summary) for _, s in found), [c for c, s in found
+                                                            if not isinstance(s, Summary)]
+
+
 @pytest.mark.parametrize("record, data", [
     (Budgets, {"arms": {}, "checks": [], "matched": True, "unmatched": [], "waivers": {},
                "surprise": 1}),
@@ -139,6 +158,8 @@ def test_the_pipelines_report_holds_its_sections_as_records():
     assert isinstance(report.baseline, Baseline) and report.baseline.best_cfg == GRID[0]
     assert all(isinstance(row, SweepRow) for row in report.idea_sweep + report.baseline.sweep)
     assert isinstance(report.math_verification, MathVerification)
+    assert all(isinstance(s, Summary) for s in summaries_of(report))
+    assert report.idea is not None and report.idea.per_seed == tuple(IDEA8)
     assert report.budgets.matched is True
     assert all(isinstance(c, BudgetMatch) for c in report.budgets.checks)
     assert set(report.convergence.arms) == {"baseline", "idea"}
