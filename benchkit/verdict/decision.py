@@ -175,7 +175,8 @@ def decided_level(level: float, p_value: float, p_adjusted: float | None) -> flo
 
 
 def planning_figures(comp: Comparison, level: float, *, significant: bool,
-                     sw: selection.Sweeps | None = None, direction: str = "lower") -> JsonDict:
+                     sw: selection.Sweeps | None = None, direction: str = "lower"
+                     ) -> planning.PlanningFigures:
     """The figures of the deciding test at the level its first Holm step uses (the look's
     level over the family size; :func:`benchkit.stats.planning.figures`): the effect it
     detects 80% of the time and, when not significant, the seeds that would detect the

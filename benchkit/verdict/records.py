@@ -24,9 +24,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
+from benchkit.stats import planning
 from benchkit.stats.paired import PairedComparison, Summary
 from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
                                        Incomplete, MathVerification, Medians, MechanismSignature,
@@ -76,7 +77,7 @@ class Comparison(PairedComparison):
     p_adjusted: float | None = None
     level: float | None = None
     signflip_ci: Interval | None = None
-    planning_figures: JsonDict = field(default_factory=dict)  # stats.planning.figures' keys
+    planning_figures: planning.PlanningFigures | None = None
     sign_ci: Interval | None = None
     equivalence: JsonDict | None = None
     verdict: str | None = None            # with system_worked
@@ -101,11 +102,12 @@ class Comparison(PairedComparison):
                     if v is not None or k in ("p_fixed_configs", "effective_grids")})
         if self.family_size is not None:
             out.update(p_adjusted=self.p_adjusted, family_size=self.family_size)
+        figures = {} if self.planning_figures is None else self.planning_figures.to_json()
         decided: JsonDict = {"level": self.level, "signflip_ci": self.signflip_ci,
-                             **self.planning_figures, "sign_ci": self.sign_ci,
+                             **figures, "sign_ci": self.sign_ci,
                              "equivalence": self.equivalence}
         out.update({k: v.to_json() if isinstance(v, Interval) else v
-                    for k, v in decided.items() if v is not None or k in self.planning_figures})
+                    for k, v in decided.items() if v is not None or k in figures})
         if self.verdict is not None:
             out.update(verdict=self.verdict, system_worked=self.system_worked)
         return copy.deepcopy(out)
@@ -114,8 +116,8 @@ class Comparison(PairedComparison):
     def from_json(cls, data: JsonDict) -> Comparison:
         """The record of a report's comparison; a key it does not declare is refused."""
         names = {f.name for f in fields(cls)} - {"planning_figures"}
-        planning = {k: v for k, v in data.items() if k in PLANNING_KEYS}
-        unknown = sorted(set(data) - names - set(PLANNING_KEYS))
+        figures = {k: v for k, v in data.items() if k in planning.KEYS}
+        unknown = sorted(set(data) - names - set(planning.KEYS))
         if unknown:
             raise ValueError(f"comparison field(s) {unknown} are not declared in "
                              "benchkit.verdict.records.Comparison")
@@ -126,7 +128,8 @@ class Comparison(PairedComparison):
         for name in ("signflip_ci", "sign_ci"):
             if values.get(name) is not None:
                 values[name] = Interval.from_json(values[name])
-        return cls(**values, planning_figures=copy.deepcopy(planning))
+        return cls(**values, planning_figures=planning.PlanningFigures.from_json(figures)
+                   if figures else None)
 
 
 def better_side(metric_direction: str) -> str:
@@ -134,9 +137,6 @@ def better_side(metric_direction: str) -> str:
     return "lower" if metric_direction.startswith("lower") else "higher"
 
 
-# the planning figures of the deciding test (benchkit.stats.planning.figures), in their order
-PLANNING_KEYS = ("mde_power80", "seeds_needed", "mde_power80_mean_test",
-                 "seeds_needed_mean_test", "planning")
 # added by the session that writes the report, from outside the runs: absent until then
 LATER = ("floors", "provenance", "store", "created")
 

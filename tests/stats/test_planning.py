@@ -1,7 +1,8 @@
 """Planning figures of the test that decides (benchkit.stats.planning, selection.mde_power80;
 issue 41 item 3): with a sweep they come from the selection-aware test simulated on the bench's
 own sweeps, each simulated bench's critical effect is where the test's decision flips, a figure
-of another test says so in its name, and seeds_needed is labelled post hoc."""
+of another test says so in its name, and seeds_needed is labelled post hoc; the figures write
+the comparison's planning keys and read them back."""
 from __future__ import annotations
 
 import numpy as np
@@ -42,23 +43,27 @@ def test_a_swept_comparison_plans_with_the_selection_aware_test():
     sw = noisy_sweeps()
     d = selection.observed(sw, "lower").diffs
     got = planning.figures(d, float(np.mean(d)), 0.05, significant=False, sweeps=sw)
-    assert got["planning"]["test"].startswith("selection-aware")
+    assert got.basis.test is not None and got.basis.test.startswith("selection-aware")
     crit = np.sort(selection.critical_effects(sw, "lower", 0.05))
-    assert got["mde_power80"] == max(0.0, crit[159])   # 80% of 200 simulated benches below
-    assert np.mean(crit < got["mde_power80"] * 1.0001) >= 0.8
-    assert got["seeds_needed"] == max(6, int(np.ceil(8 * (got["mde_power80"] / abs(np.mean(d)))
-                                                      ** 2)))
-    assert "post hoc" in got["planning"]["seeds_needed_for"]
+    assert got.mde_power80 == max(0.0, crit[159])   # 80% of 200 simulated benches below
+    assert np.mean(crit < got.mde_power80 * 1.0001) >= 0.8
+    assert got.seeds_needed == max(6, int(np.ceil(8 * (got.mde_power80 / abs(np.mean(d)))
+                                                  ** 2)))
+    assert got.basis.seeds_needed_for is not None and "post hoc" in got.basis.seeds_needed_for
     # the fixed-config figure it replaces describes another test, and is smaller here
-    assert got["mde_power80"] > signflip.mde_power80(8, float(np.std(d, ddof=1)), 0.05)
+    assert got.mde_power80 > signflip.mde_power80(8, float(np.std(d, ddof=1)), 0.05)
 
 
 def test_one_config_plans_with_the_sign_flip_test_as_before():
     d = [0.1, -0.2, 0.3, 0.05, 0.2, -0.1, 0.15, 0.25]
     got = planning.figures(d, float(np.mean(d)), 0.05, significant=False)
     sd = float(np.std(d, ddof=1))
-    assert got["mde_power80"] == signflip.mde_power80(8, sd, 0.05)
-    assert got["seeds_needed"] == signflip.seeds_needed(float(np.mean(d)), sd, 0.05)
+    assert got.mde_power80 == signflip.mde_power80(8, sd, 0.05)
+    assert got.seeds_needed == signflip.seeds_needed(float(np.mean(d)), sd, 0.05)
+    assert list(got.to_json()) == ["mde_power80", "seeds_needed", "planning"]
+    assert list(got.to_json()["planning"]) == ["level", "min_seeds", "test", "seeds_needed_for",
+                                               "assumption"]
+    assert planning.PlanningFigures.from_json(got.to_json()) == got
 
 
 def test_figures_of_the_mean_test_under_sign_say_so_in_their_names():
@@ -66,9 +71,36 @@ def test_figures_of_the_mean_test_under_sign_say_so_in_their_names():
     d = selection.observed(sw, "lower").diffs
     got = planning.figures(d, float(np.mean(d)), 0.05, significant=False, sweeps=sw,
                            test="sign")
-    assert got["mde_power80"] is None and got["seeds_needed"] is None
-    assert got["mde_power80_mean_test"] == selection.mde_power80(sw, "lower", 0.05)
-    assert got["planning"]["test"].startswith("mean selection-aware")
+    assert got.of_mean_test and got.mde_power80 == selection.mde_power80(sw, "lower", 0.05)
+    written = got.to_json()
+    assert list(written) == list(planning.KEYS)
+    assert written["mde_power80"] is None and written["seeds_needed"] is None
+    assert written["mde_power80_mean_test"] == got.mde_power80
+    assert written["planning"]["test"].startswith("mean selection-aware")
+    assert planning.PlanningFigures.from_json(written) == got
+
+
+def test_an_older_reports_planning_object_reads_back_as_it_was():
+    older = {"mde_power80": 0.5, "seeds_needed": 12,
+             "planning": {"level": 0.05, "min_seeds": 6, "assumption": "normal differences"}}
+    figures = planning.PlanningFigures.from_json(older)
+    assert figures.basis.test is None and figures.to_json() == older
+
+
+@pytest.mark.parametrize("data, says", [
+    ({"mde_power80": 0.5, "planning": {"level": 0.05, "min_seeds": 6, "assumption": "a"}},
+     "a comparison's planning figures are"),
+    ({"mde_power80": 0.5, "seeds_needed": 1, "mde_power80_mean_test": 0.1,
+      "seeds_needed_mean_test": 3, "planning": {"level": 0.05, "min_seeds": 6,
+                                                "assumption": "a"}},
+     "with the first two null"),
+    ({"mde_power80": 0.5, "seeds_needed": 1, "planning": {"level": 0.05, "assumption": "a",
+                                                          "power": 0.8}},
+     r"unknown: \['power'\], missing: \['min_seeds'\]"),
+])
+def test_planning_figures_of_another_shape_are_refused(data, says):
+    with pytest.raises(ValueError, match=says):
+        planning.PlanningFigures.from_json(data)
 
 
 def test_an_idea_with_a_smaller_effective_grid_has_no_power_to_be_found_better():
