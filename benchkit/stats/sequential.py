@@ -32,7 +32,6 @@ import functools
 from dataclasses import dataclass
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -141,18 +140,19 @@ def look_level(diffs: Sequence[float], looks: Sequence[int], look: int, alpha: f
                         direction=direction)[-1]
 
 
-def levels(plan: dict[str, Any], diffs: Sequence[float], alpha: float, family_size: int, *,
-           sweeps: selection.Sweeps | None = None,
+def levels(looks: Sequence[int], look: int | None, boundary: str, diffs: Sequence[float],
+           alpha: float, family_size: int, *, sweeps: selection.Sweeps | None = None,
            direction: str = "lower") -> tuple[float, float]:
-    """(level of the two-sided test, level of the margin tests) of this session's look of
-    ``plan`` (report["sequential"]): alpha for a seed count that is no look (exploratory,
-    never counted: the verdict at alpha is descriptive only and every gate fails); the
-    union-bound level, or the exact one for the two-sided test of a single comparison."""
-    looks, look = plan["looks"], plan["look"]
+    """(level of the two-sided test, level of the margin tests) of this session's ``look``
+    (1-based; None: a seed count that is no look) of the declared ``looks`` sharing alpha by
+    ``boundary``: alpha for no look (exploratory, never counted: the verdict at alpha is
+    descriptive only and every gate fails); the union-bound level, or the exact one for the
+    two-sided test of a single comparison."""
+    looks = list(looks)
     if look is None:
         return alpha, alpha
     union = paired.look_levels(looks[:look], looks[-1], alpha)[-1]
-    if plan.get("boundary") == "exact" and family_size == 1 and len(looks) > 1:
+    if boundary == "exact" and family_size == 1 and len(looks) > 1:
         return look_level(diffs, looks, look, alpha, sweeps=sweeps, direction=direction), union
     return union, union
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from benchkit.stats import (equivalence, futility, paired, planning, selection, sequential,
                             signflip, signtest)
 from benchkit.verdict import margins, sweeps
+from benchkit.verdict.plan import Futility
 from benchkit.verdict.records import Comparison, Interval, JsonDict, Report
 from benchkit.verdict.sections import Budgets
 
@@ -91,7 +92,7 @@ class Decision:
     comparison: Comparison | None = None
     controls: tuple[tuple[str, str, Comparison], ...] = ()   # (control name, verdict, comparison)
     warnings: tuple[str, ...] = ()
-    futility: JsonDict | None = None   # the declared futility advice, assessed at this look
+    futility: Futility | None = None   # the declared futility advice, assessed at this look
 
     @classmethod
     def from_verdicts(cls, against: list[tuple[str, str]], mechanism_ok: int | None,
@@ -114,7 +115,7 @@ class Decision:
             report, comparison=report.comparison if self.comparison is None else self.comparison,
             controls={**report.controls, **arms}, warnings=report.warnings + self.warnings,
             sequential=report.sequential if self.futility is None else
-            {**report.sequential, "futility": self.futility},
+            dataclasses.replace(report.sequential, futility=self.futility),
             practical_verdict=self.practical, system_verdict=self.system,
             decided_by=self.decided_by)
 
@@ -243,12 +244,12 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
     warnings = []
     sw = sweeps.of_record(report) if comp.selection_aware else None
     level, margin_level = sequential.levels(  # exact boundaries for one comparison only
-        plan, list(comp.per_seed_diffs), alpha, family_size * len(comps), sweeps=sw,
-        direction=direction)
-    if plan["look"] is not None and len(plan["looks"]) > 1:
+        plan.looks, plan.look, plan.boundary, list(comp.per_seed_diffs), alpha,
+        family_size * len(comps), sweeps=sw, direction=direction)
+    if plan.look is not None and len(plan.looks) > 1:
         warnings.append(
-            f"look {plan['look']} of {len(plan['looks'])} declared "
-            f"(looks={tuple(plan['looks'])}): tested at level {level:.4g}, not "
+            f"look {plan.look} of {len(plan.looks)} declared "
+            f"(looks={plan.looks}): tested at level {level:.4g}, not "
             f"{alpha:g}, so that all looks together stay within alpha")
     if 0 < level < alpha and paired.min_p_value(n) * family_size >= level:
         warnings.append(  # (the full-alpha case is warned by build_report)
@@ -325,18 +326,18 @@ def decide_against_all(report: Report, against_baseline: str, level: float,
 
 
 def futility_advice(report: Report, comp: Comparison, practical: str,
-                   family_size: int) -> tuple[JsonDict | None, str | None]:
+                   family_size: int) -> tuple[Futility | None, str | None]:
     """The report's declared futility advice (its ``sequential``'s ``futility``) filled in
     with the conditional power (:func:`benchkit.stats.futility.conditional_power`) and whether
     to stop, and, when it recommends stopping, the warning that says so; (None, None) where
     it is left unassessed: no advice declared, the last look, a verdict other than
     inconclusive, an exploratory session. Non-binding: it changes no level and no verdict."""
     plan = report.sequential
-    advice, look, looks = plan.get("futility"), plan["look"], plan["looks"]
+    advice, look, looks = plan.futility, plan.look, list(plan.looks)
     if advice is None or look is None or look == len(looks) or report.exploratory \
             or practical != "inconclusive":
         return None, None
-    threshold = advice["threshold"]
+    threshold = advice.threshold
     alpha = report.protocol["alpha"]
     last_level = paired.look_levels(looks, looks[-1], alpha)[-1] / family_size
     z = futility.improvement_z(list(comp.per_seed_diffs), comp.direction, comp.test or "mean")
@@ -346,4 +347,5 @@ def futility_advice(report: Report, comp: Comparison, practical: str,
                f"seeds) finds the idea better with probability {power:.3g} < "
                f"futility={threshold:g}: stopping here is recommended (non-binding: no level "
                "or verdict changes)") if stop else None
-    return {**advice, "conditional_power": power, "stop": stop, "last_level": last_level}, warning
+    return dataclasses.replace(advice, conditional_power=power, stop=stop,
+                               last_level=last_level), warning

@@ -3,13 +3,14 @@ judged (recorded with each run), and why a session whose stored runs were judged
 plan is exploratory."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from benchkit.spec.idea import IdeaSpec
-from benchkit.spec.payloads import RunPayload
+from benchkit.spec.payloads import JsonDict, RunPayload
 from benchkit.stats.sequential import EXACT_RULE
-from benchkit.verdict.records import JsonDict
+from benchkit.verdict import sections
 
 PLAN_KEYS = ("looks", "boundary", "test", "claim_type", "margin")
 FUTILITY_RULE = ("non-binding futility stop: at a look before the last with an inconclusive "
@@ -51,10 +52,60 @@ SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declare
 
 
 @dataclass(frozen=True)
+class Futility:
+    """``report["sequential"]["futility"]``: the declared non-binding futility stop (its
+    ``threshold``) and, once assessed at a look before the last, the conditional power, whether
+    to stop, and the last look's level (:func:`benchkit.verdict.decision.futility_advice`)."""
+
+    threshold: float
+    conditional_power: float | None
+    stop: bool
+    last_level: float | None
+    rule: str
+
+    def to_json(self) -> JsonDict:
+        return {"threshold": self.threshold, "conditional_power": self.conditional_power,
+                "stop": self.stop, "last_level": self.last_level, "rule": self.rule}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Futility:
+        return cls(**sections.declared(cls, data))
+
+
+@dataclass(frozen=True)
+class Sequential:
+    """``report["sequential"]``: the looks (declared, or this session's seed count as the one
+    look), which of them this session is (None: none), how they share alpha (``boundary``, its
+    ``rule``) and the declared futility stop. A record of the report (:mod:`benchkit.verdict.
+    records` reads it), so this module imports no builder of verdict/."""
+
+    looks: tuple[int, ...]
+    max_seeds: int
+    declared: bool
+    look: int | None
+    boundary: str
+    futility: Futility | None
+    rule: str
+
+    def to_json(self) -> JsonDict:
+        return {"looks": list(self.looks), "max_seeds": self.max_seeds,
+                "declared": self.declared, "look": self.look, "boundary": self.boundary,
+                "futility": None if self.futility is None else self.futility.to_json(),
+                "rule": self.rule}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Sequential:
+        values = sections.declared(cls, data)
+        futility = values["futility"]
+        return cls(**{**values, "looks": tuple(values["looks"]),
+                      "futility": None if futility is None else Futility.from_json(futility)})
+
+
+@dataclass(frozen=True)
 class SessionPlan:
     """The report's sequential plan, and why this session is no look of it (none: it is)."""
 
-    sequential: JsonDict
+    sequential: Sequential
     exploratory_reasons: tuple[str, ...]
 
     @property
@@ -75,19 +126,17 @@ def plan_of(spec: IdeaSpec, n: int, runs: Sequence[RunPayload] = ()) -> SessionP
     if look is None:
         reasons.append(f"{n} seeds is not a declared look (looks={tuple(looks)}): declare it "
                        "in pytest.mark.bench (looks=...) before the first look")
-    sequential = {"looks": looks, "max_seeds": looks[-1],
-                  "declared": spec.looks_declared, "look": look,
-                  "boundary": spec.boundary,
-                  "futility": declared_futility(spec.futility),
-                  "rule": (EXACT_RULE if spec.boundary == "exact"
-                           else SEQUENTIAL_RULE)}
+    sequential = Sequential(looks=tuple(looks), max_seeds=looks[-1],
+                            declared=spec.looks_declared, look=look, boundary=spec.boundary,
+                            futility=declared_futility(spec.futility),
+                            rule=EXACT_RULE if spec.boundary == "exact" else SEQUENTIAL_RULE)
     return SessionPlan(sequential=sequential, exploratory_reasons=tuple(reasons))
 
 
-def declared_futility(threshold: float | None) -> JsonDict | None:
+def declared_futility(threshold: float | None) -> Futility | None:
     """``report["sequential"]["futility"]`` before the verdict: the declared threshold
     (:func:`benchkit.verdict.decision.futility_advice` fills the rest in)."""
     if threshold is None:
         return None
-    return {"threshold": threshold, "conditional_power": None, "stop": False,
-            "last_level": None, "rule": FUTILITY_RULE}
+    return Futility(threshold=threshold, conditional_power=None, stop=False, last_level=None,
+                    rule=FUTILITY_RULE)

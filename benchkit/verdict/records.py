@@ -29,6 +29,7 @@ from typing import Any
 
 from benchkit.stats import planning
 from benchkit.stats.paired import PairedComparison, Summary
+from benchkit.verdict.plan import Sequential
 from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
                                        Incomplete, MathVerification, Medians, MechanismSignature,
                                        SweepRow, declared, summary_json, with_summaries)
@@ -268,7 +269,7 @@ class Report:
     warnings: tuple[str, ...]
     runs: tuple[JsonDict, ...]
     environment: JsonDict
-    sequential: JsonDict
+    sequential: Sequential
     exploratory: JsonDict | None
     practical_verdict: str | None   # None until decided (never written so)
     system_verdict: str | None
@@ -339,7 +340,8 @@ SECTIONS: dict[str, Callable[[JsonDict], Any]] = {
     "convergence": Convergence.from_json, "grid_extensions": GridExtensions.from_json,
     "mechanism_signature": MechanismSignature.from_json,
     "math_verification": MathVerification.from_json, "incomplete": Incomplete.from_json,
-    "baseline": Baseline.from_json, "frontier": Frontier.from_json, "idea": Summary.from_json}
+    "baseline": Baseline.from_json, "frontier": Frontier.from_json, "idea": Summary.from_json,
+    "sequential": Sequential.from_json}
 # bench_report.json's order of keys (the v1 reference order, then what benchkit added)
 ORDER = ("bench_version", "name", "claim", "module", "track", "model", "metric",
          "metric_direction", "n_seeds", "complete", "incomplete", "baseline", "idea",

@@ -86,15 +86,14 @@ def test_above_16_seeds_it_is_simulated_with_a_fixed_seed():
 def test_levels_of_a_plan():
     d = list(np.random.default_rng(5).normal(0, 1, 16))
     union = paired.look_levels([8, 16], 16, ALPHA)
-    plan = {"looks": [8, 16], "look": 2, "boundary": "exact"}
-    level, margin = sequential.levels(plan, d, ALPHA, 1)
+    level, margin = sequential.levels([8, 16], 2, "exact", d, ALPHA, 1)
     assert margin == union[1] < level
-    assert sequential.levels(plan, d, ALPHA, 2) == (union[1], union[1])   # a Holm family
-    assert sequential.levels({**plan, "boundary": "union"}, d, ALPHA, 1) == (union[1],) * 2
-    assert sequential.levels({**plan, "look": None}, d, ALPHA, 1) == (ALPHA, ALPHA)
+    assert sequential.levels([8, 16], 2, "exact", d, ALPHA, 2) == (union[1], union[1])  # Holm
+    assert sequential.levels([8, 16], 2, "union", d, ALPHA, 1) == (union[1],) * 2
+    assert sequential.levels([8, 16], None, "exact", d, ALPHA, 1) == (ALPHA, ALPHA)
     spec = make_spec(GRID[:1], 16, looks=(8, 16), boundary="exact")
-    assert plan_of(spec, 16).sequential["boundary"] == "exact"
-    assert "exact joint sign-flip null" in plan_of(spec, 16).sequential["rule"]
+    assert plan_of(spec, 16).sequential.boundary == "exact"
+    assert "exact joint sign-flip null" in plan_of(spec, 16).sequential.rule
 
 
 def test_boundary_is_validated():

@@ -112,6 +112,24 @@ def test_no_trend_at_the_first_look_recommends_stopping():
             "true one: stop") in render_summary_md(report)
 
 
+def test_the_pipeline_assesses_the_declared_futility_record():
+    """The decision fills the declared stop's record in (the report's sequential section is a
+    record until Report.to_json): the same figures the report's JSON gives."""
+    from benchkit.verdict import pipeline
+    from benchkit.verdict.plan import Futility
+
+    diffs = [-0.01, 0.01, -0.02, 0.02, 0.01, -0.01, 0.015, -0.012]
+    base = [1.0 + 0.1 * s for s in range(8)]
+    runs = [make_run("baseline", GRID[0], s, b, b) for s, b in enumerate(base)]
+    runs += [make_run("idea", GRID[0], s, b + d, b + d)
+             for s, (b, d) in enumerate(zip(base, diffs))]
+    (report,) = pipeline.idea_reports(make_spec(GRID[:1], 8, looks=(8, 16), futility=0.1), runs,
+                                      [], alpha=0.05)
+    advice = report.sequential.futility
+    assert isinstance(advice, Futility) and advice.threshold == 0.1 and advice.stop is True
+    assert advice.to_json() == _look(8, diffs)["sequential"]["futility"]
+
+
 def test_a_promising_trend_does_not_stop():
     """Better on 6 of 8 seeds, p above the first look's level: keep going."""
     diffs = [-0.3, -0.2, -0.4, 0.1, -0.25, -0.35, 0.05, -0.3]

@@ -11,6 +11,7 @@ import pytest
 
 from benchkit.stats.paired import Summary
 from benchkit.verdict import pipeline
+from benchkit.verdict.plan import Futility, Sequential
 from benchkit.spec.payloads import RunResult
 from benchkit.verdict.records import Frontier, FrontierPoint, Report
 from benchkit.verdict.sections import (ArmConvergence, AtEdge, Baseline, BudgetCheck,
@@ -66,6 +67,8 @@ def test_the_saved_reports_cover_every_kind_of_section():
     assert any(r["baseline"]["full"] is None for _, r in SAVED_REPORTS)
     points = [p for _, r in SAVED_REPORTS if r["frontier"] for p in r["frontier"]["points"]]
     assert any(p["controls"] for p in points) and any(p["budgets"] for p in points)
+    futility = [r["sequential"]["futility"] for _, r in SAVED_REPORTS]
+    assert None in futility and any(f and f["conditional_power"] is not None for f in futility)
 
 
 @pytest.mark.parametrize("record, name", [(Budgets, "budgets"), (Convergence, "convergence"),
@@ -73,7 +76,8 @@ def test_the_saved_reports_cover_every_kind_of_section():
                                           (MechanismSignature, "mechanism_signature"),
                                           (MathVerification, "math_verification"),
                                           (Incomplete, "incomplete"), (Baseline, "baseline"),
-                                          (Frontier, "frontier")])
+                                          (Frontier, "frontier"),
+                                          (Sequential, "sequential")])
 def test_each_saved_section_round_trips_through_its_record(record, name):
     for case, report in SAVED_REPORTS:
         if report[name] is not None:
@@ -142,6 +146,10 @@ def test_each_saved_summary_reads_back_as_a_summary_record():
     (FrontierPoint, {"value": 1, "complete": False, "baseline_cfg": None, "idea_cfg": None,
                      "baseline": None, "idea": None, "comparison": None, "controls": {},
                      "budgets": None, "surprise": 1}),
+    (Sequential, {"looks": [8], "max_seeds": 8, "declared": False, "look": 1,
+                  "boundary": "union", "futility": None, "rule": "", "surprise": 1}),
+    (Futility, {"threshold": 0.1, "conditional_power": None, "stop": False, "last_level": None,
+                "rule": "", "surprise": 1}),
 ])
 def test_a_key_the_record_does_not_declare_is_refused(record, data):
     with pytest.raises(ValueError, match=rf"field\(s\) \['surprise'\] are not declared in "
@@ -160,6 +168,7 @@ def test_the_pipelines_report_holds_its_sections_as_records():
     assert isinstance(report.math_verification, MathVerification)
     assert all(isinstance(s, Summary) for s in summaries_of(report))
     assert report.idea is not None and report.idea.per_seed == tuple(IDEA8)
+    assert isinstance(report.sequential, Sequential) and report.sequential.looks == (8,)
     assert report.budgets.matched is True
     assert all(isinstance(c, BudgetMatch) for c in report.budgets.checks)
     assert set(report.convergence.arms) == {"baseline", "idea"}
