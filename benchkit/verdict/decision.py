@@ -21,7 +21,7 @@ from benchkit.stats import (equivalence, futility, paired, planning, selection, 
                             signflip, signtest)
 from benchkit.verdict import margins, sweeps
 from benchkit.verdict.plan import Futility
-from benchkit.verdict.records import Comparison, Interval, JsonDict, Report
+from benchkit.verdict.records import Comparison, Interval, Report
 from benchkit.verdict.sections import Budgets
 
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
