@@ -12,8 +12,8 @@ import dataclasses
 from collections.abc import Sequence
 
 from benchkit.stats import paired
-from benchkit.spec.idea import CONTROL
-from benchkit.verdict.records import Comparison, ControlArm, JsonDict
+from benchkit.spec.idea import CONTROL, Config
+from benchkit.verdict.records import Comparison, ControlArm
 from benchkit.verdict.sections import SweepRow
 
 
@@ -21,8 +21,8 @@ def arm_name(arm: str) -> str:
     return arm.removeprefix(CONTROL) + " (control)" if arm.startswith(CONTROL) else arm
 
 
-def control_section(arm: str, sweep: Sequence[SweepRow], best_cfg: JsonDict, control: list[float],
-                    comparison: Comparison) -> ControlArm:
+def control_section(arm: str, sweep: Sequence[SweepRow], best_cfg: Config,
+                    control: list[float], comparison: Comparison) -> ControlArm:
     """One control arm as the baseline is reported, plus the idea's ``comparison`` with it
     (:func:`benchkit.verdict.comparison.compare_arms`)."""
     return ControlArm(arm=arm, best_cfg=best_cfg, sweep=tuple(sweep),

@@ -275,21 +275,21 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
     unresolved = margins.unresolved_margin(comp, base, margin_level / family_size)
     warnings += [unresolved] if unresolved else []
     comp = with_reference_words(comp, against_baseline)
-    compared = {name: control_interval(report, control.arm, control_comp, level, direction)
-                for (name, control), control_comp in zip(report.controls.items(), comps[1:])}
-    decided = decide_against_all(report, against_baseline, level, compared)
+    compared = [control_interval(report, control.arm, control_comp, level, direction)
+                for control, control_comp in zip(report.controls.values(), comps[1:])]
+    decided = decide_against_all(report.with_comparisons([comp, *compared]), against_baseline,
+                                 level)
     advice, stop = futility_advice(report, comp, decided.practical, family_size)
     warnings += [stop] if stop else []
     return dataclasses.replace(decided, comparison=comp, warnings=tuple(warnings),
                                futility=advice)
 
 
-def verdicts_against(report: Report, baseline_verdict: str, level: float,
-                     compared: dict[str, Comparison]
+def verdicts_against(report: Report, baseline_verdict: str, level: float
                      ) -> tuple[list[tuple[str, str]], list[tuple[str, str, Comparison]]]:
     """The idea's verdict against each comparator, ``(verdict, arm)``, baseline first, and
-    each control's ``(name, verdict, comparison)``: its comparison (``compared[name]``) with
-    its margin tests at this look's level and its verdict in the reference format's words."""
+    each control's ``(name, verdict, comparison)``: its comparison (the report's) with its
+    margin tests at this look's level and its verdict in the reference format's words."""
     direction = report.direction
     claim_type = report.protocol.get("claim_type", "superiority")
     if report.idea is None:
@@ -299,7 +299,7 @@ def verdicts_against(report: Report, baseline_verdict: str, level: float,
     verdicts = [(baseline_verdict, "baseline")]
     decided = []
     for name, control in report.controls.items():
-        comp = compared[name]
+        comp = control.comparison
         verdict, comp = claim_verdict(
             comp, control.full.per_seed, idea, direction=direction, level=level,
             family_size=comp.family_size or 1, claim_type=claim_type,
@@ -309,17 +309,14 @@ def verdicts_against(report: Report, baseline_verdict: str, level: float,
     return verdicts, decided
 
 
-def decide_against_all(report: Report, against_baseline: str, level: float,
-                       compared: dict[str, Comparison] | None = None) -> Decision:
+def decide_against_all(report: Report, against_baseline: str, level: float) -> Decision:
     """The idea's decision from its verdict against the baseline and its verdicts against
-    every control (their comparisons ``compared``, by control name; default the report's),
-    taken here at this look's ``level``; without a comparison (a run is missing) nothing is
-    decided: ``incomplete``."""
+    every control (the report's comparisons with them: :func:`decision_of` gives it those
+    adjusted and with their intervals), taken here at this look's ``level``; without a
+    comparison (a run is missing) nothing is decided: ``incomplete``."""
     if report.comparison is None or report.idea is None:
         return Decision("incomplete", "incomplete")
-    if compared is None:
-        compared = {name: control.comparison for name, control in report.controls.items()}
-    against, decided = verdicts_against(report, against_baseline, level, compared)
+    against, decided = verdicts_against(report, against_baseline, level)
     return dataclasses.replace(
         Decision.from_verdicts(against, report.mechanism_ok, report.budgets),
         controls=tuple(decided))

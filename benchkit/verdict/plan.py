@@ -102,6 +102,21 @@ class Sequential:
 
 
 @dataclass(frozen=True)
+class Exploratory:
+    """``report["exploratory"]``: why this session is no look of its plan (an override, a
+    seed count that is no look, a plan changed after a look); a report has one only then."""
+
+    reasons: tuple[str, ...]
+
+    def to_json(self) -> JsonDict:
+        return {"reasons": list(self.reasons)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Exploratory:
+        return cls(reasons=tuple(sections.declared(cls, data)["reasons"]))
+
+
+@dataclass(frozen=True)
 class SessionPlan:
     """The report's sequential plan, and why this session is no look of it (none: it is)."""
 
@@ -109,9 +124,9 @@ class SessionPlan:
     exploratory_reasons: tuple[str, ...]
 
     @property
-    def exploratory(self) -> JsonDict | None:
+    def exploratory(self) -> Exploratory | None:
         """``report["exploratory"]``: the reasons, or None for a look of the plan."""
-        return {"reasons": list(self.exploratory_reasons)} if self.exploratory_reasons else None
+        return Exploratory(self.exploratory_reasons) if self.exploratory_reasons else None
 
 
 def plan_of(spec: IdeaSpec, n: int, runs: Sequence[RunPayload] = ()) -> SessionPlan:

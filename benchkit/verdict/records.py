@@ -27,9 +27,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from benchkit.spec.idea import Config
 from benchkit.stats import planning
 from benchkit.stats.paired import PairedComparison, Summary
-from benchkit.verdict.plan import Sequential
+from benchkit.verdict.plan import Exploratory, Sequential
 from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
                                        Incomplete, MathVerification, Medians, MechanismSignature,
                                        SweepRow, declared, summary_json, with_summaries)
@@ -149,7 +150,7 @@ class ControlArm:
     idea's verdict against it (None before: absent from :meth:`to_json`)."""
 
     arm: str                       # "control:<name>"
-    best_cfg: JsonDict
+    best_cfg: Config
     sweep: tuple[SweepRow, ...]
     full: Summary                  # its selected config's test metric
     comparison: Comparison
@@ -270,7 +271,7 @@ class Report:
     runs: tuple[JsonDict, ...]
     environment: JsonDict
     sequential: Sequential
-    exploratory: JsonDict | None
+    exploratory: Exploratory | None
     practical_verdict: str | None   # None until decided (never written so)
     system_verdict: str | None
     decided_by: str | None = None
@@ -341,7 +342,7 @@ SECTIONS: dict[str, Callable[[JsonDict], Any]] = {
     "mechanism_signature": MechanismSignature.from_json,
     "math_verification": MathVerification.from_json, "incomplete": Incomplete.from_json,
     "baseline": Baseline.from_json, "frontier": Frontier.from_json, "idea": Summary.from_json,
-    "sequential": Sequential.from_json}
+    "sequential": Sequential.from_json, "exploratory": Exploratory.from_json}
 # bench_report.json's order of keys (the v1 reference order, then what benchkit added)
 ORDER = ("bench_version", "name", "claim", "module", "track", "model", "metric",
          "metric_direction", "n_seeds", "complete", "incomplete", "baseline", "idea",

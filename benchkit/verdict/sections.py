@@ -10,7 +10,8 @@ Each record is frozen; its ``to_json`` gives the section's JSON in ``bench_repor
 in the order reports have always had them, and its ``from_json`` reads that JSON back, refusing
 a key the record does not declare. They live apart from their builders so that
 :class:`benchkit.verdict.records.Report` can declare its fields with them (the builders import
-the records; the records import nothing of verdict/).
+the records; the records import nothing of verdict/ but records: these and the plan's,
+:mod:`benchkit.verdict.plan`, which imports no builder).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import pytest
 
 from benchkit.stats.paired import Summary
 from benchkit.verdict import pipeline
-from benchkit.verdict.plan import Futility, Sequential
+from benchkit.verdict.plan import Exploratory, Futility, Sequential
 from benchkit.spec.payloads import RunResult
 from benchkit.verdict.records import Frontier, FrontierPoint, Report
 from benchkit.verdict.sections import (ArmConvergence, AtEdge, Baseline, BudgetCheck,
@@ -69,6 +69,8 @@ def test_the_saved_reports_cover_every_kind_of_section():
     assert any(p["controls"] for p in points) and any(p["budgets"] for p in points)
     futility = [r["sequential"]["futility"] for _, r in SAVED_REPORTS]
     assert None in futility and any(f and f["conditional_power"] is not None for f in futility)
+    assert any(r["exploratory"] is None for _, r in SAVED_REPORTS)
+    assert any(r["exploratory"] and r["exploratory"]["reasons"] for _, r in SAVED_REPORTS)
 
 
 @pytest.mark.parametrize("record, name", [(Budgets, "budgets"), (Convergence, "convergence"),
@@ -77,7 +79,8 @@ def test_the_saved_reports_cover_every_kind_of_section():
                                           (MathVerification, "math_verification"),
                                           (Incomplete, "incomplete"), (Baseline, "baseline"),
                                           (Frontier, "frontier"),
-                                          (Sequential, "sequential")])
+                                          (Sequential, "sequential"),
+                                          (Exploratory, "exploratory")])
 def test_each_saved_section_round_trips_through_its_record(record, name):
     for case, report in SAVED_REPORTS:
         if report[name] is not None:
@@ -148,6 +151,7 @@ def test_each_saved_summary_reads_back_as_a_summary_record():
                      "budgets": None, "surprise": 1}),
     (Sequential, {"looks": [8], "max_seeds": 8, "declared": False, "look": 1,
                   "boundary": "union", "futility": None, "rule": "", "surprise": 1}),
+    (Exploratory, {"reasons": [], "surprise": 1}),
     (Futility, {"threshold": 0.1, "conditional_power": None, "stop": False, "last_level": None,
                 "rule": "", "surprise": 1}),
 ])
@@ -244,3 +248,11 @@ def test_a_report_row_reads_back_as_the_result_its_run_gave():
     assert (result.val, result.test, result.diverged) == (row["val"], row["test"], False)
     assert [(p.epoch, p.val) for p in result.curve or ()] == [(3, 2.0), (4, 1.5)]
     assert sweeps.row_result({**row, "curve": None}).curve is None
+
+
+def test_an_exploratory_sessions_reasons_are_its_reports_record():
+    spec = make_spec(GRID[:1], 8, looks=(4, 16))   # 8 seeds: no declared look
+    (report,) = pipeline.idea_reports(spec, one_config_runs(BASE8, IDEA8), [], alpha=0.05)
+    assert isinstance(report.exploratory, Exploratory)
+    assert report.exploratory.reasons[0].startswith("8 seeds is not a declared look")
+    assert report.to_json()["exploratory"] == {"reasons": list(report.exploratory.reasons)}
