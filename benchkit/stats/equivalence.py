@@ -13,10 +13,12 @@ and each is tested by the one-sided sign-flip test at the look's level (over the
 as non-inferiority is). Equivalent when both reject: the intersection-union argument makes the
 pair a level-``level`` test of "the difference lies outside the margin" without splitting the
 level. The margin scales with each seed's baseline, so it is not treated as a known constant.
-Pure numpy over per-seed lists.
+Pure numpy over per-seed lists; the figures come out as a frozen :class:`EquivalenceTest`.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -26,8 +28,37 @@ from benchkit.stats import paired
 from benchkit.stats.values import checked_direction, finite_array
 
 
+@dataclass(frozen=True)
+class EquivalenceTest:
+    """Both one-sided margin tests of a comparison (TOST): the margin, relative and in metric
+    units (over the comparator's mean), each side's p, the larger (``p_value``), the level they
+    were tested at and whether both are below it. :meth:`to_json` gives the comparison's
+    ``equivalence`` object, keys in the report's order."""
+
+    margin_rel: float
+    margin_abs: float
+    p_worse: float
+    p_better: float
+    p_value: float
+    level: float
+    equivalent: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EquivalenceTest:
+        """The record of a comparison's ``equivalence`` object; it must have exactly the keys
+        :meth:`to_json` writes."""
+        names = [f.name for f in fields(cls)]
+        if sorted(data) != sorted(names):
+            raise ValueError(f"a comparison's equivalence has the keys {names}, "
+                             f"got {sorted(data)}")
+        return cls(**data)
+
+
 def tost(baseline: ArrayLike, idea: ArrayLike, *, direction: str, margin: float,
-         level: float) -> dict[str, Any]:
+         level: float) -> EquivalenceTest:
     """Both one-sided sign-flip tests of the margin; ``equivalent`` when both p < level."""
     b = np.asarray(finite_array(baseline, "baseline"))
     i = np.asarray(finite_array(idea, "idea"))
@@ -39,7 +70,8 @@ def tost(baseline: ArrayLike, idea: ArrayLike, *, direction: str, margin: float,
     allowed = margin * np.abs(b)
     p_worse = paired.one_sided_sign_flip_p(worse_by - allowed)
     p_better = paired.one_sided_sign_flip_p(-worse_by - allowed)
-    return {"margin_rel": float(margin), "margin_abs": float(margin * np.abs(b).mean()),
-            "p_worse": float(p_worse), "p_better": float(p_better),
-            "p_value": float(max(p_worse, p_better)), "level": float(level),
-            "equivalent": bool(max(p_worse, p_better) < level)}
+    return EquivalenceTest(
+        margin_rel=float(margin), margin_abs=float(margin * np.abs(b).mean()),
+        p_worse=float(p_worse), p_better=float(p_better),
+        p_value=float(max(p_worse, p_better)), level=float(level),
+        equivalent=bool(max(p_worse, p_better) < level))

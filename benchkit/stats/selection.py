@@ -36,7 +36,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from benchkit.stats import paired
+from benchkit.stats import equivalence, paired
 from benchkit.stats.values import checked_direction, json_float
 from benchkit.stats import signflip
 
@@ -528,15 +528,16 @@ def _ni_bound(sw: Sweeps, direction: str, scale: np.ndarray, alpha: float, ni: b
 
 
 def tost(sw: Sweeps, direction: str, margin: float, level: float, *,
-         seed: int = 0) -> dict[str, Any]:
-    """equivalence.tost's fields, selection-aware: both sides of :func:`margin_test`."""
+         seed: int = 0) -> equivalence.EquivalenceTest:
+    """:func:`benchkit.stats.equivalence.tost`, selection-aware: both sides of
+    :func:`margin_test`."""
     worse = margin_test(sw, direction, margin, side="worse", seed=seed)
     better = margin_test(sw, direction, margin, side="better", seed=seed)
     p_w, p_b = worse.p_value, better.p_value
-    return {"margin_rel": float(margin),
-            "margin_abs": float(margin * worse.scale.mean()),
-            "p_worse": float(p_w), "p_better": float(p_b), "p_value": float(max(p_w, p_b)),
-            "level": float(level), "equivalent": bool(max(p_w, p_b) < level)}
+    return equivalence.EquivalenceTest(
+        margin_rel=float(margin), margin_abs=float(margin * worse.scale.mean()),
+        p_worse=float(p_w), p_better=float(p_b), p_value=float(max(p_w, p_b)),
+        level=float(level), equivalent=bool(max(p_w, p_b) < level))
 
 
 PLAN_REPS = 200        # simulated benches per planning figure (SE of a power near 0.8: 0.028)

@@ -145,7 +145,7 @@ def claim_verdict(comp: Comparison, baseline: Sequence[float], idea: Sequence[fl
                              level=test_level)
             if sweeps is None else selection.tost(sweeps, direction, ni["margin_rel"],
                                                   test_level)))
-        if comp.equivalence is not None and comp.equivalence["equivalent"]:
+        if comp.equivalence is not None and comp.equivalence.equivalent:
             return "equivalent", comp
     p = comp.p_adjusted
     return practical_verdict(p if p is not None else comp.p_value,

@@ -29,6 +29,7 @@ from typing import Any
 
 from benchkit.spec.idea import Config
 from benchkit.stats import planning
+from benchkit.stats.equivalence import EquivalenceTest
 from benchkit.stats.paired import PairedComparison, Summary
 from benchkit.verdict.plan import Exploratory, Sequential
 from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
@@ -81,7 +82,7 @@ class Comparison(PairedComparison):
     signflip_ci: Interval | None = None
     planning_figures: planning.PlanningFigures | None = None
     sign_ci: Interval | None = None
-    equivalence: JsonDict | None = None
+    equivalence: EquivalenceTest | None = None
     verdict: str | None = None            # with system_worked
     system_worked: bool | None = None
 
@@ -107,7 +108,8 @@ class Comparison(PairedComparison):
         figures = {} if self.planning_figures is None else self.planning_figures.to_json()
         decided: JsonDict = {"level": self.level, "signflip_ci": self.signflip_ci,
                              **figures, "sign_ci": self.sign_ci,
-                             "equivalence": self.equivalence}
+                             "equivalence": None if self.equivalence is None
+                             else self.equivalence.to_json()}
         out.update({k: v.to_json() if isinstance(v, Interval) else v
                     for k, v in decided.items() if v is not None or k in figures})
         if self.verdict is not None:
@@ -130,6 +132,8 @@ class Comparison(PairedComparison):
         for name in ("signflip_ci", "sign_ci"):
             if values.get(name) is not None:
                 values[name] = Interval.from_json(values[name])
+        if values.get("equivalence") is not None:
+            values["equivalence"] = EquivalenceTest.from_json(values["equivalence"])
         return cls(**values, planning_figures=planning.PlanningFigures.from_json(figures)
                    if figures else None)
 

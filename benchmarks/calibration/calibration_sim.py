@@ -254,7 +254,7 @@ def tost_at_margin(reps: int) -> list[dict]:
                 b, i = _margin_bench(rng, n, base_sd=0.3, scale=scale, noise=0.03,
                                      direction="lower")
                 k += equivalence.tost(b, i, direction="lower", margin=0.05,
-                                      level=0.05)["equivalent"]
+                                      level=0.05).equivalent
             side = "worse" if scale > 1 else "better"
             out.append({"n": n, "idea": f"{abs(scale - 1):.0%} {side}",
                         "margin": 0.05, "base_sd": 0.3, "noise": 0.03, "level": 0.05,

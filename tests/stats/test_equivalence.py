@@ -67,8 +67,8 @@ def test_tested_at_the_looks_level_over_the_family():
     verdict, comp = decision.claim_verdict(_comp(BASE, BASE), BASE, BASE, direction="lower",
                                            level=0.05, family_size=4, claim_type="equivalence")
     assert verdict == "inconclusive" and comp.equivalence is not None
-    assert comp.equivalence["level"] == 0.0125
-    assert comp.equivalence["p_worse"] == comp.equivalence["p_better"] == 1 / 64
+    assert comp.equivalence.level == 0.0125
+    assert comp.equivalence.p_worse == comp.equivalence.p_better == 1 / 64
     # 4 seeds: the smallest one-sided p is 1/16, never below 0.05
     assert _verdict(1.0, base=BASE[:4])[0] == "inconclusive"
 
@@ -77,10 +77,20 @@ def test_higher_is_better_is_mirrored():
     base = [0.80, 0.82, 0.79, 0.81, 0.80, 0.83]
     idea = [b * 1.02 for b in base]   # 2% better when higher is better
     eq = equivalence.tost(base, idea, direction="higher", margin=0.05, level=0.05)
-    assert eq["equivalent"] and eq["p_better"] == 1 / 64
+    assert eq.equivalent and eq.p_better == 1 / 64
     far = equivalence.tost(base, [b * 1.10 for b in base], direction="higher", margin=0.05,
                            level=0.05)
-    assert not far["equivalent"] and far["p_better"] == 1.0
+    assert not far.equivalent and far.p_better == 1.0
+
+
+def test_the_test_writes_the_comparisons_equivalence_and_reads_it_back():
+    eq = equivalence.tost(BASE, BASE, direction="lower", margin=0.05, level=0.05)
+    assert list(eq.to_json()) == ["margin_rel", "margin_abs", "p_worse", "p_better", "p_value",
+                                  "level", "equivalent"]
+    assert equivalence.EquivalenceTest.from_json(eq.to_json()) == eq
+    with pytest.raises(ValueError, match=r"a comparison's equivalence has the keys .*"
+                                         r"got \['level'\]"):
+        equivalence.EquivalenceTest.from_json({"level": 0.05})
 
 
 def test_at_either_margin_it_passes_at_most_alpha():
@@ -95,7 +105,7 @@ def test_at_either_margin_it_passes_at_most_alpha():
             b = rng.normal(1.0, 0.3, n)
             i = scale * b + rng.normal(0.0, 0.03 * np.abs(b), n)
             hits += equivalence.tost(b, i, direction="lower", margin=0.05,
-                                     level=0.05)["equivalent"]
+                                     level=0.05).equivalent
         assert hits / benches <= 0.05 + 2 * se, (scale, hits / benches)
 
 

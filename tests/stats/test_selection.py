@@ -122,7 +122,7 @@ def test_one_config_equals_todays_tests_exactly():
                 eq = selection.tost(sw, direction, 0.05, 0.05)
                 old = equivalence.tost(b[:, 0], i[:, 0], direction=direction, margin=0.05,
                                        level=0.05)
-                assert (eq["p_worse"], eq["p_better"]) == (old["p_worse"], old["p_better"])
+                assert (eq.p_worse, eq.p_better) == (old.p_worse, old.p_better)
             if n <= 12:
                 ci = selection.interval(sw, "lower", 0.05)
                 old = signflip.sign_flip_ci(d, 0.05)
@@ -207,11 +207,11 @@ def test_margins_on_a_metric_around_minus_two(direction, base, worse_sign):
         i = b + worse_sign * worse * np.abs(b) + rng.normal(0, 0.002, (n, 1))
         sw = selection.sweeps(b, b, i, i)
         assert selection.noninferiority(sw, direction, 0.05, 0.05)["non_inferior"] is shown
-        assert selection.tost(sw, direction, 0.05, 0.05)["equivalent"] is shown
+        assert selection.tost(sw, direction, 0.05, 0.05).equivalent is shown
         old = paired.noninferiority(b[:, 0], i[:, 0], direction=direction, margin=0.05)
         assert old["non_inferior"] is shown
         assert equivalence.tost(b[:, 0], i[:, 0], direction=direction, margin=0.05,
-                                level=0.05)["equivalent"] is shown
+                                level=0.05).equivalent is shown
 
 
 def test_noninferiority_keeps_its_level_at_the_margin_with_selection():
