@@ -16,6 +16,7 @@ from benchkit.stats import paired, signtest
 from benchkit.verdict import (budgets, comparison, controls, convergence, extension, mechanism,
                              plan, sweeps)
 from benchkit.verdict.records import Comparison, ControlArm, Report, better_side
+from benchkit.verdict.run_rows import RunRow
 from benchkit.verdict.sections import Baseline, Budgets, FailedRun, Incomplete, Medians, SweepRow
 
 BENCH_VERSION = 1
@@ -288,7 +289,7 @@ def _val(run: RunPayload | None) -> float | None:
 NO_RESULT = RunResult(val=None, test=None, diverged=False, seconds=None)
 
 
-def run_row(run: RunPayload) -> JsonDict:
+def run_row(run: RunPayload) -> RunRow:
     """The report's row of one run (``report["runs"]``): where it sits, its result, and where
     the result came from (none of these without a result: a failed run's row)."""
     point, given = run.point, run.result is not None
@@ -296,17 +297,17 @@ def run_row(run: RunPayload) -> JsonDict:
         raise ValueError(f"{run.nodeid}: a run that does not say which run it is has no row")
     result = run.result if run.result is not None else NO_RESULT
     source = run.provenance if given else None
-    return {"arm": point.arm, "seed": point.seed, "cfg": dict(point.cfg), "val": result.val,
-            "test": result.test, "seconds": result.seconds, "diverged": bool(result.diverged),
-            "outcome": run.outcome, "reused": bool(given and run.reused),
-            "logs": dict(result.logs),
-            "signatures": {k: v.observed for k, v in result.signatures.items()},
-            "budgets": dict(result.budgets), "cpu": run.cpu if given else None,
-            "curve": None if result.curve is None else [p.to_json() for p in result.curve],
-            "digest": None if source is None else source.digest,
-            "key": None if source is None else source.key,
-            "origin": None if source is None else source.origin,
-            "trained_in": None if source is None else source.trained_in}
+    return RunRow(arm=point.arm, seed=point.seed, cfg=dict(point.cfg), val=result.val,
+                  test=result.test, seconds=result.seconds, diverged=bool(result.diverged),
+                  outcome=run.outcome, reused=bool(given and run.reused),
+                  logs=dict(result.logs),
+                  signatures={k: v.observed for k, v in result.signatures.items()},
+                  budgets=dict(result.budgets), cpu=run.cpu if given else None,
+                  curve=result.curve,
+                  digest=None if source is None else source.digest,
+                  key=None if source is None else source.key,
+                  origin=None if source is None else source.origin,
+                  trained_in=None if source is None else source.trained_in)
 
 
 def _row_order(run: RunPayload, arms: list[str], grid: list[Config]) -> tuple[int, int, int]:

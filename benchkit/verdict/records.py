@@ -32,6 +32,7 @@ from benchkit.stats import planning
 from benchkit.stats.equivalence import EquivalenceTest
 from benchkit.stats.paired import PairedComparison, Summary
 from benchkit.verdict.plan import Exploratory, Sequential
+from benchkit.verdict.run_rows import RunRow
 from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
                                        Incomplete, MathVerification, Medians, MechanismSignature,
                                        SweepRow, declared, summary_json, with_summaries)
@@ -272,7 +273,7 @@ class Report:
     grid_extensions: GridExtensions
     protocol: JsonDict
     warnings: tuple[str, ...]
-    runs: tuple[JsonDict, ...]
+    runs: tuple[RunRow, ...]
     environment: JsonDict
     sequential: Sequential
     exploratory: Exploratory | None
@@ -297,7 +298,7 @@ class Report:
             value = getattr(self, name)
             if name in LATER and value is None:
                 continue
-            out[name] = ([row.to_json() for row in value] if name == "idea_sweep"
+            out[name] = ([row.to_json() for row in value] if name in ("idea_sweep", "runs")
                          else list(value) if isinstance(value, tuple)
                          else value.to_json() if name in SECTIONS and value is not None
                          else value)
@@ -328,8 +329,8 @@ class Report:
             raise ValueError(f"report field(s) {unknown} are not declared in "
                              f"benchkit.verdict.records.Report; declared: {list(ORDER)}")
         values = copy.deepcopy(data)
-        for name in ("warnings", "runs"):
-            values[name] = tuple(values[name])
+        values["warnings"] = tuple(values["warnings"])
+        values["runs"] = tuple(RunRow.from_json(row) for row in values["runs"])
         values["idea_sweep"] = tuple(SweepRow.from_json(row) for row in values["idea_sweep"])
         for name, read in SECTIONS.items():
             if values[name] is not None:

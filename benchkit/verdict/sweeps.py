@@ -10,27 +10,32 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from benchkit.spec.idea import Config, cfg_id
-from benchkit.spec.payloads import CurvePoint, Measured, RunResult
+from benchkit.spec.payloads import Measured, RunResult
 from benchkit.stats import selection, signtest
 from benchkit.verdict.records import Comparison, Frontier, JsonDict, Report
+from benchkit.verdict.run_rows import RunRow, curve_of
 
 
-def runs_of(rows: Iterable[JsonDict]) -> dict[tuple[str, str, int], RunResult]:
+def runs_of(rows: Iterable[RunRow]) -> dict[tuple[str, str, int], RunResult]:
     """A report's passed runs (its ``runs`` rows) keyed as the controller keys them, (arm, cfg
-    id, seed): each row's result (:func:`row_result`)."""
+    id, seed): each row's result (:meth:`benchkit.verdict.run_rows.RunRow.result`)."""
+    return {(r.arm, cfg_id(r.cfg), r.seed): r.result() for r in rows if r.outcome == "passed"}
+
+
+def written_runs_of(rows: Iterable[JsonDict]) -> dict[tuple[str, str, int], RunResult]:
+    """:func:`runs_of` of a written report's JSON rows (:func:`row_result` each)."""
     return {(r["arm"], cfg_id(r["cfg"]), r["seed"]): row_result(r)
             for r in rows if r.get("outcome") == "passed"}
 
 
 def row_result(row: JsonDict) -> RunResult:
-    """A report's ``runs`` row's result as the rules read it: its metrics, whether it diverged,
-    its seconds and its validation curve (None in rows written before curves)."""
-    curve = row.get("curve")
+    """A written report's ``runs`` row's result as the rules read it: its metrics, whether it
+    diverged, its seconds and its validation curve (None in rows written before curves)."""
     return RunResult(val=row["val"], test=row["test"], diverged=row["diverged"],
-                     seconds=row.get("seconds"), curve=None if curve is None else tuple(
-                         CurvePoint(epoch=p["epoch"], val=p["val"]) for p in curve))
+                     seconds=row.get("seconds"), curve=curve_of(row.get("curve")))
 
 
 def groups_of(grid: Sequence[Config], frontier: Frontier | None) -> list[list[int]] | None:
@@ -64,21 +69,21 @@ def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
 def of_report(report: JsonDict, comparator: str = "baseline") -> selection.Sweeps:
     """The sweeps of a complete report's JSON (its protocol's grid and seeds, its runs)."""
     frontier = report.get("frontier")
-    return of_rows(report["protocol"], report.get("runs") or [],
+    return of_runs(report["protocol"], written_runs_of(report.get("runs") or []),
                    None if frontier is None else Frontier.from_json(frontier), comparator)
 
 
 def of_record(report: Report, comparator: str = "baseline") -> selection.Sweeps:
     """:func:`of_report` of a report's record."""
-    return of_rows(report.protocol, report.runs, report.frontier, comparator)
+    return of_runs(report.protocol, runs_of(report.runs), report.frontier, comparator)
 
 
-def of_rows(protocol: JsonDict, rows: Iterable[JsonDict], frontier: Frontier | None,
-            comparator: str) -> selection.Sweeps:
-    """The sweeps over a report's ``protocol`` (its grid and seeds), ``runs`` rows and
+def of_runs(protocol: Mapping[str, Any], runs: Mapping[tuple[str, str, int], Measured],
+            frontier: Frontier | None, comparator: str) -> selection.Sweeps:
+    """The sweeps over a report's ``protocol`` (its grid and seeds), passed ``runs`` and
     ``frontier``: the comparator's against the idea's."""
     grid, seeds = protocol["grid"], protocol["seeds"]
-    return from_runs(runs_of(rows), comparator, grid, seeds, groups_of(grid, frontier),
+    return from_runs(runs, comparator, grid, seeds, groups_of(grid, frontier),
                      protocol.get("margin_reference"))
 
 

@@ -12,7 +12,8 @@ import pytest
 from benchkit.stats.paired import Summary
 from benchkit.verdict import pipeline
 from benchkit.verdict.plan import Exploratory, Futility, Sequential
-from benchkit.spec.payloads import RunResult
+from benchkit.verdict.run_rows import RunRow
+from benchkit.spec.payloads import CurvePoint, RunResult
 from benchkit.verdict.records import Frontier, FrontierPoint, Report
 from benchkit.verdict.sections import (ArmConvergence, AtEdge, Baseline, BudgetCheck,
                                        BudgetMatch, Budgets, Convergence, Extension,
@@ -152,6 +153,10 @@ def test_each_saved_summary_reads_back_as_a_summary_record():
     (Sequential, {"looks": [8], "max_seeds": 8, "declared": False, "look": 1,
                   "boundary": "union", "futility": None, "rule": "", "surprise": 1}),
     (Exploratory, {"reasons": [], "surprise": 1}),
+    (RunRow, {"arm": "idea", "seed": 0, "cfg": {}, "val": None, "test": None, "seconds": None,
+              "diverged": False, "outcome": "failed", "reused": False, "logs": {},
+              "signatures": {}, "budgets": {}, "cpu": None, "curve": None, "digest": None,
+              "key": None, "origin": None, "trained_in": None, "surprise": 1}),
     (Futility, {"threshold": 0.1, "conditional_power": None, "stop": False, "last_level": None,
                 "rule": "", "surprise": 1}),
 ])
@@ -243,11 +248,23 @@ def test_a_report_row_reads_back_as_the_result_its_run_gave():
 
     (report,) = pipeline.idea_reports(make_spec(GRID[:1], 8), one_config_runs(BASE8, IDEA8),
                                       [], alpha=0.05)
-    row = dict(report.runs[0], curve=[{"epoch": 3, "val": 2.0}, {"epoch": 4, "val": 1.5}])
-    result = sweeps.row_result(row)
-    assert (result.val, result.test, result.diverged) == (row["val"], row["test"], False)
+    row = dataclasses.replace(report.runs[0], curve=(CurvePoint(3, 2.0), CurvePoint(4, 1.5)))
+    result = row.result()
+    assert (result.val, result.test, result.diverged) == (row.val, row.test, False)
     assert [(p.epoch, p.val) for p in result.curve or ()] == [(3, 2.0), (4, 1.5)]
-    assert sweeps.row_result({**row, "curve": None}).curve is None
+    written = row.to_json()
+    assert written["curve"] == [{"epoch": 3, "val": 2.0}, {"epoch": 4, "val": 1.5}]
+    assert RunRow.from_json(written) == row and sweeps.row_result(written) == result
+    assert sweeps.row_result({**written, "curve": None}).curve is None
+
+
+def test_a_reports_rows_give_the_runs_its_written_rows_give():
+    from benchkit.verdict import sweeps
+
+    for case, report in SAVED_REPORTS:
+        record = Report.from_json(report)
+        assert all(isinstance(row, RunRow) for row in record.runs), case
+        assert sweeps.runs_of(record.runs) == sweeps.written_runs_of(report["runs"]), case
 
 
 def test_an_exploratory_sessions_reasons_are_its_reports_record():

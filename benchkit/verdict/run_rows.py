@@ -1,0 +1,66 @@
+"""A report's run rows as records (``report["runs"]``): one :class:`RunRow` per run of the
+session, made from its payload (:func:`benchkit.verdict.build.run_row`) and read back by
+:meth:`benchkit.verdict.records.Report.from_json`; ``cli/verify.py`` matches the written rows
+against the store as JSON."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from benchkit.spec.idea import Config
+from benchkit.spec.payloads import CurvePoint, JsonDict, RunResult
+from benchkit.verdict import sections
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run's row: where it sits, its result (a failed run's: none), and where the result
+    came from (``digest``, ``key``, ``origin``, ``trained_in``: None without a result)."""
+
+    arm: str
+    seed: int
+    cfg: Config
+    val: float | None
+    test: float | None
+    seconds: float | None
+    diverged: bool
+    outcome: str
+    reused: bool
+    logs: Mapping[str, float | None]
+    signatures: Mapping[str, float | None]   # name -> observed
+    budgets: Mapping[str, float]
+    cpu: str | None
+    curve: tuple[CurvePoint, ...] | None
+    digest: str | None
+    key: str | None
+    origin: str | None
+    trained_in: str | None
+
+    def result(self) -> RunResult:
+        """The row's result as the rules read it: its metrics, whether it diverged, its
+        seconds and its validation curve."""
+        return RunResult(val=self.val, test=self.test, diverged=self.diverged,
+                         seconds=self.seconds, curve=self.curve)
+
+    def to_json(self) -> JsonDict:
+        return {"arm": self.arm, "seed": self.seed, "cfg": dict(self.cfg), "val": self.val,
+                "test": self.test, "seconds": self.seconds, "diverged": self.diverged,
+                "outcome": self.outcome, "reused": self.reused, "logs": dict(self.logs),
+                "signatures": dict(self.signatures), "budgets": dict(self.budgets),
+                "cpu": self.cpu,
+                "curve": None if self.curve is None else [p.to_json() for p in self.curve],
+                "digest": self.digest, "key": self.key, "origin": self.origin,
+                "trained_in": self.trained_in}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunRow:
+        values = sections.declared(cls, data)
+        return cls(**{**values, "curve": curve_of(values["curve"])})
+
+
+def curve_of(points: list[JsonDict] | None) -> tuple[CurvePoint, ...] | None:
+    """A row's validation curve (its JSON points) as records; None where it has none."""
+    if points is None:
+        return None
+    return tuple(CurvePoint(epoch=p["epoch"], val=p["val"]) for p in points)
