@@ -4,7 +4,8 @@ No torch here, only numpy and stdlib at import, so the protocol can be tested fa
 isolation; the functions that need a t, noncentral t or beta distribution import scipy's public
 ``scipy.special``/``scipy.stats`` where they are called.
 Every value returned is a plain Python float/int/bool/str/list/dict/None, or a frozen record
-of them (:class:`Summary`, :class:`PairedComparison`): numpy scalars do not survive
+of them (:class:`Summary`, :class:`PairedComparison`,
+:class:`benchkit.stats.noninferior.NonInferiorityTest`): numpy scalars do not survive
 pytest-xdist's serialisation, and reports are JSON, so non-finite numbers become None.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from benchkit.stats.values import DIRECTIONS as DIRECTIONS  # public here too: paired.DIRECTIONS
+from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.stats.values import checked_direction, finite_array, json_float
 
 REL_TOL = 1e-12  # float ties in the permutation null: sums in another order differ by ulps
@@ -199,7 +201,7 @@ def benjamini_hochberg(p_values: ArrayLike) -> list[float]:
 
 
 def noninferiority(baseline: ArrayLike, idea: ArrayLike, *, direction: str, margin: float,
-                   alpha: float = 0.05) -> dict[str, Any]:
+                   alpha: float = 0.05) -> NonInferiorityTest:
     """Is the idea worse than baseline by less than ``margin`` of the baseline, seed by seed?
 
     Per seed, w = (idea - baseline) - margin * |baseline| for a lower-is-better metric
@@ -219,10 +221,10 @@ def noninferiority(baseline: ArrayLike, idea: ArrayLike, *, direction: str, marg
     se, worse = sd / math.sqrt(n), float(worse_by.mean())
     bound_worse = worse + float(special.stdtrit(n - 1, 1 - alpha)) * se
     bound = bound_worse if direction == "lower" else -bound_worse
-    return {"margin_rel": float(margin),
-            "margin_abs": json_float(margin * float(np.abs(b).mean())),
-            "bound": json_float(bound), "non_inferior": bool(p < alpha),
-            "p_value": json_float(p)}
+    return NonInferiorityTest(margin_rel=float(margin),
+                              margin_abs=json_float(margin * float(np.abs(b).mean())),
+                              bound=json_float(bound), non_inferior=bool(p < alpha),
+                              p_value=json_float(p))
 
 
 def one_sided_sign_flip_p(w: ArrayLike, *, exact_max: int = 16, n_resamples: int = 20000,
@@ -257,7 +259,7 @@ class PairedComparison:
     alpha: float
     ci95: tuple[float | None, float | None]
     effect_size: float | None
-    noninferiority: dict[str, Any] | None  # :func:`noninferiority`'s figures, or None
+    noninferiority: NonInferiorityTest | None  # :func:`noninferiority`'s, or None
 
     def to_json(self) -> dict[str, Any]:
         return {"delta_mean": self.delta_mean, "idea_wins": self.idea_wins,
@@ -266,7 +268,7 @@ class PairedComparison:
                 "direction": self.direction, "alpha": self.alpha, "ci95": list(self.ci95),
                 "effect_size": self.effect_size,
                 "noninferiority": None if self.noninferiority is None
-                else dict(self.noninferiority)}
+                else self.noninferiority.to_json()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PairedComparison:
@@ -277,7 +279,7 @@ class PairedComparison:
                    direction=data["direction"], alpha=data["alpha"], ci95=(lo, hi),
                    effect_size=data["effect_size"],
                    noninferiority=None if data["noninferiority"] is None
-                   else dict(data["noninferiority"]))
+                   else NonInferiorityTest.from_json(data["noninferiority"]))
 
 
 def compare(baseline: ArrayLike, idea: ArrayLike, *, direction: str, alpha: float = 0.05,

@@ -23,8 +23,9 @@ fixed lr) has fewer configs in effect than the other arm: the other pays for sel
 validation along that axis and it does not, so the arms' sweeps are not exchangeable and the
 test cannot separate a better arm from the other's tuning loss (:func:`effective_grids`). The
 claims that favour the arm with the smaller effective grid are then refused (:func:`blocked`).
-numpy only; the report's fields (:func:`noninferiority`, :func:`tost`, :func:`interval`) are plain
-floats, bools and None.
+numpy only; the report's fields are frozen records (:func:`noninferiority`'s
+:class:`benchkit.stats.noninferior.NonInferiorityTest`, :func:`tost`'s
+:class:`benchkit.stats.equivalence.EquivalenceTest`) or plain floats, bools and None.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from typing import Any, Union
 import numpy as np
 
 from benchkit.stats import equivalence, paired
+from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.stats.values import checked_direction, json_float
 from benchkit.stats import signflip
 
@@ -468,8 +470,8 @@ def _selected_values(test: np.ndarray, cols: list[int], groups: Groups) -> np.nd
 
 
 def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
-                   seed: int = 0) -> dict[str, Any]:
-    """stats.noninferiority's fields, selection-aware: non-inferior when the shifted one-sided
+                   seed: int = 0) -> NonInferiorityTest:
+    """stats.noninferiority's record, selection-aware: non-inferior when the shifted one-sided
     test (:func:`margin_test`) has p < alpha. ``bound_rel`` is the smallest relative margin
     the test would show at alpha (it inverts the test: non-inferior exactly when margin >
     bound_rel), ``bound`` the same in the metric's units (bound_rel * mean |b|, as a bound on
@@ -483,18 +485,19 @@ def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
     bound_worse = None if bound_rel is None else bound_rel * scale
     bound = None if bound_worse is None else (bound_worse if _worse(direction) > 0
                                               else -bound_worse)
-    return {"margin_rel": float(margin), "margin_abs": json_float(margin * scale),
-            "bound": None if bound is None else json_float(bound),
-            "bound_rel": None if bound_rel is None else json_float(bound_rel),
-            "non_inferior": bool(ni), "p_value": json_float(p),
-            "test": "selection-aware one-sided sign-flip test of the sweep shifted by the margin"
+    return NonInferiorityTest(
+        margin_rel=float(margin), margin_abs=json_float(margin * scale),
+        bound=None if bound is None else json_float(bound),
+        bound_rel=None if bound_rel is None else json_float(bound_rel),
+        non_inferior=bool(ni), p_value=json_float(p),
+        test="selection-aware one-sided sign-flip test of the sweep shifted by the margin"
             + (f", relative to the declared reference {sw.margin_reference:g}"
                if sw.margin_reference is not None else
                ", relative to each seed's comparator value (exchangeable only approximately "
                "when the seeds' levels differ: declare margin_reference)")
             + ("; refused (p 1): the idea's results do not vary along a grid axis on which the "
                "comparator is tuned, so the sweeps are not exchangeable" if test.blocked
-               else "")}
+               else ""))
 
 
 def _ni_bound(sw: Sweeps, direction: str, scale: np.ndarray, alpha: float, ni: bool,

@@ -133,17 +133,17 @@ def claim_verdict(comp: Comparison, baseline: Sequence[float], idea: Sequence[fl
     claim a shown equivalence outranks a significant difference."""
     test_level = (level if margin_level is None else margin_level) / family_size
     ni = comp.noninferiority
-    if ni and sweeps is not None:
-        ni = selection.noninferiority(sweeps, direction, ni["margin_rel"], test_level)
-    elif ni:
-        ni = paired.noninferiority(baseline, idea, direction=direction, margin=ni["margin_rel"],
+    if ni is not None and sweeps is not None:
+        ni = selection.noninferiority(sweeps, direction, ni.margin_rel, test_level)
+    elif ni is not None:
+        ni = paired.noninferiority(baseline, idea, direction=direction, margin=ni.margin_rel,
                                    alpha=test_level)
     comp = dataclasses.replace(comp, noninferiority=ni)
-    if claim_type == EQUIVALENCE_CLAIM and ni:
+    if claim_type == EQUIVALENCE_CLAIM and ni is not None:
         comp = dataclasses.replace(comp, equivalence=(
-            equivalence.tost(baseline, idea, direction=direction, margin=ni["margin_rel"],
+            equivalence.tost(baseline, idea, direction=direction, margin=ni.margin_rel,
                              level=test_level)
-            if sweeps is None else selection.tost(sweeps, direction, ni["margin_rel"],
+            if sweeps is None else selection.tost(sweeps, direction, ni.margin_rel,
                                                   test_level)))
         if comp.equivalence is not None and comp.equivalence.equivalent:
             return "equivalent", comp
@@ -151,7 +151,7 @@ def claim_verdict(comp: Comparison, baseline: Sequence[float], idea: Sequence[fl
     return practical_verdict(p if p is not None else comp.p_value,
                              signtest.verdict_delta(comp.test, comp.delta_mean,
                                                     comp.per_seed_diffs), direction, level,
-                             non_inferior=ni["non_inferior"] if ni else None,
+                             non_inferior=None if ni is None else ni.non_inferior,
                              p_harms=comp.p_adjusted_harms), comp
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from benchkit.spec.idea import Config
 from benchkit.stats import planning
 from benchkit.stats.equivalence import EquivalenceTest
+from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.stats.paired import PairedComparison, Summary
 from benchkit.verdict.plan import Exploratory, Sequential
 from benchkit.verdict.run_rows import RunRow
@@ -94,7 +95,8 @@ class Comparison(PairedComparison):
             "per_seed_diffs": list(self.per_seed_diffs), "p_value": self.p_value,
             "mde": self.mde, "mde_rel_pct": self.mde_rel_pct, "direction": self.direction,
             "alpha": self.alpha, "ci95": list(self.ci95), "effect_size": self.effect_size,
-            "noninferiority": self.noninferiority}
+            "noninferiority": None if self.noninferiority is None
+            else self.noninferiority.to_json()}
         optional: JsonDict = {"test": self.test, "p_mean": self.p_mean,
                               "median_delta": self.median_delta}
         if self.selection_aware:
@@ -135,6 +137,8 @@ class Comparison(PairedComparison):
                 values[name] = Interval.from_json(values[name])
         if values.get("equivalence") is not None:
             values["equivalence"] = EquivalenceTest.from_json(values["equivalence"])
+        if values.get("noninferiority") is not None:
+            values["noninferiority"] = NonInferiorityTest.from_json(values["noninferiority"])
         return cls(**values, planning_figures=planning.PlanningFigures.from_json(figures)
                    if figures else None)
 

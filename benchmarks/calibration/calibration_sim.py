@@ -209,7 +209,7 @@ def noninferiority_at_margin(reps: int, look1: float) -> list[dict]:
                     b, i = _margin_bench(rng, 8, base_sd=base_sd, scale=1.05, noise=0.03,
                                          direction=direction)
                     k += paired.noninferiority(b, i, direction=direction, margin=0.05,
-                                              alpha=level)["non_inferior"]
+                                              alpha=level).non_inferior
                 out.append({"direction": direction, "n": 8, "base_sd": base_sd, "noise": 0.03,
                             "idea": "5% worse (the margin)", "margin": 0.05, "level": level,
                             "non_inferior": rate(k, reps), "bound": _bound(level, reps)})
@@ -231,7 +231,7 @@ def harm_within_margin(reps: int, seeds=(8, 16, 32, 64)) -> list[dict]:
                 dataclasses.replace(compared, p_adjusted=compared.p_value, family_size=1), b, i,
                 direction="lower", level=0.05, family_size=1, claim_type="non-inferiority")
             gate += v in GATE_PASSES
-            ni += comp.noninferiority is not None and comp.noninferiority["non_inferior"]
+            ni += comp.noninferiority is not None and comp.noninferiority.non_inferior
             harms += comp.p_value < 0.05
         out.append({"n": n, "idea": "1% worse", "margin": 0.05, "base_sd": 0.1, "noise": 0.1,
                     "level": 0.05, "gate_passed": rate(gate, reps),

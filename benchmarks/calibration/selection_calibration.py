@@ -97,7 +97,7 @@ def margin_level(reps: int, level: float, margin: float = 0.05, seeds: int = 8) 
         for _ in range(reps):
             bv, bt, iv, it = sweep_draw(rng, seeds, regime)
             sw = selection.sweeps(bv, bt, iv * (1 + margin), it * (1 + margin))
-            hits += selection.noninferiority(sw, "lower", margin, level)["non_inferior"]
+            hits += selection.noninferiority(sw, "lower", margin, level).non_inferior
         row = {"regime": name, "seeds": seeds, "margin": margin, "level": level,
                "false_non_inferior": rate(int(hits), reps)}
         print(json.dumps(row), flush=True)

@@ -72,7 +72,7 @@ def _ni_rate(rng, n, *, base_mean, base_sd, idea_scale, noise_sd, margin=0.05,
         if direction == "higher":
             i = (2 - idea_scale) * b + rng.normal(0.0, noise_sd * np.abs(b), n)
         hits += paired.noninferiority(b, i, direction=direction, margin=margin,
-                                     alpha=level)["non_inferior"]
+                                     alpha=level).non_inferior
     return hits / BENCHES
 
 

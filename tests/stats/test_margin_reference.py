@@ -28,18 +28,18 @@ def test_a_declared_reference_shifts_every_seed_by_the_same_amount():
     shifted = selection.one_sided_p(sw, "lower", shift=np.full(sw.n, -0.1), alternative="less")
     assert test.p_value == shifted
     ni = selection.noninferiority(sw, "lower", 0.05, 0.05)
-    assert ni["margin_abs"] == pytest.approx(0.1)
-    assert "relative to the declared reference 2" in ni["test"]
+    assert ni.margin_abs == pytest.approx(0.1)
+    assert "relative to the declared reference 2" in ni.test
     per_seed = selection.noninferiority(unequal_sweeps(), "lower", 0.05, 0.05)
-    assert "each seed's comparator value" in per_seed["test"]
+    assert "each seed's comparator value" in per_seed.test
 
 
 def test_the_bound_inverts_the_test_with_a_reference():
     sw = unequal_sweeps(worse=0.01, reference=1.0)
     ni = selection.noninferiority(sw, "lower", 0.05, 0.05)
-    m = ni["bound_rel"]
-    assert selection.noninferiority(sw, "lower", m * 1.01, 0.05)["non_inferior"]
-    assert not selection.noninferiority(sw, "lower", m * 0.99, 0.05)["non_inferior"]
+    m = ni.bound_rel
+    assert selection.noninferiority(sw, "lower", m * 1.01, 0.05).non_inferior
+    assert not selection.noninferiority(sw, "lower", m * 0.99, 0.05).non_inferior
 
 
 def test_the_marker_takes_a_reference_only_with_a_margin():

@@ -4,6 +4,7 @@ values every function returns; pinned at and around each threshold.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -16,6 +17,7 @@ from hypothesis import given, strategies as st
 from scipy import stats as sps
 
 from benchkit.stats import paired
+from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.stats import values
 from benchkit.verdict import decision
 from benchkit.verdict import mechanism
@@ -43,19 +45,19 @@ def test_noninferiority_by_hand():
     se = d.std(ddof=1) / math.sqrt(5)
     tq = sps.t.ppf(0.95, 4)
     r = paired.noninferiority(base, idea, direction="lower", margin=0.05)
-    assert r["margin_rel"] == 0.05 and r["margin_abs"] == pytest.approx(0.5)
-    assert r["bound"] == pytest.approx(d.mean() + tq * se)
-    assert r["non_inferior"] is True
-    assert r["p_value"] == 1 / 32  # every seed's w < 0: the smallest one-sided sign-flip p
+    assert r.margin_rel == 0.05 and r.margin_abs == pytest.approx(0.5)
+    assert r.bound == pytest.approx(d.mean() + tq * se)
+    assert r.non_inferior is True
+    assert r.p_value == 1 / 32  # every seed's w < 0: the smallest one-sided sign-flip p
     r = paired.noninferiority(base, idea, direction="lower", margin=0.001)
-    assert r["non_inferior"] is False
+    assert r.non_inferior is False
     # "higher": the same numbers mean the idea is better, bound is a lower bound
     h = paired.noninferiority(base, idea, direction="higher", margin=0.0)
-    assert h["bound"] == pytest.approx(d.mean() - tq * se)
-    assert h["non_inferior"] is (h["p_value"] < 0.05)  # the sign-flip test decides
-    assert h["p_value"] == 2 / 32   # w = (0.1, 0.2, 0, 0.1, 0.1) with signs flipped; a zero
+    assert h.bound == pytest.approx(d.mean() - tq * se)
+    assert h.non_inferior is (h.p_value < 0.05)  # the sign-flip test decides
+    assert h.p_value == 2 / 32   # w = (0.1, 0.2, 0, 0.1, 0.1) with signs flipped; a zero
     worse = paired.noninferiority(idea, base, direction="higher", margin=0.01)
-    assert worse["non_inferior"] is False and worse["p_value"] > 0.05
+    assert worse.non_inferior is False and worse.p_value > 0.05
 
 
 @FAST
@@ -65,8 +67,8 @@ def test_noninferiority_bound_agrees_with_p(pairs, margin, direction):
     base = [b for b, _ in pairs]
     idea = [b + e for b, e in pairs]
     r = paired.noninferiority(base, idea, direction=direction, margin=margin)
-    if abs(r["p_value"] - 0.05) > 1e-9:
-        assert r["non_inferior"] is (r["p_value"] < 0.05)
+    if abs(r.p_value - 0.05) > 1e-9:
+        assert r.non_inferior is (r.p_value < 0.05)
 
 
 # ---------------------------------------------------------------- compare
@@ -206,7 +208,7 @@ def test_outputs_are_plain_python(base, idea, margin):
                   paired.effect_size(d), paired.power_mde(len(d), 1.0),
                   paired.idea_wins(base, idea, "lower"), paired.holm(np.array([0.1, 0.2])),
                   paired.min_p_value(5), paired.select_config([np.array([1.0, 2.0])], "lower"),
-                  paired.noninferiority(base, idea, direction="lower", margin=0.1)):
+                  paired.noninferiority(base, idea, direction="lower", margin=0.1).to_json()):
         assert_plain(value)
 
 
@@ -265,25 +267,25 @@ def test_noninferiority_margin_scales_with_each_seeds_baseline():
     from scipy import stats as sps
     r = paired.noninferiority(NI_BASE, NI_IDEA, direction="lower", margin=0.02)
     d = np.subtract(NI_IDEA, NI_BASE)
-    assert r["margin_rel"] == 0.02 and r["margin_abs"] == pytest.approx(0.02 * 30.0)
+    assert r.margin_rel == 0.02 and r.margin_abs == pytest.approx(0.02 * 30.0)
     # w = d - 0.02 * b = (0.3, 0.1, -0.1, -0.4, -0.4): sum -0.5; 11 of 32 flips have sum <= it
     w = d - 0.02 * np.asarray(NI_BASE)
-    assert r["p_value"] == paired.one_sided_sign_flip_p(w)
+    assert r.p_value == paired.one_sided_sign_flip_p(w)
     se = d.std(ddof=1) / math.sqrt(5)
-    assert r["bound"] == pytest.approx(d.mean() + sps.t.ppf(0.95, 4) * se, rel=1e-12)
-    assert r["non_inferior"] is (r["p_value"] < 0.05)
+    assert r.bound == pytest.approx(d.mean() + sps.t.ppf(0.95, 4) * se, rel=1e-12)
+    assert r.non_inferior is (r.p_value < 0.05)
     # a margin that every seed clears by far: the smallest one-sided p, 1/32
     far = paired.noninferiority(NI_BASE, NI_IDEA, direction="lower", margin=0.5)
-    assert far["p_value"] == 1 / 32 and far["non_inferior"] is True
+    assert far.p_value == 1 / 32 and far.non_inferior is True
     # the same p at a level equal to it is not below it
     at = paired.noninferiority(NI_BASE, NI_IDEA, direction="lower", margin=0.5, alpha=1 / 32)
-    assert at["non_inferior"] is False
+    assert at.non_inferior is False
     assert paired.noninferiority(NI_BASE, NI_IDEA, direction="lower", margin=0.5,
-                                alpha=1 / 32 + 1e-9)["non_inferior"] is True
+                                alpha=1 / 32 + 1e-9).non_inferior is True
     # the default level is 0.05: the bound uses t(0.95)
-    assert far["bound"] == pytest.approx(d.mean() + sps.t.ppf(0.95, 4) * se, rel=1e-12)
+    assert far.bound == pytest.approx(d.mean() + sps.t.ppf(0.95, 4) * se, rel=1e-12)
     assert paired.noninferiority(NI_BASE, NI_IDEA, direction="lower", margin=0.5,
-                                alpha=0.2)["bound"] == pytest.approx(
+                                alpha=0.2).bound == pytest.approx(
         d.mean() + sps.t.ppf(0.8, 4) * se, rel=1e-12)
 
 
@@ -292,8 +294,8 @@ def test_noninferiority_higher_is_better_mirrors_the_differences():
     r = paired.noninferiority(NI_BASE, [2 * b - x for b, x in zip(NI_BASE, NI_IDEA)],
                              direction="higher", margin=0.02)
     low = paired.noninferiority(NI_BASE, NI_IDEA, direction="lower", margin=0.02)
-    assert r["p_value"] == low["p_value"] and r["non_inferior"] is low["non_inferior"]
-    assert r["bound"] == pytest.approx(-low["bound"])
+    assert r.p_value == low.p_value and r.non_inferior is low.non_inferior
+    assert r.bound == pytest.approx(-low.bound)
 
 
 @pytest.mark.parametrize("margin, ok", [(0.0, True), (0.05, True), (2.0, True),
@@ -301,7 +303,7 @@ def test_noninferiority_higher_is_better_mirrors_the_differences():
 def test_noninferiority_margin_range(margin, ok):
     if ok:
         r = paired.noninferiority(NI_BASE, NI_IDEA, direction="lower", margin=margin)
-        assert r["margin_rel"] == margin
+        assert r.margin_rel == margin
     else:
         with pytest.raises(ValueError, match="margin must be a finite number >= 0"):
             paired.noninferiority(NI_BASE, NI_IDEA, direction="lower", margin=margin)
@@ -327,7 +329,7 @@ def test_compare_at_the_level_and_its_forwarded_arguments():
     assert worse["per_seed_diffs"] == [0.5] * 6 and worse["direction"] == "lower"
     ni = paired.compare(base, idea, direction="higher", margin=0.2, alpha=0.1).to_json()
     assert ni["noninferiority"] == paired.noninferiority(base, idea, direction="higher",
-                                                        margin=0.2, alpha=0.1)
+                                                        margin=0.2, alpha=0.1).to_json()
     assert paired.compare(base, idea, direction="lower").noninferiority is None
 
 
@@ -364,3 +366,22 @@ def test_select_config_averages_float32_metrics_in_float64():
 def test_idea_wins_counts_strictly_better_seeds():
     assert paired.idea_wins([1, 1, 1], [0.5, 1, 2], "lower") == 1
     assert paired.idea_wins([1, 1, 1], [0.5, 1, 2], "higher") == 1
+
+
+def test_noninferiority_record_writes_either_shape_and_refuses_others():
+    """The plain test writes five keys; the selection-aware one adds bound_rel and test, in
+    the report's order; from_json reads each back and refuses any other key set, naming both."""
+    base, idea = [10.0, 10.2, 9.9, 10.1, 10.0], [10.1, 10.2, 10.0, 10.1, 10.1]
+    plain = paired.noninferiority(base, idea, direction="lower", margin=0.05)
+    assert list(plain.to_json()) == ["margin_rel", "margin_abs", "bound", "non_inferior",
+                                     "p_value"]
+    aware = dataclasses.replace(plain, bound_rel=None, test="a description")
+    assert list(aware.to_json()) == ["margin_rel", "margin_abs", "bound", "bound_rel",
+                                     "non_inferior", "p_value", "test"]
+    for record in (plain, aware):
+        assert NonInferiorityTest.from_json(record.to_json()) == record
+    with pytest.raises(ValueError, match=r"noninferiority has the keys .*selection-aware.*"
+                                         r"got \['margin_rel'\]"):
+        NonInferiorityTest.from_json({"margin_rel": 0.05})
+    with pytest.raises(ValueError, match="description"):
+        NonInferiorityTest.from_json({**aware.to_json(), "test": None})

@@ -118,7 +118,7 @@ def test_one_config_equals_todays_tests_exactly():
             for direction in ("lower", "higher") if n <= 12 else ():
                 ni = selection.noninferiority(sw, direction, 0.05, 0.05)
                 old = paired.noninferiority(b[:, 0], i[:, 0], direction=direction, margin=0.05)
-                assert ni["p_value"] == old["p_value"]
+                assert ni.p_value == old.p_value
                 eq = selection.tost(sw, direction, 0.05, 0.05)
                 old = equivalence.tost(b[:, 0], i[:, 0], direction=direction, margin=0.05,
                                        level=0.05)
@@ -179,8 +179,8 @@ def test_interval_and_noninferiority_bound_agree_with_their_tests():
             assert inside == (selection.p_value(sw, direction) >= level)
             for margin in (0.0, 0.01, 0.05, 0.2):
                 ni = selection.noninferiority(sw, direction, margin, level)
-                bound = ni["bound_rel"]
-                assert ni["non_inferior"] == (bound is not None and margin > bound)
+                bound = ni.bound_rel
+                assert ni.non_inferior == (bound is not None and margin > bound)
 
 
 def test_noninferiority_matches_brute_force_on_the_shifted_sweep():
@@ -191,7 +191,7 @@ def test_noninferiority_matches_brute_force_on_the_shifted_sweep():
         b = bt[:, selection.observed(sw, direction).baseline[0]]
         ref = brute_p(bv, bt, iv, it, direction, shift=toward * 0.05 * np.abs(b),
                       alternative=alt)
-        assert selection.noninferiority(sw, direction, 0.05, 0.05)["p_value"] == \
+        assert selection.noninferiority(sw, direction, 0.05, 0.05).p_value == \
             pytest.approx(ref)
 
 
@@ -206,10 +206,10 @@ def test_margins_on_a_metric_around_minus_two(direction, base, worse_sign):
     for worse, shown in ((0.01, True), (0.10, False)):
         i = b + worse_sign * worse * np.abs(b) + rng.normal(0, 0.002, (n, 1))
         sw = selection.sweeps(b, b, i, i)
-        assert selection.noninferiority(sw, direction, 0.05, 0.05)["non_inferior"] is shown
+        assert selection.noninferiority(sw, direction, 0.05, 0.05).non_inferior is shown
         assert selection.tost(sw, direction, 0.05, 0.05).equivalent is shown
         old = paired.noninferiority(b[:, 0], i[:, 0], direction=direction, margin=0.05)
-        assert old["non_inferior"] is shown
+        assert old.non_inferior is shown
         assert equivalence.tost(b[:, 0], i[:, 0], direction=direction, margin=0.05,
                                 level=0.05).equivalent is shown
 
@@ -223,7 +223,7 @@ def test_noninferiority_keeps_its_level_at_the_margin_with_selection():
         bv, bt, iv, it = _case(rng, 7, 3, gap=0.01)
         it = it * 1.05
         hits += selection.noninferiority(selection.sweeps(bv, bt, iv, it), "lower", 0.05,
-                                         level)["non_inferior"]
+                                         level).non_inferior
     assert hits / reps <= level + 2 * np.sqrt(level * (1 - level) / reps)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.stats import paired
+from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.verdict import comparison, controls, decision
 from benchkit.verdict.records import Comparison, Interval, Report
 
@@ -35,6 +36,22 @@ def test_every_saved_comparison_round_trips_in_its_key_order():
     assert len(found) > 50   # baseline, control and frontier-point comparisons, decided or not
     for comp in found:
         assert json.dumps(Comparison.from_json(comp).to_json()) == json.dumps(comp)
+
+
+def test_every_saved_noninferiority_reads_back_as_its_record():
+    """Both shapes reports hold (the plain test's, the selection-aware one's with bound_rel
+    and test) read back as NonInferiorityTest and write the same JSON, key order included."""
+    found = [c["noninferiority"] for path in sorted(SAVED.glob("*.json"))
+             for c in comparisons_in(json.loads(path.read_text(encoding="utf-8")))
+             if c["noninferiority"] is not None]
+    records = [NonInferiorityTest.from_json(ni) for ni in found]
+    assert {r.test is None for r in records} == {True, False}   # both shapes are saved
+    for ni, record in zip(found, records):
+        assert json.dumps(record.to_json()) == json.dumps(ni)
+    assert all(isinstance(Comparison.from_json(c).noninferiority, NonInferiorityTest)
+               for path in sorted(SAVED.glob("*.json"))
+               for c in comparisons_in(json.loads(path.read_text(encoding="utf-8")))
+               if c["noninferiority"] is not None)
 
 
 def test_compare_arms_returns_the_record_and_the_stages_add_fields():
@@ -70,7 +87,7 @@ def test_the_record_is_frozen_and_its_json_a_copy():
         comp.p_value = 0.0  # type: ignore[misc]
     out = comp.to_json()
     out["noninferiority"]["margin_rel"] = 99
-    assert comp.noninferiority is not None and comp.noninferiority["margin_rel"] == 0.1
+    assert comp.noninferiority is not None and comp.noninferiority.margin_rel == 0.1
 
 
 def test_the_family_adjusts_records_and_an_incomplete_track_enters_at_p_one():

@@ -11,6 +11,7 @@ import dataclasses
 import pytest
 
 from benchkit.stats import paired
+from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.verdict import comparison
 from benchkit.verdict import mechanism
 from benchkit.report import reading
@@ -269,7 +270,10 @@ def margin_report(n: int, *, claim: str | None, family_size: int | None) -> Repo
     control_values = [1.0 + 0.1 * k for k in range(n)]
     idea_values = [v + 0.001 * (-1) ** k for k, v in enumerate(control_values)]
     comp = comparison_record(p_adjusted=0.6, p_value=0.3, delta_mean=0.0,
-                             noninferiority={"margin_rel": 0.1}, family_size=family_size)
+                             noninferiority=NonInferiorityTest(
+                                 margin_rel=0.1, margin_abs=None, bound=None,
+                                 non_inferior=False, p_value=None),  # the margin: redone
+                             family_size=family_size)
     protocol = {} if claim is None else {"claim_type": claim}
     return dataclasses.replace(
         BUILT, practical_verdict="helps", system_verdict="partial", mechanism_ok=None,

@@ -15,6 +15,7 @@ from benchkit.spec.payloads import CurvePoint, RunResult
 from benchkit.verdict import grids
 from benchkit.report.nextstep import missing_seeds, next_steps, without
 from benchkit.stats import paired, selection
+from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore
 from benchkit.verdict import comparison, decision, margins, sweeps
@@ -179,11 +180,13 @@ def test_the_module_after_a_shard_option_stays_in_the_command():
 
 
 # ------------------------------------------------------------ the margin warning's threshold
-def with_margin(diffs, noninferiority):
+def with_margin(diffs, margin_abs, margin_rel):
     """The comparison of these per-seed differences with a declared margin's figures."""
     d = np.asarray(diffs, dtype=float)
     compared = comparison.of_figures(paired.compare(np.zeros(len(d)), d, direction="lower"))
-    return dataclasses.replace(compared, noninferiority=noninferiority)
+    return dataclasses.replace(compared, noninferiority=NonInferiorityTest(
+        margin_rel=margin_rel, margin_abs=margin_abs, bound=None, non_inferior=False,
+        p_value=None))
 
 
 @pytest.mark.parametrize("margin_sd, warned", [(0.9, True), (1.1, False), (3.0, False)])
@@ -192,7 +195,7 @@ def test_the_margin_warning_fires_below_80_percent_power_only(margin_sd, warned)
     exactly as good non-inferior with probability 0.73 at a margin of 0.9 sd, 0.86 at 1.1."""
     d = np.array([-1.5, -1.0, -0.5, -0.1, 0.1, 0.5, 1.0, 1.5])
     d = d / d.std(ddof=1)
-    comp = with_margin(d, {"margin_abs": margin_sd, "margin_rel": margin_sd / 10})
+    comp = with_margin(d, margin_sd, margin_sd / 10)
     got = margins.unresolved_margin(comp, [10.0] * 8, 0.05)
     assert (got is not None) == warned
     if warned:
@@ -203,12 +206,12 @@ def test_the_margin_warning_at_two_seeds_and_where_nothing_can_be_said():
     """Two seeds are enough to warn (the smallest bench); no warning without an absolute
     margin or with no spread in the differences (no planning figure): the survivors of the
     sampled mutation run that moved these edges."""
-    small = {"margin_abs": 0.1, "margin_rel": 0.01}
-    assert margins.unresolved_margin(with_margin([-1.0, 1.0], small), [10.0] * 2,
+    assert margins.unresolved_margin(with_margin([-1.0, 1.0], 0.1, 0.01), [10.0] * 2,
                                      0.05) is not None
-    no_abs = {"margin_abs": None, "margin_rel": 0.01}
-    assert margins.unresolved_margin(with_margin([-1.0, 1.0], no_abs), [10.0] * 2, 0.05) is None
-    assert margins.unresolved_margin(with_margin([0.5] * 4, small), [10.0] * 4, 0.05) is None
+    assert margins.unresolved_margin(with_margin([-1.0, 1.0], None, 0.01), [10.0] * 2,
+                                     0.05) is None
+    assert margins.unresolved_margin(with_margin([0.5] * 4, 0.1, 0.01), [10.0] * 4,
+                                     0.05) is None
 
 
 # ------------------------------------------------------------- threads in the run store's key
