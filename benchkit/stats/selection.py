@@ -134,7 +134,8 @@ def _constant(val: np.ndarray, test: np.ndarray, classes: Groups) -> bool:
 @dataclass(frozen=True)
 class EffectiveGrids:
     """The axes along which only the idea's results are constant (``idea_constant``), and only
-    the comparator's (``comparator_constant``); empty when the arms' effective grids agree."""
+    the comparator's (``comparator_constant``); empty when the arms' effective grids agree.
+    :meth:`to_json` gives the comparison's ``effective_grids`` object, keys in its order."""
 
     idea_constant: tuple[str, ...] = ()
     comparator_constant: tuple[str, ...] = ()
@@ -143,9 +144,21 @@ class EffectiveGrids:
     def differ(self) -> bool:
         return bool(self.idea_constant or self.comparator_constant)
 
-    def fields(self) -> dict[str, list[str]]:
+    def to_json(self) -> dict[str, list[str]]:
         return {"idea_constant": list(self.idea_constant),
                 "comparator_constant": list(self.comparator_constant)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EffectiveGrids:
+        """The record of a comparison's ``effective_grids`` object: exactly its two keys, each
+        a list of axis names."""
+        names = ["idea_constant", "comparator_constant"]
+        if sorted(data) != sorted(names) or not all(
+                isinstance(data[k], list) and all(isinstance(a, str) for a in data[k])
+                for k in names):
+            raise ValueError(f"a comparison's effective_grids has the keys {names}, each a list "
+                             f"of axis names; got {dict(data)!r}")
+        return cls(tuple(data["idea_constant"]), tuple(data["comparator_constant"]))
 
 
 def effective_grids(sw: Sweeps) -> EffectiveGrids:

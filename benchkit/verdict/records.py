@@ -32,6 +32,7 @@ from benchkit.stats import planning
 from benchkit.stats.equivalence import EquivalenceTest
 from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.stats.paired import PairedComparison, Summary
+from benchkit.stats.selection import EffectiveGrids
 from benchkit.verdict.plan import Exploratory, Sequential
 from benchkit.verdict.run_rows import RunRow
 from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
@@ -75,7 +76,7 @@ class Comparison(PairedComparison):
     median_delta: float | None = None
     selection_aware: bool = False         # with p_fixed_configs and effective_grids
     p_fixed_configs: float | None = None
-    effective_grids: JsonDict | None = None
+    effective_grids: EffectiveGrids | None = None
     p_unexchangeable: float | None = None
     p_adjusted_harms: float | None = None
     family_size: int | None = None        # with p_adjusted
@@ -101,7 +102,8 @@ class Comparison(PairedComparison):
                               "median_delta": self.median_delta}
         if self.selection_aware:
             optional.update(p_fixed_configs=self.p_fixed_configs, selection_aware=True,
-                            effective_grids=self.effective_grids)
+                            effective_grids=None if self.effective_grids is None
+                            else self.effective_grids.to_json())
         optional.update(p_unexchangeable=self.p_unexchangeable,
                         p_adjusted_harms=self.p_adjusted_harms)
         out.update({k: v for k, v in optional.items()
@@ -137,6 +139,8 @@ class Comparison(PairedComparison):
                 values[name] = Interval.from_json(values[name])
         if values.get("equivalence") is not None:
             values["equivalence"] = EquivalenceTest.from_json(values["equivalence"])
+        if values.get("effective_grids") is not None:
+            values["effective_grids"] = EffectiveGrids.from_json(values["effective_grids"])
         if values.get("noninferiority") is not None:
             values["noninferiority"] = NonInferiorityTest.from_json(values["noninferiority"])
         return cls(**values, planning_figures=planning.PlanningFigures.from_json(figures)

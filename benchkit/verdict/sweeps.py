@@ -101,7 +101,7 @@ def decide_by_selection(comp: Comparison, sw: selection.Sweeps, direction: str) 
     direction is never significant."""
     grids = selection.effective_grids(sw)
     comp = dataclasses.replace(comp, p_fixed_configs=comp.p_value, selection_aware=True,
-                               effective_grids=grids.fields() if grids.differ else None)
+                               effective_grids=grids if grids.differ else None)
     if all(len(g) == 1 for g in sw.groups):
         return comp  # one config per arm: a swap negates the difference, the plain test is it
     rows = selection.null_rows(sw, direction)
@@ -130,13 +130,13 @@ def favoured_arm(comp: Comparison, direction: str) -> str | None:
 def grid_warnings(comp: Comparison, comparator: str) -> list[str]:
     """The report's warning when the arms' effective grids differ (see decide_by_selection)."""
     grids = comp.effective_grids
-    if not grids:
+    if grids is None:
         return []
     name = comparator.removeprefix("control:")
     out = []
     for arm, other, axes, refused in (
-            ("idea", name, grids["idea_constant"], "helps, non-inferior or equivalent"),
-            (name, "idea", grids["comparator_constant"], "harms")):
+            ("idea", name, grids.idea_constant, "helps, non-inferior or equivalent"),
+            (name, "idea", grids.comparator_constant, "harms")):
         if axes:
             out.append(
                 f"effective grids differ: the {arm}'s results are identical at every value of "

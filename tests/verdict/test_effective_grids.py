@@ -7,6 +7,7 @@ claims against it stay. In process, hand-made runs, no training.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from builders import ALPHA, GRID, TRACK, built, decided, make_run, make_spec
 
 from benchkit.stats import selection
@@ -120,3 +121,22 @@ def test_the_report_with_a_refusal_validates_against_the_schema():
     comp_schema = schema["properties"]["comparison"]
     errors = list(Draft202012Validator(comp_schema).iter_errors(report["comparison"]))
     assert report["comparison"]["effective_grids"] and errors == []
+
+
+def test_the_comparison_holds_the_effective_grids_record_and_writes_its_json():
+    """decide_by_selection puts the EffectiveGrids record in the Comparison; the report's
+    object is its to_json, read back by Comparison.from_json; other shapes are refused."""
+    report = report_of(runs(0.05))
+    comp = Comparison.from_json(dict(report["comparison"]))
+    assert comp.effective_grids == selection.EffectiveGrids(("lr",), ())
+    assert comp.to_json()["effective_grids"] == {"idea_constant": ["lr"],
+                                                 "comparator_constant": []}
+    again = sweeps.decide_by_selection(
+        Comparison.from_json({**report["comparison"], "p_value": comp.p_fixed_configs}),
+        sweeps.of_report(report), "lower")
+    assert again.effective_grids == comp.effective_grids
+    with pytest.raises(ValueError, match=r"effective_grids has the keys \['idea_constant', "
+                                         r"'comparator_constant'\], each a list of axis names"):
+        selection.EffectiveGrids.from_json({"idea_constant": ["lr"]})
+    with pytest.raises(ValueError, match="each a list of axis names"):
+        selection.EffectiveGrids.from_json({"idea_constant": "lr", "comparator_constant": []})
