@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from benchkit.stats import (equivalence, futility, paired, planning, selection, sequential,
                             signflip, signtest)
 from benchkit.verdict import margins, sweeps
 from benchkit.verdict.plan import Futility
-from benchkit.verdict.records import Comparison, Interval, Report
+from benchkit.verdict.records import Comparison, ControlArm, Interval, Report
 from benchkit.verdict.sections import Budgets
 
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
@@ -83,14 +83,14 @@ class Decision:
     inconclusive, unmatched or incomplete), ``system`` (worked, partial, failed, or the
     practical verdict when none is given) and the comparator whose verdict decided; and what
     the decision made of the report's comparisons: the baseline's and each control's,
-    decided (``controls``: (control name, its verdict, its comparison) each), the warnings it
-    adds and the futility advice it assessed."""
+    decided (``controls``: each control's arm by name, with its verdict and comparison), the
+    warnings it adds and the futility advice it assessed."""
 
     practical: str
     system: str
     decided_by: str | None = None
     comparison: Comparison | None = None
-    controls: tuple[tuple[str, str, Comparison], ...] = ()   # (control name, verdict, comparison)
+    controls: dict[str, ControlArm] = field(default_factory=dict)   # by name, decided
     warnings: tuple[str, ...] = ()
     futility: Futility | None = None   # the declared futility advice, assessed at this look
 
@@ -108,12 +108,9 @@ class Decision:
     def applied(self, report: Report) -> Report:
         """``report`` decided: a new record with this decision's comparisons, controls'
         verdicts, warnings (after the report's), futility advice and verdicts."""
-        arms = {name: dataclasses.replace(report.controls[name], comparison=comp,
-                                          verdict=verdict)
-                for name, verdict, comp in self.controls}
         return dataclasses.replace(
             report, comparison=report.comparison if self.comparison is None else self.comparison,
-            controls={**report.controls, **arms}, warnings=report.warnings + self.warnings,
+            controls={**report.controls, **self.controls}, warnings=report.warnings + self.warnings,
             sequential=report.sequential if self.futility is None else
             dataclasses.replace(report.sequential, futility=self.futility),
             practical_verdict=self.practical, system_verdict=self.system,
@@ -286,10 +283,10 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
 
 
 def verdicts_against(report: Report, baseline_verdict: str, level: float
-                     ) -> tuple[list[tuple[str, str]], list[tuple[str, str, Comparison]]]:
+                     ) -> tuple[list[tuple[str, str]], dict[str, ControlArm]]:
     """The idea's verdict against each comparator, ``(verdict, arm)``, baseline first, and
-    each control's ``(name, verdict, comparison)``: its comparison (the report's) with its
-    margin tests at this look's level and its verdict in the reference format's words."""
+    each control's arm by name, decided: its comparison (the report's) with its margin tests at
+    this look's level and its verdict, in the reference format's words too."""
     direction = report.direction
     claim_type = report.protocol.get("claim_type", "superiority")
     if report.idea is None:
@@ -297,14 +294,15 @@ def verdicts_against(report: Report, baseline_verdict: str, level: float
                          "comparators")
     idea = report.idea.per_seed
     verdicts = [(baseline_verdict, "baseline")]
-    decided = []
+    decided = {}
     for name, control in report.controls.items():
         comp = control.comparison
         verdict, comp = claim_verdict(
             comp, control.full.per_seed, idea, direction=direction, level=level,
             family_size=comp.family_size or 1, claim_type=claim_type,
             sweeps=sweeps.of_record(report, control.arm) if comp.selection_aware else None)
-        decided.append((name, verdict, with_reference_words(comp, verdict)))
+        decided[name] = dataclasses.replace(
+            control, comparison=with_reference_words(comp, verdict), verdict=verdict)
         verdicts.append((verdict, control.arm))
     return verdicts, decided
 
@@ -319,7 +317,7 @@ def decide_against_all(report: Report, against_baseline: str, level: float) -> D
     against, decided = verdicts_against(report, against_baseline, level)
     return dataclasses.replace(
         Decision.from_verdicts(against, report.mechanism_ok, report.budgets),
-        controls=tuple(decided))
+        controls=decided)
 
 
 def futility_advice(report: Report, comp: Comparison, practical: str,
