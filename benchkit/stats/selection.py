@@ -440,11 +440,10 @@ def margin_scale(sw: Sweeps, b: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class MarginTest:
-    """One side of a margin claim: its p, the comparator's selected test value per seed ``b``
-    and the per-seed ``scale`` the relative margin is of; ``blocked`` when refused (p 1)."""
+    """One side of a margin claim: its p and the per-seed ``scale`` the relative margin is of;
+    ``blocked`` when refused (p 1)."""
 
     p_value: float
-    b: np.ndarray
     scale: np.ndarray
     blocked: bool
 
@@ -455,8 +454,8 @@ def margin_test(sw: Sweeps, direction: str, margin: float, *, side: str = "worse
     ``side="worse"`` (non-inferiority): H0 the idea is worse by margin * s_s or more; the
     idea's whole sweep is moved margin * s_s towards better on each seed, and the one-sided
     selection-aware test asks whether it is then still worse. ``side="better"``: the mirror
-    (H0 better by the margin or more). Returns p, the per-seed b and the scale s; p is 1 when
-    the claim favours an arm with the smaller effective grid (:func:`blocked`)."""
+    (H0 better by the margin or more). Returns p and the scale s; p is 1 when the claim
+    favours an arm with the smaller effective grid (:func:`blocked`)."""
     if not (math.isfinite(margin) and margin >= 0):
         raise ValueError(f"margin must be a finite number >= 0, got {margin}")
     sel = observed(sw, direction)
@@ -469,10 +468,10 @@ def margin_test(sw: Sweeps, direction: str, margin: float, *, side: str = "worse
     alternative = ("less" if worse > 0 else "greater") if side == "worse" else \
         ("greater" if worse > 0 else "less")
     if ("idea" if side == "worse" else "comparator") in blocked(sw):
-        return MarginTest(p_value=1.0, b=b, scale=scale, blocked=True)
+        return MarginTest(p_value=1.0, scale=scale, blocked=True)
     p = one_sided_p(sw, direction, shift=toward * margin * scale, alternative=alternative,
                     seed=seed)
-    return MarginTest(p_value=float(p), b=b, scale=scale, blocked=False)
+    return MarginTest(p_value=float(p), scale=scale, blocked=False)
 
 
 def _selected_values(test: np.ndarray, cols: list[int], groups: Groups) -> np.ndarray:
