@@ -20,7 +20,7 @@ from typing import Any
 from benchkit.cli import recheck
 from benchkit.cli.output import error, say
 from benchkit.report.bench_report import ASIDE, REPORT_NAME, ReportError, load_report
-from benchkit.spec.idea import cfg_id
+from benchkit.spec.idea import run_id
 from benchkit.store import records
 from benchkit.spec.payloads import JsonDict
 from benchkit.store.backends import Storage, open_storage
@@ -79,7 +79,7 @@ def verify(report: JsonDict, storage: Storage, secret: bytes | None = None
 
 def run_name(arm: str, track: str | None, cfg: Mapping[str, Any], seed: int) -> str:
     """A run as the command's lines name it: ``arm[track-config-seedN]``."""
-    return f"{arm}[{track}-{cfg_id(dict(cfg))}-seed{seed}]"
+    return f"{arm}[{run_id(str(track), cfg, seed)}]"
 
 
 def family(path: str | Path, report: JsonDict) -> list[JsonDict]:
