@@ -21,7 +21,7 @@ from benchkit.stats import signtest
 from benchkit.verdict import build, comparison, pipeline, sweeps
 from benchkit.verdict.records import Comparison, JsonDict, Report
 
-Runs = dict[tuple[str, str, int], RunResult]  # passed rows' results by (arm, cfg id, seed)
+Runs = dict[build.RunKey, RunResult]  # passed rows' results by (arm, cfg id, seed)
 
 
 def _arms(report: Report) -> list[tuple[str, JsonDict | None]]:

@@ -35,7 +35,7 @@ def audit_failures(payloads: list[Payload]) -> list[str]:
 def run_place(payload: RunPayload) -> tuple | None:
     """Which run of its idea a run payload is: (arm, track, config id, seed)."""
     point = payload.point
-    return None if point is None else (point.arm, point.track, cfg_id(dict(point.cfg)), point.seed)
+    return None if point is None else (point.arm, point.track, cfg_id(point.cfg), point.seed)
 
 
 class BenchSession:
