@@ -36,9 +36,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from benchkit.spec.idea import cfg_id
+from benchkit.spec.payloads import JsonDict
 from benchkit.stats.paired import benjamini_hochberg, holm, min_p_value, sign_flip_p_value
 from benchkit.stats import selection
 from benchkit.stats.signflip import sign_flip_ci
@@ -52,9 +53,6 @@ ADJUSTMENTS: dict[str, Callable[[Sequence[float]], list[float]]] = {
     "holm": holm, "bh": benjamini_hochberg}
 UNREACHABLE = ("with {n} seeds the smallest sign-flip p is {p:.3g}; times {m} ideas (Holm's first "
                "step) it is not below alpha {alpha:g}: no idea on this board can be significant")
-
-
-JsonDict = dict[str, Any]
 
 
 class BoardIdea(TypedDict):
