@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from benchkit.stats import (equivalence, futility, paired, planning, selection, sequential,
                             signflip, signtest)
+from benchkit.stats.values import checked_direction
 from benchkit.verdict import margins, sweeps
 from benchkit.verdict.plan import Futility
 from benchkit.verdict.records import Comparison, ControlArm, Interval, Report
@@ -60,9 +61,7 @@ def practical_verdict(p: float, delta_mean: float, direction: str, alpha: float,
 def better(delta: float, direction: str) -> bool:
     """Whether a difference (idea - comparator) is strictly better in the metric's
     ``direction`` ("lower" or "higher")."""
-    if direction not in paired.DIRECTIONS:
-        raise ValueError(f"direction must be one of {paired.DIRECTIONS}, got {direction!r}")
-    return delta < 0 if direction == "lower" else delta > 0
+    return delta < 0 if checked_direction(direction) == "lower" else delta > 0
 
 
 def system_verdict(practical: str, mechanism_ok: int | None) -> str:
