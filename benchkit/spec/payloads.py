@@ -10,7 +10,7 @@ reports and their digests are unchanged. Pure Python: no torch, no numpy.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Union
 
@@ -55,6 +55,13 @@ class CurvePoint:
     def to_json(self) -> JsonDict:
         return {"epoch": self.epoch, "val": self.val}
 
+    @classmethod
+    def curve(cls, points: Sequence[Mapping[str, Any]] | None) -> tuple[CurvePoint, ...] | None:
+        """A validation curve's JSON points as records; None where there is no curve (records
+        from before curves)."""
+        return None if points is None else tuple(
+            cls(epoch=p["epoch"], val=p["val"]) for p in points)
+
 
 @dataclass(frozen=True)
 class RunResult:
@@ -84,14 +91,12 @@ class RunResult:
     def from_json(cls, plain: Mapping[str, Any]) -> RunResult:
         """A result from a record's ``result`` or a payload; the collections it lacks (hand-made
         or older payloads) are empty."""
-        curve = plain.get("curve")
         return cls(val=plain["val"], test=plain["test"], diverged=plain["diverged"],
                    seconds=plain.get("seconds"),
                    signatures={n: Signature.from_json(s)
                                for n, s in (plain.get("signatures") or {}).items()},
                    logs=dict(plain.get("logs") or {}), budgets=dict(plain.get("budgets") or {}),
-                   curve=None if curve is None else tuple(
-                       CurvePoint(epoch=p["epoch"], val=p["val"]) for p in curve))
+                   curve=CurvePoint.curve(plain.get("curve")))
 
 
 class Measured(Protocol):

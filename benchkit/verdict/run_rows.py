@@ -56,11 +56,4 @@ class RunRow:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunRow:
         values = sections.declared(cls, data)
-        return cls(**{**values, "curve": curve_of(values["curve"])})
-
-
-def curve_of(points: list[JsonDict] | None) -> tuple[CurvePoint, ...] | None:
-    """A row's validation curve (its JSON points) as records; None where it has none."""
-    if points is None:
-        return None
-    return tuple(CurvePoint(epoch=p["epoch"], val=p["val"]) for p in points)
+        return cls(**{**values, "curve": CurvePoint.curve(values["curve"])})

@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from benchkit.spec.idea import Config, cfg_id
-from benchkit.spec.payloads import Measured, RunResult
+from benchkit.spec.payloads import CurvePoint, Measured, RunResult
 from benchkit.stats import selection, signtest
 from benchkit.verdict.records import Comparison, Frontier, JsonDict, Report
-from benchkit.verdict.run_rows import RunRow, curve_of
+from benchkit.verdict.run_rows import RunRow
 
 
 def runs_of(rows: Iterable[RunRow]) -> dict[tuple[str, str, int], RunResult]:
@@ -35,7 +35,7 @@ def row_result(row: JsonDict) -> RunResult:
     """A written report's ``runs`` row's result as the rules read it: its metrics, whether it
     diverged, its seconds and its validation curve (None in rows written before curves)."""
     return RunResult(val=row["val"], test=row["test"], diverged=row["diverged"],
-                     seconds=row.get("seconds"), curve=curve_of(row.get("curve")))
+                     seconds=row.get("seconds"), curve=CurvePoint.curve(row.get("curve")))
 
 
 def groups_of(grid: Sequence[Config], frontier: Frontier | None) -> list[list[int]] | None:
