@@ -16,10 +16,10 @@ import dataclasses
 import statistics
 
 from benchkit.spec.idea import cfg_id
-from benchkit.spec.payloads import RunResult
+from benchkit.spec.payloads import JsonDict, RunResult
 from benchkit.stats import signtest
 from benchkit.verdict import build, comparison, pipeline, sweeps
-from benchkit.verdict.records import Comparison, JsonDict, Report
+from benchkit.verdict.records import Comparison, Report
 
 Runs = dict[build.RunKey, RunResult]  # passed rows' results by (arm, cfg id, seed)
 

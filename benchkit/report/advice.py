@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from benchkit.report.fmt import pct, readable
-from benchkit.verdict.records import JsonDict
+from benchkit.spec.payloads import JsonDict
 
 IMPROVING = re.compile(r"still improving: the (?P<arm>.+?)'s selected config (?P<cfg>\S+) gained "
                        r"(?P<gain>[-\d.]+)%")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from benchkit.report.fmt import num, pct, rel_pct, signed
 from benchkit.report.reading import non_discriminating, tested_level, unmatched_reason
+from benchkit.spec.payloads import JsonDict
 from benchkit.verdict.decision import REFERENCE_WORDS
-from benchkit.verdict.records import JsonDict
 
 
 def _seed_word(n: int) -> str:

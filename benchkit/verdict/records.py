@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from benchkit.spec.idea import Config
+from benchkit.spec.payloads import JsonDict
 from benchkit.stats import planning
 from benchkit.stats.equivalence import EquivalenceTest
 from benchkit.stats.noninferior import NonInferiorityTest
@@ -38,8 +39,6 @@ from benchkit.verdict.run_rows import RunRow
 from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
                                        Incomplete, MathVerification, Medians, MechanismSignature,
                                        SweepRow, declared, summary_json, with_summaries)
-
-JsonDict = dict[str, Any]
 
 
 @dataclass(frozen=True)

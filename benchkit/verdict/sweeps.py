@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from benchkit.spec.idea import Config, cfg_id
-from benchkit.spec.payloads import CurvePoint, Measured, RunResult
+from benchkit.spec.payloads import CurvePoint, JsonDict, Measured, RunResult
 from benchkit.stats import selection, signtest
-from benchkit.verdict.records import Comparison, Frontier, JsonDict, Report
+from benchkit.verdict.records import Comparison, Frontier, Report
 from benchkit.verdict.run_rows import RunRow
 
 
