@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from benchkit.spec.idea import MAX_SEEDS, MIN_SEEDS
+from benchkit.spec.idea import MAX_INT, MAX_SEEDS, MIN_SEEDS
 from benchkit.training import device
 
 if TYPE_CHECKING:
@@ -87,7 +87,8 @@ def timeout(value: str) -> float:
 
 
 MAX_THREADS = 256   # torch crashes on absurd counts (99999 segfaults)
-seeds, epochs, audit = _integer(MIN_SEEDS, MAX_SEEDS), _integer(1), _integer(0)
+# epochs and audit counts reach the records and reports: no longer than their reader reads
+seeds, epochs, audit = _integer(MIN_SEEDS, MAX_SEEDS), _integer(1, MAX_INT), _integer(0, MAX_INT)
 threads = _integer(1, MAX_THREADS)
 
 

@@ -10,7 +10,8 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from benchkit.spec.idea import CLAIM_TYPES, MAX_GRID, MIN_SEEDS, Config, SpecError, cfg_id
+from benchkit.spec.idea import (CLAIM_TYPES, INT_RANGE, MAX_GRID, MAX_INT, MAX_SEEDS, MIN_SEEDS,
+                                Config, SpecError, cfg_id)
 
 BOUNDARIES = ("union", "exact")
 TESTS = ("mean", "sign", "wilcoxon")
@@ -23,24 +24,42 @@ def parse_looks(kw: MarkKwargs, where: str) -> tuple[int, ...]:
     counts, each tested at its own level so that all of them together keep alpha. The
     shorthand ``max_seeds=M`` means looks at the declared seeds and at M (resolved by the
     caller, which knows the seeds); only one of the two may be given. () when neither is."""
-    valid = (f"valid: looks=(8, 16), strictly increasing integers >= {MIN_SEEDS}, or "
-             f"max_seeds=16 (one look at seeds, one at max_seeds); not both")
+    valid = (f"valid: looks=(8, 16), strictly increasing integers in [{MIN_SEEDS}, {MAX_SEEDS}], "
+             "or max_seeds=16 (one look at seeds, one at max_seeds); not both")
     if "looks" in kw and "max_seeds" in kw:
         raise SpecError(f"{where}: looks= and max_seeds= both given; {valid}")
     if "max_seeds" in kw:
         m = kw["max_seeds"]
-        if isinstance(m, bool) or not isinstance(m, int) or m < MIN_SEEDS:
-            raise SpecError(f"{where}: max_seeds={m!r} must be an integer >= {MIN_SEEDS}: the "
-                            f"most seeds you plan to bench over all sessions; {valid}")
+        if not _seed_count(m):
+            raise SpecError(f"{where}: max_seeds={m!r:.60} must be an integer in [{MIN_SEEDS}, "
+                            f"{MAX_SEEDS}]: the most seeds you plan to bench over all sessions; "
+                            f"{valid}")
         return (m,)
     if "looks" not in kw:
         return ()
     looks = kw["looks"]
     if isinstance(looks, (str, bytes)) or not isinstance(looks, (list, tuple)) or not looks or \
-            any(isinstance(n, bool) or not isinstance(n, int) or n < MIN_SEEDS for n in looks) \
-            or any(b <= a for a, b in zip(looks, looks[1:])):
-        raise SpecError(f"{where}: looks={looks!r}; {valid}")
+            not all(map(_seed_count, looks)) or any(b <= a for a, b in zip(looks, looks[1:])):
+        raise SpecError(f"{where}: looks={looks!r:.80}; {valid}")
     return tuple(looks)
+
+
+def _seed_count(n: object) -> bool:
+    """Whether ``n`` is a seed count an idea may plan: an integer in [MIN_SEEDS, MAX_SEEDS]."""
+    return isinstance(n, int) and not isinstance(n, bool) and MIN_SEEDS <= n <= MAX_SEEDS
+
+
+def check_value(value: object, what: str, where: str) -> None:
+    """A grid or frontier value: a string, a bool, a number finite as a float, and an integer
+    no longer than benchkit's records hold (:data:`~benchkit.spec.idea.MAX_INT`)."""
+    if not isinstance(value, (str, bool, numbers.Real)) or (
+            isinstance(value, numbers.Real) and not in_float_range(value)):
+        raise SpecError(f"{where}: {what}={value!r:.60} must be a finite number within float "
+                        "range (|x| < 1.8e308), a bool or a string")
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and \
+            abs(int(value)) > MAX_INT:
+        raise SpecError(f"{where}: {what}={value!r:.60}: an integer of {len(str(abs(int(value))))} "
+                        f"digits; valid: {INT_RANGE}, or a float such as 1e20")
 
 
 def parse_grid(grid: object, where: str) -> tuple[Config, ...]:
@@ -75,10 +94,7 @@ def parse_grid(grid: object, where: str) -> tuple[Config, ...]:
         raise SpecError(f"{where}: grid {grid!r} is a {type(grid).__name__}; {valid}")
     for cfg in configs:
         for key, value in cfg.items():
-            if not isinstance(value, (str, bool, numbers.Real)) or (
-                    isinstance(value, numbers.Real) and not _in_float_range(value)):
-                raise SpecError(f"{where}: grid value {key}={value!r:.60} must be a finite number "
-                                "within float range (|x| < 1.8e308), a bool or a string")
+            check_value(value, f"grid value {key}", where)
         if "lr" in cfg:
             lr = cfg["lr"]
             if not real_number(lr) or not lr > 0:
@@ -96,7 +112,7 @@ def parse_grid(grid: object, where: str) -> tuple[Config, ...]:
     return tuple(configs)
 
 
-def _in_float_range(value: numbers.Real) -> bool:
+def in_float_range(value: numbers.Real) -> bool:
     """Whether ``value`` (a bool counts as a number here) is a finite float once converted."""
     try:
         return math.isfinite(float(value))
@@ -167,9 +183,9 @@ def parse_fairness(kw: MarkKwargs, where: str, margin: float | None) -> dict[str
     given = kw.get("budget_tolerance", {})
     tolerance = {"*": given} if real_number(given) else given
     if not isinstance(tolerance, dict) or not all(
-            isinstance(k, str) and real_number(v) and 0 <= v < math.inf
+            isinstance(k, str) and real_number(v) and 0 <= v and in_float_range(v)
             for k, v in tolerance.items()):
-        raise SpecError(f"{where}: budget_tolerance={given!r} must be a number >= 0 (every "
+        raise SpecError(f"{where}: budget_tolerance={given!r:.60} must be a number >= 0 (every "
                         "budget) or a dict of budget name -> number >= 0, e.g. "
                         "{'params': 0.1}: the largest relative difference that still matches")
     waiver = kw.get("budget_waiver", {})
@@ -189,8 +205,10 @@ def parse_fairness(kw: MarkKwargs, where: str, margin: float | None) -> dict[str
         values = list(values)
         if len(values) < 2 or not all(isinstance(v, (str, numbers.Real)) and not isinstance(
                 v, bool) for v in values) or len(set(map(repr, values))) != len(values):
-            raise SpecError(f"{where}: frontier values {values!r} must be two or more distinct "
-                            f"numbers or strings; {valid}")
+            raise SpecError(f"{where}: frontier values {values!r:.80} must be two or more "
+                            f"distinct numbers or strings; {valid}")
+        for v in values:
+            check_value(v, f"frontier value {axis}", where)
         frontier = {axis: tuple(float(v) if isinstance(v, float) else v for v in values)}
     return {"claim_type": claim_type, "budget_tolerance": {k: float(v) for k, v in
                                                            tolerance.items()},

@@ -22,6 +22,12 @@ CLAIM_TYPES = ("superiority", "non-inferiority", "equivalence")
 CONTROL = "control:"  # a control arm's label: "control:<name>"
 # grid steps an edge selection may add per axis and side (benchkit.verdict.extension)
 DEFAULT_EXTEND = 2
+# The longest integer benchkit's records and reports hold: its reader
+# (benchkit.store.bounded) refuses longer ones, on which Python spends quadratic time. An
+# integer a user gives that reaches them (grid values, epochs) is refused beyond it at once.
+MAX_INT_DIGITS = 20
+MAX_INT = 10 ** MAX_INT_DIGITS - 1
+INT_RANGE = f"an integer of at most {MAX_INT_DIGITS} digits (|n| <= {MAX_INT})"
 
 
 # one config of a grid: key -> the user's value (a string, a bool or a number; parse_grid checks)

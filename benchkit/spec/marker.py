@@ -6,14 +6,14 @@ before anything trains.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from benchkit.spec.arguments import (parse_boundary, parse_fairness, parse_futility, parse_grid,
-                                     parse_looks, parse_test, real_number)
+from benchkit.spec.arguments import (in_float_range, parse_boundary, parse_fairness,
+                                     parse_futility, parse_grid, parse_looks, parse_test,
+                                     real_number)
 from benchkit.spec.idea import (ARMS, BENCH_KWARGS, CONTROL, DEFAULT_EXTEND, DEFAULT_SEEDS,
-                                MAX_RUNS, MAX_SEEDS, MIN_SEEDS, IdeaSpec, SpecError,
+                                MAX_GRID, MAX_RUNS, MAX_SEEDS, MIN_SEEDS, IdeaSpec, SpecError,
                                 check_folder_name)
 
 
@@ -95,17 +95,18 @@ def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
         margin = float(margin)
     reference = kw.get("margin_reference")
     if reference is not None:
-        if margin is None or not real_number(reference) or not (math.isfinite(reference)
+        if margin is None or not real_number(reference) or not (in_float_range(reference)
                                                                 and reference > 0):
-            raise SpecError(f"{where}: margin_reference={reference!r} must be a number > 0 "
+            raise SpecError(f"{where}: margin_reference={reference!r:.60} must be a number > 0 "
                             "given with margin=: the value, fixed before the bench, that the "
                             "margin is relative to (1.0 makes the margin absolute, in the "
                             "metric's units)")
         reference = float(reference)
     extend = kw.get("extend", DEFAULT_EXTEND)
-    if isinstance(extend, bool) or not isinstance(extend, int) or extend < 0:
-        raise SpecError(f"{where}: extend={extend!r} must be an integer >= 0: how many grid "
-                        "steps an arm's selection at the edge of an axis may add on that side "
+    if isinstance(extend, bool) or not isinstance(extend, int) or not 0 <= extend <= MAX_GRID:
+        raise SpecError(f"{where}: extend={extend!r:.60} must be an integer in [0, {MAX_GRID}]: "
+                        "how many grid steps an arm's selection at the edge of an axis may add "
+                        "on that side "
                         f"(default {DEFAULT_EXTEND}; 0 turns the extension off)")
     epochs = {t: int(epochs_override or tracks.get(t).epochs) for t in track_names}
     fair = parse_fairness(kw, where, margin)

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-MAX_INT_DIGITS = 20   # benchkit writes counts, seeds and epochs: int64 has 19 digits
+from benchkit.spec.idea import MAX_INT_DIGITS  # the one bound: spec refuses input beyond it
 
 
 class Refused(ValueError):

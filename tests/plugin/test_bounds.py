@@ -36,6 +36,49 @@ def test_seeds_and_grid_size_are_bounded_at_collection(kwargs, fragment):
     assert fragment in str(info.value)
 
 
+# issue 50: integers longer than benchkit's own record reader reads (benchkit.store.bounded)
+# were accepted, then every record was refused: every session retrained everything
+@pytest.mark.parametrize("kwargs,fragment", [
+    ({"grid": {"width": [10 ** 20]}}, "grid value width=100000000000000000000: an integer of 21 "
+     "digits; valid: an integer of at most 20 digits (|n| <= 99999999999999999999)"),
+    ({"grid": [{"lr": 0.1, "width": -10 ** 25}]}, "an integer of 26 digits; valid: an integer of "
+     "at most 20 digits"),
+    ({"frontier": {"keep": [1, 10 ** 21]}}, "frontier value keep=1000000000000000000000: an "
+     "integer of 22 digits"),
+    ({"max_seeds": 10 ** 30}, "max_seeds=1000000000000000000000000000000 must be an integer in "
+     "[2, 1000]"),
+    ({"looks": (8, 10 ** 25)}, "strictly increasing integers in [2, 1000]"),
+    ({"looks": (8, 1001)}, "strictly increasing integers in [2, 1000]"),
+    ({"extend": 10 ** 30}, "must be an integer in [0, 1000]"),
+    ({"budget_tolerance": 10 ** 400}, "budget_tolerance=1000000000"),
+    ({"margin": 0.1, "margin_reference": 10 ** 400}, "margin_reference=1000000000"),
+])
+def test_integers_beyond_what_the_records_hold_are_refused_at_collection(kwargs, fragment):
+    with pytest.raises(SpecError) as info:
+        parse(**kwargs)
+    assert fragment in str(info.value)
+    assert len(str(info.value)) < 400
+
+
+def test_the_integer_bound_is_the_record_readers():
+    from benchkit.spec.idea import MAX_INT
+    from benchkit.store import bounded
+
+    assert bounded.loads(str(MAX_INT)) == MAX_INT and bounded.loads(str(-MAX_INT)) == -MAX_INT
+    with pytest.raises(bounded.Refused):
+        bounded.loads(str(MAX_INT + 1))
+    assert parse(grid={"width": [MAX_INT]}).grids["tabular"] == ({"width": MAX_INT},)
+    assert parse(max_seeds=1000).looks == (8, 1000)
+
+
+@pytest.mark.parametrize("option", ["epochs", "audit"])
+def test_epochs_and_audit_options_are_bounded_like_the_records(option):
+    check = getattr(settings, option)
+    assert check("9" * 20) == int("9" * 20)
+    with pytest.raises(ValueError, match=r"is too large; valid: an integer in \[[01], 9{20}\]"):
+        check("1" + "0" * 20)
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_a_fifo_or_an_oversized_report_is_refused_by_every_command(tmp_path, capsys):
     fifo = tmp_path / "bench_report.json"

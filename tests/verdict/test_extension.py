@@ -159,7 +159,7 @@ def test_a_bad_extend_is_a_collection_error(pytester):
     pytester.makepyfile(test_beyond=OPTIMUM_BEYOND.format(extra=", extend=-1"))
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    assert "extend=-1 must be an integer >= 0" in result.stdout.str()
+    assert "extend=-1 must be an integer in [0, 1000]" in result.stdout.str()
 
 
 # -- extendable grids ----------------------------------------------------------------------------
