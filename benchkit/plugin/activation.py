@@ -21,8 +21,12 @@ from benchkit.plugin.settings import OPTIONS, SETTINGS, STORE, Settings
 ACTIVE = pytest.StashKey[bool]()   # on pytest's config: benchkit is set up in this process
 
 
-class ReportDirError(Exception):
-    """The report folder cannot be written: refused before anything trains."""
+class SetupError(Exception):
+    """benchkit cannot be set up as the session asks: refused before anything trains."""
+
+
+class ReportDirError(SetupError):
+    """The report folder cannot be written."""
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -42,14 +46,21 @@ def asked_on_command_line(config: pytest.Config) -> bool:
 
 
 def activate(config: pytest.Config, *, check_reports: bool = True) -> None:
-    """Set up benchkit in this process (idempotent): the report-folder check, the SIGTERM
-    handler where the session is coordinated, and the run store.
+    """Set up benchkit in this process (idempotent): its ini settings, the report-folder check,
+    the SIGTERM handler where the session is coordinated, and the run store.
 
-    Raises ReportDirError when ``check_reports`` and the report folder is not writable (the
+    Raises SetupError for a wrong ini value or a ``--bench-timeout`` without pytest-timeout,
+    and ReportDirError when ``check_reports`` and the report folder is not writable (the
     controller of an xdist session does not check: its workers did, at collection)."""
     if is_active(config):
         return
     settings = config.stash[SETTINGS]
+    try:
+        settings.read_ini(config)
+        if settings.timeout is not None:
+            timeouts.check_timeout_plugin(config)
+    except pytest.UsageError as exc:
+        raise SetupError(str(exc)) from None
     if check_reports:
         check_report_dir(settings.report_dir)
     config.stash[ACTIVE] = True

@@ -15,7 +15,6 @@ from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
 from benchkit.plugin.timeouts import reports_first
 from benchkit.spec import cfg_id
 from benchkit.spec.payloads import Payload, RunPayload, payload_from_json
-from benchkit.verdict.plan import declared_plan
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
 NOT_WRITTEN = "benchkit report not written"
@@ -87,6 +86,10 @@ class BenchSession:
         takes nothing."""
         if self.store is None or self.settings.fresh:
             return []
+        # here, not at import: the plugin loads in every session, and the verdict code
+        # imports numpy (a session that benches nothing imports none of it)
+        from benchkit.verdict.plan import declared_plan
+
         runs = [p for p in payloads if isinstance(p, RunPayload)]
         specs = {p.spec.name: p.spec for p in runs}
         found = []

@@ -101,15 +101,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[GUARD] = Guard()
     config.stash[STORE] = None
     activation.check_store_options(config, settings)
-    if settings.timeout is not None:
-        timeouts.check_timeout_plugin(config)
     if not is_worker(config):
         from benchkit.plugin.controller import BenchSession
         config.pluginmanager.register(BenchSession(config), "benchkit-session")
     if activation.asked_on_command_line(config):
         try:
             activation.activate(config)
-        except activation.ReportDirError as exc:
+        except activation.SetupError as exc:
             raise pytest.UsageError(str(exc)) from None
 
 
@@ -169,7 +167,7 @@ def _build_spec(config: pytest.Config, module_item: pytest.Module) -> IdeaSpec |
                          "give it once")
     try:
         activation.activate(config)
-    except activation.ReportDirError as exc:
+    except activation.SetupError as exc:
         return SpecError(str(exc).removeprefix("benchkit: "))
     settings = config.stash[SETTINGS]
     try:

@@ -115,14 +115,33 @@ def cli_type(check):
 
 
 class Settings:
-    """The session's benchkit settings: command line first, then ini, checked once."""
+    """The session's benchkit settings: command line first, then ini, checked once.
+
+    The ini file is read only once benchkit is active (:meth:`read_ini`, called by
+    :func:`benchkit.plugin.activation.activate`): a project's ini applies to its sessions that
+    bench nothing too, and a key of its own named ``bench_timeout = 1h`` must not stop them.
+    Until then the values are the command line's and the defaults."""
 
     def __init__(self, config: pytest.Config):
+        self.ini_read = False
+        # drawn unpredictably (a forger must not know which stored runs are retrained), once
+        # per session: xdist workers get the controller's (pytest_configure_node)
+        self.audit_seed: int = getattr(config, "workerinput", {}).get(
+            "benchkit_audit_seed", secrets.randbits(64))
+        self._read(config, ini=False)
+
+    def read_ini(self, config: pytest.Config) -> None:
+        """Complete the settings from the ini file (once); a wrong value is a UsageError."""
+        if not self.ini_read:
+            self._read(config, ini=True)
+            self.ini_read = True
+
+    def _read(self, config: pytest.Config, *, ini: bool) -> None:
         def get(name, check=None, default=None):
             value = config.getoption(name)
             if value is not None:  # from the command line: argparse converted and checked it
                 return value
-            raw = config.getini(name)
+            raw = config.getini(name) if ini else None
             if raw in (None, ""):
                 return default
             if check is None:
@@ -142,10 +161,6 @@ class Settings:
         self.fresh = bool(config.getoption("bench_fresh"))
         self.audit: int = get("bench_audit", audit, default=0)
         self.audit_fresh: int = get("bench_audit_fresh", audit, default=0)
-        # drawn unpredictably (a forger must not know which stored runs are retrained), once
-        # per session: xdist workers get the controller's (pytest_configure_node)
-        self.audit_seed: int = getattr(config, "workerinput", {}).get(
-            "benchkit_audit_seed", secrets.randbits(64))
         self.store: str | None = get("bench_store", store)   # None: pytest's cache
         self.shard = get("bench_shard", shard)   # None, (K, N) or "merge" (benchkit.spec.shard)
         if self.fresh and self.shard == "merge":

@@ -309,3 +309,50 @@ def test_a_bench_module_passes_strict_markers_beside_a_parametrized_project_run_
     result = pytester.runpytest_inprocess("-p", "no:randomly", "--strict-markers")
     assert result.parseoutcomes()["passed"] == 6, result.outlines
     assert read_report(pytester.path, "quiet")["n_seeds"] == 2
+
+
+# -- issue 50: heavy imports and benchkit's ini keys in a session that benches nothing ----------
+HEAVY_CHECK = """\
+import sys
+
+def test_nothing_heavy_is_imported():
+    heavy = [name for name in ("numpy", "scipy", "torch") if name in sys.modules]
+    assert not heavy, heavy
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("args", [["-p", "no:xdist"], ["-n", "2"]], ids=["alone", "xdist"])
+def test_a_session_that_benches_nothing_imports_no_numpy_scipy_or_torch(tmp_path, monkeypatch,
+                                                                        args):
+    """In a fresh process, as a project meets benchkit (the stand-in floors plugin of this
+    suite imports numpy, so it is left out)."""
+    import subprocess
+    import sys
+
+    monkeypatch.delenv("PYTEST_PLUGINS", raising=False)
+    (tmp_path / "test_plain.py").write_text(HEAVY_CHECK)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
+                           "-p", "no:cacheprovider", *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+def test_a_projects_own_bench_ini_key_is_read_only_where_benchkit_benches(pytester):
+    """``bench_timeout = 1h`` (the project's own key, or a typo) leaves a session that benches
+    nothing alone; where a module benches, it is benchkit's option and is refused in one line
+    that names it and what is valid."""
+    pytester.makeini("[pytest]\nbench_timeout = 1h\nbench_seeds = many\n")
+    pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
+    plain = pytester.runpytest_inprocess("-p", "no:randomly", "test_plain.py")
+    assert plain.ret == pytest.ExitCode.OK and plain.parseoutcomes() == {"passed": 1}
+    pytester.makepyfile(test_a_bench=BENCH_MODULE)
+    benched = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    assert benched.ret == pytest.ExitCode.INTERRUPTED
+    benched.stdout.fnmatch_lines(["*benchkit: ini option bench_seeds: 'many' is not an "
+                                  "integer; valid: an integer in *"])
+    assert "INTERNALERROR" not in benched.stdout.str()
+    asked = pytester.runpytest_inprocess("-p", "no:randomly", "test_plain.py", "--bench-fresh")
+    assert asked.ret == pytest.ExitCode.USAGE_ERROR
+    asked.stderr.fnmatch_lines(["*benchkit: ini option bench_seeds: 'many'*"])

@@ -50,7 +50,7 @@ def test_bench_timeout_is_checked_like_every_option(pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--bench-timeout*out of range; valid: a number of seconds*"])
     pytester.makeini("[pytest]\nbench_timeout = soon\n")
-    result = pytester.runpytest()
+    result = pytester.runpytest("--bench-fresh")   # read where benchkit is active (issue 50)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini option bench_timeout: 'soon' is not a number*"])
 

@@ -44,8 +44,16 @@ def test_usage_error(pytester, args, fragments):
     ("bench_alpha = lots", ["bench_alpha", "'lots' is not a number"]),
 ])
 def test_ini_values_are_checked_too(pytester, ini, fragments):
+    """Where a module benches (a collection error, before anything trains) or a --bench-*
+    option is given (a usage error); a session that benches nothing never reads them (issue
+    50: the ini is the project's, and may hold a key of its own by that name)."""
     pytester.makeini(f"[pytest]\n{ini}\n")
+    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
     result = pytester.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([line_with("benchkit: ini option", *fragments)])
+    assert not (pytester.path / "trained").exists()
+    result = pytester.runpytest_subprocess("--bench-fresh")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([line_with("ERROR: benchkit: ini option", *fragments)])
 
