@@ -208,9 +208,9 @@ def _extended_from_store(config: pytest.Config, module_item: pytest.Module,
     (benchkit.verdict.grids), and the budget checks they call for; the report applies the same
     rules to the runs."""
     settings = config.stash[SETTINGS]
-    if settings.seeds is not None or settings.epochs is not None or spec.frontier:
-        # an override session is exploratory, and a frontier's axis is the budget: the edge
-        # of such a grid is a warning, not a reason to train more
+    if settings.seeds is not None or settings.epochs is not None:
+        # an override session is exploratory: the edge of its grid is a warning, not a reason
+        # to train more (a frontier's axis is never extended: benchkit.verdict.extension)
         return dataclasses.replace(spec, extend=0)
     from benchkit.store.idea_results import stored_results
     from benchkit.verdict import grids

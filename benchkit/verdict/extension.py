@@ -109,7 +109,12 @@ def resolve(declared: Sequence[Config], val_of: ValOf, seeds: Sequence[int], dir
     """Apply the rule to the runs: ``val_of(arm, cfg, seed)`` is a run's validation value
     (None when the run is missing, nan when it diverged). Every arm in ``arms`` (controls
     included) tunes on the same grid. Axes in ``fixed`` (a frontier's budget axis) are never
-    at an edge: each of their values is benched alone."""
+    at an edge: each of their values is a bench of its own, where each arm selects its config
+    and the rule extends the other axes by those selections (:func:`_by_point`)."""
+    points = _by_point(declared, fixed)
+    if len(points) > 1:
+        return _union(declared, [(len(point), resolve(point, val_of, seeds, direction, limit,
+                                                      arms)) for point in points])
     grid = [dict(c) for c in declared]
     ax = {k: v for k, v in axes(grid).items() if k not in fixed}
     steps = {(k, s): 0 for k in ax for s in ("low", "high")}
@@ -143,6 +148,27 @@ def resolve(declared: Sequence[Config], val_of: ValOf, seeds: Sequence[int], dir
             steps[(key, side)] += 1
             extensions.append(Extension(axis=key, side=side, edge=old, value=new,
                                         arms=tuple(sorted(at_this_edge))))
+
+
+def _by_point(declared: Sequence[Config], fixed: Sequence[str] | Config
+              ) -> list[list[Config]]:
+    """The declared configs grouped by their values of the ``fixed`` axes (a frontier's
+    points), in order of first appearance; one group when nothing is fixed."""
+    groups: dict[tuple[Any, ...], list[Config]] = {}
+    for cfg in declared:
+        groups.setdefault(tuple(cfg.get(k) for k in fixed), []).append(dict(cfg))
+    return list(groups.values())
+
+
+def _union(declared: Sequence[Config], parts: list[tuple[int, Resolution]]) -> Resolution:
+    """The points' resolutions (each with its count of declared configs) as one: the declared
+    grid in its order, then each point's extension configs; pending while any point is; each
+    arm's edge said once."""
+    grid = [dict(c) for c in declared] + [c for n, part in parts for c in part.grid[n:]]
+    resolutions = [part for _, part in parts]
+    return Resolution(tuple(grid), tuple(e for part in resolutions for e in part.extensions),
+                      pending=any(part.pending for part in resolutions),
+                      at_edge=tuple(dict.fromkeys(e for part in resolutions for e in part.at_edge)))
 
 
 def section(declared: Sequence[Config], limit: int, resolved: Resolution) -> GridExtensions:

@@ -9,7 +9,9 @@ paired test over the whole frontier, so no multiplicity across points); the poin
 comparisons are listed, unadjusted, under ``frontier.points``, each with the interval that
 inverts its own test at alpha (as a report's ``ci95``, so it excludes 0 exactly when that
 point's p is below alpha). Budgets are checked point by
-point; ``params`` varies along the axis, so it is reported and not matched.
+point; ``params`` varies along the axis, so it is reported and not matched. A point whose
+selection sits at the edge of another axis (lr) extends that axis there, as any bench does
+(:mod:`benchkit.verdict.extension`); the frontier's own axis is never extended.
 """
 from __future__ import annotations
 
@@ -40,9 +42,11 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
     (axis, values), = spec.frontier.items()
     grid = spec.grids[track]
     points: list[tuple[Any, Report]] = []
-    for value in values:
+    declared = spec.declared_grids.get(track, grid)
+    for value in values:   # each point extends its own grid (benchkit.verdict.extension)
         sub = dataclasses.replace(spec, grids={**spec.grids, track: tuple(
-            c for c in grid if c[axis] == value)})
+            c for c in grid if c[axis] == value)}, declared_grids={
+            **spec.declared_grids, track: tuple(c for c in declared if c[axis] == value)})
         points.append((value, build.build_report(sub, track, run_payloads, mechanism_payloads,
                                                alpha=alpha)))
     top = build.build_report(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
@@ -120,17 +124,19 @@ def _incomplete(top: Report, points: list[tuple[Any, Report]]) -> Report:
     reasons: list[str] = []
     missing: list[str] = []
     failed: list[FailedRun] = []
+    pending: list[str] = []   # a point's grid extension not trained yet
     for value, p in points:
         if p.incomplete is None:
             continue
         reasons += [f"at {axis}={value}: {r}" for r in p.incomplete.reasons]
         missing += p.incomplete.missing
         failed += p.incomplete.failed
+        pending += p.incomplete.pending or ()
     return dataclasses.replace(
         top, complete=False, comparison=None, idea=None, idea_config=None, controls={},
         budgets=None, log_medians=None,
         incomplete=Incomplete(reasons=tuple(reasons), missing=tuple(missing),
-                              failed=tuple(failed)),
+                              failed=tuple(failed), pending=tuple(pending)),
         mechanism_signature=mechanism.mechanism_signature([]),
         baseline=dataclasses.replace(top.baseline, best_cfg=None, full=None),
         mechanism_ok=mechanism.mechanism_ok({}, top.math_verification.outcomes()))

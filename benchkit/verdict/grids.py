@@ -31,7 +31,8 @@ def grids_from_store(spec: IdeaSpec, result: StoredResult) -> dict[str, tuple[Co
     def val_of(track: str) -> Callable[[str, Config, int], float | None]:
         return lambda arm, cfg, seed: _val(result(track, arm, cfg, seed))
     return {t: tuple(resolve(list(spec.declared_grids[t]), val_of(t), list(spec.seeds),
-                             tracks.get(t).direction, spec.extend, spec.arms).grid)
+                             tracks.get(t).direction, spec.extend, spec.arms,
+                             fixed=spec.frontier or {}).grid)
             for t in spec.tracks}
 
 

@@ -300,3 +300,45 @@ def test_controls_do_not_enlarge_the_family_the_seed_warning_counts():
     from benchkit.spec import unreachable_family
     assert unreachable_family(6, 1, 0.05) is None
     assert "after Holm over 2 track(s)" in unreachable_family(6, 2, 0.05)
+
+
+# issue 50: a frontier's lr axis extends like any bench's, point by point (it never did)
+FRONTIER_AT_THE_EDGE = '''
+import math
+import pytest
+
+pytestmark = pytest.mark.bench(name="front_edge", track="tabular", seeds=2, extend=1,
+                               grid={"lr": [1e-3, 3e-3, 1e-2]}, frontier={"width": [8, 16]})
+BEST = {8: 3e-4, 16: 3e-3}   # width 8 tunes below the declared grid
+
+def val(run, shift):
+    return abs(math.log10(run.cfg["lr"] / BEST[run.frontier])) + 0.01 * run.seed + shift
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.record(val=val(run, 0.0), test=val(run, 0.0))
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.record(val=val(run, -0.001), test=val(run, -0.001))
+'''
+
+
+def test_a_frontier_point_at_the_edge_of_lr_extends_its_own_grid(pytester, read_report):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_front_edge=FRONTIER_AT_THE_EDGE)
+    first = pytester.runpytest_inprocess("-p", "no:randomly")
+    first.assert_outcomes(passed=24)   # 2 arms x 2 points x 3 lrs x 2 seeds
+    report = read_report(pytester.path, "front_edge")
+    assert report["complete"] is False
+    extension, = report["grid_extensions"]["extensions"]
+    assert (extension["axis"], extension["side"], extension["from"]) == ("lr", "low", 1e-3)
+    assert report["incomplete"]["pending"] == ["lr=0.000333333333333-width=8"]
+    second = pytester.runpytest_inprocess("-p", "no:randomly")
+    second.assert_outcomes(passed=28)   # the 24 stored, and the extension's 4 trained
+    report = read_report(pytester.path, "front_edge")
+    assert report["complete"] is True
+    point8, point16 = report["frontier"]["points"]
+    assert point8["idea_cfg"] == point8["baseline_cfg"] == {"lr": 0.000333333333333, "width": 8}
+    assert point16["idea_cfg"] == {"lr": 0.003, "width": 16}
+    assert len(report["protocol"]["grid"]) == 7

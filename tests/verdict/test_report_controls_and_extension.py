@@ -216,6 +216,31 @@ def test_a_frontier_axis_is_never_extended():
     assert report["grid_extensions"]["at_edge"] == []
 
 
+def test_each_frontier_point_extends_lr_by_its_own_selection():
+    """Issue 50: a frontier extends its other axes like any bench, point by point (each point
+    is a bench of its own): width=8 selects the grid's lowest lr and extends there alone."""
+    n = 6
+    grid = [{"lr": lr, "width": w} for w in (8, 16) for lr in (0.001, 0.003, 0.01)]
+    best = {8: 0.001, 16: 0.003}
+    runs = [make_run(arm, cfg, s, 1.0 + abs(cfg["lr"] - best[cfg["width"]]) + 0.01 * s, 1.0)
+            for arm in ("baseline", "idea") for cfg in grid for s in range(n)]
+    spec = make_spec(grid, n, extend=2, declared_grids={TRACK: grid},
+                     frontier={"width": [8, 16]})
+    report = built_frontier(spec, TRACK, runs, [], alpha=ALPHA)
+    assert report["grid_extensions"]["extensions"] == [
+        {"axis": "lr", "side": "low", "from": 0.001, "value": 0.000333333333333,
+         "arms": ["baseline", "idea"]}]
+    assert report["protocol"]["grid"] == grid + [{"lr": 0.000333333333333, "width": 8}]
+    assert report["complete"] is False
+    assert report["incomplete"]["pending"] == ["lr=0.000333333333333-width=8"]
+    from benchkit.verdict import grids
+    stored = {(r.point.arm, r.point.cfg["lr"], r.point.cfg["width"], r.point.seed): r.result
+              for r in runs}
+    extended = grids.grids_from_store(spec, lambda track, arm, cfg, seed: stored.get(
+        (arm, cfg["lr"], cfg["width"], seed)))   # the collection's rule: the same grid
+    assert list(extended[TRACK]) == report["protocol"]["grid"]
+
+
 def test_a_frontier_is_decided_by_the_declared_test():
     """test='sign' decides a frontier's pooled comparison and its control's, as it decides a
     plain bench's: the idea wins on 5 seeds of 6 by a little and loses one by a lot, so the
