@@ -294,6 +294,11 @@ def _check_arms(where: str, module_obj: types.ModuleType) -> tuple[str, ...]:
     valid = ("valid: exactly one test marked pytest.mark.arm('baseline') and one marked "
              "pytest.mark.arm('idea'), each taking the run fixture, plus any number marked "
              "pytest.mark.arm('control', name='<name>')")
+    nested = [f"{name}.{func}" for name, obj in vars(module_obj).items()
+              if isinstance(obj, type) for func in _arm_marks(obj)]
+    if nested:   # pytest would collect them as methods, each without its run parameter
+        raise SpecError(f"{where}: arm test(s) inside a class ({', '.join(nested)}); {valid}, "
+                        "written at module level (not in a class)")
     by_arm: dict[str, list[str]] = {a: [] for a in ARMS}
     for func, marks in _arm_marks(module_obj).items():
         if len(marks) != 1:
@@ -306,7 +311,7 @@ def _check_arms(where: str, module_obj: types.ModuleType) -> tuple[str, ...]:
     return tuple(by_arm)
 
 
-def _arm_marks(module_obj: types.ModuleType) -> dict[str, list[pytest.Mark]]:
+def _arm_marks(module_obj: types.ModuleType | type) -> dict[str, list[pytest.Mark]]:
     return {attr: [m for m in getattr(obj, "pytestmark", []) if getattr(m, "name", None) == "arm"]
             for attr, obj in vars(module_obj).items()
             if callable(obj) and any(getattr(m, "name", None) == "arm"

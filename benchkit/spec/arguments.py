@@ -73,7 +73,10 @@ def parse_grid(grid: object, where: str) -> tuple[Config, ...]:
             if not isinstance(key, str):
                 raise SpecError(f"{where}: grid key {key!r} is not a string; {valid}")
             if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-                raise SpecError(f"{where}: grid[{key!r}] = {values!r} is not a list; {valid}")
+                raise SpecError(f"{where}: grid[{key!r}] = {values!r:.60} is not a list; {valid}")
+            if iter(values) is values:   # read once per track and again by the report
+                raise SpecError(f"{where}: grid[{key!r}] is an iterator, used up by its first "
+                                f"reading: give list(...) of it; {valid}")
             if not list(values):
                 raise SpecError(f"{where}: grid[{key!r}] is an empty list; {valid}")
         keys, values = list(grid), [list(v) for v in grid.values()]
@@ -110,6 +113,19 @@ def parse_grid(grid: object, where: str) -> tuple[Config, ...]:
         raise SpecError(f"{where}: grid has duplicate configs (equal values, however written): "
                         f"{', '.join(same)}; give each config once")
     return tuple(configs)
+
+
+def check_ids(grid: tuple[Config, ...], where: str) -> None:
+    """Every config of a grid names its runs, stored results and report rows by its id
+    (``cfg_id``): two configs with one id (``{'a': 1.0, 'b': 2.0}`` and ``{'a=1.0-b': 2.0}``)
+    would be merged silently, so they are refused."""
+    seen: dict[str, Config] = {}
+    for cfg in grid:
+        other = seen.setdefault(cfg_id(cfg), cfg)
+        if other is not cfg:
+            raise SpecError(f"{where}: grid configs {other!r:.80} and {cfg!r:.80} have the same "
+                            f"id {cfg_id(cfg)!r:.80}, which names their runs; valid: keys "
+                            "without '=' or '-' (or configs whose ids differ)")
 
 
 def in_float_range(value: numbers.Real) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from benchkit.spec.arguments import (in_float_range, parse_boundary, parse_fairness,
+from benchkit.spec.arguments import (check_ids, in_float_range, parse_boundary, parse_fairness,
                                      parse_futility, parse_grid, parse_looks, parse_test,
                                      real_number)
 from benchkit.spec.idea import (ARMS, BENCH_KWARGS, CONTROL, DEFAULT_EXTEND, DEFAULT_SEEDS,
@@ -48,7 +48,8 @@ def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
     track_arg = kw.get("track")
     if track_arg is None:
         raise SpecError(f"{where}: no track given; known tracks: {', '.join(tracks.names())}")
-    track_names = (track_arg,) if isinstance(track_arg, str) else tuple(track_arg)
+    track_names = (track_arg,) if isinstance(track_arg, str) else tuple(track_arg) \
+        if isinstance(track_arg, (list, tuple)) else ()
     if not track_names or not all(isinstance(t, str) for t in track_names):
         raise SpecError(f"{where}: track={track_arg!r} must be a track name or a list of names; "
                         f"known tracks: {', '.join(tracks.names())}")
@@ -119,6 +120,7 @@ def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
                                 f"{axis!r}] and run.frontier)")
             grids[t] = tuple({**cfg, axis: v} for v in values for cfg in grid)
     for t, grid in grids.items():
+        check_ids(grid, where)
         if len(grid) * n_seeds > MAX_RUNS:
             raise SpecError(f"{where}: {len(grid)} configs x {n_seeds} seeds on {t} is "
                             f"{len(grid) * n_seeds} runs per arm; valid: at most {MAX_RUNS} "

@@ -42,21 +42,32 @@ def seed_everything(seed: int) -> None:
 
 
 def to_float(value: Any, what: str) -> float:
-    """A plain Python float from a number, numpy scalar or one-element tensor."""
+    """A plain Python float from a real number, a real numpy scalar or a one-element real
+    array or tensor. Anything else is refused in one line naming what is valid: a bool, a
+    complex or a string value (numpy's included, which ``float`` would coerce or half-read),
+    and an integer beyond float range (``float(10**400)`` overflows)."""
     torch = sys.modules.get("torch")  # not imported: then value is no tensor
+    valid = "valid: a real number, numpy scalar or one-element tensor"
     if torch is not None and isinstance(value, torch.Tensor):
         if value.numel() != 1:
             raise TypeError(f"{what} must be a single number, got a tensor of shape "
                             f"{tuple(value.shape)}")
-        return float(value.detach().cpu().item())
-    if isinstance(value, np.ndarray):
+        value = value.detach().cpu().item()
+    elif isinstance(value, np.ndarray):
         if value.size != 1:
             raise TypeError(f"{what} must be a single number, got an array of shape "
                             f"{value.shape}")
-        return float(value.item())
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.generic)):
-        raise TypeError(f"{what} must be a number, got {type(value).__name__}: {value!r}")
-    return float(value)
+        value = value.item()
+    elif isinstance(value, np.generic):
+        value = value.item()   # numpy's own type: a Python int, float, complex, str, bool
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what} must be a real number, got {type(value).__name__}: "
+                        f"{value!r:.60}; {valid}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{what} = {value!r:.30}... is beyond float range; valid: a real "
+                         "number with |x| < 1.8e308") from None
 
 
 def check_label(name: Any, what: str) -> str:

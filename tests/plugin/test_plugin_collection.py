@@ -64,6 +64,26 @@ COLLECTION_ERRORS = {
                 TRAINED.touch()
             ''')},
         ["arm test test_idea does not take the run fixture", "def test_x(run)"]),
+    # issue 50: told "no 'baseline' arm test", or tracebacks
+    "arms-in-a-class": (
+        {"test_e": module(bench("e"), '''
+            class TestArms:
+                @pytest.mark.arm("baseline")
+                def test_baseline(self, run):
+                    TRAINED.touch()
+
+                @pytest.mark.arm("idea")
+                def test_idea(self, run):
+                    TRAINED.touch()
+            ''')},
+        ["arm test(s) inside a class (TestArms.test_baseline, TestArms.test_idea)",
+         "written at module level (not in a class)"]),
+    "iterator-grid": (
+        {"test_e": module(bench("e", grid='{"lr": iter([3e-3])}'), BASELINE, IDEA_SAME)},
+        ["grid['lr'] is an iterator", "give list(...) of it"]),
+    "track-a-number": (
+        {"test_e": module(bench("e", track="5"), BASELINE, IDEA_SAME)},
+        ["track=5 must be a track name or a list of names", "known tracks:"]),
 }
 
 

@@ -38,3 +38,22 @@ def test_bench_marker_numeric_ranges(kwargs, ok):
 
 def test_margin_keeps_its_relative_meaning():
     assert parse(margin=0.05).margin == 0.05
+
+
+# issue 50: declarations that gave tracebacks at collection, or were merged silently
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"grid": {"lr": iter([3e-3])}}, "grid['lr'] is an iterator, used up by its first reading"),
+    ({"grid": {"lr": (x for x in [3e-3])}}, "is an iterator"),
+    ({"track": 5}, "track=5 must be a track name or a list of names"),
+    ({"track": None}, "no track given"),
+    ({"grid": [{"a": 1.0, "b": 2.0}, {"a=1.0-b": 2.0}]},
+     "have the same id 'a=1.0-b=2.0', which names their runs; valid: keys without '=' or '-'"),
+    ({"grid": [{"lr": 1e-3, "opt": "a-b"}, {"lr": 1e-3, "opt": "a", "-b": 1}]}, None),
+])
+def test_iterators_odd_tracks_and_configs_of_one_id_are_collection_errors(kwargs, fragment):
+    if fragment is None:   # the ids differ ('opt='a-b'' quotes the string): both kept
+        assert len(parse(**kwargs).grids["tabular"]) == 2
+        return
+    with pytest.raises(SpecError) as info:
+        parse(**kwargs)
+    assert fragment in str(info.value)
