@@ -220,6 +220,11 @@ def cmd_compare(args) -> int:
     if old["track"] != new["track"]:
         return error(f"the reports are of different tracks: {old['track']!r} (OLD "
                       f"{args.old}) vs {new['track']!r} (NEW {args.new})")
+    for key in ("metric", "metric_direction"):   # else a figure's change means nothing
+        a, b = old.get(key), new.get(key)
+        if a is not None and b is not None and a != b:
+            return error(f"the reports measure differently: {key} {a!r} (OLD {args.old}) vs "
+                         f"{b!r} (NEW {args.new}): their figures cannot be compared")
     say(f"benchkit compare: {names[0]} on {old['track']} ({new['metric_direction']})")
     for label, p, r in (("OLD", args.old, old), ("NEW", args.new, new)):
         say(f"  {label} {p}" + (f"  ({r['created']})" if r.get("created") else ""))
@@ -241,14 +246,20 @@ def cmd_compare(args) -> int:
 
 # -- render ---------------------------------------------------------------------------------
 def cmd_render(args) -> int:
-    from benchkit.report.summary import write_companions
+    from benchkit.report.summary import not_written, write_companions
 
     files, errors = find_reports(args.paths)
+    failed = False
     for f, report in _read(files, errors):
         notes = write_companions(f, report, echo=False)
+        lost = [n for n in notes if n.startswith(not_written(f))]
+        if lost:   # one line, and the status of a file that cannot be written
+            error(lost[0])
+            failed = True
+            continue
         say(f"{f.parent}: summary.md" + ("".join(f"; {n}" for n in notes) if notes
                                            else ", paired.png, sweep.png"))
-    return _reading_status(files, errors, args.paths) or 0
+    return _reading_status(files, errors, args.paths) or (2 if failed else 0)
 
 
 # -- leaderboard ----------------------------------------------------------------------------
@@ -268,12 +279,18 @@ def cmd_leaderboard(args) -> int:
     result = build(entries, adjustment=args.adjust)
     for line in leaderboard.render(result):
         say(line)
-    if args.json:
-        leaderboard.write_json(result, args.json)
-        say(f"wrote {args.json}")
-    if args.plot:
-        note = leaderboard.plot(result, args.plot)
-        say(f"plot: {note}" if note else f"wrote {args.plot}")
+    for flag, path, write in (("--json", args.json, leaderboard.write_json),
+                              ("--plot", args.plot, leaderboard.plot)):
+        if not path:
+            continue
+        try:
+            note = write(result, path)
+        except (OSError, ValueError) as exc:   # a folder, an unwritable place, a format
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            return error(f"{flag} {path}: cannot write it: {why}; valid: a file path in a "
+                         "writable folder" + (" ending .png, .pdf or .svg" if flag == "--plot"
+                                              else ""))
+        say(f"plot: {note}" if note else f"wrote {path}")
     return 0
 
 
@@ -302,7 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "metric moved the wrong way (in the metric's direction) by more than OLD's "
                     "MDE.",
         epilog="exit status: 0 no regression; 1 regression; 2 missing/invalid report, or the "
-               "reports are of different ideas or tracks")
+               "reports are of different ideas or tracks, or measure another metric or "
+               "direction")
     p.add_argument("old", metavar="OLD", help="the earlier bench_report.json (or its folder)")
     p.add_argument("new", metavar="NEW", help="the later bench_report.json (or its folder)")
     p.set_defaults(func=cmd_compare)

@@ -93,5 +93,6 @@ def plot(result: Leaderboard, path: str | Path) -> str | None:
         ax.set_title(f"{b['track']}: each idea's delta and the test's interval at the level "
                      "its verdict was decided at", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path)
+    # the format named: matplotlib would otherwise write PATH.png for a PATH without suffix
+    fig.savefig(path, format=Path(path).suffix[1:].lower() or "png")
     return None

@@ -108,10 +108,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
         report = load_report(args.report)
     except ReportError as exc:
         return error(str(exc))
+    location = args.store if args.store is not None else default_store(args.report)
+    if location is None:
+        return error(f"no run store at {DEFAULT_STORE} in {Path(args.report).resolve().parent} "
+                     "or a folder above it (pytest keeps it in its rootdir's cache); give "
+                     "--store LOCATION")
     try:
-        storage = open_storage(args.store, Path.cwd())
+        storage = open_storage(location, Path.cwd())
     except ValueError as exc:
         return error(f"--store {exc}")
+    directory = getattr(storage, "directory", None)
+    if directory is not None and not directory.is_dir():
+        return error(f"--store {location}: no run store at {directory}; valid: the directory "
+                     "a session stored its runs in (--bench-store), or an fsspec URL")
     secret = records.store_secret()
     ok, problems = verify(report, storage, secret)
     figures = recheck.verdicts(report, family(args.report, report))
@@ -127,6 +136,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if problems or figures or not ok else 0
 
 
+def default_store(report: str | Path) -> Path | None:
+    """The store a session used by default for ``report``: pytest's cache in its rootdir, the
+    nearest folder at or above the report's that holds :data:`DEFAULT_STORE` (the command may
+    run from anywhere); None when there is none."""
+    start = Path(report).resolve()
+    for folder in (start, *start.parents):
+        if (folder / DEFAULT_STORE).is_dir():
+            return folder / DEFAULT_STORE
+    return None
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("verify", help="check a report's runs against the run store",
                        description="Check every run of REPORT against the run store (the "
@@ -139,6 +159,8 @@ def add_parser(sub) -> None:
                               "run is missing, differs, cannot be checked, or a figure "
                               "differs; 2 missing/invalid report or store")
     p.add_argument("report", metavar="REPORT", help="a bench_report.json (or its folder)")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="LOCATION",
-                   help=f"the run store: a directory or fsspec URL (default: {DEFAULT_STORE})")
+    p.add_argument("--store", default=None, metavar="LOCATION",
+                   help="the run store: a directory (relative to the current folder) or an "
+                        f"fsspec URL (default: {DEFAULT_STORE} in the nearest folder at or "
+                        "above REPORT's that has one: the pytest rootdir's cache)")
     p.set_defaults(func=cmd_verify)

@@ -397,13 +397,21 @@ def write_companions(path, report: dict, *, echo: bool = True,
     try:
         text = render_summary_md(report)
     except Exception as exc:
-        notes.append(_note(f"{path.parent / SUMMARY_NAME} not written: {type(exc).__name__}: "
-                           f"{exc}", echo))
+        notes.append(_note(f"{not_written(path)}: {type(exc).__name__}: {exc}", echo))
         return notes
     if plot_note:
         text += f"\n## Plots\n\n_Not drawn: {plot_note}._\n"
     else:
         text += "\n## Plots\n\n" + "\n\n".join(f"![{title}]({name})"
                                               for name, title in plots.PLOTS) + "\n"
-    atomic.write_atomic(path.parent / SUMMARY_NAME, text)
+    try:
+        atomic.write_atomic(path.parent / SUMMARY_NAME, text)
+    except OSError as exc:   # an unwritable folder, a directory named summary.md
+        notes.append(_note(f"{not_written(path)}: {exc.strerror or exc}", echo))
     return notes
+
+
+def not_written(path) -> str:
+    """The start of the note saying the summary.md beside the report at ``path`` was not
+    written (``render`` tells it from the plots' notes by it)."""
+    return f"{Path(path).parent / SUMMARY_NAME} not written"
