@@ -294,7 +294,10 @@ def run_payload(nodeid: str, outcome: str, message: str | None, spec: IdeaSpec,
 
 
 def first_line(report: pytest.TestReport) -> str | None:
-    """The failure's ``E`` line (or the last line) of a report, for the JSON report."""
+    """The failure's ``E`` line (or the last line) of a report, for the JSON report; a skip's
+    reason (pytest keeps a skip as a (path, line, reason) tuple, whose repr is no message)."""
+    if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        return str(report.longrepr[2]).removeprefix("Skipped: ").strip()[:300] or None
     text = getattr(report, "longreprtext", "") or ""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.startswith("E ")]

@@ -97,11 +97,13 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     protocol = dict(spec.protocols[track])
     direction, test = direction_of(protocol), spec.test
     runs = passed_runs(run_payloads, track)
-    named = [(f"{r.point.arm}[{run_id(track, dict(r.point.cfg), r.point.seed)}]", r.message)
-             for r in run_payloads
+    named = [(f"{r.point.arm}[{run_id(track, dict(r.point.cfg), r.point.seed)}]", r.message,
+              r.outcome) for r in run_payloads
              if r.point is not None and r.point.track == track and r.outcome != "passed"]
+    # a skipped run (a conftest's skip, a merge's run not in the store) did not fail: missing
     failed = tuple(FailedRun(run=name, message=message)
-                   for name, message in sorted(named, key=lambda pair: pair[0]))
+                   for name, message, outcome in sorted(named) if outcome != "skipped")
+    skipped = sorted((name, message) for name, message, outcome in named if outcome == "skipped")
     arms = list(spec.arms)
     limit = spec.extend
     # the declared grid is where the rule starts; without extension, the grid the runs ran on
@@ -125,6 +127,11 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     if missing:
         problems.append(f"{len(missing)} of {len(arms) * len(grid) * len(seeds)} runs missing "
                         "or failed")
+    if skipped:
+        name, message = skipped[0]
+        problems.append(f"{len(skipped)} run(s) skipped, so missing: {name}"
+                        + (f" ({message})" if message else "")
+                        + (f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""))
     for arm in arms:
         chosen = best[arm]
         if not missing and chosen is None:

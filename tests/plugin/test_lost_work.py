@@ -92,6 +92,21 @@ def test_runs_a_conftest_skipped_are_taken_from_the_store(pytester):
     assert not (pytester.path / "reports" / "kept" / "tabular" / "incomplete").exists()
 
 
+def test_a_run_skipped_and_not_stored_is_missing_with_its_reason_not_failed(pytester):
+    """Issue 50: it was counted as failed, its message the repr of pytest's skip tuple."""
+    pytester.makeconftest(SKIPPING_CONFTEST.replace(
+        'item.get_closest_marker("bench")', '"idea" in item.name and "seed1" in item.name'))
+    pytester.makepyfile(test_kept=BENCH)
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    assert result.parseoutcomes()["skipped"] == 1
+    report = json.loads(report_path(pytester.path, "kept").read_text())
+    incomplete = report["incomplete"]
+    assert incomplete["failed"] == [] and incomplete["missing"] == ["idea[tabular-lr=0.01-seed1]"]
+    assert incomplete["reasons"][-1] == ("1 run(s) skipped, so missing: "
+                                         "idea[tabular-lr=0.01-seed1] (needs --runbench)")
+    assert "('" not in result.stdout.str() and "failed (listed" not in result.stdout.str()
+
+
 @pytest.mark.parametrize("value", [
     lambda arm, seed: 1e300 * (1 + seed) * (1.5 if arm == "idea" else 1.0),
     lambda arm, seed: 1.7e308 if arm == "idea" else -1.7e308,
