@@ -31,6 +31,21 @@ def audit_failures(payloads: list[Payload]) -> list[str]:
             and p.audit is not None and not p.audit.same]
 
 
+def audit_summary(payloads: list[Payload], k: int) -> list[str]:
+    """What ``--bench-audit K`` found, in one line (a run that differs also gets its FAIL
+    line, :func:`audit_failures`); nothing without the option."""
+    if not k:
+        return []
+    audited = [p for p in payloads if isinstance(p, RunPayload) and p.audit is not None]
+    if not audited:
+        return [f"benchkit: audit (--bench-audit {k}): no stored run was reused in this "
+                "session, so none was retrained"]
+    same = sum(1 for p in audited if p.audit is not None and p.audit.same)
+    return [f"benchkit: audit (--bench-audit {k}): {len(audited)} stored run(s) retrained, "
+            f"{same} identical in bits to their records"
+            + (f", {len(audited) - same} not (FAIL below)" if same < len(audited) else "")]
+
+
 def run_place(payload: RunPayload) -> tuple | None:
     """Which run of its idea a run payload is: (arm, track, config id, seed)."""
     point = payload.point
@@ -51,7 +66,7 @@ class BenchSession:
         self.collection: dict | None = None    # from local collection or a worker's output
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
         self.sigterm_held = False              # a SIGTERM came while the reports were written
-        self.audit_lines: list[str] = []       # what --bench-audit-fresh found, when it passed
+        self.audit_lines: list[str] = []       # what --bench-audit(-fresh) found
         self.progress = ProgressReporter(config)       # runs trained of runs to train, time left
         config.pluginmanager.register(self.progress, "benchkit-progress")
 
@@ -135,10 +150,12 @@ class BenchSession:
             rootpath=self.rootpath, store=self.trust(),
             floors=self.kept_floors)
         self.failures += audit_failures(payloads)
+        self.audit_lines = audit_summary(payloads, self.settings.audit)
         if self.settings.audit_fresh:
             from benchkit.plugin.fresh_audit import audit
-            failed, self.audit_lines = audit(self.config, payloads)
+            failed, fresh = audit(self.config, payloads)
             self.failures += failed
+            self.audit_lines += fresh
         if held is not None and held.received:  # the session ends as interrupted, reports whole
             self.sigterm_held = True
             session.exitstatus = pytest.ExitCode.INTERRUPTED

@@ -219,3 +219,15 @@ def test_verify_finds_an_aside_reports_family_aside_too(tmp_path, monkeypatch):
     assert all(m["exploratory"] for m in members)
     main_report = json.loads(dict((r["track"], p) for p, r in complete)["tabular"].read_text())
     assert [m["exploratory"] for m in family(complete[0][0], main_report)] == [None, None]
+
+
+def test_bench_audit_says_what_it_retrained(pytester):
+    """Issue 50: --bench-audit K printed nothing of its result when every run matched."""
+    pytester.makepyfile(test_kept=BENCH)
+    alone = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-audit", "2")
+    alone.stdout.fnmatch_lines(["benchkit: audit (--bench-audit 2): no stored run was reused "
+                                "in this session, so none was retrained"])
+    audited = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-audit", "2")
+    assert audited.ret == pytest.ExitCode.OK
+    audited.stdout.fnmatch_lines(["benchkit: audit (--bench-audit 2): 2 stored run(s) "
+                                  "retrained, 2 identical in bits to their records"])
