@@ -22,9 +22,10 @@ Carlo p above 16 seeds).
 Only the two-sided sign-flip test is calibrated: margin tests (non-inferiority, equivalence)
 and Holm families of more than one comparison keep the union-bound levels.
 
-:func:`three_way` is the budget check's sequential rule (docs/statistics.md): one-sided t
-bounds on a mean at a few looks, stopping at the first that puts the mean above or below a
-threshold. numpy, and scipy for the t quantile.
+:func:`three_way` is the budget check's sequential rule (docs/statistics.md): at a few looks,
+whether every value and a one-sided t bound put the median above or below a threshold (a sign
+test, valid for any continuous distribution, with the t bound as well). numpy, and scipy for
+the t quantile.
 """
 from __future__ import annotations
 
@@ -157,11 +158,14 @@ def levels(looks: Sequence[int], look: int | None, boundary: str, diffs: Sequenc
     return union, union
 
 
+SIGN_SEEDS = 3  # a three-way look decides on at least this many measurable values (2^-3 = 1/8)
+
+
 @dataclass(frozen=True)
 class ThreeWay:
-    """A sequential three-way decision on a mean: ``decision`` ("above", "below",
+    """A sequential three-way decision on a median: ``decision`` ("above", "below",
     "undetermined", or "pending" while the current look's values are not all in), the look's
-    ``seeds`` (values used), their ``mean`` and one-sided ``lower``/``upper`` bounds, and
+    ``seeds`` (values used), their ``mean`` and one-sided t ``lower``/``upper`` bounds, and
     ``called``: how many leading values the rule asks for (the current look)."""
 
     decision: str
@@ -172,18 +176,53 @@ class ThreeWay:
     called: int = 0
 
 
-def three_way(values: Sequence[float | None], threshold: float, *,
-              looks: Sequence[int] = (3, 5), level: float = 0.05) -> ThreeWay:
-    """Decide whether the mean of ``values`` (in order; None: not in yet, NaN: not measurable,
-    left out) is above or below ``threshold``, looking at the first k values for each k in
-    ``looks`` (capped at len(values)) and stopping at the first look that decides: "above"
-    when the one-sided t lower bound at ``level`` exceeds the threshold, "below" when the upper
-    bound is under it, else the next look; "undetermined" after the last (or at a look with
-    fewer than 2 measurable values). Each look and side
-    errs with probability <= level (normal values), so each side's error over the looks is
-    <= level * len(looks) (union bound)."""
+@functools.lru_cache(maxsize=64)
+def _t_quantile(level: float, df: int) -> float:
     from scipy import stats as sps
+    return float(sps.t.ppf(1 - level, df))
 
+
+@functools.lru_cache(maxsize=32)
+def _expected_max(k: int) -> float:
+    """E[max of k independent standard normals] (numerical integration)."""
+    from scipy.special import ndtr
+    z = np.linspace(-12.0, 12.0, 48001)
+    density = k * np.exp(-z * z / 2) / np.sqrt(2 * np.pi) * ndtr(z) ** (k - 1)
+    return float(np.sum(z * density) * (z[1] - z[0]))
+
+
+def selection_luck(vals: ArrayLike) -> float:
+    """How much luckier, on average over its seeds, the config that looks best among the rows
+    of ``vals`` (configs x seeds, finite) was than its own mean, at most: with every config
+    equal (the worst case), E[max of K standard normals] x tau / sqrt(seeds), tau the config x
+    seed interaction sd (two-way residuals, (K - 1)(seeds - 1) degrees of freedom). 0 for one
+    config or one seed: nothing was chosen among."""
+    v = np.asarray(vals, dtype=float)
+    finite_array(v, "vals")
+    if v.ndim != 2 or v.shape[0] < 2 or v.shape[1] < 2:
+        return 0.0
+    k, n = v.shape
+    r = v - v.mean(axis=1, keepdims=True) - v.mean(axis=0, keepdims=True) + v.mean()
+    tau = float(np.sqrt(np.sum(r * r) / ((k - 1) * (n - 1))))
+    return _expected_max(k) * tau / float(np.sqrt(n))
+
+
+def three_way(values: Sequence[float | None], threshold: float, *,
+              looks: Sequence[int] = (3, 5), level: float = 0.05,
+              below: float | None = None) -> ThreeWay:
+    """Decide whether the median of ``values`` (in order; None: not in yet, NaN: not
+    measurable, left out) is above or below ``threshold``, looking at the first k values for
+    each k in ``looks`` (capped at len(values)) and stopping at the first look that decides:
+    "above" when every measurable value of the look is above the threshold (a sign test) and
+    the one-sided t lower bound at ``level`` is too, "below" likewise under it, else the next
+    look; "undetermined" after the last, or at a look with fewer than :data:`SIGN_SEEDS`
+    measurable values. Errors, per side: at a median on the threshold every one of k >= 3
+    independent continuous values falls on one side with probability 2^-k <= 1/8 whatever
+    their distribution (skewed, with outliers), and a later look's "all" implies the first
+    look's, so <= 2^-looks[0] over all looks; normal values: <= level per look as well.
+    ``below``: the value "below" decides against (default ``threshold``; lower for values
+    biased down, :func:`selection_luck`)."""
+    below = threshold if below is None else below
     values = list(values)
     ks = sorted({min(int(k), len(values)) for k in looks if k >= 1}) or [len(values)]
     last = ThreeWay("undetermined")
@@ -196,10 +235,12 @@ def three_way(values: Sequence[float | None], threshold: float, *,
             return ThreeWay("undetermined", len(x), float(x.mean()) if len(x) else None,
                             called=k)
         mean = float(x.mean())
-        half = float(sps.t.ppf(1 - level, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
+        half = _t_quantile(level, len(x) - 1) * float(x.std(ddof=1)) / float(np.sqrt(len(x)))
         lower, upper = mean - half, mean + half
-        decision = ("above" if lower > threshold else "below" if upper < threshold
-                    else "undetermined")
+        signs = len(x) >= SIGN_SEEDS
+        decision = ("above" if signs and lower > threshold and bool(np.all(x > threshold))
+                    else "below" if signs and upper < below
+                    and bool(np.all(x < below)) else "undetermined")
         last = ThreeWay(decision, len(x), mean, lower, upper, k)
         if decision != "undetermined":
             return last

@@ -48,7 +48,7 @@ def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
     sweep = []
     for cfg in grid:
         rows = [runs.get((arm, cfg_id(cfg), s)) for s in seeds]
-        val = [finite_or_none(r.val) if r else None for r in rows]
+        val = sweep_row_vals(runs, arm, cfg, seeds)
         test = [finite_or_none(r.test) if r else None for r in rows]
         diverged = [s for s, v, r in zip(seeds, val, rows) if r and v is None]
         vals, tests = every_value(val), every_value(test)
@@ -67,6 +67,13 @@ def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
             test_diverged_seeds=tuple(s for s, t, r in zip(seeds, test, rows)
                                       if r and t is None)))
     return sweep
+
+
+def sweep_row_vals(runs: Mapping[RunKey, Measured], arm: str, cfg: Config,
+                   seeds: list[int]) -> list[float | None]:
+    """An arm's validation values at ``cfg``, seed by seed (None: missing or not finite)."""
+    rows = [runs.get((arm, cfg_id(cfg), s)) for s in seeds]
+    return [finite_or_none(r.val) if r else None for r in rows]
 
 
 def every_value(values: Sequence[float | None]) -> list[float] | None:
@@ -192,11 +199,12 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
                        for arm, rs in results.items()}
         checks = not (spec.frontier or spec.overrides)  # exploratory or a budget axis: none
         converged, flags = convergence.section(
-            track, {arm: convergence.SelectedRuns(grid[picked[arm]], rs)
+            track, {arm: convergence.SelectedRuns(grid[picked[arm]], rs, tuple(
+                tuple(sweep_row_vals(runs, arm, c, seeds)) for c in grid))
                     for arm, rs in results.items()},
             direction, epochs=spec.epochs[track], schedule=protocol.get("schedule"),
             longer=(lambda arm, cfg: [_result(runs.get((arm, cfg_id(cfg), s))) for s in seeds])
-            if checks else None, configs=len(grid))
+            if checks else None, configs=len(grid), seeds=seeds, bench=spec.name)
         warnings += flags
         split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
                             idea_sel)

@@ -37,6 +37,7 @@ Pure Python: no torch.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -54,10 +55,13 @@ CheckRuns = Sequence[RunResult | None]      # a budget check's results, seed by 
 
 @dataclass(frozen=True)
 class SelectedRuns:
-    """An arm's selected config and its runs' results there, seed by seed."""
+    """An arm's selected config and its runs' results there, seed by seed, and the validation
+    values its grid's configs were selected among, config by config, seed by seed (None:
+    missing or diverged; empty: unknown, no allowance for the selection's luck)."""
 
     cfg: Config
     results: tuple[RunResult, ...]
+    grid_vals: tuple[tuple[float | None, ...], ...] = ()
 
 STILL_IMPROVING = 0.01  # a relative validation gain over the last quarter above this flags
 BUDGET_FACTOR = 1.5     # a flagged arm's budget check trains ceil(1.5 x its epochs)
@@ -128,6 +132,15 @@ def trains_the_epochs(runs: Runs, epochs: int) -> bool:
     return bool(ends) and all(e == epochs for e in ends)
 
 
+def check_order(seeds: Sequence[int], bench: str, track: str) -> list[int]:
+    """The bench's ``seeds`` in the order its budget checks train them (a look of k seeds takes
+    the first k): sorted by a hash of the bench's name, its track and the seed, so each bench
+    draws its own checked seeds (benches that reuse a baseline do not all inherit one draw)
+    and every session of a bench, shard or rerun, draws the same ones."""
+    return sorted(seeds, key=lambda s: hashlib.sha256(
+        f"{bench}\0{track}\0{int(s)}".encode()).digest())
+
+
 def check_gains(runs: Runs, longer: CheckRuns, direction: str,
                 epochs: int) -> list[float | None]:
     """Per seed, the check's relative validation gain over the selected run: None while its
@@ -154,12 +167,29 @@ def check_looks(configs: int, seeds: int) -> tuple[int, ...]:
 
 
 def check_decision(runs: Runs, longer: CheckRuns, direction: str, epochs: int,
-                   threshold: float = STILL_IMPROVING, *,
-                   configs: int) -> sequential.ThreeWay:
+                   threshold: float = STILL_IMPROVING, *, configs: int,
+                   allowance: float = 0.0) -> sequential.ThreeWay:
     """The budget check's sequential three-way decision on the per-seed gains (one per seed
-    of ``runs``), at the looks a grid of ``configs`` configs affords (:func:`check_looks`)."""
+    of ``runs``), at the looks a grid of ``configs`` configs affords (:func:`check_looks`);
+    "trained out" below ``threshold - allowance`` (:func:`check_allowance`)."""
     return sequential.three_way(check_gains(runs, longer, direction, epochs), threshold,
-                                looks=check_looks(configs, len(runs)), level=CHECK_LEVEL)
+                                looks=check_looks(configs, len(runs)), level=CHECK_LEVEL,
+                                below=threshold - allowance)
+
+
+def check_allowance(grid_vals: Sequence[Sequence[float | None]]) -> float:
+    """How far the selected runs' luck can pull the check's gains down, relative to the
+    validation values: validation chose the config among the grid's on these very runs, so
+    they were luckier than a longer run of the same seed (at most
+    :func:`benchkit.stats.sequential.selection_luck` of the configs with every seed's value,
+    over their mean absolute value). 0 with fewer than two such configs."""
+    rows = [[v for v in row if v is not None] for row in grid_vals]
+    rows = [row for row, full in zip(rows, grid_vals)
+            if len(row) == len(full) and all(math.isfinite(v) for v in row)]
+    scale = statistics.fmean(abs(v) for row in rows for v in row) if rows else 0.0
+    if len(rows) < 2 or not scale:
+        return 0.0
+    return sequential.selection_luck(rows) / scale
 
 
 def budget_gain(run: RunResult | None, longer: RunResult | None, direction: str,
@@ -182,35 +212,45 @@ def budget_gain(run: RunResult | None, longer: RunResult | None, direction: str,
 def section(track: str, selected: Mapping[str, SelectedRuns], direction: str,
             threshold: float = STILL_IMPROVING, *, epochs: int | None = None,
             schedule: str | None = None, longer: Callable[[str, Config], CheckRuns] | None = None,
-            configs: int | None = None) -> tuple[Convergence, list[str]]:
+            configs: int | None = None, seeds: Sequence[int] | None = None,
+            bench: str | None = None) -> tuple[Convergence, list[str]]:
     """The report's ``convergence`` field and its warnings. ``selected``: arm -> its selected
     config and its runs' results there (one per seed). ``longer(arm, cfg)``: the results of a
     budget check config, seed by seed (None where missing); without it (or ``epochs``) no check is
     called for (a frontier, an exploratory session); with it, ``configs`` (the grid's
     configs per arm) sets the check's looks (:func:`check_looks`). ``schedule``: the
-    track's."""
+    track's. ``seeds`` (the bench's, as the runs are ordered) and ``bench`` (its name): the
+    check takes them in :func:`check_order`; without them, in the runs' order."""
     budget, reason = declaration(track)
     arms: dict[str, ArmConvergence] = {}
     warnings: list[str] = []
     on, every = checked(track, schedule)
     calls = (checks_called_for(selected, direction, epochs, every=every, threshold=threshold)
              if on and longer is not None and epochs is not None else {})
+    ids = None if seeds is None or bench is None else check_order(seeds, bench, track)
     for arm, chosen in selected.items():
-        median, seeds = median_gain(chosen.results, direction)
-        check = _check(chosen.results, calls[arm], longer(arm, calls[arm]), direction,
-                       threshold, configs) if arm in calls and longer is not None else None
+        median, n = median_gain(chosen.results, direction)
+        check = None
+        if arm in calls and longer is not None:
+            order = (range(len(chosen.results)) if ids is None or seeds is None
+                     else [list(seeds).index(s) for s in ids])
+            got = list(longer(arm, calls[arm]))
+            check = _check([chosen.results[i] for i in order], calls[arm],
+                           [got[i] for i in order], direction, threshold, configs, ids,
+                           check_allowance(chosen.grid_vals))
         flagged: bool | None = median is not None and median > threshold
         if check is not None and check.decision in ("still improving", "trained out"):
             flagged = check.decision == "still improving"
         elif check is not None and check.decision == "undetermined":
             flagged = None
-        arms[arm] = ArmConvergence(cfg=chosen.cfg, last_quarter_gain=median, seeds=seeds,
+        arms[arm] = ArmConvergence(cfg=chosen.cfg, last_quarter_gain=median, seeds=n,
                                    still_improving=flagged, budget_check=check)
         name = f"the {arm}'s selected config {cfg_id(chosen.cfg)}"
         if check is not None and check.pending and not flagged:
             warnings.append(
                 f"budget check pending: {name} has not been trained for {check.epochs} "
-                f"epochs on its first {check.called_seeds} seeds yet; under the {schedule} "
+                f"epochs on the {check.called_seeds} seeds it checks{_seed_list(check)} yet; "
+                f"under the {schedule} "
                 "schedule the last quarter cannot show whether training was over: run the "
                 "bench again to train it (stored runs are reused)")
         if flagged is None and check is not None:
@@ -224,10 +264,14 @@ def section(track: str, selected: Mapping[str, SelectedRuns], direction: str,
             warnings.append(
                 f"still improving: {name} gained "
                 f"{_pct(median)} on validation over the last quarter of training (median of "
-                f"{seeds} seeds; threshold {threshold:.0%}){_check_words(check)}; the track's "
+                f"{n} seeds; threshold {threshold:.0%}){_check_words(check)}; the track's "
                 f"epochs are {'a fixed budget' if budget == 'fixed' else 'meant to converge'}")
     return Convergence(budget=budget, budget_reason=reason, threshold=threshold,
                        budget_factor=BUDGET_FACTOR, arms=arms), warnings
+
+
+def _seed_list(check: BudgetCheck) -> str:
+    return f" ({', '.join(map(str, check.checked))})" if check.checked else ""
 
 
 def _pct(x: float | None) -> str:
@@ -239,14 +283,15 @@ def _confidence(level: float | None) -> str:
     return "?" if level is None else f"{1 - level:.0%}"
 
 
-def _check(runs: Runs, cfg: Config, longer: CheckRuns, direction: str,
-           threshold: float, configs: int | None) -> BudgetCheck:
+def _check(runs: Runs, cfg: Config, longer: CheckRuns, direction: str, threshold: float,
+           configs: int | None, ids: Sequence[int] | None, allowance: float) -> BudgetCheck:
     """An arm's ``budget_check`` field: its config and epochs, the sequential decision, the
-    mean gain and its bounds at the look that decided, and the per-seed gains so far."""
+    mean gain and its bounds at the look that decided, and the per-seed gains so far, of the
+    runs in check order (``ids``: their seeds, None when the order is the runs')."""
     if configs is None:
         raise ValueError("a budget check needs the grid's configs per arm (configs=)")
     decision = check_decision(runs, longer, direction, cfg["epochs"], threshold,
-                              configs=configs)
+                              configs=configs, allowance=allowance)
     gains = check_gains(runs, longer, direction, cfg["epochs"])[:decision.called]
     return BudgetCheck(
         cfg=cfg, epochs=cfg["epochs"], gain=decision.mean, seeds=decision.seeds,
@@ -254,8 +299,9 @@ def _check(runs: Runs, cfg: Config, longer: CheckRuns, direction: str,
         decision=("not measurable" if decision.decision == "undetermined"
                   and decision.lower is None else
                   DECISIONS.get(decision.decision, decision.decision)),
-        lower=decision.lower, upper=decision.upper, level=CHECK_LEVEL,
+        lower=decision.lower, upper=decision.upper, level=CHECK_LEVEL, allowance=allowance,
         called_seeds=decision.called,
+        checked=() if ids is None else tuple(int(s) for s in ids[:decision.called]),
         per_seed=tuple(None if g is None or not math.isfinite(g) else g for g in gains))
 
 

@@ -12,8 +12,8 @@ from benchkit import tracks
 from benchkit.spec.idea import Config, IdeaSpec
 from benchkit.spec.payloads import RunResult
 from benchkit.stats.paired import select_config
-from benchkit.verdict.convergence import (SelectedRuns, check_decision, checked,
-                                          checks_called_for)
+from benchkit.verdict.convergence import (SelectedRuns, check_allowance, check_decision,
+                                          check_order, checked, checks_called_for)
 from benchkit.verdict.extension import resolve
 
 # (track, arm, cfg, seed) -> the stored run's result, or None where no run is stored
@@ -40,10 +40,11 @@ def checks_from_store(spec: IdeaSpec, result: StoredResult
                       ) -> tuple[dict[str, dict[str, Config]], dict[str, dict[str, list[int]]]]:
     """(checks, check seeds): track -> {arm: budget check config} for each arm whose selected
     config the stored runs call a check for, and track -> {arm: the seeds the check's current
-    look trains} (the first 3, then up to 5 while the stored check runs leave it undetermined,
-    as the grid affords: :func:`benchkit.verdict.convergence.check_decision`); nothing for a
-    track whose grid is not all stored yet (even a one-config grid: only its runs show whether
-    the arm's curves can be checked)."""
+    look trains} (the bench's own draw, :func:`benchkit.verdict.convergence.check_order`: its
+    first 3, then up to 5 while the stored check runs leave it undetermined, as the grid
+    affords: :func:`benchkit.verdict.convergence.check_decision`); nothing for a track whose
+    grid is not all stored yet (even a one-config grid: only its runs show whether the arm's
+    curves can be checked)."""
     checks: dict[str, dict[str, Config]] = {}
     seeds: dict[str, dict[str, list[int]]] = {}
     for t in spec.tracks:
@@ -61,11 +62,17 @@ def checks_from_store(spec: IdeaSpec, result: StoredResult
         for arm, rows in complete.items():
             best = select_config([[_val(r) for r in row] for row in rows], direction)
             if best is not None:
-                selected[arm] = SelectedRuns(grid[best], tuple(rows[best]))
+                selected[arm] = SelectedRuns(grid[best], tuple(rows[best]), tuple(
+                    tuple(_val(r) for r in row) for row in rows))
         calls = checks_called_for(selected, direction, spec.epochs[t], every=every)
         if calls:
             checks[t] = calls
-            seeds[t] = {arm: list(spec.seeds[:check_decision(
-                selected[arm].results, [result(t, arm, cfg, s) for s in spec.seeds], direction,
-                cfg["epochs"], configs=len(grid)).called]) for arm, cfg in calls.items()}
+            order = check_order(spec.seeds, spec.name, t)
+            at = {s: i for i, s in enumerate(spec.seeds)}
+            seeds[t] = {arm: order[:check_decision(
+                [selected[arm].results[at[s]] for s in order],
+                [result(t, arm, cfg, s) for s in order], direction,
+                cfg["epochs"], configs=len(grid),
+                allowance=check_allowance(selected[arm].grid_vals)).called]
+                for arm, cfg in calls.items()}
     return checks, seeds

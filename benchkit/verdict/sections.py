@@ -137,7 +137,9 @@ class BudgetCheck:
     (``epochs``), the sequential decision ("still improving", "trained out", "undetermined",
     "not measurable" or "pending", then ``pending`` is True), the mean gain over the seeds of
     the look that decided and its one-sided bounds at ``level``, how many seeds the current
-    look calls for, and the per-seed gains so far (None: not in yet or not measurable). A
+    look calls for, and the per-seed gains so far (None: not in yet or not measurable) of the
+    seeds ``checked`` (in the check's order; empty in reports from before it drew them), and
+    the ``allowance`` "trained out" makes for the selection's luck (None in older reports). A
     report written before the sequential check (schema-valid, committed ones among them) has
     the first five fields only: ``decision`` None, and its JSON gives back just those."""
 
@@ -152,6 +154,8 @@ class BudgetCheck:
     level: float | None = None
     called_seeds: int | None = None
     per_seed: tuple[float | None, ...] = ()
+    checked: tuple[int, ...] = ()
+    allowance: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {"cfg": copy.deepcopy(self.cfg), "epochs": self.epochs, "gain": self.gain,
@@ -160,12 +164,17 @@ class BudgetCheck:
             out.update(decision=self.decision, lower=self.lower, upper=self.upper,
                        level=self.level, called_seeds=self.called_seeds,
                        per_seed=list(self.per_seed))
+            if self.checked:
+                out["checked"] = list(self.checked)
+            if self.allowance is not None:
+                out["allowance"] = self.allowance
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> BudgetCheck:
         values = declared(cls, data)
         values["per_seed"] = tuple(values.get("per_seed", ()))
+        values["checked"] = tuple(values.get("checked", ()))
         return cls(**values)
 
 

@@ -18,7 +18,7 @@ from benchkit.stats import paired, selection
 from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore
-from benchkit.verdict import comparison, decision, margins, sweeps
+from benchkit.verdict import comparison, convergence, decision, margins, sweeps
 from benchkit.verdict.records import Frontier
 from builders import ALPHA, TRACK, built_frontier, make_run, make_spec
 from sessions import module, run_session
@@ -131,12 +131,13 @@ def test_the_collection_time_extension_follows_validation_not_test():
 
 def test_the_session_trains_the_budget_checks_the_stored_runs_call_for():
     """checks_from_store, in process (its sessions are e2e, which mutation runs skip): the
-    flagged arm's selected config at 1.5x the epochs, on the first 3 seeds, then on the 4 a
-    4 x 8 grid affords while the stored check runs leave it undetermined; nothing for the
-    unflagged arm, nor before the whole grid is stored."""
+    flagged arm's selected config at 1.5x the epochs, on the first 3 seeds of the bench's draw,
+    then on the 4 a 4 x 8 grid affords while the stored check runs leave it undetermined;
+    nothing for the unflagged arm, nor before the whole grid is stored."""
     grid = [{"lr": lr} for lr in (1e-3, 2e-3, 4e-3, 8e-3)]
     spec = make_spec(grid, 8)
-    gains = {0: 0.03, 1: -0.01, 2: 0.02}   # the first look straddles the 1% threshold
+    order = convergence.check_order(spec.seeds, spec.name, TRACK)
+    gains = dict(zip(order, (0.03, -0.01, 0.02)))   # the first look straddles the 1% threshold
 
     def result(track, arm, cfg, seed, stored=True, checked=True):
         if "epochs" in cfg:   # a check run: stored for the first look's seeds only
@@ -154,9 +155,9 @@ def test_the_session_trains_the_budget_checks_the_stored_runs_call_for():
 
     check = {"epochs": 45, "lr": 1e-3}
     assert grids.checks_from_store(spec, lambda *a: result(*a, checked=False)) == (
-        {TRACK: {"baseline": check}}, {TRACK: {"baseline": [0, 1, 2]}})
+        {TRACK: {"baseline": check}}, {TRACK: {"baseline": order[:3]}})
     assert grids.checks_from_store(spec, result) == (
-        {TRACK: {"baseline": check}}, {TRACK: {"baseline": [0, 1, 2, 3]}})
+        {TRACK: {"baseline": check}}, {TRACK: {"baseline": order[:4]}})
     assert grids.checks_from_store(spec, lambda *a: result(*a, stored=False)) == ({}, {})
 
 
