@@ -188,6 +188,18 @@ def test_an_arm_whose_curves_end_elsewhere_gets_no_check():
     assert convergence.trains_the_epochs(flagged_runs().results, 8)
 
 
+def test_an_arm_whose_curves_end_elsewhere_on_one_seed_gets_no_check():
+    """Every run must train the config's epochs: an arm that sets its own epochs on one seed
+    (6 of 8) would not train the check's there either, and a check called for it would
+    compare runs of different lengths, so the session trains none."""
+    runs = flagged_runs().results
+    odd = runs[:2] + (dataclasses.replace(runs[2], curve=result(
+        98.0, (4, 100.0), (6, 98.0)).curve),)
+    assert not convergence.trains_the_epochs(odd, 8)
+    assert convergence.checks_called_for(
+        {"idea": convergence.SelectedRuns({"lr": 0.01}, odd)}, "lower", 8, every=True) == {}
+
+
 def test_without_a_lookup_no_check_is_called_for():
     conv, warnings = convergence.section("tabular", {"baseline": flagged_runs()}, "lower")
     assert conv.arms["baseline"].budget_check is None and len(warnings) == 1

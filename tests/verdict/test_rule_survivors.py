@@ -129,6 +129,22 @@ def test_the_collection_time_extension_follows_validation_not_test():
     assert lrs == [5e-4, 1e-3, 2e-3, 4e-3]
 
 
+def test_a_diverged_stored_run_is_a_run_the_extension_reads():
+    """A stored run that diverged is there, its config ineligible (NaN), not missing: the
+    session trains the edge extension the report's rule calls for instead of waiting forever
+    for a run that exists (a diverged run read as missing leaves the grid as declared)."""
+    grid = [{"lr": lr} for lr in (1e-3, 2e-3, 4e-3)]
+    spec = make_spec(grid, 2, extend=1, declared_grids={TRACK: grid})
+
+    def result(track, arm, cfg, seed):  # best at the lowest lr; 4e-3 diverged on seed 1
+        if cfg["lr"] == 4e-3 and seed == 1:
+            return RunResult(val=None, test=None, diverged=True, seconds=1.0)
+        return RunResult(val=1.0 + cfg["lr"], test=1.0 + cfg["lr"], diverged=False, seconds=1.0)
+
+    lrs = sorted(c["lr"] for c in grids.grids_from_store(spec, result)[TRACK])
+    assert lrs == [5e-4, 1e-3, 2e-3, 4e-3]
+
+
 def test_the_session_trains_the_budget_checks_the_stored_runs_call_for():
     """checks_from_store, in process (its sessions are e2e, which mutation runs skip): the
     flagged arm's selected config at 1.5x the epochs, on the first 3 seeds of the bench's draw,
