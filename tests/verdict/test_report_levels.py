@@ -14,8 +14,8 @@ from benchkit.stats import paired
 from benchkit.verdict.decision import decided_level
 from benchkit.report.session import gate_failure
 from benchkit.report.summary import render_summary_md
-from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, built, decided, make_spec,
-                      one_config_runs, paired_report)
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, built, decided, make_run,
+                      make_spec, one_config_runs, paired_report)
 
 # ---------------------------------------------------------------------------- decide
 LEVEL_8_OF_16 = paired.look_levels([8], 16, ALPHA)[0]    # 0.0310
@@ -171,6 +171,37 @@ def test_the_exact_boundary_applies_to_a_single_comparison_only():
     report = exact_report()
     report = decided(report, 1e-9, 2)   # (a significant p: the level does not read it)
     assert report["comparison"]["level"] == UNION_LAST
+
+
+def test_a_control_makes_the_exact_boundary_a_union_one():
+    """One track, one control: two comparisons decide (the intersection-union test over the
+    baseline and the control), and the exact boundary is calibrated for one, so the look is
+    tested at the union-bound level, as for a family of two tracks; the exact level (0.05
+    here) would make the control's comparison err above its share."""
+    n = 8
+    base = [round(1.0 + 0.1 * s, 2) for s in range(n)]
+    idea = [round(b + (0.04 if s < 3 else -0.01), 2) for s, b in enumerate(base)]
+    spec = make_spec(GRID[:1], n, looks=(4, 8), boundary="exact",
+                     arms=["baseline", "idea", "control:c"])
+    runs = one_config_runs(base, idea) + [make_run("control:c", GRID[0], s, b, b)
+                                          for s, b in enumerate(base)]
+    report = built(spec, TRACK, runs, [], alpha=ALPHA)
+    report = decided(report, report["comparison"]["p_value"], 1)
+    assert report["comparison"]["level"] == UNION_LAST
+
+
+def test_the_seeds_needed_follow_the_adjusted_decision():
+    """p 0.016 alone, 0.06 after the family's adjustment: inconclusive, so the report gives
+    the seeds that would detect the effect; the same p adjusted to 0.03 helps, and a decided
+    result needs none."""
+    report = paired_report(BASE8, IDEA8)
+    unsettled = decided(report, 0.06, 4)
+    assert unsettled["practical_verdict"] == "inconclusive"
+    assert unsettled["comparison"]["p_value"] == P8
+    assert unsettled["comparison"]["seeds_needed"] is not None
+    settled = decided(report, 0.03, 2)
+    assert settled["practical_verdict"] == "helps"
+    assert settled["comparison"]["seeds_needed"] is None
 
 
 # ---------------------------------------------------------------------------- futility
