@@ -14,25 +14,29 @@ which a report must say whatever the track declares.
 
 The last quarter is a screen, and under a decaying schedule (cosine, linear) a blind one: the
 learning rate is near zero there, so an under-trained run barely moves (tabular at 8 cosine
-epochs: 0.8% over the last quarter, 17% better at 12 epochs), and the annealing alone can
-show a trained-out run gaining a few percent. So on a track that declares its epochs trained
-out (budget ``convergence``), each arm's selected config gets a **budget check** when the
-schedule decays or the screen flags it: the config trained :data:`BUDGET_FACTOR` times the
-epochs (cfg ``epochs``), and each seed's relative validation gain over the selected run. The
-check is a sequential three-way decision (:func:`benchkit.stats.sequential.three_way`): on the
-first :data:`CHECK_LOOKS` [0] seeds, then the first :data:`CHECK_LOOKS` [1] only while
-undetermined, "still improving" when the one-sided t lower bound of the mean gain at
-:data:`CHECK_LEVEL` is above the threshold, "trained out" when the upper bound is below it,
-"undetermined" after the last look. The second look is cut to what the bench affords
-(:func:`check_looks`): an arm's check runs train at most :data:`CHECK_COST` of the epochs of its
-grid, so the checks of every arm together stay within that share of the bench's. An arm whose
-runs do not train the track's epochs (its own loop, its own epochs) gets no check: nothing shows
-that it would train the check's. The config checked is the one selected at the bench's epochs,
-not one re-selected at the longer budget: the question is whether the comparison that decided
-was made while its arms were still learning, and re-selecting would train the whole grid again.
-Like the edge extension, the check is a pure function of the runs: a session trains the checks
-its stored runs call for (:mod:`benchkit.verdict.grids`), and until it has, the report says how
-to settle it.
+epochs: 0.8% over the last quarter, 17% better at 12 epochs), and the annealing alone can show
+a trained-out run gaining a few percent. So on a track that declares its epochs trained out
+(budget ``convergence``), each arm's selected config gets a **budget check** when the schedule
+decays or the screen flags it: the config trained :data:`BUDGET_FACTOR` times the epochs (cfg
+``epochs``), and each seed's relative validation gain over the selected run. The check is a
+sequential three-way decision on the median gain (:func:`benchkit.stats.sequential.three_way`):
+on :data:`CHECK_LOOKS` [0] of the bench's seeds, in the order it draws from its name and track
+(:func:`check_order`), then :data:`CHECK_LOOKS` [1] only while undetermined, "still improving"
+when every gain of the look and the one-sided t lower bound of their mean at
+:data:`CHECK_LEVEL` are above the threshold, "trained out" when every gain and the upper bound
+are below it less :func:`check_allowance` (validation chose the config on these very runs, so
+they were luckier than longer runs of the same seeds), "undetermined" after the last look. Each
+error is at most 1/8 whatever the gains' distribution, under 0.05 a look for normal gains
+(docs/statistics.md). The second look is cut to what the bench affords (:func:`check_looks`):
+an arm's check runs train at most :data:`CHECK_COST` of the epochs of its grid, so the checks
+of every arm together stay within that share of the bench's. An arm whose runs do not train the
+track's epochs (its own loop, its own epochs) gets no check: nothing shows that it would train
+the check's. The config checked is the one selected at the bench's epochs, not one re-selected
+at the longer budget: the question is whether the comparison that decided was made while its
+arms were still learning, and re-selecting would train the whole grid again. Like the edge
+extension, the check is a pure function of the runs: a session trains the checks its stored
+runs call for (:mod:`benchkit.verdict.grids`), and until it has, the report says how to settle
+it.
 Pure Python: no torch.
 """
 from __future__ import annotations
@@ -69,7 +73,7 @@ BUDGETS = ("convergence", "fixed")
 DECAYING = ("cosine", "linear")  # schedules whose last quarter anneals: the screen is blind
 CHECK_LOOKS = (3, 5)    # the budget check's looks: its first 3 seeds, then 5 while undetermined
 CHECK_COST = 0.2        # an arm's check runs train at most this share of its grid's epochs
-CHECK_LEVEL = 0.05      # each look's one-sided level per side (<= 0.10 per side over both)
+CHECK_LEVEL = 0.05      # each look's one-sided t level per side; the sign condition: <= 1/8
 DECISIONS = {"above": "still improving", "below": "trained out"}
 
 

@@ -1,21 +1,26 @@
-"""The budget check's sequential three-way decision (benchkit.verdict.convergence, issue 41
-item 1): its error rates on simulated per-seed gains, and its cost on tabular benches.
+"""The budget check's sequential three-way decision (benchkit.verdict.convergence, issues 41
+and 49): its error rates on simulated per-seed gains, before (one-sided t bounds on the mean,
+the rule of issue 41) and after (every seed and the t bound on the same side: a sign test on
+the median, issue 49), and its cost on tabular benches.
 
-``rates``: per-seed relative gains normal with mean ``mu`` and sd ``sigma`` (the stated
-assumption), decided by :func:`benchkit.verdict.convergence.check_decision`'s rule
-(:func:`benchkit.stats.sequential.three_way` at CHECK_LEVEL), at the looks of each bench in
-BENCHES (:func:`benchkit.verdict.convergence.check_looks`: the second look cut to what the
-grid affords): the shares called still improving, trained out and undetermined, and the mean
-number of check runs; beside them the rule it replaces (median of 8 seeds' gains above the
-threshold). A false alarm is "still improving" when mu <= threshold, a miss "trained out" when
-mu >= threshold.
+``regimes``: at a true gain on the threshold (each rule's estimand: the mean before, the median
+after), the shares of checks that say "still improving" (a false alarm) and "trained out" (a
+miss), for per-seed gains that are normal, lognormal-skewed (shape s 0.5 and 1, either tail),
+normal with one seed in ten shifted by 5% (outliers: either way, up only, down only), and
+normal but measured at the config
+that validation selected among 3 equal ones over 8 seeds (the selected run's luck is not the
+longer run's); for two arms checked at once, the share of benches where either errs; and for
+two benches that reuse one baseline, how often the second repeats the first's false alarm
+(before: both check seeds 0-2; after: each its own draw, ``convergence.check_order``).
+``rates``: normal gains at true means MUS and sds SIGMAS, both rules: still improving, trained
+out, undetermined, and the mean number of check runs.
 
 ``cost``: the committed tabular A/A report (benchmarks/results/tracks/aa/aa/tabular): its
 stored check runs replayed through the rule at its grid's looks, and 2,000 benches whose
 per-seed gains are drawn with replacement from each arm's stored gains (as many as its seeds);
 the check's epochs as a share of the grid's (2 arms x configs x seeds x epochs). ``worst``:
 every checked arm to the last look, for the bench sizes in BENCHES, under this rule and under
-the fixed looks (3, 5) it replaces.
+the fixed looks (3, 5) of issue 41's first version.
 
     PYTHONPATH=. nice -n 5 python benchmarks/calibration/budget_check.py
 writes benchmarks/results/budget_check.json. Deterministic (seeded).
@@ -27,9 +32,12 @@ import json
 import math
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from scipy import stats as sps
+from scipy.optimize import brentq
 
 from benchkit.spec.idea import cfg_id
 from benchkit.stats import sequential
@@ -40,39 +48,170 @@ OUT = ROOT / "benchmarks" / "results" / "budget_check.json"
 AA = ROOT / "benchmarks" / "results" / "tracks" / "aa" / "aa" / "tabular" / "bench_report.json"
 MUS = (0.0, 0.005, 0.01, 0.015, 0.02, 0.04)
 SIGMAS = (0.005, 0.023, 0.05, 0.128)  # 2.3%-12.8%: the audit's per-seed sds
+REGIME_SIGMAS = (0.005, 0.023, 0.05)
 THRESHOLD = convergence.STILL_IMPROVING
-SEEDS = 8  # the old rule's seeds (every seed checked)
+LEVEL = convergence.CHECK_LEVEL
 FIXED_LOOKS = (3, 5)  # the looks before the cut to what the grid affords
+LOOKS = ((3,), (3, 5))  # a default 3 x 8 bench; the 3 x 16 A/A bench
 # (configs, seeds) of tabular benches: the A/A bench (3 lrs x 16 seeds), a default bench (3 x
 # 8), and the A/A bench this rule was first measured on (4 x 8)
 BENCHES = ((3, 16), (3, 8), (4, 8))
+OUTLIER = (0.1, 0.05)   # one seed in ten shifted by +-5%
+EQUAL = (3, 8)          # configs, seeds of the selection the checked config won
 
 
-def decide(gains, looks) -> sequential.ThreeWay:
-    return sequential.three_way(list(gains), THRESHOLD, looks=looks,
-                                level=convergence.CHECK_LEVEL)
+def decide(gains, looks, allowance: float = 0.0) -> sequential.ThreeWay:
+    """The rule as the report applies it (after; ``convergence.check_decision``)."""
+    return sequential.three_way(list(gains), THRESHOLD, looks=looks, level=LEVEL,
+                                below=THRESHOLD - allowance)
+
+
+def decide_before(g: np.ndarray, looks: tuple[int, ...]) -> np.ndarray:
+    """Issue 41's rule, vectorised over rows: one-sided t bounds of the mean at LEVEL at each
+    look, the first that puts it above or below the threshold decides; "above", "below" or
+    "undetermined" per row."""
+    out = np.full(len(g), "undetermined", dtype=object)
+    open_ = np.ones(len(g), dtype=bool)
+    for k in looks:
+        x = g[:, :k]
+        half = sps.t.ppf(1 - LEVEL, k - 1) * x.std(axis=1, ddof=1) / math.sqrt(k)
+        mean = x.mean(axis=1)
+        above, below = open_ & (mean - half > THRESHOLD), open_ & (mean + half < THRESHOLD)
+        out[above], out[below] = "above", "below"
+        open_ &= ~(above | below)
+    return out
 
 
 def share(k: int, n: int) -> dict:
     return {"count": int(k), "n": n, "rate": k / n, "se": math.sqrt(max(k * (n - k), 1) / n ** 3)}
 
 
-def rates(reps: int, looks: tuple[int, ...], seeds: int) -> list[dict]:
+def lognormal(s: float, center: str, tail: int) -> Callable:
+    """Standardised (sd 1) lognormal noise of shape ``s``, centred on its mean or median, its
+    long tail to the right (``tail`` 1) or left (-1)."""
+    sd = math.sqrt((math.exp(s * s) - 1) * math.exp(s * s))
+    m = math.exp(s * s / 2) if center == "mean" else 1.0
+
+    def draw(rng, shape):
+        return tail * (np.exp(s * rng.standard_normal(shape)) - m) / sd
+    return draw
+
+
+def gains(regime: str, center: str, rng, reps: int, n: int, mu: float,
+          sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """reps x n per-seed gains of ``regime`` whose mean (``center`` "mean") or median is mu,
+    and each rep's allowance for the selection's luck (``convergence.check_allowance``; 0
+    where no config was selected)."""
+    none = np.zeros(reps)
+    if regime == "normal":
+        return mu + sigma * rng.standard_normal((reps, n)), none
+    if regime.startswith("lognormal"):
+        s, tail = float(regime.split()[1].split("=")[1]), 1 if "right" in regime else -1
+        return mu + sigma * lognormal(s, center, tail)(rng, (reps, n)), none
+    if regime.startswith("outliers"):   # one seed in ten OUTLIER[1] off the others
+        sign = rng.choice((-1.0, 1.0), (reps, n)) if "+-" in regime else (
+            1.0 if "+" in regime else -1.0)
+        shift = sign * (rng.random((reps, n)) < OUTLIER[0])
+        bulk = mu - outlier_offset(regime, center, sigma)
+        return bulk + sigma * rng.standard_normal((reps, n)) + OUTLIER[1] * shift, none
+    if regime == "selected":   # validation picked the luckiest of equal configs at E epochs
+        configs, seeds = EQUAL
+        tau = sigma / math.sqrt(2)   # each run's luck, independent: a gain's sd is sigma
+        level = 1.0 + 0.02 * rng.standard_normal((reps, 1, seeds))   # a seed's, all its runs'
+        val = level + tau * rng.standard_normal((reps, configs, seeds))   # higher is better
+        chosen = val[np.arange(reps), val.mean(axis=2).argmax(axis=1)]
+        longer = level[:, 0] + tau * rng.standard_normal((reps, seeds))
+        g = mu + (longer - chosen) / np.abs(chosen)
+        allowance = np.array([convergence.check_allowance(v.tolist()) for v in val])
+        return g[:, :n], allowance
+    raise ValueError(regime)
+
+
+REGIMES = ("normal", "lognormal s=0.5 right", "lognormal s=0.5 left", "lognormal s=1 right",
+           "lognormal s=1 left", "outliers +-5%", "outliers +5%", "outliers -5%", "selected")
+
+
+def outlier_offset(regime: str, center: str, sigma: float) -> float:
+    """Where the mixture's mean or median (``center``) sits above the normal bulk's centre:
+    one seed in ten moved by +-5% (symmetric: 0), +5% or -5%."""
+    share, size = OUTLIER
+    if "+-" in regime:
+        return 0.0
+    off = size if "+" in regime else -size
+    if center == "mean":
+        return share * off
+    return float(brentq(lambda m: (1 - share) * sps.norm.cdf(m / sigma)
+                        + share * sps.norm.cdf((m - off) / sigma) - 0.5, -size, size))
+
+
+def at_threshold(regime: str, sigma: float, looks: tuple[int, ...], reps: int) -> dict:
+    """Both rules' errors at a true gain on the threshold, per arm and for two arms checked
+    together (either errs): before at its estimand (the mean), after at its (the median), and
+    the rule before at the median too (the same draws as after)."""
+    n = looks[-1]
+    row: dict = {"regime": regime, "sigma": sigma, "looks": list(looks)}
+    for rule, center in (("before", "mean"), ("before_median", "median"),
+                         ("after", "median")):
+        rng = np.random.default_rng([49, REGIMES.index(regime), int(sigma * 1e4), n,
+                                     center == "median"])   # the same draws for both rules
+        g, allowance = gains(regime, center, rng, 2 * reps, n, THRESHOLD, sigma)
+        if rule != "after":
+            d = decide_before(g, looks)
+        else:
+            d = np.array([decide(x, looks, a).decision for x, a in zip(g, allowance)],
+                         dtype=object)
+            row["mean_allowance"] = float(allowance.mean())
+        a, b = d[:reps], d[reps:]
+        row[rule] = {"false_alarm": share(np.count_nonzero(a == "above"), reps),
+                     "miss": share(np.count_nonzero(a == "below"), reps),
+                     "family_false_alarm": share(np.count_nonzero(
+                         (a == "above") | (b == "above")), reps),
+                     "family_miss": share(np.count_nonzero((a == "below") | (b == "below")),
+                                          reps)}
+    return row
+
+
+def shared_baseline(reps: int, sigma: float = 0.023, seeds: int = 8) -> dict:
+    """Two benches reusing one baseline (its runs and check runs), its gains normal on the
+    threshold: how often bench B's check repeats bench A's false alarm, before (both check
+    seeds 0-2) and after (each bench's own draw, from names idea<2i> and idea<2i+1>)."""
+    rng = np.random.default_rng([49, 7])
+    g = THRESHOLD + sigma * rng.standard_normal((reps, seeds))
+    out = {}
+    for rule in ("before", "after"):
+        a_alarm = b_alarm = both = 0
+        for i, row in enumerate(g):
+            if rule == "before":
+                x = y = row[:3]
+            else:
+                x = row[convergence.check_order(range(seeds), f"idea{2 * i}", "tabular")[:3]]
+                y = row[convergence.check_order(range(seeds), f"idea{2 * i + 1}",
+                                                "tabular")[:3]]
+            da, db = (decide(v, (3,)).decision == "above" for v in (x, y))
+            a_alarm, b_alarm, both = a_alarm + da, b_alarm + db, both + (da and db)
+        out[rule] = {"a": share(a_alarm, reps), "b": share(b_alarm, reps),
+                     "both": share(both, reps),
+                     "repeat": both / a_alarm if a_alarm else None}
+    return {"sigma": sigma, "seeds": seeds, "reps": reps, **out}
+
+
+def rates(reps: int, looks: tuple[int, ...]) -> list[dict]:
+    """Normal gains at each true mean and sd: both rules' three shares and check runs."""
     rows = []
     for sigma in SIGMAS:
         for mu in MUS:
             rng = np.random.default_rng([41, 1, int(mu * 1e4), int(sigma * 1e4)])
-            g = rng.normal(mu, sigma, (reps, max(seeds, SEEDS)))
-            got = [decide(row[:seeds], looks) for row in g]
-            count = {d: sum(x.decision == d for x in got) for d in ("above", "below",
-                                                                  "undetermined")}
-            old = int(np.count_nonzero(np.median(g[:, :SEEDS], axis=1) > THRESHOLD))
-            rows.append({"mu": mu, "sigma": sigma,
-                         "still_improving": share(count["above"], reps),
-                         "trained_out": share(count["below"], reps),
-                         "undetermined": share(count["undetermined"], reps),
-                         "mean_seeds": float(np.mean([x.called for x in got])),
-                         "median_of_8_still_improving": share(old, reps)})
+            g = rng.normal(mu, sigma, (reps, looks[-1]))
+            after = [decide(row, looks) for row in g]
+            before = decide_before(g, looks)
+            row = {"mu": mu, "sigma": sigma,
+                   "mean_seeds": float(np.mean([x.called for x in after]))}
+            for rule, d in (("before", before),
+                            ("after", np.array([x.decision for x in after], dtype=object))):
+                row[rule] = {"still_improving": share(np.count_nonzero(d == "above"), reps),
+                             "trained_out": share(np.count_nonzero(d == "below"), reps),
+                             "undetermined": share(np.count_nonzero(d == "undetermined"), reps)}
+            rows.append(row)
     return rows
 
 
@@ -135,28 +274,31 @@ def cost(reps: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=4000)
+    ap.add_argument("--shared-reps", type=int, default=20000)
     ap.add_argument("--cost-reps", type=int, default=2000)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     t0 = time.time()
-    looks_studied = sorted({convergence.check_looks(c, n) for c, n in BENCHES}, reverse=True)
-    out = {"threshold": THRESHOLD, "level": convergence.CHECK_LEVEL,
-           "check_cost": convergence.CHECK_COST, "seeds": SEEDS, "reps": args.reps,
-           "rates": [{"looks": list(looks), "rows": rates(args.reps, looks, looks[-1])}
-                     for looks in looks_studied],
+    out = {"threshold": THRESHOLD, "level": LEVEL, "sign_seeds": sequential.SIGN_SEEDS,
+           "check_cost": convergence.CHECK_COST, "reps": args.reps,
+           "outlier": list(OUTLIER), "equal": list(EQUAL),
+           "regimes": [at_threshold(r, sigma, looks, args.reps) for looks in LOOKS
+                       for r in REGIMES for sigma in REGIME_SIGMAS],
+           "shared_baseline": shared_baseline(args.shared_reps),
+           "rates": [{"looks": list(looks), "rows": rates(args.reps, looks)} for looks in LOOKS],
            "cost": cost(args.cost_reps), "worst": [worst(c, n) for c, n in BENCHES]}
     out["seconds"] = round(time.time() - t0, 1)
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     c = out["cost"]
-    print(f"cost: replay {c['replay_share']:.3f} ({c['replay']}), bootstrap mean "
+    print(f"cost: replay {c['replay_share']:.3f}, bootstrap mean "
           f"{c['bootstrap_mean_share']:.3f}, max {c['bootstrap_max_share']:.3f}")
-    for w in out["worst"]:
-        print(w)
-    for block in out["rates"]:
-        for r in block["rows"]:
-            print(block["looks"], r["sigma"], r["mu"], r["still_improving"]["rate"],
-                  r["trained_out"]["rate"], r["undetermined"]["rate"], r["mean_seeds"],
-                  r["median_of_8_still_improving"]["rate"])
+    for r in out["regimes"]:
+        print(r["looks"], f"{r['regime']:24s}", r["sigma"], *(
+            f"{r[k][e]['rate']:.3f}" for k in ("before", "after")
+            for e in ("false_alarm", "miss", "family_false_alarm", "family_miss")))
+    sb = out["shared_baseline"]
+    print("shared baseline repeat:", sb["before"]["repeat"], sb["after"]["repeat"])
+    print(f"{out['seconds']} s")
 
 
 if __name__ == "__main__":
