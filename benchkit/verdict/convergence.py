@@ -71,7 +71,7 @@ STILL_IMPROVING = 0.01  # a relative validation gain over the last quarter above
 BUDGET_FACTOR = 1.5     # a flagged arm's budget check trains ceil(1.5 x its epochs)
 BUDGETS = ("convergence", "fixed")
 DECAYING = ("cosine", "linear")  # schedules whose last quarter anneals: the screen is blind
-CHECK_LOOKS = (3, 5)    # the budget check's looks: its first 3 seeds, then 5 while undetermined
+CHECK_LOOKS = (3, 5)    # the check's looks: 3 of its drawn seeds, then 5 while undetermined
 CHECK_COST = 0.2        # an arm's check runs train at most this share of its grid's epochs
 CHECK_LEVEL = 0.05      # each look's one-sided t level per side; the sign condition: <= 1/8
 DECISIONS = {"above": "still improving", "below": "trained out"}
