@@ -262,8 +262,9 @@ def section(track: str, selected: Mapping[str, SelectedRuns], direction: str,
                 f"budget check undetermined: {name} trained {check.epochs} epochs gained "
                 f"{_pct(check.gain)} on validation (mean of {check.seeds} seeds, one-sided "
                 f"{_confidence(check.level)} bounds {_pct(check.lower)} to "
-                f"{_pct(check.upper)}, threshold {threshold:.0%}): whether it was still "
-                "improving is not settled by the check's seeds")
+                f"{_pct(check.upper)}, threshold {threshold:.0%}{_below(check, threshold)}): "
+                "whether it was still improving is not settled by the check's seeds (a "
+                "decision needs every seed and the bound on one side)")
         if flagged:
             warnings.append(
                 f"still improving: {name} gained "
@@ -272,6 +273,13 @@ def section(track: str, selected: Mapping[str, SelectedRuns], direction: str,
                 f"epochs are {'a fixed budget' if budget == 'fixed' else 'meant to converge'}")
     return Convergence(budget=budget, budget_reason=reason, threshold=threshold,
                        budget_factor=BUDGET_FACTOR, arms=arms), warnings
+
+
+def _below(check: BudgetCheck, threshold: float) -> str:
+    """Where "trained out" starts when the selection's luck moved it (its allowance)."""
+    if not check.allowance:
+        return ""
+    return f", trained out below {_pct(threshold - check.allowance)} for the selection's luck"
 
 
 def _seed_list(check: BudgetCheck) -> str:

@@ -106,6 +106,13 @@ def test_trained_out_allows_for_the_luck_of_the_config_validation_chose():
     chosen = checked_section(scatter, longer).budget_check
     assert chosen.allowance == pytest.approx(convergence.check_allowance(scatter))
     assert chosen.allowance > 0.01 and chosen.decision == "undetermined"
+    warning = convergence.section(
+        "tabular", {"baseline": convergence.SelectedRuns(
+            {"lr": 0.01}, tuple(run(1.0, 8, before=1.05) for _ in range(3)), scatter)},
+        "lower", epochs=8, schedule="cosine", configs=8,
+        longer=lambda arm, cfg: [run(v, 12) for v in longer])[1]
+    assert (f"threshold 1%, trained out below {1 - 100 * chosen.allowance:.1f}% for the "
+            "selection's luck): whether it was still improving is not settled") in warning[0]
     assert checked_section(scatter, [0.97, 0.975, 0.972]).budget_check.decision \
         == "still improving"
 
