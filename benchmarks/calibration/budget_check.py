@@ -171,6 +171,23 @@ def at_threshold(regime: str, sigma: float, looks: tuple[int, ...], reps: int) -
     return row
 
 
+def selected_power(reps: int) -> list[dict]:
+    """What the allowance costs: the config chosen among equal ones, a true gain under the
+    threshold (trained out is right), the share called trained out by both rules."""
+    rows = []
+    for looks in LOOKS:
+        for sigma in (0.005, 0.023):
+            for mu in (0.0, -0.01):
+                rng = np.random.default_rng([49, 9, int(sigma * 1e4), looks[-1], int(-mu * 1e4)])
+                g, allowance = gains("selected", "median", rng, reps, looks[-1], mu, sigma)
+                after = [decide(x, looks, a).decision for x, a in zip(g, allowance)]
+                rows.append({"looks": list(looks), "sigma": sigma, "mu": mu,
+                             "before": share(np.count_nonzero(decide_before(g, looks)
+                                                              == "below"), reps),
+                             "after": share(after.count("below"), reps)})
+    return rows
+
+
 def shared_baseline(reps: int, sigma: float = 0.023, seeds: int = 8) -> dict:
     """Two benches reusing one baseline (its runs and check runs), its gains normal on the
     threshold: how often bench B's check repeats bench A's false alarm, before (both check
@@ -285,6 +302,7 @@ def main() -> None:
            "regimes": [at_threshold(r, sigma, looks, args.reps) for looks in LOOKS
                        for r in REGIMES for sigma in REGIME_SIGMAS],
            "shared_baseline": shared_baseline(args.shared_reps),
+           "selected_power": selected_power(args.reps),
            "rates": [{"looks": list(looks), "rows": rates(args.reps, looks)} for looks in LOOKS],
            "cost": cost(args.cost_reps), "worst": [worst(c, n) for c, n in BENCHES]}
     out["seconds"] = round(time.time() - t0, 1)

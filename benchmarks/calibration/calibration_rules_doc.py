@@ -105,6 +105,9 @@ def budget_check(bc: dict) -> str:
                       f"{x['after']['undetermined']['rate']:.3f}", f"{x['mean_seeds']:.2f}"]
         power.append("| " + " | ".join(cells) + " |")
     allowance = [r["mean_allowance"] for r in bc["regimes"] if r["regime"] == "selected"]
+    cost_of_allowance = "; ".join(
+        f"looks {_looks(r['looks'])}, sd {_pct(r['sigma'])}, true gain {_pct(r['mu'])}: "
+        f"{_pair(r['before'], r['after'])}" for r in bc["selected_power"])
     c = bc["cost"]
     replay = "; ".join(f"{arm} {d['decision'].replace('below', 'trained out').replace('above', 'still improving')} "
                        f"on {d['seeds']} seeds (mean {_pct(d['mean'])}, bounds "
@@ -150,6 +153,10 @@ every other ({sb['before']['repeat']:.2f} of the time, {sb['reps']:,} simulated 
 normal on the threshold, sd {_pct(sb['sigma'])}). Each bench now draws its checked seeds from
 its name and track (`convergence.check_order`): a second bench repeats a false alarm
 {sb['after']['repeat']:.2f} of the time (false alarms {sb['after']['a']['rate']:.3f} per bench).
+
+**What the allowance costs.** It is the worst case, so it makes "trained out" rarer where it
+is right: at the config chosen among {bc['equal'][0]} equal ones, a true gain under the
+threshold, the share called trained out, before / after: {cost_of_allowance}.
 
 **Normal gains at other true gains**, both rules, no selection (the allowance is 0):
 
