@@ -46,14 +46,19 @@ def teacher(x: np.ndarray) -> np.ndarray:
     return np.tanh(x @ w1 + b1) @ w2 + x @ lin + x[:, 0] * x[:, 1]
 
 
+def sample(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows ``(x float32 (n, 10), y float32 (n, 1))`` drawn from ``rng``: the inputs,
+    then the noise. Every split and any fresh test set (benchmarks/tracks/variance.py) comes
+    from this one distribution."""
+    x: np.ndarray = rng.normal(size=(n, N_FEATURES))  # float64 here, float32 below
+    y: np.ndarray = teacher(x) + NOISE_SD * rng.normal(size=n)
+    return x.astype(np.float32), y.astype(np.float32)[:, None]
+
+
 @functools.lru_cache(maxsize=64)
 def arrays(seed: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """The train, val and test ``(x, y)`` of ``seed`` as float32 numpy arrays (y: (n, 1))."""
-    rng = np.random.default_rng([_DATA_SALT, seed])
-    n = N_TRAIN + N_VAL + N_TEST
-    x: np.ndarray = rng.normal(size=(n, N_FEATURES))  # float64 here, float32 below
-    y: np.ndarray = teacher(x) + NOISE_SD * rng.normal(size=n)
-    x, y = x.astype(np.float32), y.astype(np.float32)[:, None]
+    x, y = sample(np.random.default_rng([_DATA_SALT, seed]), N_TRAIN + N_VAL + N_TEST)
     cut = np.cumsum([0, N_TRAIN, N_VAL, N_TEST])
     return tuple((x[a:b], y[a:b]) for a, b in zip(cut[:-1], cut[1:]))
 
