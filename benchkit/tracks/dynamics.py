@@ -5,10 +5,12 @@ A window holds 16 observed states with Gaussian observation noise; the target is
 strongly nonlinear, and with noise on every input, so that a model gains by using the whole
 window (denoising is memory) and by nonlinearity: polynomial floors in the last two states stay
 5x above the GRU, which given only the last state doubles its error; the strongest floors are
-kernel ridge and nearest-neighbour analogues on delay embeddings and an MLP on the window. An
+kernel ridge and nearest-neighbour analogues on delay embeddings and an MLP on the window
+trained like the GRU (issue 54: it beats the GRU, so the track fails its bar; docs/tracks.md). An
 ensemble Kalman filter that knows the equations and the noise gives the achievable limit. Every
 window comes from its own trajectory, started at a random point and burned in onto the
-attractor, so train, val and test share no state.
+attractor, so train, val and test share no state. 10,000 test windows: with 1,000, the test
+set's sampling noise was 90% of the paired A/A variance (results/tracks/variance_dynamics.json).
 
 Budget ``convergence``: under a cosine schedule the GRU's validation MSE levels off by three
 quarters of its 48 epochs and 96 epochs do no better; the noise leaves an error no model
@@ -20,12 +22,13 @@ import functools
 
 import numpy as np
 
-from benchkit.tracks.floors import (best_embedding, cubic_features, has_sklearn, kernel_ridge,
-                                    least_squares_mse, mlp_mse, nearest_neighbours,
-                                    quadratic_features, ridge_mse)
+from benchkit.tracks.floors import (best_embedding, cubic_features, kernel_ridge,
+                                    least_squares_mse, nearest_neighbours, quadratic_features,
+                                    ridge_mse)
 from benchkit.tracks.base import LIMIT_PREFIX, Data, Split, Track, kept_per_seed
+from benchkit.tracks.trained_floors import trained_floor
 
-N_TRAIN, N_VAL, N_TEST = 1000, 400, 1000
+N_TRAIN, N_VAL, N_TEST = 1000, 400, 10000
 WINDOW = 16          # observed states per window
 HORIZON = 5          # the target is the true state HORIZON observations after the last one
 NOISE = 0.2          # sd of the observation noise added to the inputs, in normalised units
@@ -132,13 +135,27 @@ KERNEL_PENALTIES = (1e-5, 1e-4, 1e-3)
 LIMIT = LIMIT_PREFIX + "ensemble Kalman filter, true model"
 
 
-def floor_values(splits) -> dict[str, float]:
+# the window MLP floor's lr grid: its validation optimum lies inside on seeds 0-1 at 1,000 and
+# 4,000 training windows (results/tracks/dynamics_floor_margin_mlp.json)
+WINDOW_MLP_LRS = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+
+
+def window_mlp_floor(splits, seed: int):
+    """The window MLP (tanh 128-128 on the flattened window) trained like the baseline: the
+    track's optimizer, schedule, batch size and epochs, the lr of :data:`WINDOW_MLP_LRS` best
+    on validation (:func:`benchkit.tracks.trained_floors.trained_floor`)."""
+    from benchkit.tracks.models import window_mlp  # torch is imported when a floor trains
+
+    return trained_floor(TRACK, window_mlp, _as_data(splits), WINDOW_MLP_LRS, seed=seed)
+
+
+def floor_values(splits, seed: int = 0) -> dict[str, float]:
     """Test MSE of persistence (the last observed state), and of models fitted on the train
     split: least squares linear and quadratic in the last two states, ridge regression cubic in
     them (penalty chosen on validation: plain least squares on those 83 nearly collinear
     columns extrapolates wildly), RBF kernel ridge and nearest-neighbour analogues on delay
-    embeddings (length, width, penalty and neighbours chosen on validation), and with
-    scikit-learn an MLP on the whole window."""
+    embeddings (length, width, penalty and neighbours chosen on validation), and an MLP on the
+    whole window trained like the baseline (:func:`window_mlp_floor`; ``seed`` its streams)."""
     (x, y), (xv, yv), (xt, yt) = splits
 
     def last(a, k):
@@ -148,23 +165,25 @@ def floor_values(splits) -> dict[str, float]:
         return kernel_ridge(*rows, gammas=KERNEL_GAMMAS, penalties=KERNEL_PENALTIES)
 
     quad, cubic = quadratic_features, cubic_features
-    out = {"persistence": float(np.mean((xt[:, -1].astype(np.float64) - yt) ** 2)),
-           "linear": least_squares_mse(last(x, 2), y, last(xt, 2), yt),
-           "quadratic": least_squares_mse(quad(last(x, 2)), y, quad(last(xt, 2)), yt),
-           "cubic": ridge_mse(cubic(last(x, 2)), y, cubic(last(xv, 2)), yv,
-                              cubic(last(xt, 2)), yt),
-           "kernel ridge": best_embedding(tuned_kernel_ridge, splits, EMBEDDINGS),
-           "analogues": best_embedding(nearest_neighbours, splits, EMBEDDINGS)}
-    if has_sklearn():
-        out["window MLP"] = mlp_mse(x, y, xv, yv, xt, yt)
-    return out
+    return {"persistence": float(np.mean((xt[:, -1].astype(np.float64) - yt) ** 2)),
+            "linear": least_squares_mse(last(x, 2), y, last(xt, 2), yt),
+            "quadratic": least_squares_mse(quad(last(x, 2)), y, quad(last(xt, 2)), yt),
+            "cubic": ridge_mse(cubic(last(x, 2)), y, cubic(last(xv, 2)), yv,
+                               cubic(last(xt, 2)), yt),
+            "kernel ridge": best_embedding(tuned_kernel_ridge, splits, EMBEDDINGS),
+            "analogues": best_embedding(nearest_neighbours, splits, EMBEDDINGS),
+            "window MLP": window_mlp_floor(splits, seed).test}
+
+
+def _as_data(splits) -> Data:
+    import torch
+
+    return Data(*(Split(torch.from_numpy(x), torch.from_numpy(y)) for x, y in splits))
 
 
 @functools.lru_cache(maxsize=64)
 def make_data(seed: int) -> Data:
-    import torch
-
-    return Data(*(Split(torch.from_numpy(x), torch.from_numpy(y)) for x, y in arrays(seed)))
+    return _as_data(arrays(seed))
 
 
 @kept_per_seed
@@ -172,7 +191,7 @@ def floors(seed: int) -> dict[str, float]:
     """:func:`floor_values` on the track's splits of ``seed``, and the achievable limit of
     :func:`ensemble_kalman_mse` on its test split."""
     splits = arrays(seed)
-    return {**floor_values(splits), LIMIT: ensemble_kalman_mse(seed, *splits[2])}
+    return {**floor_values(splits, seed), LIMIT: ensemble_kalman_mse(seed, *splits[2])}
 
 
 def make_model():

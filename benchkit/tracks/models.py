@@ -47,6 +47,17 @@ def rnn_small(n_in: int = 3, hidden: int = 64, n_out: int = 3) -> RNNSmall:
     return RNNSmall(n_in, hidden, n_out)
 
 
+def window_mlp(window: int = 16, n_in: int = 3, hidden: int = 128, n_out: int = 3,
+               depth: int = 2) -> nn.Sequential:
+    """An MLP on a flattened window ``(batch, window, n_in)``: ``Flatten``, then ``depth``
+    ``Linear, Tanh`` layers of width ``hidden`` and a linear head to ``n_out``; dynamics'
+    window-MLP floor (at its defaults: window * n_in - 128 - 128 - n_out)."""
+    layers: list[nn.Module] = [nn.Flatten()]
+    for i in range(depth):
+        layers += [nn.Linear(window * n_in if i == 0 else hidden, hidden), nn.Tanh()]
+    return nn.Sequential(*layers, nn.Linear(hidden, n_out))
+
+
 class CausalBlock(nn.Module):
     """A pre-norm transformer block: ``x + attn(norm1(x))`` then ``x + mlp(norm2(x))``, with
     causal multi-head self-attention (``scaled_dot_product_attention``, no dropout). With

@@ -213,7 +213,14 @@ def aa_report(name: str, folder: str = "aa") -> dict:
 
 
 @pytest.mark.parametrize("name, folder", [
-    ("dynamics", "aa"), ("tabular", "aa"),
+    pytest.param("dynamics", "aa", marks=pytest.mark.xfail(
+        strict=True, reason="the committed A/A report is of the earlier protocol (1,000 test "
+        "windows, a scikit-learn window MLP floor); and the window MLP trained like the GRU "
+        "beats the GRU (issue 54: 0.0552 / 0.0528 against 0.0726 / 0.0573 on seeds 0-1; with "
+        "4,000 training windows 0.0492 against 0.0543 over seeds 0-3; "
+        "results/tracks/dynamics_floor_margin_*.json): the track is to be retired or "
+        "redesigned (docs/tracks.md)")),
+    ("tabular", "aa"),
     pytest.param("mnist1d", "aa", marks=pytest.mark.xfail(
         strict=True, reason="its first 16-seed A/A bench (idea arm on init offset 1,000,003) "
         "came out harms, p 0.017; two more (offsets 2,000,003 and 3,000,017) inconclusive, "

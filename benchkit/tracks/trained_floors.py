@@ -1,0 +1,59 @@
+"""Floors that are neural networks, trained as the track trains its baseline (issue 54): the
+track's optimizer, schedule, batch size, epochs and loss, the lr chosen on the seed's
+validation split from a grid. A network floor trained with a weaker protocol than the
+baseline's (another library's defaults, no schedule) flatters the baseline.
+
+Deterministic in the seed: the model's init and the minibatch order come from the seed, the
+global RNG is restored afterwards (a floor never disturbs a run's seeding) and the floor trains
+on one torch thread (the thread count changes float reductions, hence the bits), whatever
+process computes it.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple
+
+from benchkit.tracks.base import Data, Track
+
+FLOOR_SALT = 0xF100  # the floor's init and order stream: apart from every run's
+
+
+class TrainedFloor(NamedTuple):
+    """The test metric at the selected ``lr`` and every lr's validation metric (NaN when that
+    run diverged)."""
+
+    test: float
+    lr: float
+    val_by_lr: dict[float, float]
+
+
+def trained_floor(track: Track, make_model: Callable, data: Data, lrs, *,
+                  seed: int) -> TrainedFloor:
+    """``make_model()`` trained on ``data.train`` with ``track``'s protocol at each lr of
+    ``lrs``; the lr with the best validation metric (in the track's direction) gives the test
+    metric. Raises ValueError when every lr diverged."""
+    import torch
+
+    from benchkit.training import loop
+
+    threads = torch.get_num_threads()
+    val_by_lr: dict[float, float] = {}
+    test_by_lr: dict[float, float] = {}
+    try:
+        torch.set_num_threads(1)
+        with torch.random.fork_rng(devices=[]):
+            for lr in lrs:
+                torch.manual_seed(FLOOR_SALT + int(seed))
+                result = loop.fit(make_model(), data, track, lr=float(lr), epochs=track.epochs,
+                                  batch_size=track.batch_size, seed=FLOOR_SALT + int(seed),
+                                  schedule=track.schedule)
+                val_by_lr[float(lr)] = math.nan if result.diverged else result.val
+                test_by_lr[float(lr)] = result.test
+    finally:
+        torch.set_num_threads(threads)
+    finite = [lr for lr, v in val_by_lr.items() if math.isfinite(v)]
+    if not finite:
+        raise ValueError(f"track {track.name!r}: the trained floor diverged at every lr of "
+                         f"{list(lrs)}; give a grid with smaller lrs")
+    pick = (min if track.direction == "lower" else max)(finite, key=val_by_lr.__getitem__)
+    return TrainedFloor(test_by_lr[pick], pick, val_by_lr)
