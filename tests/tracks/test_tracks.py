@@ -226,9 +226,13 @@ def aa_report(name: str, folder: str = "aa") -> dict:
         "came out harms, p 0.017; two more (offsets 2,000,003 and 3,000,017) inconclusive, "
         "p 0.17 and 0.070, all below the same baseline; a fourth with the baseline on stream "
         "+4,000,037 inconclusive, p 0.38. No asymmetry in the code path: the seed's own "
-        "stream is the best of five, a lucky baseline draw (docs/tracks.md)")),
-    ("mnist1d", "aa_offset_2000003"), ("mnist1d", "aa_offset_3000017"),
-    ("mnist1d", "aa_baseline_4000037")])
+        "stream is the best of five, a lucky baseline draw (docs/tracks.md). And all four are "
+        "of the earlier protocol (1,000 test signals; 5,000 since issue 53)")),
+    *(pytest.param("mnist1d", folder, marks=pytest.mark.xfail(
+        strict=True, reason="the committed report is of the earlier protocol (1,000 test "
+        "signals; 5,000 since issue 53, benchmarks/results/tracks/variance_mnist1d.json): "
+        "rerun it at today's protocol"))
+      for folder in ("aa_offset_2000003", "aa_offset_3000017", "aa_baseline_4000037"))])
 def test_each_track_s_a_a_bench_passes_the_bar_at_the_track_s_protocol(name, folder):
     """The committed A/A benches of every shipped track (benchmarks/results/tracks/aa, and
     aa_offset_N for a further one on init offset N), at the protocol and grid the track
