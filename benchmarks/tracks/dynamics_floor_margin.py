@@ -4,7 +4,8 @@ Per training-set size (``--n-train``) and seed, the windows of :func:`dynamics.w
 that size (the track's validation and test sizes unless ``--n-val``, ``--n-test``), then
 
 * the baseline (``--model``: ``rnn_small`` the GRU(64), or a name in benchkit.tracks.models
-  with integer keyword arguments, ``window_mlp:hidden=256,depth=3``) at each lr of ``--lrs``,
+  with integer keyword arguments, ``window_mlp:hidden=256,depth=3``, or this script's
+  ``low_rank_window_mlp:rank=6``) at each lr of ``--lrs``,
   trained as the plugin trains a run (the run's seeding, the track's optimizer, schedule,
   batch size and ``--epochs``);
 * the window MLP (tanh 128-128 on the flattened window) trained the same way at each lr of
@@ -31,6 +32,15 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "tracks"
 MLP_LRS = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+
+
+def low_rank_window_mlp(rank: int = 6, hidden: int = 128):
+    """A window MLP whose first layer is of rank ``rank``: a linear map of the flattened window
+    to ``rank`` numbers (a learned filter of the state), then tanh ``hidden``-``hidden``."""
+    from torch import nn
+
+    return nn.Sequential(nn.Flatten(), nn.Linear(48, rank), nn.Linear(rank, hidden), nn.Tanh(),
+                         nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 3))
 
 
 def splits_data(seed: int, n_train: int, n_val: int | None, n_test: int | None):
@@ -71,7 +81,8 @@ def main() -> None:
         track = dataclasses.replace(track, epochs=args.epochs)
     name, _, given = args.model.partition(":")
     kwargs = {k: int(v) for k, v in (kv.split("=") for kv in given.split(",") if kv)}
-    make = functools.partial(getattr(models, name), **kwargs)
+    local = {"low_rank_window_mlp": low_rank_window_mlp}
+    make = functools.partial(local.get(name) or getattr(models, name), **kwargs)
     out = {"command": "python benchmarks/tracks/dynamics_floor_margin.py " + " ".join(sys.argv[1:]),
            "model": args.model, "epochs": track.epochs, "batch_size": track.batch_size,
            "schedule": track.schedule, "sizes": []}
