@@ -3,6 +3,10 @@ track's optimizer, schedule, batch size, epochs and loss, the lr chosen on the s
 validation split from a grid. A network floor trained with a weaker protocol than the
 baseline's (another library's defaults, no schedule) flatters the baseline.
 
+The tracks layer imports nothing above it, so the loop comes from the training layer:
+importing :mod:`benchkit.training` (the plugin always does) hands it down through
+:func:`provide_trainer`; a floor computed before that says so.
+
 Deterministic in the seed: the model's init and the minibatch order come from the seed, the
 global RNG is restored afterwards (a floor never disturbs a run's seeding) and the floor trains
 on one torch thread (the thread count changes float reductions, hence the bits), whatever
@@ -16,6 +20,13 @@ from typing import Callable, NamedTuple
 from benchkit.tracks.base import Data, Track
 
 FLOOR_SALT = 0xF100  # the floor's init and order stream: apart from every run's
+_TRAINER: list[Callable] = []  # benchkit.training.loop.fit, once benchkit.training is imported
+
+
+def provide_trainer(fit: Callable) -> None:
+    """Set the loop trained floors train with (``benchkit.training.loop.fit``'s signature);
+    called by :mod:`benchkit.training` when it is imported."""
+    _TRAINER[:] = [fit]
 
 
 class TrainedFloor(NamedTuple):
@@ -34,8 +45,10 @@ def trained_floor(track: Track, make_model: Callable, data: Data, lrs, *,
     metric. Raises ValueError when every lr diverged."""
     import torch
 
-    from benchkit.training import loop
-
+    if not _TRAINER:
+        raise RuntimeError(f"track {track.name!r}: its trained floors need benchkit.training's "
+                           "loop; import benchkit.training before computing them")
+    fit = _TRAINER[0]
     threads = torch.get_num_threads()
     val_by_lr: dict[float, float] = {}
     test_by_lr: dict[float, float] = {}
@@ -44,7 +57,7 @@ def trained_floor(track: Track, make_model: Callable, data: Data, lrs, *,
         with torch.random.fork_rng(devices=[]):
             for lr in lrs:
                 torch.manual_seed(FLOOR_SALT + int(seed))
-                result = loop.fit(make_model(), data, track, lr=float(lr), epochs=track.epochs,
+                result = fit(make_model(), data, track, lr=float(lr), epochs=track.epochs,
                                   batch_size=track.batch_size, seed=FLOOR_SALT + int(seed),
                                   schedule=track.schedule)
                 val_by_lr[float(lr)] = math.nan if result.diverged else result.val

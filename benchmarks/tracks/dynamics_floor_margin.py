@@ -46,10 +46,11 @@ def low_rank_window_mlp(rank: int = 6, hidden: int = 128):
 def splits_data(seed: int, n_train: int, n_val: int | None, n_test: int | None):
     import torch
 
-    from benchkit.tracks import dynamics as d
+    from benchkit.tracks import dynamics
     from benchkit.tracks.base import Data, Split
 
-    parts = d.windows(seed, sizes=(n_train, n_val or d.N_VAL, n_test or d.N_TEST))
+    sizes = (n_train, n_val or dynamics.N_VAL, n_test or dynamics.N_TEST)
+    parts = dynamics.windows(seed, sizes=sizes)
     return Data(*(Split(torch.from_numpy(x), torch.from_numpy(y)) for x, y in parts))
 
 

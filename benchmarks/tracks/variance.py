@@ -52,12 +52,13 @@ def fresh_test(track: str, seed: int, n: int):
         from benchkit.tracks import tabular
         return tabular.sample(np.random.default_rng([FRESH_SEED, seed]), n)
     if track == "dynamics":
-        from benchkit.tracks import dynamics as d
+        from benchkit.tracks import dynamics
         # windows() draws its sizes' splits in order from one stream: a longer test split
         # starts with the track's test windows (checked below), the rest are fresh
-        x, y = d.windows(seed, sizes=(d.N_TRAIN, d.N_VAL, d.N_TEST + n))[2]
-        assert np.array_equal(x[:d.N_TEST], d.arrays(seed)[2][0])
-        return x[d.N_TEST:], y[d.N_TEST:]
+        sizes = (dynamics.N_TRAIN, dynamics.N_VAL, dynamics.N_TEST + n)
+        x, y = dynamics.windows(seed, sizes=sizes)[2]
+        assert np.array_equal(x[:dynamics.N_TEST], dynamics.arrays(seed)[2][0])
+        return x[dynamics.N_TEST:], y[dynamics.N_TEST:]
     if track == "mnist1d":
         from benchkit.tracks import mnist1d
         return mnist1d.generate(FRESH_SEED + seed, n)

@@ -12,7 +12,7 @@ from benchkit import tracks
 from benchkit.tracks import models
 from benchkit.tracks.base import Data, Split
 from benchkit.tracks.trained_floors import trained_floor
-from benchkit.training import loop
+from benchkit.training import loop  # also hands trained_floor its loop (benchkit.training)
 
 
 def tiny():
@@ -56,6 +56,15 @@ def test_a_floor_that_diverges_at_every_lr_says_so():
     track, data = tiny()
     with pytest.raises(ValueError, match="diverged at every lr"):
         trained_floor(track, models.mlp_tanh, data, (math.inf,), seed=0)
+
+
+def test_without_the_training_layer_a_trained_floor_says_what_to_import(monkeypatch):
+    from benchkit.tracks import trained_floors
+
+    monkeypatch.setattr(trained_floors, "_TRAINER", [])
+    track, data = tiny()
+    with pytest.raises(RuntimeError, match="import benchkit.training"):
+        trained_floor(track, models.mlp_tanh, data, (1e-2,), seed=0)
 
 
 def test_the_window_mlp_maps_a_window_to_a_state():
