@@ -6,7 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from benchkit.report.bench_report import is_finite
 from benchkit.spec.payloads import JsonDict
+from benchkit.tracks.base import strongest_floor
+from benchkit.verdict.build import direction_of
 
 
 def tested_level(comp: Mapping[str, Any]) -> float | None:
@@ -33,3 +36,16 @@ def non_discriminating(report: JsonDict) -> list[str]:
     """Names of the report's signatures that pass, but whose null passes too."""
     sigs = (report.get("mechanism_signature") or {}).get("signatures") or {}
     return [name for name, s in sigs.items() if s.get("status") == "non_discriminating"]
+
+
+def floor_gap(report: JsonDict) -> tuple[str, float, float, float] | None:
+    """(the best floor's name, its value, the baseline's test mean, how much better the baseline
+    is: positive when it beats the floor, in the metric's direction); None without a finite
+    baseline mean or a floor (limits, which no learner reaches, are not floors)."""
+    floors = {k: v for k, v in (report.get("floors") or {}).items() if is_finite(v)}
+    strongest = strongest_floor(floors, direction_of(report)) if floors else None
+    base = ((report.get("baseline") or {}).get("full") or {}).get("mean")
+    if strongest is None or base is None or not is_finite(base):
+        return None
+    best, value = strongest
+    return best, value, base, (value - base) if direction_of(report) == "lower" else (base - value)

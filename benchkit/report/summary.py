@@ -18,8 +18,7 @@ from benchkit.report.fmt import (cfg_text, interval_text, markdown_cell, markdow
 from benchkit.report.sentences import (deciding_interval, mechanism_sentence, missing_evidence,
                                        not_run, practical_sentence, system_sentence)
 from benchkit.store import atomic
-from benchkit.tracks.base import strongest_floor
-from benchkit.report.reading import paired_values, tested_level
+from benchkit.report.reading import floor_gap, paired_values, tested_level
 from benchkit.verdict.build import direction_of
 
 SUMMARY_NAME = "summary.md"
@@ -104,15 +103,12 @@ def floor_lines(report: dict) -> list[str]:
     floors = {k: v for k, v in (report.get("floors") or {}).items() if is_finite(v)}
     if not floors:
         return []
-    direction = direction_of(report)
     lines = ["## Floors", "", "- baselines fitted on the same seeds' train splits, test "
              "metric averaged over the seeds: " + ", ".join(f"{k} {num(v)}" for k, v in
                                                            floors.items())]
-    strongest = strongest_floor(floors, direction)  # limits (no learner reaches them) left out
-    base = ((report.get("baseline") or {}).get("full") or {}).get("mean")
-    if base is not None and is_finite(base) and strongest is not None:
-        best, value = strongest
-        gain = (value - base) if direction == "lower" else (base - value)
+    gap = floor_gap(report)
+    if gap is not None:
+        best, value, base, gain = gap
         lines.append(f"- the baseline ({num(base)}) is {rel_pct(gain, value)} "
                      f"{'better' if gain > 0 else 'worse' if gain < 0 else 'no better'} than "
                      f"the best floor, {best} ({num(value)})")

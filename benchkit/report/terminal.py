@@ -12,7 +12,7 @@ from pathlib import Path
 from benchkit.report.advice import warning_lines
 from benchkit.report.fmt import mechanism_word, readable, sig
 from benchkit.report.sentences import decided_p, deciding, not_run, system_word, verdict_against
-from benchkit.report.reading import tested_level
+from benchkit.report.reading import floor_gap, tested_level
 
 WIDTH = 120
 COLUMNS = ("idea", "track", "verdict", "decided by", "delta", "wins", "p", "MDE",
@@ -46,14 +46,21 @@ def row(r: dict) -> tuple[str, ...]:
 
 
 def notes(r: dict) -> list[str]:
-    """What a row cannot say: a frontier's figures are means over its points."""
+    """What a row cannot say: a frontier's figures are means over its points; a baseline no
+    better than its track's best floor (a trivial model: an own track's too), whose comparisons
+    then say little."""
+    gap = floor_gap(r)
+    below = [] if gap is None or gap[3] > 0 else [
+        f"benchkit: WARNING {r['name']} {r['track']}: the baseline's test mean {sig(gap[2])} is "
+        f"no better than the track's best floor, {gap[0]} ({sig(gap[1])}): a trained baseline "
+        "should beat it; tune the baseline or the track (summary.md, Floors)"]
     front = r.get("frontier")
     if not front or r.get("comparison") is None:
-        return []
+        return below
     values = ", ".join(sig(v) if isinstance(v, float) else str(v) for v in front["values"])
     return [f"benchkit: {r['name']} {r['track']}: a frontier over {front['axis']} ({values}): "
             "every arm at each point; delta, wins and p are of the mean over the points "
-            "(each point in summary.md)"]
+            "(each point in summary.md)"] + below
 
 
 def _fit(table: list[tuple[str, ...]], width: int) -> tuple[list[int], int]:

@@ -2,7 +2,11 @@
 the metric's direction."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from benchkit.report.summary import floor_lines
+from benchkit.report.terminal import render_summary
+from builders import make_report
 
 
 def report(direction: str, base: float, floors: dict) -> dict:
@@ -36,3 +40,20 @@ def test_a_limit_is_listed_but_is_not_the_best_floor():
     assert "limit: ensemble Kalman filter 0.035" in lines[2]
     assert lines[3] == ("- the baseline (0.07) is 12.5% better than the best floor, "
                         "window MLP (0.08)")
+
+
+def test_a_baseline_no_better_than_its_best_floor_gets_a_terminal_line():
+    """Issue 50: said only in summary.md, so an own track whose trained baseline loses to a
+    mean predictor went unnoticed in the terminal; a baseline that beats it gets no line."""
+    below = make_report(effect=-0.3)
+    base = below["baseline"]["full"]["mean"]
+    below["floors"] = {"mean_predictor": round(base / 2, 3), "limit: oracle": 0.0}
+    lines = render_summary([(Path("r/fake_idea/tabular/bench_report.json"), below)], Path("."))
+    warned = [line for line in lines if "best floor" in line]
+    assert warned == [f"benchkit: WARNING fake_idea tabular: the baseline's test mean 1.09 is no "
+                      f"better than the track's best floor, mean_predictor ({round(base / 2, 3)})"
+                      ": a trained baseline should beat it; tune the baseline or the track "
+                      "(summary.md, Floors)"]
+    above = {**below, "floors": {"mean_predictor": base * 2}}
+    lines = render_summary([(Path("r/fake_idea/tabular/bench_report.json"), above)], Path("."))
+    assert not any("best floor" in line for line in lines)
