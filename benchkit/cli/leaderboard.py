@@ -3,6 +3,7 @@ terminal table, a JSON file and a plot."""
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 from benchkit.report import plots
@@ -66,6 +67,18 @@ def write_json(result: Leaderboard, path: str | Path) -> None:
     Path(path).write_text(json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
+TITLE_WIDTH = 70   # characters of a panel title's line: 9-point text across the 7-inch figure
+
+
+def titles(result: Leaderboard) -> list[str]:
+    """Each board's panel title: its number and baseline as the terminal's ``board k`` line
+    names them (two boards of one track differ there), wrapped to fit the panel."""
+    return [textwrap.fill(f"board {k}: {b['track']}, baseline {cfg_id(b['baseline']['config'])} "
+                          f"on {len(b['baseline']['seeds'])} seeds", TITLE_WIDTH)
+            for k, b in enumerate(result["boards"], 1)]
+
+
+
 def plot(result: Leaderboard, path: str | Path) -> str | None:
     """Per-idea paired intervals, one panel per board; a note instead when matplotlib is
     missing (an optional extra)."""
@@ -76,7 +89,9 @@ def plot(result: Leaderboard, path: str | Path) -> str | None:
     boards = result["boards"]
     if not boards:
         return "no board to plot"
-    fig = figure_cls(figsize=(7, 1.2 + 0.45 * sum(len(b["ideas"]) + 1 for b in boards)))
+    heads = titles(result)
+    fig = figure_cls(figsize=(7, 1.2 + 0.45 * sum(len(b["ideas"]) + 1 + t.count("\n")
+                                                  for b, t in zip(boards, heads))))
     canvas_cls(fig)
     axes = fig.subplots(len(boards), 1, squeeze=False)[:, 0]
     for ax, b in zip(axes, boards):
@@ -90,8 +105,10 @@ def plot(result: Leaderboard, path: str | Path) -> str | None:
         ax.axvline(0, color="0.7", lw=0.8)
         ax.set_yticks(range(len(ideas)), [f"{r['rank']}. {r['name']}" for r in ideas])
         ax.set_xlabel(f"idea - baseline, test {b['metric']} ({b['direction']})", fontsize=8)
-        ax.set_title(f"{b['track']}: each idea's delta and the test's interval at the level "
-                     "its verdict was decided at", fontsize=9)
+    for ax, title in zip(axes, heads):
+        ax.set_title(title, fontsize=9)
+    fig.suptitle("each idea's delta (dot) and the test's interval at the level its verdict was "
+                 "decided at", fontsize=8)
     fig.tight_layout()
     # the format named: matplotlib would otherwise write PATH.png for a PATH without suffix
     fig.savefig(path, format=Path(path).suffix[1:].lower() or "png")

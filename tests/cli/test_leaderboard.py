@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.cli import commands
-from benchkit.cli.leaderboard import plot, render
+from benchkit.cli.leaderboard import plot, render, titles
 from benchkit.verdict.leaderboard import Entry, board_p_values, build, verdict
 from sessions import run_session
 
@@ -242,3 +242,41 @@ def test_benjamini_hochberg_matches_scipy_and_is_an_option_of_the_board():
         assert sum(q < 0.05 for q in benjamini_hochberg(ps)) >= sum(h < 0.05 for h in holm(ps))
     with pytest.raises(ValueError, match="adjustment must be one of"):
         build([], adjustment="bonferroni")
+
+
+def test_the_plots_titles_name_each_board_and_fit_the_figure(tmp_path, monkeypatch):
+    """Issue 50: each panel was titled '<track>: each idea's delta ...', cut at the figure's
+    edge, and two boards of one track were titled alike."""
+    from benchkit.report import plots
+
+    classes = plots.matplotlib_classes()
+    if classes is None:
+        pytest.skip("matplotlib is not installed")
+    figure_cls, canvas_cls = classes
+    drawn = []
+
+    class Kept(figure_cls):
+        def savefig(self, *args, **kwargs):
+            drawn.append(self)
+            return super().savefig(*args, **kwargs)
+
+    monkeypatch.setattr(plots, "matplotlib_classes", lambda: (Kept, canvas_cls))
+    win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
+    other = [f"e{s}" for s in range(8)]   # another baseline's runs: a second board
+    result = build(entries(   # long names, as the shipped ideas': the panels start further right
+        moment_preserving_compression=report(win),
+        pruning_finetune_vs_scratch=report([-x for x in win]),
+        c=report(win, digests=other), d=report(win[::-1], digests=other)))
+    assert len(result["boards"]) == 2
+    assert plot(result, tmp_path / "board.png") is None
+    fig, = drawn
+    renderer = fig.canvas.get_renderer()
+    heads = [ax.get_title() for ax in fig.axes]
+    assert heads == ["board 1: tabular, baseline lr=1 on 8 seeds",
+                     "board 2: tabular, baseline lr=1 on 8 seeds"]
+    result["boards"][1]["baseline"]["config"] = {"lr": 1, "optimizer": "a" * 90}
+    assert all(len(line) <= 70 for line in titles(result)[1].splitlines())
+    for text in [ax.title for ax in fig.axes] + [fig._suptitle]:
+        box = text.get_window_extent(renderer)
+        assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1, text.get_text()
+        assert fig.bbox.y0 <= box.y0 and box.y1 <= fig.bbox.y1, text.get_text()
