@@ -22,7 +22,7 @@ def test_record_without_results_says_what_is_needed():
         make_run().record()
     with pytest.raises(TypeError, match="single number"):
         make_run().record(val=torch.ones(3), test=1.0)
-    with pytest.raises(TypeError, match="must be a number"):
+    with pytest.raises(TypeError, match="must be a real number"):
         make_run().record(val="0.5", test=1.0)
 
 
@@ -185,9 +185,9 @@ def test_run_cfg_is_read_only_and_says_how_to_change_a_setting():
     (lambda r: r.signature(3, 0.0, 0.0, 0.0), "run.signature: name must be"),
     (lambda r: r.signature("a\x1b[31m", 0.0, 0.0, 0.0), "printable"),
     (lambda r: r.log("x" * 101, 1.0), "run.log: name must be .*at most 100"),
-    (lambda r: r.log("n", object()), r"run.log\('n', ...\) must be a number"),
+    (lambda r: r.log("n", object()), r"run.log\('n', ...\) must be a real number"),
     (lambda r: r.log("n", torch.ones(2)), "single number"),
-    (lambda r: r.record(val={"a": 1}, test=1.0), r"run.record\(val=...\) must be a number"),
+    (lambda r: r.record(val={"a": 1}, test=1.0), r"run.record\(val=...\) must be a real number"),
 ])
 def test_values_that_cannot_enter_a_report_are_refused_where_given(call, fragment):
     with pytest.raises(TypeError, match=fragment):
