@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from benchkit.spec.arguments import (check_ids, in_float_range, parse_boundary, parse_fairness,
-                                     parse_futility, parse_grid, parse_looks, parse_test,
-                                     real_number)
+from benchkit.spec.arguments import (check_ids, check_value, in_float_range, parse_boundary,
+                                     parse_fairness, parse_futility, parse_grid, parse_looks,
+                                     parse_test, real_number)
 from benchkit.spec.idea import (ARMS, BENCH_KWARGS, CONTROL, DEFAULT_EXTEND, DEFAULT_SEEDS,
-                                MAX_GRID, MAX_RUNS, MAX_SEEDS, MIN_SEEDS, IdeaSpec, SpecError,
-                                check_folder_name)
+                                MAX_GRID, MAX_INT, MAX_RUNS, MAX_SEEDS, MIN_SEEDS, IdeaSpec,
+                                SpecError, check_folder_name)
 
 
 class Mark(Protocol):
@@ -110,6 +110,10 @@ def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
                         "on that side "
                         f"(default {DEFAULT_EXTEND}; 0 turns the extension off)")
     epochs = {t: int(epochs_override or tracks.get(t).epochs) for t in track_names}
+    for t, n in epochs.items():   # an own track's: the records hold it
+        if not 1 <= n <= MAX_INT:
+            raise SpecError(f"{where}: track {t!r} declares epochs={n!r:.60}; valid: an integer "
+                            f"in [1, {MAX_INT}]")
     fair = parse_fairness(kw, where, margin)
     if fair["frontier"]:
         (axis, values), = fair["frontier"].items()
@@ -121,6 +125,9 @@ def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
             grids[t] = tuple({**cfg, axis: v} for v in values for cfg in grid)
     for t, grid in grids.items():
         check_ids(grid, where)
+        for cfg in grid:   # a track's own grid too (an own track's is not parsed above)
+            for key, value in cfg.items():
+                check_value(value, f"grid value {key}", where)
         if len(grid) * n_seeds > MAX_RUNS:
             raise SpecError(f"{where}: {len(grid)} configs x {n_seeds} seeds on {t} is "
                             f"{len(grid) * n_seeds} runs per arm; valid: at most {MAX_RUNS} "

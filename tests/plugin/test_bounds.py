@@ -226,3 +226,23 @@ def test_grids_refuse_equal_values_however_written_and_values_outside_float_rang
 
 def test_a_bool_and_a_number_are_different_grid_values():
     assert len(parse(grid={"lr": [1e-2], "flag": [True, 1]}).grids["tabular"]) == 2
+
+
+def test_an_own_tracks_epochs_and_grid_are_bounded_like_a_marks(monkeypatch):
+    """An own track (benchkit.tracks.register) gives its epochs and default grid to every bench
+    on it: the same bound as --bench-epochs and grid= (issue 50)."""
+    import dataclasses
+
+    from benchkit import tracks
+
+    monkeypatch.setattr(tracks, "_REGISTRY", dict(tracks._REGISTRY))  # restored afterwards
+    base = tracks.get("tabular")
+    for name, changes, fragment in (
+            ("huge_epochs", {"epochs": 10 ** 20}, "track 'huge_epochs' declares epochs="
+             "100000000000000000000; valid: an integer in [1, 99999999999999999999]"),
+            ("huge_grid", {"grid": ({"lr": 1e-3, "width": 10 ** 21},)},
+             "grid value width=1000000000000000000000: an integer of 22 digits")):
+        tracks.register(dataclasses.replace(base, name=name, **changes), replace=True)
+        with pytest.raises(SpecError) as info:
+            parse(track=name)
+        assert fragment in str(info.value)
