@@ -6,3 +6,4 @@ arm test's run (:mod:`.fixture`), the controller (:mod:`.controller`), per-run i
 (:mod:`.fresh_audit`). pytest glue only: the only layer that imports pytest, and each of its modules
 does; it may import every other layer (torch lazily: importing it imports no torch)."""
 from benchkit.plugin.hooks import *  # noqa: F401,F403
+from benchkit.plugin.whole import *  # noqa: F401,F403

@@ -13,6 +13,7 @@ from benchkit.plugin.fixture import PROPERTY, stored_run_payload
 from benchkit.plugin.progress import ProgressReporter
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
 from benchkit.plugin.timeouts import reports_first
+from benchkit.plugin.whole import exploratory_reason, not_run
 from benchkit.spec import cfg_id
 from benchkit.spec.payloads import Payload, RunPayload, payload_from_json
 
@@ -67,6 +68,7 @@ class BenchSession:
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
         self.sigterm_held = False              # a SIGTERM came while the reports were written
         self.audit_lines: list[str] = []       # what --bench-audit(-fresh) found
+        self.partial: dict[str, list[str]] = {}  # idea -> its mechanism tests not run here
         self.progress = ProgressReporter(config)       # runs trained of runs to train, time left
         config.pluginmanager.register(self.progress, "benchkit-progress")
 
@@ -143,9 +145,11 @@ class BenchSession:
         kept: list[Payload] = [
             p for p in payloads if not isinstance(p, RunPayload) or p.outcome != "skipped"
             or p.point is None or (p.spec.name, run_place(p)) not in taken]
+        self.partial = not_run(payloads, (self.collection or {}).get("mechanism_items") or {})
         self.written, self.failures = aggregate_session(
             kept + list(filled),
-            self.settings,
+            self.settings, partial={name: exploratory_reason(missing)
+                                    for name, missing in self.partial.items()},
             complete_session=not interrupted, errors=self.write_errors,
             rootpath=self.rootpath, store=self.trust(),
             floors=self.kept_floors)
@@ -274,6 +278,10 @@ class BenchSession:
         for line in next_steps(self.written, config.invocation_params.args,
                                fresh=self.settings.fresh, merge=self.settings.shard == "merge"):
             tr.write_line(line, yellow=True, bold=True)
+        from benchkit.report.nextstep import partial_line
+        for name, missing in sorted(self.partial.items()):
+            tr.write_line(partial_line(name, missing, self.written,
+                                       config.invocation_params.args), yellow=True, bold=True)
         for name, count in sorted(self.filled_from_store.items()):
             tr.write_line(f"benchkit: {name}: {count} run(s) not run in this session taken "
                           "from the store, unchanged since they ran (--bench-fresh takes none)")

@@ -19,6 +19,7 @@ import pytest
 from benchkit.plugin import activation
 from benchkit.plugin import settings
 from benchkit.plugin import timeouts
+from benchkit.plugin import whole
 from benchkit.plugin.activation import is_worker
 from benchkit.plugin.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_payload,
                                      before_call, item_spec, keep_returned, reuse,
@@ -373,7 +374,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     _draw_audit(stored, config.stash[SETTINGS].audit, config.stash[SETTINGS].audit_seed)
     by_group: dict[str, int] = {}
     counts = {"bench_modules": known, "arm_runs_selected": len(arms),
-              "to_train": len(arms) - len(stored), "to_train_by_group": by_group}
+              "to_train": len(arms) - len(stored), "to_train_by_group": by_group,
+              "mechanism_items": whole.mechanism_items(config)}
     stored_ids = {id(item) for item in stored}
     for item in arms:
         param = item.callspec.params.get("run")

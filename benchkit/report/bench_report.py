@@ -66,6 +66,14 @@ def load_report(path) -> dict:
     path = Path(path)
     if path.is_dir() and (path / REPORT_NAME).is_file():
         path = path / REPORT_NAME
+    return load_report_file(path)
+
+
+def load_report_file(path: Path, *, schema: bool = True) -> dict:
+    """Read and check the report at ``path`` (a folder is refused): :class:`ReportError` says
+    in one line why it is none. A FIFO or a device is refused before it is opened. Without
+    ``schema``, only a JSON object of a supported ``bench_version`` with a list of run objects
+    (what a session compares with the report it writes)."""
     if not path.exists():
         raise ReportError(f"{path}: no such file")
     if path.is_dir():
@@ -76,12 +84,12 @@ def load_report(path) -> dict:
     if size > MAX_REPORT_BYTES:
         raise ReportError(f"{path}: {size} bytes; valid: a report of at most "
                           f"{MAX_REPORT_BYTES} bytes (benchkit's are well under 1 MB)")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    try:   # never more than the limit read, should it grow meanwhile
+        text = bounded.read_file(path, MAX_REPORT_BYTES)
+    except (OSError, bounded.Refused) as exc:
         raise ReportError(f"{path}: cannot be read ({exc})") from None
     try:   # no integer of more than 20 digits, no key twice, not nested too deeply
-        report = bounded.loads(text)
+        report = bounded.loads(text or b"")
     except bounded.Refused as exc:
         raise ReportError(f"{path}: {exc}") from None
     if not isinstance(report, dict) or "bench_version" not in report:
@@ -91,6 +99,11 @@ def load_report(path) -> dict:
     if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
         raise ReportError(f"{path}: bench_version {version!r:.40} is not supported; this "
                           f"benchkit reads bench_version {_versions()}")
+    if not schema:
+        runs = report.get("runs", [])
+        if isinstance(runs, list) and all(isinstance(r, dict) for r in runs):
+            return report
+        raise ReportError(f"{path}: not a valid benchkit report (runs: not a list of objects)")
     problem = schema_problem(report)
     if problem is None:
         problem = _structure_problem(report)

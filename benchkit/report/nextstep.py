@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 VALUED = ("--bench-shard",)   # options whose value follows as the next word unless given with =
 
@@ -68,3 +69,44 @@ def next_steps(written: list, args, *, fresh: bool, merge: bool) -> list[str]:
                      "retrain them too); should the extended grid's selection sit at its edge "
                      "again, its report asks for one more session")
     return lines
+
+
+# options that select or stop short of an idea's tests: (option, takes a value as the next word)
+SELECTING = {"-k": True, "-m": True, "--deselect": True, "--lf": False, "--last-failed": False,
+             "--sw": False, "--stepwise": False, "--sw-skip": False, "--stepwise-skip": False,
+             "-x": False, "--exitfirst": False, "--maxfail": True}
+
+
+def whole(args) -> list[str]:
+    """``args`` that run every test of the selected modules: without the options that select
+    or stop short (:data:`SELECTING`, also written ``-kEXPR`` or ``--opt=value``), and each node
+    id (``path::test``) as its module's path."""
+    out, skip = [], False
+    for arg in map(str, args):
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in SELECTING:
+            skip = SELECTING[name] and "=" not in arg
+            continue
+        if arg[:2] in ("-k", "-m") and not arg.startswith("--"):
+            continue   # -kEXPR, -mEXPR
+        if "::" in arg and not arg.startswith("-"):
+            arg = arg.split("::", 1)[0]
+            if arg in out:   # two node ids of one module
+                continue
+        out.append(arg)
+    return out
+
+
+def partial_line(name: str, missing: list[str], written: list, args) -> str:
+    """The one line saying that idea ``name``'s reports of this session are exploratory because
+    its mechanism tests ``missing`` did not run here, where they went, and the command that
+    runs the idea whole."""
+    aside = any(Path(p).parent.name == "exploratory" for p, r in written if r["name"] == name)
+    where = " (in exploratory/ beside its complete report, which stays)" if aside else ""
+    return (f"benchkit: PARTIAL {name}: {len(missing)} of its mechanism test(s) did not run in "
+            f"this session, so its verdict would be of part of its tests: its report is "
+            f"exploratory{where} and fails every gate; NEXT: `{command(whole(args))}` runs it "
+            "whole (stored runs are reused) and completes it")

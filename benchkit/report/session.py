@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from benchkit.store import atomic, records
 from benchkit.spec.payloads import MechanismPayload, Payload, RunPayload
 from benchkit.store.provenance import provenance
 from benchkit.verdict import pipeline
+from benchkit.verdict.plan import Exploratory
 from benchkit.verdict.records import Report
 
 TrackFloors = Callable[[str, list[int]], dict]  # (track, seeds) -> the track's floors
@@ -22,7 +25,7 @@ TrackFloors = Callable[[str, list[int]], dict]  # (track, seeds) -> the track's 
 
 def aggregate_session(payloads: list[Payload], settings, *, complete_session: bool = True,
                       errors: list[str] | None = None, rootpath=None, store: dict | None = None,
-                      floors: TrackFloors | None = None):
+                      floors: TrackFloors | None = None, partial: dict[str, str] | None = None):
     """Write every report this session's payloads make. Returns (written, gate failures):
     ``written`` is a list of (path, report); failures are ``benchkit: FAIL ...`` lines.
     With ``errors``, a report that cannot be written adds a ``benchkit: ERROR`` line to it and
@@ -30,7 +33,9 @@ def aggregate_session(payloads: list[Payload], settings, *, complete_session: bo
     atomic); without it the OSError propagates. ``store`` (how far the session's stored runs
     are trusted: :func:`benchkit.store.records.trust`; None: no run store) becomes each
     report's ``store``, with the runs it audited. ``floors`` gives a track's floors on seeds
-    (the controller's keeps them in pytest's cache); None: the reports have none."""
+    (the controller's keeps them in pytest's cache); None: the reports have none.
+    ``partial``: idea name -> why this session ran only part of its tests; that idea's
+    reports are exploratory (written apart from a complete one; every gate fails)."""
     by_idea: dict[str, list[Payload]] = {}
     for p in payloads:
         by_idea.setdefault(p.spec.name, []).append(p)
@@ -47,19 +52,27 @@ def aggregate_session(payloads: list[Payload], settings, *, complete_session: bo
                                         lambda report: floors_of(report, floors))
         for built in reports:
             path = bench_report.report_path(settings.report_dir, name, built.track)
-            previous = read_previous(path)
+            previous, set_aside = read_previous(path)
             incomplete = built.incomplete
             if not complete_session and incomplete is not None:
                 incomplete = dataclasses.replace(
                     incomplete, reasons=(*incomplete.reasons, "the session was interrupted"))
             audited = sorted(p.nodeid for p in runs
                              if p.audit is not None and p.track == built.track)
+            why_partial = (partial or {}).get(name)
+            if why_partial is not None:
+                built = dataclasses.replace(built, exploratory=Exploratory(
+                    (*(built.exploratory.reasons if built.exploratory else ()), why_partial)))
             written_report = bench_report.stamp(dataclasses.replace(
                 built, incomplete=incomplete, provenance=provenance(rootpath, spec.module),
                 store={**(store or records.trust(None)), "audited": audited}))
             aside, written_report = beside(path, written_report, previous)
             if aside != path:
-                path, previous = aside, read_previous(aside)
+                path, (previous, aside_too) = aside, read_previous(aside)
+                set_aside += aside_too
+            if set_aside:  # the report says it, so the terminal does (one WARNING line each)
+                written_report = dataclasses.replace(
+                    written_report, warnings=(*written_report.warnings, *set_aside))
             r = written_report.to_json()  # the JSON edge: the file, its companions, the gate
             text = bench_report.dumps(r)
             try:
@@ -109,13 +122,27 @@ def floors_of(report: Report, compute: TrackFloors) -> Report:
                               f"{type(exc).__name__}: {exc}"))
 
 
-def read_previous(path) -> dict | None:
-    """The report this session replaces, if it is readable: only to tell whether its plots
-    are still current (never to decide anything)."""
+def read_previous(path: Path) -> tuple[dict | None, list[str]]:
+    """The report this session replaces, if it is one (a regular file, bounded in size and
+    nesting, a JSON object of a supported version whose runs are objects),
+    and the warnings of setting it aside: anything else at ``path`` (a damaged file, a folder,
+    a FIFO, which is never opened) is renamed beside it, so that the new report replaces it,
+    nothing is lost and nothing blocks. Only to tell whether a complete report stands there
+    and whether its plots are still current; never to decide a verdict."""
+    if not os.path.lexists(path):
+        return None, []
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        return bench_report.load_report_file(path, schema=False), []
+    except bench_report.ReportError as exc:
+        why = str(exc).removeprefix(f"{path}: ")
+    kept = path.with_name(f"{path.name}.unreadable-{time.strftime('%Y%m%dT%H%M%S')}")
+    try:
+        os.replace(path, kept)
+    except OSError as exc:  # writing the new report there fails too, with its own ERROR line
+        return None, [f"the earlier report at {path} is not a benchkit report ({why}) and "
+                      f"cannot be set aside ({exc.strerror or exc})"]
+    return None, [f"the earlier report at {path} was not a benchkit report ({why}): kept "
+                  f"aside as {kept.name} and replaced"]
 
 
 def same_report(previous: dict | None, text: str) -> bool:
