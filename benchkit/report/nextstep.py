@@ -37,38 +37,56 @@ def command(args) -> str:
 
 def next_steps(written: list, args, *, fresh: bool, merge: bool) -> list[str]:
     """``benchkit: NEXT ...`` lines for the reports of this session that are incomplete, each
-    naming the command that completes them; none where the same command again would (a plain
-    session with a grid extension: its report says so)."""
+    naming the one command that completes them: a merge's (its shards, or this machine), else
+    one line per report, the command being this one without ``--bench-fresh`` (the runs just
+    trained are stored) and without what selected part of the tests."""
     incomplete = [r for _, r in written if r.get("incomplete")]
     if not incomplete:
         return []
-    pending = [r for r in incomplete if r["incomplete"].get("pending")]
-    lines = []
     if merge:
-        missing = sum(len(r["incomplete"].get("missing") or ()) for r in incomplete)
-        plain = command(without(args, "--bench-shard"))
-        why = ("the grid of " + ", ".join(f"{r['name']} {r['track']}" for r in pending)
-               + " extended at its edge, and no shard trained the extension; "
-               if pending else "")
-        seeds = "; ".join(f"{r['name']} {r['track']} seed(s) {', '.join(map(str, s))}"
-                          for r in incomplete if (s := missing_seeds(r)))
-        lines.append(f"benchkit: NEXT: {missing} run(s) of this merge are not in the store "
-                     f"({seeds}; a shard trains whole seeds): {why}run the shards again with "
-                     f"this store (they train only what is missing), then this merge; or "
-                     f"`{plain}` trains the missing runs on this machine and writes the "
-                     "reports (complete, unless those runs call for a further grid extension: "
-                     "then that command once more)")
-    elif fresh and pending:
-        again = command(without(args, "--bench-fresh"))
-        names = ", ".join(f"{r['name']} {r['track']}" for r in pending)
-        runs = sum(len(r["incomplete"].get("missing") or ()) for r in pending)
-        configs = ", ".join(dict.fromkeys(c for r in pending for c in r["incomplete"]["pending"]))
-        lines.append(f"benchkit: NEXT: the grid of {names} extended at its edge: `{again}` "
-                     f"trains the extension's {runs} run(s) ({configs}) under this plan and "
-                     "reuses the runs this session retrained (with --bench-fresh it would "
-                     "retrain them too); should the extended grid's selection sit at its edge "
-                     "again, its report asks for one more session")
-    return lines
+        return [merge_step(incomplete, args)]
+    again = command(whole(without(args, "--bench-fresh")))
+    return [f"benchkit: NEXT: {r['name']} {r['track']}: `{again}` {what_completes(r, fresh)}"
+            for r in incomplete]
+
+
+def what_completes(report: dict, fresh: bool) -> str:
+    """What the next session trains for an incomplete ``report``, in words."""
+    inc = report["incomplete"]
+    missing, failed = inc.get("missing") or [], inc.get("failed") or []
+    pending = inc.get("pending") or []
+    checking = any("budget check pending" in why for why in inc.get("reasons") or [])
+    parts = ([f"the grid extension ({', '.join(pending)})"] if pending else []) \
+        + (["the budget check"] if checking else [])
+    words = (f"trains {' and '.join(parts) or 'the missing runs'}: {len(missing)} run(s)"
+             + (" under this plan, reusing the runs this session retrained (with --bench-fresh "
+                "it would retrain them too)" if fresh else "; stored runs are reused"))
+    if failed:
+        words += (f"; {len(failed)} run(s) failed (listed in summary.md): it retrains them, so "
+                  "fix what made them fail first")
+    if pending or checking:
+        words += ("; should those runs call for more (the extended grid's selection at its edge "
+                  "again, a budget check's next look), that report asks for one more session")
+    return words
+
+
+def merge_step(incomplete: list[dict], args) -> str:
+    """The NEXT line of a merge that left reports incomplete: its shards again, or this
+    machine."""
+    pending = [r for r in incomplete if r["incomplete"].get("pending")]
+    missing = sum(len(r["incomplete"].get("missing") or ()) for r in incomplete)
+    plain = command(without(args, "--bench-shard"))
+    why = ("the grid of " + ", ".join(f"{r['name']} {r['track']}" for r in pending)
+           + " extended at its edge, and no shard trained the extension; "
+           if pending else "")
+    seeds = "; ".join(f"{r['name']} {r['track']} seed(s) {', '.join(map(str, s))}"
+                      for r in incomplete if (s := missing_seeds(r)))
+    return (f"benchkit: NEXT: {missing} run(s) of this merge are not in the store "
+            f"({seeds}; a shard trains whole seeds): {why}run the shards again with "
+            f"this store (they train only what is missing), then this merge; or "
+            f"`{plain}` trains the missing runs on this machine and writes the "
+            "reports (complete, unless those runs call for a further grid extension or a "
+            "budget check's next look: then that command once more)")
 
 
 # options that select or stop short of an idea's tests: (option, takes a value as the next word)

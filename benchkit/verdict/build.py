@@ -17,7 +17,8 @@ from benchkit.verdict import (budgets, comparison, controls, convergence, extens
                              plan, sweeps)
 from benchkit.verdict.records import Comparison, ControlArm, Report, better_side
 from benchkit.verdict.run_rows import RunRow
-from benchkit.verdict.sections import Baseline, Budgets, FailedRun, Incomplete, Medians, SweepRow
+from benchkit.verdict.sections import (Baseline, Budgets, Convergence, FailedRun, Incomplete,
+                                      Medians, SweepRow)
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
@@ -206,6 +207,13 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
             longer=(lambda arm, cfg: [_result(runs.get((arm, cfg_id(cfg), s))) for s in seeds])
             if checks else None, configs=len(grid), seeds=seeds, bench=spec.name)
         warnings += flags
+        waiting, check_runs = pending_checks(converged, track, seeds, runs)
+        if waiting:   # pending work is no result: incomplete, as a grid extension is
+            problems.append(waiting)
+            missing += check_runs
+            complete, idea_sel, idea_summary, idea_config = False, [], None, None
+            baseline = Baseline(None, tuple(arm_sweeps["baseline"]), None)
+            compared, control_arms, budget_section, log_medians = {}, {}, None, None
         split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
                             idea_sel)
         if split:
@@ -247,6 +255,23 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         environment=_environment(run_payloads), sequential=planned.sequential,
         exploratory=planned.exploratory,
         practical_verdict=None, system_verdict=None)  # decided later, by the pipeline
+
+
+def pending_checks(converged: Convergence, track: str, seeds: Sequence[int],
+                   runs: Mapping[RunKey, Measured]) -> tuple[str | None, list[str]]:
+    """Why the report waits for a budget check (None: it does not), and the check's runs
+    not trained yet (``arm[run id]``): a check's look is trained by the next session."""
+    waiting = {arm: a.budget_check for arm, a in converged.arms.items()
+               if a.budget_check is not None and a.budget_check.pending}
+    if not waiting:
+        return None, []
+    missing = [f"{arm}[{run_id(track, check.cfg, s)}]" for arm, check in waiting.items()
+               for s in (check.checked or seeds)[:check.called_seeds or len(seeds)]
+               if (arm, cfg_id(check.cfg), s) not in runs]
+    which = "; ".join(f"the {arm}'s selected config at {check.epochs} epochs on "
+                      f"{check.called_seeds} seeds" for arm, check in waiting.items())
+    return (f"budget check pending ({which}): the next session trains it (stored runs are "
+            "reused)"), missing
 
 
 def split_pairs(seeds: Sequence[int], base_runs: Sequence[RunPayload],

@@ -166,3 +166,65 @@ def test_a_damaged_earlier_report_is_set_aside_in_one_line_and_replaced(pytester
     result.stdout.fnmatch_lines([line_with(
         "benchkit: WARNING one tabular: the earlier report at ", "was not a benchkit report (",
         f"kept aside as {kept[0].name} and replaced")])
+
+
+EDGE = """\
+import pytest
+
+pytestmark = pytest.mark.bench(name="edge", track="tabular", grid={"lr": [1e-3, 2e-3, 4e-3]},
+                               seeds=2, extend=2)
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.record(val=1.0 + run.cfg["lr"], test=1.0 + 0.01 * run.seed)   # best at the lowest lr
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.record(val=1.0 + run.cfg["lr"], test=0.9 + 0.01 * run.seed)
+"""
+
+
+@pytest.mark.e2e
+def test_scripts_bench_goes_on_while_sessions_make_progress_within_its_bound(tmp_path):
+    """scripts/bench in a project of its own (its .venv the running interpreter): the grid
+    extends at its low edge twice, so the bench takes three sessions. Bounded at two
+    (BENCH_SESSIONS), it stops saying so and naming the command; run again, it completes."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from sessions import child_environment
+
+    root = Path(__file__).resolve().parents[2]
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(root / "scripts" / "bench", tmp_path / "scripts" / "bench")
+    (tmp_path / "scripts" / "setup").write_text("#!/usr/bin/env bash\n")
+    (tmp_path / "scripts" / "setup").chmod(0o755)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    python = tmp_path / ".venv" / "bin" / "python"   # not a link: a venv's python finds its
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')   # packages by its path
+    python.chmod(0o755)
+    (tmp_path / "ideas").mkdir()
+    (tmp_path / "ideas" / "test_edge.py").write_text(EDGE)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+
+    def bench(**env):
+        proc = subprocess.run(["bash", "scripts/bench", "-p", "no:randomly", "-n", "0"],
+                              cwd=tmp_path, env=child_environment(**env), capture_output=True,
+                              text=True, timeout=600)
+        out = proc.stdout + proc.stderr
+        assert "Traceback" not in out, out
+        return proc.returncode, out
+
+    rc, out = bench(BENCH_SESSIONS="2")
+    assert rc == 1, out
+    assert out.count("benchkit: a grid extension or budget check is pending") == 1, out
+    assert "benchkit: NEXT: a bench is still pending after 2 sessions (BENCH_SESSIONS=2): run " \
+        "scripts/bench -p no:randomly -n 0 again" in out, out
+    rc, out = bench()
+    assert rc == 0, out
+    assert "benchkit: 4 run(s) trained, 16 reused" in out, out
+    report = json.loads((tmp_path / "reports" / "edge" / "tabular" / "bench_report.json")
+                        .read_text())
+    assert report["complete"] and report["baseline"]["best_cfg"] == {"lr": 0.00025}

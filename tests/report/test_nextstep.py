@@ -35,14 +35,21 @@ def report(pending=(), missing=()):
 def test_next_steps_name_the_command_that_completes_the_bench():
     fresh = next_steps([report(pending=["lr=1"])], ["ideas", "--bench-fresh"], fresh=True,
                        merge=False)
-    assert len(fresh) == 1 and "`pytest ideas` trains the extension's 0 run(s) (lr=1) under " \
-        "this plan" in fresh[0] and "one more session" in fresh[0]
+    assert len(fresh) == 1 and "i t: `pytest ideas` trains the grid extension (lr=1): 0 run(s) " \
+        "under this plan" in fresh[0] and "one more session" in fresh[0]
     merged = next_steps([report(missing=["idea[t-lr=0.1-seed3]", "baseline[t-lr=0.1-seed1]"])],
                         ["ideas", "--bench-store=s", "--bench-shard=merge"],
                         fresh=False, merge=True)
     assert "2 run(s) of this merge are not in the store (i t seed(s) 1, 3; a shard " in merged[0]
     assert "`pytest ideas --bench-store=s` trains the missing runs" in merged[0]
-    assert next_steps([report(pending=["lr=1"])], ["ideas"], fresh=False, merge=False) == []
+    # every incomplete report gets its line, a plain session's too (issue 50): the same command
+    plain = next_steps([report(pending=["lr=1"], missing=["idea[t-lr=1-seed0]"])],
+                       ["ideas", "-k", "idea", "ideas/test_x.py::test_idea"], fresh=False,
+                       merge=False)
+    assert plain == ["benchkit: NEXT: i t: `pytest ideas ideas/test_x.py` trains the grid "
+                     "extension (lr=1): 1 run(s); stored runs are reused; should those runs "
+                     "call for more (the extended grid's selection at its edge again, a budget "
+                     "check's next look), that report asks for one more session"]
     assert next_steps([(None, {"incomplete": None})], [], fresh=True, merge=True) == []
 
 
