@@ -27,7 +27,7 @@ def test_the_readme_idea_runs_and_its_claim_passes(pytester, read_report):
     pytester.makepyfile(test_l2=code)
     result = pytester.runpytest("--bench-seeds", "2", "--bench-epochs", "1",
                                            "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=19)  # 2 arms x 4 lrs x 2 seeds, and the mechanism tests
+    result.assert_outcomes(passed=23)  # 2 arms x 5 lrs x 2 seeds, and the mechanism tests
     report = read_report(pytester.path, "l2_decay")
     assert report["complete"] and report["mechanism_ok"] == 1
     sig = report["mechanism_signature"]["signatures"]["l2_step_gap"]

@@ -81,10 +81,11 @@ def merge_step(incomplete: list[dict], args) -> str:
            if pending else "")
     seeds = "; ".join(f"{r['name']} {r['track']} seed(s) {', '.join(map(str, s))}"
                       for r in incomplete if (s := missing_seeds(r)))
-    return (f"benchkit: NEXT: {missing} run(s) of this merge are not in the store "
-            f"({seeds}; a shard trains whole seeds): {why}run the shards again with "
-            f"this store (they train only what is missing), then this merge; or "
-            f"`{plain}` trains the missing runs on this machine and writes the "
+    which = f"{missing} run(s) of this merge are" if missing else "runs this merge needs are"
+    seeds = seeds + "; " if seeds else ""
+    return (f"benchkit: NEXT: {which} not in the store ({seeds}a shard trains whole seeds): "
+            f"{why}run the shards again with this store (they train only what is missing), "
+            f"then this merge; or `{plain}` trains the missing runs on this machine and writes the "
             "reports (complete, unless those runs call for a further grid extension or a "
             "budget check's next look: then that command once more)")
 

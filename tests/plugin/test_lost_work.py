@@ -160,8 +160,8 @@ def test_fresh_after_a_plan_change_retrains_every_run_the_plan_needs(pytester):
     pytester.makepyfile(test_edge=EDGE.format(seeds=8))
     fresh = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-fresh")
     fresh.stdout.fnmatch_lines([
-        "benchkit: NEXT: the grid of edge tabular extended at its edge: `pytest -p no:randomly`"
-        " trains the extension's 16 run(s) (lr=1.0) under this plan*"])
+        "benchkit: NEXT: edge tabular: `pytest -p no:randomly` trains the grid extension "
+        "(lr=1.0): 16 run(s) under this plan*"])
     for _ in range(2):   # the extension's steps (extend=2): the report asks for each
         result = pytester.runpytest_inprocess("-p", "no:randomly")
         assert "exploratory" not in result.stdout.str(), result.stdout.str()

@@ -351,10 +351,11 @@ def test_shards_train_the_checks_in_a_second_round_and_the_merge_measures_them(
     round_of_shards()   # the grid's runs: nothing is known about the selection before them
     merged = run_session(pytester, "-p", "no:randomly", store, "--bench-shard=merge")
     assert merged.ret == 1   # the check pending: incomplete (issue 50), its NEXT line says why
-    merged.stdout.fnmatch_lines(["benchkit: NEXT: 2 run(s) of this merge are not in the store*"
-                                 "run the shards again*"])
+    merged.stdout.fnmatch_lines(["benchkit: NEXT: runs this merge needs are not in the store (a "
+                                 "shard trains whole seeds): run the shards again*"])
     report = read_report(pytester.path, "slow", "tabular8")
-    assert not report["complete"] and check_of(report)["pending"] is True
+    assert not report["complete"]   # the check's runs, called for, are not in the store
+    assert "epochs=12" in report["incomplete"]["reasons"][0]
     round_of_shards()   # each shard trains the checks of its own seeds
     merged = run_session(pytester, "-p", "no:randomly", store, "--bench-shard=merge")
     merged.stdout.fnmatch_lines(["benchkit: 0 run(s) trained, 6 reused from the run store*"])
