@@ -37,7 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from benchkit.stats import paired
+from benchkit.stats import paired, pairtest
 from benchkit.stats.values import finite_array
 from benchkit.stats import selection
 
@@ -67,23 +67,13 @@ def _p_per_row(signs: np.ndarray, d: np.ndarray, sw: selection.Sweeps | None = N
     """Two-sided sign-flip p of each row's flipped prefix ``d``, from the rows' own null (the
     rows cover the prefix's flips uniformly): the fraction of rows with |sum| >= that row's,
     with stats.sign_flip_p_value's tolerance for float ties. With the arms' sweeps ``sw``
-    (:mod:`.selection`), each row's sum is the selection-aware one on the first len(d) seeds,
-    both selections redone on them; a row that leaves an arm without an eligible config
-    counts as extreme for the others and never rejects itself (that data gives no test)."""
+    (:mod:`.selection`), each row's p is the selection-aware test's on the first len(d)
+    seeds, cross-fitted on them, every paired test of it flipped alike
+    (:func:`benchkit.stats.selection.row_p_values`)."""
     if sw is not None:
-        part = selection.prefix(sw, len(d))
-        a, valid = selection.flipped_sums(part, direction, signs[:, :len(d)] < 0)
-        a = np.where(valid, np.abs(a), np.inf)
-        tol = paired.REL_TOL * float(np.abs(selection.observed(part, direction).diffs).sum())
-        srt = np.sort(a)
-        p = (len(a) - np.searchsorted(srt, a - tol, side="left")) / len(a)
-        return np.where(valid, p, 1.0)
-    if not np.any(d):
-        return np.ones(len(signs))
-    a = np.abs(signs[:, :len(d)] @ d)
-    tol = paired.REL_TOL * float(np.abs(d).sum())
-    srt = np.sort(a)
-    return np.asarray((len(a) - np.searchsorted(srt, a - tol, side="left")) / len(a))
+        return selection.row_p_values(selection.prefix(sw, len(d)), direction,
+                                      signs[:, :len(d)])
+    return pairtest.row_p_values(d, signs[:, :len(d)])
 
 
 def exact_levels(diffs: ArrayLike, looks: Sequence[int], alpha: float, max_seeds: int | None = None,

@@ -63,14 +63,12 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
     pooled = {arm: [statistics.fmean(build.test_values(rows[i::len(seeds)]))
                     for i in range(len(seeds))] for arm, rows in selected.items()}
     marker = {axis: "selected per point (see frontier.points)"}
-    full_grid = top.protocol["grid"]  # each point's selection redone under every flip
+    full_grid = top.protocol["grid"]  # each point's selection cross-fitted
     groups = sweeps.groups_of(full_grid, frontier)
     compared = {arm: comparison.compare_arms(
         pooled[arm], pooled["idea"], direction=top.direction, alpha=alpha, margin=spec.margin,
         test=spec.test, sweeps=sweeps.from_runs(runs, arm, full_grid, seeds, groups))
         for arm in arms if arm != "idea"}
-    for arm, comp in compared.items():
-        warnings += [w for w in sweeps.grid_warnings(comp, arm) if w not in warnings]
     results = {arm: build.results_of(rows) for arm, rows in selected.items()}
     point_budgets = [(value, p.budgets) for value, p in points if p.budgets is not None]
     signature = mechanism.mechanism_signature(selected["idea"])

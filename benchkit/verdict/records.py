@@ -73,7 +73,7 @@ class Comparison(PairedComparison):
     test: str | None = None
     p_mean: float | None = None
     median_delta: float | None = None
-    selection_aware: bool = False         # with p_fixed_configs and effective_grids
+    selection_aware: bool = False         # with p_fixed_configs and effective_grids (null now)
     p_fixed_configs: float | None = None
     effective_grids: EffectiveGrids | None = None
     p_unexchangeable: float | None = None

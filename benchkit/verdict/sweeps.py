@@ -1,8 +1,9 @@
 """The arms' whole sweeps, as :mod:`benchkit.stats.selection` tests them, from a session's runs
 or a report's ``runs`` rows, and the comparison fields that test decides.
 
-The deciding p is the selection-aware one (tuning inside the permutation); the p of the same
-test with the selected configs held fixed stays beside it as ``p_fixed_configs``. Pure Python
+The deciding figures are the cross-fitted ones (each seed measured at the configs its arm
+selects on the other seeds, :mod:`benchkit.stats.crossfit`); the p of the same test at the
+configs selected on all seeds, held fixed, stays beside them as ``p_fixed_configs``. Pure Python
 over run records (:class:`benchkit.spec.payloads.Measured`: a payload, or a report row's result).
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from benchkit.spec.idea import Config, cfg_id
 from benchkit.spec.payloads import CurvePoint, JsonDict, Measured, RunResult
-from benchkit.stats import selection, signtest
+from benchkit.stats import paired, selection, signtest
 from benchkit.verdict.records import Comparison, Frontier, Report
 from benchkit.verdict.run_rows import RunRow
 
@@ -62,8 +63,7 @@ def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
     def test(run: Measured) -> float | None:
         return run.test
     return selection.sweeps(table(comparator, val), table(comparator, test),
-                            table("idea", val), table("idea", test), groups, grid,
-                            margin_reference)
+                            table("idea", val), table("idea", test), groups, margin_reference)
 
 
 def of_report(report: JsonDict, comparator: str = "baseline") -> selection.Sweeps:
@@ -92,29 +92,29 @@ def _value(run: Measured | None, metric: Callable[[Measured], float | None]) -> 
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.nan
 
 
-def decide_by_selection(comp: Comparison, sw: selection.Sweeps, direction: str) -> Comparison:
-    """``comp`` (stats.compare, then comparison.decide_by_test) deciding by the selection-aware
-    test of its statistic; the fixed-config p stays as ``p_fixed_configs``. When the arms'
-    effective grids differ (:func:`benchkit.stats.selection.effective_grids`) and the result
-    favours the arm with the smaller one, the test cannot tell a better arm from the other's
-    tuning loss: p is set to 1 (the test's own p kept as ``p_unexchangeable``), so that
-    direction is never significant."""
-    grids = selection.effective_grids(sw)
-    comp = dataclasses.replace(comp, p_fixed_configs=comp.p_value, selection_aware=True,
-                               effective_grids=grids if grids.differ else None)
-    if all(len(g) == 1 for g in sw.groups):
-        return comp  # one config per arm: a swap negates the difference, the plain test is it
-    rows = selection.null_rows(sw, direction)
+def binding_values(sw: selection.Sweeps, direction: str, test: str
+                   ) -> tuple[list[float], list[float]]:
+    """(comparator, idea): the per-seed test values of the paired test that binds the
+    selection-aware decision of statistic ``test`` (:func:`benchkit.stats.selection.binding`),
+    what the comparison's figures are of."""
+    pair = selection.binding(sw, direction, test)
+    return pair.base.tolist(), pair.idea.tolist()
+
+
+def decide_by_selection(comp: Comparison, sw: selection.Sweeps,
+                        fixed: tuple[list[float], list[float]], direction: str) -> Comparison:
+    """``comp`` (its figures of the binding test's values, :func:`binding_values`) deciding by
+    the selection-aware test of its statistic (the mean test's p kept as ``p_mean`` under sign
+    or wilcoxon), with ``p_fixed_configs``: the sign-flip p of the ``fixed`` test values
+    (comparator, idea) at the configs selected on all seeds, shown beside it
+    (anti-conservative: a seed's noise helps choose the config it is measured at)."""
+    p_fixed = paired.sign_flip_p_value([i - b for b, i in zip(*fixed)])
+    comp = dataclasses.replace(comp, p_fixed_configs=p_fixed, selection_aware=True)
     if comp.test in ("sign", "wilcoxon"):
-        comp = dataclasses.replace(
-            comp, p_mean=selection.p_value(sw, direction, rows=rows),
-            p_value=selection.p_value(sw, direction, statistic=comp.test, rows=rows))
-    else:
-        comp = dataclasses.replace(comp, p_value=selection.p_value(sw, direction, rows=rows))
-    favoured = favoured_arm(comp, direction)
-    if favoured is not None and favoured in selection.blocked(sw):
-        comp = dataclasses.replace(comp, p_unexchangeable=comp.p_value, p_value=1.0)
-    return comp
+        return dataclasses.replace(
+            comp, p_mean=selection.p_value(sw, direction),
+            p_value=selection.p_value(sw, direction, statistic=comp.test))
+    return dataclasses.replace(comp, p_value=selection.p_value(sw, direction))
 
 
 def favoured_arm(comp: Comparison, direction: str) -> str | None:
@@ -125,26 +125,3 @@ def favoured_arm(comp: Comparison, direction: str) -> str | None:
         return None
     idea_better = delta < 0 if direction == "lower" else delta > 0
     return "idea" if idea_better else "comparator"
-
-
-def grid_warnings(comp: Comparison, comparator: str) -> list[str]:
-    """The report's warning when the arms' effective grids differ (see decide_by_selection)."""
-    grids = comp.effective_grids
-    if grids is None:
-        return []
-    name = comparator.removeprefix("control:")
-    out = []
-    for arm, other, axes, refused in (
-            ("idea", name, grids.idea_constant, "helps, non-inferior or equivalent"),
-            (name, "idea", grids.comparator_constant, "harms")):
-        if axes:
-            out.append(
-                f"effective grids differ: the {arm}'s results are identical at every value of "
-                f"{', '.join(axes)} (its own loop, or a fixed {axes[0]}?) while the {other}'s "
-                f"vary: the {other} pays for selecting {', '.join(axes)} on noisy validation and "
-                f"the {arm} does not, so the arms' sweeps are not exchangeable and the test "
-                f"cannot tell a better {arm} from the {other}'s tuning loss; against the "
-                f"{name} the verdict cannot be {refused}"
-                + (f" (the test's p {comp.p_unexchangeable:.3g} is not used)"
-                   if comp.p_unexchangeable is not None else ""))
-    return out

@@ -81,13 +81,13 @@ def test_summary_of_an_inconclusive_report_says_what_the_bench_cannot_see():
             f"bench cannot see effects smaller than {comp['mde_rel_pct']:.3g}% of the "
             "baseline") in md
     assert f"a true effect of {comp['mde_power80']:.4g}" in md
-    assert comp["planning"]["test"].startswith("selection-aware sign-flip test")  # a sweep
-    assert ("80% of the time by the selection-aware sign-flip test at level 0.05 with 8 seeds"
+    assert comp["planning"]["test"] == "sign-flip test"  # of per_seed_diffs, the binding test
+    assert ("80% of the time by the sign-flip test at level 0.05 with 8 seeds"
             in md)
     if comp["seeds_needed"] is not None:
         assert f"would take about {comp['seeds_needed']} seeds (this bench used 8)" in md
         assert "- seeds needed (post hoc):" in md
-        assert "a planning figure: the test that decides, the selection-aware test" in md
+        assert "whose sd is the one-sided 70% upper confidence bound of the observed sd" in md
         assert "planning figure: planning" not in md
     assert "| 0/8 | 0/8 | not confirmed |" in md and "signature(s) not confirmed: residual" in md
     assert "its mechanism is not confirmed" in md

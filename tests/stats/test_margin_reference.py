@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from benchkit.spec import SpecError
-from benchkit.stats import selection
+from benchkit.stats import pairtest, selection
 from builders import ALPHA, GRID, TRACK, built, decided, make_run, make_spec, parse
 
 
@@ -25,7 +25,8 @@ def test_a_declared_reference_shifts_every_seed_by_the_same_amount():
     sw = unequal_sweeps(reference=2.0)
     test = selection.margin_test(sw, "lower", 0.05)
     assert np.all(test.scale == 2.0)
-    shifted = selection.one_sided_p(sw, "lower", shift=np.full(sw.n, -0.1), alternative="less")
+    shifted = max(pairtest.one_sided_p(q, np.full(sw.n, -0.1), "less")
+                  for q in selection.family(sw, "lower").helps)
     assert test.p_value == shifted
     ni = selection.noninferiority(sw, "lower", 0.05, 0.05)
     assert ni.margin_abs == pytest.approx(0.1)

@@ -32,9 +32,12 @@ def random_sweeps(n=8, k=3, seed=0, groups=None):
 
 
 def comp_of(sw, test="mean"):
-    d = selection.observed(sw, "lower").diffs
+    d = selection.binding(sw, "lower", test).d
     compared = comparison.of_figures(paired.compare(np.zeros(len(d)), d, direction="lower"))
     return dataclasses.replace(compared, p_value=0.5, test=test)
+
+
+FIXED = ([1.0] * 8, [1.1] * 8)
 
 
 # ------------------------------------------------- VERDICT_ORDER: inconclusive below non-inferior
@@ -50,7 +53,7 @@ def test_inconclusive_against_one_comparator_outranks_non_inferior_against_anoth
 @pytest.mark.parametrize("test", ["sign", "wilcoxon"])
 def test_a_swept_comparison_decides_by_its_declared_statistic(test):
     sw = random_sweeps(seed=4)
-    comp = sweeps.decide_by_selection(comp_of(sw, test), sw, "lower")
+    comp = sweeps.decide_by_selection(comp_of(sw, test), sw, FIXED, "lower")
     assert comp.p_value == selection.p_value(sw, "lower", statistic=test)
     assert comp.p_mean == selection.p_value(sw, "lower")
     assert comp.p_value != comp.p_mean
@@ -59,7 +62,7 @@ def test_a_swept_comparison_decides_by_its_declared_statistic(test):
 # ------------------------------------------------ all() over groups: mixed sizes are still swept
 def test_groups_of_mixed_sizes_are_tested_with_their_selection():
     sw = random_sweeps(seed=1, groups=[[0], [1, 2]])
-    comp = sweeps.decide_by_selection(comp_of(sw), sw, "lower")
+    comp = sweeps.decide_by_selection(comp_of(sw), sw, FIXED, "lower")
     assert comp.p_value == selection.p_value(sw, "lower")
     assert comp.p_value != comp.p_fixed_configs
 
