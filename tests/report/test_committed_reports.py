@@ -1,0 +1,114 @@
+"""Every committed report (reports/**/bench_report.json) is coherent (issue 49 item 6): each
+comparison's interval excludes 0 exactly when its deciding p is below the level it was decided
+at, its verdict words agree with that p and the side its result favours, and each frontier
+point's interval excludes 0 exactly when its unadjusted p is below the bench's alpha. Reports
+written before a fix that made them coherent are listed in STALE (they need a retrain: their
+statistics cannot be rebuilt from their rows alone, see below) and must fail the checks;
+strict, so a regenerated one has to leave the list.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchkit.stats import signtest
+from benchkit.verdict.decision import REFERENCE_WORDS
+
+ROOT = Path(__file__).resolve().parents[2]
+REPORTS = sorted((ROOT / "reports").glob("**/bench_report.json"))
+# python -m benchkit verify recomputes a report's comparisons from its rows but cannot rewrite
+# it: its build-time warnings, convergence flags and frontier points need the session's runs
+# (payloads, logs, curves) and spec, so these need a retrain to be regenerated
+STALE = {"reports/pruning_finetune_vs_scratch/tabular",    # t intervals at frontier points
+         "reports/task_visible_pruning/tabular"}
+# decided by the selection-aware test before issue 49's estimand (the intersection-union over
+# the comparator's configs): their rows give other figures now (one config per frontier point,
+# task_visible_pruning's, gives the same)
+STALE_STATISTICS = {"reports/mnist1d_cnn/mnist1d", "reports/moment_preserving_rank2/dynamics",
+                    "reports/pruning_finetune_vs_scratch/tabular"}
+
+
+def _excludes_zero(ci) -> bool:
+    lo, hi = ci
+    return (lo is not None and lo > 0) or (hi is not None and hi < 0)
+
+
+def _idea_better(comp: dict) -> bool | None:
+    delta = signtest.verdict_delta(comp.get("test"), comp["delta_mean"], comp["per_seed_diffs"])
+    if delta == 0:
+        return None
+    return delta < 0 if comp["direction"] == "lower" else delta > 0
+
+
+def problems(report: dict) -> list[str]:
+    """One line per incoherence of ``report`` (a report's JSON); none for a coherent one."""
+    out = []
+    comps = [("comparison", report.get("comparison"))] + [
+        (f"control {name}", c.get("comparison"))
+        for name, c in (report.get("controls") or {}).items()]
+    for label, comp in comps:
+        if not comp or comp.get("level") is None:
+            continue
+        better = _idea_better(comp)
+        harms = comp.get("p_adjusted_harms")
+        p = harms if harms is not None and better is False else comp.get("p_adjusted",
+                                                                            comp["p_value"])
+        decided = p < comp["level"]
+        if _excludes_zero(comp["ci95"]) != decided:
+            out.append(f"{label}: ci95 {comp['ci95']} but p {p} at level {comp['level']}")
+        words = comp.get("verdict")
+        want = (REFERENCE_WORDS["helps"] if better else REFERENCE_WORDS["harms"]) \
+            if decided and better is not None else None
+        if words in REFERENCE_WORDS.values() and words != want:
+            out.append(f"{label}: verdict {words!r} but p {p}, idea better: {better}")
+        if want is not None and words != want and (report.get("protocol") or {}).get(
+                "claim_type") != "equivalence":
+            out.append(f"{label}: p {p} < level {comp['level']} but verdict {words!r}")
+    alpha = (report.get("protocol") or {}).get("alpha", 0.05)
+    for point in (report.get("frontier") or {}).get("points") or []:
+        comp = point.get("comparison")
+        if comp and comp.get("signflip_ci") is None:
+            out.append(f"frontier point {point['value']}: ci95 {comp['ci95']} is not the "
+                       "deciding test's interval (no signflip_ci: a t interval)")
+        elif comp and _excludes_zero(comp["ci95"]) != (comp["p_value"] < alpha):
+            out.append(f"frontier point {point['value']}: ci95 {comp['ci95']} but p "
+                       f"{comp['p_value']} at alpha {alpha}")
+    return out
+
+
+def test_there_are_committed_reports():
+    assert len(REPORTS) >= 4
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: str(p.parent.relative_to(ROOT)))
+def test_every_committed_report_is_coherent(path):
+    name = str(path.parent.relative_to(ROOT))
+    found = problems(json.loads(path.read_text(encoding="utf-8")))
+    if name in STALE:
+        assert found, f"{name} is coherent now: take it out of STALE"
+        pytest.xfail(f"stale, needs a retrain: {found[0]}")
+    assert found == []
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: str(p.parent.relative_to(ROOT)))
+def test_every_committed_reports_figures_follow_from_its_rows(path):
+    """What ``python -m benchkit verify`` recomputes (benchkit.cli.recheck.comparisons): the
+    per-seed differences, mean difference and p of every comparison, from the report's rows."""
+    from benchkit.cli import recheck
+    from benchkit.verdict.records import Report
+
+    name = str(path.parent.relative_to(ROOT))
+    _, found = recheck.comparisons(Report.from_json(json.loads(path.read_text("utf-8"))))
+    if name in STALE_STATISTICS:
+        assert found, f"{name} follows from its rows now: take it out of STALE_STATISTICS"
+        pytest.xfail(f"stale, needs a retrain: {found[0]}")
+    assert found == []
+
+
+def test_the_checks_catch_an_interval_that_disagrees_with_p():
+    report = json.loads(REPORTS[0].read_text(encoding="utf-8"))
+    comp = report["comparison"]
+    comp["ci95"] = [None, None] if _excludes_zero(comp["ci95"]) else [1.0, 2.0]
+    assert problems(report)
