@@ -160,12 +160,10 @@ def ni_bound(pair: Pair, direction: str, scale: np.ndarray, alpha: float, ni: bo
     return None if not math.isfinite(bound) else bound
 
 
-def row_p_values(d: np.ndarray, signs: np.ndarray, valid: bool = True) -> np.ndarray:
+def row_p_values(d: np.ndarray, signs: np.ndarray) -> np.ndarray:
     """Two-sided p of each flipped copy of ``d`` (rows of ``signs``, +-1) against the rows'
     own null (they cover the flips uniformly): the share of rows with |sum| >= that row's,
-    with sign_flip_p_value's tolerance for float ties; all 1 when ``valid`` is False."""
-    if not valid:
-        return np.ones(len(signs))
+    with sign_flip_p_value's tolerance for float ties; all 1 when d is all 0."""
     if not np.any(d):
         return np.ones(len(signs))
     a = np.abs(signs @ d)

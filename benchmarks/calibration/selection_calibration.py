@@ -58,6 +58,14 @@ def sweep_draw(rng, n: int, regime: dict, effect: float = 0.0):
     return out  # base_val, base_test, idea_val, idea_test
 
 
+def fixed_diffs(bv, bt, iv, it):
+    """(d, kb, ki): the per-seed differences at the configs each arm selects on all seeds'
+    validation (stats.select_config), those configs held fixed, and the configs."""
+    kb = paired.select_config([bv[:, c] for c in range(bv.shape[1])], "lower")
+    ki = paired.select_config([iv[:, c] for c in range(iv.shape[1])], "lower")
+    return (it[:, ki] - bt[:, kb]).tolist(), kb, ki
+
+
 def rate(k: int, n: int) -> dict:
     se = math.sqrt(max(k / n * (1 - k / n), 1e-12) / n)
     return {"count": k, "n": n, "rate": k / n, "se": se}
@@ -72,8 +80,9 @@ def simulate(reps: int, alpha: float) -> list[dict]:
                 fixed = aware = 0
                 t0 = time.time()
                 for _ in range(reps):
-                    sw = selection.sweeps(*sweep_draw(rng, n, regime, effect))
-                    d = selection.observed(sw, "lower").diffs
+                    draw = sweep_draw(rng, n, regime, effect)
+                    sw = selection.sweeps(*draw)
+                    d, _, _ = fixed_diffs(*draw)
                     right = effect == 0 or float(np.mean(d)) < 0  # with an effect: helps only
                     fixed += right and paired.sign_flip_p_value(d) < alpha
                     aware += right and selection.p_value(sw, "lower") < alpha
@@ -188,11 +197,12 @@ def real_training(benches: int, seeds: int, epochs: int, grid: list[dict], alpha
     t0 = time.time()
     for b in range(benches):
         block = cal.run_block(track, list(range(seeds * b, seeds * (b + 1))), grid, epochs)
-        sw = selection.sweeps(*(np.asarray(block[arm][key], dtype=float).T
-                                for arm in ("baseline", "idea") for key in ("val", "test")))
-        picked = selection.observed(sw, "lower")
-        differs += picked.baseline != picked.idea
-        fixed += paired.sign_flip_p_value(picked.diffs) < alpha
+        arrays = [np.asarray(block[arm][key], dtype=float).T
+                  for arm in ("baseline", "idea") for key in ("val", "test")]
+        sw = selection.sweeps(*arrays)
+        d, kb, ki = fixed_diffs(*arrays)
+        differs += kb != ki
+        fixed += paired.sign_flip_p_value(d) < alpha
         aware += selection.p_value(sw, "lower") < alpha
     return {"benches": benches, "seeds": seeds, "epochs": epochs, "grid": grid,
             "alpha": alpha, "selection_differs": int(differs),
