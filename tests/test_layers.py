@@ -23,10 +23,6 @@ PACKAGE = ROOT / "benchkit"
 # two, and where one concept needs more, say which here (module -> (its limit, the concept)).
 MAX_LINES = 400
 CONCEPT_LINES: dict[str, tuple[int, str]] = {
-    "benchkit.stats.selection": (
-        640, "the selection-aware sign-flip test: its null (each arm's sweep swapped per flip, the "
-             "selection redone), the p-values, interval and margin tests read from that null, and "
-             "the test's power simulated on the bench's own sweeps; with the records they pass"),
     "benchkit.plugin.hooks": (
         500, "the pytest hooks of the plugin (pytest finds them by name in this one module); what "
              "they call lives elsewhere"),

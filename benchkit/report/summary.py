@@ -197,7 +197,8 @@ def _comparison_lines(report: dict) -> list[str]:
                      f"i.e. the differences are symmetric about 0), tested at level "
                      f"{num(tested_level(comp))}")
     if comp.get("selection_aware") and comp.get("p_fixed_configs") is not None:
-        lines.append(f"- the p above counts the learning-rate selection (each flip redoes it); "
+        lines.append(f"- the p above counts the selection: the idea, each seed at the configs "
+                     f"selected on the other seeds, against every config of the comparator; "
                      f"with the selected configs held fixed it would be "
                      f"{comp['p_fixed_configs']:.4g}")
     if (comp.get("family_size") or 1) > 1 and comp.get("p_adjusted") is not None:

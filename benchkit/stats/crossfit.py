@@ -1,15 +1,14 @@
 """Cross-fitted selection: each seed's config is chosen on the validation of the other seeds.
 
-The estimand a selection-aware comparison reports: the expected test metric of each arm when
-its config is chosen by the protocol's rule (best validation mean, ties to the first in grid
-order, a config with a non-finite value on any seed not eligible) on seeds independent of the
-one it is measured on; difference idea - comparator. For seed i each arm selects, per group, on
-the validation means over the other seeds, and seed i contributes that config's test value
-(the mean over groups: a frontier's points). Seed i's noise never enters its own selection, so
-``d_i = idea_i - comparator_i`` is an honest draw of the arms' tuned difference whether or not
-the arms are exchangeable (one flat along lr, clamped, noisier): no permutation of whole
-sweeps is needed, and the paired sign-flip test of ``d`` decides (H0: d symmetric about 0).
-With one seed there are no other seeds: the seed selects on itself. numpy only.
+For seed i an arm selects, per group, by the protocol's rule (best validation mean, ties to
+the first in grid order, a config with a non-finite validation or test value on any seed not
+eligible) over the seeds other than i, and seed i contributes that config's test value (the
+mean over groups: a frontier's points). Seed i's noise never picks the config it is measured
+at, so a run that is lucky on both splits cannot make its own seed look good. The selection-
+aware test (:mod:`benchkit.stats.selection`) measures the tuned arm this way against each of
+the other arm's configs; the difference of both arms cross-fitted is no test by itself (which
+config each arm lands on is one draw shared by every seed). With one seed there are no other
+seeds: the seed selects on itself. numpy only.
 """
 from __future__ import annotations
 

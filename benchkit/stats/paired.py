@@ -305,8 +305,8 @@ def compare(baseline: ArrayLike, idea: ArrayLike, *, direction: str, alpha: floa
 def select_config(val_by_config: Iterable[Iterable[float | None]], direction: str) -> int | None:
     """Index (grid order) of the config with the best validation mean over seeds. Configs with
     a missing or non-finite (diverged) seed are not eligible; ties go to the first; None if
-    no config is eligible. The mean is summed left to right over seeds, then divided, so that
-    benchkit.stats.selection redoes this choice bit for bit under every flip."""
+    no config is eligible. The mean is summed left to right over seeds, then divided (the
+    report's selection; benchkit.stats.crossfit applies the same rule to the other seeds)."""
     sign = 1.0 if checked_direction(direction) == "lower" else -1.0
     best, best_score = None, math.inf
     for k, row in enumerate(val_by_config):
