@@ -57,6 +57,20 @@ def flip_rows(n: int, seed: int = 0) -> tuple[np.ndarray, bool]:
     return rows, n <= EXACT_MAX
 
 
+@functools.lru_cache(maxsize=8)
+def _signs(n: int, seed: int = 0) -> np.ndarray:
+    """:func:`flip_rows` as +-1 floats (-1: flipped), for the summed differences by matmul."""
+    signs = 1.0 - 2.0 * flip_rows(n, seed)[0]
+    signs.setflags(write=False)
+    return signs
+
+
+def _sums(d: np.ndarray, seed: int) -> np.ndarray:
+    """Every flip row's summed differences."""
+    sums: np.ndarray = _signs(len(d), seed) @ d
+    return sums
+
+
 def statistic(diffs: np.ndarray, name: str) -> np.ndarray:
     """Per row: the summed differences ("mean"), wins minus losses ("sign"), or the signed
     rank sum ("wilcoxon": ranks of |d| with ties averaged, exact zeros ranked and counted 0,
@@ -91,7 +105,8 @@ def p_value(pair: Pair, name: str = "mean", *, seed: int = 0) -> float:
     obs = abs(float(statistic(d, name)))
     tol = {"mean": paired.REL_TOL * float(np.abs(d).sum()), "sign": 0.0,
            "wilcoxon": 1e-9 * len(d)}[name]  # rank sums: halves at most
-    stat = np.abs(statistic(np.where(flips, -d, d), name))
+    stat = np.abs(_sums(d, seed) if name == "mean" else
+                  statistic(np.where(flips, -d, d), name))
     return _p(int(np.count_nonzero(stat >= obs - tol)), exact, len(flips))
 
 
@@ -103,7 +118,7 @@ def one_sided_p(pair: Pair, shift: np.ndarray, alternative: str, *, seed: int = 
     d = pair.d + np.asarray(shift, float)
     flips, exact = flip_rows(len(d), seed)
     obs, tol = float(d.sum()), paired.REL_TOL * float(np.abs(d).sum())
-    s = np.where(flips, -d, d).sum(axis=1)
+    s = _sums(d, seed)
     hit = s <= obs + tol if alternative == "less" else s >= obs - tol
     return _p(int(np.count_nonzero(hit)), exact, len(flips))
 
@@ -117,8 +132,8 @@ def interval(pair: Pair, level: float, *, seed: int = 0) -> list[float | None]:
     n = len(d)
     flips, exact = flip_rows(n, seed)
     total, base = _total(exact, len(flips))
-    k = n - 2 * flips.sum(axis=1)
-    a = np.where(flips, -d, d).sum(axis=1)
+    k = _signs(n, seed).sum(axis=1)
+    a = _sums(d, seed)
     rejects = p_value(pair, seed=seed) < level
     return signflip.interval_of_rows(a, k, float(d.sum()), n, math.ceil(level * total) - base,
                                      rejects, scale=float(np.abs(d).max()))
@@ -139,7 +154,7 @@ def ni_bound(pair: Pair, direction: str, scale: np.ndarray, alpha: float, ni: bo
     d = pair.d
     flips, exact = flip_rows(len(d), seed)
     worse = worse_sign(direction)
-    w_obs, w = worse * float(d.sum()), worse * np.where(flips, -d, d).sum(axis=1)
+    w_obs, w = worse * float(d.sum()), worse * _sums(d, seed)
     f = flips.astype(float) @ scale
     total, base = _total(exact, len(flips))
     tol = paired.REL_TOL * float(np.abs(d).sum())
