@@ -715,6 +715,8 @@ def reproduce(runs: list[dict], seq: dict, stats_json: dict | None) -> str:
     lines += ["PYTHONPATH=. .venv/bin/python benchmarks/calibration/selection_calibration.py --sim --plugin",
               "PYTHONPATH=. .venv/bin/python benchmarks/calibration/selection_calibration.py --training \\",
               "    --benches 450 --seeds 8 --epochs 30                                # -> selection_calibration.json",
+              "PYTHONPATH=. .venv/bin/python benchmarks/calibration/crossfit_calibration.py --reps 2000   # -> crossfit_calibration.json",
+              "PYTHONPATH=. .venv/bin/python benchmarks/calibration/crossfit_plugin.py    # -> crossfit_plugin.json",
               ".venv/bin/python benchmarks/calibration/calibration.py --doc            # this document, from the JSON files",
               ".venv/bin/python -m pytest tests/stats/test_calibration.py tests/stats/test_sequential.py -q"]
     if stats_json is not None:

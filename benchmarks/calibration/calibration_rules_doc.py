@@ -11,8 +11,9 @@ from pathlib import Path
 
 import simstats  # benchmarks/stats/, put on sys.path by calibration.py
 
-FILES = {"effective_grids": "effective_grids.json", "budget_check": "budget_check.json",
-         "planning": "planning_figures.json", "margins": "margins.json"}
+import calibration_crossfit_doc as crossfit_doc  # noqa: E402
+
+FILES = {"budget_check": "budget_check.json", "margins": "margins.json", **crossfit_doc.FILES}
 
 
 def load(folder: Path) -> dict:
@@ -27,33 +28,6 @@ def _rate(r: dict) -> str:
 
 def _bound(alpha: float, n: int) -> float:
     return alpha + 2 * math.sqrt(alpha * (1 - alpha) / n)
-
-
-def effective_grids(eg: dict) -> str:
-    alpha, reps, reg = eg["alpha"], eg["reps"], eg["regime"]
-    bound = _bound(alpha, reps)
-    rows = ["| seeds | helps, test alone | helps, with the rule | harms, with the rule | "
-            "refused (favoured the idea) | helps within alpha + 2 SE |",
-            "|---|---|---|---|---|---|"]
-    rows += [f"| {r['seeds']} | {_rate(r['helps_test_alone'])} | {_rate(r['helps'])} | "
-             f"{_rate(r['harms'])} | {_rate(r['refused'])} | "
-             f"{'yes' if r['helps']['rate'] <= bound else '**no**'} |" for r in eg["rows"]]
-    return f"""## Arms with different effective grids (`selection.effective_grids`)
-
-The audit's regime (docs/statistics.md): the idea ignores the lr axis (its own loop), so its
-values are the same at every lr, with its true mean equal to the baseline's best config's (the
-baseline's configs {', '.join(f'{m:g}' for m in eg['means'])}, lower is better); seed effect sd
-{reg['seed_sd']:g} shared by the arms, validation noise sd {reg['val_sd']:g}, test noise sd
-{reg['test_sd']:g}. Every helps is a false one. Each bench goes through
-`verdict.sweeps.decide_by_selection`, the report's path; "test alone" is the selection-aware p
-before the rule. {reps:,} benches per row, alpha {alpha:g} (alpha + 2 SE = {bound:.4f}),
-Clopper-Pearson 95% intervals, {eg['seconds']:.0f} s
-(`PYTHONPATH=. python benchmarks/calibration/effective_grids.py --reps {reps}`):
-
-{chr(10).join(rows)}
-
-The test alone calls the baseline's tuning loss a help; with the rule a result in the idea's
-favour is refused, and a harm is still found when there is one (tests/verdict/test_effective_grids.py)."""
 
 
 def _pct(x: float) -> str:
@@ -180,35 +154,6 @@ average, at most {_pct(c['bootstrap_max_share'])} (over 20% in
 {c['bootstrap_share_over_20pct']:.3f} of them)."""
 
 
-def planning(pf: dict) -> str:
-    rows = ["| regime | seeds | fixed-config figure: median | its true power | selection-aware "
-            "figure: median | its true power |", "|---|---|---|---|---|---|"]
-    rows += [f"| {r['regime']} | {r['seeds']} | {r['fixed']['median_mde']:.4f} | "
-             f"{r['fixed']['mean_power']:.2f} (SE {r['fixed']['se']:.2f}) | "
-             f"{r['aware']['median_mde']:.4f} | {r['aware']['mean_power']:.2f} "
-             f"(SE {r['aware']['se']:.2f}) |" for r in pf["rows"]]
-    return f"""## Planning figures of the test that decides (`selection.mde_power80`)
-
-Does a report's `mde_power80` describe the test that decides? For {pf['benches']} benches per
-row drawn from the selection-aware section's two regimes (three configs 0.01 apart, A/A), each
-bench's figure is computed two ways: the fixed-config sign-flip figure (`signflip.mde_power80`
-at the selected configs' sd, what reports gave before) and the selection-aware one (simulated on
-the bench's own sweeps, {pf['reps']} resampled benches, what reports give now). The deciding
-test's true power at each bench's figure is then measured on {pf['fresh']} fresh benches from
-the same regime with the idea's whole sweep better by that effect; the table gives the mean over
-the benches (SE over benches), alpha {pf['alpha']:g}, {pf['seconds']:.0f} s
-(`PYTHONPATH=. python benchmarks/calibration/planning_figures.py --benches {pf['benches']}
---fresh {pf['fresh']}`):
-
-{chr(10).join(rows)}
-
-A figure that describes the deciding test has a true power near 0.8. The fixed-config figure
-is far too optimistic where validation picks configs by accident and too pessimistic where
-it does not; the selection-aware figure is of the right test but estimated from one bench's
-seeds, so it scatters around 0.8 and averages below it (a bootstrap from 8-12 seeds
-understates the spread of new seeds)."""
-
-
 def margins(mg: dict) -> str:
     r = mg["regime"]
     bound = _bound(mg["alpha"], mg["reps"])
@@ -232,12 +177,10 @@ each seed's comparator value (the default); declared reference, each seed's leve
 
 def sections(data: dict) -> list[str]:
     out = []
-    if "effective_grids" in data:
-        out.append(effective_grids(data["effective_grids"]))
+    if "crossfit" in data:
+        out.append(crossfit_doc.section(data))
     if "budget_check" in data:
         out.append(budget_check(data["budget_check"]))
-    if "planning" in data:
-        out.append(planning(data["planning"]))
     if "margins" in data:
         out.append(margins(data["margins"]))
     return out

@@ -29,9 +29,9 @@ def section(sel: dict) -> str:
     sim, plugin, training = sel.get("simulation"), sel.get("plugin"), sel.get("training")
     parts = ["""## Selection varying: the selection-aware test (`benchkit.stats.selection`)
 
-The runs above never varied the selection (both arms chose lr = 0.01 in every block). The
-test that decides now redoes both arms' selections under every flip of the seeds' whole sweeps
-(docs/statistics.md); `benchmarks/calibration/selection_calibration.py` measures it where the
+Measured with the test that issue 49 replaced (it redid both arms' selections under every flip
+of the seeds' whole sweeps); the test that decides now is measured in "Arms that differ" below.
+The runs above never varied the selection (both arms chose lr = 0.01 in every block); `benchmarks/calibration/selection_calibration.py` measures it where the
 selection does vary: A/A benches (the same method in both arms, so every helps or harms is a
 false positive) on three configs whose true means differ slightly (0, 0.01, 0.02; lower is
 better). "fixed configs" is the test that holds the selected configs fixed (the plain

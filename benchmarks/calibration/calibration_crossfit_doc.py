@@ -1,0 +1,120 @@
+"""The section of docs/calibration.md on issue 49's selection-aware test (arms that differ),
+rendered from benchmarks/results/crossfit_calibration.json (the compare stage, simulated),
+crossfit_calibration_before.json (the same draws through the test it replaced, when present)
+and crossfit_plugin.json (through the plugin); part of ``calibration.py --doc`` via
+calibration_rules_doc.sections, so tests/stats/test_calibration.py checks it.
+"""
+from __future__ import annotations
+
+import math
+
+import simstats  # benchmarks/stats/, put on sys.path by calibration.py
+
+FILES = {"crossfit": "crossfit_calibration.json",
+         "crossfit_before": "crossfit_calibration_before.json",
+         "crossfit_plugin": "crossfit_plugin.json"}
+
+
+def _rate(r: dict) -> str:
+    lo, hi = simstats.clopper_pearson(r["count"], r["n"])
+    return f"{r['count']}/{r['n']} = {r['rate']:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _ok(r: dict, alpha: float) -> str:
+    bound = alpha + 2 * math.sqrt(alpha * (1 - alpha) / r["n"])
+    return "yes" if r["rate"] <= bound else "**no**"
+
+
+def _level_rows(rows: list[dict], alpha: float) -> list[str]:
+    out = ["| regime | seeds | false helps | false harms | both within alpha + 2 SE |",
+           "|---|---|---|---|---|"]
+    out += [f"| {r['regime']} | {r['seeds']} | {_rate(r['helps'])} | {_rate(r['harms'])} | "
+            f"{'yes' if _ok(r['helps'], alpha) == _ok(r['harms'], alpha) == 'yes' else '**no**'}"
+            " |" for r in rows if r["kind"] == "level"]
+    return out
+
+
+def _power_rows(rows: list[dict], before: dict | None) -> list[str]:
+    old = {(r["regime"], r["seeds"], -r["estimand"]): r for r in (before or {}).get("rows", [])}
+    out = ["| regime | delta | seeds | helps, this test | helps, the whole-sweep test it "
+           "replaced | harms (wrong side), this test | harms, the replaced test |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["kind"] != "power":
+            continue
+        o = old.get((r["regime"], r["seeds"], -r["estimand"]))
+        out.append(f"| {r['regime']} | {-r['estimand']:g} | {r['seeds']} | {_rate(r['helps'])} "
+                   f"| {_rate(o['helps_test_alone']) if o else 'not measured'} "
+                   f"| {_rate(r['harms'])} "
+                   f"| {_rate(o['harms_test_alone']) if o else 'not measured'} |")
+    return out
+
+
+def _plugin_rows(rows: list[dict], alpha: float) -> list[str]:
+    out = ["| regime | kind | seeds | helps | harms | within alpha + 2 SE | planning figure: "
+           "mean true power (benches) |", "|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["seeds"], r["kind"], r["regime"])):
+        both = _ok(r["helps"], alpha) == _ok(r["harms"], alpha) == "yes"
+        ok = ("yes" if both else "**no**") if r["kind"] == "level" else ""
+        pl = r.get("planning")
+        plan = f"{pl['mean_true_power']:.2f} ({pl['benches']})" if pl else ""
+        out.append(f"| {r['regime']} | {r['kind']} | {r['seeds']} | {_rate(r['helps'])} | "
+                   f"{_rate(r['harms'])} | {ok} | {plan} |")
+    return out
+
+
+def section(data: dict) -> str:
+    cf = data["crossfit"]
+    alpha, noise = cf["alpha"], cf["noise"]
+    text = f"""## Arms that differ: the selection-aware test (issue 49, `benchkit.stats.selection`)
+
+The estimand (docs/statistics.md): the idea's best config's expected test metric minus the
+comparator's best config's; the test, an intersection-union of paired sign-flip tests of the
+idea (each seed at the configs it selects on the other seeds) against every comparator config,
+and the mirror. Regimes (`benchmarks/calibration/crossfit_regimes.py`): the comparator's three
+configs have true means {', '.join(f'{m:g}' for m in cf['means'])} (lower is better), seed
+effect sd {noise['seed_sd']:g} shared by every run of a seed, validation noise sd
+{noise['val_sd']:g}, test noise sd {noise['test_sd']:g}; the idea as the regime says (A/A: the
+same; flat A/A: both arms flat; lr-blind: one run repeated at every lr, at the comparator's
+best mean; + 1e-12: plus a 1e-12 wobble; clamped lr: its configs 2 and 3 the same run; 10x less
+lr-sensitive; pair grid: four (lr, wd) pairs; noisier idea: 3x the noise; heavy tails: t(3)
+noise; skewed idea: centred lognormal(0, 1) test noise, 3x; different optimum: its best lr the
+comparator's worst). In every level regime both arms' best configs have the same true mean, so
+each helps or harms is false. Compare stage (`verdict.comparison.compare_arms` with the arms'
+sweeps, the report's path), {cf['reps']:,} benches per row, alpha {alpha:g}, Clopper-Pearson 95%
+intervals, {cf['seconds']:.0f} s
+(`PYTHONPATH=. python benchmarks/calibration/crossfit_calibration.py --reps {cf['reps']}`):
+
+{chr(10).join(_level_rows(cf['rows'], alpha))}
+
+Power: the idea better by delta than the comparator's best config (lr-blind: one run at every
+lr; different optimum: the idea's lr curve reversed and moved by delta; A/A: moved by delta at
+every config). The replaced test's column is the same draws through the whole-sweep
+permutation test before issue 49 without its effective-grid rule (the audit's "plain
+selection-aware test"; `crossfit_calibration.py` run with that checkout first on PYTHONPATH,
+written to crossfit_calibration_before.json):
+
+{chr(10).join(_power_rows(cf['rows'], data.get('crossfit_before')))}
+
+An lr-insensitive idea better than the comparator's best config is found more often than by the
+replaced test (which its effective-grid rule then refused outright). Where the arms' best
+configs differ, a small effect is found less often: the idea pays its own tuning loss against
+the comparator's best config, the price of a claim that holds without exchangeable arms (the
+replaced test counted the comparator's tuning loss as the idea's gain, and called some of those
+ideas harms). In the level table the skewed idea comes closest to the bound, on its helps side
+alone: the sign-flip test's null is symmetry, not a zero mean (docs/statistics.md), and a
+skewed difference with mean 0 is not symmetric."""
+    plugin = data.get("crossfit_plugin")
+    if plugin and plugin.get("rows"):
+        text += f"""
+
+Through the plugin (`benchmarks/calibration/crossfit_plugin.py`: bench modules whose runs
+record these regimes' values, one pytest session per row, verdicts read from the written
+reports; 200 modules a row unless the helps column says otherwise). The planning column: at
+each of the first benches' own `mde_power80`, the share of 100 fresh simulated benches of the
+regime with the idea better by that figure that the compare stage calls helps, averaged. The
+figure assumes normal differences: where they are skewed the sd of 8-12 seeds is most often
+below the true one and the figure's true power falls short of 0.8:
+
+{chr(10).join(_plugin_rows(plugin['rows'], alpha))}"""
+    return text
