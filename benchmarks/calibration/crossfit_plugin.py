@@ -125,6 +125,7 @@ def main() -> None:
     ap.add_argument("--regimes", nargs="+", default=list(cr.NULLS) + [r for r, _ in POWER])
     ap.add_argument("--fresh", type=int, default=100)
     ap.add_argument("--planning-benches", type=int, default=40)
+    ap.add_argument("--kinds", nargs="+", default=["level", "power"])
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     old = json.loads(args.out.read_text()) if args.out.exists() else {"rows": []}
@@ -135,6 +136,8 @@ def main() -> None:
             cases = [("level", 0.0)] if regime in cr.NULLS else []
             cases += [("power", power[regime])] if regime in power else []
             for kind, effect in cases:
+                if kind not in args.kinds:
+                    continue
                 t0 = time.time()
                 salt = 300 + i + (50 if kind == "power" else 0)
                 reports = run_benches(regime, n, effect, args.benches, salt)
