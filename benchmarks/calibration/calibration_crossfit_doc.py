@@ -113,8 +113,10 @@ record these regimes' values, one pytest session per row, verdicts read from the
 reports; 200 modules a row unless the helps column says otherwise). The planning column: at
 each of the first benches' own `mde_power80`, the share of 100 fresh simulated benches of the
 regime with the idea better by that figure that the compare stage calls helps, averaged. The
-figure assumes normal differences: where they are skewed the sd of 8-12 seeds is most often
-below the true one and the figure's true power falls short of 0.8:
+figure is of one paired test of normal differences: where they are skewed the sd of 8-12 seeds
+is most often below the true one, and where the idea is tuned along an axis (A/A) it pays its
+own tuning loss against every comparator config, which the figure does not count; in both its
+true power falls short of 0.8 (not yet fixed):
 
 {chr(10).join(_plugin_rows(plugin['rows'], alpha))}"""
     return text
