@@ -174,6 +174,8 @@ class BenchSession:
         (:mod:`benchkit.store.floor_cache`; computed each time under ``-p no:cacheprovider``)."""
         from benchkit import tracks
         from benchkit.store import floor_cache
+        from benchkit.training import provide_floor_trainer
+        provide_floor_trainer()
         return floor_cache.floors(tracks.get(track), seeds, getattr(self.config, "cache", None))
 
     def trust(self) -> dict:

@@ -4,8 +4,8 @@ validation split from a grid. A network floor trained with a weaker protocol tha
 baseline's (another library's defaults, no schedule) flatters the baseline.
 
 The tracks layer imports nothing above it, so the loop comes from the training layer:
-importing :mod:`benchkit.training` (the plugin always does) hands it down through
-:func:`provide_trainer`; a floor computed before that says so.
+``benchkit.training.provide_floor_trainer()`` (called by whoever computes floors) hands it
+down through :func:`provide_trainer`; a floor computed before that says so.
 
 Deterministic in the seed: the model's init and the minibatch order come from the seed, the
 global RNG is restored afterwards (a floor never disturbs a run's seeding) and the floor trains
@@ -25,7 +25,7 @@ _TRAINER: list[Callable] = []  # benchkit.training.loop.fit, once benchkit.train
 
 def provide_trainer(fit: Callable) -> None:
     """Set the loop trained floors train with (``benchkit.training.loop.fit``'s signature);
-    called by :mod:`benchkit.training` when it is imported."""
+    called by ``benchkit.training.provide_floor_trainer``."""
     _TRAINER[:] = [fit]
 
 
@@ -47,7 +47,8 @@ def trained_floor(track: Track, make_model: Callable, data: Data, lrs, *,
 
     if not _TRAINER:
         raise RuntimeError(f"track {track.name!r}: its trained floors need benchkit.training's "
-                           "loop; import benchkit.training before computing them")
+                           "loop; call benchkit.training.provide_floor_trainer() "
+                           "before computing them")
     fit = _TRAINER[0]
     threads = torch.get_num_threads()
     val_by_lr: dict[float, float] = {}

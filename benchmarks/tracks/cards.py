@@ -280,7 +280,8 @@ def compute_floors(names: list[str], n_seeds: int | None = None, kept: Path | No
     from the pytest cache at ``kept`` (the one the bench's sessions kept them in, under the key
     of the benchkit imported here: run with that tree's benchkit), else computed; and the CPU
     seconds the first ``timed`` seeds' floors cost, computed here."""
-    import benchkit.training  # noqa: F401  (hands the tracks' trained floors their loop)
+    from benchkit.training import provide_floor_trainer
+    provide_floor_trainer()  # hands the tracks' trained floors their loop
     from benchkit.store.floor_cache import key
 
     out = json.loads(FLOORS.read_text()) if FLOORS.exists() else {}
