@@ -4,24 +4,30 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 
 VALUED = ("--bench-shard",)   # options whose value follows as the next word unless given with =
 
 
-def without(args, *options: str) -> list[str]:
-    """``args`` without ``options`` (flags, ``--opt=value`` and ``--opt value`` forms)."""
-    out, skip = [], False
+def _dropped(args, options) -> Iterator[str]:
+    """``args`` as strings without ``options`` (a mapping: option -> whether its value follows
+    as the next word when not given with ``=``)."""
+    skip = False
     for arg in map(str, args):
         if skip:
             skip = False
             continue
         name = arg.split("=", 1)[0]
         if name in options:
-            skip = name in VALUED and "=" not in arg
+            skip = options[name] and "=" not in arg
             continue
-        out.append(arg)
-    return out
+        yield arg
+
+
+def without(args, *options: str) -> list[str]:
+    """``args`` without ``options`` (flags, ``--opt=value`` and ``--opt value`` forms)."""
+    return list(_dropped(args, {name: name in VALUED for name in options}))
 
 
 def missing_seeds(report: dict) -> list[int]:
@@ -100,15 +106,8 @@ def whole(args) -> list[str]:
     """``args`` that run every test of the selected modules: without the options that select
     or stop short (:data:`SELECTING`, also written ``-kEXPR`` or ``--opt=value``), and each node
     id (``path::test``) as its module's path."""
-    out, skip = [], False
-    for arg in map(str, args):
-        if skip:
-            skip = False
-            continue
-        name = arg.split("=", 1)[0]
-        if name in SELECTING:
-            skip = SELECTING[name] and "=" not in arg
-            continue
+    out: list[str] = []
+    for arg in _dropped(args, SELECTING):
         if arg[:2] in ("-k", "-m") and not arg.startswith("--"):
             continue   # -kEXPR, -mEXPR
         if "::" in arg and not arg.startswith("-"):
