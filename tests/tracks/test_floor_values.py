@@ -1,0 +1,61 @@
+"""The tabular track's floors, pinned to the values the code gave before issue 51's changes
+(kernel ridge's solve, the floor cache, the background computation): a faster floor must give
+the same numbers up to float round-off, never other numbers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchkit.tracks import floors, tabular
+
+PINNED = {  # float.hex() of tabular.floors(seed), computed at 815e9d0
+    0: {"mean": "0x1.8549255a90fe1p+2", "linear": "0x1.0cc03da27b533p+1",
+        "quadratic": "0x1.1a03e085bf37fp+0", "kernel ridge": "0x1.4f43c23c17db0p-1",
+        "boosted trees": "0x1.25d20d07a9b62p+0"},
+    1: {"mean": "0x1.7d38049d64aaap+2", "linear": "0x1.09d4ce5b35233p+1",
+        "quadratic": "0x1.1252dd5c8fb7fp+0", "kernel ridge": "0x1.40d2d0dc7910dp-1",
+        "boosted trees": "0x1.1364874fb3bd7p+0"},
+}
+
+
+@pytest.mark.slow  # kernel ridge and boosted trees on two seeds: seconds each
+@pytest.mark.parametrize("seed", sorted(PINNED))
+def test_tabular_floors_are_the_pinned_values(seed):
+    tabular.floors.cache_clear()
+    got = tabular.floors(seed)
+    assert sorted(got) == sorted(PINNED[seed])
+    for name, value in PINNED[seed].items():
+        assert got[name] == pytest.approx(float.fromhex(value), rel=1e-10, abs=0), name
+
+
+def lu_kernel_ridge(x, y, xv, yv, xt, yt, gammas, penalties):
+    """The reference: one LU solve of (K + lam n I) per pair of the grids (the code at 815e9d0)."""
+    mu, sd = x.mean(axis=0), x.std(axis=0)
+    a, v, t = ((z - mu) / sd for z in (x, xv, xt))
+    centre = y.mean(axis=0)
+    best = (np.inf, np.inf)
+    for g in gammas:
+        gamma = g / a.shape[1]
+
+        def k(p, q):
+            d = (p * p).sum(1)[:, None] + (q * q).sum(1)[None, :] - 2.0 * (p @ q.T)
+            return np.exp(-gamma * np.maximum(d, 0.0))
+
+        for lam in penalties:
+            coef = np.linalg.solve(k(a, a) + lam * len(a) * np.eye(len(a)), y - centre)
+            err = float(np.mean((k(v, a) @ coef + centre - yv) ** 2))
+            if err < best[0]:
+                best = (err, float(np.mean((k(t, a) @ coef + centre - yt) ** 2)))
+    return best
+
+
+@pytest.mark.parametrize("outputs", [1, 3])
+def test_kernel_ridge_is_the_lu_solve_of_each_pair_up_to_round_off(outputs):
+    rng = np.random.default_rng(outputs)
+    x, xv, xt = (rng.normal(size=(n, 4)) for n in (300, 100, 100))
+    w = rng.normal(size=(4, outputs))
+    y, yv, yt = (np.tanh(z @ w) + 0.1 * rng.normal(size=(len(z), outputs)) for z in (x, xv, xt))
+    gammas, penalties = (0.2, 0.4, 0.8), (3e-6, 1e-5, 3e-5, 1e-3)
+    want = lu_kernel_ridge(x, y, xv, yv, xt, yt, gammas, penalties)
+    got = floors.kernel_ridge(x, y, xv, yv, xt, yt, gammas=gammas, penalties=penalties)
+    assert got == pytest.approx(want, rel=1e-9, abs=0)
