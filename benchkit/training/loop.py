@@ -58,7 +58,13 @@ def minibatches(split: Split, *, batch_size: int, epochs: int,
         order = torch.randperm(len(split), generator=gen)
         if order.device != x.device:
             order = order.to(x.device)
-        yield (Split(x[idx], y[idx]) for idx in order.split(batch_size))
+        yield _epoch(x, y, order.split(batch_size))
+
+
+def _epoch(x: torch.Tensor, y: torch.Tensor, batches) -> Iterator[Split]:
+    # index_select: the rows and fresh tensors of ``x[idx]``, without Python's indexing path
+    for idx in batches:
+        yield Split(torch.index_select(x, 0, idx), torch.index_select(y, 0, idx))
 
 
 @torch.no_grad()
@@ -97,7 +103,7 @@ def train(model: nn.Module, train_split: Split, track: Track, *, lr: float | Non
                                                    epochs=epochs, seed=seed)):
             if number == 1:  # later epochs repeat the first one's calls: see benchkit.store.trace
                 paused = trace.pause()
-            finite = torch.ones((), dtype=torch.bool, device=train_split.x.device)
+            losses = []
             for x, y in epoch:
                 value = loss_fn(model(x), y)
                 if steps == 0 and loss is not None:
@@ -107,9 +113,9 @@ def train(model: nn.Module, train_split: Split, track: Track, *, lr: float | Non
                 opt.step()
                 if scheduler is not None:
                     scheduler.step()
-                finite &= torch.isfinite(value.detach())
+                losses.append(value.detach())
                 steps += 1
-            if not bool(finite):
+            if losses and not bool(torch.stack(losses).isfinite().all()):
                 return True, steps
             if on_epoch is not None:
                 on_epoch(number + 1)

@@ -56,9 +56,13 @@ class FusedAdam:
                          for p in self.params]
         self.exp_avg_sqs = [torch.zeros_like(p, memory_format=torch.preserve_format)
                             for p in self.params]
-        # torch.optim keeps a fused step count as a float32 tensor per parameter
-        self.steps = [torch.zeros((), dtype=torch.float32, device=p.device)
-                      for p in self.params]
+        # torch.optim keeps a fused step count as a float32 tensor per parameter; while every
+        # step has moved every parameter the counts are equal, so one tensor stands for all
+        # (one add a step, not one per parameter) until a step skips a parameter
+        shared = torch.zeros((), dtype=torch.float32,
+                             device=self.params[0].device if self.params else None)
+        self.steps = [shared] * len(self.params)
+        self.shared: torch.Tensor | None = shared
         self.factor: Callable[[int], float] | None = None  # set by make_schedule
         self.taken = 0
 
@@ -82,16 +86,27 @@ class FusedAdam:
 
     @torch.no_grad()
     def step(self) -> None:
-        live = [i for i, p in enumerate(self.params) if p.grad is not None]
-        if not live:
-            return
-        steps = [self.steps[i] for i in live]
-        for step in steps:
-            step.add_(1)
+        grads = [p.grad for p in self.params]
+        if all(g is not None for g in grads):  # the usual step: every parameter has a gradient
+            params, exp_avgs, exp_avg_sqs, steps = (self.params, self.exp_avgs,
+                                                    self.exp_avg_sqs, self.steps)
+        else:
+            live = [i for i, g in enumerate(grads) if g is not None]
+            if not live:
+                return
+            if self.shared is not None:  # the counts part: each parameter its own from now
+                self.steps, self.shared = [step.clone() for step in self.steps], None
+            params, grads, exp_avgs, exp_avg_sqs, steps = (
+                [self.params[i] for i in live], [grads[i] for i in live],
+                [self.exp_avgs[i] for i in live], [self.exp_avg_sqs[i] for i in live],
+                [self.steps[i] for i in live])
+        if self.shared is not None:
+            self.shared.add_(1)
+        else:
+            torch._foreach_add_(steps, 1)
         lr, self.taken = self.lr_now(), self.taken + 1
         self.kernel(
-            [self.params[i] for i in live], [self.params[i].grad for i in live],
-            [self.exp_avgs[i] for i in live], [self.exp_avg_sqs[i] for i in live],
+            params, grads, exp_avgs, exp_avg_sqs,
             [], steps, amsgrad=False, lr=lr, beta1=self.beta1, beta2=self.beta2,
             weight_decay=self.weight_decay, eps=self.eps, maximize=False,
             grad_scale=None, found_inf=None)
