@@ -59,3 +59,9 @@ def test_kernel_ridge_is_the_lu_solve_of_each_pair_up_to_round_off(outputs):
     want = lu_kernel_ridge(x, y, xv, yv, xt, yt, gammas, penalties)
     got = floors.kernel_ridge(x, y, xv, yv, xt, yt, gammas=gammas, penalties=penalties)
     assert got == pytest.approx(want, rel=1e-9, abs=0)
+
+
+def test_spd_solve_falls_back_to_lu_where_the_matrix_is_not_positive_definite():
+    matrix = np.array([[1.0, 2.0], [2.0, 1.0]])  # eigenvalues 3 and -1
+    rhs = np.array([[1.0], [0.0]])
+    assert np.allclose(floors.spd_solve(matrix.copy(), rhs), np.linalg.solve(matrix, rhs))
