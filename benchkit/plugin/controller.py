@@ -16,6 +16,7 @@ from benchkit.plugin.timeouts import reports_first
 from benchkit.plugin.whole import exploratory_reason, not_run
 from benchkit.spec import cfg_id
 from benchkit.spec.payloads import Payload, RunPayload, payload_from_json
+from benchkit.store.floor_ahead import Ahead
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
 NOT_WRITTEN = "benchkit report not written"
@@ -70,6 +71,7 @@ class BenchSession:
         self.audit_lines: list[str] = []       # what --bench-audit(-fresh) found
         self.partial: dict[str, list[str]] = {}  # idea -> its mechanism tests not run here
         self.progress = ProgressReporter(config)       # runs trained of runs to train, time left
+        self.ahead: Ahead | None = None        # floors computed while the runs train
         config.pluginmanager.register(self.progress, "benchkit-progress")
 
     @property
@@ -93,6 +95,28 @@ class BenchSession:
                 if payload is not None:
                     self.payloads[payload.nodeid] = payload
                     self.progress.seen(payload)
+                    self.floors_ahead(payload)
+
+    def floors_ahead(self, payload: Payload) -> None:
+        """Ask for the floors of a run's (track, seed) while the other runs train, unless
+        pytest's cache keeps them or this session writes no report (a shard)."""
+        if (not isinstance(payload, RunPayload) or payload.point is None
+                or payload.outcome == "skipped" or isinstance(self.settings.shard, tuple)):
+            return
+        from benchkit import tracks
+        from benchkit.store import floor_cache
+        try:
+            track = tracks.get(payload.point.track)
+        except KeyError:
+            return
+        if floor_cache.kept(track, payload.point.seed, self.cache) is None:
+            self.ahead = self.ahead or Ahead()
+            self.ahead.want(track, payload.point.seed)
+
+    @property
+    def cache(self):
+        """pytest's cache, or None under ``-p no:cacheprovider``."""
+        return getattr(self.config, "cache", None)
 
     def stored_payloads(self, payloads: list[Payload]) -> list[RunPayload]:
         """Payloads of the stored runs a session did not run, for the ideas it ran an arm of.
@@ -135,6 +159,14 @@ class BenchSession:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if not self.payloads or isinstance(self.settings.shard, tuple):
             return  # a shard stores its runs; the final session writes the reports
+        try:
+            self.finish(session, exitstatus)
+        finally:
+            if self.ahead is not None:
+                self.ahead.close()
+
+    def finish(self, session: pytest.Session, exitstatus) -> None:
+        """The reports of the session's payloads, the audit and the gate's failures."""
         held = reports_first()  # a SIGTERM from here on waits for the reports
         from benchkit.report.session import aggregate_session
 
@@ -171,12 +203,13 @@ class BenchSession:
 
     def kept_floors(self, track: str, seeds: list[int]) -> dict:
         """``track``'s floors on ``seeds``, kept in pytest's cache between sessions
-        (:mod:`benchkit.store.floor_cache`; computed each time under ``-p no:cacheprovider``)."""
+        (:mod:`benchkit.store.floor_cache`; computed each time under ``-p no:cacheprovider``),
+        those computed while the runs trained taken from :attr:`ahead`."""
         from benchkit import tracks
         from benchkit.store import floor_cache
         from benchkit.training import provide_floor_trainer
         provide_floor_trainer()
-        return floor_cache.floors(tracks.get(track), seeds, getattr(self.config, "cache", None))
+        return floor_cache.floors(tracks.get(track), seeds, self.cache, self.ahead)
 
     def trust(self) -> dict:
         """The reports' ``store`` section (how far stored runs were trusted)."""

@@ -60,14 +60,29 @@ def test_a_users_track_is_never_kept_and_no_cache_computes_as_before():
     assert floor_cache.floors(tracks.get("tabular"), [0], None) == tracks.get("tabular").floors([0])
 
 
-def test_the_key_changes_with_seed_protocol_and_benchkits_source(monkeypatch):
+def test_the_key_is_the_track_seed_and_floor_code_not_the_rest_of_the_protocol(monkeypatch):
+    """Floors depend on the track's data and floor code and the seed: the epochs or the grid
+    (what --bench-epochs or an idea's grid change) leave the key alone, and reading the key
+    imports nothing (scikit-learn's import alone cost seconds on a loaded machine)."""
     track = tracks.get("tabular")
     base = floor_cache.key(track, 0)
     assert base == floor_cache.key(track, 0) and base.startswith(floor_cache.PREFIX)
     assert floor_cache.key(track, 1) != base
-    assert floor_cache.key(dataclasses.replace(track, epochs=track.epochs + 1), 0) != base
-    monkeypatch.setattr(floor_cache, "benchkit_source_digest", lambda: "edited")
+    assert floor_cache.key(dataclasses.replace(track, epochs=track.epochs + 1), 0) == base
+    assert floor_cache.key(dataclasses.replace(track, grid=({"lr": 1.0},)), 0) == base
+    monkeypatch.setattr(floor_cache, "floor_code_digest", lambda: "edited")
     assert floor_cache.key(track, 0) != base
+
+
+def test_the_floor_code_is_benchkits_tracks_and_training_packages(tmp_path, monkeypatch):
+    digest = floor_cache.floor_code_digest()
+    assert digest == floor_cache.floor_code_digest() and len(digest) == 32
+    floor_cache.floor_code_digest.cache_clear()
+    monkeypatch.setattr(floor_cache, "CODE", ("tracks",))
+    try:
+        assert floor_cache.floor_code_digest() != digest
+    finally:
+        floor_cache.floor_code_digest.cache_clear()
 
 
 @pytest.mark.floors

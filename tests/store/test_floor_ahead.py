@@ -1,0 +1,72 @@
+"""Floors computed while the runs train (benchkit.store.floor_ahead): a child process gives the
+numbers the same floor function gives in the controller, and any fault leaves a seed to the
+controller (None), never a wrong number or a hung session."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from benchkit import tracks
+from benchkit.store import floor_cache
+from benchkit.store.floor_ahead import Ahead
+from benchkit.tracks import floors, tabular
+
+
+@pytest.mark.slow  # the real tabular floors of one seed in a child: seconds
+def test_the_child_gives_the_controllers_numbers_bit_for_bit():
+    track, ahead = tracks.get("tabular"), Ahead()
+    try:
+        ahead.want(track, 0)
+        ahead.want(track, 0)  # asked once
+        got = ahead.get(track, 0)
+    finally:
+        ahead.close()
+    tabular.floors.cache_clear()
+    assert got == tabular.floors(0)  # ==: the same bits, not approximately
+
+
+def test_a_floor_that_raises_in_the_child_is_none_and_the_controller_computes_it():
+    broken = dataclasses.replace(tracks.get("tabular"), name="broken",
+                                 make_floors=floors.mean_mse)  # benchkit's; wrong arguments
+    ahead = Ahead()
+    try:
+        ahead.want(broken, 3)
+        assert ahead.get(broken, 3) is None
+        assert ahead.get(broken, 4) is None  # never asked
+    finally:
+        ahead.close()
+
+
+def test_a_users_track_is_not_sent_to_the_child():
+    mine = dataclasses.replace(tracks.get("tabular"), name="mine",
+                               make_floors=lambda seed: {"zero": float(seed)})
+    ahead = Ahead()
+    ahead.want(mine, 1)
+    assert ahead.proc is None and ahead.get(mine, 1) is None
+    ahead.close()
+
+
+def test_floors_take_the_childs_answer_where_the_cache_has_none():
+    class Given:
+        def get(self, track, seed):
+            return {"kernel ridge": float(seed)}
+
+    class Cache(dict):
+        def get(self, key, default):
+            return super().get(key, default)
+
+        def set(self, key, value):
+            self[key] = value
+
+    track, cache = tracks.get("tabular"), Cache()
+    assert floor_cache.floors(track, [2, 4], cache, Given()) == {"kernel ridge": 3.0}
+    assert cache[floor_cache.key(track, 4)] == {"kernel ridge": 4.0}  # kept for later sessions
+
+
+def test_closing_stops_a_child_still_computing():
+    ahead = Ahead()
+    ahead.want(tracks.get("tabular"), 5)
+    proc = ahead.proc
+    ahead.close()
+    assert proc is not None and proc.poll() is not None
