@@ -72,6 +72,7 @@ class BenchSession:
         self.partial: dict[str, list[str]] = {}  # idea -> its mechanism tests not run here
         self.progress = ProgressReporter(config)       # runs trained of runs to train, time left
         self.ahead: Ahead | None = None        # floors computed while the runs train
+        self.floors_asked: set[tuple[str, int]] = set()  # (track, seed) looked up or asked for
         config.pluginmanager.register(self.progress, "benchkit-progress")
 
     @property
@@ -105,6 +106,10 @@ class BenchSession:
             return
         from benchkit import tracks
         from benchkit.store import floor_cache
+        place = (payload.point.track, payload.point.seed)
+        if place in self.floors_asked:  # once a (track, seed), not once a run
+            return
+        self.floors_asked.add(place)
         try:
             track = tracks.get(payload.point.track)
         except KeyError:

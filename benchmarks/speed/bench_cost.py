@@ -1,0 +1,156 @@
+"""What a default A/A tabular bench costs against the same trainings written plainly (issue 51):
+the 48 runs of a two-arm A/A module (the track's grid x 8 seeds, -n 0) as
+
+- ``plain``: one process, ``torch.optim.Adam`` and ``CosineAnnealingLR`` stepped per minibatch,
+  the track's data, model, epochs and batch size, one torch thread, no pytest;
+- ``first``: the bench's first session with nothing cached (no ``.pytest_cache``: no stored
+  run, no kept floor);
+- ``fresh``: a later ``--bench-fresh`` session (every run retrained; floors kept).
+
+Medians of ``--reps`` repetitions run interleaved (plain, first, fresh, plain, ...), wall time
+and the CPU time of the processes (children included, so the floors' child counts), and the
+ratios to ``plain`` measured in this one run. ``--tree PATH`` times the bench with another
+checkout of benchkit (an older commit exported with ``git archive``) instead of this one, the
+plain loop unchanged; ``--seeds 2`` (12 runs, an exploratory session) where a loaded machine
+leaves no time for 48.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/bench_cost.py [--reps 3] [--tree PATH]
+
+Writes benchmarks/results/bench_cost.json (``--out -``: prints only).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+OUT = HERE.parent / "results" / "bench_cost.json"
+
+AA_MODULE = '''
+import pytest
+pytestmark = pytest.mark.bench(name="aa_tabular", track="tabular")
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.fit(run.track.model())
+'''
+
+PLAIN = '''
+import random, sys
+import numpy as np
+import torch
+torch.set_num_threads(1)
+from benchkit import tracks
+track = tracks.get("tabular")
+seeds = int(sys.argv[1])
+for arm in ("baseline", "idea"):
+    for cfg in track.grid:
+        for seed in range(seeds):
+            random.seed(seed); np.random.seed(seed); torch.manual_seed(seed)
+            data = track.data(seed)
+            model = track.model()
+            opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
+            x, y = data.train.x, data.train.y
+            per_epoch = -(-len(x) // track.batch_size)
+            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, per_epoch * track.epochs)
+            gen = torch.Generator().manual_seed(seed)
+            for _ in range(track.epochs):
+                order = torch.randperm(len(x), generator=gen)
+                for start in range(0, len(x), track.batch_size):
+                    idx = order[start:start + track.batch_size]
+                    loss = track.loss(model(x[idx]), y[idx])
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    sched.step()
+            with torch.no_grad():
+                model.eval()
+                val = float(track.metric(model(data.val.x), data.val.y))
+                test = float(track.metric(model(data.test.x), data.test.y))
+'''
+
+
+def timed(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=8, help="the bench's default: 8")
+    ap.add_argument("--tree", default=None, help="time the bench with this benchkit checkout")
+    ap.add_argument("--warm", type=int, default=1, help="untimed rounds first")
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args()
+    tree = Path(args.tree).resolve() if args.tree else ROOT
+    work = Path(tempfile.mkdtemp(prefix="benchkit-cost-"))
+    (work / "plain.py").write_text(PLAIN)
+    size = [] if args.seeds == 8 else ["--bench-seeds", str(args.seeds)]
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # python's default: bytecode kept between runs
+    (work / "test_aa_tabular.py").write_text(AA_MODULE)
+    (work / "pytest.ini").write_text("[pytest]\n")
+    bench = [sys.executable, "-m", "pytest", "test_aa_tabular.py", "-q", "-n", "0", *size]
+    plain_env = dict(env, PYTHONPATH=str(ROOT))
+    cases = [("plain", plain_env, [sys.executable, "plain.py", str(args.seeds)], False),
+             ("first", env, bench, True),            # nothing cached: no store, no floors
+             ("fresh", env, [*bench, "--bench-fresh"], False)]
+    times: dict[str, dict[str, list[float]]] = {c[0]: {"wall": [], "cpu": []} for c in cases}
+    loads = []
+    for rep in range(args.reps + args.warm):  # warm-up rounds are not kept
+        for label, env_, cmd, clear in cases:
+            if clear:
+                shutil.rmtree(work / ".pytest_cache", ignore_errors=True)
+                shutil.rmtree(work / "reports", ignore_errors=True)
+            wall, cpu = timed(cmd, work, env_)
+            loads.append(os.getloadavg()[0])
+            if rep >= args.warm:
+                times[label]["wall"].append(wall)
+                times[label]["cpu"].append(cpu)
+            print(f"  {label}: {wall:.1f} s wall, {cpu:.1f} s CPU (load {loads[-1]:.1f})",
+                  flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    med = {k: {c: statistics.median(v[c]) for c in v} for k, v in times.items()}
+    ratios = {k: {c: med[k][c] / med["plain"][c] for c in ("wall", "cpu")}
+              for k in med if k != "plain"}
+    for label, r in ratios.items():
+        print(f"{label}: {med[label]['wall']:.1f} s wall ({med[label]['cpu']:.1f} s CPU) = "
+              f"{r['wall']:.2f}x the plain loop's {med['plain']['wall']:.1f} s wall "
+              f"({r['cpu']:.2f}x its {med['plain']['cpu']:.1f} s CPU)")
+    print(f"medians of {args.reps}, interleaved; load average during: "
+          f"{statistics.median(loads):.1f} (min {min(loads):.1f}, max {max(loads):.1f}) on "
+          f"{os.cpu_count()} cores")
+    if args.out != "-":
+        Path(args.out).write_text(json.dumps({
+            "command": "python benchmarks/speed/bench_cost.py " + " ".join(sys.argv[1:]),
+            "tree": str(tree), "runs": 6 * args.seeds,
+            "python": platform.python_version(), "cores": os.cpu_count(),
+            "load_average_during": {"median": statistics.median(loads), "min": min(loads),
+                                    "max": max(loads)},
+            "seconds": times, "median_s": med, "ratio_vs_plain": ratios}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

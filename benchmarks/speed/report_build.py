@@ -1,0 +1,115 @@
+"""Seconds a report takes to build from recorded run values, plots included (issue 51: <= 0.3 s
+for 8 seeds x 3 configs). A committed report's run rows become the payloads the controller
+receives (benchmarks/pipeline/compare_reports.py's reading), and the session's report writer
+(:func:`benchkit.report.session.aggregate_session`: the verdict pipeline, the report JSON,
+summary.md, paired.png and sweep.png) writes them into a fresh folder each time, as a session's
+first report does. The first build in the process (matplotlib's and scipy's imports) is shown
+apart; the figure is the median of the later ones, with the share of each part (cProfile of one
+build).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/report_build.py [--reps 7] \
+        [--report reports/mnist1d_cnn/mnist1d/bench_report.json ...]
+
+Writes benchmarks/results/report_build.json (``--out -``: prints only).
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import platform
+import pstats
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "benchmarks" / "results" / "report_build.json"
+DEFAULT = ("reports/mnist1d_cnn/mnist1d/bench_report.json",  # 2 arms, 8 seeds x 3 configs
+           "reports/task_visible_pruning/tabular/bench_report.json")  # 2 controls, 8 x 3
+PARTS = {"pipeline": "benchkit/verdict/pipeline.py:33(idea_reports)",
+         "plots": "benchkit/report/plots.py", "summary.md": "render_summary_md"}
+
+
+def recorded(path: Path):
+    """(payloads, alpha, floors) of the committed report at ``path``."""
+    sys.path.insert(0, str(ROOT / "benchmarks" / "pipeline"))
+    import compare_reports as cr
+
+    from benchkit.report import bench_report
+
+    report = bench_report.load_report(path)
+    spec = cr.spec_of(report)
+    runs, mechanisms = cr.payloads_of(report, spec)
+    return (cr.records_of(runs) + cr.records_of(mechanisms), report["protocol"]["alpha"],
+            dict(report.get("floors") or {}))
+
+
+def build(payloads, alpha: float, floors: dict) -> tuple[float, float]:
+    """(wall, CPU) seconds a report to write the reports of ``payloads`` into a fresh folder:
+    the CPU time (one thread) is the work itself, steadier than the wall on a shared
+    machine."""
+    from benchkit.report.session import aggregate_session
+
+    where = Path(tempfile.mkdtemp(prefix="benchkit-report-build-"))
+    settings = SimpleNamespace(alpha=alpha, report_dir=where, gate="off")
+    t0, c0 = time.perf_counter(), time.process_time()
+    written, _ = aggregate_session(payloads, settings, rootpath=ROOT,
+                                   floors=lambda track, seeds: floors)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    assert written and all((path.parent / "paired.png").is_file() for path, _ in written)
+    shutil.rmtree(where, ignore_errors=True)
+    return wall / len(written), cpu / len(written)
+
+
+def parts(payloads, alpha: float, floors: dict) -> dict[str, float]:
+    """Each part's share of one build's time (cProfile, cumulative)."""
+    prof = cProfile.Profile()
+    prof.runcall(build, payloads, alpha, floors)
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    total = max(v[3] for v in stats.values())
+    share = {}
+    for part, name in PARTS.items():
+        share[part] = max((v[3] for (file, line, fn), v in stats.items()
+                           if name in f"{file}:{line}({fn})" or name == fn), default=0.0) / total
+    return share
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--report", nargs="+", default=list(DEFAULT))
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args()
+    cases = {name: recorded(ROOT / name) for name in args.report}
+    first = {name: build(*case) for name, case in cases.items()}  # imports: shown apart
+    times: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": []} for name in cases}
+    for _ in range(args.reps):  # interleaved
+        for name, case in cases.items():
+            wall, cpu = build(*case)
+            times[name]["wall"].append(wall)
+            times[name]["cpu"].append(cpu)
+    out = {}
+    for name, case in cases.items():
+        med = {c: statistics.median(v) for c, v in times[name].items()}
+        share = parts(*case)
+        out[name] = {"first_in_process_s": dict(zip(("wall", "cpu"), first[name])),
+                     "median_s": med, "all_s": times[name], "share": share}
+        print(f"{name}: {med['wall']:.3f} s wall, {med['cpu']:.3f} s CPU a report (medians of "
+              f"{args.reps}; the first in a process {first[name][0]:.2f} s wall); "
+              + ", ".join(f"{k} {100 * v:.0f}%" for k, v in share.items()))
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if args.out != "-":
+        Path(args.out).write_text(json.dumps({
+            "command": "python benchmarks/speed/report_build.py " + " ".join(sys.argv[1:]),
+            "python": platform.python_version(), "load_1min_after": os.getloadavg()[0],
+            "reports": out}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
