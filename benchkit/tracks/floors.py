@@ -145,7 +145,7 @@ def kernel_ridge(x_train, y_train, x_val, y_val, x_test, y_test, gammas=KERNEL_G
     """Validation and test MSE of RBF kernel ridge regression on standardised columns (the
     train mean of ``y`` taken out first), its width ``gamma / d`` and penalty ``lam * n`` the
     pair of the grids with the lowest validation MSE. One Cholesky solve per pair
-    (:func:`spd_solve`): half an LU solve's cost and a twentieth of an eigendecomposition's
+    (:func:`spd_solver`): half an LU solve's cost and a twentieth of an eigendecomposition's
     (2,000 rows, one thread: 0.11 s, 0.20 s, 1.8 s), so a grid of up to ten pairs is cheaper
     than an eigendecomposition per width reused across the penalties."""
     a, v, t = _standardise(x_train, x_val, x_test)
@@ -154,6 +154,7 @@ def kernel_ridge(x_train, y_train, x_val, y_val, x_test, y_test, gammas=KERNEL_G
     yv = np.asarray(y_val, np.float64).reshape(len(v), -1)
     yt = np.asarray(y_test, np.float64).reshape(len(t), -1)
     best = (math.inf, math.inf)
+    spd_solve = spd_solver()  # scipy loaded before the thread limit: see spd_solver
     with single_thread():
         d2_train, d2_val, d2_test = _sq_dists(a, a), _sq_dists(v, a), _sq_dists(t, a)
         for g in gammas:
@@ -167,20 +168,27 @@ def kernel_ridge(x_train, y_train, x_val, y_val, x_test, y_test, gammas=KERNEL_G
     return best
 
 
-def spd_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """``matrix^-1 rhs`` for a symmetric positive definite ``matrix`` (a kernel plus a positive
-    ridge): scipy's Cholesky solve where scipy is installed (a scikit-learn dependency), LU
-    otherwise or where the factorisation finds the matrix not positive definite. The two agree
-    to round-off (relative 1e-12 on the tabular track's kernels)."""
+def spd_solver():
+    """A function ``(matrix, rhs) -> matrix^-1 rhs`` for a symmetric positive definite
+    ``matrix`` (a kernel plus a positive ridge): scipy's Cholesky solve where scipy is installed
+    (a scikit-learn dependency), LU otherwise or where the factorisation finds the matrix not
+    positive definite; the two agree to round-off (relative 1e-12 on the tabular track's
+    kernels). Call it *before* :func:`single_thread`: threadpoolctl limits only the libraries
+    loaded when it is entered, and scipy's own OpenBLAS, loaded later, would run on every
+    core, with other bits on the first call of a process than on the next."""
     try:
         from scipy.linalg import cho_factor, cho_solve
     except ImportError:
-        return np.linalg.solve(matrix, rhs)
-    try:
-        factor = cho_factor(matrix, lower=True, check_finite=False)
-    except np.linalg.LinAlgError:
-        return np.linalg.solve(matrix, rhs)
-    return cho_solve(factor, rhs, check_finite=False)
+        return np.linalg.solve
+
+    def solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        try:
+            factor = cho_factor(matrix, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            return np.linalg.solve(matrix, rhs)
+        return cho_solve(factor, rhs, check_finite=False)
+
+    return solve
 
 
 def kernel_ridge_mse(x_train, y_train, x_val, y_val, x_test, y_test, gammas=KERNEL_GAMMAS,

@@ -64,4 +64,25 @@ def test_kernel_ridge_is_the_lu_solve_of_each_pair_up_to_round_off(outputs):
 def test_spd_solve_falls_back_to_lu_where_the_matrix_is_not_positive_definite():
     matrix = np.array([[1.0, 2.0], [2.0, 1.0]])  # eigenvalues 3 and -1
     rhs = np.array([[1.0], [0.0]])
-    assert np.allclose(floors.spd_solve(matrix.copy(), rhs), np.linalg.solve(matrix, rhs))
+    assert np.allclose(floors.spd_solver()(matrix.copy(), rhs), np.linalg.solve(matrix, rhs))
+
+
+def test_kernel_ridge_gives_the_same_bits_on_the_first_call_of_a_process():
+    """scipy imported inside the thread limit escaped it (its OpenBLAS on every core): the
+    first call of a process gave other bits than the next (fails without spd_solver's
+    import before single_thread)."""
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+from benchkit.tracks import floors
+rng = np.random.default_rng(0)
+x, xv, xt = (rng.normal(size=(n, 6)) for n in (1500, 200, 200))
+y, yv, yt = (np.tanh(z[:, :1] * z[:, 1:2]) for z in (x, xv, xt))
+print([floors.kernel_ridge(x, y, xv, yv, xt, yt)[1].hex() for _ in range(2)])
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    first, second = eval(out)
+    assert first == second
