@@ -73,6 +73,10 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--runs", type=int, default=3, help="seeds per repetition")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--with-floors", action="store_true",
+                    help="instead: run.fit alone against run.fit while the floors' child "
+                         "process computes tabular floors (does computing them meanwhile "
+                         "slow the training?)")
     ap.add_argument("--out", default=str(OUT), help="'-': print only")
     args = ap.parse_args()
     import torch
@@ -91,6 +95,8 @@ def main() -> None:
         prof.runcall(bench, track, 0)
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
         return
+    if args.with_floors:
+        return beside_floors(track, args)
     times: dict[str, dict[str, list[float]]] = {k: {"wall": [], "cpu": []}
                                                  for k in ("plain", "benchkit")}
     for _ in range(args.reps):  # interleaved run by run: the machine's drift hits both alike
@@ -113,6 +119,40 @@ def main() -> None:
             "python": platform.python_version(), "torch": torch.__version__,
             "load_1min_after": os.getloadavg()[0], "seconds_per_run": times,
             "median_s": med, "ratio_vs_plain": ratio}, indent=2) + "\n")
+
+def beside_floors(track, args) -> None:
+    """run.fit's wall and CPU time alone and while :class:`benchkit.store.floor_ahead.Ahead`
+    computes floors of seeds no run uses (so never a cached answer), interleaved."""
+    from benchkit.store.floor_ahead import Ahead
+
+    times: dict[str, dict[str, list[float]]] = {k: {"wall": [], "cpu": []}
+                                                 for k in ("alone", "beside floors")}
+    asked = 100
+    for _ in range(args.reps):
+        for label in times:
+            ahead = Ahead() if label != "alone" else None
+            for seed in range(args.runs):
+                if ahead is not None:
+                    ahead.want(track, asked)
+                    asked += 1
+                wall, cpu = timed(bench, track, seed)
+                times[label]["wall"].append(wall)
+                times[label]["cpu"].append(cpu)
+            if ahead is not None:
+                ahead.close()
+    med = {k: {c: statistics.median(v[c]) for c in v} for k, v in times.items()}
+    print(f"run.fit alone {med['alone']['wall']:.3f} s wall ({med['alone']['cpu']:.3f} s CPU), "
+          f"beside the floors' child {med['beside floors']['wall']:.3f} s wall "
+          f"({med['beside floors']['cpu']:.3f} s CPU): "
+          f"{med['beside floors']['wall'] / med['alone']['wall']:.2f}x wall, "
+          f"{med['beside floors']['cpu'] / med['alone']['cpu']:.2f}x CPU (medians of "
+          f"{args.reps * args.runs}; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    if args.out != "-":
+        Path(args.out).with_name("training_beside_floors.json").write_text(json.dumps({
+            "command": "python benchmarks/speed/training.py " + " ".join(sys.argv[1:]),
+            "load_1min_after": os.getloadavg()[0], "seconds_per_run": times,
+            "median_s": med}, indent=2) + "\n")
+
 
 if __name__ == "__main__":
     main()

@@ -70,3 +70,19 @@ def test_closing_stops_a_child_still_computing():
     proc = ahead.proc
     ahead.close()
     assert proc is not None and proc.poll() is not None
+
+
+def test_the_child_runs_below_the_training_s_priority():
+    import os
+
+    broken = dataclasses.replace(tracks.get("tabular"), name="broken",
+                                 make_floors=floors.mean_mse)
+    ahead = Ahead()
+    try:
+        ahead.want(broken, 1)
+        assert ahead.get(broken, 1) is None  # answered: the child has set its niceness
+        assert ahead.proc is not None
+        child = os.getpriority(os.PRIO_PROCESS, ahead.proc.pid)
+        assert child == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)
+    finally:
+        ahead.close()
