@@ -22,6 +22,8 @@ GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with 
 NOT_WRITTEN = "benchkit report not written"
 INCOMPLETE = "benchkit report(s) incomplete"  # pytest's final line: "48 passed, 2 benchkit ..."
 NOT_STORED = "benchkit run(s) not stored"
+# what the floors' child calls first, as kept_floors does here: a trained floor's loop
+PREPARE_FLOORS = ("benchkit.training.floor_trainer:provide_floor_trainer",)
 
 
 def audit_failures(payloads: list[Payload]) -> list[str]:
@@ -115,7 +117,7 @@ class BenchSession:
         except KeyError:
             return
         if floor_cache.kept(track, payload.point.seed, self.cache) is None:
-            self.ahead = self.ahead or Ahead()
+            self.ahead = self.ahead or Ahead(PREPARE_FLOORS)
             self.ahead.want(track, payload.point.seed)
 
     @property

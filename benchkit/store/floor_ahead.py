@@ -40,7 +40,8 @@ def function_name(track: Track) -> str:
 class Ahead:
     """The child process and its answers: :meth:`want` asks, :meth:`get` waits for one."""
 
-    def __init__(self) -> None:
+    def __init__(self, prepare: tuple[str, ...] = ()) -> None:
+        self.prepare = prepare  # ``MODULE:QUALNAME`` of benchkit functions the child calls first
         self.proc: subprocess.Popen[str] | None = None
         self.asked: set[tuple[str, int]] = set()
         self.answers: dict[tuple[str, int], dict[str, float] | None] = {}
@@ -69,8 +70,9 @@ class Ahead:
         root = str(Path(__file__).resolve().parents[2])  # where this benchkit imports from
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "benchkit.store.floor_ahead"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+            [sys.executable, "-m", "benchkit.store.floor_ahead", *self.prepare],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            env=env)
         threading.Thread(target=self._read, daemon=True, name="benchkit-floors").start()
 
     def _read(self) -> None:
@@ -121,7 +123,7 @@ class Ahead:
             proc.wait()
 
 
-def _function(name: str) -> Callable[[int], dict[str, float]]:
+def _function(name: str) -> Callable:
     module, _, qualname = name.partition(":")
     if not module.startswith("benchkit."):
         raise ValueError(f"not one of benchkit's floor functions: {name}")
@@ -140,6 +142,8 @@ def main() -> None:
         os.nice(NICE)
     except (AttributeError, OSError):  # no nice() here: the same numbers, sooner
         pass
+    for name in sys.argv[1:]:  # what the controller calls before floors (a trained floor's loop)
+        _function(name)()
     for line in sys.stdin:
         try:
             name, seed = line.split()

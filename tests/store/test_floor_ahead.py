@@ -86,3 +86,16 @@ def test_the_child_runs_below_the_training_s_priority():
         assert child == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)
     finally:
         ahead.close()
+
+
+def test_the_child_calls_what_it_is_given_first(tmp_path):
+    """The controller gives the trained floors' loop this way (the store layer imports no
+    training): a prepare function that fails leaves every seed to the controller."""
+    broken = dataclasses.replace(tracks.get("tabular"), name="broken",
+                                 make_floors=floors.mean_mse)
+    ahead = Ahead(("benchkit.tracks.floors:no_such_function",))
+    try:
+        ahead.want(broken, 1)
+        assert ahead.get(broken, 1) is None  # the child stopped at once: no answer
+    finally:
+        ahead.close()
