@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from benchkit.store.floor_cache import cacheable, valid
 from benchkit.tracks.base import Track
@@ -123,7 +123,7 @@ class Ahead:
             proc.wait()
 
 
-def _function(name: str) -> Callable:
+def _function(name: str) -> Callable[..., Any]:
     module, _, qualname = name.partition(":")
     if not module.startswith("benchkit."):
         raise ValueError(f"not one of benchkit's floor functions: {name}")
