@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from benchkit.plugin.activation import activate, settings_line
@@ -16,7 +18,9 @@ from benchkit.plugin.timeouts import reports_first
 from benchkit.plugin.whole import exploratory_reason, not_run
 from benchkit.spec import cfg_id
 from benchkit.spec.payloads import Payload, RunPayload, payload_from_json
-from benchkit.store.floor_ahead import Ahead
+
+if TYPE_CHECKING:   # the floors (numpy, every track) load only once a bench reports a run
+    from benchkit.store.floor_ahead import Ahead
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
 NOT_WRITTEN = "benchkit report not written"
@@ -117,6 +121,7 @@ class BenchSession:
         except KeyError:
             return
         if floor_cache.kept(track, payload.point.seed, self.cache) is None:
+            from benchkit.store.floor_ahead import Ahead
             self.ahead = self.ahead or Ahead(PREPARE_FLOORS)
             self.ahead.want(track, payload.point.seed)
 

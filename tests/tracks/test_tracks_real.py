@@ -47,6 +47,9 @@ def small_mnist1d(monkeypatch):
         cache.cache_clear()
     for size, n in (("N_TRAIN", 200), ("N_VAL", 100), ("N_TEST", 100)):
         monkeypatch.setattr(mnist1d, size, n)
+    # the floors' child process would compute the full-size data's floors: the controller does
+    from benchkit.store.floor_ahead import Ahead
+    monkeypatch.setattr(Ahead, "want", lambda self, track, seed: None)
     yield
     for cache in caches:
         cache.cache_clear()
