@@ -33,55 +33,27 @@ import tempfile
 import time
 from pathlib import Path
 
+from speed import AA_MODULE  # the A/A module speed.py benches (this folder is sys.path[0])
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 OUT = HERE.parent / "results" / "bench_cost.json"
 
-AA_MODULE = '''
-import pytest
-pytestmark = pytest.mark.bench(name="aa_tabular", track="tabular")
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(run.track.model())
-'''
-
+# the same trainings as the A/A bench, each written plainly (training.py's plain run: Adam and a
+# cosine schedule stepped per minibatch, no pytest, no benchkit training code)
 PLAIN = '''
-import random, sys
-import numpy as np
+import sys
+sys.path.insert(0, {here!r})
 import torch
 torch.set_num_threads(1)
 from benchkit import tracks
+from training import plain
 track = tracks.get("tabular")
 seeds = int(sys.argv[1])
 for arm in ("baseline", "idea"):
     for cfg in track.grid:
         for seed in range(seeds):
-            random.seed(seed); np.random.seed(seed); torch.manual_seed(seed)
-            data = track.data(seed)
-            model = track.model()
-            opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
-            x, y = data.train.x, data.train.y
-            per_epoch = -(-len(x) // track.batch_size)
-            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, per_epoch * track.epochs)
-            gen = torch.Generator().manual_seed(seed)
-            for _ in range(track.epochs):
-                order = torch.randperm(len(x), generator=gen)
-                for start in range(0, len(x), track.batch_size):
-                    idx = order[start:start + track.batch_size]
-                    loss = track.loss(model(x[idx]), y[idx])
-                    opt.zero_grad()
-                    loss.backward()
-                    opt.step()
-                    sched.step()
-            with torch.no_grad():
-                model.eval()
-                val = float(track.metric(model(data.val.x), data.val.y))
-                test = float(track.metric(model(data.test.x), data.test.y))
+            plain(track, seed, cfg["lr"])
 '''
 
 
@@ -106,11 +78,11 @@ def main() -> None:
     args = ap.parse_args()
     tree = Path(args.tree).resolve() if args.tree else ROOT
     work = Path(tempfile.mkdtemp(prefix="benchkit-cost-"))
-    (work / "plain.py").write_text(PLAIN)
+    (work / "plain.py").write_text(PLAIN.format(here=str(HERE)))
     size = [] if args.seeds == 8 else ["--bench-seeds", str(args.seeds)]
     env = dict(os.environ, PYTHONPATH=str(tree))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # python's default: bytecode kept between runs
-    (work / "test_aa_tabular.py").write_text(AA_MODULE)
+    (work / "test_aa_tabular.py").write_text(AA_MODULE.format(track="tabular"))
     (work / "pytest.ini").write_text("[pytest]\n")
     bench = [sys.executable, "-m", "pytest", "test_aa_tabular.py", "-q", "-n", "0", *size]
     plain_env = dict(env, PYTHONPATH=str(ROOT))

@@ -23,14 +23,14 @@ OUT = Path(__file__).resolve().parents[1] / "results" / "training_speed.json"
 LR = 5e-3  # the tabular grid's middle config
 
 
-def plain(track, seed: int) -> tuple[float, float]:
-    """One run as a person writes it without benchkit."""
+def plain(track, seed: int, lr: float = LR) -> tuple[float, float]:
+    """One run as a person writes it without benchkit (bench_cost.py's plain bench runs it too)."""
     import torch
 
     torch.manual_seed(seed)
     data = track.data(seed)
     model = track.model()
-    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
     x, y = data.train.x, data.train.y
     per_epoch = -(-len(x) // track.batch_size)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=per_epoch * track.epochs)
