@@ -18,6 +18,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+# the pruning modules' frontier: the compact model's multiply-adds per example, as a fraction of
+# the dense model's (:func:`within`)
+MACS = [0.95, 0.9, 0.8]
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -82,6 +86,15 @@ def by_crossing(model: nn.Module, zs: list[torch.Tensor]) -> list[torch.Tensor]:
     for z, order in zip(zs, by_magnitude(model, zs)):
         orders.append(order[crossing(z)[order].argsort(descending=True, stable=True)])
     return orders
+
+
+def by_random(seed: int):
+    """A ranking that keeps units in a random order drawn from ``seed`` (the control any
+    informed ranking must beat)."""
+    def order(model: nn.Module, zs: list[torch.Tensor]) -> list[torch.Tensor]:
+        g = torch.Generator().manual_seed(seed)
+        return [torch.randperm(z.shape[1], generator=g) for z in zs]
+    return order
 
 
 def drop(z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -163,6 +176,19 @@ def compact_mlp(model: nn.Module, plan: Plan) -> CompactMLP:
         mains.append(_linear(G[i][rows], c[rows]))
         skips.append({str(m): _linear(g[rows]) for m, g in G.items() if m != i})
     return CompactMLP(mains, skips)
+
+
+def within(model: nn.Module, x: torch.Tensor, budget: float, order, surrogate) -> CompactMLP:
+    """The compact model of :func:`make_plan` that replaces the fewest units per hidden layer
+    (as many in each) while costing at most ``budget`` times the model's multiply-adds: a
+    surrogate's affine skips cost multiply-adds too, so an arm saves only what it really
+    saves. A ValueError names the budget when no plan meets it."""
+    dense, widest = multiply_adds(model), max(lin.out_features for lin in linears(model)[:-1])
+    for replaced in range(widest):
+        compact = compact_mlp(model, make_plan(model, x, replaced, order, surrogate))
+        if multiply_adds(compact) <= budget * dense:
+            return compact
+    raise ValueError(f"no plan costs at most {budget} of the model's multiply-adds")
 
 
 @torch.no_grad()

@@ -15,7 +15,7 @@ from sessions import child_environment
 pytestmark = [pytest.mark.timeout(600), pytest.mark.e2e]
 
 ROOT = Path(__file__).resolve().parents[1]
-# whole modules: their 84 runs at 1 epoch cost seconds, and only complete reports carry the
+# whole modules: their 90 runs at 1 epoch cost seconds, and only complete reports carry the
 # frontier's comparisons, the controls and the budget checks
 WHOLE = {"task_visible_pruning": "ideas/test_task_visible_pruning.py",
          "pruning_finetune_vs_scratch": "ideas/test_pruning_finetune_vs_scratch.py"}
@@ -53,27 +53,41 @@ def test_quick_smoke_bench_of_the_ideas(tmp_path):
                         "-n", "2", f"--bench-report-dir={tmp_path}", "-q")
     assert result.returncode == 0, result.stdout[-3000:]
     # the controller's progress under -n 2 (results through xdist), plain lines without a tty
-    assert "benchkit: 1/90 runs trained | " in result.stdout
-    assert "benchkit: 90/90 runs trained | " in result.stdout
+    assert "benchkit: 1/96 runs trained | " in result.stdout
+    assert "benchkit: 96/96 runs trained | " in result.stdout
     for name in WHOLE:
         whole = report(tmp_path, name, "tabular")
         assert whole["complete"] is True
         assert whole["n_seeds"] == 2 and whole["protocol"]["epochs"] == 1
         assert any("only 2 seeds" in w for w in whole["warnings"])
-    # pruning is decided right after replacement against magnitude pruning and two controls,
-    # on a frontier over the units replaced per layer; its claims feed the report
+    # pruning is decided right after replacement against magnitude pruning and three controls
+    # (random ranking among them), on a frontier over the multiply-adds kept; its claims feed
+    # the report
     pruning = report(tmp_path, "task_visible_pruning", "tabular")
     assert pruning["mechanism_ok"] in (0, 1)
     assert pruning["math_verification"]["passed"] is True
     assert pruning["mechanism_signature"]["signatures"], "the idea records its signature"
-    assert set(pruning["controls"]) == {"magnitude_shortcut", "magnitude_lstsq"}
-    assert pruning["frontier"]["values"] == [2, 4, 8]
+    assert set(pruning["controls"]) == {"magnitude_shortcut", "magnitude_lstsq",
+                                        "random_ranking"}
+    assert pruning["frontier"]["axis"] == "macs"
+    assert pruning["frontier"]["values"] == [0.95, 0.9, 0.8]
+    # each arm's multiply-adds within the point's budget, checked between the arms (not exempt)
+    for value, point in zip(pruning["frontier"]["values"], pruning["frontier"]["points"]):
+        ratios = {arm: figures["multiply_adds_ratio"]
+                  for arm, figures in point["budgets"]["arms"].items()}
+        assert set(ratios) == {"baseline", "idea", "control:magnitude_shortcut",
+                               "control:magnitude_lstsq", "control:random_ranking"}
+        assert all(value - 0.05 < r <= value for r in ratios.values()), (value, ratios)
+    checked = [c for c in pruning["budgets"]["checks"] if c["budget"] == "multiply_adds_ratio"]
+    assert len(checked) == 3 * 4 and all(c["matched"] and not c["axis"] for c in checked)
     summary = (tmp_path / "task_visible_pruning/tabular/summary.md").read_text()
-    assert "exempt on the frontier over `replaced`" in summary
+    assert "exempt on the frontier over `macs`" in summary
+    assert "left out: on the frontier over `macs`" in summary  # no floor compared with it
     # fine-tuned vs from scratch: its own verdict, budgets matched without a waiver
     scratch = report(tmp_path, "pruning_finetune_vs_scratch", "tabular")
     assert scratch["budgets"]["matched"] is True
     assert all(c["matched"] and not c["waived"] for c in scratch["budgets"]["checks"])
+    assert {c["budget"] for c in scratch["budgets"]["checks"]} >= {"multiply_adds_ratio"}
     # the others: every arm trained its one run, and the report names the runs not run
     for (name, track), nodes in ONE_EACH.items():
         partial = report(tmp_path, name, track)

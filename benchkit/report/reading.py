@@ -41,7 +41,11 @@ def non_discriminating(report: JsonDict) -> list[str]:
 def floor_gap(report: JsonDict) -> tuple[str, float, float, float] | None:
     """(the best floor's name, its value, the baseline's test mean, how much better the baseline
     is: positive when it beats the floor, in the metric's direction); None without a finite
-    baseline mean or a floor (limits, which no learner reaches, are not floors)."""
+    baseline mean or a floor (limits, which no learner reaches, are not floors), and on a
+    frontier, whose figures are means over points at other budgets: unlike the floors, no one
+    model trained at the track's protocol."""
+    if report.get("frontier"):
+        return None
     floors = {k: v for k, v in (report.get("floors") or {}).items() if is_finite(v)}
     strongest = strongest_floor(floors, direction_of(report)) if floors else None
     base = ((report.get("baseline") or {}).get("full") or {}).get("mean")

@@ -99,10 +99,16 @@ def _check_text(arm: dict) -> str:
 
 def floor_lines(report: dict) -> list[str]:
     """The track's floors and how far the baseline's test mean is from the best of them (in
-    the metric's direction, as a percentage of the floor); nothing without floors."""
+    the metric's direction, as a percentage of the floor); nothing without floors, and on a
+    frontier only why they are left out (:func:`benchkit.report.reading.floor_gap`)."""
     floors = {k: v for k, v in (report.get("floors") or {}).items() if is_finite(v)}
     if not floors:
         return []
+    if report.get("frontier"):
+        return ["## Floors", "", f"- left out: on the frontier over "
+                f"`{report['frontier']['axis']}` every arm's figure is a mean over points at "
+                "other budgets, not one model trained at the track's protocol as the floors "
+                "are (bench_report.json keeps them)", ""]
     lines = ["## Floors", "", "- baselines fitted on the same seeds' train splits, test "
              "metric averaged over the seeds: " + ", ".join(f"{k} {num(v)}" for k, v in
                                                            floors.items())]

@@ -42,6 +42,16 @@ def unknown(name: str) -> str:
     return f"unknown track {name!r}; known tracks: {', '.join(names())}"
 
 
+def retirement(name: str) -> str | None:
+    """The warning every report of a bench on ``name`` carries when the registered track is
+    retired as a yardstick (:attr:`Track.retired`: it still runs); None otherwise."""
+    track = _REGISTRY.get(name)
+    if track is None or not track.retired:
+        return None
+    return (f"track {name!r} is retired as a yardstick: {track.retired}. The verdicts still "
+            "compare the arms on it, but its baseline is no strong model of the task")
+
+
 def names() -> list[str]:
     return sorted(_REGISTRY)
 
@@ -49,5 +59,5 @@ def names() -> list[str]:
 for _builtin in (dynamics, mnist1d, tabular):
     register(_builtin.TRACK)
 
-__all__ = ["Data", "Split", "Track", "register", "get", "names", "unknown", "tabular", "dynamics",
-           "mnist1d"]
+__all__ = ["Data", "Split", "Track", "register", "get", "names", "unknown", "retirement",
+           "tabular", "dynamics", "mnist1d"]

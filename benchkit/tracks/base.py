@@ -144,6 +144,9 @@ class Track:
     budget_reason: str = ""  # one line: why (the report states both; benchkit.verdict.convergence)
     # seed -> {floor name: test metric} of trivial baselines fitted on that seed's train split
     make_floors: Callable[[int], dict[str, float]] | None = None
+    # why the track is no yardstick any more ("" while it is one): it still runs, and every
+    # report of a bench on it carries the reason as a warning (registry.retirement)
+    retired: str = ""
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):

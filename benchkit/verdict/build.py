@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from benchkit import tracks
 from benchkit.spec.idea import ARMS, Config, IdeaSpec, cfg_id, run_id, unreachable_family
 from benchkit.spec.payloads import JsonDict, MechanismPayload, Measured, RunPayload, RunResult
 from benchkit.stats import paired, signtest
@@ -154,7 +155,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
                 "test on non-finite values (the test split never changes the selection)")
     complete = not problems
     n = len(seeds)
-    warnings: list[str] = []
+    retired = tracks.retirement(track)  # a track no yardstick any more runs, and says why
+    warnings: list[str] = [retired] if retired else []
     unreachable = unreachable_family(n, len(spec.tracks), alpha)
     if unreachable:  # at the session's alpha; decide() adds the look's level when lower
         warnings.append(unreachable)

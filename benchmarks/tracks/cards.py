@@ -82,17 +82,18 @@ class Card:
     p_value: float
     seeds: tuple[SeedRow, ...]
     stale: str | None = None  # why the report does not speak for the track's protocol today
+    retired: str = ""  # why the track is no yardstick any more (Track.retired): no bar to meet
     # (which arm's init offset, the offset, verdict, p) of each further A/A of the track
     replications: tuple[tuple[str, int, str, float], ...] = ()
 
     @property
     def met(self) -> bool:
-        return self.stale is None and self.margin_mdes >= 1.0
+        return self.stale is None and not self.retired and self.margin_mdes >= 1.0
 
     @property
     def bar(self) -> str:
-        return ("**not checked**" if self.stale is not None else "met" if self.met
-                else "**NOT met**")
+        return ("**retired**" if self.retired else "**not checked**" if self.stale is not None
+                else "met" if self.met else "**NOT met**")
 
 
 def margin(lower: bool, floor: float, value: float) -> float:
@@ -171,7 +172,9 @@ def card(report: dict, per_seed: dict[str, dict] | None, timed: dict | None = No
                 floor_cpu_seconds=statistics.median(cpu) if cpu else None,
                 still_improving=arm["still_improving"], check=arm.get("budget_check"),
                 verdict=report["practical_verdict"], p_value=report["comparison"]["p_value"],
-                seeds=tuple(rows), stale=why, replications=replications(report["track"]))
+                seeds=tuple(rows), stale=why, replications=replications(report["track"]),
+                retired=tracks.get(report["track"]).retired
+                if report["track"] in tracks.names() else "")
 
 
 def trained_out(c: Card) -> str:
@@ -207,9 +210,10 @@ def summary_table(cards: list[Card]) -> str:
         arrow = "↓" if c.lower else "↑"
         limit = "—" if c.limit is None else f"{c.limit[0][len('limit: '):]} {sig(c.limit[1], 3)}"
         run = "—" if c.seconds_per_run is None else f"{c.seconds_per_run:.1f}"
-        if c.stale is not None:
-            lines.append(f"| {c.track} | {c.metric} {arrow} | **stale**: {c.stale}; not re-run "
-                         "| — | — (**not checked**) | — | — | — | — | — | — | — |")
+        if c.retired or c.stale is not None:
+            why = f"**retired**: {c.retired}" if c.retired else f"**stale**: {c.stale}; not re-run"
+            lines.append(f"| {c.track} | {c.metric} {arrow} | {why} | — | — ({c.bar}) | — | — | "
+                         "— | — | — | — | — |")
             continue
         cpu = "—" if c.floor_cpu_seconds is None else f"{c.floor_cpu_seconds:.1f}"
         lines.append(
@@ -221,6 +225,8 @@ def summary_table(cards: list[Card]) -> str:
 
 
 def seed_table(c: Card) -> str:
+    if c.retired:
+        return f"*{c.track}: retired as a yardstick; no per-seed card.*"
     if c.stale is not None:
         return f"*{c.track}: {c.stale}; no per-seed card until its A/A bench is re-run.*"
     if not c.seeds:
@@ -245,10 +251,12 @@ def readme_table(cards: list[Card]) -> str:
         track = tracks.get(c.track)
         epochs = f"{track.epochs}" + ("" if track.schedule == "constant" else
                                       f", {track.schedule}")
-        if c.stale is not None:
+        if c.retired or c.stale is not None:
+            why = (f"**retired** as a yardstick: {c.retired.split(';')[0]}; docs/tracks.md"
+                   if c.retired else
+                   "A/A bench not re-run since the change: docs/tracks.md")
             lines.append(f"| `{c.track}` | {DATA_MODEL.get(c.track, '')} | {c.metric} "
-                         f"{'↓' if c.lower else '↑'} | {epochs} | A/A bench not re-run since "
-                         "the change: docs/tracks.md | — |")
+                         f"{'↓' if c.lower else '↑'} | {epochs} | {why} | — |")
             continue
         met = "" if c.met else " (**below the bar of 1**)"
         lines.append(f"| `{c.track}` | {DATA_MODEL.get(c.track, '')} | {c.metric} "

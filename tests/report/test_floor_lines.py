@@ -57,3 +57,18 @@ def test_a_baseline_no_better_than_its_best_floor_gets_a_terminal_line():
     above = {**below, "floors": {"mean_predictor": base * 2}}
     lines = render_summary([(Path("r/fake_idea/tabular/bench_report.json"), above)], Path("."))
     assert not any("best floor" in line for line in lines)
+
+
+def test_a_frontier_leaves_its_floors_out_of_the_summary_and_the_terminal():
+    """A frontier's figures are means over points at other budgets (a pruned model, a smaller
+    one), not one model trained at the track's protocol: no gap to the floors, and no terminal
+    line calling its baseline weaker than a floor."""
+    from benchkit.report.terminal import notes
+
+    framed = {**report("lower", 3.0, {"kernel ridge": 0.5}), "name": "p", "track": "tabular",
+              "frontier": {"axis": "macs", "values": [0.9, 0.8]}, "comparison": None}
+    lines = floor_lines(framed)
+    assert lines[0] == "## Floors" and "left out" in lines[2] and "`macs`" in lines[2]
+    assert not any("kernel ridge" in line for line in lines)
+    assert not any("best floor" in line for line in notes(framed))
+    assert any("best floor" in line for line in notes({**framed, "frontier": None}))

@@ -96,3 +96,21 @@ def test_a_report_of_an_earlier_protocol_is_marked_stale_not_checked():
     other = {"0": {"floors": {"mean": 1.0}, "cpu_seconds": None}}  # floors added since
     assert "floors" in cards.card(json.loads((cards.AA / "tabular" / "bench_report.json")
                                              .read_text()), other).stale
+
+
+def test_a_retired_track_s_card_says_retired_and_why_not_its_bar(monkeypatch):
+    """A track retired as a yardstick (Track.retired) has no bar: its rows say retired with the
+    reason, in docs/tracks.md's tables and README's."""
+    import dataclasses
+
+    from benchkit import tracks
+
+    cards = cards_module()
+    monkeypatch.setattr(tracks, "_REGISTRY", dict(tracks._REGISTRY))  # restored afterwards
+    tracks.register(dataclasses.replace(tracks.get("tabular"), retired="too easy; at length"),
+                    replace=True)
+    made = cards.card(json.loads((cards.AA / "tabular" / "bench_report.json").read_text()), None)
+    assert made.retired and not made.met and made.bar == "**retired**"
+    assert "**retired**: too easy; at length" in cards.summary_table([made])
+    assert "retired as a yardstick" in cards.seed_table(made)
+    assert "**retired** as a yardstick: too easy; docs/tracks.md" in cards.readme_table([made])
