@@ -85,36 +85,41 @@ def _standardised(entries: torch.Tensor):
 def solve_cubic(z: torch.Tensor, target: torch.Tensor):
     """Coefficients (b, c, d) of b z + c z^2 + d z^3 whose centred values have the central
     moments ``target`` (..., 3) = (m2, m3, m4), by batched Newton from (sd, 0, 0); and a mask of
-    the states where it converged (elsewhere (sd, 0, 0) is returned)."""
-    basis = torch.stack([z, z * z, z ** 3], -1)            # (..., 64, 3)
+    the states where it converged (elsewhere (sd, 0, 0) is returned). A state stops iterating
+    once converged."""
+    batch = z.shape[:-1]
+    z, target = z.reshape(-1, z.shape[-1]), target.reshape(-1, 3)
+    basis = torch.stack([z, z * z, z ** 3], -1)            # (states, 64, 3)
     w = basis - basis.mean(-2, keepdim=True)               # centred: the mean drops out
     start = torch.zeros_like(target)
     start[..., 0] = target[..., 0].sqrt()
     theta = start.clone()
     scale = target[..., :1].sqrt() ** torch.tensor([2.0, 3.0, 4.0], dtype=z.dtype, device=z.device)
+    active = torch.arange(theta.shape[0], device=z.device)  # the states still iterating
     for _ in range(NEWTON_STEPS):
-        f, jac = _moment_system(w, theta, target)
-        residual = (f.abs() / scale).amax(-1)
-        if not bool((residual > SOLVED_TOL * 1e-3).any()):
+        f, jac = _moment_system(w[active], theta[active], target[active])
+        going = (f.abs() / scale[active]).amax(-1) > SOLVED_TOL * 1e-3
+        if not bool(going.any()):
             break  # every state converged (one that cannot converge keeps iterating)
+        active, f, jac = active[going], f[going], jac[going]
         step, info = torch.linalg.solve_ex(jac, f)
-        theta = torch.where((info == 0).unsqueeze(-1) & step.isfinite().all(-1, keepdim=True),
-                            theta - step, theta)
+        ok = (info == 0).unsqueeze(-1) & step.isfinite().all(-1, keepdim=True)
+        theta[active] = torch.where(ok, theta[active] - step, theta[active])
     residual = (_moment_system(w, theta, target)[0].abs() / scale).amax(-1)
     solved = residual.isfinite() & (residual < SOLVED_TOL)
-    return torch.where(solved.unsqueeze(-1), theta, start), solved
+    return (torch.where(solved.unsqueeze(-1), theta, start).reshape(*batch, 3),
+            solved.reshape(batch))
 
 
 def _moment_system(w: torch.Tensor, theta: torch.Tensor, target: torch.Tensor):
     """(f, J): the central moments 2..4 of the centred values w @ theta minus ``target``, and
     their Jacobian in theta."""
-    d = (w @ theta.unsqueeze(-1)).squeeze(-1)
+    d = torch.einsum("snk,sk->sn", w, theta)  # one contraction: not a batch of tiny matmuls
     d2 = d * d
     d3 = d2 * d
     f = torch.stack([d2.mean(-1), d3.mean(-1), (d2 * d2).mean(-1)], -1) - target
-    jac = torch.stack([k * (p.unsqueeze(-2) @ w).squeeze(-2) / w.shape[-2]
-                       for k, p in ((2, d), (3, d2), (4, d3))], -2)
-    return f, jac
+    powers = torch.stack([2 * d, 3 * d2, 4 * d3], -2)  # (states, 3, 64)
+    return f, torch.einsum("sjn,snk->sjk", powers, w) / w.shape[-2]
 
 
 @torch.no_grad()
