@@ -138,7 +138,8 @@ class Frontier(JsonRecord):
 @dataclass(frozen=True)
 class Report(JsonRecord):
     """One idea on one track: every field of ``bench_report.json`` (see
-    ``benchkit/report/bench_report.schema.json`` for each one's meaning)."""
+    ``benchkit/report/bench_report.schema.json``, generated from these types and
+    ``schema_notes.json`` by :mod:`benchkit.report.schema_gen`, for each one's meaning)."""
 
     bench_version: int
     name: str
