@@ -28,8 +28,6 @@ CONCEPT_LINES: dict[str, tuple[int, str]] = {
              "they call lives elsewhere"),
     "benchkit.report.plots": (
         500, "the report's two figures, paired.png and sweep.png, on one Agg canvas code path"),
-    "benchkit.report.summary": (
-        500, "summary.md: one report rendered as markdown, section by section"),
 }
 # Files that still import a benchkit module under another name or use another module's private
 # name: the pipeline step's files (issue 43 items 1-3), which that step renames. A file leaves the
