@@ -23,9 +23,6 @@ PACKAGE = ROOT / "benchkit"
 # two, and where one concept needs more, say which here (module -> (its limit, the concept)).
 MAX_LINES = 400
 CONCEPT_LINES: dict[str, tuple[int, str]] = {
-    "benchkit.plugin.hooks": (
-        500, "the pytest hooks of the plugin (pytest finds them by name in this one module); what "
-             "they call lives elsewhere"),
     "benchkit.report.plots": (
         500, "the report's two figures, paired.png and sweep.png, on one Agg canvas code path"),
 }
