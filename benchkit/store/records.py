@@ -27,6 +27,7 @@ Pure Python: no torch, no numpy.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -141,16 +142,16 @@ def trust(keyed: bool | None) -> JsonDict:
 def build(key: str, point: RunPoint, result: RunResult, deps: Mapping[str, str],
           origin: StoredOrigin, cpu: str, secret: bytes | None = None) -> StoredRun:
     """The record of a freshly trained run (which run, ``point``, and its ``result``), signed
-    when a ``secret`` is given."""
-    body: dict[str, Any] = {
-        "record_version": RECORD_VERSION, "key": key, "run": point.to_json(),
-        "result": result.to_json(), "deps": dict(deps), "origin": origin.to_json(), "cpu": cpu,
-    }
-    body["run_digest"] = run_digest(key, body["result"])
-    body["digest"] = _sha(body)
-    if secret is not None:
-        body["mac"] = mac(body, secret)
-    return StoredRun.from_json(body)
+    when a ``secret`` is given. Its digests are taken of its JSON; the record is made from the
+    records given, not read back from that JSON."""
+    unsigned = StoredRun(key=key, point=point, result=result, deps=dict(deps), origin=origin,
+                         cpu=cpu, run_digest=run_digest(key, result.to_json()), digest="")
+    body = unsigned.to_json()
+    del body["digest"]
+    signed = dataclasses.replace(unsigned, digest=_sha(body))
+    if secret is None:
+        return signed
+    return dataclasses.replace(signed, mac=mac(signed.to_json(), secret))
 
 
 def dumps(record: StoredRun) -> bytes:
