@@ -32,22 +32,20 @@ class Key(NamedTuple):
     """How one field is written: ``name`` its JSON key, ``omit`` left out at ``empty`` (its
     default, or ``absent``), ``after`` written only once that field is not at its default,
     ``absent`` what a missing key reads as (MISSING: the key is required unless the field has a
-    default), ``flatten`` its record's keys inline, ``doc`` its description in the schema."""
+    default), ``flatten`` its record's keys inline."""
 
     name: str | None = None
     omit: bool = False
     after: str | None = None
     absent: Any = MISSING
     flatten: bool = False
-    doc: str | None = None
 
 
 def as_json(*, name: str | None = None, omit: bool = False, after: str | None = None,
-            absent: Any = MISSING, flatten: bool = False, doc: str | None = None
-            ) -> dict[str, Key]:
+            absent: Any = MISSING, flatten: bool = False) -> dict[str, Key]:
     """A field's ``metadata`` where its JSON differs from the plain rule (see :class:`Key`):
     ``field(default=None, metadata=as_json(omit=True))``."""
-    return {_META: Key(name, omit, after, absent, flatten, doc)}
+    return {_META: Key(name, omit, after, absent, flatten)}
 
 
 def copy_json(value: Any) -> Any:
