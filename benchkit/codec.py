@@ -78,6 +78,7 @@ class _Plan:
     keys: tuple[str, ...]           # every JSON key it reads, flattened ones included, in order
     known: frozenset[str]
     plain: bool                     # no field with a rule: the fast path
+    direct: bool                    # plain, every key its field's name, required, as it is
     empties: dict[str, Any]
 
 
@@ -112,7 +113,10 @@ def plan(cls: type) -> _Plan:
     keys = tuple(k for f in out for k in (json_keys(_record_type(hints[f.attr])) if f.flatten
                                           else (f.key,)))
     plain = not any(f.omit or f.after or f.flatten is not None for f in out)
-    made = _Plan(tuple(out), keys, frozenset(keys), plain, {f.attr: f.empty for f in out})
+    direct = plain and all(f.key == f.attr and f.decode is None and f.absent is None
+                           for f in out)
+    made = _Plan(tuple(out), keys, frozenset(keys), plain, direct,
+                 {f.attr: f.empty for f in out})
     _PLANS[cls] = made
     return made
 
@@ -230,24 +234,26 @@ def decode(cls: type, data: Mapping[str, Any]) -> Any:
     """The record ``cls`` of its JSON object ``data``: a key it does not declare or a required
     key it lacks is a ValueError naming them and the declared keys."""
     made = _PLANS.get(cls) or plan(cls)
-    if not isinstance(data, Mapping):
+    if type(data) is not dict and not isinstance(data, Mapping):
         raise ValueError(f"{cls.__module__}.{cls.__qualname__} is a JSON object, got "
                          f"{type(data).__name__}")
+    if made.direct and data.keys() == made.known:   # every key, each taken as it is
+        return cls(**data)
     if not made.known.issuperset(data):
         unknown = sorted(k for k in data if k not in made.known)
         raise ValueError(f"field(s) {unknown} are not declared in {cls.__module__}."
                          f"{cls.__qualname__}; declared: {list(made.keys)}")
     values = {}
     for f in made.fields:
-        if f.flatten is not None:
+        if f.key in data and f.flatten is None:
+            value = data[f.key]
+            values[f.attr] = value if f.decode is None else f.decode(value)
+        elif f.flatten is not None:
             inner = {k: v for k, v in data.items() if k in f.flatten}
             if (inner or f.absent is None) and f.decode is not None:
                 values[f.attr] = f.decode(inner)
             elif f.absent is not None:
                 values[f.attr] = f.absent()
-        elif f.key in data:
-            value = data[f.key]
-            values[f.attr] = value if f.decode is None else f.decode(value)
         elif f.absent is not None:
             values[f.attr] = f.absent()
         else:
