@@ -2,8 +2,8 @@
 ``Report`` record and written back, and stored run records built, dumped and loaded, in the
 benchkit of each tree given, interleaved, medians over repetitions.
 
-    PYTHONPATH=$PWD python benchmarks/pipeline/codec_speed.py --trees /work/main $PWD \
-        --out benchmarks/pipeline/codec_speed.json
+    PYTHONPATH=$PWD python benchmarks/pipeline/codec_speed.py --trees OTHER_CHECKOUT $PWD \
+        --out benchmarks/results/codec_speed.json
 
 Each tree runs in its own interpreter (``PYTHONPATH`` = the tree); one round times every case
 once in each tree, in turn, so that the machine's load falls on both alike. Times are the
