@@ -152,7 +152,7 @@ def codec_of(hint: Any) -> tuple[Encode | None, Encode | None]:
         return None, None
     if is_record(hint):
         if _generated(hint):
-            return encode, functools.partial(decode, hint)
+            return encode, _decoder(hint)
         return (lambda v: v.to_json()), hint.from_json   # its own: a subclass may write its own
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return (lambda v: v.value), hint
@@ -185,6 +185,24 @@ def _optional(fn: Encode | None) -> Encode | None:
         return None
     one: Encode = fn
     return lambda v: None if v is None else one(v)
+
+
+def _decoder(cls: type) -> Encode:
+    """``decode`` of ``cls``; for a record whose keys are exactly its fields, each as it is,
+    its constructor wherever the JSON has exactly those keys (its plan is made on first use)."""
+    def first(value: Any) -> Any:
+        made = _PLANS.get(cls) or plan(cls)
+        known = made.known
+        if made.direct:
+            def direct(v: Any) -> Any:
+                return cls(**v) if type(v) is dict and v.keys() == known else decode(cls, v)
+            cell[0] = direct
+        else:
+            cell[0] = functools.partial(decode, cls)
+        return cell[0](value)
+
+    cell: list[Encode] = [first]
+    return lambda v: cell[0](v)
 
 
 def _items(fn: Encode | None, kind: type) -> Encode:
