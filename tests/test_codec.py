@@ -93,6 +93,17 @@ def test_a_json_object_of_another_shape_is_one_line_saying_what_is_valid(data, s
         Inner.from_json(data)
 
 
+def test_a_nested_object_of_another_shape_is_refused_as_the_record_would():
+    data = OUTER.to_json()
+    data["items"] = [{"a": 1}, {"a": 2, "c": 3}]
+    with pytest.raises(ValueError, match=r"field\(s\) \['c'\] are not declared in "
+                                         r"test_codec.Inner"):
+        Outer.from_json(data)
+    data["items"] = [{"b": 1.0}]
+    with pytest.raises(ValueError, match=r"Inner lacks the key\(s\) \['a'\]"):
+        Outer.from_json(data)
+
+
 def test_a_type_json_cannot_hold_is_refused_when_the_codec_is_made():
     @dataclass(frozen=True)
     class Either(JsonRecord):
