@@ -104,6 +104,26 @@ def test_a_nested_object_of_another_shape_is_refused_as_the_record_would():
         Outer.from_json(data)
 
 
+@dataclass(frozen=True)
+class Point(JsonRecord):     # every key its field's, required, taken as it is: built at once
+    x: int
+    y: float | None
+
+
+@dataclass(frozen=True)
+class Line(JsonRecord):
+    points: tuple[Point, ...]
+
+
+def test_records_built_at_once_are_checked_alike():
+    line = Line((Point(1, 2.0), Point(3, None)))
+    assert Line.from_json(line.to_json()) == line
+    with pytest.raises(ValueError, match=r"\['z'\] are not declared in test_codec.Point"):
+        Line.from_json({"points": [{"x": 1, "y": None, "z": 0}]})
+    with pytest.raises(ValueError, match=r"Point lacks the key\(s\) \['y'\]"):
+        Line.from_json({"points": [{"x": 1}]})
+
+
 def test_a_type_json_cannot_hold_is_refused_when_the_codec_is_made():
     @dataclass(frozen=True)
     class Either(JsonRecord):
