@@ -1,10 +1,11 @@
 """Render the report schema as Markdown: ``python -m benchkit.report.schema_doc > docs/report.md``.
 
-The schema (``benchkit/report/bench_report.schema.json``) is the documentation: every field's
+The schema (``benchkit/report/bench_report.schema.json``, generated from the report's record types
+and ``schema_notes.json`` by :mod:`benchkit.report.schema_gen`) is the documentation: every field's
 description says what it means. This renders it as one Markdown table per object (field, type,
-required, meaning): the top level first, each object followed by the objects nested in it, then
-the shared ``$defs`` in order of first use. Pure stdlib; the output is deterministic, so a test
-checks that the committed ``docs/report.md`` is up to date.
+required, meaning): the top level first, each object followed by the objects nested in it, then the
+shared ``$defs`` in order of first use. Pure stdlib; the output is deterministic, so a test checks
+that the committed ``docs/report.md`` is up to date.
 """
 from __future__ import annotations
 
@@ -205,7 +206,9 @@ class _Renderer:
             f"# {s.get('title', 'Report schema')}",
             "",
             f"<!-- Generated from benchkit/report/bench_report.schema.json by `{COMMAND}`. "
-            "Do not edit by hand: edit the schema's descriptions and regenerate. -->",
+            "Do not edit by hand: the schema is generated from the report's record types and "
+            "benchkit/report/schema_notes.json (descriptions, bounds) by `python -m "
+            "benchkit.report.schema_gen`; edit those and regenerate both. -->",
             "",
             "Schema: [`benchkit/report/bench_report.schema.json`]"
             "(../benchkit/report/bench_report.schema.json) "

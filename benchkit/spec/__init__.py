@@ -1,7 +1,8 @@
 """The idea's declaration: ``pytest.mark.bench`` and ``pytest.mark.arm`` parsed and validated,
 every argument of the marker included, into an :class:`IdeaSpec` (:mod:`.idea` holds the types
 and the vocabulary shared by every layer: arms, ``cfg_id``, ``run_id``). Imports only the
-track registry (:mod:`benchkit.tracks`, to check track names), never torch. One parser per
+track registry (:mod:`benchkit.tracks`, to check track names) and the records' codec
+(:mod:`benchkit.codec`), never torch. One parser per
 marker argument: :mod:`.arguments`; the marker as a whole: :mod:`.marker`; which shard trains
 which runs: :mod:`.shard`. This package names
 the public API of the old ``benchkit.spec`` module, so ``from benchkit.spec import ...`` keeps

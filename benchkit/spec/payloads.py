@@ -2,18 +2,19 @@
 (:class:`RunPayload`, :class:`MechanismPayload`) and the run result a stored record keeps
 (:class:`RunResult`).
 
-Each is frozen and has ``to_json``/``from_json``: plain dicts exist only where JSON is written
-or read (a test report's ``user_properties`` across xdist, a record's file): the verdict
-pipeline takes the records. ``to_json`` gives the same JSON the dicts had, so stored records,
-reports and their digests are unchanged. Pure Python: no torch, no numpy.
+Each is frozen and has ``to_json``/``from_json`` (generated from its fields by
+:mod:`benchkit.codec`, but for the payloads' flat wire format, written here): plain dicts exist
+only where JSON is written or read (a test report's ``user_properties`` across xdist, a record's
+file): the verdict pipeline takes the records. ``to_json`` gives the same JSON the dicts had, so
+stored records, reports and their digests are unchanged. Pure Python: no torch, no numpy.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Union
 
+from benchkit.codec import JsonRecord, as_json
 from benchkit.spec.idea import IdeaSpec
 
 JsonDict = dict[str, Any]
@@ -22,81 +23,48 @@ RESULT_FIELDS = ("val", "test", "diverged")    # a payload without them carries 
 
 
 @dataclass(frozen=True)
-class Signature:
+class Signature(JsonRecord):
     """One piece of mechanism evidence a run recorded (``run.signature``)."""
 
-    has_null: bool
-    null: float | None
+    # has_null and null are absent from a signature written without a null measurement
+    has_null: bool = field(metadata=as_json(absent=False))
+    null: float | None = field(metadata=as_json(absent=None))
     observed: float | None
     predicted: float
     tol: float
     prediction: str | None
     confirmed: bool
 
-    def to_json(self) -> JsonDict:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, plain: Mapping[str, Any]) -> Signature:
-        """A signature's JSON; one written without a null measurement may lack ``has_null``
-        and ``null`` (a stored record always has both: benchkit.store.records checks)."""
-        return cls(has_null=plain.get("has_null", False), null=plain.get("null"),
-                   observed=plain["observed"], predicted=plain["predicted"], tol=plain["tol"],
-                   prediction=plain["prediction"], confirmed=plain["confirmed"])
-
 
 @dataclass(frozen=True)
-class CurvePoint:
+class CurvePoint(JsonRecord):
     """``run.fit``'s validation value after one epoch (None when not finite)."""
 
     epoch: int
     val: float | None
 
-    def to_json(self) -> JsonDict:
-        return {"epoch": self.epoch, "val": self.val}
-
     @classmethod
     def curve(cls, points: Sequence[Mapping[str, Any]] | None) -> tuple[CurvePoint, ...] | None:
         """A validation curve's JSON points as records; None where there is no curve (records
         from before curves)."""
-        return None if points is None else tuple(
-            cls(epoch=p["epoch"], val=p["val"]) for p in points)
+        return None if points is None else tuple(cls.from_json(p) for p in points)
 
 
 @dataclass(frozen=True)
-class RunResult:
+class RunResult(JsonRecord):
     """What one run gave, as a stored record's ``result`` holds it (benchkit.store.records):
     metrics (None when not finite, and then ``diverged``), its seconds, and its evidence."""
 
     val: float | None
     test: float | None
     diverged: bool
-    seconds: float | None          # None only where a hand-made payload gives none
+    # seconds: None only where a hand-made payload gives none
+    seconds: float | None = field(metadata=as_json(absent=None))
     signatures: Mapping[str, Signature] = field(default_factory=dict)
     logs: Mapping[str, float | None] = field(default_factory=dict)
     budgets: Mapping[str, float] = field(default_factory=dict)
-    curve: tuple[CurvePoint, ...] | None = None   # records from before curves have none
-
-    def to_json(self) -> JsonDict:
-        """The record's ``result`` object (``curve`` only when there is one)."""
-        plain: JsonDict = {"val": self.val, "test": self.test, "diverged": self.diverged,
-                 "seconds": self.seconds,
-                 "signatures": {n: s.to_json() for n, s in self.signatures.items()},
-                 "logs": dict(self.logs), "budgets": dict(self.budgets)}
-        if self.curve is not None:
-            plain["curve"] = [p.to_json() for p in self.curve]
-        return plain
-
-    @classmethod
-    def from_json(cls, plain: Mapping[str, Any]) -> RunResult:
-        """A result from a record's ``result`` or a payload; the collections it lacks (hand-made
-        or older payloads) are empty."""
-        return cls(val=plain["val"], test=plain["test"], diverged=plain["diverged"],
-                   seconds=plain.get("seconds"),
-                   signatures={n: Signature.from_json(s)
-                               for n, s in (plain.get("signatures") or {}).items()},
-                   logs=dict(plain.get("logs") or {}), budgets=dict(plain.get("budgets") or {}),
-                   curve=CurvePoint.curve(plain.get("curve")))
+    # records from before curves have none
+    curve: tuple[CurvePoint, ...] | None = field(default=None, metadata=as_json(omit=True))
 
 
 class Measured(Protocol):
@@ -111,7 +79,7 @@ class Measured(Protocol):
 
 
 @dataclass(frozen=True)
-class RunPoint:
+class RunPoint(JsonRecord):
     """Which run of its idea a payload is: arm, track, grid config and seed."""
 
     arm: str
@@ -119,17 +87,9 @@ class RunPoint:
     cfg: Mapping[str, Any]
     seed: int
 
-    def to_json(self) -> JsonDict:
-        return {"arm": self.arm, "track": self.track, "cfg": dict(self.cfg), "seed": self.seed}
-
-    @classmethod
-    def from_json(cls, plain: Mapping[str, Any]) -> RunPoint:
-        return cls(arm=plain["arm"], track=plain["track"], cfg=dict(plain["cfg"]),
-                   seed=plain["seed"])
-
 
 @dataclass(frozen=True)
-class Audit:
+class Audit(JsonRecord):
     """An audited run: the digest its record holds, and whether the retrained run gave it."""
 
     stored: str
@@ -137,7 +97,7 @@ class Audit:
 
 
 @dataclass(frozen=True)
-class Provenance:
+class Provenance:  # flat in the payload, ``planned`` by origin: its JSON is written here
     """Where a run's result came from: its store key and run digest, ``fresh`` (trained
     here), ``reused`` (stored by its own module) or ``shared`` (stored by ``trained_in``); the
     plan a reused run was trained under, and the audit of a retrained one."""
@@ -155,7 +115,7 @@ class Provenance:
         if self.origin in ("reused", "shared"):
             plain["planned"] = self.planned
         if self.audit is not None:
-            plain["audit"] = dataclasses.asdict(self.audit)
+            plain["audit"] = self.audit.to_json()
         return plain
 
     @classmethod
@@ -167,12 +127,11 @@ class Provenance:
         return cls(key=plain.get("key"), digest=plain.get("digest"),
                    origin=plain.get("origin"), trained_in=plain.get("trained_in"),
                    planned=plain.get("planned"),
-                   audit=None if audit is None else Audit(stored=audit["stored"],
-                                                          same=audit["same"]))
+                   audit=None if audit is None else Audit.from_json(audit))
 
 
 @dataclass(frozen=True)
-class RunPayload:
+class RunPayload:  # the worker's flat wire format: its JSON is written here
     """What an arm test sends to the controller: its outcome and, when its Run existed, which
     run it is and its result, the CPU and environment it trained on, and where the result
     came from. ``point`` is None only for a payload the controller cannot place (it is
@@ -268,16 +227,23 @@ class RunPayload:
                 f for f in RESULT_FIELDS if f not in plain)
         return cls(outcome=outcome, message=message, nodeid=plain["nodeid"],
                    spec=IdeaSpec.from_plain(plain["spec"]),
-                   point=RunPoint.from_json(plain),
-                   result=RunResult.from_json(plain) if has_result else None,
+                   point=RunPoint.from_json({k: plain[k] for k in RUN_POINT}),
+                   result=_result(plain) if has_result else None,
                    reused=bool(plain.get("reused", False)), cpu=plain.get("cpu"),
                    env=plain.get("env"), provenance=Provenance.from_json(plain),
                    not_stored=bool(plain.get("not_stored", False)),
                    store_problems=tuple(plain.get("store_problems") or ()))
 
 
+def _result(plain: Mapping[str, Any]) -> RunResult:
+    """The result a payload carries in its flat object; a collection it gives as null (a
+    hand-made or older payload) is empty."""
+    return RunResult.from_json({k: v for k, v in plain.items() if k in RESULT_FIELDS + (
+        "seconds",) or (k in ("signatures", "logs", "budgets", "curve") and v is not None)})
+
+
 @dataclass(frozen=True)
-class MechanismPayload:
+class MechanismPayload:  # the payloads' wire format (kind, spec): its JSON is written here
     """What a mechanism (claim) test sends to the controller: its outcome."""
 
     outcome: str

@@ -5,4 +5,5 @@ over every config a comparator could be tuned to, each arm cross-fitted (:mod:`.
 (:mod:`.signtest`), intervals and planning figures of the sign-flip test (:mod:`.signflip`), margin
 tests (:mod:`.equivalence`), exact sequential boundaries (:mod:`.sequential`) and the futility stop
 (:mod:`.futility`), with their shared input checks and JSON floats (:mod:`.values`). Imports numpy
-and scipy only, nothing else of benchkit (``tests/test_layers.py`` checks)."""
+and scipy, and of benchkit only :mod:`benchkit.codec` (its records' JSON; ``tests/test_layers.py``
+checks)."""

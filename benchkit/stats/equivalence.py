@@ -17,19 +17,18 @@ Pure numpy over per-seed lists; the figures come out as a frozen :class:`Equival
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from benchkit.codec import JsonRecord
 from benchkit.stats import paired
 from benchkit.stats.values import checked_direction, finite_array
 
 
 @dataclass(frozen=True)
-class EquivalenceTest:
+class EquivalenceTest(JsonRecord):
     """Both one-sided margin tests of a comparison (TOST): the margin, relative and in metric
     units (over the comparator's mean), each side's p, the larger (``p_value``), the level they
     were tested at and whether both are below it. :meth:`to_json` gives the comparison's
@@ -42,19 +41,6 @@ class EquivalenceTest:
     p_value: float
     level: float
     equivalent: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> EquivalenceTest:
-        """The record of a comparison's ``equivalence`` object; it must have exactly the keys
-        :meth:`to_json` writes."""
-        names = [f.name for f in fields(cls)]
-        if sorted(data) != sorted(names):
-            raise ValueError(f"a comparison's equivalence has the keys {names}, "
-                             f"got {sorted(data)}")
-        return cls(**data)
 
 
 def tost(baseline: ArrayLike, idea: ArrayLike, *, direction: str, margin: float,

@@ -11,13 +11,13 @@ pytest-xdist's serialisation, and reports are JSON, so non-finite numbers become
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from benchkit.codec import JsonRecord
 from benchkit.stats.values import DIRECTIONS as DIRECTIONS  # public here too: paired.DIRECTIONS
 from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.stats.values import checked_direction, finite_array, json_float
@@ -33,7 +33,7 @@ def _paired(baseline: ArrayLike, idea: ArrayLike) -> tuple[np.ndarray, np.ndarra
 
 
 @dataclass(frozen=True)
-class Summary:
+class Summary(JsonRecord):
     """One arm's metric over its seeds: mean, population std (ddof=0, as the v1 reports), the
     per-seed values and their count. :meth:`to_json` gives the report's summary object (an
     arm's ``full``, the ``idea``, a sweep row's ``result``), keys in the report's order."""
@@ -42,17 +42,6 @@ class Summary:
     std: float
     per_seed: tuple[float, ...]
     n: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"mean": self.mean, "std": self.std, "per_seed": list(self.per_seed), "n": self.n}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Summary:
-        """The record of a report's summary object; it must have exactly the four keys."""
-        names = [f.name for f in fields(cls)]
-        if sorted(data) != sorted(names):
-            raise ValueError(f"a summary has the keys {names}, got {sorted(data)}")
-        return cls(**{**data, "per_seed": tuple(data["per_seed"])})
 
 
 def summarize(values: ArrayLike) -> Summary:
@@ -243,7 +232,7 @@ def one_sided_sign_flip_p(w: ArrayLike, *, exact_max: int = 16, n_resamples: int
 
 
 @dataclass(frozen=True)
-class PairedComparison:
+class PairedComparison(JsonRecord):
     """The figures of one paired comparison of the arms' test metrics (``per_seed_diffs`` are
     idea - comparator, seed by seed): numbers only, no verdict. :meth:`to_json` gives the
     report's comparison fields, in the report's order."""
@@ -260,26 +249,6 @@ class PairedComparison:
     ci95: tuple[float | None, float | None]
     effect_size: float | None
     noninferiority: NonInferiorityTest | None  # :func:`noninferiority`'s, or None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"delta_mean": self.delta_mean, "idea_wins": self.idea_wins,
-                "n_pairs": self.n_pairs, "per_seed_diffs": list(self.per_seed_diffs),
-                "p_value": self.p_value, "mde": self.mde, "mde_rel_pct": self.mde_rel_pct,
-                "direction": self.direction, "alpha": self.alpha, "ci95": list(self.ci95),
-                "effect_size": self.effect_size,
-                "noninferiority": None if self.noninferiority is None
-                else self.noninferiority.to_json()}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PairedComparison:
-        lo, hi = data["ci95"]
-        return cls(delta_mean=data["delta_mean"], idea_wins=data["idea_wins"],
-                   n_pairs=data["n_pairs"], per_seed_diffs=tuple(data["per_seed_diffs"]),
-                   p_value=data["p_value"], mde=data["mde"], mde_rel_pct=data["mde_rel_pct"],
-                   direction=data["direction"], alpha=data["alpha"], ci95=(lo, hi),
-                   effect_size=data["effect_size"],
-                   noninferiority=None if data["noninferiority"] is None
-                   else NonInferiorityTest.from_json(data["noninferiority"]))
 
 
 def compare(baseline: ArrayLike, idea: ArrayLike, *, direction: str, alpha: float = 0.05,

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
+from benchkit.codec import JsonRecord, as_json
 from benchkit.stats import signflip
 
 SD_CONFIDENCE = 0.7  # the sd bound: P(true sd <= bound) under normal differences
@@ -33,7 +34,7 @@ POST_HOC = ("the observed delta_mean (post hoc: an estimate of the effect, not a
 
 
 @dataclass(frozen=True)
-class PlanningBasis:
+class PlanningBasis(JsonRecord):
     """A comparison's ``planning`` object: the level the figures are at, the fewest seeds that
     can reach it, the test they are of, what effect ``seeds_needed`` is for, and the
     assumption. ``test`` and ``seeds_needed_for`` are None only in reports written before
@@ -41,30 +42,9 @@ class PlanningBasis:
 
     level: float
     min_seeds: int
-    assumption: str
-    test: str | None = None
-    seeds_needed_for: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"level": self.level, "min_seeds": self.min_seeds}
-        if self.test is not None:
-            out["test"] = self.test
-        if self.seeds_needed_for is not None:
-            out["seeds_needed_for"] = self.seeds_needed_for
-        out["assumption"] = self.assumption
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PlanningBasis:
-        """The record of a report's ``planning`` object; a key it does not declare is refused."""
-        known = ("level", "min_seeds", "test", "seeds_needed_for", "assumption")
-        unknown = sorted(set(data) - set(known))
-        missing = [name for name in ("level", "min_seeds", "assumption") if name not in data]
-        if unknown or missing:
-            raise ValueError(f"a comparison's planning object has the keys {list(known)} (test "
-                             f"and seeds_needed_for may be absent); unknown: {unknown}, "
-                             f"missing: {missing}")
-        return cls(**data)
+    test: str | None = field(default=None, kw_only=True, metadata=as_json(omit=True))
+    seeds_needed_for: str | None = field(default=None, kw_only=True, metadata=as_json(omit=True))
+    assumption: str = field(kw_only=True)
 
 
 # the comparison's keys that hold the planning figures, in the report's order
@@ -78,12 +58,14 @@ class PlanningFigures:
     (None where no effect is), the seeds that would detect the observed effect (None when
     significant) and their :class:`PlanningBasis`. ``of_mean_test``: the deciding test is another
     (sign, wilcoxon), so the figures are the mean test's and :meth:`to_json` names them so,
-    with the deciding test's own figures null."""
+    with the deciding test's own figures null. Its JSON is written here, not generated: which
+    keys it has depends on the deciding test."""
 
     mde_power80: float | None
     seeds_needed: int | None
     basis: PlanningBasis
     of_mean_test: bool = False
+    JSON_KEYS: ClassVar[tuple[str, ...]] = KEYS   # inline in the comparison's object
 
     def to_json(self) -> dict[str, Any]:
         """The comparison's planning keys (a subset of :data:`KEYS`, in their order)."""

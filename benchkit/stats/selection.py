@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Union
 
 import numpy as np
 
+from benchkit.codec import JsonRecord
 from benchkit.stats import equivalence, pairtest
 from benchkit.stats.crossfit import CrossFit, crossfit
 from benchkit.stats.noninferior import NonInferiorityTest
@@ -96,29 +97,13 @@ def sweeps(base_val: Table, base_test: Table, idea_val: Table, idea_test: Table,
 
 
 @dataclass(frozen=True)
-class EffectiveGrids:
+class EffectiveGrids(JsonRecord):
     """A comparison's ``effective_grids`` object in reports written before cross-fitting
     (which made it unneeded): the axes along which only one arm's results were constant.
     Read so that such reports still load; never written now."""
 
     idea_constant: tuple[str, ...] = ()
     comparator_constant: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, list[str]]:
-        return {"idea_constant": list(self.idea_constant),
-                "comparator_constant": list(self.comparator_constant)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> EffectiveGrids:
-        """The record of a comparison's ``effective_grids`` object: exactly its two keys, each
-        a list of axis names."""
-        names = ["idea_constant", "comparator_constant"]
-        if sorted(data) != sorted(names) or not all(
-                isinstance(data[k], list) and all(isinstance(a, str) for a in data[k])
-                for k in names):
-            raise ValueError(f"a comparison's effective_grids has the keys {names}, each a list "
-                             f"of axis names; got {dict(data)!r}")
-        return cls(tuple(data["idea_constant"]), tuple(data["comparator_constant"]))
 
 
 def _nan(a: Table) -> list[list[float]]:

@@ -27,15 +27,17 @@ Pure Python: no torch, no numpy.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from benchkit.codec import JsonRecord, as_json
 from benchkit.store import bounded
 from benchkit.spec.payloads import JsonDict, RunPoint, RunResult
 
@@ -59,61 +61,33 @@ class UnsignedRecord(InvalidRecord):
 
 
 @dataclass(frozen=True)
-class StoredOrigin:
+class StoredOrigin(JsonRecord):
     """Which arm test trained a stored run (its module and node id), and the declared plan it
     was trained under (None in records written before plans were recorded)."""
 
     module: str
     nodeid: str
-    plan: JsonDict | None = None
-
-    def to_json(self) -> JsonDict:
-        plain: JsonDict = {"module": self.module, "nodeid": self.nodeid}
-        if self.plan is not None:
-            plain["plan"] = self.plan
-        return plain
-
-    @classmethod
-    def from_json(cls, plain: Mapping[str, Any]) -> StoredOrigin:
-        return cls(module=plain["module"], nodeid=plain["nodeid"], plan=plain.get("plan"))
+    plan: JsonDict | None = field(default=None, metadata=as_json(omit=True))
 
 
 @dataclass(frozen=True)
-class StoredRun:
+class StoredRun(JsonRecord):
     """One stored record: the run (``point``) under its lookup ``key``, its result, the CPU it
     trained on, the dependencies it executed (``deps``: entry -> hash, see
     :mod:`benchkit.store.trace`), its origin, its digests and, when signed, its ``mac``.
     ``to_json`` gives the record's JSON exactly (key order included), so its bytes and
     digests are the ones written."""
 
+    record_version: int = field(default=RECORD_VERSION, kw_only=True)   # checked on read
     key: str
-    point: RunPoint
+    point: RunPoint = field(metadata=as_json(name="run"))
     result: RunResult
-    cpu: str
     deps: Mapping[str, str]
     origin: StoredOrigin
+    cpu: str
     run_digest: str
     digest: str
-    mac: str | None = None
-
-    def to_json(self) -> JsonDict:
-        plain: JsonDict = {
-            "record_version": RECORD_VERSION, "key": self.key, "run": self.point.to_json(),
-            "result": self.result.to_json(), "deps": dict(self.deps),
-            "origin": self.origin.to_json(), "cpu": self.cpu, "run_digest": self.run_digest,
-            "digest": self.digest}
-        if self.mac is not None:
-            plain["mac"] = self.mac
-        return plain
-
-    @classmethod
-    def from_json(cls, plain: Mapping[str, Any]) -> StoredRun:
-        """The record ``plain``, which has passed :func:`check` (only then is it exact)."""
-        return cls(key=plain["key"], point=RunPoint.from_json(plain["run"]),
-                   result=RunResult.from_json(plain["result"]), cpu=plain["cpu"],
-                   deps=dict(plain["deps"]), origin=StoredOrigin.from_json(plain["origin"]),
-                   run_digest=plain["run_digest"], digest=plain["digest"],
-                   mac=plain.get("mac"))
+    mac: str | None = field(default=None, metadata=as_json(omit=True))
 
 
 def canonical(obj: object) -> bytes:
@@ -168,16 +142,16 @@ def trust(keyed: bool | None) -> JsonDict:
 def build(key: str, point: RunPoint, result: RunResult, deps: Mapping[str, str],
           origin: StoredOrigin, cpu: str, secret: bytes | None = None) -> StoredRun:
     """The record of a freshly trained run (which run, ``point``, and its ``result``), signed
-    when a ``secret`` is given."""
-    body: dict[str, Any] = {
-        "record_version": RECORD_VERSION, "key": key, "run": point.to_json(),
-        "result": result.to_json(), "deps": dict(deps), "origin": origin.to_json(), "cpu": cpu,
-    }
-    body["run_digest"] = run_digest(key, body["result"])
-    body["digest"] = _sha(body)
-    if secret is not None:
-        body["mac"] = mac(body, secret)
-    return StoredRun.from_json(body)
+    when a ``secret`` is given. Its digests are taken of its JSON; the record is made from the
+    records given, not read back from that JSON."""
+    unsigned = StoredRun(key=key, point=point, result=result, deps=dict(deps), origin=origin,
+                         cpu=cpu, run_digest=run_digest(key, result.to_json()), digest="")
+    body = unsigned.to_json()
+    del body["digest"]
+    signed = dataclasses.replace(unsigned, digest=_sha(body))
+    if secret is None:
+        return signed
+    return dataclasses.replace(signed, mac=mac(signed.to_json(), secret))
 
 
 def dumps(record: StoredRun) -> bytes:

@@ -3,14 +3,13 @@ judged (recorded with each run), and why a session whose stored runs were judged
 plan is exploratory."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from benchkit.codec import JsonRecord
 from benchkit.spec.idea import IdeaSpec
 from benchkit.spec.payloads import JsonDict, RunPayload
 from benchkit.stats.sequential import EXACT_RULE
-from benchkit.verdict import sections
 
 PLAN_KEYS = ("looks", "boundary", "test", "claim_type", "margin")
 FUTILITY_RULE = ("non-binding futility stop: at a look before the last with an inconclusive "
@@ -52,7 +51,7 @@ SEQUENTIAL_RULE = ("Pocock-type Lan-DeMets alpha spending over the looks declare
 
 
 @dataclass(frozen=True)
-class Futility:
+class Futility(JsonRecord):
     """``report["sequential"]["futility"]``: the declared non-binding futility stop (its
     ``threshold``) and, once assessed at a look before the last, the conditional power, whether
     to stop, and the last look's level (:func:`benchkit.verdict.decision.futility_advice`)."""
@@ -63,17 +62,9 @@ class Futility:
     last_level: float | None
     rule: str
 
-    def to_json(self) -> JsonDict:
-        return {"threshold": self.threshold, "conditional_power": self.conditional_power,
-                "stop": self.stop, "last_level": self.last_level, "rule": self.rule}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Futility:
-        return cls(**sections.declared(cls, data))
-
 
 @dataclass(frozen=True)
-class Sequential:
+class Sequential(JsonRecord):
     """``report["sequential"]``: the looks (declared, or this session's seed count as the one
     look), which of them this session is (None: none), how they share alpha (``boundary``, its
     ``rule``) and the declared futility stop. A record of the report (:mod:`benchkit.verdict.
@@ -87,33 +78,13 @@ class Sequential:
     futility: Futility | None
     rule: str
 
-    def to_json(self) -> JsonDict:
-        return {"looks": list(self.looks), "max_seeds": self.max_seeds,
-                "declared": self.declared, "look": self.look, "boundary": self.boundary,
-                "futility": None if self.futility is None else self.futility.to_json(),
-                "rule": self.rule}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Sequential:
-        values = sections.declared(cls, data)
-        futility = values["futility"]
-        return cls(**{**values, "looks": tuple(values["looks"]),
-                      "futility": None if futility is None else Futility.from_json(futility)})
-
 
 @dataclass(frozen=True)
-class Exploratory:
+class Exploratory(JsonRecord):
     """``report["exploratory"]``: why this session is no look of its plan (an override, a
     seed count that is no look, a plan changed after a look); a report has one only then."""
 
     reasons: tuple[str, ...]
-
-    def to_json(self) -> JsonDict:
-        return {"reasons": list(self.reasons)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Exploratory:
-        return cls(reasons=tuple(sections.declared(cls, data)["reasons"]))
 
 
 @dataclass(frozen=True)

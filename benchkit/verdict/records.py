@@ -11,7 +11,8 @@ with the idea's comparison with it.
 adjusts and decides it on records (each stage a new record, :func:`dataclasses.replace`); what is
 added after, from outside the runs (where the module came from, how far the store was trusted, the
 time it was written), makes a new record too, never a changed one. :meth:`Report.to_json` is the
-JSON edge: ``bench_report.json`` in its order of keys, validated by the shipped schema. Its
+JSON edge: ``bench_report.json`` in its order of keys, validated by the shipped schema; every
+record's ``to_json``/``from_json`` is generated from its fields by :mod:`benchkit.codec`. Its
 comparison is a :class:`Comparison`, its controls :class:`ControlArm` records and a frontier
 bench's points :class:`FrontierPoint` records (they hold comparisons); its baseline and the idea's
 sweep, budgets, convergence, grid extensions, mechanism evidence and what keeps it incomplete are
@@ -21,41 +22,33 @@ describes them.
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from benchkit.codec import JsonRecord, as_json
 from benchkit.spec.idea import Config
 from benchkit.spec.payloads import JsonDict
 from benchkit.stats import planning
 from benchkit.stats.equivalence import EquivalenceTest
-from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.stats.paired import PairedComparison, Summary
 from benchkit.stats.selection import EffectiveGrids
 from benchkit.verdict.plan import Exploratory, Sequential
 from benchkit.verdict.run_rows import RunRow
 from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
                                        Incomplete, MathVerification, Medians, MechanismSignature,
-                                       SweepRow, declared, summary_json, with_summaries)
+                                       SweepRow)
 
 
 @dataclass(frozen=True)
-class Interval:
+class Interval(JsonRecord):
     """A confidence interval of the mean (or median) difference, idea - comparator; ``lo`` or
     ``hi`` is None where the test cannot reach the level with these seeds."""
 
     confidence: float
     lo: float | None
     hi: float | None
-
-    def to_json(self) -> JsonDict:
-        return {"confidence": self.confidence, "lo": self.lo, "hi": self.hi}
-
-    @classmethod
-    def from_json(cls, data: JsonDict) -> Interval:
-        return cls(confidence=data["confidence"], lo=data["lo"], hi=data["hi"])
 
 
 @dataclass(frozen=True)
@@ -68,82 +61,27 @@ class Comparison(PairedComparison):
     (the level, the deciding test's interval, the planning figures, the margin tests, the
     verdict in the reference format's words). A field left None (``False`` for
     ``selection_aware``) is a stage not reached and is absent from :meth:`to_json`, except the
-    paired figures', which the report always has."""
+    paired figures', which the report always has; the planning figures' keys sit inline."""
 
-    test: str | None = None
-    p_mean: float | None = None
-    median_delta: float | None = None
-    selection_aware: bool = False         # with p_fixed_configs and effective_grids (null now)
-    p_fixed_configs: float | None = None
-    effective_grids: EffectiveGrids | None = None
-    p_unexchangeable: float | None = None
-    p_adjusted_harms: float | None = None
-    family_size: int | None = None        # with p_adjusted
-    p_adjusted: float | None = None
-    level: float | None = None
-    signflip_ci: Interval | None = None
-    planning_figures: planning.PlanningFigures | None = None
-    sign_ci: Interval | None = None
-    equivalence: EquivalenceTest | None = None
-    verdict: str | None = None            # with system_worked
-    system_worked: bool | None = None
-
-    def to_json(self) -> JsonDict:
-        """The report's comparison: its keys in the order reports have always had them."""
-        out: JsonDict = {
-            "delta_mean": self.delta_mean, "idea_wins": self.idea_wins, "n_pairs": self.n_pairs,
-            "per_seed_diffs": list(self.per_seed_diffs), "p_value": self.p_value,
-            "mde": self.mde, "mde_rel_pct": self.mde_rel_pct, "direction": self.direction,
-            "alpha": self.alpha, "ci95": list(self.ci95), "effect_size": self.effect_size,
-            "noninferiority": None if self.noninferiority is None
-            else self.noninferiority.to_json()}
-        optional: JsonDict = {"test": self.test, "p_mean": self.p_mean,
-                              "median_delta": self.median_delta}
-        if self.selection_aware:
-            optional.update(p_fixed_configs=self.p_fixed_configs, selection_aware=True,
-                            effective_grids=None if self.effective_grids is None
-                            else self.effective_grids.to_json())
-        optional.update(p_unexchangeable=self.p_unexchangeable,
-                        p_adjusted_harms=self.p_adjusted_harms)
-        out.update({k: v for k, v in optional.items()
-                    if v is not None or k in ("p_fixed_configs", "effective_grids")})
-        if self.family_size is not None:
-            out.update(p_adjusted=self.p_adjusted, family_size=self.family_size)
-        figures = {} if self.planning_figures is None else self.planning_figures.to_json()
-        decided: JsonDict = {"level": self.level, "signflip_ci": self.signflip_ci,
-                             **figures, "sign_ci": self.sign_ci,
-                             "equivalence": None if self.equivalence is None
-                             else self.equivalence.to_json()}
-        out.update({k: v.to_json() if isinstance(v, Interval) else v
-                    for k, v in decided.items() if v is not None or k in figures})
-        if self.verdict is not None:
-            out.update(verdict=self.verdict, system_worked=self.system_worked)
-        return copy.deepcopy(out)
-
-    @classmethod
-    def from_json(cls, data: JsonDict) -> Comparison:
-        """The record of a report's comparison; a key it does not declare is refused."""
-        names = {f.name for f in fields(cls)} - {"planning_figures"}
-        figures = {k: v for k, v in data.items() if k in planning.KEYS}
-        unknown = sorted(set(data) - names - set(planning.KEYS))
-        if unknown:
-            raise ValueError(f"comparison field(s) {unknown} are not declared in "
-                             "benchkit.verdict.records.Comparison")
-        values = {k: copy.deepcopy(v) for k, v in data.items() if k in names}
-        values["per_seed_diffs"] = tuple(values["per_seed_diffs"])
-        lo, hi = values["ci95"]
-        values["ci95"] = (lo, hi)
-        for name in ("signflip_ci", "sign_ci"):
-            if values.get(name) is not None:
-                values[name] = Interval.from_json(values[name])
-        if values.get("equivalence") is not None:
-            values["equivalence"] = EquivalenceTest.from_json(values["equivalence"])
-        if values.get("effective_grids") is not None:
-            values["effective_grids"] = EffectiveGrids.from_json(values["effective_grids"])
-        if values.get("noninferiority") is not None:
-            values["noninferiority"] = NonInferiorityTest.from_json(values["noninferiority"])
-        return cls(**values, planning_figures=planning.PlanningFigures.from_json(figures)
-                   if figures else None)
+    test: str | None = field(default=None, metadata=as_json(omit=True))
+    p_mean: float | None = field(default=None, metadata=as_json(omit=True))
+    median_delta: float | None = field(default=None, metadata=as_json(omit=True))
+    p_fixed_configs: float | None = field(default=None, metadata=as_json(after="selection_aware"))
+    selection_aware: bool = field(default=False, metadata=as_json(omit=True))
+    effective_grids: EffectiveGrids | None = field(  # null now
+        default=None, metadata=as_json(after="selection_aware"))
+    p_unexchangeable: float | None = field(default=None, metadata=as_json(omit=True))
+    p_adjusted_harms: float | None = field(default=None, metadata=as_json(omit=True))
+    p_adjusted: float | None = field(default=None, metadata=as_json(after="family_size"))
+    family_size: int | None = field(default=None, metadata=as_json(omit=True))
+    level: float | None = field(default=None, metadata=as_json(omit=True))
+    signflip_ci: Interval | None = field(default=None, metadata=as_json(omit=True))
+    planning_figures: planning.PlanningFigures | None = field(
+        default=None, metadata=as_json(flatten=True))
+    sign_ci: Interval | None = field(default=None, metadata=as_json(omit=True))
+    equivalence: EquivalenceTest | None = field(default=None, metadata=as_json(omit=True))
+    verdict: str | None = field(default=None, metadata=as_json(omit=True))
+    system_worked: bool | None = field(default=None, metadata=as_json(after="verdict"))
 
 
 def better_side(metric_direction: str) -> str:
@@ -156,7 +94,7 @@ LATER = ("floors", "provenance", "store", "created")
 
 
 @dataclass(frozen=True)
-class ControlArm:
+class ControlArm(JsonRecord):
     """One control arm as the baseline is reported (its selected config, its sweep, its
     selected config's test summary), the idea's comparison with it and, once decided, the
     idea's verdict against it (None before: absent from :meth:`to_json`)."""
@@ -166,29 +104,11 @@ class ControlArm:
     sweep: tuple[SweepRow, ...]
     full: Summary                  # its selected config's test metric
     comparison: Comparison
-    verdict: str | None = None
-
-    def to_json(self) -> JsonDict:
-        """The report's ``controls`` entry, keys in the order reports have always had them."""
-        out: JsonDict = {"arm": self.arm, "best_cfg": self.best_cfg,
-                         "sweep": [row.to_json() for row in self.sweep],
-                         "full": self.full.to_json(),
-                         "comparison": self.comparison.to_json()}
-        if self.verdict is not None:
-            out["verdict"] = self.verdict
-        return copy.deepcopy(out)
-
-    @classmethod
-    def from_json(cls, data: JsonDict) -> ControlArm:
-        """The record of a report's ``controls`` entry; a key it does not declare is refused."""
-        values = declared(cls, data)
-        values["sweep"] = tuple(SweepRow.from_json(row) for row in values["sweep"])
-        values["comparison"] = Comparison.from_json(values["comparison"])
-        return cls(**with_summaries(values, "full"))
+    verdict: str | None = field(default=None, metadata=as_json(omit=True))
 
 
 @dataclass(frozen=True)
-class FrontierPoint:
+class FrontierPoint(JsonRecord):
     """One point of a frontier bench: its axis value, whether it is complete, the baseline's and
     the idea's selected configs and test summaries there, and the idea's comparisons there
     (unadjusted, each with the interval of its own test at alpha: the baseline's, each
@@ -204,31 +124,9 @@ class FrontierPoint:
     controls: dict[str, Comparison | None]
     budgets: Budgets | None
 
-    def to_json(self) -> JsonDict:
-        """The report's ``frontier.points`` entry, keys in the order reports have had them."""
-        return copy.deepcopy({
-            "value": self.value, "complete": self.complete, "baseline_cfg": self.baseline_cfg,
-            "idea_cfg": self.idea_cfg, "baseline": summary_json(self.baseline),
-            "idea": summary_json(self.idea),
-            "comparison": None if self.comparison is None else self.comparison.to_json(),
-            "controls": {name: None if comp is None else comp.to_json()
-                         for name, comp in self.controls.items()},
-            "budgets": None if self.budgets is None else self.budgets.to_json()})
-
-    @classmethod
-    def from_json(cls, data: JsonDict) -> FrontierPoint:
-        values = declared(cls, data)
-        if values["comparison"] is not None:
-            values["comparison"] = Comparison.from_json(values["comparison"])
-        values["controls"] = {name: None if comp is None else Comparison.from_json(comp)
-                              for name, comp in values["controls"].items()}
-        if values["budgets"] is not None:
-            values["budgets"] = Budgets.from_json(values["budgets"])
-        return cls(**with_summaries(values, "baseline", "idea"))
-
 
 @dataclass(frozen=True)
-class Frontier:
+class Frontier(JsonRecord):
     """The report's ``frontier``: the axis, its values, and each value's
     :class:`FrontierPoint`."""
 
@@ -236,22 +134,12 @@ class Frontier:
     values: tuple[Any, ...]
     points: tuple[FrontierPoint, ...]
 
-    def to_json(self) -> JsonDict:
-        return {"axis": self.axis, "values": copy.deepcopy(list(self.values)),
-                "points": [p.to_json() for p in self.points]}
-
-    @classmethod
-    def from_json(cls, data: JsonDict) -> Frontier:
-        values = declared(cls, data)
-        values["values"] = tuple(values["values"])
-        values["points"] = tuple(FrontierPoint.from_json(p) for p in values["points"])
-        return cls(**values)
-
 
 @dataclass(frozen=True)
-class Report:
+class Report(JsonRecord):
     """One idea on one track: every field of ``bench_report.json`` (see
-    ``benchkit/report/bench_report.schema.json`` for each one's meaning)."""
+    ``benchkit/report/bench_report.schema.json``, generated from these types and
+    ``schema_notes.json`` by :mod:`benchkit.report.schema_gen`, for each one's meaning)."""
 
     bench_version: int
     name: str
@@ -284,33 +172,19 @@ class Report:
     environment: JsonDict
     sequential: Sequential
     exploratory: Exploratory | None
+    # LATER's fields (floors, provenance, store, created) are absent from the JSON until given
+    floors: JsonDict | None = field(default=None, kw_only=True, metadata=as_json(omit=True))
     practical_verdict: str | None   # None until decided (never written so)
     system_verdict: str | None
     decided_by: str | None = None
-    floors: JsonDict | None = None
-    provenance: JsonDict | None = None
-    store: JsonDict | None = None
-    created: str | None = None
+    provenance: JsonDict | None = field(default=None, metadata=as_json(omit=True))
+    store: JsonDict | None = field(default=None, metadata=as_json(omit=True))
+    created: str | None = field(default=None, metadata=as_json(omit=True))
 
     @property
     def direction(self) -> str:
         """``"lower"`` or ``"higher"``: the metric's better side (:func:`better_side`)."""
         return better_side(self.metric_direction)
-
-    def to_json(self) -> JsonDict:
-        """The report's JSON (a deep copy: changing it changes no record), keys in the order
-        ``bench_report.json`` has always had; the fields added later only once given."""
-        out = {}
-        for name in ORDER:
-            value = getattr(self, name)
-            if name in LATER and value is None:
-                continue
-            out[name] = ([row.to_json() for row in value] if name in ("idea_sweep", "runs")
-                         else list(value) if isinstance(value, tuple)
-                         else value.to_json() if name in SECTIONS and value is not None
-                         else value)
-        out["controls"] = {name: arm.to_json() for name, arm in self.controls.items()}
-        return copy.deepcopy(out)
 
     def comparisons(self) -> list[Comparison]:
         """Every comparison of the idea in this report, baseline first, then each control's
@@ -327,39 +201,7 @@ class Report:
                 for (name, arm), comp in zip(self.controls.items(), comps[1:])}
         return dataclasses.replace(self, comparison=comps[0], controls={**self.controls, **arms})
 
-    @classmethod
-    def from_json(cls, data: JsonDict) -> Report:
-        """The record of a report's JSON as :meth:`to_json` writes it; a key the record does
-        not declare is refused (a new report field is declared here first)."""
-        unknown = sorted(set(data) - set(ORDER))
-        if unknown:
-            raise ValueError(f"report field(s) {unknown} are not declared in "
-                             f"benchkit.verdict.records.Report; declared: {list(ORDER)}")
-        values = copy.deepcopy(data)
-        values["warnings"] = tuple(values["warnings"])
-        values["runs"] = tuple(RunRow.from_json(row) for row in values["runs"])
-        values["idea_sweep"] = tuple(SweepRow.from_json(row) for row in values["idea_sweep"])
-        for name, read in SECTIONS.items():
-            if values[name] is not None:
-                values[name] = read(values[name])
-        values["controls"] = {name: ControlArm.from_json(arm)
-                              for name, arm in values["controls"].items()}
-        return cls(**values)
 
-
-# the report's fields that are records (None where absent), each with its reader of the JSON
-SECTIONS: dict[str, Callable[[JsonDict], Any]] = {
-    "comparison": Comparison.from_json, "budgets": Budgets.from_json,
-    "convergence": Convergence.from_json, "grid_extensions": GridExtensions.from_json,
-    "mechanism_signature": MechanismSignature.from_json,
-    "math_verification": MathVerification.from_json, "incomplete": Incomplete.from_json,
-    "baseline": Baseline.from_json, "frontier": Frontier.from_json, "idea": Summary.from_json,
-    "sequential": Sequential.from_json, "exploratory": Exploratory.from_json}
-# bench_report.json's order of keys (the v1 reference order, then what benchkit added)
-ORDER = ("bench_version", "name", "claim", "module", "track", "model", "metric",
-         "metric_direction", "n_seeds", "complete", "incomplete", "baseline", "idea",
-         "idea_config", "idea_sweep", "comparison", "frontier", "controls", "budgets",
-         "log_medians", "convergence", "mechanism_signature", "math_verification",
-         "mechanism_ok", "grid_extensions", "protocol", "warnings", "runs", "environment",
-         "sequential", "exploratory", "floors", "practical_verdict", "system_verdict",
-         "decided_by", "provenance", "store", "created")
+# bench_report.json's order of keys (the v1 reference order, then what benchkit added): the
+# fields' order, which :mod:`benchkit.codec` writes them in
+ORDER = tuple(f.name for f in fields(Report))

@@ -1,20 +1,19 @@
 """A report's run rows as records (``report["runs"]``): one :class:`RunRow` per run of the
 session, made from its payload (:func:`benchkit.verdict.build.run_row`) and read back by
-:meth:`benchkit.verdict.records.Report.from_json`; ``cli/verify.py`` matches the written rows
+:class:`benchkit.verdict.records.Report`'s ``from_json``; ``cli/verify.py`` matches the written rows
 against the store as JSON."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from benchkit.codec import JsonRecord
 from benchkit.spec.idea import Config
-from benchkit.spec.payloads import CurvePoint, JsonDict, RunResult
-from benchkit.verdict import sections
+from benchkit.spec.payloads import CurvePoint, RunResult
 
 
 @dataclass(frozen=True)
-class RunRow:
+class RunRow(JsonRecord):
     """One run's row: where it sits, its result (a failed run's: none), and where the result
     came from (``digest``, ``key``, ``origin``, ``trained_in``: None without a result)."""
 
@@ -42,18 +41,3 @@ class RunRow:
         seconds and its validation curve."""
         return RunResult(val=self.val, test=self.test, diverged=self.diverged,
                          seconds=self.seconds, curve=self.curve)
-
-    def to_json(self) -> JsonDict:
-        return {"arm": self.arm, "seed": self.seed, "cfg": dict(self.cfg), "val": self.val,
-                "test": self.test, "seconds": self.seconds, "diverged": self.diverged,
-                "outcome": self.outcome, "reused": self.reused, "logs": dict(self.logs),
-                "signatures": dict(self.signatures), "budgets": dict(self.budgets),
-                "cpu": self.cpu,
-                "curve": None if self.curve is None else [p.to_json() for p in self.curve],
-                "digest": self.digest, "key": self.key, "origin": self.origin,
-                "trained_in": self.trained_in}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RunRow:
-        values = sections.declared(cls, data)
-        return cls(**{**values, "curve": CurvePoint.curve(values["curve"])})

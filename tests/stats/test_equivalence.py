@@ -88,8 +88,9 @@ def test_the_test_writes_the_comparisons_equivalence_and_reads_it_back():
     assert list(eq.to_json()) == ["margin_rel", "margin_abs", "p_worse", "p_better", "p_value",
                                   "level", "equivalent"]
     assert equivalence.EquivalenceTest.from_json(eq.to_json()) == eq
-    with pytest.raises(ValueError, match=r"a comparison's equivalence has the keys .*"
-                                         r"got \['level'\]"):
+    with pytest.raises(ValueError, match=r"EquivalenceTest lacks the key\(s\) \['margin_rel', "
+                                         r"'margin_abs', 'p_worse', 'p_better', 'p_value', "
+                                         r"'equivalent'\]"):
         equivalence.EquivalenceTest.from_json({"level": 0.05})
 
 

@@ -82,7 +82,7 @@ def test_an_older_reports_planning_object_reads_back_as_it_was():
      "with the first two null"),
     ({"mde_power80": 0.5, "seeds_needed": 1, "planning": {"level": 0.05, "assumption": "a",
                                                           "power": 0.8}},
-     r"unknown: \['power'\], missing: \['min_seeds'\]"),
+     r"field\(s\) \['power'\] are not declared in benchkit.stats.planning.PlanningBasis"),
 ])
 def test_planning_figures_of_another_shape_are_refused(data, says):
     with pytest.raises(ValueError, match=says):

@@ -81,7 +81,8 @@ def test_a_report_is_frozen_and_its_json_is_a_copy():
 
 def test_a_field_the_record_does_not_declare_is_refused():
     data = REPORTS["paired"].to_json()
-    with pytest.raises(ValueError, match=r"report field\(s\) \['surprise'\] are not declared"):
+    with pytest.raises(ValueError, match=r"field\(s\) \['surprise'\] are not declared in "
+                                         r"benchkit.verdict.records.Report; declared: "):
         Report.from_json({**data, "surprise": 1})
 
 
