@@ -163,6 +163,30 @@ def run_pytest_subprocess(path, *args, **env_extra) -> pytest.RunResult:
     return result
 
 
+def shared_session(tmp_path_factory, name: str, files: dict[str, str], *args: str,
+                   **env_extra: str) -> tuple[Path, pytest.RunResult]:
+    """(project root, result) of ``pytest args`` in a project holding ``files``, run once per
+    test session even when xdist's workers each ask for it (the first to ask runs it under a
+    file lock; the others read its result): a module-scoped fixture alone ran it once per
+    worker that ran one of its tests, and each run starts processes that import torch."""
+    from filelock import FileLock  # torch's own dependency
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the folder every worker's basetemp lies in
+    root, saved = base / f"shared-{name}", base / f"shared-{name}.json"
+    with FileLock(str(base / f"shared-{name}.lock")):
+        if not saved.exists():
+            root.mkdir(exist_ok=True)
+            for filename, source in files.items():
+                (root / filename).write_text(source)
+            result = run_pytest_subprocess(root, *args, **env_extra)
+            saved.write_text(json.dumps([result.ret, result.outlines, result.errlines,
+                                         result.duration]))
+    ret, outlines, errlines, duration = json.loads(saved.read_text())
+    return root, pytest.RunResult(ret, outlines, errlines, duration)
+
+
 def idea_source(name: str, idea_body: str = "run.fit(run.track.model())", *, seeds: int = 2,
                 track: str = "tabular", imports: str = "") -> str:
     """A small idea module: one lr, ``seeds`` seeds, a plain baseline, ``idea_body`` (lines

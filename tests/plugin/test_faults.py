@@ -10,7 +10,7 @@ import torch
 
 from benchkit import tracks
 from benchkit.training.run import Run
-from sessions import idea_source, run_pytest_subprocess, run_session, validate_report
+from sessions import idea_source, run_session, shared_session, validate_report
 
 
 def make_run() -> Run:
@@ -84,19 +84,17 @@ def workers(tmp_path_factory):
 
     def session(kind: str):
         if kind not in sessions:
-            root = tmp_path_factory.mktemp(f"faults-{kind}")
-            (root / "pytest.ini").write_text("[pytest]\n")
+            ini = {"pytest.ini": "[pytest]\n"}
             if kind == "crash":
-                (root / "test_faulty.py").write_text(IDEA)
-                result = run_pytest_subprocess(
-                    root, "--bench-epochs", "1", "-n", "2", "--bench-gate", "not-harms",
+                sessions[kind] = shared_session(
+                    tmp_path_factory, f"faults-{kind}", {**ini, "test_faulty.py": IDEA},
+                    "--bench-epochs", "1", "-n", "2", "--bench-gate", "not-harms",
                     "--junitxml", "junit.xml", BENCH_TEST_CRASH="1")
             else:
-                for filename, source in N2_MODULES.items():
-                    (root / filename).write_text(globals()[source])
-                result = run_pytest_subprocess(root, "--bench-epochs", "1", "-p", "no:randomly",
-                                               "-rA", "-n", "2")
-            sessions[kind] = root, result
+                modules = {name: globals()[source] for name, source in N2_MODULES.items()}
+                sessions[kind] = shared_session(
+                    tmp_path_factory, f"faults-{kind}", {**ini, **modules},
+                    "--bench-epochs", "1", "-p", "no:randomly", "-rA", "-n", "2")
         return sessions[kind]
     return session
 

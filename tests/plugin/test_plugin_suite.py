@@ -16,10 +16,10 @@ import json
 import pytest
 
 from sessions import (BASELINE, FAST, HARMS, IDEA_SAME, bench, line_with, module,
-                      run_pytest_subprocess)
+                      shared_session)
 
 # benches of several idea modules per session: longer than the suite's 120 s default
-# each session starts once per worker that runs one of its tests (module-scoped fixture)
+# each session runs once, whichever worker asks first (sessions.shared_session)
 pytestmark = [pytest.mark.timeout(600), pytest.mark.e2e]
 
 MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
@@ -119,11 +119,9 @@ class Suite:
         """(root, result) of the suite benched with ``mode`` (run once per mode)."""
         key = tuple(mode)
         if key not in self.sessions:
-            root = self.tmp_path_factory.mktemp("suite-" + ("-".join(mode) or "n0"))
-            (root / "pytest.ini").write_text("[pytest]\n")
-            for filename, source in SUITE.items():
-                (root / filename).write_text(source)
-            self.sessions[key] = root, run_pytest_subprocess(root, *SUITE_ARGS, *mode)
+            self.sessions[key] = shared_session(
+                self.tmp_path_factory, "suite-" + ("-".join(mode) or "n0"),
+                {"pytest.ini": "[pytest]\n", **SUITE}, *SUITE_ARGS, *mode)
         return self.sessions[key]
 
     def report(self, mode, name):

@@ -35,14 +35,14 @@ def test_a_name_that_cannot_name_a_report_folder_is_a_collection_error(pytester,
     assert not (pytester.path / "reports").exists()
 
 
-@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
-def test_a_report_that_cannot_be_written_spares_the_other_ideas(pytester, xdist):
+def test_a_report_that_cannot_be_written_spares_the_other_ideas(pytester):
+    """In this process only: reports are written on the controller, with or without workers."""
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_blocked=idea_source("blocked"),
                         test_fine=idea_source("fine"))
     (pytester.path / "reports").mkdir()
     (pytester.path / "reports" / "blocked").write_text("a file where a folder should be")
-    result = run_session(pytester, "--bench-epochs", "1", *xdist)
+    result = run_session(pytester, "--bench-epochs", "1")
     assert result.ret == 1
     result.assert_outcomes(passed=8)
     errors = [ln for ln in result.stdout.lines if ln.startswith("benchkit: ERROR")]

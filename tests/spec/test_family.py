@@ -2,7 +2,6 @@
 collection when the family cannot reach significance with the seeds given."""
 from __future__ import annotations
 
-import pytest
 
 from benchkit.stats import paired
 from benchkit.spec import family_seeds_needed
@@ -29,11 +28,12 @@ def test_family_seeds_needed_is_the_first_reachable_count():
         assert paired.min_p_value(n) < 0.05 / family <= paired.min_p_value(n - 1)
 
 
-@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])
-def test_two_track_family_is_holm_adjusted_and_warns(pytester, xdist):
+def test_two_track_family_is_holm_adjusted_and_warns(pytester):
+    """In this process only: the family is adjusted where reports are built, on the controller,
+    with or without workers (tests/plugin/test_plugin_suite.py benches under -n 2)."""
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_fam=IDEA)
-    result = run_session(pytester, "--bench-epochs", "1", "-p", "no:cacheprovider", *xdist)
+    result = run_session(pytester, "--bench-epochs", "1", "-p", "no:cacheprovider")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*6 seeds cannot reach p < 0.05 after Holm over 2 track(s)*"
                                  "7 seeds or more can*"])

@@ -23,7 +23,7 @@ from benchkit.spec.payloads import RunPoint, RunResult
 from benchkit.store.backends import DirectoryStorage, FsspecStorage, open_storage
 from benchkit.store import hardware
 from benchkit.store.runs import RunStore
-from sessions import child_environment, run_session, validate_report
+from sessions import child_environment, run_session, shared_session, validate_report
 
 IDEA = '''
 import os, time
@@ -209,12 +209,13 @@ def shard_runs(k: int, n: int) -> list[str]:
                   if shard.shard_of("spread", ["tabular"], SEEDS, "tabular", s, n) == k)
 
 
-# its two tests share one session per worker (module-scoped)
+# its two tests share one session, whichever worker asks first
 @pytest.fixture(scope="module")
 def one_machine(tmp_path_factory):
-    root = copy_of_project(tmp_path_factory.mktemp("one") / "project")
-    rc, out = run_in(root, f"--bench-store={root / 'own-store'}")
-    assert rc == 0, out
+    root, result = shared_session(tmp_path_factory, "scale-out-one-machine",
+                                  {"pytest.ini": "[pytest]\n", "test_spread.py": IDEA},
+                                  *FAST, "--bench-store=own-store")
+    assert result.ret == 0, "\n".join(result.outlines + result.errlines)
     return report_of(root)
 
 
