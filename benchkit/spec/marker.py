@@ -67,7 +67,7 @@ def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
         grid = kw.get("grid")
         grids[t] = parse_grid(grid, where) if grid is not None else tracks.get(t).grid
     looks = parse_looks(kw, where)
-    declared_seeds = kw.get("seeds", looks[0] if "looks" in kw else DEFAULT_SEEDS)
+    declared_seeds = kw.get("seeds", looks[0] if "looks" in kw else default_seeds(track_names))
     for n_seeds in (declared_seeds, seeds_override):
         if n_seeds is not None and (isinstance(n_seeds, bool) or not isinstance(n_seeds, int)
                                     or n_seeds < MIN_SEEDS):
@@ -78,8 +78,10 @@ def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
                             f"{MAX_SEEDS}] (each seed trains every config of every arm)")
     if "max_seeds" in kw:  # the shorthand: this look, then one at max_seeds
         if looks[-1] < declared_seeds:
-            raise SpecError(f"{where}: max_seeds={looks[-1]} is below seeds={declared_seeds}: "
-                            "it must be >= seeds: the most seeds you plan to bench over all looks")
+            implied = "" if "seeds" in kw else " (the track's default: declare seeds= to change it)"
+            raise SpecError(f"{where}: max_seeds={looks[-1]} is below seeds={declared_seeds}"
+                            f"{implied}: it must be >= seeds: the most seeds you plan to bench "
+                            "over all looks")
         looks = tuple(sorted({declared_seeds, looks[-1]}))
     boundary = parse_boundary(kw, where, looks)
     n_seeds = declared_seeds if seeds_override is None else seeds_override
@@ -143,6 +145,15 @@ def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
         futility=parse_futility(kw, where, looks or (declared_seeds,), fair["claim_type"]),
         protocols={t: tracks.get(t).protocol(epochs[t]) for t in track_names}, **fair,
     )
+
+
+def default_seeds(track_names: tuple[str, ...]) -> int:
+    """The seeds of a bench mark that declares none: the most any of its tracks asks for
+    (``Track.seeds``, so that every track's comparison has the power its track aims at),
+    benchkit's DEFAULT_SEEDS for a track that asks for none."""
+    from benchkit import tracks
+
+    return max(tracks.get(t).seeds or DEFAULT_SEEDS for t in track_names)
 
 
 def arm_label(mark: Mark, where: str) -> str:

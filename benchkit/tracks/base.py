@@ -21,6 +21,9 @@ OPTIMIZERS = ("adam", "adamw", "sgd")
 SCHEDULES = ("constant", "cosine", "linear")  # the learning-rate schedules run.fit names
 
 
+# spec/idea.py's MIN_SEEDS and MAX_SEEDS (tests keep them equal), for the same reason
+MIN_SEEDS, MAX_SEEDS = 2, 1000
+
 LIMIT_PREFIX = "limit: "  # a floor named so is an achievable limit (a model no learner has)
 
 
@@ -147,6 +150,9 @@ class Track:
     # why the track is no yardstick any more ("" while it is one): it still runs, and every
     # report of a bench on it carries the reason as a warning (registry.retirement)
     retired: str = ""
+    # the seeds a bench on this track runs when its mark gives no seeds= (None: benchkit's 8):
+    # what its variance needs for the power it aims at (docs/tracks.md); not in protocol()
+    seeds: int | None = None
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):
@@ -161,6 +167,10 @@ class Track:
         if self.schedule not in SCHEDULES:
             raise ValueError(f"track {self.name!r}: unknown schedule {self.schedule!r}; "
                              f"valid: {list(SCHEDULES)}")
+        if self.seeds is not None and (isinstance(self.seeds, bool) or not isinstance(
+                self.seeds, int) or not MIN_SEEDS <= self.seeds <= MAX_SEEDS):
+            raise ValueError(f"track {self.name!r}: seeds={self.seeds!r:.60} must be None "
+                             f"(benchkit's default) or an integer in [{MIN_SEEDS}, {MAX_SEEDS}]")
 
     def missing(self) -> str | None:
         """Why this track cannot run here (a module it needs is not installed), or None.

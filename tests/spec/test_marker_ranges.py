@@ -15,7 +15,8 @@ from builders import parse
     ({"margin": 0.05}, True), ({"margin": 0.999}, True), ({"margin": 0}, False),
     ({"margin": 1}, False), ({"margin": 5}, False), ({"margin": -0.1}, False),
     ({"margin": True}, False), ({"margin": math.nan}, False), ({"margin": "0.05"}, False),
-    ({"max_seeds": 8}, True), ({"max_seeds": 16}, True), ({"max_seeds": 1}, False),
+    ({"max_seeds": 8, "seeds": 8}, True), ({"max_seeds": 16, "seeds": 8}, True),
+    ({"max_seeds": 64}, True), ({"max_seeds": 1}, False),  # 64: the track's seeds
     ({"max_seeds": 2}, False), ({"looks": (8, 16)}, True), ({"looks": (8, 4)}, False),
     ({"max_seeds": 16.0}, False), ({"max_seeds": False}, False),
     ({"grid": {"lr": [1e-3]}}, True), ({"grid": {"lr": [0]}}, False),

@@ -28,7 +28,7 @@ def test_defaults_come_from_the_module_and_the_track():
     assert spec.module == MODULE
     assert spec.tracks == ("tabular",)
     assert spec.grids == {"tabular": tabular.grid}
-    assert spec.seeds == tuple(range(DEFAULT_SEEDS)) == tuple(range(8))
+    assert spec.seeds == tuple(range(tabular.seeds)) == tuple(range(64))  # the track's own
     assert spec.epochs == {"tabular": tabular.epochs}
     assert spec.protocols == {"tabular": tabular.protocol(tabular.epochs)}
     assert spec.claim is None and spec.margin is None
@@ -174,7 +174,7 @@ def test_a_track_whose_data_module_is_missing_is_refused_at_collection(monkeypat
     ({"looks": (4, 10)}, 4, (4, 10)),          # seeds default to the first look, not 8
     ({"looks": (3, 5, 9)}, 3, (3, 5, 9)),
     ({"looks": (4, 10), "seeds": 10}, 10, (4, 10)),
-    ({"max_seeds": 12}, DEFAULT_SEEDS, (DEFAULT_SEEDS, 12)),
+    ({"max_seeds": 80}, 64, (64, 80)),         # seeds: the track's default (Track.seeds)
     ({"max_seeds": 12, "seeds": 5}, 5, (5, 12)),
 ])
 def test_the_seeds_follow_the_first_declared_look(kwargs, seeds, looks):
@@ -182,15 +182,49 @@ def test_the_seeds_follow_the_first_declared_look(kwargs, seeds, looks):
     assert spec.seeds == tuple(range(seeds)) and spec.looks == looks and spec.looks_declared
 
 
+def own_track(monkeypatch, name: str, seeds: int | None):
+    """tabular's track registered again as ``name``, asking for ``seeds`` by default."""
+    import dataclasses
+    track = dataclasses.replace(tracks.get("tabular"), name=name, seeds=seeds)
+    monkeypatch.setitem(tracks._REGISTRY, name, track)
+    return track
+
+
+def test_a_mark_without_seeds_runs_its_track_s_default_and_declared_seeds_win(monkeypatch):
+    """Track.seeds is the seeds of a bench that declares none (benchkit's 8 for a track
+    that sets none); the mark's seeds=, its first look, and --bench-seeds override it."""
+    own_track(monkeypatch, "many", 24)
+    own_track(monkeypatch, "plain", None)
+    assert parse(track="many").seeds == tuple(range(24))
+    assert parse(track="plain").seeds == tuple(range(DEFAULT_SEEDS))
+    assert parse(track="many", seeds=6).seeds == tuple(range(6))
+    assert parse(track="many", looks=(4, 10)).seeds == tuple(range(4))
+    assert parse(3, track="many").seeds == tuple(range(3))
+    override = parse(3, track="many")
+    assert override.overrides == {"seeds": 3} and override.looks == (24,)
+
+
+def test_several_tracks_run_the_most_seeds_any_of_them_asks_for(monkeypatch):
+    """Each track's comparison should have the power its track's default aims at."""
+    own_track(monkeypatch, "many", 24)
+    own_track(monkeypatch, "plain", None)
+    assert parse(track=["plain", "many"]).seeds == tuple(range(24))
+    own_track(monkeypatch, "few", 4)
+    assert parse(track=["plain", "few"]).seeds == tuple(range(DEFAULT_SEEDS))
+
+
 def test_max_seeds_below_the_seeds_is_refused():
     with pytest.raises(SpecError, match=r"max_seeds=4 is below seeds=6: it must be >= seeds"):
         parse(track="tabular", max_seeds=4, seeds=6)
     assert parse(track="tabular", max_seeds=6, seeds=6).looks == (6,)
+    with pytest.raises(SpecError, match=r"max_seeds=16 is below seeds=64 \(the track's "
+                                        r"default: declare seeds= to change it\): it must be"):
+        parse(track="tabular", max_seeds=16)
 
 
 @pytest.mark.parametrize("kwargs, boundary", [
     ({}, "union"), ({"looks": (4, 8)}, "union"), ({"looks": (4, 8), "boundary": "exact"}, "exact"),
-    ({"max_seeds": 16, "boundary": "exact"}, "exact"),   # max_seeds: two looks (8, 16)
+    ({"max_seeds": 96, "boundary": "exact"}, "exact"),   # max_seeds: two looks (64, 96)
 ])
 def test_the_boundary_is_read_with_the_looks(kwargs, boundary):
     assert parse(track="tabular", **kwargs).boundary == boundary
@@ -347,7 +381,7 @@ def test_seeds_needed_when_the_smallest_p_sits_on_the_level(family, alpha, neede
 
 
 @pytest.mark.parametrize("kwargs, futility", [
-    ({}, None), ({"looks": (4, 8), "futility": 0.1}, 0.1), ({"max_seeds": 16, "futility": 0.2},
+    ({}, None), ({"looks": (4, 8), "futility": 0.1}, 0.1), ({"max_seeds": 96, "futility": 0.2},
                                                             0.2),
 ])
 def test_the_futility_threshold_reaches_the_spec(kwargs, futility):
@@ -403,7 +437,7 @@ def test_each_look_is_an_integer_of_two_seeds_or_more_and_increasing(looks, ok):
 @pytest.mark.parametrize("max_seeds, looks", [(2, None), (7, None), (8, (8,)), (9, (8, 9))])
 def test_max_seeds_from_the_seeds_up_is_one_look_more(max_seeds, looks):
     if looks is None:
-        with pytest.raises(SpecError, match=f"max_seeds={max_seeds} is below seeds=8"):
-            parse(track="tabular", max_seeds=max_seeds)
+        with pytest.raises(SpecError, match=f"max_seeds={max_seeds} is below seeds=8:"):
+            parse(track="tabular", max_seeds=max_seeds, seeds=8)
     else:
-        assert parse(track="tabular", max_seeds=max_seeds).looks == looks
+        assert parse(track="tabular", max_seeds=max_seeds, seeds=8).looks == looks

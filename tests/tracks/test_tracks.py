@@ -45,6 +45,19 @@ def digest(data) -> str:
     return h.hexdigest()
 
 
+@pytest.mark.parametrize("seeds", [1, 1001, True, 8.0, "8"])
+def test_a_track_s_default_seeds_must_be_none_or_an_integer_a_bench_accepts(seeds):
+    with pytest.raises(ValueError, match=r"seeds=.* must be None \(benchkit's default\) or an "
+                                         r"integer in \[2, 1000\]"):
+        dataclasses.replace(tracks.get("tabular"), seeds=seeds)
+
+
+def test_the_track_s_seed_bounds_are_the_bench_mark_s():
+    from benchkit import spec
+
+    assert (base.MIN_SEEDS, base.MAX_SEEDS) == (spec.MIN_SEEDS, spec.idea.MAX_SEEDS)
+
+
 def test_builtin_tracks_are_registered():
     assert set(BUILTIN) <= set(tracks.names())
     assert tracks.names() == sorted(tracks.names())
