@@ -15,7 +15,8 @@ a trained-out model; each bench's budget check says so per seed. Batch 128.
 Sensitivity (issue 53): the test split is 10,000 rows, since 1,000 rows' sampling noise was
 about half of an A/A bench's paired variance (benchmarks/tracks/variance.py); the rest is the
 inits' own difference, which only seeds reduce, so a bench runs SEEDS seeds unless its mark
-declares others: the A/A MDE at 80% power, measured in docs/tracks.md, is within 2% of the mean.
+declares others: the A/A bench at 64 seeds plans an 80%-power MDE of 1.6% of the mean
+(docs/tracks.md).
 """
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 no number in them is copied by hand.
 
 Each track's A/A bench (benchmarks/tracks/test_aa.py, through the plugin at the default
-protocol, 16 seeds) leaves benchmarks/results/tracks/aa/aa/<track>/bench_report.json. Its
+protocol: the track's default seeds) leaves
+benchmarks/results/tracks/aa/aa/<track>/bench_report.json. Its
 ``floors`` are means over the seeds; the per-seed floors (and the CPU seconds each seed's
 floors cost) are in benchmarks/results/tracks/floors.json, made by ``--floors``. Per track the
 summary gives the baseline's test mean at its selected config, the strongest floor (limits left
@@ -16,6 +17,7 @@ baseline's test value and the margin in MDEs.
                                                  # results/tracks/floors.json
     python benchmarks/tracks/cards.py --time-runs 3   # results/tracks/run_seconds.json
     python benchmarks/tracks/cards.py --write    # regenerate docs/tracks.md's and README's tables
+                                                 # (README's: benchmarks/tracks/readme_table.py)
     python benchmarks/tracks/cards.py            # print them
 """
 from __future__ import annotations
@@ -44,11 +46,21 @@ RUN_SECONDS = ROOT / "benchmarks" / "results" / "tracks" / "run_seconds.json"
 DOC = ROOT / "docs" / "tracks.md"
 README = ROOT / "README.md"
 BEGIN, END = "<!-- cards.py: begin -->", "<!-- cards.py: end -->"
-# README's row: what the track is, in a few words (the rest of the row is measured)
-DATA_MODEL = {
-    "dynamics": "noisy Lorenz-63 windows, the state 5 steps ahead · GRU(64)",
-    "mnist1d": "MNIST-1D, generated per seed (`benchkit[tracks]`) · the paper's CNN",
-    "tabular": "10-feature regression on a saturating tanh teacher, 2,000 rows · `mlp_tanh`"}
+
+
+def _sibling(name: str):
+    """benchmarks/tracks/<name>.py, imported by path (this file is run as a script and loaded
+    by path from the tests, so the folder is not a package)."""
+    import importlib.util
+
+    module_name = f"track_cards_{name}"
+    if module_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(module_name,
+                                                      Path(__file__).with_name(f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return sys.modules[module_name]
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,9 @@ class Card:
     retired: str = ""  # why the track is no yardstick any more (Track.retired): no bar to meet
     # (which arm's init offset, the offset, verdict, p) of each further A/A of the track
     replications: tuple[tuple[str, int, str, float], ...] = ()
+    diffs: tuple[float, ...] = ()  # the deciding comparison's per-seed differences
+    level: float = 0.05            # the level it was decided (and planned) at
+    mde_power80: float | None = None
 
     @property
     def met(self) -> bool:
@@ -174,7 +189,10 @@ def card(report: dict, per_seed: dict[str, dict] | None, timed: dict | None = No
                 verdict=report["practical_verdict"], p_value=report["comparison"]["p_value"],
                 seeds=tuple(rows), stale=why, replications=replications(report["track"]),
                 retired=tracks.get(report["track"]).retired
-                if report["track"] in tracks.names() else "")
+                if report["track"] in tracks.names() else "",
+                diffs=tuple(report["comparison"]["per_seed_diffs"]),
+                level=report["comparison"].get("level") or 0.05,
+                mde_power80=report["comparison"].get("mde_power80"))
 
 
 def trained_out(c: Card) -> str:
@@ -245,25 +263,8 @@ def seed_table(c: Card) -> str:
 
 
 def readme_table(cards: list[Card]) -> str:
-    lines = ["| track | data · model | metric | epochs | baseline vs strongest floor | "
-             "margin in MDEs · MDE at 16 seeds · CPU s/run, one thread |", "|---" * 6 + "|"]
-    for c in cards:
-        track = tracks.get(c.track)
-        epochs = f"{track.epochs}" + ("" if track.schedule == "constant" else
-                                      f", {track.schedule}")
-        if c.retired or c.stale is not None:
-            why = (f"**retired** as a yardstick: {c.retired.split(';')[0]}; docs/tracks.md"
-                   if c.retired else
-                   "A/A bench not re-run since the change: docs/tracks.md")
-            lines.append(f"| `{c.track}` | {DATA_MODEL.get(c.track, '')} | {c.metric} "
-                         f"{'↓' if c.lower else '↑'} | {epochs} | {why} | — |")
-            continue
-        met = "" if c.met else " (**below the bar of 1**)"
-        lines.append(f"| `{c.track}` | {DATA_MODEL.get(c.track, '')} | {c.metric} "
-                     f"{'↓' if c.lower else '↑'} | {epochs} | {sig(c.baseline, 3)} vs "
-                     f"{c.floor_name} {sig(c.floor, 3)} | {c.margin_mdes:.1f}{met} · "
-                     f"{sig(c.mde)} ({c.mde_rel_pct:.2g}%) · {one_thread(c)} |")
-    return "\n".join(lines)
+    """README's Tracks table (benchmarks/tracks/readme_table.py)."""
+    return str(_sibling("readme_table").readme_table(cards))
 
 
 def replace_block(path: Path, text: str) -> None:

@@ -80,9 +80,69 @@ def test_a_card_gives_the_median_cpu_seconds_of_its_timed_runs_apart_from_the_be
                       for s, c in enumerate((3.0, 1.0, 2.5))]}
     made = cards.card(report, None, timed)
     assert made.cpu_seconds_per_run == 2.5 and made.seconds_per_run != 2.5
-    assert "| 2.5 |" in cards.summary_table([made]) and "· 2.5 |" in cards.readme_table([made])
+    assert "| 2.5 |" in cards.summary_table([made])
     untimed = cards.card(report, None)
-    assert untimed.cpu_seconds_per_run is None and "· — |" in cards.readme_table([untimed])
+    assert untimed.cpu_seconds_per_run is None
+
+
+def test_the_readme_row_gives_the_power_the_report_plans_with_and_the_bench_s_cpu(
+        tmp_path, monkeypatch):
+    """README's row: the A/A MDE at 80% power, the power at 1, 2 and 5% of the mean by the
+    report's planning (so the power at the MDE itself is 0.8), and the CPU of the sessions of
+    today's protocol, given only once a whole bench at the default seeds ran to its end."""
+    import dataclasses
+
+    import numpy as np
+
+    from benchkit import tracks
+    from benchkit.stats import planning, signflip
+
+    cards = cards_module()
+    table = cards._sibling("readme_table")
+    report = json.loads((cards.AA / "tabular" / "bench_report.json").read_text())
+    report["protocol"] = {**report["protocol"], **tracks.get("tabular").protocol()}
+    made = dataclasses.replace(cards.card(report, None), diffs=(0.01, -0.02, 0.03, 0.0) * 4)
+    made = dataclasses.replace(made, mde_power80=0.02, n_seeds=table.default_seeds("tabular"))
+    sd = planning.planning_sd(np.asarray(made.diffs))
+    share = signflip.mde_power80(len(made.diffs), sd, 0.05) / abs(made.baseline)
+    monkeypatch.setattr(table, "EFFECTS", (share,))
+    assert table.power_line(made).endswith(": 0.80")
+    monkeypatch.setattr(table, "AA_CPU", tmp_path / "aa_cpu.json")
+    protocol = tracks.get("tabular").protocol()
+    session = {"protocol": protocol, "block": True, "pytest_last_line": "96 passed in 9s",
+               "exit_status": 0, "seeds": 16, "cpu_seconds": 60.0}
+    whole = {**session, "block": False, "seeds": table.default_seeds("tabular")}
+    log = {"tabular": [session, {**session, "protocol": {}, "cpu_seconds": 999.0}]}
+    (tmp_path / "aa_cpu.json").write_text(json.dumps(log))
+    assert table.bench_cpu("tabular") is None  # no whole bench yet
+    assert table.row(made).endswith("| — |")
+    log["tabular"].append({**whole, "pytest_last_line": "9 passed, 1 incomplete in 9s"})
+    (tmp_path / "aa_cpu.json").write_text(json.dumps(log))
+    assert table.bench_cpu("tabular") is None  # stopped before its end: not a whole bench
+    log["tabular"].append(whole)
+    (tmp_path / "aa_cpu.json").write_text(json.dumps(log))
+    assert table.bench_cpu("tabular") == (180.0, 3)  # today's protocol only
+    assert table.row(made).endswith("| 3.0 |")
+    other = dataclasses.replace(made, n_seeds=16)
+    assert "A/A at 16 seeds, not the default: not measured" in table.row(other)
+
+
+def test_committed_idea_reports_of_an_earlier_protocol_are_listed_as_stale(tmp_path,
+                                                                           monkeypatch):
+    from benchkit import tracks
+
+    cards = cards_module()
+    table = cards._sibling("readme_table")
+    for name, n_test in (("old", 1), ("new", tracks.get("tabular").protocol()["n_test"])):
+        folder = tmp_path / "reports" / name / "tabular"
+        folder.mkdir(parents=True)
+        protocol = {**tracks.get("tabular").protocol(), "n_test": n_test}
+        (folder / "bench_report.json").write_text(json.dumps({"track": "tabular",
+                                                              "protocol": protocol}))
+    monkeypatch.setattr(table, "ROOT", tmp_path)
+    monkeypatch.setattr(table, "REPORTS", tmp_path / "reports")
+    assert table.stale_reports() == [
+        f"`reports/old/tabular` (n_test 1 → {tracks.get('tabular').protocol()['n_test']})"]
 
 
 def test_a_report_of_an_earlier_protocol_is_marked_stale_not_checked():
