@@ -15,9 +15,10 @@ two benches that reuse one baseline, how often the second repeats the first's fa
 ``rates``: normal gains at true means MUS and sds SIGMAS, both rules: still improving, trained
 out, undetermined, and the mean number of check runs.
 
-``cost``: the committed tabular A/A report (benchmarks/results/tracks/aa/aa/tabular): its
-stored check runs replayed through the rule at its grid's looks, and 2,000 benches whose
-per-seed gains are drawn with replacement from each arm's stored gains (as many as its seeds);
+``cost``: the tabular A/A report it was made on
+(benchmarks/results/tracks/aa_tabular_1000_rows.json): its stored check runs replayed through
+the rule at its grid's looks, and 2,000 benches whose per-seed gains are drawn with
+replacement from each arm's stored gains (as many as its seeds);
 the check's epochs as a share of the grid's (2 arms x configs x seeds x epochs). ``worst``:
 every checked arm to the last look, for the bench sizes in BENCHES, under this rule and under
 the fixed looks (3, 5) of issue 41's first version.
@@ -45,7 +46,9 @@ from benchkit.verdict import convergence, sweeps
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "budget_check.json"
-AA = ROOT / "benchmarks" / "results" / "tracks" / "aa" / "aa" / "tabular" / "bench_report.json"
+# the tabular A/A report the calibration was made on (16 seeds, 1,000 test rows, each seed's
+# budget check stored), kept when issue 53 re-ran the A/A at 64 seeds and 10,000 test rows
+AA = ROOT / "benchmarks" / "results" / "tracks" / "aa_tabular_1000_rows.json"
 MUS = (0.0, 0.005, 0.01, 0.015, 0.02, 0.04)
 SIGMAS = (0.005, 0.023, 0.05, 0.128)  # 2.3%-12.8%: the audit's per-seed sds
 REGIME_SIGMAS = (0.005, 0.023, 0.05)

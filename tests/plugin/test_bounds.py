@@ -68,7 +68,7 @@ def test_the_integer_bound_is_the_record_readers():
     with pytest.raises(bounded.Refused):
         bounded.loads(str(MAX_INT + 1))
     assert parse(grid={"width": [MAX_INT]}).grids["tabular"] == ({"width": MAX_INT},)
-    assert parse(max_seeds=1000).looks == (8, 1000)
+    assert parse(max_seeds=1000).looks == (64, 1000)  # tabular's default seeds, then 1000
 
 
 @pytest.mark.parametrize("option", ["epochs", "audit"])

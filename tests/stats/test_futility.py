@@ -17,7 +17,7 @@ from builders import GRID, TRACK, built, decided, make_run, make_spec, parse
 @pytest.mark.parametrize("value", [0.001, 0.1, 0.5, 0.999])
 def test_a_threshold_in_0_1_with_looks_is_accepted(value):
     assert parse(looks=(8, 16), futility=value).futility == value
-    assert parse(max_seeds=16, futility=value).futility == value
+    assert parse(max_seeds=16, seeds=8, futility=value).futility == value
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -23,13 +23,13 @@ LEVEL_16_OF_16 = paired.look_levels([8, 16], 16, 0.05)[1]
 
 # ------------------------------------------------------------------------------ the marker
 @pytest.mark.parametrize("kwargs, looks, seeds", [
-    ({}, (8,), 8),
+    ({}, (64,), 64),                               # the track's default seeds (tabular's)
     ({"seeds": 6}, (6,), 6),
     ({"looks": (8, 16)}, (8, 16), 8),              # seeds default to the first look
     ({"looks": [8, 16], "seeds": 16}, (8, 16), 16),  # the second look
-    ({"max_seeds": 16}, (8, 16), 8),               # shorthand: looks at seeds and max_seeds
+    ({"max_seeds": 16, "seeds": 8}, (8, 16), 8),   # shorthand: looks at seeds and max_seeds
     ({"max_seeds": 16, "seeds": 6}, (6, 16), 6),
-    ({"max_seeds": 8}, (8,), 8),                   # max_seeds == seeds: one look
+    ({"max_seeds": 64}, (64,), 64),                # max_seeds == seeds: one look
 ])
 def test_the_plan_is_read_from_the_marker(kwargs, looks, seeds):
     spec = parse(**kwargs)
