@@ -441,3 +441,26 @@ def test_max_seeds_from_the_seeds_up_is_one_look_more(max_seeds, looks):
             parse(track="tabular", max_seeds=max_seeds, seeds=8)
     else:
         assert parse(track="tabular", max_seeds=max_seeds, seeds=8).looks == looks
+
+
+def test_the_speed_benchmark_s_a_a_module_benches_the_seeds_its_plain_loop_runs():
+    """benchmarks/speed/speed.py times its A/A module against a plain loop of DEFAULT_SEEDS
+    seeds (48 trainings): the module must not take the track's own default (64 on tabular)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "benchmarks" / "speed"))
+    try:
+        spec = importlib.util.spec_from_file_location("speed_bench", root / "benchmarks"
+                                                      / "speed" / "speed.py")
+        speed = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(speed)
+    finally:
+        sys.path.remove(str(root / "benchmarks" / "speed"))
+    namespace: dict = {}
+    exec(speed.AA_MODULE.format(track="tabular"), namespace)
+    parsed = parse_bench_marker(namespace["pytestmark"].mark, "test_aa_tabular.py",
+                                seeds_override=None, epochs_override=None)
+    assert len(parsed.seeds) == DEFAULT_SEEDS < tracks.get("tabular").seeds
