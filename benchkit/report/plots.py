@@ -1,15 +1,15 @@
 """Plots beside a report: ``paired.png`` (each seed's baseline -> idea) and ``sweep.png`` (both
 arms over the grid). matplotlib is optional (``pip install benchkit[plot]``) and imported
-lazily; figures are drawn on the Agg canvas directly (no pyplot, no global backend switch).
+lazily; figures are drawn on the Agg canvas directly (no pyplot, no global backend switch),
+laid out and written with one render each (:mod:`benchkit.report.render`).
 """
 from __future__ import annotations
 
-import io
 import math
 from pathlib import Path
 
-from benchkit.store.atomic import write_atomic
 from benchkit.report.fmt import cfg_text, pct, sig
+from benchkit.report.render import DPI, axes_title, keep_inside, save_png
 from benchkit.report.sentences import (decided_p, deciding, deciding_interval, system_word,
                                        verdict_against)
 from benchkit.report.reading import paired_values
@@ -20,7 +20,6 @@ MISSING = "matplotlib is not installed, so no plots were drawn (pip install 'ben
 COLORS = {"baseline": "#1f77b4", "idea": "#d9641c"}
 CONTROL_COLORS = ("#6a3d9a", "#2a7f62", "#8c564b", "#b8860b")
 WIN, LOSS, TIE = "#2a9d4f", "#c0392b", "#888888"
-DPI = 130
 
 
 def matplotlib_classes():
@@ -61,13 +60,6 @@ def _spans_decades(values) -> bool:
     return bool(vals) and min(vals) > 0 and max(vals) / min(vals) >= 20
 
 
-def _save(fig, canvas_cls, path: Path) -> None:
-    canvas_cls(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
-    write_atomic(path, buf.getvalue())
-
-
 def _seeds(n: int) -> str:
     return f"{n} seed" + ("" if n == 1 else "s")
 
@@ -88,34 +80,6 @@ def _wrapped(text: str, inches: float, fontsize: float) -> str:
     width = max(12, int(inches * 72 / (0.6 * fontsize)))
     return "\n".join(textwrap.fill(line, width, break_long_words=True) if line else line
                      for line in text.split("\n"))
-
-
-def _keep_inside(fig, pad: float = 4.0) -> None:
-    """Move the axes in until every text and legend drawn lies inside the figure (long labels
-    push the margins, the axes give way): what fig.subplots_adjust set is only the start."""
-    from matplotlib.legend import Legend
-    from matplotlib.text import Text
-
-    _, canvas_cls = matplotlib_classes()
-    canvas_cls(fig)
-    for _ in range(3):
-        fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()
-        boxes = [a.get_window_extent(renderer) for a in fig.findobj(
-            lambda a: isinstance(a, (Text, Legend)) and a.get_visible()
-            and not (isinstance(a, Text) and not a.get_text()))]
-        width, height = fig.bbox.width, fig.bbox.height
-        over = {"left": max(0.0, pad - min(b.x0 for b in boxes)),
-                "right": max(0.0, max(b.x1 for b in boxes) - width + pad),
-                "bottom": max(0.0, pad - min(b.y0 for b in boxes)),
-                "top": max(0.0, max(b.y1 for b in boxes) - height + pad)}
-        if not any(v > 0.5 for v in over.values()):
-            return
-        sp = fig.subplotpars
-        fig.subplots_adjust(left=sp.left + over["left"] / width,
-                            right=sp.right - over["right"] / width,
-                            bottom=sp.bottom + over["bottom"] / height,
-                            top=sp.top - over["top"] / height)
 
 
 # -- paired.png ---------------------------------------------------------------------------
@@ -165,7 +129,7 @@ def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool,
     axd.grid(axis="y", alpha=0.3)
     p = decided_p(comp, verdict)
     p_txt = f"p {sig(p)}" + ("" if p == comp["p_value"] else " (adj.)")
-    axd.set_title(f"idea - {other}{' (decided)' if decided else ''}\n"
+    axes_title(axd, f"idea - {other}{' (decided)' if decided else ''}\n"
                   f"Δ {sig(delta, sign=True)}, {p_txt}", fontsize=9,
                   fontweight="bold" if decided else "normal")
     if axd.get_legend_handles_labels()[0]:  # no MDE band and no interval: no legend
@@ -188,7 +152,7 @@ def figure_paired(report: dict, mpl=None):
         other, other_cfg, diffs = base, report["baseline"]["best_cfg"], base_diffs
 
     panels = 3 if control is not None else 2
-    fig = Figure(figsize=(10.4 if control is not None else 8.6, 5.4))
+    fig = Figure(figsize=(10.4 if control is not None else 8.6, 5.4), dpi=DPI)
     axes = fig.subplots(1, panels, width_ratios=[3] + [1.25] * (panels - 1))
     ax = axes[0]
     fig.subplots_adjust(left=0.08, right=0.985, bottom=0.22, top=0.80, wspace=0.42)
@@ -226,8 +190,8 @@ def figure_paired(report: dict, mpl=None):
                           label="arm mean ± 95% CI"))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2),
               ncols=len(handles), fontsize=8, frameon=False)  # below: never over the data
-    ax.set_title(f"{len(seeds)} paired seeds, idea vs {'control ' if control else ''}{name}",
-                 fontsize=10)
+    axes_title(ax, f"{len(seeds)} paired seeds, idea vs {'control ' if control else ''}{name}",
+                fontsize=10)
     _diff_panel(axes[1], diffs, comp, direction, name, decided=True,
                 verdict=report.get("practical_verdict"))
     axes[1].set_ylabel(f"idea - other arm ({'negative' if direction == 'lower' else 'positive'}"
@@ -241,12 +205,12 @@ def figure_paired(report: dict, mpl=None):
                  + (f" (mean over the {report['frontier']['axis']} points)"
                     if report.get("frontier") else ""), fig.get_figwidth() - 0.4, 10.5),
                  fontsize=10.5)
-    _keep_inside(fig)
+    keep_inside(fig)
     return fig
 
 
 def plot_paired(report: dict, path, mpl=None) -> None:
-    _save(figure_paired(report, mpl), (mpl or matplotlib_classes())[1], Path(path))
+    save_png(figure_paired(report, mpl), Path(path))
 
 
 # -- sweep.png ----------------------------------------------------------------------------
@@ -303,7 +267,7 @@ def figure_sweep(report: dict, mpl=None):
                  if p.get(f"{arm}_cfg")}
     legend_in = 0.9 + 0.065 * max(len(f"{arm} test") for arm in arms)   # its widest label
     width = 1.0 + 3.6 * len(groups) + legend_in
-    fig = Figure(figsize=(width, 5.0))
+    fig = Figure(figsize=(width, 5.0), dpi=DPI)
     axes = fig.subplots(1, len(groups), sharey=True, squeeze=False)[0]
     right = 1 - (legend_in + 0.1) / width
     fig.subplots_adjust(left=0.9 / width, right=right, bottom=0.14, top=0.84, wspace=0.08)
@@ -340,7 +304,7 @@ def figure_sweep(report: dict, mpl=None):
                                 color=palette[arm], fontsize=7.5, ha="center", rotation=90,
                                 va="bottom")
         if group:
-            ax.set_title(cfg_text(dict(group)), fontsize=9.5)
+            axes_title(ax, cfg_text(dict(group)), fontsize=9.5)
         _sweep_x(ax, key, sorted({c[key] for c in cfgs}) if key else list(range(len(cfgs))),
                  cfgs)
         ax.grid(alpha=0.3)
@@ -359,7 +323,7 @@ def figure_sweep(report: dict, mpl=None):
     fig.suptitle(_wrapped(_title(report, "grid sweep") + "\nval dashed, test solid; each arm's "
                           "config is selected on validation, never on test", width - 0.4, 10.5),
                  fontsize=10.5)
-    _keep_inside(fig)
+    keep_inside(fig)
     return fig
 
 
@@ -389,7 +353,7 @@ def edge_note(report: dict, arm: str) -> str | None:
 
 
 def plot_sweep(report: dict, path, mpl=None) -> None:
-    _save(figure_sweep(report, mpl), (mpl or matplotlib_classes())[1], Path(path))
+    save_png(figure_sweep(report, mpl), Path(path))
 
 
 # -- both ---------------------------------------------------------------------------------

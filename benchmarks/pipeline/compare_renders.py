@@ -1,5 +1,6 @@
 """Render every committed report with an earlier revision's code and with this tree's, and
-compare the outputs byte for byte.
+compare the outputs: summary.md byte for byte, the plots pixel for pixel (a PNG is identical
+when its decoded pixels are: issue 51 changed the PNG encoder, not the pixels).
 
 Behaviour check for the report/ layer in the pipeline refactors (issue 43), beside
 compare_reports.py (which checks the report JSON): ``python -m benchkit render`` writes each
@@ -37,6 +38,22 @@ def rendered(code: Path, into: Path) -> dict[str, bytes]:
             if p.name == "summary.md" or p.suffix == ".png"}
 
 
+def same(path: str, old: bytes | None, new: bytes | None) -> bool:
+    """Whether the two renders of ``path`` say the same: equal bytes, or, for a PNG, equal
+    pixels (RGBA; an opaque RGB image reads as alpha 255)."""
+    if old == new:
+        return True
+    if old is None or new is None or not path.endswith(".png"):
+        return False
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    old_px, new_px = (np.asarray(Image.open(io.BytesIO(b)).convert("RGBA")) for b in (old, new))
+    return old_px.shape == new_px.shape and bool((old_px == new_px).all())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rev", help="the earlier revision (a commit, branch or tag)")
@@ -51,7 +68,7 @@ def main() -> int:
             subprocess.run(["git", "worktree", "remove", "--force", str(old_code)], cwd=ROOT,
                            check=True, capture_output=True)
         new = rendered(ROOT, Path(tmp, "new"))
-    differ = sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
+    differ = sorted(p for p in old.keys() | new.keys() if not same(p, old.get(p), new.get(p)))
     for path in differ:
         print(f"differs: {path}")
     print(f"{len(old.keys() | new.keys()) - len(differ)} of {len(old.keys() | new.keys())} "

@@ -8,7 +8,12 @@ apart; the figure is the median of the later ones, with the share of each part (
 build).
 
     PYTHONPATH=. .venv/bin/python benchmarks/speed/report_build.py [--reps 7] \
-        [--report reports/mnist1d_cnn/mnist1d/bench_report.json ...]
+        [--report reports/mnist1d_cnn/mnist1d/bench_report.json ...] [--against /tmp/old]
+
+``--against PATH`` times another checkout of benchkit (an older commit exported with ``git
+archive``) beside this one: ``--rounds`` processes of each, interleaved (old, new, old, ...),
+each building every report ``--reps`` times; it gives each side's median over all builds and
+the ratio new/old measured in this one run.
 
 Writes benchmarks/results/report_build.json (``--out -``: prints only).
 """
@@ -22,6 +27,7 @@ import platform
 import pstats
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -80,29 +86,70 @@ def parts(payloads, alpha: float, floors: dict) -> dict[str, float]:
     return share
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--report", nargs="+", default=list(DEFAULT))
-    ap.add_argument("--out", default=str(OUT))
-    args = ap.parse_args()
-    cases = {name: recorded(ROOT / name) for name in args.report}
+def timings(reports: list[str], reps: int, shares: bool) -> dict:
+    """Each report's build times in this process: the first (imports) apart, ``reps`` more
+    interleaved across the reports, and with ``shares`` each part's share of one build."""
+    cases = {name: recorded(ROOT / name) for name in reports}
     first = {name: build(*case) for name, case in cases.items()}  # imports: shown apart
     times: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": []} for name in cases}
-    for _ in range(args.reps):  # interleaved
+    for _ in range(reps):  # interleaved
         for name, case in cases.items():
             wall, cpu = build(*case)
             times[name]["wall"].append(wall)
             times[name]["cpu"].append(cpu)
+    return {name: {"first_in_process_s": dict(zip(("wall", "cpu"), first[name])),
+                   "median_s": {c: statistics.median(v) for c, v in times[name].items()},
+                   "all_s": times[name], **({"share": parts(*case)} if shares else {})}
+            for name, case in cases.items()}
+
+
+def against(tree: Path, args) -> dict:
+    """``args.rounds`` processes of ``tree``'s benchkit and of this one's, interleaved: each
+    side's builds pooled, their medians and the ratio this/``tree``."""
+    pooled: dict[str, dict[str, dict[str, list[float]]]] = {}
+    for _ in range(args.rounds):
+        for side, code in (("before", tree), ("after", ROOT)):
+            with tempfile.NamedTemporaryFile(suffix=".json") as out:
+                subprocess.run([sys.executable, __file__, "--reps", str(args.reps), "--no-shares",
+                                "--out", out.name, "--report", *args.report],
+                               env={**os.environ, "PYTHONPATH": str(code)}, cwd=ROOT, check=True,
+                               stdout=subprocess.DEVNULL)
+                got = json.loads(Path(out.name).read_text())["reports"]
+            for name, r in got.items():
+                for clock, values in r["all_s"].items():
+                    pooled.setdefault(name, {}).setdefault(side, {}).setdefault(
+                        clock, []).extend(values)
     out = {}
-    for name, case in cases.items():
-        med = {c: statistics.median(v) for c, v in times[name].items()}
-        share = parts(*case)
-        out[name] = {"first_in_process_s": dict(zip(("wall", "cpu"), first[name])),
-                     "median_s": med, "all_s": times[name], "share": share}
-        print(f"{name}: {med['wall']:.3f} s wall, {med['cpu']:.3f} s CPU a report (medians of "
-              f"{args.reps}; the first in a process {first[name][0]:.2f} s wall); "
-              + ", ".join(f"{k} {100 * v:.0f}%" for k, v in share.items()))
+    for name, sides in pooled.items():
+        med = {side: {c: statistics.median(v) for c, v in clocks.items()}
+               for side, clocks in sides.items()}
+        ratio = {c: med["after"][c] / med["before"][c] for c in ("wall", "cpu")}
+        out[name] = {"median_s": med, "ratio_after_to_before": ratio, "all_s": sides}
+        print(f"{name}: before {med['before']['cpu']:.3f} s CPU ({med['before']['wall']:.3f} "
+              f"wall), after {med['after']['cpu']:.3f} s CPU ({med['after']['wall']:.3f} wall) "
+              f"a report: {ratio['cpu']:.2f}x CPU, {ratio['wall']:.2f}x wall (medians of "
+              f"{args.rounds} x {args.reps} builds a side)")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--report", nargs="+", default=list(DEFAULT))
+    ap.add_argument("--against", default=None, help="time this benchkit checkout beside this one")
+    ap.add_argument("--rounds", type=int, default=3, help="processes a side with --against")
+    ap.add_argument("--no-shares", dest="shares", action="store_false")
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args()
+    if args.against:
+        out = against(Path(args.against).resolve(), args)
+    else:
+        out = timings(args.report, args.reps, args.shares)
+        for name, r in out.items():
+            med, first = r["median_s"], r["first_in_process_s"]
+            print(f"{name}: {med['wall']:.3f} s wall, {med['cpu']:.3f} s CPU a report (medians "
+                  f"of {args.reps}; the first in a process {first['wall']:.2f} s wall)"
+                  + "".join(f", {k} {100 * v:.0f}%" for k, v in r.get("share", {}).items()))
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if args.out != "-":
         Path(args.out).write_text(json.dumps({

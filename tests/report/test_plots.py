@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 
 from benchkit.report import plots
@@ -160,3 +161,36 @@ def test_long_metric_idea_and_track_names_stay_inside_the_figure(figure):
     assert_nothing_clipped_or_overlapping(figure(r))
     assert_nothing_clipped_or_overlapping(figure(with_control_and_extension() | {
         "metric": r["metric"], "name": r["name"], "track": r["track"]}))
+
+
+@needs_mpl
+def test_each_plot_is_rendered_once_when_its_labels_fit(tmp_path, monkeypatch):
+    """The layout check's render is the one written (issue 51: rendering twice, then
+    savefig's layout and render, was most of a report's time); the PNG holds those pixels."""
+    _, canvas_cls = plots.matplotlib_classes()
+    renders = []
+    draw = canvas_cls.draw
+    monkeypatch.setattr(canvas_cls, "draw", lambda self: renders.append(1) or draw(self))
+    assert plots.write_plots(tmp_path, make_report(effect=-0.3)) is None
+    assert len(renders) == 2
+    fig = plots.figure_paired(make_report(effect=-0.3))
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(tmp_path / "paired.png"))
+    assert np.array_equal(pixels, np.asarray(fig.canvas.buffer_rgba())[..., :3])
+
+
+@needs_mpl
+def test_a_title_stands_above_its_axis_offset_text():
+    """Values that differ in their fifth decimal around 1000 put an offset text (``1e-5+1e3``)
+    above the y axis: the titles, placed by hand, are lifted over it as matplotlib would."""
+    r = with_control_and_extension()
+    for values in (r["baseline"]["full"]["per_seed"], r["idea"]["per_seed"],
+                   r["controls"]["shortcut"]["full"]["per_seed"]):
+        values[:] = [1000 + v * 1e-4 for v in values]
+    fig = plots.figure_paired(r)
+    renderer, _, _ = drawn(fig)
+    main = fig.axes[0]
+    offset = main.yaxis.offsetText
+    assert offset.get_text()
+    assert not offset.get_window_extent(renderer).overlaps(main.title.get_window_extent(renderer))
