@@ -145,13 +145,18 @@ def read_previous(path: Path) -> tuple[dict | None, list[str]]:
                   f"aside as {kept.name} and replaced"]
 
 
+RUN_CIRCUMSTANCES = ("reused", "origin", "seconds")  # how a run came about, not what it gave
+
+
 def same_report(previous: dict | None, text: str) -> bool:
     """Whether the new report says what the previous one said, apart from its timestamp and
-    where each run came from (trained in this session or reused from the store)."""
+    how each run came about (trained in this session or reused from the store, and how long it
+    took): a ``--bench-fresh`` session retrains every run to the same bits, and only their
+    seconds differ. Its plots are kept then (drawing them was most of the report's time)."""
     if previous is None:
         return False
     def content(report: dict) -> dict:
-        runs = [{**r, "reused": None, "origin": None} for r in report.get("runs") or []]
+        runs = [{**r, **dict.fromkeys(RUN_CIRCUMSTANCES)} for r in report.get("runs") or []]
         return {**report, "created": None, "runs": runs}
     return content(previous) == content(json.loads(text))
 

@@ -118,6 +118,16 @@ def test_a_report_that_differs_only_in_where_its_runs_came_from_is_the_same_repo
     assert not session.same_report(first, json.dumps(changed))
 
 
+def test_a_retrained_run_that_took_another_time_leaves_the_report_the_same():
+    """``--bench-fresh`` retrains every run to the same bits; only each run's seconds differ
+    (issue 51: its plots were drawn again each time, most of the report's time)."""
+    first = {"created": "t0", "runs": [{"seed": 0, "test": 1.0, "seconds": 3.5,
+                                        "reused": False, "origin": "fresh"}]}
+    fresh = {"created": "t1", "runs": [{"seed": 0, "test": 1.0, "seconds": 4.25,
+                                        "reused": False, "origin": "fresh"}]}
+    assert session.same_report(first, json.dumps(fresh))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("exc, says", [
     (OSError(13, "Permission denied", "/elsewhere/report.tmp"),
