@@ -44,6 +44,7 @@ class Ahead:
         self.prepare = prepare  # ``MODULE:QUALNAME`` of benchkit functions the child calls first
         self.proc: subprocess.Popen[str] | None = None
         self.asked: set[tuple[str, int]] = set()
+        self.order: list[tuple[str, int]] = []  # as asked: the order the child answers in
         self.answers: dict[tuple[str, int], dict[str, float] | None] = {}
         self.done = threading.Condition()
         self.ended = False  # the child's output is closed: no more answers
@@ -62,6 +63,7 @@ class Ahead:
             assert self.proc is not None and self.proc.stdin is not None
             self.proc.stdin.write(f"{name[0]} {name[1]}\n")
             self.proc.stdin.flush()
+            self.order.append(name)
         except (OSError, ValueError):  # no child, or it has gone: computed in the controller
             self.asked.discard(name)
 
@@ -102,6 +104,19 @@ class Ahead:
         with self.done:
             self.done.wait_for(lambda: name in self.answers or self.ended)
             return self.answers.get(name)
+
+    def started(self, track: Track, seed: int) -> bool:
+        """Whether the child has answered ``track``'s floors on ``seed`` or is computing them
+        now (the first asked and unanswered: it answers in the order asked), so that waiting
+        for it costs less than computing them again."""
+        name = (function_name(track), int(seed)) if cacheable(track) else None
+        if name not in self.asked:
+            return False
+        with self.done:
+            if name in self.answers:
+                return True
+            current = next((n for n in self.order if n not in self.answers), None)
+            return name == current and not self.ended
 
     def close(self) -> None:
         """No more questions: the child ends after its last answer; one still computing when

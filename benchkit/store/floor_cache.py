@@ -45,6 +45,8 @@ class Ahead(Protocol):
 
     def get(self, track: Track, seed: int) -> dict[str, float] | None: ...
 
+    def started(self, track: Track, seed: int) -> bool: ...
+
 
 def cacheable(track: Track) -> bool:
     """Whether ``track``'s floors are benchkit's code (so covered by :func:`floor_code_digest`)."""
@@ -98,19 +100,24 @@ def floors(track: Track, seeds: Sequence[int], cache: Cache | None = None,
            ahead: Ahead | None = None) -> dict[str, float]:
     """``track.floors(seeds)``, each seed's floors taken from ``cache`` (pytest's
     ``config.cache``: ``get(key, default)``, ``set(key, value)``) where kept there, else from
-    ``ahead`` (computed while the runs trained) where it has them, else computed here; put in
-    ``cache`` when not kept there."""
+    ``ahead`` (computed while the runs trained) where it has them or is computing them now,
+    else computed here; put in ``cache`` when not kept there. The seeds are taken from the
+    last: the child answers in the order asked, so where it is behind (a loaded machine, its
+    lower priority) the controller computes the seeds it has not reached while it finishes
+    the one it is on, and neither waits for the other's whole queue."""
     make = track.make_floors
     if make is None or not cacheable(track):
         return track.floors(seeds)
-    per_seed: list[dict[str, float]] = []
-    for seed in seeds:
+    per_seed: list[dict[str, float]] = [{} for _ in seeds]
+    for k in reversed(range(len(seeds))):
+        seed = int(seeds[k])
         value = kept(track, seed, cache)
         if value is None:
-            value = ahead.get(track, seed) if ahead is not None else None
+            value = ahead.get(track, seed) if ahead is not None and ahead.started(track, seed) \
+                else None
             if value is None:
-                value = {k: float(v) for k, v in make(int(seed)).items()}
+                value = {name: float(v) for name, v in make(seed).items()}
             if cache is not None:
                 cache.set(key(track, seed), value)
-        per_seed.append(value)
+        per_seed[k] = value
     return mean_floors(per_seed)

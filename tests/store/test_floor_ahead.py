@@ -9,7 +9,7 @@ import pytest
 
 from benchkit import tracks
 from benchkit.store import floor_cache
-from benchkit.store.floor_ahead import Ahead
+from benchkit.store.floor_ahead import Ahead, function_name
 from benchkit.tracks import floors, tabular
 
 
@@ -52,6 +52,9 @@ def test_floors_take_the_childs_answer_where_the_cache_has_none():
         def get(self, track, seed):
             return {"kernel ridge": float(seed)}
 
+        def started(self, track, seed):
+            return True
+
     class Cache(dict):
         def get(self, key, default):
             return super().get(key, default)
@@ -62,6 +65,38 @@ def test_floors_take_the_childs_answer_where_the_cache_has_none():
     track, cache = tracks.get("tabular"), Cache()
     assert floor_cache.floors(track, [2, 4], cache, Given()) == {"kernel ridge": 3.0}
     assert cache[floor_cache.key(track, 4)] == {"kernel ridge": 4.0}  # kept for later sessions
+
+
+def test_the_controller_computes_the_seeds_the_child_has_not_reached_from_the_last(
+        monkeypatch):
+    """A child behind the training (a loaded machine, its lower priority): the controller
+    takes the seeds it has answered, waits only for the one it is computing, and computes the
+    others itself, from the last, meanwhile; the mean is over the seeds in their order."""
+    computed, waited = [], []
+    track = dataclasses.replace(tracks.get("tabular"), make_floors=lambda seed: computed.append(
+        seed) or {"kernel ridge": float(seed)})
+    monkeypatch.setattr(floor_cache, "cacheable", lambda track: True)
+
+    class Behind:   # answered seed 0, computing seed 1, not yet at 2 and 3
+        def get(self, track, seed):
+            waited.append(seed)
+            return {"kernel ridge": float(seed)}
+
+        def started(self, track, seed):
+            return seed in (0, 1)
+
+    assert floor_cache.floors(track, [0, 1, 2, 3], None, Behind()) == {"kernel ridge": 1.5}
+    assert computed == [3, 2] and waited == [1, 0]
+
+
+def test_started_is_an_answered_seed_or_the_one_the_child_is_on():
+    ahead, track = Ahead(), tracks.get("tabular")
+    name = lambda seed: (function_name(track), seed)  # noqa: E731
+    ahead.asked, ahead.order = {name(0), name(1), name(2)}, [name(0), name(1), name(2)]
+    ahead.answers = {name(0): None}
+    assert [ahead.started(track, s) for s in (0, 1, 2, 3)] == [True, True, False, False]
+    ahead.ended = True   # the child has gone: nothing more is coming
+    assert [ahead.started(track, s) for s in (0, 1, 2)] == [True, False, False]
 
 
 def test_closing_stops_a_child_still_computing():
