@@ -130,8 +130,8 @@ def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool,
     p = decided_p(comp, verdict)
     p_txt = f"p {sig(p)}" + ("" if p == comp["p_value"] else " (adj.)")
     axes_title(axd, f"idea - {other}{' (decided)' if decided else ''}\n"
-                  f"Δ {sig(delta, sign=True)}, {p_txt}", fontsize=9,
-                  fontweight="bold" if decided else "normal")
+                    f"Δ {sig(delta, sign=True)}, {p_txt}", fontsize=9,
+               fontweight="bold" if decided else "normal")
     if axd.get_legend_handles_labels()[0]:  # no MDE band and no interval: no legend
         axd.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=7.5, frameon=False)
 
@@ -191,7 +191,7 @@ def figure_paired(report: dict, mpl=None):
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2),
               ncols=len(handles), fontsize=8, frameon=False)  # below: never over the data
     axes_title(ax, f"{len(seeds)} paired seeds, idea vs {'control ' if control else ''}{name}",
-                fontsize=10)
+               fontsize=10)
     _diff_panel(axes[1], diffs, comp, direction, name, decided=True,
                 verdict=report.get("practical_verdict"))
     axes[1].set_ylabel(f"idea - other arm ({'negative' if direction == 'lower' else 'positive'}"

@@ -11,8 +11,9 @@ Medians of ``--reps`` repetitions run interleaved (plain, first, fresh, plain, .
 and the CPU time of the processes (children included, so the floors' child counts), and the
 ratios to ``plain`` measured in this one run. ``--tree PATH`` times the bench with another
 checkout of benchkit (an older commit exported with ``git archive``) instead of this one, the
-plain loop unchanged; ``--seeds 2`` (12 runs, an exploratory session) where a loaded machine
-leaves no time for 48.
+plain loop unchanged; ``--against PATH`` times that checkout's sessions too, interleaved with
+this one's (``first@old``, ``fresh@old``), for a before/after ratio from one run; ``--seeds 2``
+(12 runs, an exploratory session) where a loaded machine leaves no time for 48.
 
     PYTHONPATH=. .venv/bin/python benchmarks/speed/bench_cost.py [--reps 3] [--tree PATH]
 
@@ -33,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import session_phases
 from speed import AA_MODULE  # the A/A module speed.py benches (this folder is sys.path[0])
 
 HERE = Path(__file__).resolve().parent
@@ -75,32 +77,46 @@ def main() -> None:
     ap.add_argument("--tree", default=None, help="time the bench with this benchkit checkout")
     ap.add_argument("--warm", type=int, default=1, help="untimed rounds first")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--phases", action="store_true",
+                    help="time each phase of the sessions too (session_phases.py)")
+    ap.add_argument("--against", default=None,
+                    help="also time the bench with this checkout, interleaved (first@old, ...)")
     args = ap.parse_args()
     tree = Path(args.tree).resolve() if args.tree else ROOT
     work = Path(tempfile.mkdtemp(prefix="benchkit-cost-"))
     (work / "plain.py").write_text(PLAIN.format(here=str(HERE)))
     size = [] if args.seeds == 8 else ["--bench-seeds", str(args.seeds)]
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # python's default: bytecode kept between runs
-    (work / "test_aa_tabular.py").write_text(AA_MODULE.format(track="tabular"))
-    (work / "pytest.ini").write_text("[pytest]\n")
-    bench = [sys.executable, "-m", "pytest", "test_aa_tabular.py", "-q", "-n", "0", *size]
-    plain_env = dict(env, PYTHONPATH=str(ROOT))
-    cases = [("plain", plain_env, [sys.executable, "plain.py", str(args.seeds)], False),
-             ("first", env, bench, True),            # nothing cached: no store, no floors
-             ("fresh", env, [*bench, "--bench-fresh"], False)]
+    plain_env = dict(os.environ, PYTHONPATH=str(ROOT))
+    plain_env.pop("PYTHONDONTWRITEBYTECODE", None)  # python's default: bytecode kept between runs
+    cases = [("plain", plain_env, [sys.executable, "plain.py", str(args.seeds)], work, False)]
+    sides = [("@old", Path(args.against).resolve())] if args.against else []
+    for suffix, code in [*sides, ("", tree)]:
+        env = dict(plain_env, PYTHONPATH=str(code))
+        folder = work / (suffix.strip("@") or "this")   # each side its own .pytest_cache
+        folder.mkdir()
+        (folder / "test_aa_tabular.py").write_text(AA_MODULE.format(track="tabular"))
+        (folder / "pytest.ini").write_text("[pytest]\n")
+        if args.phases:
+            session_phases.install(folder)
+        bench = [sys.executable, "-m", "pytest", "test_aa_tabular.py", "-q", "-n", "0", *size]
+        cases += [(f"first{suffix}", env, bench, folder, True),   # nothing cached
+                  (f"fresh{suffix}", env, [*bench, "--bench-fresh"], folder, False)]
     times: dict[str, dict[str, list[float]]] = {c[0]: {"wall": [], "cpu": []} for c in cases}
+    phases: dict[str, list[dict[str, float]]] = {c[0]: [] for c in cases if c[0] != "plain"}
     loads = []
     for rep in range(args.reps + args.warm):  # warm-up rounds are not kept
-        for label, env_, cmd, clear in cases:
+        for label, env_, cmd, folder, clear in cases:
             if clear:
-                shutil.rmtree(work / ".pytest_cache", ignore_errors=True)
-                shutil.rmtree(work / "reports", ignore_errors=True)
-            wall, cpu = timed(cmd, work, env_)
+                shutil.rmtree(folder / ".pytest_cache", ignore_errors=True)
+                shutil.rmtree(folder / "reports", ignore_errors=True)
+            wall, cpu = timed(cmd, folder, env_)
             loads.append(os.getloadavg()[0])
             if rep >= args.warm:
                 times[label]["wall"].append(wall)
                 times[label]["cpu"].append(cpu)
+                if args.phases and label != "plain":
+                    phases[label].append(session_phases.breakdown(
+                        session_phases.last(folder), cpu))
             print(f"  {label}: {wall:.1f} s wall, {cpu:.1f} s CPU (load {loads[-1]:.1f})",
                   flush=True)
     shutil.rmtree(work, ignore_errors=True)
@@ -111,17 +127,22 @@ def main() -> None:
         print(f"{label}: {med[label]['wall']:.1f} s wall ({med[label]['cpu']:.1f} s CPU) = "
               f"{r['wall']:.2f}x the plain loop's {med['plain']['wall']:.1f} s wall "
               f"({r['cpu']:.2f}x its {med['plain']['cpu']:.1f} s CPU)")
+    phase_medians = {k: session_phases.medians(v) for k, v in phases.items() if v}
+    for label, m in phase_medians.items():
+        print(f"{label} CPU s by phase: " + ", ".join(f"{k} {v:.2f}" for k, v in m.items()))
     print(f"medians of {args.reps}, interleaved; load average during: "
           f"{statistics.median(loads):.1f} (min {min(loads):.1f}, max {max(loads):.1f}) on "
           f"{os.cpu_count()} cores")
     if args.out != "-":
         Path(args.out).write_text(json.dumps({
             "command": "python benchmarks/speed/bench_cost.py " + " ".join(sys.argv[1:]),
-            "tree": str(tree), "runs": 6 * args.seeds,
+            "tree": str(tree), "against": args.against, "runs": 6 * args.seeds,
             "python": platform.python_version(), "cores": os.cpu_count(),
             "load_average_during": {"median": statistics.median(loads), "min": min(loads),
                                     "max": max(loads)},
-            "seconds": times, "median_s": med, "ratio_vs_plain": ratios}, indent=2) + "\n")
+            "seconds": times, "median_s": med, "ratio_vs_plain": ratios,
+            **({"phases_cpu_s": phases, "phases_median_cpu_s": phase_medians}
+               if args.phases else {})}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

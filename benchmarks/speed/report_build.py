@@ -13,7 +13,9 @@ build).
 ``--against PATH`` times another checkout of benchkit (an older commit exported with ``git
 archive``) beside this one: ``--rounds`` processes of each, interleaved (old, new, old, ...),
 each building every report ``--reps`` times; it gives each side's median over all builds and
-the ratio new/old measured in this one run.
+the ratio new/old measured in this one run. Both modes give the least CPU time too: on a
+shared machine a build's CPU time varies twofold with the other work (caches, memory
+bandwidth), and the least is the build least disturbed, the nearest to a quiet machine's.
 
 Writes benchmarks/results/report_build.json (``--out -``: prints only).
 """
@@ -99,6 +101,7 @@ def timings(reports: list[str], reps: int, shares: bool) -> dict:
             times[name]["cpu"].append(cpu)
     return {name: {"first_in_process_s": dict(zip(("wall", "cpu"), first[name])),
                    "median_s": {c: statistics.median(v) for c, v in times[name].items()},
+                   "min_s": {c: min(v) for c, v in times[name].items()},
                    "all_s": times[name], **({"share": parts(*case)} if shares else {})}
             for name, case in cases.items()}
 
@@ -123,12 +126,17 @@ def against(tree: Path, args) -> dict:
     for name, sides in pooled.items():
         med = {side: {c: statistics.median(v) for c, v in clocks.items()}
                for side, clocks in sides.items()}
+        least = {side: {c: min(v) for c, v in clocks.items()} for side, clocks in sides.items()}
         ratio = {c: med["after"][c] / med["before"][c] for c in ("wall", "cpu")}
-        out[name] = {"median_s": med, "ratio_after_to_before": ratio, "all_s": sides}
+        ratio_least = {c: least["after"][c] / least["before"][c] for c in ("wall", "cpu")}
+        out[name] = {"median_s": med, "ratio_after_to_before": ratio, "min_s": least,
+                     "ratio_of_min_after_to_before": ratio_least, "all_s": sides}
         print(f"{name}: before {med['before']['cpu']:.3f} s CPU ({med['before']['wall']:.3f} "
               f"wall), after {med['after']['cpu']:.3f} s CPU ({med['after']['wall']:.3f} wall) "
               f"a report: {ratio['cpu']:.2f}x CPU, {ratio['wall']:.2f}x wall (medians of "
-              f"{args.rounds} x {args.reps} builds a side)")
+              f"{args.rounds} x {args.reps} builds a side); least CPU before "
+              f"{least['before']['cpu']:.3f} s, after {least['after']['cpu']:.3f} s "
+              f"({ratio_least['cpu']:.2f}x)")
     return out
 
 
@@ -148,7 +156,8 @@ def main() -> None:
         for name, r in out.items():
             med, first = r["median_s"], r["first_in_process_s"]
             print(f"{name}: {med['wall']:.3f} s wall, {med['cpu']:.3f} s CPU a report (medians "
-                  f"of {args.reps}; the first in a process {first['wall']:.2f} s wall)"
+                  f"of {args.reps}; least {r['min_s']['cpu']:.3f} s CPU; the first in a process "
+                  f"{first['wall']:.2f} s wall)"
                   + "".join(f", {k} {100 * v:.0f}%" for k, v in r.get("share", {}).items()))
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if args.out != "-":
