@@ -22,10 +22,7 @@ PACKAGE = ROOT / "benchkit"
 # A module holds one concept. Past MAX_LINES, look whether it still does: split it where it holds
 # two, and where one concept needs more, say which here (module -> (its limit, the concept)).
 MAX_LINES = 400
-CONCEPT_LINES: dict[str, tuple[int, str]] = {
-    "benchkit.report.plots": (
-        500, "the report's two figures, paired.png and sweep.png, on one Agg canvas code path"),
-}
+CONCEPT_LINES: dict[str, tuple[int, str]] = {}
 # Files that still import a benchkit module under another name or use another module's private
 # name: the pipeline step's files (issue 43 items 1-3), which that step renames. A file leaves the
 # list when it is clean (the tests below fail on a listed file that already is).
