@@ -84,8 +84,8 @@ def row(regime: str, n: int, args, salt: int) -> dict:
         if b < args.needed_benches:
             d = np.asarray(comp.per_seed_diffs)
             k_new = planning.figures(d, -args.needed_effect, ALPHA, significant=False,
-                                     tuning_loss=lambda k, sw=sw: selection.idea_tuning_loss(
-                                         sw, "lower", k)).seeds_needed
+                                     tuning_loss=selection.idea_tuning_loss(sw, "lower")
+                                     ).seeds_needed
             k_old = signflip.seeds_needed(-args.needed_effect,
                                           planning.planning_sd(d, OLD_CONFIDENCE), ALPHA)
             if k_new is not None and k_old is not None and k_new <= args.needed_max:
