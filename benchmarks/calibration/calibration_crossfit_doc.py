@@ -109,10 +109,9 @@ planning_power.json). The lowest mean true power now is {worst:.3f} (target >= 0
 
 `seeds_needed` the same way: each bench's figure for a true effect (as if the observed delta
 were that effect), and the share of {rows[0]['fresh_per_bench']} fresh benches with that many
-seeds and that effect called helps (`planning_power.py --seeds 8 --regimes "A/A" "skewed idea"
-"lr-blind" --benches 10 --needed-benches 10 --needed-effect 0.02 --out
-benchmarks/results/planning_power_needed.json`; benches whose figure is above 40 seeds are left
-out, so few benches remain and the SEs are wide):
+seeds and that effect called helps ({"; ".join(f"`{c}`" for c in (pn or {}).get("commands", []))
+or "`planning_power.py --needed-benches`"}, rows merged in planning_power_needed.json; benches
+whose figure is above 40 seeds are left out, so fewer benches remain and the SEs are wide):
 
 {chr(10).join(needed)}"""
         short = [r["regime"] for r in (pn or {}).get("rows", [])
