@@ -116,4 +116,6 @@ def comparison_lines(report: dict) -> list[str]:
         else:
             lines.append("- seeds needed: more than 10000 seeds (or undefined: zero spread) to "
                          "detect the observed delta with 80% power")
+        if plan.get("remedy"):
+            lines.append(f"- what would let this bench decide: {plan['remedy']}")
     return lines + [""]

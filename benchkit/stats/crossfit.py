@@ -68,3 +68,31 @@ def crossfit(base_val: np.ndarray, base_test: np.ndarray, idea_val: np.ndarray,
         arms.append((picked.mean(axis=1) if len(groups) > 1 else picked[:, 0], cols))
     (b, bc), (i, ic) = arms
     return CrossFit(base=b, idea=i, base_cols=bc, idea_cols=ic)
+
+
+LOSS_DRAWS = 400  # bootstrap draws of the tuning loss (its mean and sd to about 5%)
+
+
+def tuning_loss(val: np.ndarray, test: np.ndarray, groups: Sequence[Sequence[int]],
+                sign: float, size: int, *, draws: int = LOSS_DRAWS, seed: int = 0
+                ) -> np.ndarray:
+    """Bootstrap draws of what an arm's selection costs on test: per draw, ``size`` seeds
+    drawn with replacement select per group by the protocol's rule (best validation mean,
+    ties to the first; only columns :func:`choose` may pick), and the draw's loss is the
+    selected configs' observed test mean minus the best observed test mean (>= 0; the mean
+    over groups). A tuned arm pays this against a fixed config, and one draw of it is shared
+    by every seed of a bench (the deciding test's planning figures count both). Empty where
+    a group has no eligible config. Seeded: the same data give the same draws."""
+    n = val.shape[0]
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(max(int(size), 1), np.full(n, 1.0 / n), size=draws)
+    losses = []
+    for g in groups:
+        c = [j for j in g if np.all(np.isfinite(val[:, j])) and np.all(np.isfinite(test[:, j]))]
+        if not c:
+            return np.empty(0)
+        means = sign * test[:, c].mean(axis=0)
+        picked = np.argmin(sign * (counts @ val[:, c]), axis=1)
+        losses.append(means[picked] - means.min())
+    loss: np.ndarray = np.mean(losses, axis=0)
+    return loss

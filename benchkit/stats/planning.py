@@ -1,17 +1,19 @@
 """The planning figures of a comparison, of the test that decides it.
 
-``mde_power80`` is the effect the deciding test (the sign-flip test of the comparison's
-per-seed differences: with a sweep, the binding paired test's, :mod:`benchkit.stats.selection`)
-detects 80% of the time on benches like this one, and ``seeds_needed`` the seeds at which the
-observed difference would be that effect (a post-hoc figure: the observed difference is an
-estimate, so it is labelled as such). Both assume normal differences whose sd is a one-sided
-upper confidence bound of the observed sd (:func:`planning_sd`): the observed sd of a few
-seeds understates how new seeds vary: for normal differences a figure at it has a mean true
-power of 0.73 at 8 seeds and 0.75 at 12, at the bound 0.85 and 0.84 (tests/stats/
-test_planning.py; docs/calibration.md measures it on sweeps). Under ``test="sign"`` or
-``"wilcoxon"`` the figures stay those of the mean test, and their names say so
-(``mde_power80_mean_test``, ``seeds_needed_mean_test``). numpy only; frozen records of plain
-values out.
+``mde_power80`` is the effect the deciding test detects 80% of the time on benches like this
+one, and ``seeds_needed`` the seeds at which the observed difference would be that effect (a
+post-hoc figure: the observed difference is an estimate, so it is labelled as such). Both are
+of the sign-flip test of the comparison's per-seed differences (with a sweep, the binding
+paired test's, :mod:`benchkit.stats.selection`) for normal differences whose sd is a one-sided
+80% upper confidence bound of the observed sd (:func:`planning_sd`: a few seeds' sd
+understates how new seeds vary). With a sweep the deciding test pits the idea, tuned on the
+other seeds, against fixed comparator configs: the idea pays its tuning loss, one draw of it
+shared by the bench's seeds, so the figures add its bootstrapped mean to the effect and its
+spread to the sd (:func:`figures`); without it an A/A bench's figure had a mean true power of
+0.54-0.57 (docs/calibration.md, benchmarks/calibration/planning_power.py). Under
+``test="sign"`` or ``"wilcoxon"`` the figures stay those of the mean test, and their names say
+so (``mde_power80_mean_test``, ``seeds_needed_mean_test``). numpy only; frozen records of
+plain values out.
 """
 from __future__ import annotations
 
@@ -25,10 +27,15 @@ import numpy as np
 from benchkit.codec import JsonRecord, as_json
 from benchkit.stats import signflip
 
-SD_CONFIDENCE = 0.7  # the sd bound: P(true sd <= bound) under normal differences
+SD_CONFIDENCE = 0.8  # the sd bound: P(true sd <= bound) under normal differences
 ASSUMPTION = ("planning figure: assumes normal per-seed differences whose sd is the one-sided "
-              "70% upper confidence bound of the observed sd (chi-square, n - 1 df), tested by "
+              "80% upper confidence bound of the observed sd (chi-square, n - 1 df), tested by "
               "the sign-flip test at the stated level")
+MAX_SEEDS = 10000  # seeds_needed searches up to here (signflip.seeds_needed's max_n)
+LOSS_ASSUMPTION = ("; with a sweep the deciding test pits the idea, tuned on the other seeds, "
+                   "against fixed comparator configs, so the idea's tuning loss (a bootstrap of "
+                   "its selection on validation, the observed test means taken as true) is "
+                   "added: its mean to the effect, its spread, shared by the seeds, to the sd")
 POST_HOC = ("the observed delta_mean (post hoc: an estimate of the effect, not a planned "
             "target)")
 
@@ -36,14 +43,17 @@ POST_HOC = ("the observed delta_mean (post hoc: an estimate of the effect, not a
 @dataclass(frozen=True)
 class PlanningBasis(JsonRecord):
     """A comparison's ``planning`` object: the level the figures are at, the fewest seeds that
-    can reach it, the test they are of, what effect ``seeds_needed`` is for, and the
-    assumption. ``test`` and ``seeds_needed_for`` are None only in reports written before
-    they were (absent from :meth:`to_json` then)."""
+    can reach it, the test they are of, what effect ``seeds_needed`` is for, the assumption,
+    and, for a result that is not significant, the ``remedy``: what would let such a bench
+    decide (:func:`remedy`). ``test`` and ``seeds_needed_for`` are None only in reports
+    written before they were, ``remedy`` also where significant (absent from :meth:`to_json`
+    then)."""
 
     level: float
     min_seeds: int
     test: str | None = field(default=None, kw_only=True, metadata=as_json(omit=True))
     seeds_needed_for: str | None = field(default=None, kw_only=True, metadata=as_json(omit=True))
+    remedy: str | None = field(default=None, kw_only=True, metadata=as_json(omit=True))
     assumption: str = field(kw_only=True)
 
 
@@ -92,30 +102,72 @@ class PlanningFigures:
                          f"two null; got {dict(data)}")
 
 
-def planning_sd(d: np.ndarray) -> float:
-    """The one-sided SD_CONFIDENCE upper confidence bound of the sd of the differences ``d``
-    (normal theory: sd * sqrt((n - 1) / chi2_{1 - SD_CONFIDENCE}(n - 1))); NaN below 2."""
+def planning_sd(d: np.ndarray, confidence: float = SD_CONFIDENCE) -> float:
+    """The one-sided ``confidence`` upper confidence bound of the sd of the differences ``d``
+    (normal theory: sd * sqrt((n - 1) / chi2_{1 - confidence}(n - 1))); NaN below 2."""
     n = len(d)
     if n < 2:
         return math.nan
     from scipy.stats import chi2
 
-    return float(np.std(d, ddof=1) * math.sqrt((n - 1) / chi2.ppf(1 - SD_CONFIDENCE, n - 1)))
+    return float(np.std(d, ddof=1) * math.sqrt((n - 1) / chi2.ppf(1 - confidence, n - 1)))
 
 
 def figures(diffs: Any, delta: float, level: float, *, significant: bool,
-            test: str = "mean") -> PlanningFigures:
+            test: str = "mean", tuning_loss: np.ndarray | None = None) -> PlanningFigures:
     """The comparison's planning figures at ``level``: ``mde_power80``, ``seeds_needed`` (None
     when significant) and their :class:`PlanningBasis` (level, min_seeds, which test, the
-    assumption, what effect seeds_needed is for), of the sign-flip test of ``diffs`` at the
-    sd bound of :func:`planning_sd`."""
+    assumption, what effect seeds_needed is for, the remedy), of the sign-flip test of
+    ``diffs`` at the sd bound of :func:`planning_sd`. ``tuning_loss`` (with a sweep: draws of
+    the idea's tuning loss on benches of these seeds,
+    :func:`benchkit.stats.selection.idea_tuning_loss`) makes them the deciding test's: the
+    loss's mean is added to the effect and its variance, one draw shared by the n seeds, to
+    the sd as sqrt(sd^2 + n var); seeds_needed keeps both as they are at n seeds (more seeds
+    select better: an upper figure). Empty or all-zero draws change nothing."""
     d = np.asarray(diffs, dtype=float)
     n, sd = len(d), planning_sd(d)
-    mde = signflip.mde_power80(n, sd, level)
-    needed = None if significant else signflip.seeds_needed(delta, sd, level)
+    loss = _loss(tuning_loss)
+    if loss:
+        sd = math.sqrt(sd ** 2 + n * float(np.var(np.asarray(tuning_loss))))
+    plain = signflip.mde_power80(n, sd, level)
+    mde = None if plain is None else loss + plain
+    needed = None
+    if not significant and abs(delta) > loss:
+        needed = signflip.seeds_needed(abs(delta) - loss, sd, level, max_n=MAX_SEEDS)
     of_mean_test = test in ("sign", "wilcoxon")
+    name = ("intersection-union sign-flip test (its binding pair, with the idea's tuning "
+            "loss)" if loss else "sign-flip test")
     basis = PlanningBasis(level=level, min_seeds=signflip.min_pairs(level),
-                          assumption=ASSUMPTION,
-                          test=("mean " if of_mean_test else "") + "sign-flip test",
-                          seeds_needed_for=POST_HOC)
+                          assumption=ASSUMPTION + (LOSS_ASSUMPTION if loss else ""),
+                          test=("mean " if of_mean_test else "") + name,
+                          seeds_needed_for=POST_HOC,
+                          remedy=None if significant else remedy(n, delta, level, needed, loss))
     return PlanningFigures(mde, needed, basis, of_mean_test=of_mean_test)
+
+
+def _loss(draws: np.ndarray | None) -> float:
+    """The mean of the tuning loss ``draws`` (0 without any)."""
+    return 0.0 if draws is None or len(draws) == 0 else float(np.mean(draws))
+
+
+def remedy(n: int, delta: float, level: float, needed: int | None, loss: float = 0.0) -> str:
+    """What would let a bench that did not decide decide, in words: the seeds at which any p
+    can be below ``level``, else the seeds ``needed`` for the observed difference ``delta``,
+    else why no seed count is enough: a zero difference, the idea's mean tuning ``loss`` (at
+    these seeds) as large as its observed gain, or an effect too small for the noise."""
+    first = signflip.min_pairs(level)
+    if n < first:
+        return (f"more seeds: at least {first} (with {n} no p can be below the level "
+                f"{level:.4g})")
+    if needed is not None:
+        return f"more seeds: about {needed} (post hoc: for the observed difference)"
+    if delta == 0 or not math.isfinite(delta):
+        return ("none from more seeds: the observed difference is 0, so only a real effect "
+                "(another idea) can be found")
+    if loss >= abs(delta):
+        return (f"give the idea fewer configs, on an axis it uses: selecting among them on "
+                f"validation costs it about {loss:.3g} on test with {n} seeds, as much as its "
+                f"observed gain ({abs(delta):.3g}); more seeds help only as far as they make "
+                "validation pick its best config")
+    return (f"none within {MAX_SEEDS} seeds: the observed difference ({abs(delta):.3g}) is "
+            "too small for this noise; only a larger effect or a less noisy track helps")

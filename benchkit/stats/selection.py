@@ -35,7 +35,7 @@ import numpy as np
 
 from benchkit.codec import JsonRecord
 from benchkit.stats import equivalence, pairtest
-from benchkit.stats.crossfit import CrossFit, crossfit
+from benchkit.stats.crossfit import CrossFit, crossfit, tuning_loss
 from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.stats.pairtest import Pair, worse_sign
 from benchkit.stats.values import checked_direction, json_float
@@ -119,6 +119,15 @@ def fit(sw: Sweeps, direction: str) -> CrossFit:
         sw._fits[direction] = crossfit(sw.base_val, sw.base_test, sw.idea_val, sw.idea_test,
                                        sw.groups, sign)
     return sw._fits[direction]
+
+
+def idea_tuning_loss(sw: Sweeps, direction: str) -> np.ndarray:
+    """Bootstrap draws of the idea's tuning loss on benches of the sweeps' seeds: each seed's
+    config is selected on the other n - 1 (:func:`benchkit.stats.crossfit.tuning_loss` of the
+    idea's sweep). The helps tests pit the tuned idea against fixed comparator configs, so
+    this loss is what the idea pays there (its planning figures count it)."""
+    sign = 1.0 if checked_direction(direction) == "lower" else -1.0
+    return tuning_loss(sw.idea_val, sw.idea_test, sw.groups, sign, sw.n - 1)
 
 
 @dataclass(frozen=True)

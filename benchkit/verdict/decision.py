@@ -171,14 +171,18 @@ def decided_level(level: float, p_value: float, p_adjusted: float | None) -> flo
     return level * p_value / p_adjusted
 
 
-def planning_figures(comp: Comparison, level: float, *, significant: bool
+def planning_figures(comp: Comparison, level: float, *, significant: bool,
+                     sw: selection.Sweeps | None = None, direction: str = "lower"
                      ) -> planning.PlanningFigures:
     """The figures of the deciding test at the level its first Holm step uses (the look's
     level over the family size; :func:`benchkit.stats.planning.figures`): the effect it
     detects 80% of the time and, when not significant, the seeds that would detect the
-    observed effect (post hoc)."""
+    observed effect (post hoc); with the arms' sweeps ``sw``, with the idea's tuning loss
+    (:func:`benchkit.stats.selection.idea_tuning_loss`), which the helps tests make it pay."""
+    loss = None if sw is None else selection.idea_tuning_loss(sw, direction)
     return planning.figures(list(comp.per_seed_diffs), comp.delta_mean, level,
-                            significant=significant, test=comp.test or "mean")
+                            significant=significant, test=comp.test or "mean",
+                            tuning_loss=loss)
 
 
 def mean_interval(comp: Comparison, level: float, sw: selection.Sweeps | None,
@@ -257,7 +261,8 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
     interval_level = decided_level(level, comp.p_value, deciding_p(comp, p_adjusted, direction))
     comp = dataclasses.replace(
         own_interval(comp, interval_level, sw, direction),
-        planning_figures=planning_figures(comp, level / family_size, significant=significant))
+        planning_figures=planning_figures(comp, level / family_size, significant=significant,
+                                          sw=sw, direction=direction))
     claim_type = report.protocol.get("claim_type", "superiority")
     full = report.baseline.full
     assert full is not None  # a report with a comparison has its baseline's summary

@@ -717,6 +717,7 @@ def reproduce(runs: list[dict], seq: dict, stats_json: dict | None) -> str:
               "    --benches 450 --seeds 8 --epochs 30                                # -> selection_calibration.json",
               "PYTHONPATH=. .venv/bin/python benchmarks/calibration/crossfit_calibration.py --reps 2000   # -> crossfit_calibration.json",
               "PYTHONPATH=. .venv/bin/python benchmarks/calibration/crossfit_plugin.py    # -> crossfit_plugin.json",
+              "PYTHONPATH=. .venv/bin/python benchmarks/calibration/planning_power.py     # -> planning_power.json",
               ".venv/bin/python benchmarks/calibration/calibration.py --doc            # this document, from the JSON files",
               ".venv/bin/python -m pytest tests/stats/test_calibration.py tests/stats/test_sequential.py -q"]
     if stats_json is not None:

@@ -76,6 +76,11 @@ def draw(regime: str, rng, n: int, effect: float = 0.0):
     return bv, bt, iv - effect, it - effect
 
 
+def best_config(regime: str) -> int:
+    """The column of the idea's true best config in ``regime`` (the comparator's is 0)."""
+    return 2 if regime == "different optimum" else 0
+
+
 NULLS = ("A/A", "flat A/A", "lr-blind", "lr-blind + 1e-12", "clamped lr",
          "10x less lr-sensitive", "pair grid", "noisier idea", "heavy tails", "skewed idea",
          "different optimum")

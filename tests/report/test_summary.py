@@ -81,14 +81,18 @@ def test_summary_of_an_inconclusive_report_says_what_the_bench_cannot_see():
             f"bench cannot see effects smaller than {comp['mde_rel_pct']:.3g}% of the "
             "baseline") in md
     assert f"a true effect of {comp['mde_power80']:.4g}" in md
-    assert comp["planning"]["test"] == "sign-flip test"  # of per_seed_diffs, the binding test
-    assert ("80% of the time by the sign-flip test at level 0.05 with 8 seeds"
-            in md)
+    # the deciding test: its binding pair, with the idea's tuning loss along the builder's grid
+    assert comp["planning"]["test"] == ("intersection-union sign-flip test (its binding pair, "
+                                        "with the idea's tuning loss)")
+    assert ("80% of the time by the intersection-union sign-flip test at level 0.05 with 8 "
+            "seeds" in md)
     if comp["seeds_needed"] is not None:
         assert f"would take about {comp['seeds_needed']} seeds (this bench used 8)" in md
         assert "- seeds needed (post hoc):" in md
-        assert "whose sd is the one-sided 70% upper confidence bound of the observed sd" in md
+        assert "whose sd is the one-sided 80% upper confidence bound of the observed sd" in md
         assert "planning figure: planning" not in md
+    assert comp["planning"]["remedy"].startswith(("more seeds", "none"))
+    assert f"- what would let this bench decide: {comp['planning']['remedy']}" in md
     assert "| 0/8 | 0/8 | not confirmed |" in md and "signature(s) not confirmed: residual" in md
     assert "its mechanism is not confirmed" in md
 
