@@ -128,7 +128,7 @@ def test_a_plan_changed_after_a_look_is_exploratory(pytester, read_report):
     pytester.makepyfile(test_replan=module)
     first = pytester.runpytest("--bench-gate=helps")
     assert first.ret == 0, first.stdout.str()[-2000:]
-    pytester.makepyfile(test_replan=module.replace("seeds=8)", "max_seeds=16)"))
+    pytester.makepyfile(test_replan=module.replace("seeds=8)", "seeds=8, max_seeds=16)"))
     second = pytester.runpytest("--bench-gate=helps")
     # beside the first look's complete report, which an exploratory one never replaces
     assert read_report(pytester.path, "replan")["exploratory"] is None
