@@ -19,15 +19,14 @@ ROOT = Path(__file__).resolve().parents[1]
 # frontier's comparisons, the controls and the budget checks
 WHOLE = {"task_visible_pruning": "ideas/test_task_visible_pruning.py",
          "pruning_finetune_vs_scratch": "ideas/test_pruning_finetune_vs_scratch.py"}
-# one seed of one config per arm: a GRU idea (seconds a run) and the CNN on MNIST-1D (its data
-# costs seconds a seed in each process); their reports are incomplete and say which runs. The
-# GRU idea's plain rank-2 control is left out: it is the idea's CompressedGRU with another
-# squash, and its per-step SVD over 10,000 test windows cost seconds more a session
+# one seed of one config of the idea arm of a GRU idea (seconds a run) and of the CNN on
+# MNIST-1D (its data costs seconds a seed in each process); their reports are incomplete and say
+# which runs. Their other arms are the tracks' default models (or the GRU at another width),
+# benched end to end by tests/tracks/test_tracks_real.py and tests/training/test_determinism.py
 ONE_EACH = {("moment_preserving_rank2", "dynamics"): [
-                f"ideas/test_moment_preserving_compression.py::{arm}[dynamics-lr=0.04-seed0]"
-                for arm in ("test_baseline", "test_idea", "test_gru_with_an_equal_size_state")],
-            ("mnist1d_cnn", "mnist1d"): [f"ideas/test_mnist1d_cnn.py::{arm}[mnist1d-lr=0.01-seed0]"
-                                         for arm in ("test_baseline", "test_idea")]}
+                "ideas/test_moment_preserving_compression.py::test_idea[dynamics-lr=0.04-seed0]"],
+            ("mnist1d_cnn", "mnist1d"): [
+                "ideas/test_mnist1d_cnn.py::test_idea[mnist1d-lr=0.01-seed0]"]}
 
 
 def pytest_run(*args: str) -> subprocess.CompletedProcess:
@@ -54,8 +53,8 @@ def test_quick_smoke_bench_of_the_ideas(tmp_path):
                         "-n", "2", f"--bench-report-dir={tmp_path}", "-q")
     assert result.returncode == 0, result.stdout[-3000:]
     # the controller's progress under -n 2 (results through xdist), plain lines without a tty
-    assert "benchkit: 1/95 runs trained | " in result.stdout
-    assert "benchkit: 95/95 runs trained | " in result.stdout
+    assert "benchkit: 1/92 runs trained | " in result.stdout
+    assert "benchkit: 92/92 runs trained | " in result.stdout
     for name in WHOLE:
         whole = report(tmp_path, name, "tabular")
         assert whole["complete"] is True
