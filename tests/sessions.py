@@ -76,6 +76,33 @@ def module(mark: str, *bodies: str) -> str:
     return PRELUDE + mark + "".join(textwrap.dedent(b) for b in bodies)
 
 
+# arms that record fixed values (no training): the idea 0.5 better on every seed
+RECORDED_ARMS = '''
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.record(val=1.0 + run.seed, test=1.0 + run.seed)
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.record(val=0.5 + run.seed, test=0.5 + run.seed)
+'''
+# both arms best at a grid's lowest lr (so the grid is extended below it)
+EDGE_ARMS = '''
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.record(val=1.0 + run.cfg["lr"], test=1.0 + 0.01 * run.seed)   # best at the lowest lr
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    run.record(val=1.0 + run.cfg["lr"], test=0.9 + 0.01 * run.seed)
+'''
+
+
+def plain_module(mark: str, *bodies: str) -> str:
+    """An idea module that imports pytest alone (``module`` imports torch and numpy too)."""
+    return "import pytest\n\n" + mark + "".join(textwrap.dedent(b) for b in bodies)
+
+
 BASELINE = '''
 @pytest.mark.arm("baseline")
 def test_baseline(run):

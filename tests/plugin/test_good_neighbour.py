@@ -18,6 +18,7 @@ import pytest
 import torch
 
 import benchkit
+from sessions import RECORDED_ARMS, bench, plain_module
 
 PLAIN_INI = """\
 [pytest]
@@ -128,19 +129,7 @@ def test_arm_tests_without_a_bench_mark_are_left_to_the_project_with_a_warning(p
                                  "benchkit does not bench this module*"])
 
 
-BENCH_MODULE = """\
-import pytest
-
-pytestmark = pytest.mark.bench(name="quiet", track="tabular", grid={"lr": [1e-2]}, seeds=2)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0 + run.seed, test=1.0 + run.seed)
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=0.5 + run.seed, test=0.5 + run.seed)
-"""
+BENCH_MODULE = plain_module(bench("quiet", seeds="2"), RECORDED_ARMS)
 AFTER_THE_BENCH = """\
 import os
 

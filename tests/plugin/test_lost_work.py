@@ -10,7 +10,7 @@ import pytest
 from benchkit.spec.payloads import RunPoint, RunResult
 from benchkit.report.session import aggregate_session
 from builders import typed
-from sessions import report_path
+from sessions import RECORDED_ARMS, bench, plain_module, report_path
 from test_aggregate import payloads, settings, spec
 
 
@@ -61,19 +61,7 @@ def pytest_collection_modifyitems(config, items):
             if item.get_closest_marker("bench"):
                 item.add_marker(pytest.mark.skip(reason="needs --runbench"))
 """
-BENCH = """\
-import pytest
-
-pytestmark = pytest.mark.bench(name="kept", track="tabular", grid={"lr": [1e-2]}, seeds=3)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0 + run.seed, test=1.0 + run.seed)
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=0.5 + run.seed, test=0.5 + run.seed)
-"""
+BENCH = plain_module(bench("kept", seeds="3"), RECORDED_ARMS)
 
 
 def test_runs_a_conftest_skipped_are_taken_from_the_store(pytester):

@@ -8,31 +8,27 @@ import os
 
 import pytest
 
-from sessions import line_with, no_traceback, report_path
+from sessions import (EDGE_ARMS, RECORDED_ARMS, bench, line_with, no_traceback, plain_module,
+                      report_path)
 
 pytestmark = pytest.mark.timeout(300)
 
 # helps (every idea value 0.5 lower, 6 seeds), a discriminating signature confirmed on every
 # run, and a mechanism test that fails: a whole session gives helps/partial, mechanism_ok 0
-IDEA = """\
-import pytest
-
-pytestmark = pytest.mark.bench(name="{name}", track="tabular", grid={{"lr": [1e-2]}}, seeds=6)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0 + run.seed, test=1.0 + run.seed)
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=0.5 + run.seed, test=0.5 + run.seed)
+CLAIM = """\
     run.signature("gap", 1.0, predicted=1.0, tol=0.1, null=5.0)
+
 
 @pytest.mark.mechanism
 @pytest.mark.parametrize("k", [1, 2])
 def test_{name}_claim_holds(k):
     assert k == 1, "the claim does not hold at k=2"
 """
+
+
+def idea(name: str) -> str:
+    """The idea module above, named ``name``: the signature line ends its idea arm."""
+    return plain_module(bench(name, seeds="6"), RECORDED_ARMS) + CLAIM.format(name=name)
 
 
 def _report(root, name: str, aside: str | None = None) -> dict:
@@ -43,7 +39,7 @@ def _report(root, name: str, aside: str | None = None) -> dict:
 @pytest.fixture
 def benched(pytester):
     """Two ideas, each benched whole once: helps/partial (a mechanism test fails), exit 1."""
-    pytester.makepyfile(test_one=IDEA.format(name="one"), test_two=IDEA.format(name="two"))
+    pytester.makepyfile(test_one=idea("one"), test_two=idea("two"))
     whole = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-gate", "worked")
     assert whole.ret == 1, whole.stdout.str()
     for name in ("one", "two"):
@@ -154,7 +150,7 @@ def _damage(path, how: str) -> None:
                          ids=["list", "string", "runs-of-ints", "nested-100k", "fifo", "folder"])
 def test_a_damaged_earlier_report_is_set_aside_in_one_line_and_replaced(pytester, how):
     """The damaged report of one idea; the other idea's report is written all the same."""
-    pytester.makepyfile(test_one=IDEA.format(name="one"), test_two=IDEA.format(name="two"))
+    pytester.makepyfile(test_one=idea("one"), test_two=idea("two"))
     _damage(report_path(pytester.path, "one"), how)
     result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:timeout")
     no_traceback(result)
@@ -168,20 +164,8 @@ def test_a_damaged_earlier_report_is_set_aside_in_one_line_and_replaced(pytester
         f"kept aside as {kept[0].name} and replaced")])
 
 
-EDGE = """\
-import pytest
-
-pytestmark = pytest.mark.bench(name="edge", track="tabular", grid={"lr": [1e-3, 2e-3, 4e-3]},
-                               seeds=2, extend=2)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0 + run.cfg["lr"], test=1.0 + 0.01 * run.seed)   # best at the lowest lr
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=1.0 + run.cfg["lr"], test=0.9 + 0.01 * run.seed)
-"""
+EDGE = plain_module(bench("edge", grid='{"lr": [1e-3, 2e-3, 4e-3]}', seeds="2",
+                          extra=", extend=2"), EDGE_ARMS)
 
 
 @pytest.mark.e2e

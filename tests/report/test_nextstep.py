@@ -4,22 +4,12 @@ from __future__ import annotations
 
 from benchkit.report.nextstep import next_steps, without
 from benchkit.report import plots
-from sessions import line_with, module, run_session
-
-EDGE = '''
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0 + run.cfg["lr"], test=1.0 + 0.01 * run.seed)   # best at the lowest lr
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=1.0 + run.cfg["lr"], test=0.9 + 0.01 * run.seed)
-'''
+from sessions import EDGE_ARMS, line_with, module, run_session
 
 
 def edge_module(extra: str = "") -> str:
     return module('pytestmark = pytest.mark.bench(name="edge", track="tabular", grid={"lr": '
-                  f'[1e-3, 2e-3, 4e-3]}}, seeds=2, extend=1{extra})\n', EDGE)
+                  f'[1e-3, 2e-3, 4e-3]}}, seeds=2, extend=1{extra})\n', EDGE_ARMS)
 
 
 def test_without_drops_flags_and_valued_options_in_both_forms():

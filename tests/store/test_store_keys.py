@@ -12,7 +12,7 @@ from benchkit.cli.commands import main
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore
-from sessions import run_session, validate_report
+from sessions import RECORDED_ARMS, bench, plain_module, run_session, validate_report
 
 KEY = b"ci-secret"
 RESULT = {"val": 0.5, "test": 0.25, "diverged": False, "seconds": 1.0, "signatures": {},
@@ -82,18 +82,7 @@ def project(pytester, monkeypatch):
     return pytester
 
 
-RECORDED = '''
-import pytest
-pytestmark = pytest.mark.bench(name="rec", track="tabular", grid={"lr": [1e-2]}, seeds=3)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0 + run.seed, test=1.0 + run.seed)
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=0.5 + run.seed, test=0.5 + run.seed)
-'''
+RECORDED = plain_module(bench("rec", seeds="3"), RECORDED_ARMS)
 
 
 def bench(pytester, *args, validate=False):
