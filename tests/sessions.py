@@ -196,7 +196,7 @@ def shared_session(tmp_path_factory, name: str, files: dict[str, str], *args: st
     test session even when xdist's workers each ask for it (the first to ask runs it under a
     file lock; the others read its result): a module-scoped fixture alone ran it once per
     worker that ran one of its tests, and each run starts processes that import torch."""
-    from filelock import FileLock  # torch's own dependency
+    from filelock import FileLock  # benchkit[test]; torch needs it too
 
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
