@@ -1,9 +1,10 @@
 """A pytest plugin that gives benchkit's built-in tracks a cheap stand-in for their floors, for
 the suite's pytest sessions whose tests are not about floors. The real floors fit kernel ridge,
 boosted trees, an SVM or an MLP per seed (seconds each), and every session in a fresh process
-paid them again. The stand-in is one real floor, the train mean (the majority class for
-accuracy), named so that a report shows it was used. It replaces the built-in tracks in the
-registry before any conftest.py is loaded.
+paid them again. The stand-in is one real floor, the train mean for MSE, chance accuracy
+(1 / the classes) for a classifier: neither fits anything, and chance needs no data (MNIST-1D's
+generator costs seconds a seed in each process). Each is named so that a report shows it was
+used. It replaces the built-in tracks in the registry before any conftest.py is loaded.
 
 tests/conftest.py loads it through ``PYTEST_PLUGINS`` (so sessions in subprocesses get it too)
 for every test not marked ``floors``; the floor tests fit the real ones. The tracks are
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pytest
 
 from benchkit import tracks
@@ -23,20 +23,19 @@ from benchkit.tracks import dynamics, mnist1d, tabular
 from benchkit.tracks.floors import mean_mse
 
 NAME = "train mean (suite stand-in)"
-MAJORITY = "majority class (suite stand-in)"
+CHANCE = "chance (suite stand-in)"
 BUILT_IN = (tabular, dynamics, mnist1d)  # each has TRACK and a numpy arrays(seed)
 
 
 def stand_in(module):
-    """Floors of ``module``'s track from its own numpy splits, no fitting: the train mean's
-    test MSE, or the test accuracy of the train split's most common class."""
-    higher = module.TRACK.direction == "higher"
+    """Floors of ``module``'s track, no fitting: the train mean's test MSE on its own numpy
+    splits, or a classifier's chance accuracy (``module.N_CLASSES``)."""
+    classes = module.N_CLASSES if module.TRACK.direction == "higher" else None
 
     def floors(seed: int) -> dict[str, float]:
+        if classes is not None:
+            return {CHANCE: 1.0 / classes}
         (_, y_train), _, (_, y_test) = module.arrays(int(seed))
-        if higher:
-            labels, counts = np.unique(np.asarray(y_train), return_counts=True)
-            return {MAJORITY: float(np.mean(np.asarray(y_test) == labels[np.argmax(counts)]))}
         return {NAME: mean_mse(y_train, y_test)}
     floors.stand_in = True  # type: ignore[attr-defined]
     return floors
