@@ -46,11 +46,12 @@ def keep_inside(fig, pad: float = 4.0) -> None:
     figure, ``pad`` pixels at 100 dpi from its edges (long labels push the margins, the axes
     give way): what fig.subplots_adjust set is only the start. When nothing had to move, the
     canvas holds the pixels :func:`save_png` writes."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.legend import Legend
     from matplotlib.text import Text
 
-    canvas = FigureCanvasAgg(fig)
+    from benchkit.report.fonts import Canvas
+
+    canvas = Canvas(fig)
     pad *= fig.dpi / 100
     for _ in range(3):
         canvas.draw()
@@ -78,9 +79,9 @@ def keep_inside(fig, pad: float = 4.0) -> None:
 def save_png(fig, path: Path) -> None:
     """Write ``fig``'s pixels at its own dpi as a PNG at ``path`` (atomically), rendering it
     only when it changed since :func:`keep_inside` rendered it."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from benchkit.report.fonts import Canvas
 
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas = fig.canvas if isinstance(fig.canvas, Canvas) else Canvas(fig)
     if fig.stale:
         canvas.draw()
     write_atomic(path, png_bytes(canvas.buffer_rgba(), fig.dpi))
