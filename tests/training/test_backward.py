@@ -36,3 +36,26 @@ def test_a_non_scalar_loss_fails_as_tensor_backward_does():
     w = torch.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="only for scalar outputs"):
         loop.backward(w * 2)
+
+
+def test_a_backward_that_writes_into_its_gradient_leaves_the_next_step_alone():
+    class Doubling(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad.mul_(2)  # in place, into the gradient it was given
+
+    def two_steps(step) -> list[torch.Tensor]:
+        w = torch.tensor(3.0, requires_grad=True)
+        got = []
+        for _ in range(2):
+            w.grad = None
+            step(Doubling.apply(w * w))
+            got.append(w.grad.clone())
+        return got
+
+    assert [float(g) for g in two_steps(loop.backward)] == \
+        [float(g) for g in two_steps(torch.Tensor.backward)] == [12.0, 12.0]
