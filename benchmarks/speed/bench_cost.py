@@ -9,13 +9,19 @@ the 48 runs of a two-arm A/A module (the track's grid x 8 seeds, -n 0) as
 
 Medians of ``--reps`` repetitions run interleaved (plain, first, fresh, plain, ...), wall time
 and the CPU time of the processes (children included, so the floors' child counts), and the
-ratios to ``plain`` measured in this one run. ``--tree PATH`` times the bench with another
-checkout of benchkit (an older commit exported with ``git archive``) instead of this one, the
-plain loop unchanged; ``--against PATH`` times that checkout's sessions too, interleaved with
-this one's (``first@old``, ``fresh@old``), for a before/after ratio from one run; ``--seeds 2``
-(12 runs, an exploratory session) where a loaded machine leaves no time for 48.
+ratios to ``plain`` measured in this one run. Before them each command runs once without
+training (the plain script's imports, the session's collection), untimed, so that no case pays
+for writing bytecode or reading files cold; ``--warm N`` adds N whole untimed rounds. The issue's
+figures (48 runs, medians of 3), at the committed bench_cost.json's medians (a round of plain,
+first and fresh took 172 s at load 1.4-5.4), take about 9 minutes:
 
-    PYTHONPATH=. .venv/bin/python benchmarks/speed/bench_cost.py [--reps 3] [--tree PATH]
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/bench_cost.py --reps 3
+
+``--tree PATH`` times the bench with another checkout of benchkit (an older commit exported with
+``git archive``) instead of this one, the plain loop unchanged; ``--against PATH`` times that
+checkout's sessions too, interleaved with this one's (``first@old``, ``fresh@old``), for a
+before/after ratio from one run; ``--seeds 2`` (12 runs, an exploratory session) where a loaded
+machine leaves no time for 48.
 
 Writes benchmarks/results/bench_cost.json (``--out -``: prints only).
 """
@@ -70,18 +76,34 @@ def timed(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def warm_up(cases) -> None:
+    """Each case's command once without training, untimed: the plain script with no seed (its
+    imports), each session's collection; then the sessions' caches are cleared again."""
+    for label, env, cmd, folder, _ in cases:
+        warm = [*cmd[:-1], "0"] if label == "plain" else [*cmd, "--collect-only"]
+        subprocess.run(warm, cwd=folder, env=env, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        if label != "plain":
+            shutil.rmtree(folder / ".pytest_cache", ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seeds", type=int, default=8, help="the bench's default: 8")
     ap.add_argument("--tree", default=None, help="time the bench with this benchkit checkout")
-    ap.add_argument("--warm", type=int, default=1, help="untimed rounds first")
+    ap.add_argument("--warm", type=int, default=0,
+                    help="whole untimed rounds before the timed ones (each command also runs "
+                         "once untrained first)")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--phases", action="store_true",
                     help="time each phase of the sessions too (session_phases.py)")
     ap.add_argument("--against", default=None,
                     help="also time the bench with this checkout, interleaved (first@old, ...)")
     args = ap.parse_args()
+    if args.seeds < 2 or args.reps < 1:
+        ap.error(f"--seeds {args.seeds} --reps {args.reps}: a bench takes 2 seeds or more "
+                 "(--bench-seeds' least) and the figure at least one timed round")
     tree = Path(args.tree).resolve() if args.tree else ROOT
     work = Path(tempfile.mkdtemp(prefix="benchkit-cost-"))
     (work / "plain.py").write_text(PLAIN.format(here=str(HERE)))
@@ -101,7 +123,9 @@ def main() -> None:
         bench = [sys.executable, "-m", "pytest", "test_aa_tabular.py", "-q", "-n", "0", *size]
         cases += [(f"first{suffix}", env, bench, folder, True),   # nothing cached
                   (f"fresh{suffix}", env, [*bench, "--bench-fresh"], folder, False)]
+    warm_up(cases)
     times: dict[str, dict[str, list[float]]] = {c[0]: {"wall": [], "cpu": []} for c in cases}
+    started = time.perf_counter()
     phases: dict[str, list[dict[str, float]]] = {c[0]: [] for c in cases if c[0] != "plain"}
     loads = []
     for rep in range(args.reps + args.warm):  # warm-up rounds are not kept
@@ -119,6 +143,9 @@ def main() -> None:
                         session_phases.last(folder), cpu))
             print(f"  {label}: {wall:.1f} s wall, {cpu:.1f} s CPU (load {loads[-1]:.1f})",
                   flush=True)
+        if rep == 0:
+            print(f"  one round took {time.perf_counter() - started:.0f} s; "
+                  f"{args.reps + args.warm - 1} more to go", flush=True)
     shutil.rmtree(work, ignore_errors=True)
     med = {k: {c: statistics.median(v[c]) for c in v} for k, v in times.items()}
     ratios = {k: {c: med[k][c] / med["plain"][c] for c in ("wall", "cpu")}

@@ -11,9 +11,10 @@ build).
         [--report reports/mnist1d_cnn/mnist1d/bench_report.json ...] [--against /tmp/old]
 
 ``--against PATH`` times another checkout of benchkit (an older commit exported with ``git
-archive``) beside this one: ``--rounds`` processes of each, interleaved (old, new, old, ...),
-each building every report ``--reps`` times; it gives each side's median over all builds and
-the ratio new/old measured in this one run. Both modes give the least CPU time too: on a
+archive``) beside this one: one process a side, the two building in turn, build by build
+(``--rounds`` x ``--reps`` builds of each report a side), so that both see the same load; it
+gives each side's median over all builds, the ratio new/old of the medians and the median of
+the rounds' own ratios, measured in this one run. Both modes give the least CPU time too: on a
 shared machine a build's CPU time varies twofold with the other work (caches, memory
 bandwidth), and the least is the build least disturbed, the nearest to a quiet machine's.
 
@@ -106,37 +107,60 @@ def timings(reports: list[str], reps: int, shares: bool) -> dict:
             for name, case in cases.items()}
 
 
+def serve(reports: list[str]) -> None:
+    """``--serve``: build each report named on a line of stdin once (the first build of each
+    in this process, its imports, apart) and answer its [wall, cpu] on a line of stdout."""
+    cases = {name: recorded(ROOT / name) for name in reports}
+    for case in cases.values():
+        build(*case)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        print(json.dumps(build(*cases[line.strip()])), flush=True)
+
+
 def against(tree: Path, args) -> dict:
-    """``args.rounds`` processes of ``tree``'s benchkit and of this one's, interleaved: each
-    side's builds pooled, their medians and the ratio this/``tree``."""
-    pooled: dict[str, dict[str, dict[str, list[float]]]] = {}
-    for _ in range(args.rounds):
-        for side, code in (("before", tree), ("after", ROOT)):
-            with tempfile.NamedTemporaryFile(suffix=".json") as out:
-                subprocess.run([sys.executable, __file__, "--reps", str(args.reps), "--no-shares",
-                                "--out", out.name, "--report", *args.report],
-                               env={**os.environ, "PYTHONPATH": str(code)}, cwd=ROOT, check=True,
-                               stdout=subprocess.DEVNULL)
-                got = json.loads(Path(out.name).read_text())["reports"]
-            for name, r in got.items():
-                for clock, values in r["all_s"].items():
-                    pooled.setdefault(name, {}).setdefault(side, {}).setdefault(
-                        clock, []).extend(values)
+    """``tree``'s benchkit and this one's in two processes, build by build: each round builds
+    every report once a side, the side that goes first alternating, so both see the same load
+    to within a build. Each side's medians and least, the ratio of the medians and the median
+    of the rounds' own ratios this/``tree``."""
+    sides = {}
+    for side, code in (("before", tree), ("after", ROOT)):
+        sides[side] = subprocess.Popen(
+            [sys.executable, __file__, "--serve", "--report", *args.report], cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(code)}, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
+    for proc in sides.values():
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    got = {name: {side: {"wall": [], "cpu": []} for side in sides} for name in args.report}
+    for k in range(args.rounds * args.reps):
+        for name in args.report:
+            for side in (("before", "after") if k % 2 == 0 else ("after", "before")):
+                proc = sides[side]
+                assert proc.stdin is not None and proc.stdout is not None
+                proc.stdin.write(name + "\n")
+                proc.stdin.flush()
+                wall, cpu = json.loads(proc.stdout.readline())
+                got[name][side]["wall"].append(wall)
+                got[name][side]["cpu"].append(cpu)
+    for proc in sides.values():
+        proc.communicate()
     out = {}
-    for name, sides in pooled.items():
+    for name, by_side in got.items():
         med = {side: {c: statistics.median(v) for c, v in clocks.items()}
-               for side, clocks in sides.items()}
-        least = {side: {c: min(v) for c, v in clocks.items()} for side, clocks in sides.items()}
+               for side, clocks in by_side.items()}
+        least = {side: {c: min(v) for c, v in clocks.items()} for side, clocks in by_side.items()}
         ratio = {c: med["after"][c] / med["before"][c] for c in ("wall", "cpu")}
-        ratio_least = {c: least["after"][c] / least["before"][c] for c in ("wall", "cpu")}
+        paired = {c: statistics.median(a / b for a, b in zip(by_side["after"][c],
+                                                           by_side["before"][c]))
+                  for c in ("wall", "cpu")}
         out[name] = {"median_s": med, "ratio_after_to_before": ratio, "min_s": least,
-                     "ratio_of_min_after_to_before": ratio_least, "all_s": sides}
+                     "median_of_paired_ratios": paired, "all_s": by_side}
         print(f"{name}: before {med['before']['cpu']:.3f} s CPU ({med['before']['wall']:.3f} "
               f"wall), after {med['after']['cpu']:.3f} s CPU ({med['after']['wall']:.3f} wall) "
               f"a report: {ratio['cpu']:.2f}x CPU, {ratio['wall']:.2f}x wall (medians of "
-              f"{args.rounds} x {args.reps} builds a side); least CPU before "
-              f"{least['before']['cpu']:.3f} s, after {least['after']['cpu']:.3f} s "
-              f"({ratio_least['cpu']:.2f}x)")
+              f"{args.rounds * args.reps} builds a side; median paired ratio "
+              f"{paired['cpu']:.2f}x CPU); least CPU before {least['before']['cpu']:.3f} s, "
+              f"after {least['after']['cpu']:.3f} s")
     return out
 
 
@@ -145,10 +169,15 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--report", nargs="+", default=list(DEFAULT))
     ap.add_argument("--against", default=None, help="time this benchkit checkout beside this one")
-    ap.add_argument("--rounds", type=int, default=3, help="processes a side with --against")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="with --against: rounds x reps builds a side, build by build")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-shares", dest="shares", action="store_false")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
+    if args.serve:
+        serve(args.report)
+        return
     if args.against:
         out = against(Path(args.against).resolve(), args)
     else:
