@@ -8,6 +8,8 @@ results for pytester sessions). Imported by name: ``from builders import ...`` (
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 import math
 import sys
 from pathlib import Path
@@ -266,3 +268,46 @@ def uncached(track):
         getattr(getattr(module, "arrays", None), "cache_clear", lambda: None)()
         return make(seed)
     return fresh
+
+
+@functools.lru_cache(maxsize=1)
+def _template() -> str:
+    return json.dumps(make_report(effect=-0.3))
+
+
+def _overlay(base, over, key=None):
+    if isinstance(base, dict) and isinstance(over, dict) and key not in BY_NAME:
+        return {**base, **{k: _overlay(base.get(k), v, k) for k, v in over.items()}}
+    return over
+
+
+def as_report(fields: dict) -> Report:
+    """The record every reader takes, of a report dict (one :func:`make_report` wrote, maybe
+    changed by the test) or of just the fields a test is about, laid over a complete report
+    (objects merged key by key, anything else replaced)."""
+    if "bench_version" in fields:   # a whole report
+        return Report.from_json(fields)
+    fields = {**{k: None for k in SECTIONS if k not in fields}, **fields}
+    base = {**json.loads(_template()), **SECTIONS}
+    if fields.get("controls"):   # each control laid over the baseline's section and comparison
+        fields = {**fields, "controls": {name: _overlay(
+            {"arm": f"control:{name}", "best_cfg": base["baseline"]["best_cfg"], "sweep": [],
+             "full": base["baseline"]["full"], "comparison": base["comparison"]}, c)
+            for name, c in fields["controls"].items()}}
+    return Report.from_json(_overlay(base, fields))
+
+
+def as_comparison(fields: dict):
+    """The :class:`benchkit.verdict.records.Comparison` of a comparison's JSON fields, laid
+    over a complete report's comparison (:func:`as_report`)."""
+    comp = as_report({"comparison": fields}).comparison
+    assert comp is not None
+    return comp
+
+
+# objects keyed by name: a test's replaces the template's whole
+BY_NAME = ("signatures", "arms", "floors", "log_medians")
+# the sections a complete report may lack, empty: what a test's fields are laid over
+SECTIONS = {"incomplete": {"reasons": [], "missing": [], "failed": []},
+            "budgets": {"arms": {}, "checks": [], "matched": True, "unmatched": [],
+                        "waivers": {}}}

@@ -12,42 +12,26 @@ error or a file that is missing or is not a benchkit report. Never imports torch
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchkit.cli.output import error, say
 from benchkit.cli.verify import add_parser
 from benchkit.report.fmt import mechanism_word, num, rel_pct
 from benchkit.report.bench_report import (REPORT_NAME, SUPPORTED_VERSIONS, ReportError, is_finite,  # noqa: F401
-                                          load_report)
+                                          idea_name, load_report, read_report)
 from benchkit.report.terminal import render_summary
 from benchkit.spec.idea import cfg_id
+from benchkit.verdict.decision import rank
+from benchkit.verdict.records import Report
 
-# compare: a verdict lower in this order is worse; an incomplete report is the worst of all
-VERDICT_RANK = {"equivalent": 4, "helps": 3, "non-inferior": 2, "inconclusive": 1, "harms": 0,
-                "unmatched": -1, "incomplete": -1}
 # the figures compare reads: a non-finite one (NaN written by hand) is a regression
-_FIGURES = (("baseline mean", ("baseline", "full", "mean")), ("idea mean", ("idea", "mean")),
-            ("delta_mean", ("comparison", "delta_mean")), ("p_value", ("comparison", "p_value")),
-            ("mde", ("comparison", "mde")))
-
-
-def _idea_name(report: dict, path: Path) -> str:
-    """The idea's name; hand-made v1 reports have none: reports/<name>/<track>/ gives it."""
-    if isinstance(report.get("name"), str):
-        return report["name"]
-    folder = path.parent if path.name == REPORT_NAME else path
-    return folder.parent.name if folder.name == report["track"] else folder.name
-
-
-def _for_table(report: dict, path: Path) -> dict:
-    """A copy with the keys benchkit.report.terminal reads that hand-made v1 reports lack."""
-    r = dict(report)
-    r["name"] = _idea_name(report, path)
-    r.setdefault("warnings", [])
-    r.setdefault("incomplete", None)
-    r.setdefault("mechanism_ok", None)
-    return r
+_FIGURES: tuple[tuple[str, Callable[[Report], float | None]], ...] = (
+    ("baseline mean", lambda r: None if r.baseline.full is None else r.baseline.full.mean),
+    ("idea mean", lambda r: None if r.idea is None else r.idea.mean),
+    ("delta_mean", lambda r: None if r.comparison is None else r.comparison.delta_mean),
+    ("p_value", lambda r: None if r.comparison is None else r.comparison.p_value),
+    ("mde", lambda r: None if r.comparison is None else r.comparison.mde))
 
 
 def find_reports(paths: list[str]) -> tuple[list[Path], list[str]]:
@@ -67,12 +51,12 @@ def find_reports(paths: list[str]) -> tuple[list[Path], list[str]]:
     return unique, errors
 
 
-def _read(files: list[Path], errors: list[str]) -> list[tuple[Path, dict]]:
+def _read(files: list[Path], errors: list[str]) -> list[tuple[Path, Report]]:
     """(file, report) for every readable report; a line in ``errors`` for each that is not."""
     read = []
     for f in files:
         try:
-            read.append((f, load_report(f)))
+            read.append((f, read_report(f)))
         except ReportError as exc:
             errors.append(str(exc))
     return read
@@ -94,7 +78,7 @@ def _reading_status(found, errors, paths) -> int | None:
 # -- show -----------------------------------------------------------------------------------
 def cmd_show(args) -> int:
     files, errors = find_reports(args.paths)
-    written = [(f, _for_table(r, f)) for f, r in _read(files, errors)]
+    written = _read(files, errors)
     if written:
         for line in render_summary(written, Path.cwd()):
             say(line)
@@ -112,47 +96,40 @@ def _change(old, new) -> str:
     return f"{d:+.4g}{rel}"
 
 
-def _fields(old: dict, new: dict) -> list[tuple[str, str, str, str]]:
+def _fields(old: Report, new: Report) -> list[tuple[str, str, str, str]]:
     """(field, OLD, NEW, change) rows."""
-    def comp(r):
-        return r["comparison"] or {}
-
     rows = []
-    for label, keys in (("baseline config", ("baseline", "best_cfg")),
-                        ("idea config", ("idea_config",))):
-        a, b = _get(old, *keys), _get(new, *keys)
-        a, b = ("-" if a is None else cfg_id(a)), ("-" if b is None else cfg_id(b))
+    for label, cfg_a, cfg_b in (("baseline config", old.baseline.best_cfg, new.baseline.best_cfg),
+                                ("idea config", old.idea_config, new.idea_config)):
+        a, b = ("-" if cfg_a is None else cfg_id(cfg_a)), ("-" if cfg_b is None else cfg_id(cfg_b))
         rows.append((label, a, b, "" if a == b else "changed"))
-    numbers = [("baseline mean", _get(old, "baseline", "full", "mean"),
-                _get(new, "baseline", "full", "mean")),
-               ("idea mean", _get(old, "idea", "mean"), _get(new, "idea", "mean")),
-               ("delta_mean", comp(old).get("delta_mean"), comp(new).get("delta_mean")),
-               ("p_value", comp(old).get("p_value"), comp(new).get("p_value"))]
-    if (comp(old).get("family_size") or 1) > 1 or (comp(new).get("family_size") or 1) > 1:
-        numbers.append(("p_adjusted", comp(old).get("p_adjusted"), comp(new).get("p_adjusted")))
-    numbers += [("mde", comp(old).get("mde"), comp(new).get("mde")),
-                ("mde_rel_pct", comp(old).get("mde_rel_pct"), comp(new).get("mde_rel_pct"))]
-    for label, a, b in numbers:
-        rows.append((label, num(a), num(b), _change(a, b)))
-    wins = [f"{comp(r)['idea_wins']}/{comp(r)['n_pairs']}" if comp(r) else "-"
-            for r in (old, new)]
+    co, cn = old.comparison, new.comparison
+    numbers = [(label, figure(old), figure(new)) for label, figure in _FIGURES[:4]]
+    if (co and co.family_size or 1) > 1 or (cn and cn.family_size or 1) > 1:
+        numbers.append(("p_adjusted", co.p_adjusted if co else None,
+                        cn.p_adjusted if cn else None))
+    numbers += [("mde", co.mde if co else None, cn.mde if cn else None),
+                ("mde_rel_pct", co.mde_rel_pct if co else None, cn.mde_rel_pct if cn else None)]
+    for label, x, y in numbers:
+        rows.append((label, num(x), num(y), _change(x, y)))
+    wins = [f"{c.idea_wins}/{c.n_pairs}" if c else "-" for c in (co, cn)]
     rows.append(("idea wins", wins[0], wins[1], "" if wins[0] == wins[1] else "changed"))
-    mo, mn = old.get("mechanism_ok"), new.get("mechanism_ok")
+    mo, mn = old.mechanism_ok, new.mechanism_ok
     rows.append(("mechanism_ok", mechanism_word(mo), mechanism_word(mn),
                  "" if mo == mn else "changed"))
-    for key in ("practical_verdict", "system_verdict"):
-        a, b = old[key], new[key]
+    for key, va, vb in (("practical_verdict", old.practical_verdict, new.practical_verdict),
+                        ("system_verdict", old.system_verdict, new.system_verdict)):
         change = ""
-        if a != b:
+        if va != vb:
             change = "changed"
             if key == "practical_verdict":
-                change = "worse" if VERDICT_RANK[b] < VERDICT_RANK[a] else "better"
-        rows.append((key.replace("_", " "), a, b, change))
+                change = "worse" if rank(vb) < rank(va) else "better"
+        rows.append((key.replace("_", " "), str(va), str(vb), change))
     return rows
 
 
-def _protocol_notes(old: dict, new: dict) -> list[str]:
-    po, pn = old.get("protocol") or {}, new.get("protocol") or {}
+def _protocol_notes(old: Report, new: Report) -> list[str]:
+    po, pn = old.protocol, new.protocol
     notes = []
     for key in ("seeds", "grid", "epochs", "alpha", "model", "margin"):
         a, b = po.get(key), pn.get(key)
@@ -166,39 +143,32 @@ def _protocol_notes(old: dict, new: dict) -> list[str]:
     return notes
 
 
-def _get(r, *keys):
-    for k in keys:
-        r = r.get(k) if isinstance(r, dict) else None
-    return r
-
-
-def regressions(old: dict, new: dict) -> tuple[list[str], list[str]]:
+def regressions(old: Report, new: Report) -> tuple[list[str], list[str]]:
     """(why NEW is worse than OLD, notes). Worse: the practical verdict dropped in the order
     equivalent > helps > non-inferior > inconclusive > harms > incomplete, or the idea's
     metric moved the wrong way by more than OLD's MDE."""
     why, notes = [], []
-    for label, keys in _FIGURES:
+    for label, figure in _FIGURES:
         for which, r in (("OLD", old), ("NEW", new)):
-            value = _get(r, *keys)
+            value = figure(r)
             if value is not None and not is_finite(value):
                 why.append(f"{which}'s {label} is {value}, not a finite number")
-    vo, vn = old["practical_verdict"], new["practical_verdict"]
-    if VERDICT_RANK[vn] < VERDICT_RANK[vo]:
+    vo, vn = old.practical_verdict, new.practical_verdict
+    if rank(vn) < rank(vo):
         why.append(f"practical verdict got worse: {vo} -> {vn}")
-    if old["comparison"] is None or new["comparison"] is None:
+    if old.comparison is None or new.comparison is None or old.idea is None \
+            or new.idea is None:
         notes.append("note: the idea's metric cannot be compared: "
-                     f"{'OLD' if old['comparison'] is None else 'NEW'} is incomplete")
+                     f"{'OLD' if old.comparison is None else 'NEW'} is incomplete")
         return why, notes
-    mde = old["comparison"]["mde"]
-    a, b = old["idea"]["mean"], new["idea"]["mean"]
-    lower = str(new["metric_direction"]).startswith("lower")
-    worse_by = (b - a) if lower else (a - b)
-    metric = new.get("metric", "metric")
+    mde = old.comparison.mde
+    a, b = old.idea.mean, new.idea.mean
+    worse_by = (b - a) if new.direction == "lower" else (a - b)
     if mde is None:
         notes.append("note: OLD has no MDE, so the idea's metric was not checked")
     elif worse_by > mde:
-        why.append(f"the idea's {metric} regressed by {worse_by:.4g} ({a:.4g} -> {b:.4g}, "
-                   f"{new['metric_direction']}), more than OLD's MDE {mde:.4g}")
+        why.append(f"the idea's {new.metric} regressed by {worse_by:.4g} ({a:.4g} -> {b:.4g}, "
+                   f"{new.metric_direction}), more than OLD's MDE {mde:.4g}")
     return why, notes
 
 
@@ -209,25 +179,24 @@ def _render_rows(rows: Sequence[tuple[str, ...]]) -> list[str]:
 
 def cmd_compare(args) -> int:
     try:
-        old, new = load_report(args.old), load_report(args.new)
+        old, new = read_report(args.old), read_report(args.new)
     except ReportError as exc:
         return error(str(exc))
-    po, pn = Path(args.old), Path(args.new)
-    names = _idea_name(old, po), _idea_name(new, pn)
+    names = old.name, new.name
     if names[0] != names[1]:
         return error(f"the reports are of different ideas: {names[0]!r} (OLD {args.old}) vs "
                       f"{names[1]!r} (NEW {args.new})")
-    if old["track"] != new["track"]:
-        return error(f"the reports are of different tracks: {old['track']!r} (OLD "
-                      f"{args.old}) vs {new['track']!r} (NEW {args.new})")
-    for key in ("metric", "metric_direction"):   # else a figure's change means nothing
-        a, b = old.get(key), new.get(key)
-        if a is not None and b is not None and a != b:
+    if old.track != new.track:
+        return error(f"the reports are of different tracks: {old.track!r} (OLD "
+                      f"{args.old}) vs {new.track!r} (NEW {args.new})")
+    for key, a, b in (("metric", old.metric, new.metric),   # else a figure's change means nothing
+                      ("metric_direction", old.metric_direction, new.metric_direction)):
+        if a != b:
             return error(f"the reports measure differently: {key} {a!r} (OLD {args.old}) vs "
                          f"{b!r} (NEW {args.new}): their figures cannot be compared")
-    say(f"benchkit compare: {names[0]} on {old['track']} ({new['metric_direction']})")
+    say(f"benchkit compare: {names[0]} on {old.track} ({new.metric_direction})")
     for label, p, r in (("OLD", args.old, old), ("NEW", args.new, new)):
-        say(f"  {label} {p}" + (f"  ({r['created']})" if r.get("created") else ""))
+        say(f"  {label} {p}" + (f"  ({r.created})" if r.created else ""))
     say()
     rows = [("field", "OLD", "NEW", "change"), *_fields(old, new)]
     lines = _render_rows(rows)
@@ -268,7 +237,14 @@ def cmd_leaderboard(args) -> int:
     from benchkit.verdict.leaderboard import Entry, build
 
     files, errors = find_reports(args.paths)
-    every = [Entry(_idea_name(r, f), f, r) for f, r in _read(files, errors)]
+    every = []
+    for f in files:
+        try:
+            plain = load_report(f)
+        except ReportError as exc:
+            errors.append(str(exc))
+        else:
+            every.append(Entry(idea_name(plain, f), f, plain))
     entries = [e for e in every if args.track in (None, e.track)]
     status = _reading_status(files, errors, args.paths)
     if status:

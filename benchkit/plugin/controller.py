@@ -20,6 +20,7 @@ from benchkit.spec import cfg_id
 from benchkit.spec.payloads import Payload, RunPayload, payload_from_json
 
 if TYPE_CHECKING:   # the floors (numpy, every track) load only once a bench reports a run
+    from benchkit.report.terminal import Written
     from benchkit.store.floor_ahead import Ahead
 
 GATE_FAILED = "benchkit gate failed"  # the word pytest's final line shows with their count
@@ -68,7 +69,7 @@ class BenchSession:
         self.settings: Settings = config.stash[SETTINGS]
         self.rootpath = config.rootpath
         self.payloads: dict[str, Payload] = {}  # nodeid -> latest payload
-        self.written: list = []                # (path, report) of every report written
+        self.written: Written = []             # (path, report) of every report written
         self.failures: list[str] = []          # "benchkit: FAIL ..." lines of the gate
         self.write_errors: list[str] = []      # "benchkit: ERROR ..." lines: reports not written
         self.collection: dict | None = None    # from local collection or a worker's output
@@ -208,7 +209,7 @@ class BenchSession:
             self.sigterm_held = True
             session.exitstatus = pytest.ExitCode.INTERRUPTED
         incomplete_merge = self.settings.shard == "merge" and any(
-            not r["complete"] for _, r in self.written)  # its NEXT line names what completes it
+            not r.complete for _, r in self.written)  # its NEXT line names what completes it
         if (self.failures or self.write_errors or incomplete_merge) \
                 and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -345,10 +346,10 @@ class BenchSession:
                 pytest.TestReport(nodeid="benchkit report", location=("benchkit", None, "report"),
                                   keywords={}, outcome="failed", longrepr=line, when="call")
                 for line in self.write_errors)
-        incomplete = [r for _, r in self.written if r.get("incomplete")]
+        incomplete = [r for _, r in self.written if r.incomplete]
         if incomplete:  # "48 passed, 2 benchkit report(s) incomplete": the exit status stays
             tr.stats.setdefault(INCOMPLETE, []).extend(
-                pytest.TestReport(nodeid=f"benchkit report {r['name']} {r['track']}",
+                pytest.TestReport(nodeid=f"benchkit report {r.name} {r.track}",
                                   location=("benchkit", None, "report"), keywords={},
                                   outcome="skipped", longrepr=None, when="call")
                 for r in incomplete)

@@ -2,20 +2,20 @@
 
 The report keeps its warnings as the verdict stage wrote them (facts); here the terminal and
 summary.md add the consequence and the next step, and the per-arm "still improving" flags of a
-report become one line. Pure Python: reads the report dict only.
+report become one line. Pure Python: reads the report's record only.
 """
 from __future__ import annotations
 
 import re
 
 from benchkit.report.fmt import pct, readable
-from benchkit.spec.payloads import JsonDict
+from benchkit.verdict.records import Report
 
 IMPROVING = re.compile(r"still improving: the (?P<arm>.+?)'s selected config (?P<cfg>\S+) gained "
                        r"(?P<gain>[-\d.]+)%")
 
 
-def _improving(report: JsonDict, flags: list[str]) -> str:
+def _improving(report: Report, flags: list[str]) -> str:
     """One sentence for every "still improving" flag of a report, with what it means."""
     by_arm: dict[str, float] = {}
     for text in flags:
@@ -24,10 +24,10 @@ def _improving(report: JsonDict, flags: list[str]) -> str:
             arm = m["arm"].removeprefix("control:")
             by_arm[arm] = max(by_arm.get(arm, 0.0), float(m["gain"]))
     gains = ", ".join(f"{arm} {pct(g)}" for arm, g in by_arm.items())
-    conv = report.get("convergence") or {}
-    threshold = conv.get("threshold")
-    fixed = conv.get("budget") == "fixed"
-    decided = str(report.get("decided_by") or "baseline").removeprefix("control:")
+    conv = report.convergence
+    threshold = conv.threshold
+    fixed = conv.budget == "fixed"
+    decided = (report.decided_by or "baseline").removeprefix("control:")
     head = (f"still improving at the end of training: {gains} better on validation over the "
             f"last quarter of training (median over seeds; the screen flags above "
             f"{pct(100 * threshold) if threshold is not None else 'the threshold'}). ")
@@ -36,15 +36,15 @@ def _improving(report: JsonDict, flags: list[str]) -> str:
                        "budget and says nothing about longer training; nothing to do unless "
                        "the claim is about trained-out models (then bench on a track that "
                        "trains to convergence).")
-    checks = [a.get("budget_check") for a in (conv.get("arms") or {}).values()
-              if a.get("still_improving") and a.get("budget_check")]
-    if any(c["pending"] for c in checks):
+    checks = [a.budget_check for a in conv.arms.values()
+              if a.still_improving and a.budget_check]
+    if any(c.pending for c in checks):
         return head + ("Under a decaying schedule that can be the annealing, not learning: the "
-                       f"budget check (each flagged arm's config at {checks[0]['epochs']} "
+                       f"budget check (each flagged arm's config at {checks[0].epochs} "
                        "epochs) settles it. Run the bench again to train it (stored runs are "
                        "reused).")
-    measured = ", ".join(f"{pct(100 * c['gain'])} at {c['epochs']} epochs" for c in checks
-                         if c["gain"] is not None)
+    measured = ", ".join(f"{pct(100 * c.gain)} at {c.epochs} epochs" for c in checks
+                         if c.gain is not None)
     worst = by_arm.get(decided) is not None or by_arm.get("idea") is not None
     return head + ((f"Trained longer (the budget check), it still gains: {measured}. "
                     if measured else "")
@@ -73,15 +73,20 @@ EDGE = re.compile(r"the (?P<arm>.+?)'s selected config (?P<cfg>\S+) is at the (?
 DIVERGED = re.compile(r"\d+ run\(s\) diverged")
 
 
-def _smoke(report: JsonDict) -> bool:
+def _reasons(report: Report | None) -> tuple[str, ...]:
+    """Why the report's session is exploratory (none: it is not, or no report is given)."""
+    return () if report is None or report.exploratory is None else report.exploratory.reasons
+
+
+def _smoke(report: Report | None) -> bool:
     """Whether the report is of a session with --bench-seeds/--bench-epochs (a smoke run)."""
-    return any("--bench-" in r for r in (report.get("exploratory") or {}).get("reasons") or ())
+    return any("--bench-" in r for r in _reasons(report))
 
 
-def exploratory_advice(report: JsonDict) -> str:
+def exploratory_advice(report: Report | None) -> str:
     """For a verdict that counts: the ways out of this session's reasons to be exploratory
     only (an override, a seed count that is no declared look, a plan changed after a look)."""
-    reasons = (report.get("exploratory") or {}).get("reasons") or ()
+    reasons = _reasons(report)
     ways = []
     flags = [f for f in ("--bench-seeds", "--bench-epochs") if any(f in r for r in reasons)]
     if flags:
@@ -95,9 +100,8 @@ def exploratory_advice(report: JsonDict) -> str:
     return ("For a verdict that counts: " + "; ".join(ways) + ".") if ways else ""
 
 
-def explain(text: str, report: JsonDict | None = None) -> str:
+def explain(text: str, report: Report | None = None) -> str:
     """``text`` (one warning of a report) with what it means and what to do, when known."""
-    report = report or {}
     if text.startswith("exploratory:"):
         advice = exploratory_advice(report)
         return f"{text}. {advice}" if advice else text
@@ -114,7 +118,7 @@ def explain(text: str, report: JsonDict | None = None) -> str:
     return text
 
 
-def _edges(report: JsonDict, texts: list[str]) -> str:
+def _edges(report: Report | None, texts: list[str]) -> str:
     """One sentence for every selection left at a grid edge (per arm, per frontier point)."""
     found = [m for m in map(EDGE.match, texts) if m is not None]  # callers pass edge ones only
     arms = list(dict.fromkeys(m["arm"].removeprefix("control:") for m in found))
@@ -130,10 +134,10 @@ def _edges(report: JsonDict, texts: list[str]) -> str:
                    "raise extend= in the bench mark.")
 
 
-def warnings_for_people(report: JsonDict) -> list[str]:
+def warnings_for_people(report: Report) -> list[str]:
     """The report's warnings, each explained; the "still improving" flags as one, and the
     selections left at a grid edge as one."""
-    warnings = list(report.get("warnings") or ())
+    warnings = list(report.warnings)
     groups = {"improving": [w for w in warnings if w.startswith("still improving:")],
               "edge": [w for w in warnings if EDGE.match(w)]}
     out, done = [], set()
@@ -148,7 +152,7 @@ def warnings_for_people(report: JsonDict) -> list[str]:
     return [readable(w) for w in out]
 
 
-def warning_lines(report: JsonDict) -> list[str]:
+def warning_lines(report: Report) -> list[str]:
     """``benchkit: WARNING <idea> <track>: ...`` lines of the terminal."""
-    return [f"benchkit: WARNING {report['name']} {report['track']}: {w}"
+    return [f"benchkit: WARNING {report.name} {report.track}: {w}"
             for w in warnings_for_people(report)]

@@ -6,9 +6,10 @@ A report is checked against the JSON Schema benchkit ships (``bench_report.schem
 before any command uses it, so that a damaged or crafted file is one line saying what is wrong,
 never a traceback. Reports written by hand before benchkit (``bench_version`` 1 without the
 ``module`` key benchkit always writes) lack fields benchkit added: for those, only the fields'
-types, values and rules are checked, not their presence, and the commands read what they need
-with defaults. Every string is made printable (control characters escaped), so that a name
-cannot drive the terminal. Never imports torch or numpy.
+types, values and rules are checked, not their presence, and :func:`migrate` gives them the
+fields' empty values before they become a :class:`Report` (:func:`read_report`). Every string
+is made printable (control characters escaped), so that a name cannot drive the terminal.
+Never imports torch.
 """
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ import json
 import math
 import time
 from pathlib import Path
+from typing import Any
 
+from benchkit.codec import json_keys
 from benchkit.store import bounded
 from benchkit.verdict.records import Report
 
@@ -110,6 +113,52 @@ def load_report_file(path: Path, *, schema: bool = True) -> dict:
     if problem is not None:
         raise ReportError(f"{path}: not a valid benchkit report ({problem})")
     return _printable_all(report)
+
+
+def read_report(path) -> Report:
+    """The checked report at ``path`` (or in that folder) as its record, however old
+    (:func:`migrate`): what every command reads. :class:`ReportError` says why it is none."""
+    path = Path(path)
+    if path.is_dir() and (path / REPORT_NAME).is_file():
+        path = path / REPORT_NAME
+    try:
+        return Report.from_json(migrate(load_report_file(path), path))
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ReportError(f"{path}: not a valid benchkit report ({printable(str(exc))[:300]})"
+                          ) from None
+
+
+def idea_name(report: dict, path: Path) -> str:
+    """The idea's name; hand-made v1 reports have none: reports/<name>/<track>/ gives it."""
+    if isinstance(report.get("name"), str):
+        return report["name"]
+    folder = path.parent if path.name == REPORT_NAME else path
+    return folder.parent.name if folder.name == report["track"] else folder.name
+
+
+def migrate(report: dict, path: Path) -> dict:
+    """A checked report's JSON as :class:`Report` reads it: the one place that knows older
+    reports. Those benchkit wrote read as they are (the record's optional fields say what each
+    version lacks); a hand-made v1 report (no ``module``) gets its name from its folder and
+    every field benchkit added as its empty value, and its own extra keys are left out."""
+    if "module" in report:
+        return report
+    empty: dict[str, Any] = {"name": idea_name(report, path), "claim": None, "module": "",
+             "complete": report.get("comparison") is not None, "incomplete": None,
+             "idea_sweep": [], "frontier": None, "controls": {}, "budgets": None,
+             "log_medians": None, "convergence": {"budget": None, "budget_reason": None,
+                                                  "threshold": None, "arms": {}},
+             "mechanism_signature": {"signatures": {}, "confirmed": None},
+             "math_verification": {"tests": [], "passed": None}, "mechanism_ok": None,
+             "grid_extensions": {"limit": 0, "declared_grid": [], "extensions": [],
+                                 "at_edge": []},
+             "protocol": {}, "warnings": [], "runs": [], "environment": {},
+             "sequential": {"looks": [], "max_seeds": report.get("n_seeds"), "declared": False,
+                            "look": None, "boundary": "", "futility": None, "rule": ""},
+             "exploratory": None, "metric": "metric", "model": "?"}
+    known = json_keys(Report)
+    return {**{k: v for k, v in empty.items() if k not in report},
+            **{k: v for k, v in report.items() if k in known}}
 
 
 @functools.lru_cache(maxsize=1)

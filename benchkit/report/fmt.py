@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 MISSING = "n/a"
 
@@ -27,10 +28,11 @@ def signed(x, spec: str = "+.4g") -> str:
     return "0" if x == 0 else format(x, spec)
 
 
-def interval_text(ci: dict) -> str:
-    """[lo, hi] of an interval (``{"lo", "hi", ...}``) whose unbounded ends are None."""
-    return (f"[{signed(ci['lo']) if ci['lo'] is not None else '-inf'}, "
-            f"{signed(ci['hi']) if ci['hi'] is not None else '+inf'}]")
+def interval_text(ci: Any) -> str:
+    """[lo, hi] of an interval (a record with ``lo`` and ``hi``) whose unbounded ends are
+    None."""
+    return (f"[{signed(ci.lo) if ci.lo is not None else '-inf'}, "
+            f"{signed(ci.hi) if ci.hi is not None else '+inf'}]")
 
 
 def sig(x, digits: int = 3, *, sign: bool = False) -> str:

@@ -7,6 +7,9 @@ import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
+from benchkit.report.terminal import Written
+from benchkit.verdict.records import Report
+
 VALUED = ("--bench-shard",)   # options whose value follows as the next word unless given with =
 
 
@@ -30,9 +33,9 @@ def without(args, *options: str) -> list[str]:
     return list(_dropped(args, {name: name in VALUED for name in options}))
 
 
-def missing_seeds(report: dict) -> list[int]:
+def missing_seeds(report: Report) -> list[int]:
     """The seeds of a report's missing runs (named ``arm[track-cfg-seedN]``), in order."""
-    found = {int(m.group(1)) for name in report["incomplete"].get("missing") or ()
+    found = {int(m.group(1)) for name in (report.incomplete.missing if report.incomplete else ())
              if (m := re.search(r"-seed(\d+)\]$", name))}
     return sorted(found)
 
@@ -41,27 +44,27 @@ def command(args) -> str:
     return "pytest " + shlex.join(args) if args else "pytest"
 
 
-def next_steps(written: list, args, *, fresh: bool, merge: bool) -> list[str]:
+def next_steps(written: Written, args, *, fresh: bool, merge: bool) -> list[str]:
     """``benchkit: NEXT ...`` lines for the reports of this session that are incomplete, each
     naming the one command that completes them: a merge's (its shards, or this machine), else
     one line per report, the command being this one without ``--bench-fresh`` (the runs just
     trained are stored) and without what selected part of the tests."""
-    incomplete = [r for _, r in written if r.get("incomplete")]
+    incomplete = [r for _, r in written if r.incomplete]
     if not incomplete:
         return []
     if merge:
         return [merge_step(incomplete, args)]
     again = command(whole(without(args, "--bench-fresh")))
-    return [f"benchkit: NEXT: {r['name']} {r['track']}: `{again}` {what_completes(r, fresh)}"
+    return [f"benchkit: NEXT: {r.name} {r.track}: `{again}` {what_completes(r, fresh)}"
             for r in incomplete]
 
 
-def what_completes(report: dict, fresh: bool) -> str:
+def what_completes(report: Report, fresh: bool) -> str:
     """What the next session trains for an incomplete ``report``, in words."""
-    inc = report["incomplete"]
-    missing, failed = inc.get("missing") or [], inc.get("failed") or []
-    pending = inc.get("pending") or []
-    checking = any("budget check pending" in why for why in inc.get("reasons") or [])
+    inc = report.incomplete
+    assert inc is not None   # the incomplete reports only
+    missing, failed, pending = inc.missing, inc.failed, inc.pending or ()
+    checking = any("budget check pending" in why for why in inc.reasons)
     parts = ([f"the grid extension ({', '.join(pending)})"] if pending else []) \
         + (["the budget check"] if checking else [])
     words = (f"trains {' and '.join(parts) or 'the missing runs'}: {len(missing)} run(s)"
@@ -76,16 +79,16 @@ def what_completes(report: dict, fresh: bool) -> str:
     return words
 
 
-def merge_step(incomplete: list[dict], args) -> str:
+def merge_step(incomplete: list[Report], args) -> str:
     """The NEXT line of a merge that left reports incomplete: its shards again, or this
     machine."""
-    pending = [r for r in incomplete if r["incomplete"].get("pending")]
-    missing = sum(len(r["incomplete"].get("missing") or ()) for r in incomplete)
+    pending = [r for r in incomplete if r.incomplete and r.incomplete.pending]
+    missing = sum(len(r.incomplete.missing) for r in incomplete if r.incomplete)
     plain = command(without(args, "--bench-shard"))
-    why = ("the grid of " + ", ".join(f"{r['name']} {r['track']}" for r in pending)
+    why = ("the grid of " + ", ".join(f"{r.name} {r.track}" for r in pending)
            + " extended at its edge, and no shard trained the extension; "
            if pending else "")
-    seeds = "; ".join(f"{r['name']} {r['track']} seed(s) {', '.join(map(str, s))}"
+    seeds = "; ".join(f"{r.name} {r.track} seed(s) {', '.join(map(str, s))}"
                       for r in incomplete if (s := missing_seeds(r)))
     which = f"{missing} run(s) of this merge are" if missing else "runs this merge needs are"
     seeds = seeds + "; " if seeds else ""
@@ -118,11 +121,11 @@ def whole(args) -> list[str]:
     return out
 
 
-def partial_line(name: str, missing: list[str], written: list, args) -> str:
+def partial_line(name: str, missing: list[str], written: Written, args) -> str:
     """The one line saying that idea ``name``'s reports of this session are exploratory because
     its mechanism tests ``missing`` did not run here, where they went, and the command that
     runs the idea whole."""
-    aside = any(Path(p).parent.name == "exploratory" for p, r in written if r["name"] == name)
+    aside = any(Path(p).parent.name == "exploratory" for p, r in written if r.name == name)
     where = " (in exploratory/ beside its complete report, which stays)" if aside else ""
     return (f"benchkit: PARTIAL {name}: {len(missing)} of its mechanism test(s) did not run in "
             f"this session, so its verdict would be of part of its tests: its report is "

@@ -13,7 +13,8 @@ from benchkit.report.render import DPI, axes_title, keep_inside, save_png
 from benchkit.report.sentences import (decided_p, deciding, deciding_interval, system_word,
                                        verdict_against)
 from benchkit.report.reading import paired_values
-from benchkit.verdict.build import direction_of
+from benchkit.verdict.records import Comparison, Report
+from benchkit.verdict.sections import SweepRow
 
 PLOTS = (("paired.png", "paired seeds"), ("sweep.png", "grid sweep"))
 MISSING = "matplotlib is not installed, so no plots were drawn (pip install 'benchkit[plot]')"
@@ -64,12 +65,12 @@ def _seeds(n: int) -> str:
     return f"{n} seed" + ("" if n == 1 else "s")
 
 
-def _ylabel(report: dict) -> str:
-    return f"test {report.get('metric', 'metric')} ({report.get('metric_direction', '')})"
+def _ylabel(report: Report) -> str:
+    return f"test {report.metric} ({report.metric_direction})"
 
 
-def _title(report: dict, what: str) -> str:
-    return f"{report.get('name', '?')} on {report.get('track', '?')}: {what}"
+def _title(report: Report, what: str) -> str:
+    return f"{report.name} on {report.track}: {what}"
 
 
 def _wrapped(text: str, inches: float, fontsize: float) -> str:
@@ -83,11 +84,11 @@ def _wrapped(text: str, inches: float, fontsize: float) -> str:
 
 
 # -- paired.png ---------------------------------------------------------------------------
-def _arm_label(report: dict, arm: str, cfg) -> str:
+def _arm_label(report: Report, arm: str, cfg) -> str:
     """An x tick label: the arm and its selected config (a frontier selects one per point)."""
-    front = report.get("frontier")
+    front = report.frontier
     if front:
-        return f"{arm}\n(mean over {len(front.get('values') or ())} {front['axis']} points)"
+        return f"{arm}\n(mean over {len(front.values)} {front.axis} points)"
     return f"{arm}\n{cfg_text(cfg)}"
 
 
@@ -95,14 +96,14 @@ def _won(d: float, direction: str) -> bool:
     return d < 0 if direction == "lower" else d > 0
 
 
-def interval_of(comp: dict) -> tuple[list, str]:
+def interval_of(comp: Comparison) -> tuple[list, str]:
     """The interval drawn around the difference and its legend label: the deciding test's
     own at the level the verdict was decided at (:func:`deciding_interval`, the report's one
     interval); ``[None, None]`` (nothing drawn) for a comparison without one."""
     own = deciding_interval(comp)
     if own is None:
         return [None, None], ""
-    return [own["lo"], own["hi"]], f"{own['of']}, test's {pct(100 * own['confidence'])} interval"
+    return [own.lo, own.hi], f"{own.of}, test's {pct(100 * own.confidence)} interval"
 
 
 def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool,
@@ -111,14 +112,15 @@ def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool,
     n = len(diffs)
     jitter = [(k - (n - 1) / 2) * (0.5 / max(n, 1)) for k in range(n)]
     colors = [TIE if d == 0 else (WIN if _won(d, direction) else LOSS) for d in diffs]
-    mde = comp.get("mde")
+    mde = comp.mde
     if mde:
         axd.axhspan(-mde, mde, color="#999999", alpha=0.15, lw=0, label=f"±MDE ({sig(mde)})")
     axd.axhline(0, color="k", lw=0.8)
     axd.scatter(jitter, diffs, c=colors, s=22, zorder=2, gid=f"diffs:{other}")
     ci, label = interval_of(comp)
-    delta = comp["delta_mean"]
-    center = comp.get("median_delta", delta) if label.startswith("median") else delta
+    delta = comp.delta_mean
+    center = (delta if comp.median_delta is None else comp.median_delta) \
+        if label.startswith("median") else delta
     if None not in ci:  # a selection-aware interval need not hold the mean: no negative bar
         axd.errorbar([0.55], [center], yerr=[[max(center - ci[0], 0.0)],
                                              [max(ci[1] - center, 0.0)]],
@@ -128,7 +130,7 @@ def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool,
     axd.set_xticks([])
     axd.grid(axis="y", alpha=0.3)
     p = decided_p(comp, verdict)
-    p_txt = f"p {sig(p)}" + ("" if p == comp["p_value"] else " (adj.)")
+    p_txt = f"p {sig(p)}" + ("" if p == comp.p_value else " (adj.)")
     axes_title(axd, f"idea - {other}{' (decided)' if decided else ''}\n"
                     f"Δ {sig(delta, sign=True)}, {p_txt}", fontsize=9,
                fontweight="bold" if decided else "normal")
@@ -136,20 +138,22 @@ def _diff_panel(axd, diffs, comp, direction, other: str, decided: bool,
         axd.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=7.5, frameon=False)
 
 
-def figure_paired(report: dict, mpl=None):
+def figure_paired(report: Report, mpl=None):
     """The comparison that decided the verdict, seed by seed: each seed a line from the deciding
     arm's value (the baseline, or the control the idea did worst against) to the idea's, the
     arms' means with 95% error bars; beside it a panel of the per-seed differences for that
     comparison and, when a control decided, one for the baseline comparison."""
     Figure, _ = mpl or matplotlib_classes()
-    direction = direction_of(report)
+    direction = report.direction
     seeds, base, idea, base_diffs = paired_values(report)
     name, comp, control = deciding(report)
+    assert comp is not None and report.comparison is not None   # drawn for complete reports
+    other_cfg: dict | None
     if control is not None:
-        other, other_cfg = control["full"]["per_seed"], control.get("best_cfg")
+        other, other_cfg = list(control.full.per_seed), control.best_cfg
         diffs = [i - c for i, c in zip(idea, other)]
     else:
-        other, other_cfg, diffs = base, report["baseline"]["best_cfg"], base_diffs
+        other, other_cfg, diffs = base, report.baseline.best_cfg, base_diffs
 
     panels = 3 if control is not None else 2
     fig = Figure(figsize=(10.4 if control is not None else 8.6, 5.4), dpi=DPI)
@@ -174,7 +178,7 @@ def figure_paired(report: dict, mpl=None):
     ax.set_xlim(-0.6, 1.6)
     ax.set_xticks([0, 1], labels=[
         _arm_label(report, name if control is None else f"control {name}", other_cfg),
-        _arm_label(report, "idea", report["idea_config"])], fontsize=9)
+        _arm_label(report, "idea", report.idea_config)], fontsize=9)
     log = _spans_decades(list(other) + list(idea))
     if log:
         ax.set_yscale("log")
@@ -193,34 +197,34 @@ def figure_paired(report: dict, mpl=None):
     axes_title(ax, f"{len(seeds)} paired seeds, idea vs {'control ' if control else ''}{name}",
                fontsize=10)
     _diff_panel(axes[1], diffs, comp, direction, name, decided=True,
-                verdict=report.get("practical_verdict"))
+                verdict=report.practical_verdict)
     axes[1].set_ylabel(f"idea - other arm ({'negative' if direction == 'lower' else 'positive'}"
                        " = idea better)", fontsize=9)
     if control is not None:
-        _diff_panel(axes[2], base_diffs, report["comparison"], direction, "baseline",
+        _diff_panel(axes[2], base_diffs, report.comparison, direction, "baseline",
                     decided=False, verdict=verdict_against(report, "baseline"))
-    fig.suptitle(_wrapped(f"{_title(report, 'paired seeds')}: {report.get('practical_verdict')}"
+    fig.suptitle(_wrapped(f"{_title(report, 'paired seeds')}: {report.practical_verdict}"
                           f" / {system_word(report)}\ndecided by the comparison with "
                  f"{'the control ' + name if control is not None else 'the baseline'}"
-                 + (f" (mean over the {report['frontier']['axis']} points)"
-                    if report.get("frontier") else ""), fig.get_figwidth() - 0.4, 10.5),
+                 + (f" (mean over the {report.frontier.axis} points)"
+                    if report.frontier else ""), fig.get_figwidth() - 0.4, 10.5),
                  fontsize=10.5)
     keep_inside(fig)
     return fig
 
 
-def plot_paired(report: dict, path, mpl=None) -> None:
+def plot_paired(report: Report, path, mpl=None) -> None:
     save_png(figure_paired(report, mpl), Path(path))
 
 
 # -- sweep.png ----------------------------------------------------------------------------
-def _sweep_arms(report: dict) -> dict[str, tuple[list, dict | None]]:
+def _sweep_arms(report: Report) -> dict[str, tuple[tuple[SweepRow, ...], dict | None]]:
     """arm -> (its sweep entries, its selected config or None when selected per point)."""
-    arms = {"baseline": (report["baseline"]["sweep"], report["baseline"]["best_cfg"]),
-            "idea": (report["idea_sweep"], report["idea_config"])}
-    for name, c in (report.get("controls") or {}).items():
-        arms[f"control {name}"] = (c.get("sweep") or [], c.get("best_cfg"))
-    if report.get("frontier"):   # selected per point: found again below, per panel
+    arms = {"baseline": (report.baseline.sweep, report.baseline.best_cfg),
+            "idea": (report.idea_sweep, report.idea_config)}
+    for name, c in report.controls.items():
+        arms[f"control {name}"] = (c.sweep, c.best_cfg)
+    if report.frontier:   # selected per point: found again below, per panel
         arms = {arm: (sweep, None) for arm, (sweep, _) in arms.items()}
     return arms
 
@@ -238,17 +242,17 @@ def _group(cfg: dict, key) -> tuple:
     return tuple((k, v) for k, v in cfg.items() if k != key)
 
 
-def _selected_in(sweep: list, direction: str):
+def _selected_in(sweep: list[SweepRow], direction: str):
     """The config an arm selects among ``sweep`` entries (best validation mean of the eligible
     ones, the first on a tie: the report's rule), or None."""
-    ok = [e for e in sweep if e.get("eligible", True) and e.get("val_mean") is not None]
+    ok = [(e.val_mean, e.cfg) for e in sweep if e.eligible and e.val_mean is not None]
     if not ok:
         return None
-    best = (min if direction == "lower" else max)(e["val_mean"] for e in ok)
-    return next(e["cfg"] for e in ok if e["val_mean"] == best)
+    best = (min if direction == "lower" else max)(v for v, _ in ok)
+    return next(cfg for v, cfg in ok if v == best)
 
 
-def figure_sweep(report: dict, mpl=None):
+def figure_sweep(report: Report, mpl=None):
     """Every arm's validation (dashed) and test (solid) means over the grid, controls included,
     along its numeric axis (lr where the grid varies it) in ascending order; a panel for each
     value of the other keys (a frontier's points), so no line joins different values of them.
@@ -257,14 +261,13 @@ def figure_sweep(report: dict, mpl=None):
     arms = _sweep_arms(report)
     cfgs = []
     for sweep, _ in arms.values():
-        cfgs += [e["cfg"] for e in sweep if e["cfg"] not in cfgs]
+        cfgs += [e.cfg for e in sweep if e.cfg not in cfgs]
     key = _x_key(cfgs)
     groups = list(dict.fromkeys(_group(c, key) for c in cfgs))
-    direction = direction_of(report)
-    front = report.get("frontier") or {}
-    per_point = {(_group(p[f"{arm}_cfg"], key), arm): p[f"{arm}_cfg"]   # the report's choice
-                 for p in front.get("points") or () for arm in ("baseline", "idea")
-                 if p.get(f"{arm}_cfg")}
+    direction = report.direction
+    per_point = {(_group(cfg, key), arm): cfg   # the report's choice
+                 for p in (report.frontier.points if report.frontier else ())
+                 for arm, cfg in (("baseline", p.baseline_cfg), ("idea", p.idea_cfg)) if cfg}
     legend_in = 0.9 + 0.065 * max(len(f"{arm} test") for arm in arms)   # its widest label
     width = 1.0 + 3.6 * len(groups) + legend_in
     fig = Figure(figsize=(width, 5.0), dpi=DPI)
@@ -277,20 +280,21 @@ def figure_sweep(report: dict, mpl=None):
     values = []
     for ax, group in zip(axes, groups):
         for arm, (sweep, best) in arms.items():
-            entries = [e for e in sweep if _group(e["cfg"], key) == group]
+            entries = [e for e in sweep if _group(e.cfg, key) == group]
             if key is not None:
-                entries.sort(key=lambda e: e["cfg"][key])
-            xs = [e["cfg"][key] if key is not None else cfgs.index(e["cfg"]) for e in entries]
+                entries.sort(key=lambda e: e.cfg[key])
+            xs = [e.cfg[key] if key is not None else cfgs.index(e.cfg) for e in entries]
             chosen = (best if best is not None else per_point.get((group, arm))
                       or _selected_in(entries, direction))
             for field, style, marker, split in (("val_mean", "--", "s", "val"),
                                                 ("mean", "-", "o", "test")):
-                ys = [math.nan if e.get(field) is None else e[field] for e in entries]
+                ys = [math.nan if getattr(e, field) is None else getattr(e, field)
+                      for e in entries]
                 values += [v for v in ys if not math.isnan(v)]
                 ax.plot(xs, ys, ls=style, marker=marker, color=palette[arm], lw=1.7, ms=4.5,
                         label=f"{arm} {split}", gid=f"{arm}|{split}|{group}")
-            ring = [(x, e["val_mean"]) for x, e in zip(xs, entries) if e["cfg"] == chosen
-                    and e.get("val_mean") is not None]
+            ring = [(x, e.val_mean) for x, e in zip(xs, entries) if e.cfg == chosen
+                    and e.val_mean is not None]
             if ring:
                 ax.plot(*ring[0], marker="o", ms=14, mfc="none", mec=palette[arm], mew=2.0,
                         ls="", zorder=3, gid=f"selected|{arm}|{group}")
@@ -299,7 +303,7 @@ def figure_sweep(report: dict, mpl=None):
                     ax.annotate(note, ring[0], xytext=(0, -20), textcoords="offset points",
                                 color=palette[arm], fontsize=7.5, ha="center", va="top")
             for x, e in zip(xs, entries):
-                if e.get("eligible") is False:
+                if e.eligible is False:
                     ax.annotate("not eligible", (x, 0.02), xycoords=("data", "axes fraction"),
                                 color=palette[arm], fontsize=7.5, ha="center", rotation=90,
                                 va="bottom")
@@ -310,9 +314,8 @@ def figure_sweep(report: dict, mpl=None):
         ax.grid(alpha=0.3)
     if _spans_decades(values):
         axes[0].set_yscale("log")
-    axes[0].set_ylabel(_wrapped(f"{report.get('metric', 'metric')} mean over "
-                                f"{report.get('n_seeds')} seeds "
-                                f"({report.get('metric_direction', '')})", 3.0, 10))
+    axes[0].set_ylabel(_wrapped(f"{report.metric} mean over {report.n_seeds} seeds "
+                                f"({report.metric_direction})", 3.0, 10))
     from matplotlib.lines import Line2D
 
     handles, _ = axes[0].get_legend_handles_labels()
@@ -344,15 +347,15 @@ def _sweep_x(ax, key, ticks, cfgs) -> None:
     ax.set_xlabel(key + (" (log scale)" if log else ""))
 
 
-def edge_note(report: dict, arm: str) -> str | None:
+def edge_note(report: Report, arm: str) -> str | None:
     """The label of an arm's selection still at a grid edge after the extension limit
     (``grid_extensions.at_edge``), or None."""
-    ext = report.get("grid_extensions") or {}
-    sides = [f"{e['side']} edge of {e['axis']}" for e in ext.get("at_edge", ()) if e["arm"] == arm]
-    return (f"at the {', '.join(sides)}\n(extend={ext.get('limit')})") if sides else None
+    ext = report.grid_extensions
+    sides = [f"{e.side} edge of {e.axis}" for e in ext.at_edge if e.arm == arm]
+    return (f"at the {', '.join(sides)}\n(extend={ext.limit})") if sides else None
 
 
-def plot_sweep(report: dict, path, mpl=None) -> None:
+def plot_sweep(report: Report, path, mpl=None) -> None:
     save_png(figure_sweep(report, mpl), Path(path))
 
 
@@ -366,7 +369,7 @@ def _remove_stale(folder: Path) -> None:
             pass
 
 
-def write_plots(folder, report: dict) -> str | None:
+def write_plots(folder, report: Report) -> str | None:
     """Draw ``paired.png`` and ``sweep.png`` into ``folder``. Returns None when both were
     written, else a one-line note saying why not (no exception for a missing matplotlib)."""
     folder = Path(folder)
@@ -374,7 +377,7 @@ def write_plots(folder, report: dict) -> str | None:
     if mpl is None:
         _remove_stale(folder)
         return MISSING
-    if report.get("comparison") is None:
+    if report.comparison is None:
         _remove_stale(folder)
         return "no plots for an incomplete report (no comparison to draw)"
     plot_paired(report, folder / PLOTS[0][0], mpl)

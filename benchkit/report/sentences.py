@@ -1,137 +1,150 @@
 """The verdicts of a report in plain words, each naming the level it was tested at: the
-sentences summary.md opens with. Pure Python: reads the report dict only."""
+sentences summary.md opens with. Pure Python: reads the report's record only."""
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from benchkit.report.fmt import num, pct, rel_pct, signed
 from benchkit.report.reading import non_discriminating, tested_level, unmatched_reason
-from benchkit.spec.payloads import JsonDict
-from benchkit.verdict.decision import REFERENCE_WORDS
+from benchkit.verdict.decision import verdict_of_words
+from benchkit.verdict.records import Comparison, ControlArm, Report
 
 
 def _seed_word(n: int) -> str:
     return f"{n} seed" + ("" if n == 1 else "s")
 
 
-def deciding(report: JsonDict) -> tuple[str, JsonDict | None, JsonDict | None]:
+def deciding(report: Report) -> tuple[str, Comparison | None, ControlArm | None]:
     """(the name of the arm whose comparison decided the verdict, that comparison, the control's
     report section or None for the baseline): the control the idea did worst against when one
     decided, else the baseline."""
-    arm = str(report.get("decided_by") or "baseline")
-    control = (report.get("controls") or {}).get(arm.removeprefix("control:"))
+    arm = report.decided_by or "baseline"
+    control = report.controls.get(arm.removeprefix("control:"))
     if arm.startswith("control:") and control is not None:
-        return arm.removeprefix("control:"), control["comparison"], control
-    return "baseline", report.get("comparison"), None
+        return arm.removeprefix("control:"), control.comparison, control
+    return "baseline", report.comparison, None
 
 
-def verdict_against(report: JsonDict, arm: str) -> str | None:
+def verdict_against(report: Report, arm: str) -> str | None:
     """The verdict against one comparator: a control's section holds it; the baseline's
     comparison carries it in the reference format's words (helps and harms only)."""
     if arm != "baseline":
-        return ((report.get("controls") or {}).get(arm.removeprefix("control:")) or {}).get(
-            "verdict")
-    words = (report.get("comparison") or {}).get("verdict")
-    return next((v for v, w in REFERENCE_WORDS.items() if w == words), None)
+        control = report.controls.get(arm.removeprefix("control:"))
+        return None if control is None else control.verdict
+    return verdict_of_words(None if report.comparison is None else report.comparison.verdict)
 
 
-def decided_p(comp: JsonDict, verdict: str | None) -> float:
+def decided_p(comp: Comparison, verdict: str | None) -> float:
     """The p a verdict against this comparison rests on: harms on ``p_adjusted_harms`` (Holm
     over every comparison of the idea), any other on ``p_adjusted`` (the track's
     intersection-union p, Holm across tracks); ``p_value`` where nothing was adjusted."""
-    p = comp.get("p_adjusted_harms" if verdict == "harms" else "p_adjusted")
-    return comp["p_value"] if p is None else p
+    p = comp.p_adjusted_harms if verdict == "harms" else comp.p_adjusted
+    return comp.p_value if p is None else p
 
 
-def not_run(incomplete: JsonDict) -> list[str]:
+def not_run(report: Report) -> list[str]:
     """The runs an incomplete report lacks that did not run and fail (its ``missing`` less its
     ``failed``): not run in any session, or not in the store; a failed run is listed apart."""
-    failed = {f["run"] for f in incomplete.get("failed") or ()}
-    return [m for m in incomplete.get("missing") or () if m not in failed]
+    if report.incomplete is None:
+        return []
+    failed = {f.run for f in report.incomplete.failed}
+    return [m for m in report.incomplete.missing if m not in failed]
 
 
-def deciding_interval(comp: JsonDict) -> JsonDict | None:
+class Shown(NamedTuple):
+    """The interval a comparison reports: its ends (None: unbounded), its confidence, and
+    whether it is of the ``"mean"`` or the ``"median"`` difference."""
+
+    lo: float | None
+    hi: float | None
+    confidence: float
+    of: str
+
+
+def deciding_interval(comp: Comparison) -> Shown | None:
     """The one interval a comparison reports: the deciding test's inversion at the level the
     verdict was decided at (``sign_ci`` under the sign test, of the median difference; else
-    ``signflip_ci``, of the mean), as ``{"lo", "hi", "confidence", "of"}`` (an unbounded end
-    is None); None for a comparison without one (a control's, or a report written before)."""
-    own = comp.get("sign_ci") if comp.get("test") == "sign" else comp.get("signflip_ci")
-    if not own:
+    ``signflip_ci``, of the mean); None for a comparison without one (a control's, or a report
+    written before)."""
+    own = comp.sign_ci if comp.test == "sign" else comp.signflip_ci
+    if own is None:
         return None
-    return {"lo": own["lo"], "hi": own["hi"], "confidence": own["confidence"],
-            "of": "median" if comp.get("test") == "sign" else "mean"}
+    return Shown(own.lo, own.hi, own.confidence, "median" if comp.test == "sign" else "mean")
 
 
-def practical_sentence(report: JsonDict) -> str:
+def practical_sentence(report: Report) -> str:
     """The practical verdict in plain words, with the numbers that decided it."""
-    comp = report.get("comparison")
-    verdict = report.get("practical_verdict")
+    comp = report.comparison
+    verdict = report.practical_verdict
     if verdict == "unmatched":
         return ("no verdict: " + unmatched_reason(report) + "; match the budgets, "
                 "waive one with its reason (budget_waiver=) or bench it as a frontier")
     if comp is None or verdict == "incomplete":
-        reasons = "; ".join((report.get("incomplete") or {}).get("reasons", [])) or "runs missing"
+        reasons = "; ".join(report.incomplete.reasons if report.incomplete else ()) \
+            or "runs missing"
         return f"{reasons}: no verdict"
-    control = (report.get("controls") or {}).get(
-        str(report.get("decided_by") or "").removeprefix("control:"))
+    _, _, control = deciding(report)
     if control is not None:  # a control's comparison is the worst: it decides the verdict
-        return (_decision(report, verdict, control["comparison"], control["full"]["mean"],
-                          f"than the control {control['arm'].removeprefix('control:')}")
-                + "; against the baseline: " + _decision(report, report["comparison"]["verdict"],
-                                                         comp, None, "", brief=True))
-    base_mean = (report.get("baseline") or {}).get("full", {}).get("mean")
-    return _decision(report, verdict, comp, base_mean, "")
+        return (_decision(verdict, control.comparison, control.full.mean,
+                          f"than the control {control.arm.removeprefix('control:')}")
+                + "; against the baseline: " + _decision(comp.verdict, comp, None, "",
+                                                         brief=True))
+    base_mean = report.baseline.full.mean if report.baseline.full is not None else None
+    return _decision(verdict, comp, base_mean, "")
 
 
-def _decision(report: JsonDict, verdict: str | None, comp: JsonDict, other_mean: float | None,
+def _decision(verdict: str | None, comp: Comparison, other_mean: float | None,
               than: str, *, brief: bool = False) -> str:
     """One comparison in words: the idea against the baseline (``than`` empty) or a control.
     ``brief``: the numbers only (the baseline comparison beside a control's verdict)."""
-    n = comp["n_pairs"]
+    n = comp.n_pairs
     level = tested_level(comp)
     p_used = decided_p(comp, verdict)
     adjusted = ("Holm over every comparison of the idea" if verdict == "harms"
-                else "Holm across tracks" if (comp.get("family_size") or 1) > 1 else None)
-    p_txt = (("sign-test " if comp.get("test") == "sign" else "") + f"p = {p_used:.3g}"
-             + (f" ({adjusted})" if adjusted and p_used != comp["p_value"] else ""))
+                else "Holm across tracks" if (comp.family_size or 1) > 1 else None)
+    p_txt = (("sign-test " if comp.test == "sign" else "") + f"p = {p_used:.3g}"
+             + (f" ({adjusted})" if adjusted and p_used != comp.p_value else ""))
     # the sign test: the median
-    delta: float = comp["median_delta"] if "median_delta" in comp else comp["delta_mean"]
+    delta = comp.median_delta if comp.median_delta is not None else comp.delta_mean
     if brief:
-        better = (delta < 0) == comp.get("direction", "lower").startswith("lower")
+        better = (delta < 0) == comp.direction.startswith("lower")
         return (f"{'better' if better else 'worse'} by {abs(delta):.4g}, {p_txt} at level "
                 f"{num(level)}")
     of = "the control" if than else "the baseline"
-    size = ("a median of " if "median_delta" in comp else "") + (
+    size = ("a median of " if comp.median_delta is not None else "") + (
         f"{abs(delta):.4g} ({rel_pct(delta, other_mean)} of {of})")
     than = f" {than}" if than else ""
     if verdict == "helps":
         return f"the idea is significantly better{than} by {size}, {p_txt} < level {num(level)}"
     if verdict == "harms":
         return f"the idea is significantly worse{than} by {size}, {p_txt} < level {num(level)}"
-    diffs = comp.get("per_seed_diffs") or []
+    diffs = comp.per_seed_diffs
     if diffs and all(d == 0 for d in diffs):
         mde_txt = (f"the two arms gave identical results on all {_seed_word(n)} (every diff is "
                    "0), so there is no difference to detect")
-    elif comp.get("mde") == 0:
+    elif comp.mde == 0:
         mde_txt = (f"the per-seed diffs have no spread (all {signed(diffs[0])}), so the MDE is "
                    f"0 and only the number of seeds limits p (smallest reachable with "
                    f"{_seed_word(n)}: {2.0 ** (1 - n):.3g})")
     else:
         mde_txt = (f"with {_seed_word(n)} this bench cannot see effects smaller than "
-                   f"{pct(comp.get('mde_rel_pct'))} of {of} (MDE {num(comp.get('mde'))})")
+                   f"{pct(comp.mde_rel_pct)} of {of} (MDE {num(comp.mde)})")
     if verdict == "equivalent":
-        eq = comp.get("equivalence") or {}
+        eq = comp.equivalence
+        eq_level = None if eq is None else eq.level
         return (f"shown equivalent to {of} within the margin of "
-                f"{pct(100 * eq.get('margin_rel', 0))} either way (two one-sided sign-flip "
-                f"tests, p = {num(eq.get('p_worse'), '.3g')} against worse and "
-                f"{num(eq.get('p_better'), '.3g')} against better, both < level "
-                f"{num(eq.get('level'), '.4g')}"
-                + ("" if eq.get("level") == level else f": the look's level {num(level)} over "
-                   f"{comp.get('family_size')} track(s)") + f"); the difference is "
+                f"{pct(100 * (eq.margin_rel if eq else 0))} either way (two one-sided sign-flip "
+                f"tests, p = {num(eq and eq.p_worse, '.3g')} against worse and "
+                f"{num(eq and eq.p_better, '.3g')} against better, both < level "
+                f"{num(eq_level, '.4g')}"
+                + ("" if eq_level == level else f": the look's level {num(level)} over "
+                   f"{comp.family_size} track(s)") + f"); the difference is "
                 f"{signed(delta)} ({rel_pct(delta, other_mean)} of {of}), {p_txt}")
     if verdict == "non-inferior":
-        ni = comp.get("noninferiority") or {}
+        ni = comp.noninferiority
         within = (f"shown to be worse by less than the margin of "
-                  f"{pct(100 * ni.get('margin_rel', 0))} of {of} (one-sided sign-flip "
-                  f"p = {num(ni.get('p_value'), '.3g')}); {mde_txt}")
+                  f"{pct(100 * (ni.margin_rel if ni else 0))} of {of} (one-sided sign-flip "
+                  f"p = {num(ni and ni.p_value, '.3g')}); {mde_txt}")
         # a harm within the margin: non-inferior, and the harm is stated
         if level is not None and p_used < level:
             return (f"significantly worse{than} by {size}, {p_txt} < level {num(level)}, but "
@@ -142,8 +155,8 @@ def _decision(report: JsonDict, verdict: str | None, comp: JsonDict, other_mean:
 
 
 
-def mechanism_sentence(report: JsonDict) -> str:
-    ok = report.get("mechanism_ok")
+def mechanism_sentence(report: Report) -> str:
+    ok = report.mechanism_ok
     if ok is None and non_discriminating(report):
         return ("mechanism not shown: signature(s) "
                 + ", ".join(non_discriminating(report))
@@ -152,10 +165,8 @@ def mechanism_sentence(report: JsonDict) -> str:
         return _no_evidence(report)
     if ok == 1:
         return "mechanism confirmed: every signature within tolerance, every mechanism test passed"
-    bad = [name for name, s in (report.get("mechanism_signature") or {}).get(
-        "signatures", {}).items() if not s.get("confirmed")]
-    failed = [t["test"] for t in (report.get("math_verification") or {}).get("tests", [])
-              if t.get("outcome") != "passed"]
+    bad = [name for name, s in report.mechanism_signature.signatures.items() if not s.confirmed]
+    failed = [t.test for t in report.math_verification.tests if t.outcome != "passed"]
     parts = []
     if bad:
         parts.append("signature(s) not confirmed: " + ", ".join(bad))
@@ -164,45 +175,44 @@ def mechanism_sentence(report: JsonDict) -> str:
     return "mechanism not confirmed: " + ("; ".join(parts) or "see below")
 
 
-def _no_evidence(report: JsonDict) -> str:
+def _no_evidence(report: Report) -> str:
     """Why ``mechanism_ok`` is null: only a signature measured on the trained runs, against a
     discriminating null, is evidence that the mechanism works in the trained model."""
-    tests = [t for t in (report.get("math_verification") or {}).get("tests", [])
-             if t.get("outcome") != "skipped"]
-    signatures = sorted((report.get("mechanism_signature") or {}).get("signatures") or {})
+    tests = [t for t in report.math_verification.tests if t.outcome != "skipped"]
+    signatures = sorted(report.mechanism_signature.signatures)
     if signatures:
         return ("no mechanism evidence from the trained runs: signature(s) "
                 + ", ".join(signatures) + " have no null to discriminate against")
     if tests:
-        passed = sum(t.get("outcome") == "passed" for t in tests)
+        passed = sum(t.outcome == "passed" for t in tests)
         return (f"no mechanism evidence from the trained runs: {passed} of {len(tests)} "
                 "mechanism test(s) passed, which check the method, not the trained model "
                 "(a signature measured on the runs, with a discriminating null, confirms it)")
     return "no mechanism evidence: the idea states no signature and no mechanism test"
 
 
-def system_word(report: JsonDict) -> str:
+def system_word(report: Report) -> str:
     """``system_verdict`` for people: ``not shown`` where the reference format's ``failed``
     only means the evidence is missing (no significant effect either way and no mechanism
     evidence, ``mechanism_ok`` null), not evidence against the idea; else the verdict."""
-    verdict = str(report.get("system_verdict"))
+    verdict = str(report.system_verdict)
     if verdict == "failed" and missing_evidence(report):
         return "not shown"
     return verdict
 
 
-def missing_evidence(report: JsonDict) -> bool:
+def missing_evidence(report: Report) -> bool:
     """A ``failed`` system verdict that rests on no evidence against the idea: its practical
     verdict is not harms and its mechanism was neither confirmed nor refuted."""
-    return (report.get("system_verdict") == "failed" and report.get("mechanism_ok") is None
-            and report.get("practical_verdict") not in ("harms", "incomplete", "unmatched"))
+    return (report.system_verdict == "failed" and report.mechanism_ok is None
+            and report.practical_verdict not in ("harms", "incomplete", "unmatched"))
 
 
-def system_sentence(report: JsonDict) -> str:
-    verdict = report.get("system_verdict")
-    practical = report.get("practical_verdict")
-    ok = report.get("mechanism_ok")
-    if verdict == "incomplete" or report.get("comparison") is None:
+def system_sentence(report: Report) -> str:
+    verdict = report.system_verdict
+    practical = report.practical_verdict
+    ok = report.mechanism_ok
+    if verdict == "incomplete" or report.comparison is None:
         return "no verdict without a complete comparison"
     if verdict == "unmatched":
         return "no verdict: the arms' budgets differ (see Budgets)"

@@ -73,8 +73,8 @@ def aggregate_session(payloads: list[Payload], settings, *, complete_session: bo
             if set_aside:  # the report says it, so the terminal does (one WARNING line each)
                 written_report = dataclasses.replace(
                     written_report, warnings=(*written_report.warnings, *set_aside))
-            r = written_report.to_json()  # the JSON edge: the file, its companions, the gate
-            text = bench_report.dumps(r)
+            r = written_report
+            text = bench_report.dumps(r.to_json())   # the JSON edge: the file
             try:
                 atomic.write_atomic(path, text)
                 summary.write_companions(  # summary.md (+ plots) beside it
@@ -82,13 +82,13 @@ def aggregate_session(payloads: list[Payload], settings, *, complete_session: bo
             except OSError as exc:
                 if errors is None:
                     raise
-                errors.append(f"benchkit: ERROR {name} {r['track']}: cannot write "
+                errors.append(f"benchkit: ERROR {name} {r.track}: cannot write "
                               f"{exc.filename or path}: {exc.strerror or exc}")
             else:
                 written.append((path, r))
             why = gate_failure(r, settings.gate)
             if why:
-                failures.append(f"benchkit: FAIL {name} {r['track']}: {why}")
+                failures.append(f"benchkit: FAIL {name} {r.track}: {why}")
     return written, failures
 
 
@@ -161,19 +161,21 @@ def same_report(previous: dict | None, text: str) -> bool:
     return content(previous) == content(json.loads(text))
 
 
-def gate_failure(report: dict, gate: str) -> str | None:
+def gate_failure(report: Report, gate: str) -> str | None:
     """Why ``report`` misses ``gate``, or None when it passes."""
     if gate == "off":
         return None
-    practical, system = report["practical_verdict"], report["system_verdict"]
-    if not report["complete"]:
-        return "incomplete (" + "; ".join(report["incomplete"]["reasons"]) + "): no verdict"
+    practical, system = report.practical_verdict, report.system_verdict
+    if not report.complete:
+        return ("incomplete (" + "; ".join(report.incomplete.reasons if report.incomplete
+                                            else ()) + "): no verdict")
     if practical == "unmatched":
         return reading.unmatched_reason(report) + ": no verdict"
-    comp = report["comparison"]
-    facts = (f"{practical}/{system}, delta {comp['delta_mean']:+.4g}, "
-             f"p {comp['p_adjusted']:.4g} at level {num(reading.tested_level(comp))}, "
-             f"mechanism_ok {mechanism_word(report['mechanism_ok'])}")
+    comp = report.comparison
+    assert comp is not None   # a complete report compares
+    facts = (f"{practical}/{system}, delta {comp.delta_mean:+.4g}, "
+             f"p {comp.p_adjusted:.4g} at level {num(reading.tested_level(comp))}, "
+             f"mechanism_ok {mechanism_word(report.mechanism_ok)}")
     ok = {
         "not-harms": practical != "harms",
         "non-inferior": practical in ("helps", "non-inferior", "equivalent"),
@@ -181,8 +183,8 @@ def gate_failure(report: dict, gate: str) -> str | None:
         "helps": practical == "helps",
         "worked": system == "worked",
     }[gate]
-    exploratory = report.get("exploratory")
-    why = "exploratory (" + "; ".join((exploratory or {}).get("reasons", [])) + ")"
+    exploratory = report.exploratory
+    why = "exploratory (" + "; ".join(exploratory.reasons if exploratory else ()) + ")"
     if not ok:
         return f"gate {gate!r} not met" + (f", and {why}" if exploratory else "") + f": {facts}"
     if exploratory:  # the verdicts of a session that is no planned look never pass a gate

@@ -2,7 +2,7 @@
 the plots of :mod:`benchkit.report.plots` when matplotlib is installed (``pip install
 benchkit[plot]``).
 
-Pure Python: reads the report dict only, never torch.
+Pure Python: reads the report's record only, never torch.
 """
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from benchkit.report.sentences import (mechanism_sentence, missing_evidence,
                                        not_run, practical_sentence, system_sentence)
 from benchkit.store import atomic
 from benchkit.report.reading import floor_gap, paired_values
-from benchkit.verdict.build import direction_of
+from benchkit.verdict.records import ControlArm, Report
+from benchkit.verdict.sections import ArmConvergence, SweepRow
 
 SUMMARY_NAME = "summary.md"
 MAX_LISTED = 20  # missing/failed runs listed by name before "... and N more"
@@ -29,32 +30,31 @@ _printed_notes: set[str] = set()
 
 
 # -- sections ---------------------------------------------------------------------------------
-def _protocol_lines(report: dict) -> list[str]:
-    proto = report.get("protocol") or {}
+def _protocol_lines(report: Report) -> list[str]:
+    proto = report.protocol
     seeds = proto.get("seeds")
     grid = proto.get("grid")
     lines = ["## Protocol", ""]
-    lines.append(f"- track `{report.get('track')}`, model `{report.get('model')}`, metric "
-                 f"`{report.get('metric', proto.get('metric', 'metric'))}` "
-                 f"({report.get('metric_direction')})")
+    lines.append(f"- track `{report.track}`, model `{report.model}`, metric "
+                 f"`{report.metric}` ({report.metric_direction})")
     if seeds is not None:
         lines.append(f"- seeds: {len(seeds)} paired seeds ({', '.join(map(str, seeds))}); both "
                      "arms of a seed see the same data and minibatch order")
     else:
-        lines.append(f"- seeds: {report.get('n_seeds')}")
+        lines.append(f"- seeds: {report.n_seeds}")
     if grid is not None:
         lines.append(f"- grid: {'; '.join(cfg_text(c) for c in grid)}; each arm runs every config "
                      "on every seed (equal tuning budget)")
     train = [f"{k} {proto[k]}" for k in ("epochs", "optimizer", "batch_size") if k in proto]
     if train:
         lines.append("- training: " + ", ".join(train).replace("batch_size", "batch size"))
-    conv = report.get("convergence") or {}
-    if conv.get("budget"):
-        lines.append("- epochs: " + ("a fixed budget" if conv["budget"] == "fixed" else
+    conv = report.convergence
+    if conv.budget:
+        lines.append("- epochs: " + ("a fixed budget" if conv.budget == "fixed" else
                                      "meant to converge") + ", as the track declares"
-                     + (f" ({conv['budget_reason']})" if conv.get("budget_reason") else ""))
+                     + (f" ({conv.budget_reason})" if conv.budget_reason else ""))
     checks = [f"{arm.removeprefix('control:')} {_check_text(a)}"
-              for arm, a in (conv.get("arms") or {}).items() if a.get("budget_check")]
+              for arm, a in conv.arms.items() if a.budget_check]
     if checks:
         lines.append("- budget check (the selected config trained longer; validation): "
                      + "; ".join(checks))
@@ -64,41 +64,42 @@ def _protocol_lines(report: dict) -> list[str]:
         lines.append(f"- test: {proto['test']}, alpha {num(proto.get('alpha'), 'g')}")
     if proto.get("margin") is not None:
         lines.append(f"- margin: {pct(100 * proto['margin'])} of the baseline mean")
-    base_cfg = (report.get("baseline") or {}).get("best_cfg")
-    if report.get("frontier") and base_cfg is not None:
-        lines.append(f"- selected: each arm's config at each {report['frontier']['axis']} point "
+    base_cfg = report.baseline.best_cfg
+    if report.frontier and base_cfg is not None:
+        lines.append(f"- selected: each arm's config at each {report.frontier.axis} point "
                      "(see Frontier)")
-    elif base_cfg is not None or report.get("idea_config") is not None:
+    elif base_cfg is not None or report.idea_config is not None:
         lines.append(f"- selected: baseline {_cfg(base_cfg)}, "
-                     f"idea {_cfg(report.get('idea_config'))}")
+                     f"idea {_cfg(report.idea_config)}")
     return lines + [""]
 
 
-def _check_text(arm: dict) -> str:
-    c = arm["budget_check"]
-    if c["pending"] or c["gain"] is None:
-        return f"at {c['epochs']} epochs {'pending' if c['pending'] else 'not measurable'}"
-    gain = f"{pct(100 * abs(c['gain']))} " + (
-        "better" if c["gain"] > 0 else "worse" if c["gain"] < 0 else "no better")
-    if "decision" not in c:  # reports before the sequential check: a median
-        return (f"at {c['epochs']} epochs {gain} (median of {c['seeds']} seeds): "
-                f"{'still improving' if arm['still_improving'] else 'trained out'}")
-    bounds = (f", one-sided {100 * (1 - c['level']):.0f}% bounds of the gain "
-              f"{pct(100 * c['lower'])} to {pct(100 * c['upper'])}"
-              if c.get("lower") is not None else "")
-    return f"at {c['epochs']} epochs {gain} (mean of {c['seeds']} seeds{bounds}): {c['decision']}"
+def _check_text(arm: ArmConvergence) -> str:
+    c = arm.budget_check
+    assert c is not None   # the arms with a check only
+    if c.pending or c.gain is None:
+        return f"at {c.epochs} epochs {'pending' if c.pending else 'not measurable'}"
+    gain = f"{pct(100 * abs(c.gain))} " + (
+        "better" if c.gain > 0 else "worse" if c.gain < 0 else "no better")
+    if c.decision is None:  # reports before the sequential check: a median
+        return (f"at {c.epochs} epochs {gain} (median of {c.seeds} seeds): "
+                f"{'still improving' if arm.still_improving else 'trained out'}")
+    bounds = (f", one-sided {100 * (1 - c.level):.0f}% bounds of the gain "
+              f"{pct(100 * c.lower)} to {pct(100 * c.upper)}"
+              if c.lower is not None and c.upper is not None and c.level is not None else "")
+    return f"at {c.epochs} epochs {gain} (mean of {c.seeds} seeds{bounds}): {c.decision}"
 
 
-def floor_lines(report: dict) -> list[str]:
+def floor_lines(report: Report) -> list[str]:
     """The track's floors and how far the baseline's test mean is from the best of them (in
     the metric's direction, as a percentage of the floor); nothing without floors, and on a
     frontier only why they are left out (:func:`benchkit.report.reading.floor_gap`)."""
-    floors = {k: v for k, v in (report.get("floors") or {}).items() if is_finite(v)}
+    floors = {k: v for k, v in (report.floors or {}).items() if is_finite(v)}
     if not floors:
         return []
-    if report.get("frontier"):
+    if report.frontier:
         return ["## Floors", "", f"- left out: on the frontier over "
-                f"`{report['frontier']['axis']}` every arm's figure is a mean over points at "
+                f"`{report.frontier.axis}` every arm's figure is a mean over points at "
                 "other budgets, not one model trained at the track's protocol as the floors "
                 "are (bench_report.json keeps them)", ""]
     lines = ["## Floors", "", "- baselines fitted on the same seeds' train splits, test "
@@ -117,11 +118,12 @@ def _cfg(cfg) -> str:
     return "-" if cfg is None else f"`{cfg_text(cfg)}`"
 
 
-def _per_seed_lines(report: dict) -> list[str]:
+def _per_seed_lines(report: Report) -> list[str]:
     """Seed by seed: the idea against the arm that decided the verdict (a control, when one
     did), then against the baseline."""
-    comp = report["comparison"]
-    direction = direction_of(report)
+    comp, idea_full, base_full = report.comparison, report.idea, report.baseline.full
+    assert comp is not None and idea_full is not None and base_full is not None   # complete
+    direction = report.direction
     seeds, base, idea, diffs = paired_values(report)
     control = _deciding_control(report)
     rows = []
@@ -129,92 +131,87 @@ def _per_seed_lines(report: dict) -> list[str]:
         who = "tie" if d == 0 else ("idea" if better(d, direction) else "baseline")
         row = [s, num(i)]
         if control is not None:
-            c = control["full"]["per_seed"][k]
+            c = control.full.per_seed[k]
             row += [num(c), signed(i - c)]
         rows.append(row + [num(b), signed(d), who])
-    mean = ["**mean**", num(report["idea"]["mean"])]
+    mean = ["**mean**", num(idea_full.mean)]
     if control is not None:
-        cc = control["comparison"]
-        mean += [num(control["full"]["mean"]), signed(cc["delta_mean"])]
-    rows.append(mean + [num(report["baseline"]["full"]["mean"]), signed(comp["delta_mean"]),
-                        f"idea wins {comp['idea_wins']}/{comp['n_pairs']}"])
+        mean += [num(control.full.mean), signed(control.comparison.delta_mean)]
+    rows.append(mean + [num(base_full.mean), signed(comp.delta_mean),
+                        f"idea wins {comp.idea_wins}/{comp.n_pairs}"])
     header = ["seed", "idea"]
     if control is not None:
-        name = control["arm"].removeprefix("control:")
+        name = control.arm.removeprefix("control:")
         header += [f"{name} (decided)", f"diff (idea - {name})"]
     header += ["baseline", "diff (idea - baseline)", "better than baseline"]
-    metric = report.get("metric", "metric")
-    return ([f"## Per seed (test {metric}, selected configs)", ""]
+    return ([f"## Per seed (test {report.metric}, selected configs)", ""]
             + markdown_table(header, rows)
-            + ["", f"{report.get('metric_direction', '').capitalize()}: a "
+            + ["", f"{report.metric_direction.capitalize()}: a "
                f"{'negative' if direction == 'lower' else 'positive'} diff means the idea won "
                "that seed.", ""])
 
 
-def _deciding_control(report: dict) -> dict | None:
+def _deciding_control(report: Report) -> ControlArm | None:
     """The control arm whose comparison decided the verdict, with per-seed values, or None."""
-    name = str(report.get("decided_by") or "")
-    control = (report.get("controls") or {}).get(name.removeprefix("control:"))
-    if not name.startswith("control:") or control is None:
+    name = report.decided_by or ""
+    control = report.controls.get(name.removeprefix("control:"))
+    if not name.startswith("control:") or control is None or report.idea is None:
         return None
-    per_seed = (control.get("full") or {}).get("per_seed") or []
-    return control if len(per_seed) == len(report["idea"]["per_seed"]) else None
+    return control if len(control.full.per_seed) == len(report.idea.per_seed) else None
 
 
-def _sweep_lines(report: dict) -> list[str]:
-    sweeps = {"baseline": (report.get("baseline") or {}).get("sweep"),
-              "idea": report.get("idea_sweep")}
-    selected = {"baseline": (report.get("baseline") or {}).get("best_cfg"),
-                "idea": report.get("idea_config")}
+def _sweep_lines(report: Report) -> list[str]:
+    sweeps: dict[str, tuple[SweepRow, ...]] = {"baseline": report.baseline.sweep,
+                                               "idea": report.idea_sweep}
+    selected = {"baseline": report.baseline.best_cfg, "idea": report.idea_config}
     rows = []
     for arm, sweep in sweeps.items():
-        for entry in sweep or []:
-            note = "selected" if entry.get("cfg") == selected[arm] else "-"
-            if entry.get("eligible") is False:
-                div = entry.get("diverged_seeds") or []
+        for entry in sweep:
+            note = "selected" if entry.cfg == selected[arm] else "-"
+            if entry.eligible is False:
+                div = entry.diverged_seeds
                 note = (f"not eligible: diverged on seed(s) {', '.join(map(str, div))}" if div
                         else "not eligible: runs missing")
-            rows.append([arm, f"`{cfg_text(entry['cfg'])}`", num(entry.get("val_mean")),
-                         num(entry.get("mean")), note])
+            rows.append([arm, f"`{cfg_text(entry.cfg)}`", num(entry.val_mean),
+                         num(entry.mean), note])
     if not rows:
         return []
     return (["## Sweep (means over seeds)", ""]
             + markdown_table(["arm", "config", "val mean", "test mean", "note"], rows) + [""])
 
 
-def _incomplete_lines(report: dict) -> list[str]:
-    inc = report.get("incomplete") or {}
+def _incomplete_lines(report: Report) -> list[str]:
+    inc = report.incomplete
     lines = ["## Incomplete: no verdict", "",
              "This comparison lacks runs, so benchkit computed no statistics and no verdict "
              "(it never compares on silently fewer pairs).", ""]
-    for reason in inc.get("reasons", []):
+    for reason in inc.reasons if inc else ():
         lines.append(f"- {readable(reason)}")
-    missing = not_run(inc)
+    missing = not_run(report)
     if missing:
         lines += ["", f"Runs not run (none stored) ({len(missing)}):", ""]
         lines += [f"- `{m}`" for m in missing[:MAX_LISTED]]
         if len(missing) > MAX_LISTED:
             lines.append(f"- ... and {len(missing) - MAX_LISTED} more")
-    failed = inc.get("failed") or []
+    failed = inc.failed if inc else ()
     if failed:
         lines += ["", f"Failed runs ({len(failed)}):", ""]
-        lines += [f"- `{f['run']}`: {markdown_cell(f.get('message') or 'failed')}"
+        lines += [f"- `{f.run}`: {markdown_cell(f.message or 'failed')}"
                   for f in failed[:MAX_LISTED]]
         if len(failed) > MAX_LISTED:
             lines.append(f"- ... and {len(failed) - MAX_LISTED} more")
     return lines + [""]
 
 
-def _runs_lines(report: dict) -> list[str]:
-    runs = report.get("runs") or []
-    env = report.get("environment") or {}
+def _runs_lines(report: Report) -> list[str]:
+    runs, env = report.runs, report.environment
     if not runs and not env:
         return []
     lines = ["## Runs and environment", ""]
     if runs:
-        diverged = sum(1 for r in runs if r.get("diverged"))
-        reused = sum(1 for r in runs if r.get("reused"))
-        seconds = sum(r.get("seconds") or 0.0 for r in runs)
+        diverged = sum(1 for r in runs if r.diverged)
+        reused = sum(1 for r in runs if r.reused)
+        seconds = sum(r.seconds or 0.0 for r in runs)
         lines.append(f"- {len(runs)} runs recorded ({diverged} diverged, {reused} reused from "
                      f"the run store), {seconds:.1f} s of training in total")
     if env:
@@ -222,30 +219,29 @@ def _runs_lines(report: dict) -> list[str]:
     return lines + [""]
 
 
-def render_summary_md(report: dict) -> str:
+def render_summary_md(report: Report) -> str:
     """The report as a page for people: claim, protocol, per-seed table, statistics, mechanism
     evidence, verdicts in words, warnings; for an incomplete report, what is missing."""
-    name, track = report.get("name", "?"), report.get("track", "?")
-    complete = report.get("comparison") is not None
-    lines = [f"# {name} on {track}", ""]
-    if report.get("claim"):
-        lines += [f"> **Claim:** {report['claim']}", ""]
+    complete = report.comparison is not None
+    lines = [f"# {report.name} on {report.track}", ""]
+    if report.claim:
+        lines += [f"> **Claim:** {report.claim}", ""]
     lines += ["## Verdict", "",
-              f"- **practical: {report.get('practical_verdict')}**: "
+              f"- **practical: {report.practical_verdict}**: "
               f"{practical_sentence(report)}.",
-              f"- **system: {report.get('system_verdict')}**: {system_sentence(report)}"
+              f"- **system: {report.system_verdict}**: {system_sentence(report)}"
               + (" (`failed` is the reference format's word: here it means not shown, for want "
                  "of evidence, not evidence against the idea)." if missing_evidence(report)
                  else "."),
-              f"- **mechanism_ok: {mechanism_word(report.get('mechanism_ok'))}**: "
+              f"- **mechanism_ok: {mechanism_word(report.mechanism_ok)}**: "
               f"{mechanism_sentence(report)}.", ""]
-    if report.get("exploratory"):
-        lines[-1:-1] = ["- **exploratory**: " + "; ".join(report["exploratory"]["reasons"])
+    if report.exploratory:
+        lines[-1:-1] = ["- **exploratory**: " + "; ".join(report.exploratory.reasons)
                         + ". This session is not a look of the declared plan: its verdicts "
                         "are descriptive only and every gate fails."]
-    meta = [f"module `{report['module']}`" if report.get("module") else None,
-            f"written {report['created']}" if report.get("created") else None,
-            f"bench_version {report.get('bench_version')}"]
+    meta = [f"module `{report.module}`" if report.module else None,
+            f"written {report.created}" if report.created else None,
+            f"bench_version {report.bench_version}"]
     lines += ["_" + ", ".join(m for m in meta if m) + "_", ""]
     warnings = warnings_for_people(report)
     if warnings:
@@ -274,7 +270,7 @@ def _note(text: str, echo: bool) -> str:
     return text
 
 
-def write_companions(path, report: dict, *, echo: bool = True,
+def write_companions(path, report: Report, *, echo: bool = True,
                      plots_current: bool = False) -> list[str]:
     """Write ``summary.md`` (always) and ``paired.png``/``sweep.png`` (when matplotlib is
     installed and the report has a comparison) beside the report at ``path``. With
@@ -292,7 +288,7 @@ def write_companions(path, report: dict, *, echo: bool = True,
     except Exception as exc:  # a plotting problem must not break the session that benched
         plot_note = f"plots not drawn for {path}: {type(exc).__name__}: {exc}"
     if plot_note:   # an incomplete report says so itself: no note on the terminal for it
-        notes.append(_note(plot_note, echo and report.get("comparison") is not None))
+        notes.append(_note(plot_note, echo and report.comparison is not None))
     try:
         text = render_summary_md(report)
     except Exception as exc:

@@ -13,6 +13,7 @@ from benchkit.report.advice import warning_lines
 from benchkit.report.fmt import mechanism_word, readable, sig
 from benchkit.report.sentences import decided_p, deciding, not_run, system_word, verdict_against
 from benchkit.report.reading import floor_gap, tested_level
+from benchkit.verdict.records import Comparison, Report
 
 WIDTH = 120
 COLUMNS = ("idea", "track", "verdict", "decided by", "delta", "wins", "p", "MDE",
@@ -20,45 +21,45 @@ COLUMNS = ("idea", "track", "verdict", "decided by", "delta", "wins", "p", "MDE"
 SHRINK = ("idea", "decided by", "track")   # cut to fit WIDTH, the widest first
 
 
-def _delta(comp: dict) -> str:
-    return sig(comp.get("median_delta", comp.get("delta_mean")), sign=True)
+def _delta(comp: Comparison) -> str:
+    return sig(comp.delta_mean if comp.median_delta is None else comp.median_delta, sign=True)
 
 
-def _p(comp: dict, verdict: str | None) -> str:
+def _p(comp: Comparison, verdict: str | None) -> str:
     return sig(decided_p(comp, verdict))
 
 
-def row(r: dict) -> tuple[str, ...]:
-    verdict = (f'{r["practical_verdict"]}/{system_word(r)}'
-               + (" (exploratory)" if r.get("exploratory") else ""))
-    mech = mechanism_word(r["mechanism_ok"])
+def row(r: Report) -> tuple[str, ...]:
+    verdict = (f'{r.practical_verdict}/{system_word(r)}'
+               + (" (exploratory)" if r.exploratory else ""))
+    mech = mechanism_word(r.mechanism_ok)
     against, comp, _ = deciding(r)
-    if comp is None:
-        return (r["name"], r["track"], "incomplete", "-", "-", "-", "-", "-", "-", mech)
-    base = r["comparison"]
+    base = r.comparison
+    if comp is None or base is None:
+        return (r.name, r.track, "incomplete", "-", "-", "-", "-", "-", "-", mech)
     beside = ("-" if against == "baseline"
               else f"{_delta(base)}, p {_p(base, verdict_against(r, 'baseline'))}")
     level = tested_level(comp)
-    p = _p(comp, r["practical_verdict"]) + ("" if level == comp.get("alpha")
-                                             else f" (level {sig(level)})")
-    return (r["name"], r["track"], verdict, against, _delta(comp),
-            f'{comp["idea_wins"]}/{comp["n_pairs"]}', p, sig(comp.get("mde")), beside, mech)
+    p = _p(comp, r.practical_verdict) + ("" if level == comp.alpha
+                                         else f" (level {sig(level)})")
+    return (r.name, r.track, verdict, against, _delta(comp),
+            f'{comp.idea_wins}/{comp.n_pairs}', p, sig(comp.mde), beside, mech)
 
 
-def notes(r: dict) -> list[str]:
+def notes(r: Report) -> list[str]:
     """What a row cannot say: a frontier's figures are means over its points; a baseline no
     better than its track's best floor (a trivial model: an own track's too), whose comparisons
     then say little."""
     gap = floor_gap(r)
     below = [] if gap is None or gap[3] > 0 else [
-        f"benchkit: WARNING {r['name']} {r['track']}: the baseline's test mean {sig(gap[2])} is "
+        f"benchkit: WARNING {r.name} {r.track}: the baseline's test mean {sig(gap[2])} is "
         f"no better than the track's best floor, {gap[0]} ({sig(gap[1])}): a trained baseline "
         "should beat it; tune the baseline or the track (summary.md, Floors)"]
-    front = r.get("frontier")
-    if not front or r.get("comparison") is None:
+    front = r.frontier
+    if not front or r.comparison is None:
         return below
-    values = ", ".join(sig(v) if isinstance(v, float) else str(v) for v in front["values"])
-    return [f"benchkit: {r['name']} {r['track']}: a frontier over {front['axis']} ({values}): "
+    values = ", ".join(sig(v) if isinstance(v, float) else str(v) for v in front.values)
+    return [f"benchkit: {r.name} {r.track}: a frontier over {front.axis} ({values}): "
             "every arm at each point; delta, wins and p are of the mean over the points "
             "(each point in summary.md)"] + below
 
@@ -90,27 +91,30 @@ def render(rows: list[tuple[str, ...]], width: int = WIDTH) -> list[str]:
     return lines
 
 
-def render_summary(written: list, root: Path) -> list[str]:
+Written = list[tuple[Path, Report]]   # each report written, and where
+
+
+def render_summary(written: Written, root: Path) -> list[str]:
     if not written:
         return []
     lines = render([row(r) for _, r in written])
     lines.append(where(written, root))
     for _, r in written:
         lines += notes(r) + warning_lines(r)
-        if r["incomplete"]:
-            inc = r["incomplete"]
-            absent, failed = not_run(inc), inc.get("failed") or []
-            lines.append(f"benchkit: INCOMPLETE {r['name']} {r['track']}: "
-                         f"{'; '.join(map(readable, inc['reasons']))}"
+        if r.incomplete:
+            inc = r.incomplete
+            absent, failed = not_run(r), inc.failed
+            lines.append(f"benchkit: INCOMPLETE {r.name} {r.track}: "
+                         f"{'; '.join(map(readable, inc.reasons))}"
                          + (f"; not run: {', '.join(absent[:8])}"
                             f"{' ...' if len(absent) > 8 else ''}" if absent else "")
                          + (f"; {len(failed)} failed (listed in summary.md)" if failed else ""))
     return lines
 
 
-def where(written: list, root: Path) -> str:
+def where(written: Written, root: Path) -> str:
     """One line saying where the reports and their companions are."""
-    laid_out = all(Path(p).parent.parts[-2:] == (r["name"], r["track"]) for p, r in written)
+    laid_out = all(Path(p).parent.parts[-2:] == (r.name, r.track) for p, r in written)
     places = sorted({_shown(Path(p).parent.parent.parent, root) + "/<idea>/<track>/"
                      if laid_out else _shown(Path(p).parent, root) + "/" for p, r in written})
     return (f"benchkit: reports in {', '.join(places)} (bench_report.json; summary.md with every "

@@ -36,6 +36,18 @@ def reference_words(verdict: str) -> str:
     return REFERENCE_WORDS.get(verdict, "no significant win")
 
 
+def rank(verdict: str | None) -> int:
+    """Where a practical verdict stands, worst lowest (:data:`VERDICT_ORDER`): harms 0 up to
+    equivalent 4; a report with none (incomplete, unmatched) is -1, below all."""
+    return VERDICT_ORDER.index(verdict) if verdict in VERDICT_ORDER else -1
+
+
+def verdict_of_words(words: str | None) -> str | None:
+    """The practical verdict a comparison's reference-format ``verdict`` words name (helps or
+    harms); None for "no significant win", which several verdicts share, and for none."""
+    return next((v for v, w in REFERENCE_WORDS.items() if w == words), None)
+
+
 def with_reference_words(comp: Comparison, verdict: str) -> Comparison:
     """``comp`` with its reference-format fields (``verdict``, ``system_worked``), set once
     from the verdict decided against that comparator at the planned level."""

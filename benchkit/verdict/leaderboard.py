@@ -45,7 +45,7 @@ from benchkit.stats import selection
 from benchkit.stats.signflip import sign_flip_ci
 from benchkit.verdict import sweeps
 from benchkit.verdict.build import finite_or_none
-from benchkit.verdict.decision import decided_level
+from benchkit.verdict.decision import decided_level, practical_verdict
 
 ADJUSTMENT = "holm"
 # family-wise error / false discovery rate
@@ -238,12 +238,10 @@ def _sweeps(entry: Entry) -> selection.Sweeps | None:
 
 
 def verdict(p_adjusted: float, mean_improvement: float, alpha: float) -> str:
-    """helps / harms when the adjusted p is below alpha, by the sign of the mean improvement."""
-    if p_adjusted < alpha and mean_improvement > 0:
-        return "helps"
-    if p_adjusted < alpha and mean_improvement < 0:
-        return "harms"
-    return "inconclusive"
+    """helps / harms when the adjusted p is below alpha, by the sign of the mean improvement:
+    the report's rule (:func:`benchkit.verdict.decision.practical_verdict`, the one home of
+    the verdict words), on the improvement (positive: the idea is better)."""
+    return practical_verdict(p_adjusted, -mean_improvement, "lower", alpha)
 
 
 def rank_board(entries: list[Entry], alpha: float, adjustment: str = ADJUSTMENT) -> Board:

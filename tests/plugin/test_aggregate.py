@@ -43,7 +43,7 @@ def settings(tmp_path, gate="helps", alpha=0.05):
 
 
 def by_track(written):
-    return {r["track"]: r for _, r in written}
+    return {r.track: r.to_json() for _, r in written}
 
 
 @pytest.mark.slow
@@ -75,8 +75,8 @@ def test_a_single_track_idea_is_judged_on_its_raw_p(tmp_path):
 def test_reports_are_written_where_the_settings_say(tmp_path):
     written, _ = aggregate_session(typed(payloads(spec())), settings(tmp_path, gate="off"))
     for path, r in written:
-        assert path == tmp_path / "agg" / r["track"] / "bench_report.json"
-        assert json.loads(path.read_text())["practical_verdict"] == r["practical_verdict"]
+        assert path == tmp_path / "agg" / r.track / "bench_report.json"
+        assert json.loads(path.read_text())["practical_verdict"] == r.practical_verdict
 
 
 @pytest.mark.slow
@@ -117,7 +117,7 @@ def test_each_idea_gets_its_own_reports_and_failures(tmp_path):
     good, bad = spec("good", ("tabular",)), spec("bad", ("tabular",))
     both = payloads(good) + payloads(bad, gain=lambda t, s: -0.5)
     written, failures = aggregate_session(typed(both), settings(tmp_path, gate="not-harms"))
-    assert sorted(r["name"] for _, r in written) == ["bad", "good"]
+    assert sorted(r.name for _, r in written) == ["bad", "good"]
     assert len(failures) == 1 and failures[0].startswith("benchkit: FAIL bad tabular")
 
 
@@ -155,7 +155,7 @@ def test_an_unwritable_report_is_an_error_line_and_the_others_are_written(tmp_pa
     errors = []
     written, _ = aggregate_session(typed(payloads(good) + payloads(bad)), settings(tmp_path),
                                    errors=errors)
-    assert [r["name"] for _, r in written] == ["good"]
+    assert [r.name for _, r in written] == ["good"]
     assert len(errors) == 1 and errors[0].startswith("benchkit: ERROR bad tabular: ")
     assert str(tmp_path / "bad") in errors[0]
     with pytest.raises(OSError):

@@ -51,14 +51,15 @@ def test_an_idea_with_only_claims_does_not_stop_the_next_ideas_report(tmp_path):
     claim = {"kind": "mechanism", "spec": spec("a"), "nodeid": "m::test_claim",
              "outcome": "passed", "message": None}
     written, _ = session.aggregate_session(typed([claim] + payloads(spec("b"))), settings(tmp_path))
-    assert [r["name"] for _, r in written] == ["b"]
+    assert [r.name for _, r in written] == ["b"]
 
 
 @pytest.mark.slow
 def test_a_single_run_makes_an_incomplete_report_not_an_interrupted_one(tmp_path):
     written, failures = session.aggregate_session(typed(
         payloads(spec(seeds=1), arms=("baseline",))), settings(tmp_path, gate="helps"))
-    ((_, r),) = written
+    ((_, record),) = written
+    r = record.to_json()
     assert r["complete"] is False and r["practical_verdict"] == "incomplete"
     assert "the session was interrupted" not in r["incomplete"]["reasons"]
     assert len(failures) == 1 and "incomplete" in failures[0]
@@ -68,7 +69,7 @@ def test_a_single_run_makes_an_incomplete_report_not_an_interrupted_one(tmp_path
 def test_every_comparison_records_its_holm_family_size(tmp_path):
     written, _ = session.aggregate_session(typed(payloads(spec(tracks=("tabular", "dynamics")))),
                                              settings(tmp_path))
-    assert [r["comparison"]["family_size"] for _, r in written] == [2, 2]
+    assert [r.comparison.family_size for _, r in written] == [2, 2]
     for path, _ in written:
         assert json.loads(path.read_text())["comparison"]["family_size"] == 2
 
@@ -83,7 +84,8 @@ def test_a_control_arms_margin_test_is_at_the_level_of_its_track(tmp_path):
                        ("control:c", idea + 0.001 * (-1) ** seed)):
             out.append({**payloads(sp, arms=("idea",))[0], "arm": arm, "seed": seed,
                         "nodeid": f"{sp['module']}::{arm}[tabular-{seed}]", "val": v, "test": v})
-    ((_, r),) = session.aggregate_session(typed(out), settings(tmp_path))[0]
+    ((_, record),) = session.aggregate_session(typed(out), settings(tmp_path))[0]
+    r = record.to_json()
     comp = r["controls"]["c"]["comparison"]
     # non-inferior to every comparator is an intersection-union test: the family is the one
     # track, so the one-sided p 1/32 is below 0.05 (Holm over baseline + control, 0.05 / 2,
@@ -174,7 +176,7 @@ def test_d8_an_incomplete_track_stays_in_the_holm_family(tmp_path):
         payloads += _payloads(spec, BASE8, IDEA8, [t], missing_track=None if t == TRACK else t)
     settings = SimpleNamespace(alpha=ALPHA, report_dir=tmp_path, gate="helps")
     written, failures = aggregate_session(typed(payloads), settings)
-    by_track = {r["track"]: r for _, r in written}
+    by_track = {r.track: r.to_json() for _, r in written}
     comp = by_track[TRACK]["comparison"]
     assert comp["family_size"] == 4
     assert comp["p_adjusted"] == pytest.approx(4 * P8)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from benchkit.report.session import gate_failure
-from builders import BASE8, GATES, IDEA8, PRACTICAL, RECORDED
+from builders import BASE8, GATES, IDEA8, PRACTICAL, RECORDED, as_report
 
 SYSTEM = ("worked", "partial", "failed")
 
@@ -45,7 +45,7 @@ def gate_passes(gate: str, practical: str, system: str, complete: bool) -> bool:
     pytest.param(g, p, s, c, id=f"{g}-{p}-{s}-{'complete' if c else 'incomplete'}")
     for g, p, s, c in itertools.product(GATES, PRACTICAL, SYSTEM, (True, False))])
 def test_gate_truth_table(gate, practical, system, complete):
-    why = gate_failure(gate_report(practical, system, complete), gate)
+    why = gate_failure(as_report(gate_report(practical, system, complete)), gate)
     assert (why is None) == gate_passes(gate, practical, system, complete), why
     if why is not None and not complete:
         assert "incomplete" in why
@@ -57,7 +57,7 @@ def test_gate_truth_table(gate, practical, system, complete):
 def test_the_gate_failure_line_states_verdicts_numbers_and_level(mechanism_ok, word):
     report = gate_report("inconclusive", "failed")
     report["mechanism_ok"] = mechanism_ok
-    assert gate_failure(report, "helps") == (
+    assert gate_failure(as_report(report), "helps") == (
         "gate 'helps' not met: inconclusive/failed, delta -0.1, p 0.01 at level 0.031, "
         f"mechanism_ok {word}")
 
@@ -65,7 +65,7 @@ def test_the_gate_failure_line_states_verdicts_numbers_and_level(mechanism_ok, w
 def test_an_incomplete_report_names_every_reason():
     report = gate_report("helps", "worked", complete=False)
     report["incomplete"]["reasons"].append("interrupted")
-    assert gate_failure(report, "not-harms") == (
+    assert gate_failure(as_report(report), "not-harms") == (
         "incomplete (1 of 4 runs missing or failed; interrupted): no verdict")
 
 
@@ -75,7 +75,7 @@ def test_an_unmatched_report_fails_every_gate_with_its_budgets(gate):
     report["budgets"] = {"unmatched": ["params idea 1,250 vs baseline 1,000", "steps x"]}
     expected = None if gate == "off" else (
         "unmatched (params idea 1,250 vs baseline 1,000; steps x): no verdict")
-    assert gate_failure(report, gate) == expected
+    assert gate_failure(as_report(report), gate) == expected
 
 
 @pytest.mark.parametrize("gate, practical, system", [
@@ -84,7 +84,7 @@ def test_an_unmatched_report_fails_every_gate_with_its_budgets(gate):
 def test_an_exploratory_session_fails_every_gate(gate, practical, system):
     report = gate_report(practical, system)
     report["exploratory"] = {"reasons": ["--bench-seeds 2 overrides the module's plan", "b"]}
-    why = gate_failure(report, gate)
+    why = gate_failure(as_report(report), gate)
     facts = (f"{practical}/{system}, delta -0.1, p 0.01 at level 0.031, mechanism_ok 1")
     plan = "exploratory (--bench-seeds 2 overrides the module's plan; b)"
     if gate == "off":

@@ -15,8 +15,9 @@ from test_aggregate import payloads, settings, spec
 
 
 def _only(written):
-    (item,) = written
-    return item
+    """The one (path, report JSON) written."""
+    ((path, report),) = written
+    return path, report.to_json()
 
 
 def test_an_exploratory_or_incomplete_report_never_replaces_a_complete_one(tmp_path):
@@ -199,13 +200,13 @@ def test_verify_finds_an_aside_reports_family_aside_too(tmp_path, monkeypatch):
     complete, _ = aggregate_session(typed(payloads(sp)), settings(tmp_path, gate="off"))
     aside, _ = aggregate_session(typed(payloads({**sp, "overrides": {"seeds": 6}})),
                                  settings(tmp_path, gate="off"))
-    paths = {r["track"]: path for path, r in aside}
+    paths = {r.track: path for path, r in aside}
     assert all(p.parent.name == "exploratory" for p in paths.values())
     report = json.loads(paths["tabular"].read_text())
     members = family(paths["tabular"], report)
     assert [m["track"] for m in members] == ["tabular", "dynamics"]
     assert all(m["exploratory"] for m in members)
-    main_report = json.loads(dict((r["track"], p) for p, r in complete)["tabular"].read_text())
+    main_report = json.loads(dict((r.track, p) for p, r in complete)["tabular"].read_text())
     assert [m["exploratory"] for m in family(complete[0][0], main_report)] == [None, None]
 
 

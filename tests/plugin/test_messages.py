@@ -4,6 +4,8 @@ told so, each collection warning printed once, and the failed runs and incomplet
 counted on the last lines."""
 from __future__ import annotations
 
+from builders import as_report
+
 import pytest
 
 from benchkit.report import advice
@@ -19,7 +21,8 @@ def exploratory(*reasons: str) -> dict:
 
 
 def test_a_plan_changed_after_a_look_is_not_told_to_drop_options_it_never_gave():
-    said = advice.explain(PLAN_CHANGED, exploratory(PLAN_CHANGED.removeprefix("exploratory: ")))
+    said = advice.explain(PLAN_CHANGED, as_report(exploratory(
+        PLAN_CHANGED.removeprefix("exploratory: "))))
     assert "--bench-fresh" in said.split("For a verdict that counts:")[1]
     assert "--bench-seeds" not in said and "--bench-epochs" not in said
 
@@ -28,13 +31,13 @@ def test_a_smoke_session_is_told_to_drop_the_options_it_gave():
     reasons = ["--bench-seeds 2 overrides the module's plan",
                "2 seeds is not a declared look (looks=(8,)): declare it in pytest.mark.bench "
                "(looks=...) before the first look"]
-    said = advice.explain("exploratory: " + "; ".join(reasons), exploratory(*reasons))
+    said = advice.explain("exploratory: " + "; ".join(reasons), as_report(exploratory(*reasons)))
     assert said.endswith("For a verdict that counts: run without --bench-seeds.")
 
 
 def test_a_seed_count_that_is_no_look_is_told_to_bench_at_one():
     reason = "6 seeds is not a declared look (looks=(8,)): declare it ..."
-    said = advice.explain("exploratory: " + reason, exploratory(reason))
+    said = advice.explain("exploratory: " + reason, as_report(exploratory(reason)))
     assert "bench at a declared look" in said and "--bench-" not in said.split("counts:")[1]
 
 
@@ -89,9 +92,9 @@ def test_missing_lists_only_runs_that_did_not_run_failed_runs_apart():
     failed = [f["run"] for f in inc["failed"]]
     absent = [m for m in inc["missing"] if m not in failed]
     assert len(failed) == 2 and len(absent) == 1
-    (line,) = [ln for ln in terminal.render_summary([("r.json", report)], ".")
+    (line,) = [ln for ln in terminal.render_summary([("r.json", as_report(report))], ".")
                if ln.startswith("benchkit: INCOMPLETE")]
     assert f"not run: {absent[0]}" in line and "2 failed (listed in summary.md)" in line
     assert not any(f in line for f in failed)
-    md = render_summary_md(report)
+    md = render_summary_md(as_report(report))
     assert "Runs not run (none stored) (1):" in md and "Failed runs (2):" in md

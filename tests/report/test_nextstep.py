@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from benchkit.report.nextstep import next_steps, without
 from benchkit.report import plots
+from builders import as_report
 from sessions import EDGE_ARMS, line_with, module, run_session
 
 
@@ -18,8 +19,8 @@ def test_without_drops_flags_and_valued_options_in_both_forms():
 
 
 def report(pending=(), missing=()):
-    return None, {"name": "i", "track": "t", "incomplete": {"pending": list(pending),
-                                                            "missing": list(missing)}}
+    return None, as_report({"name": "i", "track": "t", "incomplete": {
+        "reasons": [], "pending": list(pending), "missing": list(missing), "failed": []}})
 
 
 def test_next_steps_name_the_command_that_completes_the_bench():
@@ -40,7 +41,8 @@ def test_next_steps_name_the_command_that_completes_the_bench():
                      "extension (lr=1): 1 run(s); stored runs are reused; should those runs "
                      "call for more (the extended grid's selection at its edge again, a budget "
                      "check's next look), that report asks for one more session"]
-    assert next_steps([(None, {"incomplete": None})], [], fresh=True, merge=True) == []
+    assert next_steps([(None, as_report({"incomplete": None}))], [], fresh=True,
+                      merge=True) == []
 
 
 def test_one_bench_fresh_session_retrains_the_extension_and_leaves_the_old_plan(

@@ -8,7 +8,7 @@ import pytest
 from benchkit.report import plots
 from benchkit.report.summary import render_summary_md
 from benchkit.verdict.decision import decided_level
-from builders import decided, ALPHA, BASE8, IDEA8, P8, paired_report
+from builders import decided, ALPHA, BASE8, IDEA8, P8, paired_report, as_report
 
 
 @pytest.mark.parametrize("p_adjusted", [
@@ -43,8 +43,8 @@ def test_summary_and_plot_show_the_same_one_interval():
     report = decided(report, 2 * P8, 2)
     comp = report["comparison"]
     lo, hi = comp["ci95"]
-    md = render_summary_md(report)
+    md = render_summary_md(as_report(report))
     assert f"[{lo:+.4g}, {hi:+.4g}]" in md
     assert "paired t" not in md.split("## Comparison")[1].split("- MDE")[0]  # no t interval
-    assert plots.interval_of(comp)[0] == [lo, hi]
+    assert plots.interval_of(as_report(report).comparison)[0] == [lo, hi]
 

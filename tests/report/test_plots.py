@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from benchkit.report import plots
-from builders import make_report
+from builders import as_comparison, as_report, make_report
 
 needs_mpl = pytest.mark.skipif(not plots.available(), reason="matplotlib is not installed")
 
@@ -26,10 +26,9 @@ def with_control_and_extension(frontier: bool = False) -> dict:
         sweep.append(low)
     control = {"arm": "control:shortcut", "best_cfg": {"lr": 0.003},
                "sweep": copy.deepcopy(r["idea_sweep"]), "verdict": "harms",
-               "full": {"per_seed": [v - 0.1 for v in r["idea"]["per_seed"]],
+               "full": {**r["idea"], "per_seed": [v - 0.1 for v in r["idea"]["per_seed"]],
                         "mean": r["idea"]["mean"] - 0.1},
-               "comparison": {**r["comparison"], "delta_mean": 0.1, "ci95": [0.05, 0.15],
-                              "p_adjusted": 0.0078}}
+               "comparison": {**r["comparison"], "delta_mean": 0.1, "p_adjusted": 0.0078}}
     for e in control["sweep"]:
         e["val_mean"] = e["val_mean"] - 0.2 + (0.5 if e["cfg"]["lr"] != 0.003 else 0.0)
     r["controls"] = {"shortcut": control}
@@ -39,7 +38,7 @@ def with_control_and_extension(frontier: bool = False) -> dict:
             arm += [dict(copy.deepcopy(e), cfg={"keep": 0.5, **e["cfg"]}) for e in arm]
             for e in arm[:len(arm) // 2]:
                 e["cfg"] = {"keep": 0.25, **e["cfg"]}
-        r["frontier"] = {"axis": "keep", "values": [0.25, 0.5], "points": [{}, {}]}
+        r["frontier"] = {"axis": "keep", "values": [0.25, 0.5], "points": []}
         for arm in (r["baseline"], control):
             arm["best_cfg"] = {"keep": "selected per point (see frontier.points)"}
         r["idea_config"] = r["baseline"]["best_cfg"]
@@ -78,7 +77,7 @@ def lines_of(fig, prefix):
 @needs_mpl
 def test_the_sweep_shows_every_arm_sorted_along_lr_with_its_selection_ringed():
     r = with_control_and_extension()
-    fig = plots.figure_sweep(r)
+    fig = plots.figure_sweep(as_report(r))
     for arm, best in (("baseline", r["baseline"]["best_cfg"]), ("idea", r["idea_config"]),
                       ("control shortcut", {"lr": 0.003})):
         for split in ("val", "test"):
@@ -95,7 +94,7 @@ def test_the_sweep_shows_every_arm_sorted_along_lr_with_its_selection_ringed():
 @needs_mpl
 def test_a_frontier_sweep_has_a_panel_per_point_and_rings_each_arms_selection_there():
     r = with_control_and_extension(frontier=True)
-    fig = plots.figure_sweep(r)
+    fig = plots.figure_sweep(as_report(r))
     assert [ax.get_title() for ax in fig.axes] == ["keep=0.25", "keep=0.5"]
     for line in lines_of(fig, "baseline|val|"):   # one line per point, never across them
         assert len(line.get_xdata()) == 4
@@ -107,7 +106,7 @@ def test_a_frontier_sweep_has_a_panel_per_point_and_rings_each_arms_selection_th
 @needs_mpl
 def test_paired_leads_with_the_control_that_decided_and_shows_the_baseline_beside_it():
     r = with_control_and_extension()
-    fig = plots.figure_paired(r)
+    fig = plots.figure_paired(as_report(r))
     main, decided, baseline = fig.axes[:3]
     assert "idea vs control shortcut" in main.get_title()
     assert decided.get_title().startswith("idea - shortcut (decided)")
@@ -119,7 +118,7 @@ def test_paired_leads_with_the_control_that_decided_and_shows_the_baseline_besid
     assert len(seeds) == r["n_seeds"]
     assert "decided by the comparison with the control shortcut" in fig._suptitle.get_text()
     assert_nothing_clipped_or_overlapping(fig)
-    plain = plots.figure_paired(make_report(effect=-0.3))
+    plain = plots.figure_paired(as_report(make_report(effect=-0.3)))
     assert len(plain.axes) == 2 and plain.axes[1].get_title().startswith("idea - baseline (d")
     assert_nothing_clipped_or_overlapping(plain)
 
@@ -127,7 +126,7 @@ def test_paired_leads_with_the_control_that_decided_and_shows_the_baseline_besid
 def test_summary_per_seed_table_leads_with_the_control_that_decided():
     from benchkit.report.summary import render_summary_md
 
-    md = render_summary_md(with_control_and_extension())
+    md = render_summary_md(as_report(with_control_and_extension()))
     header = next(ln for ln in md.splitlines() if ln.startswith("| seed |"))
     assert header == ("| seed | idea | shortcut (decided) | diff (idea - shortcut) | baseline | "
                       "diff (idea - baseline) | better than baseline |")
@@ -138,14 +137,15 @@ def test_the_drawn_interval_is_the_deciding_tests_own():
     pruning report: t [-0.127, -0.015], the test's [-0.154, +0.014], p 0.070): the diff panel
     draws only the deciding test's interval (the sign test's under test="sign"), never a t
     interval; an unbounded end draws nothing, not another interval."""
-    comp = {"ci95": [-0.127, -0.015], "signflip_ci": {"confidence": 0.95, "lo": -0.154,
-                                                      "hi": 0.014}}
-    assert plots.interval_of(comp) == ([-0.154, 0.014], "mean, test's 95% interval")
-    assert plots.interval_of({"ci95": [-0.127, -0.015]}) == ([None, None], "")
-    assert plots.interval_of({**comp, "signflip_ci": {"confidence": 0.95, "lo": None,
-                                                      "hi": 0.1}})[0] == [None, 0.1]
+    comp = {"test": "sign-flip", "signflip_ci": {"confidence": 0.95, "lo": -0.154, "hi": 0.014}}
+    assert plots.interval_of(as_comparison(comp)) == ([-0.154, 0.014],
+                                                      "mean, test's 95% interval")
+    assert plots.interval_of(as_comparison({"signflip_ci": None})) == ([None, None], "")
+    assert plots.interval_of(as_comparison({**comp, "signflip_ci": {
+        "confidence": 0.95, "lo": None, "hi": 0.1}}))[0] == [None, 0.1]
     sign = {**comp, "test": "sign", "sign_ci": {"confidence": 0.975, "lo": -0.2, "hi": -0.01}}
-    assert plots.interval_of(sign) == ([-0.2, -0.01], "median, test's 97.5% interval")
+    assert plots.interval_of(as_comparison(sign)) == ([-0.2, -0.01],
+                                                     "median, test's 97.5% interval")
 
 
 @needs_mpl
@@ -158,9 +158,9 @@ def test_long_metric_idea_and_track_names_stay_inside_the_figure(figure):
     r["metric_direction"] = "higher is better"
     r["name"] = "silu_instead_of_relu_with_a_much_longer_idea_name"
     r["track"] = "skdigits_with_a_long_track_name"
-    assert_nothing_clipped_or_overlapping(figure(r))
-    assert_nothing_clipped_or_overlapping(figure(with_control_and_extension() | {
-        "metric": r["metric"], "name": r["name"], "track": r["track"]}))
+    assert_nothing_clipped_or_overlapping(figure(as_report(r)))
+    assert_nothing_clipped_or_overlapping(figure(as_report(with_control_and_extension() | {
+        "metric": r["metric"], "name": r["name"], "track": r["track"]})))
 
 
 @needs_mpl
@@ -171,9 +171,9 @@ def test_each_plot_is_rendered_once_when_its_labels_fit(tmp_path, monkeypatch):
     renders = []
     draw = canvas_cls.draw
     monkeypatch.setattr(canvas_cls, "draw", lambda self: renders.append(1) or draw(self))
-    assert plots.write_plots(tmp_path, make_report(effect=-0.3)) is None
+    assert plots.write_plots(tmp_path, as_report(make_report(effect=-0.3))) is None
     assert len(renders) == 2
-    fig = plots.figure_paired(make_report(effect=-0.3))
+    fig = plots.figure_paired(as_report(make_report(effect=-0.3)))
     from PIL import Image
 
     pixels = np.asarray(Image.open(tmp_path / "paired.png"))
@@ -188,7 +188,7 @@ def test_a_title_stands_above_its_axis_offset_text():
     for values in (r["baseline"]["full"]["per_seed"], r["idea"]["per_seed"],
                    r["controls"]["shortcut"]["full"]["per_seed"]):
         values[:] = [1000 + v * 1e-4 for v in values]
-    fig = plots.figure_paired(r)
+    fig = plots.figure_paired(as_report(r))
     renderer, _, _ = drawn(fig)
     main = fig.axes[0]
     offset = main.yaxis.offsetText

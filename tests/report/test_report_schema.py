@@ -203,7 +203,7 @@ def synthetic_reports(tmp_path_factory):
     settings = SimpleNamespace(report_dir=tmp_path_factory.mktemp("reports"), alpha=0.05,
                                gate="off")
     written, _ = aggregate_session(typed(payloads), settings)
-    return {f"{r['name']}/{r['track']}": json.loads(Path(path).read_text())
+    return {f"{r.name}/{r.track}": json.loads(Path(path).read_text())
             for path, r in written}
 
 

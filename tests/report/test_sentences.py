@@ -2,27 +2,31 @@
 mechanism tests (which check the method, not the trained model), or signatures without a null."""
 from __future__ import annotations
 
+from builders import as_report
+
 from benchkit.report.sentences import mechanism_sentence
 
 
 def report(tests=(), signatures=None) -> dict:
     return {"mechanism_ok": None,
-            "math_verification": {"tests": [{"test": f"m::t{k}", "outcome": o}
+            "math_verification": {"tests": [{"test": f"m::t{k}", "outcome": o, "message": None}
                                             for k, o in enumerate(tests)]},
             "mechanism_signature": {"signatures": signatures or {}}}
 
 
 def test_mechanism_tests_alone_are_no_evidence_from_the_trained_runs():
-    said = mechanism_sentence(report(tests=("passed", "passed", "skipped")))
+    said = mechanism_sentence(as_report(report(tests=("passed", "passed", "skipped"))))
     assert said.startswith("no mechanism evidence from the trained runs: 2 of 2 mechanism")
     assert "check the method, not the trained model" in said
 
 
 def test_a_signature_without_a_null_and_no_evidence_at_all_are_told_apart():
-    said = mechanism_sentence(report(signatures={"residual": {"confirmed": True}}))
+    said = mechanism_sentence(as_report(report(signatures={"residual": {
+        "prediction": None, "predicted": 0.0, "tol": 0.1, "observed": 0.0, "per_seed": [0.0],
+        "confirmed": True, "status": "no_null", "discriminating": None, "null_per_seed": []}})))
     assert said == ("no mechanism evidence from the trained runs: signature(s) residual have no "
                     "null to discriminate against")
-    assert mechanism_sentence(report()) == ("no mechanism evidence: the idea states no "
+    assert mechanism_sentence(as_report(report())) == ("no mechanism evidence: the idea states no "
                                             "signature and no mechanism test")
 
 
@@ -36,7 +40,7 @@ def test_a_harm_is_stated_with_the_p_it_was_decided_on():
     report = make_report(effect=0.6, seeds=8)
     assert report["practical_verdict"] == "harms", report["comparison"]["p_value"]
     report["comparison"].update(p_adjusted=0.140625, p_adjusted_harms=0.0234375)
-    sentence = practical_sentence(report)
+    sentence = practical_sentence(as_report(report))
     assert "p = 0.0234 (Holm over every comparison of the idea) < level 0.05" in sentence
     assert "0.141" not in sentence
 
@@ -48,8 +52,11 @@ def test_a_non_inferior_comparison_without_a_level_is_still_put_in_words():
 
     comp = {"n_pairs": 8, "p_value": 0.3, "delta_mean": 0.01, "per_seed_diffs": [0.01] * 8,
             "mde": 0.02, "mde_rel_pct": 2.0,
-            "noninferiority": {"margin_rel": 0.05, "p_value": 0.01, "non_inferior": True}}
-    sentence = practical_sentence({"practical_verdict": "non-inferior", "comparison": comp,
-                                   "baseline": {"full": {"mean": 1.0}}})
+            "level": None, "p_adjusted": None, "p_adjusted_harms": None,
+            "noninferiority": {"margin_rel": 0.05, "margin_abs": None, "bound": None,
+                               "p_value": 0.01, "non_inferior": True}}
+    sentence = practical_sentence(as_report({"practical_verdict": "non-inferior",
+                                             "comparison": comp,
+                                   "baseline": {"full": {"mean": 1.0}}}))
     assert sentence.startswith("not significantly better at level ")
     assert "but shown to be worse by less than the margin of 5%" in sentence

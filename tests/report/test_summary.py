@@ -6,6 +6,7 @@ uses), so they have the real structure without training anything.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import copy
 import json
 
@@ -14,7 +15,7 @@ import pytest
 from benchkit.report import plots
 from benchkit.report import bench_report
 from benchkit.report import summary
-from builders import GRID, make_report, typed, write
+from builders import GRID, make_report, typed, write, as_report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -44,7 +45,7 @@ needs_mpl = pytest.mark.skipif(not plots.available(), reason="matplotlib is not 
 def test_summary_of_a_complete_report_has_the_key_numbers():
     r = make_report(effect=-0.3)
     assert r["practical_verdict"] == "helps" and r["system_verdict"] == "worked"
-    md = summary.render_summary_md(r)
+    md = summary.render_summary_md(as_report(r))
     comp = r["comparison"]
     assert "# fake_idea on tabular" in md
     assert "a | pipe-y claim that helps" in md
@@ -76,7 +77,7 @@ def test_summary_of_an_inconclusive_report_says_what_the_bench_cannot_see():
     r = make_report(effect=0.0, noise=0.3, seeds=8, signature_ok=False)
     comp = r["comparison"]
     assert r["practical_verdict"] == "inconclusive" and r["system_verdict"] == "failed"
-    md = summary.render_summary_md(r)
+    md = summary.render_summary_md(as_report(r))
     assert (f"not significant at level 0.05 (p = {comp['p_value']:.3g}): with 8 seeds this "
             f"bench cannot see effects smaller than {comp['mde_rel_pct']:.3g}% of the "
             "baseline") in md
@@ -101,7 +102,7 @@ def test_summary_shows_adjusted_p_for_a_family_and_warnings():
     r = make_report(effect=-0.3, tracks=("tabular", "dynamics"), seeds=4)
     comp = r["comparison"]
     assert comp["family_size"] == 2
-    md = summary.render_summary_md(r)
+    md = summary.render_summary_md(as_report(r))
     assert f"p_adjusted = {comp['p_adjusted']:.4g} (Holm over the idea's 2 tracks" in md
     edges = [w for w in r["warnings"] if " edge of " in w]   # one line for all of them
     assert r["warnings"] and all(f"- **{w}" in md for w in r["warnings"] if w not in edges)
@@ -112,7 +113,7 @@ def test_summary_shows_adjusted_p_for_a_family_and_warnings():
 def test_summary_of_higher_is_better_counts_wins_the_other_way():
     r = make_report(effect=+0.3, direction="higher")
     assert r["practical_verdict"] == "helps"
-    md = summary.render_summary_md(r)
+    md = summary.render_summary_md(as_report(r))
     assert "a positive diff means the idea won" in md
     assert _won_by_idea(md) == r["comparison"]["idea_wins"] > 0
 
@@ -120,7 +121,7 @@ def test_summary_of_higher_is_better_counts_wins_the_other_way():
 def test_summary_of_an_incomplete_report_lists_what_is_missing_and_gives_no_verdict():
     r = make_report(missing=2, failed=1)
     assert r["comparison"] is None and r["practical_verdict"] == "incomplete"
-    md = summary.render_summary_md(r)
+    md = summary.render_summary_md(as_report(r))
     assert "## Incomplete: no verdict" in md
     assert "3 of 48 runs missing or failed" in md
     for m in r["incomplete"]["missing"]:
@@ -132,7 +133,7 @@ def test_summary_of_an_incomplete_report_lists_what_is_missing_and_gives_no_verd
 
 def test_summary_lists_a_failed_mechanism_test_and_a_diverged_config():
     r = make_report(effect=-0.3, mechanism_passed=False, diverge_idea_cfg=1)
-    md = summary.render_summary_md(r)
+    md = summary.render_summary_md(as_report(r))
     assert "`m::test_claim` | failed | AssertionError: residual 0.3 > 1e-9" in md
     assert "mechanism test(s) not passed: m::test_claim" in md
     assert "not eligible: diverged on seed(s) 0" in md
@@ -145,10 +146,10 @@ def test_summary_lists_a_failed_mechanism_test_and_a_diverged_config():
 def test_companions_written_beside_the_report_with_valid_pngs(tmp_path):
     r = make_report(effect=-0.3)
     path = write(tmp_path, r)
-    assert summary.write_companions(path, r) == []
+    assert summary.write_companions(path, as_report(r)) == []
     folder = path.parent
     md = (folder / "summary.md").read_text()
-    assert md.startswith(summary.render_summary_md(r))
+    assert md.startswith(summary.render_summary_md(as_report(r)))
     assert "![paired seeds](paired.png)" in md and "![grid sweep](sweep.png)" in md
     for name in ("paired.png", "sweep.png"):
         data = (folder / name).read_bytes()
@@ -161,8 +162,8 @@ def test_companions_written_beside_the_report_with_valid_pngs(tmp_path):
 def test_plot_bytes_change_when_the_data_change(tmp_path):
     a, b = make_report(effect=-0.3, rng_seed=0), make_report(effect=+0.2, rng_seed=1)
     pa, pb = write(tmp_path, a, "a"), write(tmp_path, b, "b")
-    summary.write_companions(pa, a)
-    summary.write_companions(pb, b)
+    summary.write_companions(pa, as_report(a))
+    summary.write_companions(pb, as_report(b))
     for name in ("paired.png", "sweep.png"):
         assert (pa.parent / name).read_bytes() != (pb.parent / name).read_bytes()
 
@@ -170,13 +171,13 @@ def test_plot_bytes_change_when_the_data_change(tmp_path):
 @needs_mpl
 def test_plots_handle_higher_is_better_a_diverged_config_and_a_non_lr_grid(tmp_path):
     r = make_report(effect=+0.3, direction="higher", diverge_idea_cfg=0)
-    assert plots.write_plots(tmp_path, r) is None
+    assert plots.write_plots(tmp_path, as_report(r)) is None
     g = copy.deepcopy(r)  # a two-key grid: categorical x axis
     for entry in g["baseline"]["sweep"] + g["idea_sweep"]:
         entry["cfg"] = {"lr": entry["cfg"]["lr"], "wd": 0.1}
     g["baseline"]["best_cfg"] = g["baseline"]["sweep"][2]["cfg"]
     g["idea_config"] = g["idea_sweep"][2]["cfg"]
-    plots.plot_sweep(g, tmp_path / "sweep2.png")
+    plots.plot_sweep(as_report(g), tmp_path / "sweep2.png")
     assert (tmp_path / "sweep2.png").read_bytes().startswith(PNG_SIGNATURE)
 
 
@@ -184,21 +185,21 @@ def test_a_selection_still_at_the_edge_is_labelled_on_the_sweep_plot(tmp_path):
     r = make_report(effect=+0.3, direction="higher")
     r["grid_extensions"] = {"limit": 2, "declared_grid": [], "extensions": [], "at_edge": [
         {"arm": "idea", "axis": "lr", "side": "high"}]}
-    assert plots.edge_note(r, "idea") == "at the high edge of lr\n(extend=2)"
-    assert plots.edge_note(r, "baseline") is None
-    assert plots.edge_note({}, "idea") is None
+    assert plots.edge_note(as_report(r), "idea") == "at the high edge of lr\n(extend=2)"
+    assert plots.edge_note(as_report(r), "baseline") is None
+    assert plots.edge_note(as_report({"grid_extensions": {"at_edge": []}}), "idea") is None
     if plots.available():
-        plots.plot_sweep(r, tmp_path / "sweep.png")
+        plots.plot_sweep(as_report(r), tmp_path / "sweep.png")
         assert (tmp_path / "sweep.png").read_bytes().startswith(PNG_SIGNATURE)
 
 
 @needs_mpl
 def test_incomplete_report_gets_a_summary_but_no_plots_and_stale_plots_go(tmp_path):
     path = write(tmp_path, make_report())
-    summary.write_companions(path, make_report())
+    summary.write_companions(path, as_report(make_report()))
     assert (path.parent / "paired.png").exists()
     r = make_report(missing=1)
-    notes = summary.write_companions(path, r, echo=False)
+    notes = summary.write_companions(path, as_report(r), echo=False)
     assert notes == ["no plots for an incomplete report (no comparison to draw)"]
     assert not (path.parent / "paired.png").exists() and not (path.parent / "sweep.png").exists()
     assert "## Incomplete: no verdict" in (path.parent / "summary.md").read_text()
@@ -218,21 +219,22 @@ def test_without_matplotlib_companions_write_summary_and_return_a_note(tmp_path,
     assert not plots.available()
     r = make_report(effect=-0.3)
     path = write(tmp_path, r)
-    notes = summary.write_companions(path, r)
+    notes = summary.write_companions(path, as_report(r))
     assert notes == [plots.MISSING] and "pip install 'benchkit[plot]'" in notes[0]
     assert capsys.readouterr().err == f"\nbenchkit: {plots.MISSING}\n"
     md = (path.parent / "summary.md").read_text()
     assert "## Per seed" in md and f"_Not drawn: {plots.MISSING}._" in md
     assert not (path.parent / "paired.png").exists()
-    summary.write_companions(path, r)  # printed once per process, returned every time
+    summary.write_companions(path, as_report(r))  # printed once per process, returned every time
     assert capsys.readouterr().err == ""
 
 
 def test_a_broken_report_gives_a_note_not_an_exception(tmp_path):
     r = make_report()
-    r["comparison"]["per_seed_diffs"] = None  # malformed
-    notes = summary.write_companions(tmp_path / "bench_report.json", r, echo=False)
-    assert notes and any("TypeError" in n for n in notes)
+    broken = dataclasses.replace(as_report(r), idea=None)  # malformed: complete, but no idea
+    notes = summary.write_companions(tmp_path / "bench_report.json", broken, echo=False)
+    assert notes and any(n.startswith(summary.not_written(tmp_path / "bench_report.json"))
+                         for n in notes)
 
 
 @pytest.mark.slow
@@ -261,7 +263,7 @@ def test_aggregate_session_writes_the_summary_beside_each_report(tmp_path):
 def test_summary_of_a_non_inferior_report_names_the_margin():
     r = make_report(effect=0.0, noise=0.01, margin=0.2)
     assert r["practical_verdict"] == "non-inferior", r["comparison"]
-    md = summary.render_summary_md(r)
+    md = summary.render_summary_md(as_report(r))
     assert "**practical: non-inferior**: not significantly better" in md
     assert "less than the margin of 20% of the baseline" in md
     assert "- non-inferiority (margin 20%" in md and ", non-inferior" in md

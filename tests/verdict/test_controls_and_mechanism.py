@@ -6,6 +6,8 @@ signatures over seeds, their nulls, and skipped claims.
 """
 from __future__ import annotations
 
+from builders import as_report
+
 import dataclasses
 
 import pytest
@@ -109,7 +111,7 @@ def test_unmatched_budgets_withhold_both_verdicts_after_the_controls_are_judged(
     rep = decided_against_all(report("helps", control("a", BELOW, -0.1), matched=False), LEVEL)
     assert rep["practical_verdict"] == rep["system_verdict"] == "unmatched"
     assert rep["controls"]["a"]["verdict"] == "helps" and rep["decided_by"] == "baseline"
-    assert reading.unmatched_reason(rep) == "unmatched (params x)"
+    assert reading.unmatched_reason(as_report(rep)) == "unmatched (params x)"
 
 
 @pytest.mark.parametrize("mechanism_ok, system", [(1, "partial"), (0, "failed"),
@@ -180,7 +182,7 @@ def test_a_null_discriminates_only_outside_tol_of_the_prediction(null, discrimin
 
 
 def signature(status: str, confirmed: bool = True) -> dict:
-    return {"status": status, "confirmed": confirmed}
+    return evidence(status, confirmed).to_json()
 
 
 def evidence(status: str, confirmed: bool = True) -> SignatureEvidence:
@@ -211,8 +213,8 @@ def test_non_discriminating_names_the_signatures_whose_null_passes_too():
     report = {"mechanism_signature": {"signatures": {
         "a": signature("confirmed"), "b": signature("non_discriminating"),
         "c": signature("non_discriminating")}}}
-    assert reading.non_discriminating(report) == ["b", "c"]
-    assert reading.non_discriminating({"mechanism_signature": None}) == []
+    assert reading.non_discriminating(as_report(report)) == ["b", "c"]
+    assert reading.non_discriminating(as_report({"mechanism_signature": {"signatures": {}}})) == []
 
 
 # -- mechanism evidence in the report (benchkit.verdict.build) ------------------------------------

@@ -7,6 +7,8 @@ that is no declared look, is exploratory: its report and terminal say so and eve
 """
 from __future__ import annotations
 
+from builders import as_report
+
 import dataclasses
 
 import pytest
@@ -74,9 +76,9 @@ def test_a_seed_count_that_is_no_look_is_exploratory_and_fails_every_gate():
     assert report["comparison"]["level"] == 0.05       # descriptive only
     assert report["practical_verdict"] == "helps"
     for gate in ("not-harms", "non-inferior", "helps", "worked"):
-        why = gate_failure(report, gate)
+        why = gate_failure(as_report(report), gate)
         assert "exploratory (8 seeds is not a declared look" in why, why
-    assert gate_failure(report, "off") is None
+    assert gate_failure(as_report(report), "off") is None
 
 
 @pytest.mark.parametrize("overrides, said", [
@@ -87,9 +89,9 @@ def test_an_override_session_is_exploratory_even_at_a_declared_look(overrides, s
     report = decided(report, report["comparison"]["p_value"], 1)
     assert report["exploratory"]["reasons"] == [f"{said} the module's plan"]
     assert any(w.startswith("exploratory:") for w in report["warnings"])
-    assert gate_failure(report, "not-harms").startswith("exploratory (")
+    assert gate_failure(as_report(report), "not-harms").startswith("exploratory (")
     report["practical_verdict"] = "harms"   # a gate missed anyway says both
-    why = gate_failure(report, "not-harms")
+    why = gate_failure(as_report(report), "not-harms")
     assert why.startswith("gate 'not-harms' not met, and exploratory (")
 
 

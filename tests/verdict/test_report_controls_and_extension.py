@@ -6,6 +6,7 @@ a selection at the grid's edge extending it (never along a frontier axis).
 """
 from __future__ import annotations
 
+
 import dataclasses
 
 import pytest
@@ -335,6 +336,9 @@ def test_frontier_points_carry_their_own_tests_interval_not_a_t_interval():
     from benchkit.report.summary import render_summary_md
     from benchkit.verdict.pipeline import decide_family
 
-    summary = render_summary_md(decide_family([Report.from_json(report)])[0].to_json())
-    for point in report["frontier"]["points"]:
-        assert f"| {interval_text(point['comparison']['signflip_ci'])} (95%, mean) |" in summary
+    decided = decide_family([Report.from_json(report)])[0]
+    summary = render_summary_md(decided)
+    assert decided.frontier is not None
+    for point in decided.frontier.points:
+        assert point.comparison is not None and point.comparison.signflip_ci is not None
+        assert f"| {interval_text(point.comparison.signflip_ci)} (95%, mean) |" in summary

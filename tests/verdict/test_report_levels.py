@@ -6,6 +6,8 @@ futility stop and the session's alpha.
 """
 from __future__ import annotations
 
+from builders import as_report
+
 import math
 
 import pytest
@@ -325,9 +327,9 @@ def test_every_verdict_sentence_names_the_level():
     for family in (1, 4):
         report = paired_report(BASE8, IDEA8)
         report = decided(report, paired.holm([P8] * family)[0], family)
-        md = render_summary_md(report)
+        md = render_summary_md(as_report(report))
         verdict_line = next(ln for ln in md.splitlines() if ln.startswith("- **practical"))
         assert "level 0.05" in verdict_line, verdict_line
         assert "symmetric about 0" in md
-    why = gate_failure(report, "helps")
+    why = gate_failure(as_report(report), "helps")
     assert "at level 0.05" in why

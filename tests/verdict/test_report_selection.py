@@ -7,6 +7,8 @@ and the schema's fields.
 """
 from __future__ import annotations
 
+from builders import as_report
+
 import dataclasses
 import math
 
@@ -324,7 +326,7 @@ def test_every_config_diverged_is_incomplete_with_no_verdict():
     assert any("every config of the idea arm diverged" in r
                for r in report["incomplete"]["reasons"])
     for gate in GATES[1:]:
-        assert gate_failure(report, gate) is not None
+        assert gate_failure(as_report(report), gate) is not None
 
 
 def test_a_missing_run_gives_no_verdict_and_names_it():

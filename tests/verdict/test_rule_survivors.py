@@ -20,7 +20,7 @@ from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore
 from benchkit.verdict import comparison, convergence, decision, margins, sweeps
 from benchkit.verdict.records import Frontier
-from builders import ALPHA, TRACK, built_frontier, make_run, make_spec
+from builders import ALPHA, TRACK, built_frontier, make_run, make_spec, as_report
 from sessions import module, run_session
 
 
@@ -184,9 +184,9 @@ def test_the_session_trains_the_budget_checks_the_stored_runs_call_for():
 def test_missing_seeds_past_nine_are_named():
     report = {"incomplete": {"missing": ["idea[tabular-lr=0.01-seed12]",
                                          "baseline[tabular-lr=0.01-seed3]"]}}
-    assert missing_seeds(report) == [3, 12]
-    lines = next_steps([(None, {"name": "i", "track": "t", "incomplete": {
-        "pending": [], "missing": ["idea[t-lr=0.1-seed10]", "idea[t-lr=0.1-seed11]"]}})],
+    assert missing_seeds(as_report(report)) == [3, 12]
+    lines = next_steps([(None, as_report({"name": "i", "track": "t", "incomplete": {
+        "pending": [], "missing": ["idea[t-lr=0.1-seed10]", "idea[t-lr=0.1-seed11]"]}}))],
         ["--bench-shard=merge", "ideas/test_x.py"], fresh=False, merge=True)
     assert "(i t seed(s) 10, 11; a shard" in lines[0]
     assert "`pytest ideas/test_x.py` trains the missing runs" in lines[0]
