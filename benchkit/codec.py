@@ -136,7 +136,7 @@ def is_record(tp: Any) -> bool:
     return isinstance(tp, type) and hasattr(tp, "to_json") and hasattr(tp, "from_json")
 
 
-def _generated(tp: type) -> bool:
+def generated(tp: type) -> bool:
     """Whether the record ``tp`` writes and reads its JSON as generated here (no override)."""
     return (issubclass(tp, JsonRecord) and tp.to_json is JsonRecord.to_json
             and getattr(tp.from_json, "__func__", None) is _FROM_JSON)
@@ -151,7 +151,7 @@ def codec_of(hint: Any) -> tuple[Encode | None, Encode | None]:
     if hint in (str, int, float, bool, type(None)) or origin is Literal:
         return None, None
     if is_record(hint):
-        if _generated(hint):
+        if generated(hint):
             return encode, _decoder(hint)
         return (lambda v: v.to_json()), hint.from_json   # its own: a subclass may write its own
     if isinstance(hint, type) and issubclass(hint, enum.Enum):

@@ -5,7 +5,6 @@ calls it at session finish with pytest's cache behind the floors."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import time
 from collections.abc import Callable
@@ -74,11 +73,11 @@ def aggregate_session(payloads: list[Payload], settings, *, complete_session: bo
                 written_report = dataclasses.replace(
                     written_report, warnings=(*written_report.warnings, *set_aside))
             r = written_report
-            text = bench_report.dumps(r.to_json())   # the JSON edge: the file
+            plain = r.to_json()   # the JSON edge: the file
             try:
-                atomic.write_atomic(path, text)
+                atomic.write_atomic(path, bench_report.dumps(plain))
                 summary.write_companions(  # summary.md (+ plots) beside it
-                    path, r, plots_current=same_report(previous, text))
+                    path, r, plots_current=same_report(previous, plain))
             except OSError as exc:
                 if errors is None:
                     raise
@@ -148,17 +147,18 @@ def read_previous(path: Path) -> tuple[dict | None, list[str]]:
 RUN_CIRCUMSTANCES = ("reused", "origin", "seconds")  # how a run came about, not what it gave
 
 
-def same_report(previous: dict | None, text: str) -> bool:
-    """Whether the new report says what the previous one said, apart from its timestamp and
-    how each run came about (trained in this session or reused from the store, and how long it
-    took): a ``--bench-fresh`` session retrains every run to the same bits, and only their
-    seconds differ. Its plots are kept then (drawing them was most of the report's time)."""
+def same_report(previous: dict | None, new: dict) -> bool:
+    """Whether the new report (its JSON, ``new``: the dict being written, not read back) says
+    what the previous one said, apart from its timestamp and how each run came about (trained in
+    this session or reused from the store, and how long it took): a ``--bench-fresh`` session
+    retrains every run to the same bits, and only their seconds differ. Its plots are kept then
+    (drawing them was most of the report's time)."""
     if previous is None:
         return False
     def content(report: dict) -> dict:
         runs = [{**r, **dict.fromkeys(RUN_CIRCUMSTANCES)} for r in report.get("runs") or []]
         return {**report, "created": None, "runs": runs}
-    return content(previous) == content(json.loads(text))
+    return content(previous) == content(new)
 
 
 def gate_failure(report: Report, gate: str) -> str | None:

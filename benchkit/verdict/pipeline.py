@@ -21,6 +21,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from benchkit import codec
+from benchkit.codec import JsonRecord, is_record
+
 from benchkit.spec.idea import IdeaSpec
 from benchkit.spec.payloads import MechanismPayload, RunPayload
 from benchkit.verdict import build, controls, decision
@@ -55,7 +58,7 @@ def build_finite(make: Build, spec: IdeaSpec, track: str, run_payloads: Sequence
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         try:
             report = make(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
-            bad = non_finite(report.to_json())
+            bad = non_finite(report)
         except ValueError as exc:  # a statistic refused its non-finite differences
             if "non-finite" not in str(exc):
                 raise
@@ -76,9 +79,17 @@ def build_finite(make: Build, spec: IdeaSpec, track: str, run_payloads: Sequence
 
 
 def non_finite(value: object, where: str = "") -> list[str]:
-    """The places (``a.b[2]``) in a JSON-like ``value`` that hold a float that is not finite."""
+    """The places (``a.b[2]``, named by the report's JSON keys) in a record or a JSON-like
+    ``value`` that hold a float that is not finite: the record is walked as it is, never
+    written out to look (:func:`benchkit.codec.plan` names each field's key)."""
     if isinstance(value, float):
         return [] if math.isfinite(value) else [where or "the value"]
+    if isinstance(value, JsonRecord) and codec.generated(type(value)):
+        return [p for f in codec.plan(type(value)).fields
+                for p in non_finite(getattr(value, f.attr), where if f.flatten is not None
+                                    else f"{where}.{f.key}".lstrip("."))]
+    if is_record(type(value)):   # one that writes its own JSON (a shape its fields cannot say)
+        return non_finite(value.to_json(), where)  # type: ignore[attr-defined]
     if isinstance(value, dict):
         return [p for k, v in value.items() for p in non_finite(v, f"{where}.{k}".lstrip("."))]
     if isinstance(value, (list, tuple)):

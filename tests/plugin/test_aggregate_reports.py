@@ -115,9 +115,9 @@ def test_a_report_that_differs_only_in_where_its_runs_came_from_is_the_same_repo
              "runs": [{"seed": 0, "test": 1.0, "reused": False, "origin": "fresh"}]}
     rerun = {"created": "t1", "verdict": "helps",
              "runs": [{"seed": 0, "test": 1.0, "reused": True, "origin": "reused"}]}
-    assert session.same_report(first, json.dumps(rerun))
+    assert session.same_report(first, rerun)
     changed = {**rerun, "runs": [{**rerun["runs"][0], "test": 2.0}]}
-    assert not session.same_report(first, json.dumps(changed))
+    assert not session.same_report(first, changed)
 
 
 def test_a_retrained_run_that_took_another_time_leaves_the_report_the_same():
@@ -127,7 +127,7 @@ def test_a_retrained_run_that_took_another_time_leaves_the_report_the_same():
                                         "reused": False, "origin": "fresh"}]}
     fresh = {"created": "t1", "runs": [{"seed": 0, "test": 1.0, "seconds": 4.25,
                                         "reused": False, "origin": "fresh"}]}
-    assert session.same_report(first, json.dumps(fresh))
+    assert session.same_report(first, fresh)
 
 
 @pytest.mark.slow
