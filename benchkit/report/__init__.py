@@ -2,5 +2,7 @@
 :mod:`.bench_report`), ``summary.md`` (:mod:`.summary`, :mod:`.summary_checks`,
 :mod:`.sentences`), the plots (:mod:`.plots`), the terminal table (:mod:`.terminal`), how
 numbers are written (:mod:`.fmt`) and the command that completes an incomplete bench
-(:mod:`.nextstep`). Reads report dicts only: imports :mod:`benchkit.verdict`,
-:mod:`benchkit.stats`, :mod:`benchkit.spec` and, for atomic writes, :mod:`benchkit.store`."""
+(:mod:`.nextstep`). Every reader takes the typed :class:`benchkit.verdict.records.Report`
+(a file becomes one in :func:`.bench_report.read_report`); imports :mod:`benchkit.verdict`,
+:mod:`benchkit.stats`, :mod:`benchkit.spec`, the track registry (the floors' ranking), the
+records' codec and, for atomic writes, :mod:`benchkit.store`."""

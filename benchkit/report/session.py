@@ -15,7 +15,7 @@ from benchkit.report.fmt import mechanism_word, num
 from benchkit.store import atomic, records
 from benchkit.spec.payloads import MechanismPayload, Payload, RunPayload
 from benchkit.store.provenance import provenance
-from benchkit.verdict import pipeline
+from benchkit.verdict import decision, pipeline
 from benchkit.verdict.plan import Exploratory
 from benchkit.verdict.records import Report
 
@@ -176,13 +176,7 @@ def gate_failure(report: Report, gate: str) -> str | None:
     facts = (f"{practical}/{system}, delta {comp.delta_mean:+.4g}, "
              f"p {comp.p_adjusted:.4g} at level {num(reading.tested_level(comp))}, "
              f"mechanism_ok {mechanism_word(report.mechanism_ok)}")
-    ok = {
-        "not-harms": practical != "harms",
-        "non-inferior": practical in ("helps", "non-inferior", "equivalent"),
-        "equivalent": practical == "equivalent",
-        "helps": practical == "helps",
-        "worked": system == "worked",
-    }[gate]
+    ok = decision.meets(gate, practical, system)
     exploratory = report.exploratory
     why = "exploratory (" + "; ".join(exploratory.reasons if exploratory else ()) + ")"
     if not ok:

@@ -1,4 +1,4 @@
-"""The decision: runs and the declared plan in, report dicts out, in one order
+"""The decision: runs and the declared plan in, :class:`.records.Report` records out, in one order
 (:mod:`.pipeline`). Select each arm's config and compare the arms (:mod:`.build`,
 :mod:`.comparison`), decide once at the planned level (:mod:`.decision`, with the
 control arms of :mod:`.controls`, the budgets of :mod:`.budgets` and the signature evidence of

@@ -42,6 +42,17 @@ def rank(verdict: str | None) -> int:
     return VERDICT_ORDER.index(verdict) if verdict in VERDICT_ORDER else -1
 
 
+def meets(gate: str, practical: str | None, system: str | None) -> bool:
+    """Whether a complete report's verdicts meet ``--bench-gate`` ``gate`` (other than off):
+    not-harms, non-inferior (helps, non-inferior or equivalent), equivalent, helps, or worked
+    (the system verdict)."""
+    return {"not-harms": practical != "harms",
+            "non-inferior": practical in ("helps", "non-inferior", "equivalent"),
+            "equivalent": practical == "equivalent",
+            "helps": practical == "helps",
+            "worked": system == "worked"}[gate]
+
+
 def verdict_of_words(words: str | None) -> str | None:
     """The practical verdict a comparison's reference-format ``verdict`` words name (helps or
     harms); None for "no significant win", which several verdicts share, and for none."""
