@@ -19,7 +19,7 @@ from benchkit.cli.output import error, say
 from benchkit.cli.verify import add_parser
 from benchkit.report.fmt import mechanism_word, num, rel_pct
 from benchkit.report.bench_report import (REPORT_NAME, SUPPORTED_VERSIONS, ReportError, is_finite,  # noqa: F401
-                                          idea_name, load_report, read_report)
+                                          read_report)
 from benchkit.report.terminal import render_summary
 from benchkit.spec.idea import cfg_id
 from benchkit.verdict.decision import rank
@@ -237,14 +237,7 @@ def cmd_leaderboard(args) -> int:
     from benchkit.verdict.leaderboard import Entry, build
 
     files, errors = find_reports(args.paths)
-    every = []
-    for f in files:
-        try:
-            plain = load_report(f)
-        except ReportError as exc:
-            errors.append(str(exc))
-        else:
-            every.append(Entry(idea_name(plain, f), f, plain))
+    every = [Entry(r.name, f, r) for f, r in _read(files, errors)]
     entries = [e for e in every if args.track in (None, e.track)]
     status = _reading_status(files, errors, args.paths)
     if status:

@@ -1,6 +1,6 @@
 """The leaderboard's statistics (rendered by ``python -m benchkit leaderboard``): many ideas benched
 against one baseline, ranked, with p-values adjusted across the ideas so that
-each verdict holds however many ideas are on a board. Report dicts in; the boards out as the
+each verdict holds however many ideas are on a board. Report records in; the boards out as the
 JSON ``--json`` writes (:class:`Leaderboard`, typed by its TypedDicts).
 
 A **board** is every idea benched against the same baseline runs: same track, same selected
@@ -46,6 +46,7 @@ from benchkit.stats.signflip import sign_flip_ci
 from benchkit.verdict import sweeps
 from benchkit.verdict.build import finite_or_none
 from benchkit.verdict.decision import decided_level, practical_verdict
+from benchkit.verdict.records import Report
 
 ADJUSTMENT = "holm"
 # family-wise error / false discovery rate
@@ -138,52 +139,51 @@ class BoardKey:
 
 
 class Entry:
-    """One idea on one track, read from its report."""
+    """One idea on one track, read from its report's record."""
 
-    def __init__(self, name: str, path: Path, report: JsonDict):
+    def __init__(self, name: str, path: Path, report: Report):
         self.name, self.path, self.report = name, path, report
-        self.track: str = report["track"]
-        self.lower = str(report["metric_direction"]).startswith("lower")
-        comp = report["comparison"] or {}
-        self.alpha = float(comp.get("alpha") or (report.get("protocol") or {}).get("alpha") or 0.05)
+        self.track: str = report.track
+        self.lower = report.direction == "lower"
+        comp = report.comparison
+        self.alpha = float((comp.alpha if comp else None) or report.protocol.get("alpha") or 0.05)
         self.seeds: list[int] = []
         self.improvements: list[float] = []
         self.baseline_values: list[float] = []
         self.baseline_runs: list[tuple[int, str]] = []
-        self.baseline_cfg: JsonDict | None = (report.get("baseline") or {}).get("best_cfg")
+        self.baseline_cfg: JsonDict | None = report.baseline.best_cfg
 
     def pair(self) -> str | None:
         """Fill seeds, improvements and baseline_runs from the run rows; the reason it cannot
         be placed on a board, or None. Idempotent."""
         self.seeds, self.improvements, self.baseline_runs, self.baseline_values = [], [], [], []
         r = self.report
-        if r.get("frontier"):
+        if r.frontier:
             return ("a frontier report: its comparison pools each seed over the frontier's "
                     "points, so it has no single baseline run per seed to share with other "
                     "ideas; its points are compared in its own report (frontier.points)")
-        if r["comparison"] is None:
+        if r.comparison is None:
             return "incomplete report (no comparison)"
-        rows = r.get("runs")
+        rows = r.runs
         if not rows:
             return "the report has no run rows"
-        base = {x["seed"]: x for x in rows
-                if x["arm"] == "baseline" and x["cfg"] == self.baseline_cfg}
-        idea = {x["seed"]: x for x in rows
-                if x["arm"] == "idea" and x["cfg"] == r.get("idea_config")}
-        seeds = sorted(s for s, b in base.items() if finite_or_none(b.get("test")) is not None)
-        missing = [s for s in seeds if finite_or_none((idea.get(s) or {}).get("test")) is None]
+        base = {x.seed: x for x in rows if x.arm == "baseline" and x.cfg == self.baseline_cfg}
+        idea = {x.seed: x for x in rows if x.arm == "idea" and x.cfg == r.idea_config}
+        seeds = sorted(s for s, b in base.items() if finite_or_none(b.test) is not None)
+        missing = [s for s in seeds if s not in idea or finite_or_none(idea[s].test) is None]
         if missing:
             return (f"the idea has no finite test result at seed(s) {', '.join(map(str, missing))}"
                     " (diverged, failed or not run) where the baseline has one")
         for seed in seeds:
             b, i = base[seed], idea[seed]
-            if not b.get("digest"):
+            if not b.digest:
                 return ("its baseline runs carry no digest (written before runs recorded their "
                         "store digest): re-bench it to place it")
+            assert b.test is not None and i.test is not None   # finite, checked above
             self.seeds.append(seed)
-            self.improvements.append(b["test"] - i["test"] if self.lower else i["test"] - b["test"])
-            self.baseline_runs.append((seed, b["digest"]))
-            self.baseline_values.append(b["test"])
+            self.improvements.append(b.test - i.test if self.lower else i.test - b.test)
+            self.baseline_runs.append((seed, b.digest))
+            self.baseline_values.append(b.test)
         if len(self.seeds) < 2:
             return f"fewer than 2 seeds with a finite baseline result ({len(self.seeds)})"
         return None
@@ -198,7 +198,7 @@ class Entry:
     def board_key(self) -> BoardKey:
         """The board this idea goes on (call after :meth:`pair` placed it)."""
         return BoardKey(self.track, cfg_id(self.placed_cfg()),
-                        str(self.report.get("metric")), self.lower, tuple(self.baseline_runs))
+                        str(self.report.metric), self.lower, tuple(self.baseline_runs))
 
 
 def board_p_values(improvements: list[list[float]]) -> tuple[list[float], list[float]]:
@@ -231,9 +231,10 @@ def idea_interval(entry: Entry, level: float) -> list[float | None]:
 
 def _sweeps(entry: Entry) -> selection.Sweeps | None:
     report = entry.report
-    seeds = (report.get("protocol") or {}).get("seeds")
-    if report["comparison"].get("selection_aware") and seeds == entry.seeds:
-        return sweeps.of_report(report)
+    seeds = report.protocol.get("seeds")
+    if report.comparison is not None and report.comparison.selection_aware \
+            and seeds == entry.seeds:
+        return sweeps.of_record(report)
     return None
 
 
@@ -260,8 +261,8 @@ def rank_board(entries: list[Entry], alpha: float, adjustment: str = ADJUSTMENT)
                      "idea_wins": sum(d > 0 for d in e.improvements),
                      "p_value": p, "p_adjusted": pa, "verdict": verdict(pa, mean, alpha),
                      "interval": idea_interval(e, level), "interval_level": level,
-                     "report_verdict": e.report["practical_verdict"],
-                     "exploratory": bool(e.report.get("exploratory")), "rank": 0})
+                     "report_verdict": str(e.report.practical_verdict),
+                     "exploratory": bool(e.report.exploratory), "rank": 0})
     sign = 1.0 if entries[0].lower else -1.0  # best first: the most negative delta when lower
     rows.sort(key=lambda r: (sign * r["delta_mean"], r["name"]))
     for k, r in enumerate(rows, 1):
@@ -271,8 +272,8 @@ def rank_board(entries: list[Entry], alpha: float, adjustment: str = ADJUSTMENT)
     notes = []
     if min_p_value(n) * len(entries) >= alpha:
         notes.append(UNREACHABLE.format(n=n, p=min_p_value(n), m=len(entries), alpha=alpha))
-    return {"track": first.track, "metric": first.report.get("metric"),
-            "direction": first.report["metric_direction"],
+    return {"track": first.track, "metric": first.report.metric,
+            "direction": first.report.metric_direction,
             "baseline": {"config": first.placed_cfg(), "seeds": first.seeds,
                          "digests": [d for _, d in first.baseline_runs]},
             "alpha": alpha, "adjustment": adjustment, "family_size": len(entries),

@@ -12,6 +12,7 @@ import pytest
 from benchkit.cli import commands
 from benchkit.cli.leaderboard import plot, render, titles
 from benchkit.verdict.leaderboard import Entry, board_p_values, build, verdict
+from builders import as_report
 from sessions import run_session
 
 MODULE = '''
@@ -102,23 +103,31 @@ def test_three_ideas_sharing_one_baseline_are_ranked_with_holm(pytester, capsys,
 
 
 # -- in process -----------------------------------------------------------------------------
+ROW = {"val": None, "seconds": 1.0, "diverged": False, "outcome": "passed", "reused": False,
+       "logs": {}, "signatures": {}, "budgets": {}, "cpu": None, "curve": None, "key": None,
+       "origin": None, "trained_in": None}
+
+
 def report(improvements, *, digests=None, seeds=None, track="tabular", lower=True) -> dict:
-    """A minimal report whose idea beats a baseline of 1.0 by ``improvements`` per seed."""
+    """A report whose idea beats a baseline of 1.0 by ``improvements`` per seed (its
+    comparison not selection-aware: the plain sign-flip test decides its board p)."""
     seeds = list(range(len(improvements))) if seeds is None else seeds
     digests = [f"d{s}" for s in seeds] if digests is None else digests
     runs = []
     for s, d, g in zip(seeds, improvements, digests):
-        runs.append({"arm": "baseline", "seed": s, "cfg": {"lr": 1}, "test": 1.0, "digest": g})
-        runs.append({"arm": "idea", "seed": s, "cfg": {"lr": 1},
+        runs.append({**ROW, "arm": "baseline", "seed": s, "cfg": {"lr": 1}, "test": 1.0,
+                     "digest": g})
+        runs.append({**ROW, "arm": "idea", "seed": s, "cfg": {"lr": 1},
                      "test": 1.0 - d if lower else 1.0 + d, "digest": "i"})
-    return {"track": track, "metric": "mse", "comparison": {"alpha": 0.05},
+    return {"track": track, "metric": "mse",
+            "comparison": {"alpha": 0.05, "selection_aware": False},
             "metric_direction": "lower is better" if lower else "higher is better",
             "baseline": {"best_cfg": {"lr": 1}}, "idea_config": {"lr": 1}, "runs": runs,
-            "practical_verdict": "inconclusive"}
+            "practical_verdict": "inconclusive", "frontier": None}
 
 
 def entries(**reports) -> list:
-    return [Entry(name, Path(f"{name}.json"), r) for name, r in reports.items()]
+    return [Entry(name, Path(f"{name}.json"), as_report(r)) for name, r in reports.items()]
 
 
 def test_board_p_values_are_each_ideas_sign_flip_p_and_holm_over_the_board():
@@ -143,7 +152,8 @@ def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
         diverged={**report(win), "runs": [r for r in report(win)["runs"]
                                           if (r["arm"], r["seed"]) != ("idea", 3)]},
         incomplete={**report(win), "comparison": None, "practical_verdict": "incomplete"},
-        frontier={**report(win), "frontier": {"axis": "keep", "values": [0.5, 1.0]},
+        frontier={**report(win), "frontier": {"axis": "keep", "values": [0.5, 1.0],
+                                              "points": []},
                   "baseline": {"best_cfg": {"keep": "selected per point (see frontier.points)"}}},
         higher=report(win, lower=False, track="digits")))
     boards = result["boards"]
@@ -200,8 +210,8 @@ def test_ideas_on_several_tracks_get_a_normalised_aggregate_with_bootstrap_inter
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
     mixed = [0.2, -0.1, 0.0, 0.3, -0.2, 0.1, 0.0, 0.1]
     ens = entries(a=report(win), b=report(mixed))
-    ens += [Entry("a", Path("a2.json"), report(mixed, track="digits", lower=False)),
-            Entry("c", Path("c.json"), report(win, track="digits"))]
+    ens += [Entry("a", Path("a2.json"), as_report(report(mixed, track="digits", lower=False))),
+            Entry("c", Path("c.json"), as_report(report(win, track="digits")))]
     result = build(ens)
     agg, = result["aggregate"]                     # b and c are on one track only
     assert agg["name"] == "a" and agg["tracks"] == ["digits", "tabular"]

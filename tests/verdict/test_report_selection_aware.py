@@ -11,6 +11,7 @@ import numpy as np
 
 from benchkit.stats import selection
 from benchkit.verdict import sweeps
+from benchkit.verdict.records import Report
 from builders import ALPHA, GRID, TRACK, built, decided, make_run, make_spec, paired_report
 
 N = 8
@@ -109,7 +110,7 @@ def test_the_leaderboard_tests_an_idea_as_its_report_does():
 
     report = decided(built(make_spec(GRID[:2], N), TRACK, accident_runs(), [],
                                   alpha=ALPHA), holm=True)
-    entry = leaderboard.Entry("accident", Path("r.json"), report)
+    entry = leaderboard.Entry("accident", Path("r.json"), Report.from_json(report))
     entry.seeds = list(range(N))
     p, (lo, hi) = leaderboard.idea_p(entry), leaderboard.idea_interval(entry, 0.05)
     assert p == report["comparison"]["p_value"] != report["comparison"]["p_fixed_configs"]
