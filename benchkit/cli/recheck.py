@@ -111,12 +111,11 @@ def _shown(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
 
-def verdicts(report: JsonDict, family: list[JsonDict]) -> list[str]:
-    """One line per p-value or verdict of ``report`` (a report's JSON) that its rows (and
-    those of the other reports of its idea, ``family``, for the family-wise adjustment) do
-    not give."""
-    mine_at = family.index(report) if report in family else -1
-    record = Report.from_json(report)
+def verdicts(record: Report, family: list[Report]) -> list[str]:
+    """One line per p-value or verdict of the report ``record`` that its rows (and those of
+    the other reports of its idea, ``family``, for the family-wise adjustment) do not
+    give."""
+    mine_at = family.index(record) if record in family else -1
     comps, problems = comparisons(record)
     if comps is None or record.comparison is None:
         if not problems and (record.practical_verdict, record.system_verdict) != (
@@ -129,8 +128,7 @@ def verdicts(report: JsonDict, family: list[JsonDict]) -> list[str]:
     if family_size != len(family) or mine_at < 0:
         return [(f"its family has {family_size} track(s), but {len(family)} report(s) of the "
                  "idea are beside it: give the idea's folder, with every track's report")]
-    members = [record if k == mine_at else Report.from_json(member)
-               for k, member in enumerate(family)]
+    members = [record if k == mine_at else member for k, member in enumerate(family)]
     redone = [_redone(member, comps if k == mine_at else comparisons(member)[0])
               for k, member in enumerate(members)]
     mine = pipeline.decide_family(redone)[mine_at]  # as the plugin decides

@@ -19,25 +19,25 @@ from typing import Any
 
 from benchkit.cli import recheck
 from benchkit.cli.output import error, say
-from benchkit.report.bench_report import ASIDE, REPORT_NAME, ReportError, load_report
+from benchkit.report.bench_report import ASIDE, REPORT_NAME, ReportError, read_report
 from benchkit.spec.idea import run_id
 from benchkit.store import records
-from benchkit.spec.payloads import JsonDict
 from benchkit.store.backends import Storage, open_storage
 from benchkit.store.runs import RunStore, load_stored
+from benchkit.verdict.records import Report
 
 DEFAULT_STORE = ".pytest_cache/d/benchkit-runs"
 
 
-def verify(report: JsonDict, storage: Storage, secret: bytes | None = None
+def verify(report: Report, storage: Storage, secret: bytes | None = None
            ) -> tuple[int, list[str]]:
     """(runs verified, one line per run that is not): every passed row against the store
     (records signed under ``secret`` only, when given)."""
     ok, problems = 0, []
-    for row in report.get("runs") or []:
-        key, digest = row.get("key"), row.get("digest")
-        name = run_name(row["arm"], report.get("track"), row["cfg"], row["seed"])
-        if row.get("outcome") != "passed":
+    for row in report.runs:
+        key, digest = row.key, row.digest
+        name = run_name(row.arm, report.track, row.cfg, row.seed)
+        if row.outcome != "passed":
             continue  # a failed run has no result: it entered no comparison
         if not key or not digest:
             problems.append(f"{name}: names no key or digest, so it cannot be checked")
@@ -61,16 +61,15 @@ def verify(report: JsonDict, storage: Storage, secret: bytes | None = None
                 found = record
                 break
             why = "the store holds other bits under its key"
-        point = {"arm": row["arm"], "track": report.get("track"), "cfg": row["cfg"],
-                 "seed": row["seed"]}
         if found is None:
             problems.append(f"{name}: {why}")
-        elif found.point.to_json() != point:
+        elif (found.point.arm, found.point.track, dict(found.point.cfg), found.point.seed) != (
+                row.arm, report.track, dict(row.cfg), row.seed):
             other = found.point
             problems.append(f"{name}: its record is the run "
                             f"{run_name(other.arm, other.track, other.cfg, other.seed)}, not "
                             "this row's")
-        elif [found.result.val, found.result.test] != [row.get("val"), row.get("test")]:
+        elif [found.result.val, found.result.test] != [row.val, row.test]:
             problems.append(f"{name}: the report's val/test are not its record's")
         else:
             ok += 1
@@ -82,7 +81,7 @@ def run_name(arm: str, track: str | None, cfg: Mapping[str, Any], seed: int) -> 
     return f"{arm}[{run_id(str(track), cfg, seed)}]"
 
 
-def family(path: str | Path, report: JsonDict) -> list[JsonDict]:
+def family(path: str | Path, report: Report) -> list[Report]:
     """The reports of ``report``'s idea, itself included: those in the folders beside its own
     (``reports/<idea>/<track>/``) that name the same idea; an unreadable one is left out. A
     report written aside (``<track>/exploratory/``) has its session's others aside too."""
@@ -95,17 +94,17 @@ def family(path: str | Path, report: JsonDict) -> list[JsonDict]:
         if other.parent.resolve() == folder.resolve():
             continue
         try:
-            loaded = load_report(other)
+            loaded = read_report(other)
         except ReportError:
             continue
-        if loaded.get("name") == report.get("name") and loaded.get("track") != report.get("track"):
+        if loaded.name == report.name and loaded.track != report.track:
             members.append(loaded)
     return members
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     try:
-        report = load_report(args.report)
+        report = read_report(args.report)
     except ReportError as exc:
         return error(str(exc))
     location = args.store if args.store is not None else default_store(args.report)

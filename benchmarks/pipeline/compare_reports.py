@@ -30,7 +30,6 @@ from benchkit.spec import IdeaSpec
 from benchkit.spec.payloads import MechanismPayload, RunPayload, payload_from_json
 from benchkit.stats import signtest
 from benchkit.verdict import pipeline
-from benchkit.verdict.records import Report
 
 ROOT = Path(__file__).resolve().parents[2]
 # the fields a session adds from outside the runs and the plan (time, machine, store)
@@ -121,11 +120,12 @@ def committed_cases() -> dict[str, object]:
     for path in committed():
         name = str(path.parent.relative_to(ROOT)).replace("/", "__")
         report = bench_report.load_report(path)
-        members = family(path, report)
-        comps, problems = recheck.comparisons(Report.from_json(report))
+        record = bench_report.read_report(path)
+        members = family(path, record)
+        comps, problems = recheck.comparisons(record)
         out[f"verify__{name}"] = {"comparisons": comps and [c.to_json() for c in comps],
                                   "problems": problems,
-                                  "verdict_lines": recheck.verdicts(report, members)}
+                                  "verdict_lines": recheck.verdicts(record, members)}
         spec = spec_of(report)
         runs, mechanisms = payloads_of(report, spec)
         rebuilt = pipeline_reports(spec, records_of(runs), records_of(mechanisms),

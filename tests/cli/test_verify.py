@@ -10,7 +10,7 @@ from benchkit.spec.payloads import RunPoint, RunResult
 from benchkit.cli import recheck
 from benchkit.cli.verify import verify
 from benchkit.store.backends import DirectoryStorage
-from builders import make_report
+from builders import as_report, make_report
 
 
 @pytest.fixture(scope="module")
@@ -26,9 +26,9 @@ def edited(report, edit):
 
 def test_an_honest_report_recomputes_to_itself(honest):
     assert honest["practical_verdict"] == "helps"
-    assert recheck.verdicts(honest, [honest]) == []
+    assert recheck.verdicts(as_report(honest), [as_report(honest)]) == []
     incomplete = make_report(missing=1, seeds=6)
-    assert recheck.verdicts(incomplete, [incomplete]) == []
+    assert recheck.verdicts(as_report(incomplete), [as_report(incomplete)]) == []
 
 
 def _row(report, arm, seed, cfg):
@@ -50,12 +50,12 @@ def _row(report, arm, seed, cfg):
 ], ids=["row", "p", "p-adjusted", "verdict", "dropped-row", "selection", "family"])
 def test_a_figure_the_rows_do_not_give_fails(honest, edit, fragment):
     report = edited(honest, edit)
-    problems = recheck.verdicts(report, [report])
+    problems = recheck.verdicts(as_report(report), [as_report(report)])
     assert problems and any(fragment in p for p in problems), problems
 
 
 def test_a_row_without_key_or_digest_cannot_be_checked_and_fails(honest, tmp_path):
-    ok, problems = verify(honest, DirectoryStorage(tmp_path))
+    ok, problems = verify(as_report(honest), DirectoryStorage(tmp_path))
     passed = [r for r in honest["runs"] if r["outcome"] == "passed"]
     assert ok == 0 and len(problems) == len(passed)
     assert problems[0].endswith("names no key or digest, so it cannot be checked")
@@ -72,10 +72,12 @@ def test_a_row_that_borrows_another_runs_record_fails(tmp_path):
                            records.StoredOrigin(module="m", nodeid="m"), "cpu")
     storage = DirectoryStorage(tmp_path)
     storage.write(record_name(record), records.dumps(record))
-    row = {**run, "val": 0.5, "test": 0.25, "outcome": "passed", "key": record.key,
-           "digest": record.run_digest}
+    row = {"arm": "idea", "seed": 0, "cfg": {"lr": 0.01}, "val": 0.5, "test": 0.25,
+           "seconds": 1.0, "diverged": False, "outcome": "passed", "reused": False, "logs": {},
+           "signatures": {}, "budgets": {}, "cpu": None, "curve": None,
+           "digest": record.run_digest, "key": record.key, "origin": None, "trained_in": None}
     report = {"track": "tabular", "runs": [row, {**row, "arm": "baseline"}]}
-    ok, problems = verify(report, storage)
+    ok, problems = verify(as_report(report), storage)
     assert ok == 1 and len(problems) == 1
     assert problems == ["baseline[tabular-lr=0.01-seed0]: its record is the run "
                         "idea[tabular-lr=0.01-seed0], not this row's"]
@@ -94,14 +96,14 @@ def test_controls_and_the_sign_test_are_recomputed_too(monkeypatch):
     (built,) = pipeline.idea_reports(rich_spec(6), rich_runs(6), [], alpha=ALPHA)
     report = json.loads(bench_report.dumps(bench_report.stamp(built).to_json()))
     assert report["controls"] and report["comparison"]["test"] == "sign"
-    assert recheck.verdicts(report, [report]) == []
+    assert recheck.verdicts(as_report(report), [as_report(report)]) == []
     for edit, fragment in [
             (lambda r: r["controls"]["c"]["comparison"].update(p_value=0.001),
              "control:c comparison p_value is 0.001"),
             (lambda r: r["controls"]["c"].update(verdict="harms"),
              "control c verdict is 'harms' in the report")]:
         forged = edited(report, edit)
-        problems = recheck.verdicts(forged, [forged])
+        problems = recheck.verdicts(as_report(forged), [as_report(forged)])
         assert any(fragment in p for p in problems), problems
 
 
@@ -124,7 +126,7 @@ def test_a_frontier_report_is_recomputed_point_by_point():
     spec = make_spec(grid, n, frontier={"width": [8, 16]})
     (built,) = pipeline.idea_reports(spec, runs, [], alpha=ALPHA)
     report = json.loads(bench_report.dumps(bench_report.stamp(built).to_json()))
-    assert report["frontier"] and recheck.verdicts(report, [report]) == []
+    assert report["frontier"] and recheck.verdicts(as_report(report), [as_report(report)]) == []
     point = report["frontier"]["points"][1]
     other = next(c for c in grid if c["width"] == 16 and c != point["idea_cfg"])
     for edit, fragment in [
@@ -133,5 +135,5 @@ def test_a_frontier_report_is_recomputed_point_by_point():
             (lambda r: r["frontier"]["points"][1].update(idea_cfg=other),
              "idea: the rows select")]:
         forged = edited(report, edit)
-        problems = recheck.verdicts(forged, [forged])
+        problems = recheck.verdicts(as_report(forged), [as_report(forged)])
         assert any(fragment in p for p in problems), problems

@@ -9,7 +9,7 @@ import pytest
 
 from benchkit.spec.payloads import RunPoint, RunResult
 from benchkit.report.session import aggregate_session
-from builders import typed
+from builders import as_report, typed
 from sessions import RECORDED_ARMS, bench, plain_module, report_path
 from test_aggregate import payloads, settings, spec
 
@@ -194,8 +194,8 @@ def test_verify_finds_an_aside_reports_family_aside_too(tmp_path, monkeypatch):
     from benchkit.cli.verify import family
 
     # these reports' made-up protocols are not the schema's: read them as they are
-    monkeypatch.setattr("benchkit.cli.verify.load_report",
-                        lambda path: json.loads(Path(path).read_text()))
+    monkeypatch.setattr("benchkit.cli.verify.read_report",
+                        lambda path: as_report(json.loads(Path(path).read_text())))
     sp = spec()
     complete, _ = aggregate_session(typed(payloads(sp)), settings(tmp_path, gate="off"))
     aside, _ = aggregate_session(typed(payloads({**sp, "overrides": {"seeds": 6}})),
@@ -203,11 +203,11 @@ def test_verify_finds_an_aside_reports_family_aside_too(tmp_path, monkeypatch):
     paths = {r.track: path for path, r in aside}
     assert all(p.parent.name == "exploratory" for p in paths.values())
     report = json.loads(paths["tabular"].read_text())
-    members = family(paths["tabular"], report)
-    assert [m["track"] for m in members] == ["tabular", "dynamics"]
-    assert all(m["exploratory"] for m in members)
+    members = family(paths["tabular"], as_report(report))
+    assert [m.track for m in members] == ["tabular", "dynamics"]
+    assert all(m.exploratory for m in members)
     main_report = json.loads(dict((r.track, p) for p, r in complete)["tabular"].read_text())
-    assert [m["exploratory"] for m in family(complete[0][0], main_report)] == [None, None]
+    assert [m.exploratory for m in family(complete[0][0], as_report(main_report))] == [None, None]
 
 
 def test_bench_audit_says_what_it_retrained(pytester):
