@@ -1,7 +1,7 @@
 """The leaderboard's statistics (rendered by ``python -m benchkit leaderboard``): many ideas benched
 against one baseline, ranked, with p-values adjusted across the ideas so that
 each verdict holds however many ideas are on a board. Report records in; the boards out as the
-JSON ``--json`` writes (:class:`Leaderboard`, typed by its TypedDicts).
+JSON ``--json`` writes (:class:`Leaderboard`, a record whose JSON is generated from its fields).
 
 A **board** is every idea benched against the same baseline runs: same track, same selected
 baseline config and, seed by seed, the same stored baseline run (its ``digest``: the run's
@@ -34,10 +34,11 @@ Never imports torch.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
 
+from benchkit.codec import JsonRecord
 from benchkit.spec.idea import cfg_id
 from benchkit.spec.payloads import JsonDict
 from benchkit.stats.paired import benjamini_hochberg, holm, min_p_value, sign_flip_p_value
@@ -56,7 +57,8 @@ UNREACHABLE = ("with {n} seeds the smallest sign-flip p is {p:.3g}; times {m} id
                "step) it is not below alpha {alpha:g}: no idea on this board can be significant")
 
 
-class BoardIdea(TypedDict):
+@dataclass(frozen=True)
+class BoardIdea(JsonRecord):
     """One idea's row on a board, best first (``rank`` 1)."""
 
     name: str
@@ -74,7 +76,8 @@ class BoardIdea(TypedDict):
     rank: int
 
 
-class BoardBaseline(TypedDict):
+@dataclass(frozen=True)
+class BoardBaseline(JsonRecord):
     """The baseline runs a board's ideas share."""
 
     config: JsonDict
@@ -82,7 +85,8 @@ class BoardBaseline(TypedDict):
     digests: list[str]
 
 
-class Board(TypedDict):
+@dataclass(frozen=True)
+class Board(JsonRecord):
     """The ideas benched against one set of baseline runs, ranked."""
 
     track: str
@@ -96,7 +100,8 @@ class Board(TypedDict):
     notes: list[str]
 
 
-class Unplaced(TypedDict):
+@dataclass(frozen=True)
+class Unplaced(JsonRecord):
     """An idea that could not be put on a board, and why."""
 
     name: str
@@ -105,7 +110,8 @@ class Unplaced(TypedDict):
     reason: str
 
 
-class CrossTrack(TypedDict):
+@dataclass(frozen=True)
+class CrossTrack(JsonRecord):
     """One idea's aggregate over the tracks it is on (:func:`aggregate`)."""
 
     name: str
@@ -117,8 +123,10 @@ class CrossTrack(TypedDict):
     bootstrap: int
 
 
-class Leaderboard(TypedDict):
-    """:func:`build`'s result, the JSON ``python -m benchkit leaderboard --json`` writes."""
+@dataclass(frozen=True)
+class Leaderboard(JsonRecord):
+    """:func:`build`'s result; its ``to_json`` is the file ``python -m benchkit leaderboard
+    --json`` writes."""
 
     adjustment: str
     boards: list[Board]
@@ -256,28 +264,27 @@ def rank_board(entries: list[Entry], alpha: float, adjustment: str = ADJUSTMENT)
     for e, p, pa in zip(entries, ps, adj):
         mean = sum(e.improvements) / len(e.improvements)
         level = decided_level(alpha, p, pa)
-        rows.append({"name": e.name, "report": str(e.path), "n_pairs": len(e.seeds),
-                     "delta_mean": -mean if e.lower else mean,
-                     "idea_wins": sum(d > 0 for d in e.improvements),
-                     "p_value": p, "p_adjusted": pa, "verdict": verdict(pa, mean, alpha),
-                     "interval": idea_interval(e, level), "interval_level": level,
-                     "report_verdict": str(e.report.practical_verdict),
-                     "exploratory": bool(e.report.exploratory), "rank": 0})
+        rows.append(BoardIdea(
+            name=e.name, report=str(e.path), n_pairs=len(e.seeds),
+            delta_mean=-mean if e.lower else mean, idea_wins=sum(d > 0 for d in e.improvements),
+            p_value=p, p_adjusted=pa, verdict=verdict(pa, mean, alpha),
+            interval=idea_interval(e, level), interval_level=level,
+            report_verdict=str(e.report.practical_verdict),
+            exploratory=bool(e.report.exploratory), rank=0))
     sign = 1.0 if entries[0].lower else -1.0  # best first: the most negative delta when lower
-    rows.sort(key=lambda r: (sign * r["delta_mean"], r["name"]))
-    for k, r in enumerate(rows, 1):
-        r["rank"] = k
+    rows.sort(key=lambda r: (sign * r.delta_mean, r.name))
+    rows = [dataclasses.replace(r, rank=k) for k, r in enumerate(rows, 1)]
     first = entries[0]
     n = len(first.seeds)
     notes = []
     if min_p_value(n) * len(entries) >= alpha:
         notes.append(UNREACHABLE.format(n=n, p=min_p_value(n), m=len(entries), alpha=alpha))
-    return {"track": first.track, "metric": first.report.metric,
-            "direction": first.report.metric_direction,
-            "baseline": {"config": first.placed_cfg(), "seeds": first.seeds,
-                         "digests": [d for _, d in first.baseline_runs]},
-            "alpha": alpha, "adjustment": adjustment, "family_size": len(entries),
-            "ideas": rows, "notes": notes}
+    return Board(track=first.track, metric=first.report.metric,
+                 direction=first.report.metric_direction,
+                 baseline=BoardBaseline(config=first.placed_cfg(), seeds=first.seeds,
+                                        digests=[d for _, d in first.baseline_runs]),
+                 alpha=alpha, adjustment=adjustment, family_size=len(entries), ideas=rows,
+                 notes=notes)
 
 
 def _difference(key: BoardKey, other: BoardKey) -> str:
@@ -307,8 +314,7 @@ def build(entries: list[Entry], alpha: float | None = None,
         if why is None:
             groups.setdefault(e.board_key(), []).append(e)
         else:
-            unplaced.append({"name": e.name, "track": e.track, "report": str(e.path),
-                             "reason": why})
+            unplaced.append(Unplaced(e.name, e.track, str(e.path), why))
     boards: list[Board] = []
     first_of_track: dict[str, BoardKey] = {}
     for key in sorted(groups, key=lambda k: (k.track, -len(groups[k]), k.baseline_config,
@@ -318,24 +324,23 @@ def build(entries: list[Entry], alpha: float | None = None,
         if len(set(names)) < len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
             for e in members:
-                unplaced.append({"name": e.name, "track": e.track, "report": str(e.path),
-                                 "reason": f"idea {', '.join(dup)} appears in more than one "
-                                           "report against these baseline runs; keep one"})
+                unplaced.append(Unplaced(e.name, e.track, str(e.path),
+                                         f"idea {', '.join(dup)} appears in more than one "
+                                         "report against these baseline runs; keep one"))
             continue
         level = alpha if alpha is not None else min(e.alpha for e in members)
         board = rank_board(members, level, adjustment)
         if len({e.alpha for e in members}) > 1 and alpha is None:
-            board["notes"].append(f"the reports' alphas differ; the smallest, {level:g}, is used")
+            board.notes.append(f"the reports' alphas differ; the smallest, {level:g}, is used")
         if key.track in first_of_track:
-            board["notes"].append("not on the first board of this track: "
-                                  + _difference(key, first_of_track[key.track]))
+            board.notes.append("not on the first board of this track: "
+                               + _difference(key, first_of_track[key.track]))
         else:
             first_of_track[key.track] = key
         boards.append(board)
     placed = [e for e in entries if e.seeds and e.name in
-              {r["name"] for b in boards if b["track"] == e.track for r in b["ideas"]}]
-    return {"adjustment": adjustment, "boards": boards, "unplaced": unplaced,
-            "aggregate": aggregate(placed)}
+              {r.name for b in boards if b.track == e.track for r in b.ideas}]
+    return Leaderboard(adjustment, boards, unplaced, aggregate(placed))
 
 
 BOOTSTRAP = 2000  # paired bootstrap resamples of the cross-track aggregate (seeded)
@@ -376,7 +381,6 @@ def aggregate(entries: list[Entry], *, seed: int = 0) -> list[CrossTrack]:
 
         score, score_ci = summary(scores)
         poi, poi_ci = summary(wins)
-        out.append({"name": name, "tracks": [e.track for e in tracks], "normalised_improvement":
-                    score, "interval": score_ci, "probability_of_improvement": poi,
-                    "poi_interval": poi_ci, "bootstrap": BOOTSTRAP})
+        out.append(CrossTrack(name, [e.track for e in tracks], score, score_ci, poi, poi_ci,
+                              BOOTSTRAP))
     return out

@@ -156,7 +156,7 @@ def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
                                               "points": []},
                   "baseline": {"best_cfg": {"keep": "selected per point (see frontier.points)"}}},
         higher=report(win, lower=False, track="digits")))
-    boards = result["boards"]
+    boards = result.to_json()["boards"]
     assert [(b["track"], sorted(r["name"] for r in b["ideas"])) for b in boards] == [
         ("digits", ["higher"]), ("tabular", ["a", "b"]), ("tabular", ["other_runs"]),
         ("tabular", ["other_seeds"])]
@@ -166,13 +166,13 @@ def test_grouping_by_identical_baseline_runs_and_the_reasons_when_not():
     assert boards[0]["ideas"][0]["verdict"] == "helps"          # higher is better
     assert "different results at seed(s) 7" in boards[2]["notes"][0]
     assert "other baseline seeds" in boards[3]["notes"][0]
-    why = {u["name"]: u["reason"] for u in result["unplaced"]}
+    why = {u.name: u.reason for u in result.unplaced}
     assert set(why) == {"no_digest", "incomplete", "diverged", "frontier"}
     assert why["frontier"].startswith("a frontier report: its comparison pools each seed")
     assert "no finite test result at seed(s) 3" in why["diverged"]
     assert "no digest" in why["no_digest"] and "incomplete" in why["incomplete"]
     twice = build(entries(a=report(win)) + entries(a=report(win)))
-    assert not twice["boards"] and "more than one report" in twice["unplaced"][0]["reason"]
+    assert not twice.boards and "more than one report" in twice.unplaced[0].reason
     text = "\n".join(render(result))
     assert "not placed: no_digest" in text and "board 2: tabular" in text
 
@@ -181,13 +181,13 @@ def test_a_verdict_needs_the_board_adjusted_p():
     """One idea alone at 8 seeds (p 2/256) helps; among 7 ideas Holm multiplies by 7 and the
     same idea is inconclusive; at 5 seeds 3 ideas cannot reach alpha and the board says so."""
     win = [0.3, 0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.6]
-    alone = build(entries(a=report(win)))["boards"][0]["ideas"][0]
-    assert (alone["p_adjusted"], alone["verdict"]) == (2 / 256, "helps")
+    alone = build(entries(a=report(win))).boards[0].ideas[0]
+    assert (alone.p_adjusted, alone.verdict) == (2 / 256, "helps")
     crowd = build(entries(a=report(win), **{f"n{k}": report([0.0] * 8) for k in range(6)}))
-    top = crowd["boards"][0]["ideas"][0]
-    assert (top["name"], top["p_adjusted"], top["verdict"]) == ("a", 7 * 2 / 256, "inconclusive")
-    few = build(entries(a=report(win[:5]), b=report(win[:5]), c=report(win[:5])))["boards"][0]
-    assert any("no idea on this board can be significant" in n for n in few["notes"])
+    top = crowd.boards[0].ideas[0]
+    assert (top.name, top.p_adjusted, top.verdict) == ("a", 7 * 2 / 256, "inconclusive")
+    few = build(entries(a=report(win[:5]), b=report(win[:5]), c=report(win[:5]))).boards[0]
+    assert any("no idea on this board can be significant" in n for n in few.notes)
 
 
 def test_twenty_null_ideas_against_one_baseline_keep_the_family_wise_error():
@@ -213,7 +213,7 @@ def test_ideas_on_several_tracks_get_a_normalised_aggregate_with_bootstrap_inter
     ens += [Entry("a", Path("a2.json"), as_report(report(mixed, track="digits", lower=False))),
             Entry("c", Path("c.json"), as_report(report(win, track="digits")))]
     result = build(ens)
-    agg, = result["aggregate"]                     # b and c are on one track only
+    agg, = result.to_json()["aggregate"]                     # b and c are on one track only
     assert agg["name"] == "a" and agg["tracks"] == ["digits", "tabular"]
     assert agg["normalised_improvement"] == pytest.approx((sum(win) + sum(mixed)) / 16)
     # share of better seeds, ties half: tabular 8/8, digits (4 + 2 * 0.5)/8
@@ -221,7 +221,7 @@ def test_ideas_on_several_tracks_get_a_normalised_aggregate_with_bootstrap_inter
     lo, hi = agg["interval"]
     assert 0 < lo < agg["normalised_improvement"] < hi
     assert agg["poi_interval"][0] < agg["probability_of_improvement"] <= agg["poi_interval"][1] <= 1
-    assert build(ens)["aggregate"] == result["aggregate"]          # seeded
+    assert build(ens).aggregate == result.aggregate          # seeded
     assert "across tracks" in "\n".join(render(result))
 
 
@@ -277,14 +277,14 @@ def test_the_plots_titles_name_each_board_and_fit_the_figure(tmp_path, monkeypat
         moment_preserving_compression=report(win),
         pruning_finetune_vs_scratch=report([-x for x in win]),
         c=report(win, digests=other), d=report(win[::-1], digests=other)))
-    assert len(result["boards"]) == 2
+    assert len(result.boards) == 2
     assert plot(result, tmp_path / "board.png") is None
     fig, = drawn
     renderer = fig.canvas.get_renderer()
     heads = [ax.get_title() for ax in fig.axes]
     assert heads == ["board 1: tabular, baseline lr=1 on 8 seeds",
                      "board 2: tabular, baseline lr=1 on 8 seeds"]
-    result["boards"][1]["baseline"]["config"] = {"lr": 1, "optimizer": "a" * 90}
+    result.boards[1].baseline.config["optimizer"] = "a" * 90
     assert all(len(line) <= 70 for line in titles(result)[1].splitlines())
     for text in [ax.title for ax in fig.axes] + [fig._suptitle]:
         box = text.get_window_extent(renderer)
