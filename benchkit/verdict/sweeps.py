@@ -1,5 +1,6 @@
 """The arms' whole sweeps, as :mod:`benchkit.stats.selection` tests them, from a session's runs
-or a report's ``runs`` rows, and the comparison fields that test decides.
+or a report's ``runs`` rows (records: :class:`benchkit.verdict.run_rows.RunRow`), and the
+comparison fields that test decides.
 
 The deciding figures are the cross-fitted ones (each seed measured at the configs its arm
 selects on the other seeds, :mod:`benchkit.stats.crossfit`); the p of the same test at the
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from benchkit.spec.idea import Config, cfg_id
-from benchkit.spec.payloads import CurvePoint, JsonDict, Measured, RunResult
+from benchkit.spec.payloads import Measured, RunResult
 from benchkit.stats import paired, selection, signtest
 from benchkit.verdict.records import Comparison, Frontier, Report
 from benchkit.verdict.run_rows import RunRow
@@ -24,19 +25,6 @@ def runs_of(rows: Iterable[RunRow]) -> dict[tuple[str, str, int], RunResult]:
     """A report's passed runs (its ``runs`` rows) keyed as the controller keys them, (arm, cfg
     id, seed): each row's result (:meth:`benchkit.verdict.run_rows.RunRow.result`)."""
     return {(r.arm, cfg_id(r.cfg), r.seed): r.result() for r in rows if r.outcome == "passed"}
-
-
-def written_runs_of(rows: Iterable[JsonDict]) -> dict[tuple[str, str, int], RunResult]:
-    """:func:`runs_of` of a written report's JSON rows (:func:`row_result` each)."""
-    return {(r["arm"], cfg_id(r["cfg"]), r["seed"]): row_result(r)
-            for r in rows if r.get("outcome") == "passed"}
-
-
-def row_result(row: JsonDict) -> RunResult:
-    """A written report's ``runs`` row's result as the rules read it: its metrics, whether it
-    diverged, its seconds and its validation curve (None in rows written before curves)."""
-    return RunResult(val=row["val"], test=row["test"], diverged=row["diverged"],
-                     seconds=row.get("seconds"), curve=CurvePoint.curve(row.get("curve")))
 
 
 def groups_of(grid: Sequence[Config], frontier: Frontier | None) -> list[list[int]] | None:
@@ -66,15 +54,8 @@ def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
                             table("idea", val), table("idea", test), groups, margin_reference)
 
 
-def of_report(report: JsonDict, comparator: str = "baseline") -> selection.Sweeps:
-    """The sweeps of a complete report's JSON (its protocol's grid and seeds, its runs)."""
-    frontier = report.get("frontier")
-    return of_runs(report["protocol"], written_runs_of(report.get("runs") or []),
-                   None if frontier is None else Frontier.from_json(frontier), comparator)
-
-
 def of_record(report: Report, comparator: str = "baseline") -> selection.Sweeps:
-    """:func:`of_report` of a report's record."""
+    """The sweeps of a complete report (its protocol's grid and seeds, its runs' rows)."""
     return of_runs(report.protocol, runs_of(report.runs), report.frontier, comparator)
 
 

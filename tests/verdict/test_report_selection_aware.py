@@ -51,11 +51,11 @@ def test_every_control_is_tested_with_its_selection():
     report = decided(built(spec, TRACK, accident_runs(("baseline", "idea", "control:c")),
                                   [], alpha=ALPHA), holm=True)
     control = report["controls"]["c"]["comparison"]
-    sw = sweeps.of_report(report, "control:c")
+    sw = sweeps.of_record(Report.from_json(report), "control:c")
     assert control["selection_aware"] is True
     assert control["p_value"] == selection.p_value(sw, "lower")
-    assert report["comparison"]["p_value"] == selection.p_value(sweeps.of_report(report),
-                                                                "lower")
+    assert report["comparison"]["p_value"] == selection.p_value(
+        sweeps.of_record(Report.from_json(report)), "lower")
 
 
 def test_with_one_config_the_report_decides_as_before():
@@ -125,7 +125,7 @@ def test_a_wilcoxon_bench_decides_by_the_signed_rank_test():
     report = decided(built(spec, TRACK, accident_runs(), [], alpha=ALPHA), holm=True)
     comp = report["comparison"]
     assert comp["test"] == "wilcoxon" and report["protocol"]["test"] == signtest.WILCOXON_NAME
-    assert comp["p_value"] == selection.p_value(sweeps.of_report(report), "lower",
+    assert comp["p_value"] == selection.p_value(sweeps.of_record(Report.from_json(report)), "lower",
                                                 statistic="wilcoxon")
-    assert comp["p_mean"] == selection.p_value(sweeps.of_report(report), "lower")
+    assert comp["p_mean"] == selection.p_value(sweeps.of_record(Report.from_json(report)), "lower")
     assert report["practical_verdict"] == "inconclusive"
