@@ -13,12 +13,12 @@ unadjusted beside the verdict, are not.
 from __future__ import annotations
 
 import dataclasses
-import statistics
 
 from benchkit.spec.idea import cfg_id
 from benchkit.spec.payloads import JsonDict, RunResult
 from benchkit.stats import signtest
 from benchkit.verdict import build, comparison, pipeline, sweeps
+from benchkit.verdict.frontier import pooled_over_points
 from benchkit.verdict.records import Comparison, Report
 
 Runs = dict[build.RunKey, RunResult]  # passed rows' results by (arm, cfg id, seed)
@@ -66,7 +66,7 @@ def _selected_tests(report: Report, runs: Runs, arm: str, said: JsonDict | None,
             problems.append(f"{arm}: a run of the selected {got} has no test metric")
             return None
         rows.append(tests)
-    return rows[0] if not frontier else [statistics.fmean(seed) for seed in zip(*rows)]
+    return rows[0] if not frontier else pooled_over_points(rows)
 
 
 def comparisons(report: Report) -> tuple[list[Comparison] | None, list[str]]:

@@ -60,8 +60,10 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
     seeds, arms = list(spec.seeds), spec.arms
     selected = {arm: [runs[(arm, cfg_id(_selected_cfg(p, arm)), s)] for _, p in points
                       for s in seeds] for arm in arms}
-    pooled = {arm: [statistics.fmean(build.test_values(rows[i::len(seeds)]))
-                    for i in range(len(seeds))] for arm, rows in selected.items()}
+    n = len(seeds)
+    pooled = {arm: pooled_over_points([build.test_values(rows[k:k + n])
+                                       for k in range(0, len(rows), n)])
+              for arm, rows in selected.items()}
     marker = {axis: "selected per point (see frontier.points)"}
     full_grid = top.protocol["grid"]  # each point's selection cross-fitted
     groups = sweeps.groups_of(full_grid, frontier)
@@ -85,6 +87,13 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
         mechanism_signature=signature,
         mechanism_ok=mechanism.mechanism_ok(signature.signatures,
                                             top.math_verification.outcomes()))
+
+
+def pooled_over_points(per_point: Sequence[Sequence[float]]) -> list[float]:
+    """Each seed's mean over the frontier's points (``per_point``: each point's values at its
+    selected config, seed by seed, in the points' order): what a frontier compares, and what
+    ``verify``'s recheck recomputes."""
+    return [statistics.fmean(seed) for seed in zip(*per_point)]
 
 
 def _selected_cfg(point: Report, arm: str) -> Config:
