@@ -1,0 +1,69 @@
+"""What a bench's controls and margin cost its aggregation (issue 52's "done when": a bench with
+2 controls and a margin aggregates in <= 1.5x the time of the same bench without controls).
+
+    PYTHONPATH=$PWD python benchmarks/pipeline/controls_cost.py [--write]
+
+Times ``pipeline.idea_reports`` (build, adjust, decide; no floors, no files) on hand-made runs
+(tests/builders.py: 3 configs x 8 seeds per arm), CPU seconds, the median of 7 after one
+warm-up, for the plain bench and for the same bench with two controls and a margin; prints
+both and their ratio, and with ``--write`` saves them to
+benchmarks/results/controls_cost.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+import builders as b  # noqa: E402
+
+from benchkit.verdict import pipeline  # noqa: E402
+
+GRID = [{"lr": lr} for lr in (0.001, 0.003, 0.01)]
+REPS = 7
+
+
+def runs(arms: list[str], seeds: int = 8) -> list:
+    """Every arm's runs over the grid, values apart by arm, config and seed."""
+    out = []
+    for a, arm in enumerate(arms):
+        for k, cfg in enumerate(GRID):
+            for s in range(seeds):
+                v = 1.0 + 0.1 * s + 0.2 * k + 0.05 * a + 0.03 * ((s * 31 + k * 7 + a) % 5 - 2)
+                out.append(b.make_run(arm, cfg, s, v, v + 0.01 * (s % 3)))
+    return out
+
+
+def cpu_seconds(spec, rows) -> float:
+    pipeline.idea_reports(spec, rows, [], alpha=0.05)
+    times = []
+    for _ in range(REPS):
+        start = time.process_time()
+        pipeline.idea_reports(spec, rows, [], alpha=0.05)
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true", help="save the results JSON")
+    args = parser.parse_args()
+    arms = ["baseline", "idea", "control:a", "control:b"]
+    plain = cpu_seconds(b.make_spec(GRID, 8), runs(arms[:2]))
+    controls = cpu_seconds(b.make_spec(GRID, 8, margin=0.05, arms=arms), runs(arms))
+    result = {"plain_cpu_s": round(plain, 5), "two_controls_and_margin_cpu_s": round(controls, 5),
+              "ratio": round(controls / plain, 2), "reps": REPS, "target_ratio": 1.5}
+    print(json.dumps(result, indent=1))
+    if args.write:
+        (ROOT / "benchmarks" / "results" / "controls_cost.json").write_text(
+            json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
