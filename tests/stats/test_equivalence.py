@@ -13,6 +13,7 @@ from benchkit.spec.arguments import parse_fairness
 from benchkit.spec import SpecError
 from benchkit.report.sentences import practical_sentence
 from benchkit.verdict import comparison, decision
+from builders import as_report
 from sessions import assert_gate_exits, validate_report
 
 BASE = [1.00, 1.10, 0.90, 1.05, 0.95, 1.02]
@@ -120,15 +121,16 @@ def _report(verdict, comp):
 def test_gate_and_sentence():
     verdict, comp = _verdict(1.02)
     report = _report(verdict, comp)
-    assert gate_failure(report, "equivalent") is None
-    assert gate_failure(report, "non-inferior") is None
-    assert gate_failure(report, "not-harms") is None
-    assert "gate 'helps' not met" in gate_failure(report, "helps")
-    text = practical_sentence(report)
+    assert gate_failure(as_report(report), "equivalent") is None
+    assert gate_failure(as_report(report), "non-inferior") is None
+    assert gate_failure(as_report(report), "not-harms") is None
+    assert "gate 'helps' not met" in gate_failure(as_report(report), "helps")
+    text = practical_sentence(as_report(report))
     assert text.startswith("shown equivalent to the baseline within the margin of 5%")
     assert "both < level 0.05" in text and "+0.02" in text
     verdict, comp = _verdict(0.90)
-    assert "gate 'equivalent' not met" in gate_failure(_report(verdict, comp), "equivalent")
+    assert "gate 'equivalent' not met" in gate_failure(as_report(_report(verdict, comp)),
+                                                       "equivalent")
 
 
 def test_spec_requires_a_margin_and_names_the_claim_types():

@@ -9,7 +9,7 @@ from scipy import stats as sps
 
 from benchkit.stats import futility, paired
 from benchkit.spec import SpecError
-from builders import GRID, TRACK, built, decided, make_run, make_spec, parse
+from builders import GRID, TRACK, as_report, built, decided, make_run, make_spec, parse
 
 
 # ------------------------------------------------------------------------------ the marker
@@ -109,7 +109,7 @@ def test_no_trend_at_the_first_look_recommends_stopping():
 
     assert (f"- futility (non-binding, futility=0.1): the last look (16 seeds) finds the idea "
             f"better with probability {fut['conditional_power']:.3g} if the effect so far is the "
-            "true one: stop") in render_summary_md(report)
+            "true one: stop") in render_summary_md(as_report(report))
 
 
 def test_the_pipeline_assesses_the_declared_futility_record():
@@ -140,7 +140,7 @@ def test_a_promising_trend_does_not_stop():
     assert not any(w.startswith("futility") for w in report["warnings"])
     from benchkit.report.summary import render_summary_md
 
-    assert "true one: continue" in render_summary_md(report)
+    assert "true one: continue" in render_summary_md(as_report(report))
 
 
 def test_the_threshold_decides_at_the_boundary():

@@ -7,7 +7,7 @@ from scipy import stats as sps
 from benchkit.stats import signtest
 from benchkit.spec import arguments
 from benchkit.spec import SpecError
-from builders import GRID, TRACK, built, decided, make_run, make_spec
+from builders import GRID, TRACK, as_report, built, decided, make_run, make_spec
 
 
 @pytest.mark.parametrize("diffs", [
@@ -99,11 +99,11 @@ def test_the_report_and_summary_carry_the_sign_interval_only_under_the_sign_test
     assert ci["confidence"] == pytest.approx(0.95)
     assert [ci["lo"], ci["hi"]] == pytest.approx([-0.18, -0.11])   # d_(2), d_(9)
     assert "sign_ci" not in mean["comparison"]
-    text = render_summary(sign)
+    text = render_summary(as_report(sign))
     assert "95% interval of the median difference (idea - baseline): [-0.18, -0.11]; it " \
            "inverts the sign test at the level the verdict was decided at (0.05)" in text
     assert "two-sided exact sign test" in text and "sign-flip permutation test;" not in text
-    assert "sign test" not in render_summary(mean)
+    assert "sign test" not in render_summary(as_report(mean))
 
 
 def test_the_test_is_validated():
