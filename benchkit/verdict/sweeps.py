@@ -55,8 +55,24 @@ def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
 
 
 def of_record(report: Report, comparator: str = "baseline") -> selection.Sweeps:
-    """The sweeps of a complete report (its protocol's grid and seeds, its runs' rows)."""
-    return of_runs(report.protocol, runs_of(report.runs), report.frontier, comparator)
+    """The sweeps of a complete report (its protocol's grid and seeds, its runs' rows), built
+    once per report and comparator: the decision asks for each comparison's more than once
+    (its interval, its verdict), and a report's stages share its rows, protocol and frontier
+    (:func:`dataclasses.replace` keeps them), so the same objects give back the same
+    :class:`benchkit.stats.selection.Sweeps`, whose cross-fits it computed are kept with it."""
+    key = (report.runs, report.protocol, report.frontier, comparator)
+    for held, sw in _BUILT:
+        if all(a is b for a, b in zip(held[:3], key[:3])) and held[3] == comparator:
+            return sw
+    sw = of_runs(report.protocol, runs_of(report.runs), report.frontier, comparator)
+    _BUILT.insert(0, (key, sw))
+    del _BUILT[_KEPT:]
+    return sw
+
+
+# the sweeps built last, by the very objects they were built from (held, so never reused ids)
+_BUILT: list[tuple[tuple[Any, Any, Any, str], selection.Sweeps]] = []
+_KEPT = 16
 
 
 def of_runs(protocol: Mapping[str, Any], runs: Mapping[tuple[str, str, int], Measured],
