@@ -126,8 +126,19 @@ def idea_tuning_loss(sw: Sweeps, direction: str) -> np.ndarray:
     config is selected on the other n - 1 (:func:`benchkit.stats.crossfit.tuning_loss` of the
     idea's sweep). The helps tests pit the tuned idea against fixed comparator configs, so
     this loss is what the idea pays there (its planning figures count it)."""
+    return _arm_tuning_loss(sw.idea_val, sw.idea_test, sw, direction)
+
+
+def comparator_tuning_loss(sw: Sweeps, direction: str) -> np.ndarray:
+    """The same draws for the comparator's sweep: the harms tests pit the tuned comparator
+    against fixed idea configs, so this loss is what it pays there."""
+    return _arm_tuning_loss(sw.base_val, sw.base_test, sw, direction)
+
+
+def _arm_tuning_loss(val: np.ndarray, test: np.ndarray, sw: Sweeps, direction: str
+                     ) -> np.ndarray:
     sign = 1.0 if checked_direction(direction) == "lower" else -1.0
-    return tuning_loss(sw.idea_val, sw.idea_test, sw.groups, sign, sw.n - 1)
+    return tuning_loss(val, test, sw.groups, sign, sw.n - 1)
 
 
 @dataclass(frozen=True)

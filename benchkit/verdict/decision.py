@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from benchkit.stats import (equivalence, futility, paired, planning, selection, sequential,
                             signflip, signtest)
+from benchkit.stats.pairtest import worse_sign
 from benchkit.stats.values import checked_direction
 from benchkit.verdict import margins, sweeps
 from benchkit.verdict.plan import Futility
@@ -200,12 +201,16 @@ def planning_figures(comp: Comparison, level: float, *, significant: bool,
     """The figures of the deciding test at the level its first Holm step uses (the look's
     level over the family size; :func:`benchkit.stats.planning.figures`): the effect it
     detects 80% of the time and, when not significant, the seeds that would detect the
-    observed effect (post hoc); with the arms' sweeps ``sw``, with the idea's tuning loss
-    (:func:`benchkit.stats.selection.idea_tuning_loss`), which the helps tests make it pay."""
-    loss = None if sw is None else selection.idea_tuning_loss(sw, direction)
+    observed effect (post hoc); with the arms' sweeps ``sw``, with each side's tuning loss
+    (the idea's on the helps side, the comparator's on the harms side:
+    :func:`benchkit.stats.selection.idea_tuning_loss`, ``comparator_tuning_loss``)."""
+    losses = ((None, None) if sw is None else
+              (selection.idea_tuning_loss(sw, direction),
+               selection.comparator_tuning_loss(sw, direction)))
     return planning.figures(list(comp.per_seed_diffs), comp.delta_mean, level,
                             significant=significant, test=comp.test or "mean",
-                            tuning_loss=loss)
+                            tuning_loss=losses[0], comparator_loss=losses[1],
+                            idea_better=worse_sign(direction) * comp.delta_mean <= 0)
 
 
 def mean_interval(comp: Comparison, level: float, sw: selection.Sweeps | None,

@@ -82,9 +82,9 @@ def test_summary_of_an_inconclusive_report_says_what_the_bench_cannot_see():
             f"bench cannot see effects smaller than {comp['mde_rel_pct']:.3g}% of the "
             "baseline") in md
     assert f"a true effect of {comp['mde_power80']:.4g}" in md
-    # the deciding test: its binding pair, with the idea's tuning loss along the builder's grid
+    # the deciding test: its binding pair, with the tuned arm's tuning loss along the grid
     assert comp["planning"]["test"] == ("intersection-union sign-flip test (its binding pair, "
-                                        "with the idea's tuning loss)")
+                                        "with the tuned arm's tuning loss)")
     assert ("80% of the time by the intersection-union sign-flip test at level 0.05 with 8 "
             "seeds" in md)
     if comp["seeds_needed"] is not None:
