@@ -1,10 +1,11 @@
-"""Every committed report (reports/**/bench_report.json) is coherent (issue 49 item 6): each
-comparison's interval excludes 0 exactly when its deciding p is below the level it was decided
-at, its verdict words agree with that p and the side its result favours, and each frontier
-point's interval excludes 0 exactly when its unadjusted p is below the bench's alpha (and is
-the deciding test's, not a t interval); and what ``python -m benchkit verify`` recomputes from
-the rows agrees with the report. A stale report is regenerated from its rows by
-benchmarks/pipeline/regenerate_reports.py.
+"""Every committed report (reports/**/bench_report.json and the measured ones under
+benchmarks/results/) is coherent (issue 49 item 6): each comparison's interval excludes 0
+exactly when its deciding p is below the level it was decided at, its verdict words agree with
+that p and the side its result favours, and each frontier point's interval excludes 0 exactly
+when its unadjusted p is below the bench's alpha (and is the deciding test's, not a t
+interval); and what ``python -m benchkit verify`` recomputes from the rows agrees with the
+report, except for the reports listed in EARLIER_PROTOCOL, each with why it is not rebuilt. A
+stale report is regenerated from its rows by benchmarks/pipeline/regenerate_reports.py.
 """
 from __future__ import annotations
 
@@ -17,7 +18,38 @@ from benchkit.stats import signtest
 from benchkit.verdict.decision import REFERENCE_WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
-REPORTS = sorted((ROOT / "reports").glob("**/bench_report.json"))
+REPORTS = (sorted((ROOT / "reports").glob("**/bench_report.json"))
+           + sorted((ROOT / "benchmarks" / "results").glob("**/bench_report.json")))
+_PANEL = ("a record of the panel (benchmarks/panel/panel.py; docs/panel.md quotes its figures), "
+          "benched before the test was cross-fitted: its per-seed differences are the fixed "
+          "configs'; ")
+_CHECKS = ("rebuilt from its rows today it is incomplete: the budget check now draws its seeds "
+           "per bench and the rows hold the checks of seeds 0-2 only")
+_OWNED = ("it rebuilds complete from its rows, but is left to the bench that writes it, which "
+          "other work re-runs")
+# reports whose figures are of an earlier protocol than today's pipeline recomputes, and why
+# they are not rebuilt (not strict: the benches that write them may be re-run meanwhile)
+EARLIER_PROTOCOL = {
+    "benchmarks/results/panel/cosine_schedule/tabular": _PANEL + _CHECKS,
+    "benchmarks/results/panel/ensemble_of_two/tabular": _PANEL + _CHECKS,
+    "benchmarks/results/panel/last_state/dynamics": _PANEL + _CHECKS,
+    "benchmarks/results/panel/quarter_rows/tabular": _PANEL + _CHECKS,
+    "benchmarks/results/panel/tanh_vs_relu/tabular": _PANEL + _CHECKS,
+    "benchmarks/results/panel/mlp_vs_cnn/mnist1d": _PANEL + _OWNED,
+    "benchmarks/results/panel/shuffled_cnn/mnist1d": _PANEL + _OWNED,
+    "benchmarks/results/tracks/bench/mnist1d_cnn/mnist1d": (
+        "benched before the test was cross-fitted (ideas/test_mnist1d_cnn.py quotes it); "
+        + _OWNED),
+    "benchmarks/results/tracks/aa_offset_2000003/aa/mnist1d": (
+        "its p counts 11,004 of the 65,536 sign flips where today's code counts 11,000; "
+        + _OWNED + " (benchmarks/tracks/test_aa.py)"),
+}
+
+
+def _name(path: Path) -> str:
+    return str(path.parent.relative_to(ROOT))
+
+
 def _excludes_zero(ci) -> bool:
     lo, hi = ci
     return (lo is not None and lo > 0) or (hi is not None and hi < 0)
@@ -66,16 +98,19 @@ def problems(report: dict) -> list[str]:
     return out
 
 
-def test_there_are_committed_reports():
-    assert len(REPORTS) >= 4
+def test_there_are_committed_reports_and_every_one_is_checked():
+    assert len(REPORTS) >= 22
+    assert set(EARLIER_PROTOCOL) <= {_name(p) for p in REPORTS}
 
 
-@pytest.mark.parametrize("path", REPORTS, ids=lambda p: str(p.parent.relative_to(ROOT)))
+@pytest.mark.parametrize("path", REPORTS, ids=_name)
 def test_every_committed_report_is_coherent(path):
     assert problems(json.loads(path.read_text(encoding="utf-8"))) == []
 
 
-@pytest.mark.parametrize("path", REPORTS, ids=lambda p: str(p.parent.relative_to(ROOT)))
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=pytest.mark.xfail(strict=False, reason=EARLIER_PROTOCOL[_name(p)]))
+    if _name(p) in EARLIER_PROTOCOL else p for p in REPORTS], ids=_name)
 def test_every_committed_reports_figures_follow_from_its_rows(path):
     """What ``python -m benchkit verify`` recomputes (benchkit.cli.recheck.comparisons): the
     per-seed differences, mean difference and p of every comparison, from the report's rows."""
