@@ -57,52 +57,87 @@ def _power_rows(rows: list[dict], before: dict | None) -> list[str]:
     return out
 
 
-def _planning_rows(rows: list[dict]) -> list[str]:
-    def cells(s: dict) -> str:
-        return f"{s['mean_true_power']:.3f} ± {s['se']:.3f} | {s['share_below_080']:.2f}"
+def _cells(s: dict | None) -> str:
+    return (f"{s['mean_true_power']:.3f} ± {s['se']:.3f} | {s['share_below_080']:.2f}" if s
+            else "not measured | ")
 
-    out = ["| regime | seeds | benches | figure before (median) | its mean true power ± SE | "
-           "share of benches below 0.8 | figure now (median) | its mean true power ± SE | "
-           "share below 0.8 |", "|---|---|---|---|---|---|---|---|---|"]
-    out += [f"| {r['regime']} | {r['seeds']} | {r['benches']} | {r['median_mde_before']:.4f} | "
-            f"{cells(r['before'])} | {r['median_mde_after']:.4f} | {cells(r['after'])} |"
-            for r in rows]
+
+def _power(s: dict | None) -> str:
+    return f"{s['mean_true_power']:.3f}" if s else "not measured"
+
+
+def _planning_rows(rows: list[dict]) -> list[str]:
+    out = ["| regime | seeds | benches | figure before issue 49 item 4 (median) | its mean true "
+           "power ± SE | previous figure's (helps side only, chi-square bound) | figure now "
+           "(median) | its mean true power, helps ± SE | share below 0.8 | the idea worse by "
+           "it: harms found ± SE | share below 0.8 |", "|---|---|---|---|---|---|---|---|---|---|"
+           "---|"]
+    for r in sorted(rows, key=lambda r: (r["seeds"], r["regime"])):
+        before = (f"{r['median_mde_before']:.4f} | {r['before']['mean_true_power']:.3f} ± "
+                  f"{r['before']['se']:.3f}" if "before" in r else "not measured | ")
+        if "harms" not in r:  # a row the previous code wrote: its figure is the previous one
+            out.append(f"| {r['regime']} | {r['seeds']} | {r['benches']} | {before} | "
+                       f"{_power(r['after'])} | not re-measured | | | | |")
+            continue
+        out.append(f"| {r['regime']} | {r['seeds']} | {r['benches']} | {before} | "
+                   f"{_power(r.get('previous_after'))} | {r['median_mde_after']:.4f} | "
+                   f"{_cells(r['after'])} | {_cells(r['harms'])} |")
     return out
 
 
 def _needed_rows(rows: list[dict]) -> list[str]:
-    out = ["| regime | seeds | true effect | benches | seeds_needed before (median) | power "
-           "there ± SE | seeds_needed now (median) | power there ± SE |",
+    out = ["| regime | seeds | true effect | benches (simulated) | seeds_needed now (median) | "
+           "mean true power, every simulated bench ± SE | benches whose figure is <= 40 seeds: "
+           "power now ± SE (benches) | the previous code's, <= 40 seeds |",
            "|---|---|---|---|---|---|---|---|"]
-    out += [f"| {r['regime']} | {r['seeds']} | {n['effect']:g} | {n['benches']} | "
-            f"{n['median_before']:g} | {n['before']['mean_true_power']:.3f} ± "
-            f"{n['before']['se']:.3f} | {n['median_after']:g} | "
-            f"{n['after']['mean_true_power']:.3f} ± {n['after']['se']:.3f} |"
-            for r in rows if (n := r.get("seeds_needed"))]
+    for r in rows:
+        n = r.get("seeds_needed")
+        if not n or "simulated" not in n:
+            continue
+        low, prev = n["at_most_40"], n.get("previous_at_most_40")
+        out.append(f"| {r['regime']} | {r['seeds']} | {n['effect']:g} | {n['benches']} "
+                   f"({n['simulated']}) | {n['median_after']:g} | "
+                   f"{n['after']['mean_true_power']:.3f} ± {n['after']['se']:.3f} | "
+                   f"{low['mean_true_power']:.3f} ± {low['se']:.3f} "
+                   f"({n['benches_at_most_40']}) | "
+                   f"{_power(prev)} |")
     return out
 
 
 def planning_section(pp: dict, pn: dict | None) -> str:
-    """The planning figures' true power, before and after they counted the idea's tuning loss
-    (planning_power.json; ``pn``: planning_power_needed.json, seeds_needed's)."""
-    rows = [r for r in pp["rows"] if "before" in r]
-    worst = min(r["after"]["mean_true_power"] for r in rows)
-    text = f"""### Planning figures of the test that decides (issue 49 item 4)
+    """The planning figures' true power, before issue 49's item 4, at the previous figure and
+    now, both sides (planning_power.json; ``pn``: planning_power_needed.json, seeds_needed's)."""
+    rows = pp["rows"]
+    worst = min(min(r["after"]["mean_true_power"], r["harms"]["mean_true_power"])
+                for r in rows if "harms" in r)
+    text = f"""### Planning figures of the test that decides (issue 49 items 3-4)
 
-`mde_power80` is meant to be the effect the deciding test finds 80% of the time. Before, it was
-the binding paired test's figure alone (the sd's 70% chi-square bound): that test ignores what
-the idea's tuning costs it against fixed comparator configs. Now it adds the idea's
-bootstrapped tuning loss (mean to the effect, spread to the sd) at the sd's 80% bound
+`mde_power80` is meant to be the effect the deciding test finds 80% of the time. Before issue
+49's item 4 it was the binding paired test's figure alone (the sd's 70% chi-square bound): that
+test ignores what the idea's tuning costs it against fixed comparator configs. The previous
+figure added the idea's bootstrapped tuning loss (mean to the effect, spread to the sd) at the
+sd's 80% chi-square bound, the helps side only. Now the sd bound is the larger of the
+chi-square bound and Bonett's kurtosis-adjusted one, and each side counts its tuned arm's loss
+(helps: the idea's; harms: the comparator's), the figure being the larger side's
 (docs/statistics.md). On the regimes above, A/A benches (the idea as the regime says, no
 effect): each bench's figure through the report's functions
 (`verdict.decision.planning_figures` after `compare_arms`), and its true power: the share of
 {rows[0]['fresh_per_bench']} fresh benches of the regime, the idea better by that figure at
-every config, that the compare stage calls helps; averaged over the benches
-(`PYTHONPATH=. python benchmarks/calibration/planning_power.py --seeds 8 12 --benches
-{rows[0]['benches']}`, run as four invocations over the regimes, merged in
-planning_power.json). The lowest mean true power now is {worst:.3f} (target >= 0.78):
+every config, that the compare stage calls helps, and the share of as many with the idea worse
+by it called harms; averaged over the benches (`PYTHONPATH=. python
+benchmarks/calibration/planning_power.py --seeds 8 12 --benches {rows[0]['benches']}`, one
+invocation per row, merged in planning_power.json; the earlier figures' columns are carried
+from the rows they replaced). The lowest mean true power now, either side, is {worst:.3f}
+(target >= 0.78):
 
 {chr(10).join(_planning_rows(rows))}"""
+    prev = [r for r in rows if r.get("harms_previous")]
+    if prev:
+        text += "\n\nThe harms side at the previous figure (the comparator's loss not counted; " \
+            "`--previous`): " + "; ".join(
+                f"{r['regime']}, {r['seeds']} seeds: {r['harms_previous']['mean_true_power']:.3f}"
+                f" ± {r['harms_previous']['se']:.3f} (now {r['harms']['mean_true_power']:.3f})"
+                for r in prev) + "."
     needed = _needed_rows((pn or {}).get("rows", []))
     if len(needed) > 2:
         text += f"""
@@ -110,14 +145,17 @@ planning_power.json). The lowest mean true power now is {worst:.3f} (target >= 0
 `seeds_needed` the same way: each bench's figure for a true effect (as if the observed delta
 were that effect), and the share of {rows[0]['fresh_per_bench']} fresh benches with that many
 seeds and that effect called helps ({"; ".join(f"`{c}`" for c in (pn or {}).get("commands", []))
-or "`planning_power.py --needed-benches`"}, rows merged in planning_power_needed.json; benches
-whose figure is above 40 seeds are left out, so fewer benches remain and the SEs are wide):
+or "`planning_power.py --needed-benches`"}, rows merged in planning_power_needed.json). Every
+bench whose figure is at most 200 seeds is simulated (the rest, whose figure is larger, are
+counted in the benches column only). The previous measurement kept only benches whose figure
+was at most 40 seeds; the column for those shows that a small figure is more often a low sd
+estimate, most under skew:
 
 {chr(10).join(needed)}"""
         short = [r["regime"] for r in (pn or {}).get("rows", [])
                  if r.get("seeds_needed") and r["seeds_needed"]["after"]["mean_true_power"] < 0.78]
         if short:
-            text += (f"\n\nWhere the power there is below 0.78 ({', '.join(short)}) "
+            text += (f"\n\nWhere the mean true power is below 0.78 ({', '.join(short)}) "
                      "`seeds_needed` is still optimistic: not fixed.")
     return text
 
@@ -129,7 +167,9 @@ def _plugin_rows(rows: list[dict], alpha: float) -> list[str]:
         both = _ok(r["helps"], alpha) == _ok(r["harms"], alpha) == "yes"
         ok = ("yes" if both else "**no**") if r["kind"] == "level" else ""
         pl = r.get("planning")
-        plan = f"{pl['mean_true_power']:.2f} ({pl['benches']})" if pl else ""
+        plan = f"{pl['mean_true_power']:.3f} ({pl['benches']})" if pl else ""
+        if pl and "harms_mean_true_power" in pl:
+            plan += f"; harms {pl['harms_mean_true_power']:.3f}"
         out.append(f"| {r['regime']} | {r['kind']} | {r['seeds']} | {_rate(r['helps'])} | "
                    f"{_rate(r['harms'])} | {ok} | {plan} |")
     return out
