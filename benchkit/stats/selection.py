@@ -137,6 +137,7 @@ def comparator_tuning_loss(sw: Sweeps, direction: str) -> np.ndarray:
 
 def _arm_tuning_loss(val: np.ndarray, test: np.ndarray, sw: Sweeps, direction: str
                      ) -> np.ndarray:
+    """One arm's tuning-loss draws on benches of ``sw``'s seeds, over ``sw``'s groups."""
     sign = 1.0 if checked_direction(direction) == "lower" else -1.0
     return tuning_loss(val, test, sw.groups, sign, sw.n - 1)
 

@@ -160,6 +160,9 @@ estimate, most under skew:
     return text
 
 
+PLANNING_BENCHES = 30
+
+
 def _plugin_rows(rows: list[dict], alpha: float) -> list[str]:
     out = ["| regime | kind | seeds | helps | harms | within alpha + 2 SE | planning figure: "
            "mean true power (benches) |", "|---|---|---|---|---|---|---|"]
@@ -170,6 +173,8 @@ def _plugin_rows(rows: list[dict], alpha: float) -> list[str]:
         plan = f"{pl['mean_true_power']:.3f} ({pl['benches']})" if pl else ""
         if pl and "harms_mean_true_power" in pl:
             plan += f"; harms {pl['harms_mean_true_power']:.3f}"
+        elif pl:
+            plan += " (the previous figure)"
         out.append(f"| {r['regime']} | {r['kind']} | {r['seeds']} | {_rate(r['helps'])} | "
                    f"{_rate(r['harms'])} | {ok} | {plan} |")
     return out
@@ -236,7 +241,9 @@ record these regimes' values, one pytest session per row, verdicts read from the
 reports; 200 modules a row unless the helps column says otherwise). The planning column: at
 each of the first benches' own `mde_power80` as the report gives it, the share of 100 fresh
 simulated benches of the regime with the idea better by that figure that the compare stage
-calls helps, averaged. A row's draws are seeded by its regime's place in the invocation's
+calls helps, averaged, and (today's figure) with the idea worse by it called harms; the
+figures of the first {PLANNING_BENCHES} modules are rerun alone by `--kinds planning` (the same
+modules; the modules run on tabular without its floors, which enter no verdict). A row's draws are seeded by its regime's place in the invocation's
 `--regimes`, so each row is reproduced by the invocation that wrote it{_commands(plugin)}:
 
 {chr(10).join(_plugin_rows(plugin['rows'], alpha))}"""
