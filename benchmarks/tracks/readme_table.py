@@ -4,8 +4,8 @@ benches cost (benchmarks/results/tracks/aa_cpu.json, made by benchmarks/tracks/a
 Per track: what it is, its baseline against the strongest floor (the margin in A/A MDEs), the
 seeds a bench runs by default (``Track.seeds``), the A/A bench's ``mde_power80`` at them (the
 effect the deciding test finds 80% of the time, as the report plans it: normal differences at
-the 80% upper bound of the observed sd, benchkit.stats.planning.planning_sd), the power of that bench
-for effects of 1, 2 and 5% of the baseline mean (points, for an accuracy), and the CPU the
+the 80% upper bound of the observed sd, benchkit.stats.planning.planning_sd), the power of that
+bench for effects of 1, 2 and 5% of the baseline mean (points, for an accuracy), and the CPU the
 bench cost (its sessions' sum). A figure the track's A/A bench at its default seeds has not
 measured is a dash. Below it, every committed idea report (reports/) of an earlier protocol
 than its track's today, by the same staleness test as the cards.
