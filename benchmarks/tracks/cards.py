@@ -267,16 +267,17 @@ def readme_table(cards: list[Card]) -> str:
     return str(_sibling("readme_table").readme_table(cards))
 
 
-def replace_block(path: Path, text: str) -> None:
+def replace_block(path: Path, text: str, begin: str = BEGIN, end: str = END) -> None:
+    """Put ``text`` between the markers ``begin`` and ``end`` of ``path`` (default: cards')."""
     doc = path.read_text(encoding="utf-8")
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}", encoding="utf-8")
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{begin}\n{text}\n{end}{tail}", encoding="utf-8")
 
 
-def block(path: Path) -> str:
+def block(path: Path, begin: str = BEGIN, end: str = END) -> str:
     """The generated text between the markers of ``path``."""
-    return path.read_text(encoding="utf-8").split(BEGIN, 1)[1].split(END, 1)[0].strip()
+    return path.read_text(encoding="utf-8").split(begin, 1)[1].split(end, 1)[0].strip()
 
 
 def generated(cards: list[Card]) -> str:
