@@ -53,7 +53,7 @@ def test_the_docs_table_is_the_one_the_committed_reports_give(panel):
     report_dir = ROOT / panel.REPORT_DIR
     meta = json.loads((report_dir / "panel.json").read_text())
     expected = panel.render(panel.rows(report_dir), meta)  # raises on an unexplained miss
-    assert (ROOT / panel.DOCS).read_text() == expected, (
+    assert panel.section(ROOT / panel.DOCS) == expected, (
         f"docs/panel.md is stale: run {panel.COMMAND} --docs-only")
 
 
@@ -89,3 +89,29 @@ def test_a_miss_needs_an_explanation_and_an_explanation_a_miss(panel, monkeypatc
         panel.check_misses([_row(panel, "helps", "helps")])
     page = panel.render([_row(panel, "helps", "inconclusive")], {})
     assert "**(miss)**" in page and "obtained inconclusive. why" in page
+
+
+def test_the_docs_section_keeps_the_rest_of_the_page(panel, tmp_path):
+    """Another script's section of docs/panel.md survives panel.py rewriting its own (fails
+    when the whole page is written)."""
+    page = panel.render([_row(panel, "helps", "helps")], {})
+    path = tmp_path / "panel.md"
+    panel.write_section(path, page)
+    assert path.read_text() == page
+    path.write_text(path.read_text() + "\n## Another section\n\nkept\n")
+    again = panel.render([_row(panel, "helps", "helps", stem="test_helps_y")], {})
+    panel.write_section(path, again)
+    assert panel.section(path) == again
+    assert path.read_text().endswith("## Another section\n\nkept\n")
+
+
+def test_a_report_of_an_earlier_protocol_is_marked_stale(panel):
+    from benchkit import tracks
+
+    protocol = tracks.get("tabular").protocol()
+    assert panel.stale({"track": "tabular", "protocol": protocol}) is None
+    old = {"track": "tabular", "protocol": {**protocol, "n_test": 1000}}
+    assert panel.stale(old) == f"n_test 1000 → {protocol['n_test']}"
+    row = panel.dataclasses.replace(_row(panel, "helps", "helps"), stale="n_test 1000 → 10000")
+    page = panel.render([row], {})
+    assert "| helps (stale) |" in page and "- `test_helps_x`: n_test 1000 → 10000" in page

@@ -1,6 +1,7 @@
 """The panel of known answers: bench every module of benchmarks/panel/ through the plugin at the
-default protocol, then write docs/panel.md, each module's expected verdict against the one
-obtained, every miss explained (MISSES).
+default protocol, then write its section of docs/panel.md (between BEGIN and END; the rest of
+the page is kept), each module's expected verdict against the one obtained, every miss
+explained (MISSES), every report of an earlier protocol than its track's today marked stale.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py   # train what is missing, docs
     PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py --docs-only  # docs from reports
@@ -20,6 +21,7 @@ import json
 import subprocess
 import sys
 import time
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +35,8 @@ COSTLIEST_LAST = ("test_harms_mlp_vs_cnn", "test_harms_shuffled_cnn")  # the CNN
 SESSIONS = 5  # the grid, its extension, and the budget check's two looks (3, then 5 seeds)
 NOT_RUN, INCOMPLETE = "not run", "incomplete"  # obtained, where no verdict was reached
 COMMAND = "PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py"
+# panel.py's section of docs/panel.md: the rest of the page is another script's, kept as it is
+BEGIN, END = "<!-- panel.py: begin -->", "<!-- panel.py: end -->"
 
 # module stem -> why its obtained verdict is not the expected one (docs/panel.md prints it;
 # a miss without an explanation, or an explanation of a module that did not miss, is an error)
@@ -64,6 +68,7 @@ class Row:
     pairs: int | None
     seconds: float
     exploratory: bool
+    stale: str | None = None  # what changed in the track's protocol since the report, if any
 
 
 def declared(path: Path) -> Module:
@@ -115,6 +120,19 @@ def row(module: Module, report: dict) -> Row:
                bool(report.get("exploratory")))
 
 
+def stale(report: dict) -> str | None:
+    """The keys of the track's protocol today that ``report``'s protocol differs in, as
+    ``key before → now``; None when there are none (or the track is not registered)."""
+    from benchkit import tracks
+
+    if report.get("track") not in tracks.names():
+        return None
+    now = tracks.get(report["track"]).protocol()
+    before = report.get("protocol") or {}
+    changed = [f"{k} {before.get(k)} → {v}" for k, v in now.items() if before.get(k) != v]
+    return ", ".join(changed) or None
+
+
 def rows(report_dir: Path, *, allow_exploratory: bool = False) -> list[Row]:
     """Each module's row from its report. A module without a report is NOT_RUN and one whose
     report is incomplete INCOMPLETE (misses: MISSES must say why); an exploratory report is
@@ -126,10 +144,10 @@ def rows(report_dir: Path, *, allow_exploratory: bool = False) -> list[Row]:
             out.append(Row(module, NOT_RUN, None, None, None, None, None, 0.0, False))
             continue
         report = json.loads(path.read_text())
-        result = row(module, report)
+        result = dataclasses.replace(row(module, report), stale=stale(report))
         if not report.get("complete"):
             result = Row(module, INCOMPLETE, None, None, None, None, None, result.seconds,
-                         result.exploratory)
+                         result.exploratory, result.stale)
         if result.exploratory and not allow_exploratory:
             raise ValueError(f"{module.stem}: its report {path} is exploratory (not the "
                              f"default protocol): run {COMMAND}")
@@ -163,7 +181,8 @@ def render(table: list[Row], meta: dict) -> str:
     if not smoke:
         check_misses(table)
     hits = sum(r.obtained == r.module.expected for r in table)
-    lines = [
+    old = [r for r in table if r.stale]
+    lines = [BEGIN,
         "# A panel of known answers",
         "",
         ("Modules whose verdict is known before they run, from a paper or by construction, "
@@ -177,7 +196,9 @@ def render(table: list[Row], meta: dict) -> str:
         f" from the committed reports alone: `{COMMAND} --docs-only`. Reports: "
         f"`{REPORT_DIR}/<name>/<track>/`."),
         "",
-        (f"**{hits} of {len(table)} as expected.** delta is idea minus baseline on the test "
+        (f"**{hits} of {len(table)} as expected"
+         + (f"; {len(old)} of the reports are of an earlier protocol than their track's today "
+            "(stale, below)" if old else "") + ".** delta is idea minus baseline on the test "
         "metric (seed mean; accuracy higher is better, MSE lower), p the report's (one track: "
         "no adjustment), |delta|/MDE the effect in units of the smallest significant one, wins "
         "the seeds where the idea is better, s the training seconds of the report's runs "
@@ -190,6 +211,7 @@ def render(table: list[Row], meta: dict) -> str:
     for r in table:
         mark = (" (exploratory)" if r.exploratory else
                 "" if r.obtained == r.module.expected else " **(miss)**")
+        mark += " (stale)" if r.stale else ""
         ratio = (None if r.delta is None or not r.mde else abs(r.delta) / r.mde)
         lines.append(
             f"| `{r.module.stem}` | {r.module.track} | {r.module.expected} | {r.obtained}{mark}"
@@ -219,7 +241,28 @@ def render(table: list[Row], meta: dict) -> str:
     lines += ([f"- `{r.module.stem}`: expected {r.module.expected}, obtained {r.obtained}. "
                f"{MISSES.get(r.module.stem, '(a smoke run: not explained)')}" for r in missed]
               or ["None."])
-    return "\n".join(lines) + "\n"
+    if old:
+        lines += ["", "## Stale reports", "",
+                  "Benched at an earlier protocol of their track; their verdicts are not "
+                  "evidence about the track today until re-benched:", ""]
+        lines += [f"- `{r.module.stem}`: {r.stale}" for r in old]
+    return "\n".join([*lines, END]) + "\n"
+
+
+def write_section(path: Path, page: str) -> None:
+    """Put ``page`` (BEGIN .. END) in ``path`` in place of its own earlier section, keeping
+    whatever else the file holds (another script's section); the whole file if it has none."""
+    text = path.read_text() if path.is_file() else ""
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        page = head + page.rstrip("\n") + rest.split(END, 1)[1]
+    path.write_text(page)
+
+
+def section(path: Path) -> str:
+    """panel.py's section of ``path`` (BEGIN .. END and a newline), as render gives it."""
+    text = path.read_text()
+    return BEGIN + text.split(BEGIN, 1)[1].split(END, 1)[0] + END + "\n"
 
 
 def pending(report: dict) -> bool:
@@ -304,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"panel: {exc}", file=sys.stderr)
         return 1
-    (ROOT / args.docs).write_text(page)
+    write_section(ROOT / args.docs, page)
     print(page)
     return 0
 
