@@ -176,8 +176,9 @@ TRACK = Track(
     budget="convergence",
     make_floors=floors,
     seeds=SEEDS,
-    budget_reason="with the cosine schedule the epochs aim at a trained-out model: the A/A "
-                  "bench's budget check (1.5x the epochs, same seeds) says so (docs/tracks.md)",
+    budget_reason="with the cosine schedule the epochs aim at a trained-out model; each "
+                  "bench's budget check (1.5x the epochs on some of its seeds) measures whether "
+                  "it is (the A/A bench's: undetermined, docs/tracks.md)",
     description=f"10-feature nonlinear regression (a mixture teacher: tanh, ReLU, sinusoid, "
                 f"bump, interaction and linear parts; noise sd {NOISE_SD}); mlp_tanh "
                 f"10-{HIDDEN}-{HIDDEN}-1, batch 128, cosine schedule; test MSE on {N_TEST:,} rows",

@@ -27,8 +27,8 @@ EFFECTS = (0.01, 0.02, 0.05)  # shares of the baseline mean (points of accuracy:
 DATA_MODEL = {
     "dynamics": "noisy Lorenz-63 windows, the state 5 steps ahead · GRU(64)",
     "mnist1d": "MNIST-1D, generated per seed (`benchkit[tracks]`) · the paper's CNN",
-    "tabular": "10-feature regression on a saturating tanh teacher, 2,000 train / 10,000 test "
-               "rows · `mlp_tanh`"}
+    "tabular": "10-feature regression on a mixture teacher (tanh, ReLU, sinusoid, bump, "
+               "products, linear), 2,000 train / 10,000 test rows · `mlp_tanh` 10-128-128-1"}
 
 
 def default_seeds(track: str) -> int:

@@ -155,12 +155,17 @@ def margin_table(rows: list[dict], mde: float) -> str:
 
 def doc_text() -> str:
     """docs/tracks.md's generated block: the selection and the per-teacher margins."""
-    rows = json.loads(OUT.read_text())["rows"]
+    made = json.loads(OUT.read_text())
+    rows = made["rows"]
     report = json.loads(AA_REPORT.read_text())
     mde = report["comparison"]["mde_power80"]
+    training = sum(len(MODELS[n][2]) * m["cpu_s_per_run"] for r in rows
+                   for n, m in r["models"].items())
+    floors = sum(r["floors"]["cpu_s"] for r in rows)
     return (f"Model selection on the mixture (test MSE at the lr each model chose on "
-            f"validation; `{json.loads(OUT.read_text())['command']}`, "
-            f"{OUT.relative_to(ROOT)}):\n\n{selection_table(rows)}\n\n"
+            f"validation; `nice -n 15 {made['command'].strip()}`, {OUT.relative_to(ROOT)}; "
+            f"CPU: {training:.0f} s of training and {floors:.0f} s of floors, one thread):"
+            f"\n\n{selection_table(rows)}\n\n"
             f"Margins per teacher (mean test MSE over the seeds; the margin is the floor's "
             f"MSE minus the baseline's `{BASELINE}`, in units of the tabular A/A bench's "
             f"`mde_power80` {mde:.3g}, the mixture's at {report['n_seeds']} seeds):\n\n"
@@ -171,11 +176,13 @@ def cards():
     """benchmarks/tracks/cards.py, imported by path (the folder is not a package)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("track_cards_for_teachers",
-                                                  Path(__file__).with_name("cards.py"))
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+    name = "track_cards_for_teachers"
+    if name not in sys.modules:  # dataclasses look their module up while it executes
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("cards.py"))
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return sys.modules[name]
 
 
 def main() -> None:

