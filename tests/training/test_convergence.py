@@ -157,7 +157,7 @@ def test_fit_takes_the_curve_without_changing_training():
 BENCH = '''
 import pytest
 
-pytestmark = pytest.mark.bench(name="curves", track="tabular", grid={"lr": [1e-3]}, seeds=2)
+pytestmark = pytest.mark.bench(name="curves", track="tabular", grid={"lr": [2e-2]}, seeds=2)
 
 
 @pytest.mark.arm("baseline")
@@ -186,8 +186,10 @@ def test_a_bench_writes_curves_the_flag_and_the_declaration(pytester, read_repor
     assert conv["budget"] == tracks.get("tabular").budget
     assert conv["budget_reason"] == tracks.get("tabular").budget_reason
     assert conv["arms"]["baseline"]["seeds"] == 2 and conv["arms"]["idea"]["seeds"] == 0
-    assert conv["arms"]["baseline"]["still_improving"] is True  # 4 of 30 epochs at lr 1e-3
-    assert any(w.startswith("still improving: the baseline's selected config lr=0.001")
+    # 4 of 120 epochs at lr 2e-2: validation gains 4.2% and 3.2% over the last quarter on seeds
+    # 0-1 (issue 54's tabular; at lr 1e-3 the wider model's curve is flat by epoch 3)
+    assert conv["arms"]["baseline"]["still_improving"] is True
+    assert any(w.startswith("still improving: the baseline's selected config lr=0.02")
                for w in report["warnings"])
     summary = (pytester.path / "reports" / "curves" / "tabular" / "summary.md").read_text()
     assert "still improving" in summary and "as the track declares" in summary
