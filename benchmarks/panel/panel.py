@@ -33,6 +33,9 @@ COSTLIEST_LAST = ("test_harms_mlp_vs_cnn", "test_harms_shuffled_cnn")  # the CNN
 SESSIONS = 5  # the grid, its extension, and the budget check's two looks (3, then 5 seeds)
 NOT_RUN, INCOMPLETE = "not run", "incomplete"  # obtained, where no verdict was reached
 COMMAND = "PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py"
+# where docs/panel.md's section of real techniques begins (benchmarks/panel/techniques.py
+# writes it; this script rewrites the page above it and keeps it)
+TECHNIQUES_MARKER = "<!-- section: benchmarks/panel/techniques.py -->"
 
 # module stem -> why its obtained verdict is not the expected one (docs/panel.md prints it;
 # a miss without an explanation, or an explanation of a module that did not miss, is an error)
@@ -304,7 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"panel: {exc}", file=sys.stderr)
         return 1
-    (ROOT / args.docs).write_text(page)
+    docs = ROOT / args.docs
+    old = docs.read_text() if docs.is_file() else ""
+    kept = TECHNIQUES_MARKER + old.split(TECHNIQUES_MARKER, 1)[1] if TECHNIQUES_MARKER in old \
+        else ""
+    docs.write_text(page + ("\n" + kept if kept else ""))
     print(page)
     return 0
 
