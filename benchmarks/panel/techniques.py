@@ -73,11 +73,11 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def session(report_dir: str, limit: float, extra: list[str]) -> dict:
+def session(report_dir: str, limit: float, extra: list[str], workers: int = 2) -> dict:
     """One plugin session over every technique module, Ctrl-C after ``limit`` wall seconds
     (benchkit keeps the finished runs): its command, CPU, wall, exit status, last line."""
-    command = [sys.executable, "-m", "pytest", str(TECHNIQUES.relative_to(ROOT)), "-n", "2",
-               "-q", "-p", "no:randomly", f"--bench-report-dir={report_dir}", *extra]
+    command = [sys.executable, "-m", "pytest", str(TECHNIQUES.relative_to(ROOT)), "-n",
+               str(workers), "-q", "-p", "no:randomly", f"--bench-report-dir={report_dir}", *extra]
     cpu, wall, load = children_cpu(), time.perf_counter(), os.getloadavg()[0]
     with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, start_new_session=True) as proc:
@@ -147,7 +147,7 @@ def section(report_dir: Path, meta: dict) -> str:
         lines += ["", f"{len(sessions)} session(s): {sum(s['cpu_seconds'] for s in sessions):.0f}"
                   f" CPU s ({sum(s['cpu_seconds'] for s in sessions) / 60:.1f} CPU-min: "
                   f"training, floors, start-ups and reports), "
-                  f"{sum(s['wall_seconds'] for s in sessions):.0f} s wall, 2 workers on a 2-core "
+                  f"{sum(s['wall_seconds'] for s in sessions):.0f} s wall, on a 2-core "
                   f"machine shared with other work (load {min(loads):.0f}-{max(loads):.0f})."]
     lines += ["", "What each module asks:", ""]
     lines += [f"- `{m['stem']}` (published: {m['published']}): {m['summary']}" for m in found]
@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", default=DOCS)
     ap.add_argument("--docs-only", action="store_true")
     ap.add_argument("--limit", type=float, default=540, help="wall seconds a session")
+    ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
     args = ap.parse_args(argv)
     try:
@@ -179,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.docs_only:
         record.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(SESSIONS):
-            meta["sessions"].append(session(args.report_dir, args.limit, args.pytest_args))
+            meta["sessions"].append(session(args.report_dir, args.limit, args.pytest_args,
+                                            args.workers))
             record.write_text(json.dumps(meta, indent=1) + "\n")
             print(json.dumps(meta["sessions"][-1]))
             if not meta["sessions"][-1]["stopped_at_limit"]:
