@@ -37,6 +37,9 @@ NOT_RUN, INCOMPLETE = "not run", "incomplete"  # obtained, where no verdict was 
 COMMAND = "PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/panel.py"
 # panel.py's section of docs/panel.md: the rest of the page is another script's, kept as it is
 BEGIN, END = "<!-- panel.py: begin -->", "<!-- panel.py: end -->"
+# where docs/panel.md's section of real techniques begins: benchmarks/panel/techniques.py writes
+# from it to the end of the page, after this script's section
+TECHNIQUES_MARKER = "<!-- section: benchmarks/panel/techniques.py -->"
 
 # module stem -> why its obtained verdict is not the expected one (docs/panel.md prints it;
 # a miss without an explanation, or an explanation of a module that did not miss, is an error)

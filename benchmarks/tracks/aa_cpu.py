@@ -7,7 +7,9 @@ The session runs ``python -m pytest benchmarks/tracks/test_aa.py -n 2`` with
 shared machine a bench is trained in blocks, each session under 10 minutes, the next reusing
 the stored runs). Without it the session is the bench at the track's default seeds and writes
 benchmarks/results/tracks/aa. Past ``--limit`` wall seconds a session is sent Ctrl-C (benchkit
-keeps the finished runs; xdist workers may finish the runs they hold first). Its CPU is the
+keeps the finished runs; xdist workers may finish the runs they hold first, for at most GRACE
+seconds, then the session is killed: the CPU of a killed session's processes is not counted,
+so size blocks to end within the limit). Its CPU is the
 user + system time of the pytest process and its workers (``RUSAGE_CHILDREN``: training,
 floors, reports, imports), which a shared machine's load inflates far less than wall time.
 Each session is appended to benchmarks/results/tracks/aa_cpu.json under its track: a bench's
@@ -33,14 +35,16 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "tracks" / "aa_cpu.json"
 REPORTS = "benchmarks/results/tracks/aa"
 BLOCKS = "scratch/aa_blocks"
+GRACE = 60  # seconds a stopped session's workers get to finish before they are killed
 
 
-def command(track: str, seeds: int | None, keep: list[str]) -> list[str]:
+def command(track: str, seeds: int | None, keep: list[str], workers: int = 2) -> list[str]:
     """The pytest command of one session (``seeds``: an exploratory block, None: the bench;
     ``keep``: further pytest arguments, e.g. ``-k`` for a part of it)."""
     where = BLOCKS if seeds else REPORTS
     extra = ["--bench-seeds", str(seeds)] if seeds else []
-    return [sys.executable, "-m", "pytest", "benchmarks/tracks/test_aa.py", "-n", "2", "-q",
+    return [sys.executable, "-m", "pytest", "benchmarks/tracks/test_aa.py", "-n", str(workers),
+            "-q",
             "-p", "no:randomly", "--bench-report-dir", where, *extra, *keep]
 
 
@@ -55,11 +59,12 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, help="an exploratory block of seeds 0 .. N-1")
     ap.add_argument("--limit", type=float, default=540, help="wall seconds, then Ctrl-C (the "
                     "finished runs are stored; default 540)")
+    ap.add_argument("--workers", type=int, default=2, help="xdist workers (default 2)")
     ap.add_argument("pytest_args", nargs="*", help="after --: more pytest arguments")
     args = ap.parse_args()
     from benchkit import tracks
 
-    cmd = command(args.track, args.seeds, args.pytest_args)
+    cmd = command(args.track, args.seeds, args.pytest_args, args.workers)
     env = {**os.environ, "BENCHKIT_AA_TRACK": args.track}
     load, cpu, wall = os.getloadavg()[0], children_cpu(), time.perf_counter()
     with subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
@@ -69,7 +74,11 @@ def main() -> None:
             stopped = False
         except subprocess.TimeoutExpired:  # Ctrl-C: benchkit keeps the finished runs
             os.killpg(proc.pid, signal.SIGINT)
-            out, _ = proc.communicate()
+            try:  # xdist workers finish the runs they hold: give them a minute, no more
+                out, _ = proc.communicate(timeout=GRACE)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)  # their unfinished runs are lost
+                out, _ = proc.communicate()
             stopped = True
     cpu, wall = children_cpu() - cpu, time.perf_counter() - wall
     tail = out.strip().splitlines()[-1:] if out.strip() else []

@@ -58,9 +58,10 @@ def power_line(card) -> str:
         for share in EFFECTS)
 
 
-def bench_cpu(track: str) -> tuple[float, int] | None:
-    """(CPU seconds, sessions) of the A/A bench of ``track`` at its protocol today: the sum of
-    aa_cpu.json's sessions of that protocol, None unless one of them is the bench at the
+def bench_cpu(track: str) -> tuple[float, int, bool] | None:
+    """(CPU seconds, sessions, whether some session's CPU went unrecorded) of the A/A bench of
+    ``track`` at its protocol today: the sum of aa_cpu.json's sessions of that protocol whose
+    CPU was recorded (a killed session's is null), None unless one of them is the bench at the
     default seeds that ran to its end (exit status 0, nothing incomplete or interrupted)."""
     log = json.loads(AA_CPU.read_text()) if AA_CPU.exists() else {}
     protocol = tracks.get(track).protocol()
@@ -70,7 +71,8 @@ def bench_cpu(track: str) -> tuple[float, int] | None:
                  word in e["pytest_last_line"] for word in ("incomplete", "nterrupt"))]
     if not whole:
         return None
-    return sum(e["cpu_seconds"] for e in sessions), len(sessions)
+    recorded = [e["cpu_seconds"] for e in sessions if e["cpu_seconds"] is not None]
+    return sum(recorded), len(sessions), len(recorded) < len(sessions)
 
 
 def row(card) -> str:
@@ -93,7 +95,7 @@ def row(card) -> str:
     mde = ("—" if card.mde_power80 is None else
            f"{sig(card.mde_power80)} ({100 * card.mde_power80 / abs(card.baseline):.2g}%)")
     cpu = bench_cpu(card.track)
-    cost = "—" if cpu is None else f"{cpu[0] / 60:.1f}"
+    cost = "—" if cpu is None else ("≥ " if cpu[2] else "") + f"{cpu[0] / 60:.1f}"
     return f"{head} {floors} | {mde} | {power_line(card)} | {cost} |"
 
 

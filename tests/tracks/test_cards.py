@@ -121,8 +121,12 @@ def test_the_readme_row_gives_the_power_the_report_plans_with_and_the_bench_s_cp
     assert table.bench_cpu("tabular") is None  # stopped before its end: not a whole bench
     log["tabular"].append(whole)
     (tmp_path / "aa_cpu.json").write_text(json.dumps(log))
-    assert table.bench_cpu("tabular") == (180.0, 3)  # today's protocol only
+    assert table.bench_cpu("tabular") == (180.0, 3, False)  # today's protocol only
     assert table.row(made).endswith("| 3.0 |")
+    log["tabular"].append({**session, "cpu_seconds": None})  # a killed session: unrecorded
+    (tmp_path / "aa_cpu.json").write_text(json.dumps(log))
+    assert table.bench_cpu("tabular") == (180.0, 4, True)
+    assert table.row(made).endswith("| ≥ 3.0 |")
     other = dataclasses.replace(made, n_seeds=16)
     assert "A/A at 16 seeds, not the default: not measured" in table.row(other)
 

@@ -1,0 +1,72 @@
+"""The panel of real techniques (benchmarks/panel/techniques/, issue 53 item 3): every module
+declares its published direction and source, docs/panel.md's section is what
+benchmarks/panel/techniques.py renders from the committed reports, and each of the two panel
+scripts rewrites its own part of the page and keeps the other's. Reads sources and JSON only:
+nothing trains."""
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PANEL = ROOT / "benchmarks" / "panel"
+
+
+@pytest.fixture(scope="module")
+def techniques():
+    sys.path.insert(0, str(PANEL))
+    try:
+        yield importlib.import_module("techniques")
+    finally:
+        sys.path.remove(str(PANEL))
+
+
+def test_every_technique_declares_its_published_direction_and_source(techniques):
+    found = techniques.modules()
+    assert len(found) >= 3
+    for module in found:
+        assert module["published"] in ("helps", "harms", "inconclusive")
+        assert module["source"] and module["summary"], module["stem"]
+    assert len({m["name"] for m in found}) == len(found)
+
+
+def test_a_technique_without_a_source_is_refused_by_name(techniques, tmp_path):
+    path = tmp_path / "test_x.py"
+    path.write_text('published = "helps"\nimport pytest\n'
+                    'pytestmark = pytest.mark.bench(name="x", track="mnist1d")\n')
+    with pytest.raises(ValueError, match="test_x.py: .*missing or invalid: \\['source'\\]"):
+        techniques.declared(path)
+
+
+def test_the_docs_section_is_the_one_the_committed_reports_give(techniques):
+    report_dir = ROOT / techniques.REPORT_DIR
+    record = report_dir / "techniques.json"
+    meta = json.loads(record.read_text()) if record.is_file() else {"sessions": []}
+    page = (ROOT / techniques.DOCS).read_text()
+    assert techniques.MARKER in page
+    assert page.split(techniques.MARKER, 1)[0].endswith("\n\n")
+    assert techniques.MARKER + page.split(techniques.MARKER, 1)[1] == techniques.section(
+        report_dir, meta), f"docs/panel.md is stale: run {techniques.COMMAND} --docs-only"
+
+
+def test_each_script_rewrites_its_part_of_the_page_and_keeps_the_other(techniques, tmp_path,
+                                                                        monkeypatch):
+    import panel
+
+    page = f"{panel.BEGIN}\n# A panel of known answers\n\nold table\n{panel.END}\n"
+    with_tail = techniques.with_section(page, techniques.MARKER + "\ntechniques v1\n")
+    assert with_tail == page + "\n" + techniques.MARKER + "\ntechniques v1\n"
+    assert techniques.with_section(with_tail, techniques.MARKER + "\nv2\n") == (
+        page + "\n" + techniques.MARKER + "\nv2\n")
+    docs = tmp_path / "panel.md"
+    docs.write_text(with_tail)
+    monkeypatch.setattr(panel, "ROOT", tmp_path)
+    known = f"{panel.BEGIN}\n# new known answers\n{panel.END}\n"
+    monkeypatch.setattr(panel, "render", lambda table, meta: known)
+    monkeypatch.setattr(panel, "rows", lambda *a, **k: [])
+    assert panel.main(["--docs-only", "--docs", "panel.md", "--report-dir", "r"]) == 0
+    assert docs.read_text() == known + "\n" + techniques.MARKER + "\ntechniques v1\n"
