@@ -74,9 +74,10 @@ class Row:
     stale: str | None = None  # what changed in the track's protocol since the report, if any
 
 
-def declared(path: Path) -> Module:
-    """The module's ``expected``, bench ``name`` and ``track``, read from its source (nothing
-    is imported: no torch, no training)."""
+def module_literals(path: Path, names: tuple[str, ...]) -> tuple[dict, str]:
+    """A panel module's module-level literals among ``names`` and its bench mark's literal
+    ``name`` and ``track``, and the first paragraph of its docstring, read from its source
+    (nothing is imported: no torch, no training)."""
     tree = ast.parse(path.read_text())
     found: dict[str, str] = {}
     for node in tree.body:
@@ -84,12 +85,19 @@ def declared(path: Path) -> Module:
                 or not isinstance(node.targets[0], ast.Name):
             continue
         target = node.targets[0].id
-        if target == "expected" and isinstance(node.value, ast.Constant):
-            found["expected"] = node.value.value
+        if target in names and isinstance(node.value, ast.Constant):
+            found[target] = node.value.value
         elif target == "pytestmark" and isinstance(node.value, ast.Call):
             for keyword in node.value.keywords:
                 if keyword.arg in ("name", "track") and isinstance(keyword.value, ast.Constant):
                     found[keyword.arg] = keyword.value.value
+    doc = ast.get_docstring(tree) or ""
+    return found, " ".join(doc.split("\n\n")[0].split())
+
+
+def declared(path: Path) -> Module:
+    """The module's ``expected``, bench ``name`` and ``track`` (:func:`module_literals`)."""
+    found, summary = module_literals(path, ("expected",))
     missing = [k for k in ("expected", "name", "track") if not isinstance(found.get(k), str)]
     if missing:
         raise ValueError(f"{path.name}: no literal {', '.join(missing)} (a panel module states "
@@ -98,9 +106,7 @@ def declared(path: Path) -> Module:
     if found["expected"] not in VERDICTS:
         raise ValueError(f"{path.name}: expected = {found['expected']!r}; valid: "
                          f"{list(VERDICTS)}")
-    doc = ast.get_docstring(tree) or ""
-    return Module(path.stem, found["name"], found["track"], found["expected"],
-                  " ".join(doc.split("\n\n")[0].split()))
+    return Module(path.stem, found["name"], found["track"], found["expected"], summary)
 
 
 def modules() -> list[Module]:

@@ -20,7 +20,6 @@ and leaves the known answers above it as they are (panel.py keeps this section l
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import resource
@@ -30,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from panel import DOCS, ROOT, TECHNIQUES_MARKER as MARKER, VERDICTS, fmt
+from panel import DOCS, ROOT, TECHNIQUES_MARKER as MARKER, VERDICTS, fmt, module_literals
 
 TECHNIQUES = Path(__file__).resolve().parent / "techniques"
 REPORT_DIR = "benchmarks/results/panel"  # beside the known answers: bench names differ
@@ -40,28 +39,15 @@ SESSIONS = 14
 
 def declared(path: Path) -> dict:
     """A technique module's ``published``, ``source``, bench ``name`` and ``track`` and the
-    first paragraph of its docstring, read from its source (nothing is imported)."""
-    tree = ast.parse(path.read_text())
-    found: dict[str, str] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
-            target = node.targets[0].id
-            if target in ("published", "source") and isinstance(node.value, ast.Constant):
-                found[target] = node.value.value
-            elif target == "pytestmark" and isinstance(node.value, ast.Call):
-                for keyword in node.value.keywords:
-                    if keyword.arg in ("name", "track") and isinstance(keyword.value,
-                                                                       ast.Constant):
-                        found[keyword.arg] = keyword.value.value
+    first paragraph of its docstring (:func:`panel.module_literals`)."""
+    found, summary = module_literals(path, ("published", "source"))
     missing = [k for k in ("published", "source", "name", "track")
                if not isinstance(found.get(k), str)]
     if missing or found.get("published") not in VERDICTS:
         raise ValueError(f"{path.name}: a technique module states published = one of "
                          f"{list(VERDICTS)}, source = '...' and pytest.mark.bench(name=..., "
                          f"track=...) as literals; missing or invalid: {missing or 'published'}")
-    doc = ast.get_docstring(tree) or ""
-    return {**found, "stem": path.stem, "summary": " ".join(doc.split("\n\n")[0].split())}
+    return {**found, "stem": path.stem, "summary": summary}
 
 
 def modules() -> list[dict]:
