@@ -10,6 +10,7 @@ pytest-xdist's serialisation, and reports are JSON, so non-finite numbers become
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -75,9 +76,7 @@ def sign_flip_p_value(diffs: ArrayLike, *, exact_max: int = 16, n_resamples: int
     obs = abs(d.sum())
     thr = obs - REL_TOL * np.abs(d).sum()
     if n <= exact_max:
-        bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
-        sums = (1.0 - 2.0 * bits) @ d
-        return float(np.mean(np.abs(sums) >= thr))
+        return float(np.mean(np.abs(exact_signs(n) @ d) >= thr))
     rng = np.random.default_rng(seed)
     count, left = 0, int(n_resamples)
     while left > 0:  # chunks bound memory for large n
@@ -86,6 +85,24 @@ def sign_flip_p_value(diffs: ArrayLike, *, exact_max: int = 16, n_resamples: int
         count += int(np.count_nonzero(np.abs(signs @ d) >= thr))
         left -= k
     return (1 + count) / (1 + int(n_resamples))
+
+
+@functools.lru_cache(maxsize=256)
+def t_quantile(df: float, q: float) -> float:
+    """Student's t quantile ``q`` at ``df`` degrees of freedom (scipy's ``stdtrit``), computed
+    once per (df, q): every comparison of a bench asks for the same few."""
+    from scipy import special
+
+    return float(special.stdtrit(df, q))
+
+
+@functools.lru_cache(maxsize=8)
+def exact_signs(n: int) -> np.ndarray:
+    """Every one of the 2^n sign vectors (+-1 floats, row r negates seed j when bit j of r is
+    set), made once per n: the null distribution of an exact sign-flip test."""
+    signs = 1.0 - 2.0 * ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1)
+    signs.setflags(write=False)
+    return signs
 
 
 def _pairs_sd(diffs: ArrayLike) -> tuple[np.ndarray, int, float]:
@@ -98,10 +115,8 @@ def _pairs_sd(diffs: ArrayLike) -> tuple[np.ndarray, int, float]:
 def mde(diffs: ArrayLike, alpha: float = 0.05) -> float:
     """v1 minimal detectable effect: t(1-alpha/2, n-1) * sd(ddof=1) / sqrt(n), i.e. the
     smallest observed mean difference that a paired t-test would call significant."""
-    from scipy import special
-
     _, n, sd = _pairs_sd(diffs)
-    return float(special.stdtrit(n - 1, 1 - alpha / 2)) * sd / math.sqrt(n)
+    return t_quantile(n - 1, 1 - alpha / 2) * sd / math.sqrt(n)
 
 
 def ci95(diffs: ArrayLike) -> list[float]:
@@ -119,11 +134,10 @@ def effect_size(diffs: ArrayLike) -> float | None:
 
 def t_test_power(ncp: float, n: int, alpha: float) -> float:
     """Power of the two-sided paired t-test with n pairs at noncentrality ncp."""
-    from scipy import special
     from scipy import stats as sps
 
     df = n - 1
-    crit = float(special.stdtrit(df, 1 - alpha / 2))
+    crit = t_quantile(df, 1 - alpha / 2)
     # lower tail P(T < -crit) written as an upper tail: nct.cdf(-crit) is NaN at large ncp
     with np.errstate(over="ignore"):
         upper, lower = (float(np.clip(sps.nct.sf(crit, df, nc), 0.0, 1.0)) for nc in (ncp, -ncp))
@@ -198,8 +212,6 @@ def noninferiority(baseline: ArrayLike, idea: ArrayLike, *, direction: str, marg
     baseline, so it is not treated as a known constant. Non-inferior when a one-sided
     sign-flip test shows mean(w) < 0 at ``alpha`` (pass the look's level). ``bound`` is the
     one-sided (1 - alpha) t bound of the mean "worse" difference, for reading only."""
-    from scipy import special
-
     b, i = _paired(baseline, idea)
     d, n, sd = _pairs_sd(i - b)
     if not (math.isfinite(margin) and margin >= 0):
@@ -208,7 +220,7 @@ def noninferiority(baseline: ArrayLike, idea: ArrayLike, *, direction: str, marg
     w = worse_by - margin * np.abs(b)
     p = one_sided_sign_flip_p(w)
     se, worse = sd / math.sqrt(n), float(worse_by.mean())
-    bound_worse = worse + float(special.stdtrit(n - 1, 1 - alpha)) * se
+    bound_worse = worse + t_quantile(n - 1, 1 - alpha) * se
     bound = bound_worse if direction == "lower" else -bound_worse
     return NonInferiorityTest(margin_rel=float(margin),
                               margin_abs=json_float(margin * float(np.abs(b).mean())),

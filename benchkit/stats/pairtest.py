@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,10 +26,14 @@ STATISTICS = ("mean", "sign", "wilcoxon")
 
 @dataclass(frozen=True)
 class Pair:
-    """Per-seed test values of a comparator and the idea (seed order), finite."""
+    """Per-seed test values of a comparator and the idea (seed order), finite; the flips'
+    summed differences and the tests' p are kept with it once computed (each comparison's
+    p, interval and verdict ask for them)."""
 
     base: np.ndarray
     idea: np.ndarray
+    _memo: dict[tuple[str, int], object] = field(default_factory=dict, compare=False,
+                                                 repr=False)
 
     @property
     def d(self) -> np.ndarray:
@@ -65,6 +69,14 @@ def _signs(n: int, seed: int = 0) -> np.ndarray:
     return signs
 
 
+@functools.lru_cache(maxsize=8)
+def _flip_counts(n: int, seed: int = 0) -> np.ndarray:
+    """Per flip row: seeds not flipped minus flipped (the row's sign sum)."""
+    counts: np.ndarray = _signs(n, seed).sum(axis=1)
+    counts.setflags(write=False)
+    return counts
+
+
 def _sums(d: np.ndarray, seed: int) -> np.ndarray:
     """Every flip row's summed differences."""
     sums: np.ndarray = _signs(len(d), seed) @ d
@@ -98,14 +110,32 @@ def _p(count: int, exact: bool, rows: int) -> float:
     return count / rows if exact else (1 + count) / (1 + rows)
 
 
+def _pair_sums(pair: Pair, seed: int) -> np.ndarray:
+    """:func:`_sums` of the pair's differences, computed once per pair and seed."""
+    key = ("sums", seed)
+    if key not in pair._memo:
+        pair._memo[key] = _sums(pair.d, seed)
+    sums: np.ndarray = pair._memo[key]  # type: ignore[assignment]
+    return sums
+
+
 def p_value(pair: Pair, name: str = "mean", *, seed: int = 0) -> float:
-    """Two-sided p: the share of flips whose |statistic| is at least the observed one."""
+    """Two-sided p: the share of flips whose |statistic| is at least the observed one
+    (computed once per pair, statistic and seed)."""
+    key = (name, seed)
+    if key not in pair._memo:
+        pair._memo[key] = _p_value(pair, name, seed)
+    p: float = pair._memo[key]  # type: ignore[assignment]
+    return p
+
+
+def _p_value(pair: Pair, name: str, seed: int) -> float:
     d = pair.d
     flips, exact = flip_rows(len(d), seed)
     obs = abs(float(statistic(d, name)))
     tol = {"mean": paired.REL_TOL * float(np.abs(d).sum()), "sign": 0.0,
            "wilcoxon": 1e-9 * len(d)}[name]  # rank sums: halves at most
-    stat = np.abs(_sums(d, seed) if name == "mean" else
+    stat = np.abs(_pair_sums(pair, seed) if name == "mean" else
                   statistic(np.where(flips, -d, d), name))
     return _p(int(np.count_nonzero(stat >= obs - tol)), exact, len(flips))
 
@@ -132,8 +162,8 @@ def interval(pair: Pair, level: float, *, seed: int = 0) -> list[float | None]:
     n = len(d)
     flips, exact = flip_rows(n, seed)
     total, base = _total(exact, len(flips))
-    k = _signs(n, seed).sum(axis=1)
-    a = _sums(d, seed)
+    k = _flip_counts(n, seed)
+    a = _pair_sums(pair, seed)
     rejects = p_value(pair, seed=seed) < level
     return signflip.interval_of_rows(a, k, float(d.sum()), n, math.ceil(level * total) - base,
                                      rejects, scale=float(np.abs(d).max()))
@@ -154,7 +184,7 @@ def ni_bound(pair: Pair, direction: str, scale: np.ndarray, alpha: float, ni: bo
     d = pair.d
     flips, exact = flip_rows(len(d), seed)
     worse = worse_sign(direction)
-    w_obs, w = worse * float(d.sum()), worse * _sums(d, seed)
+    w_obs, w = worse * float(d.sum()), worse * _pair_sums(pair, seed)
     f = flips.astype(float) @ scale
     total, base = _total(exact, len(flips))
     tol = paired.REL_TOL * float(np.abs(d).sum())

@@ -63,6 +63,9 @@ class Sweeps:
     # the cross-fit and the tests' pairs, by direction
     _fits: dict[str, CrossFit] = field(default_factory=dict, compare=False, repr=False)
     _pairs: dict[str, Family] = field(default_factory=dict, compare=False, repr=False)
+    # each side's p and binding test, by (direction, side, statistic, seed)
+    _sides: dict[tuple[str, bool, str, int], tuple[float, Pair]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -76,8 +79,7 @@ def sweeps(base_val: Table, base_test: Table, idea_val: Table, idea_test: Table,
     ``groups`` defaults to one group of every config; ``margin_reference`` the value fixed
     before the bench that relative margins are of (None: each seed's comparator value, an
     approximation: see :func:`margin_test`)."""
-    arrays = [np.array(np.asarray(a, dtype=object).tolist(), dtype=float, ndmin=2)
-              for a in (_nan(base_val), _nan(base_test), _nan(idea_val), _nan(idea_test))]
+    arrays = [_table(a) for a in (base_val, base_test, idea_val, idea_test)]
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays) or shape[0] < 1 or shape[1] < 1:
         raise ValueError(f"the four sweeps must be non-empty (seeds x configs) arrays of one "
@@ -104,6 +106,15 @@ class EffectiveGrids(JsonRecord):
 
     idea_constant: tuple[str, ...] = ()
     comparator_constant: tuple[str, ...] = ()
+
+
+def _table(a: Table) -> np.ndarray:
+    """A (seeds x configs) float array of ``a``, NaN for None; a read-only float array is
+    taken as it is (an arm's table shared by its comparisons)."""
+    if isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 2 \
+            and not a.flags.writeable:
+        return a
+    return np.array(np.asarray(_nan(a), dtype=object).tolist(), dtype=float, ndmin=2)
 
 
 def _nan(a: Table) -> list[list[float]]:
@@ -205,12 +216,16 @@ def _one_sided(pair: Pair, idea_better: bool, direction: str, statistic: str,
 def _side(sw: Sweeps, direction: str, idea_better: bool, statistic: str, seed: int
           ) -> tuple[float, Pair]:
     """(the side's p, its binding test): the largest one-sided p over the side's tests (the
-    helps tests when ``idea_better``, else the harms tests)."""
-    fam = _checked(family(sw, direction))
-    pairs = fam.helps if idea_better else fam.harms
-    ps = [_one_sided(q, idea_better, direction, statistic, seed) for q in pairs]
-    j = int(np.argmax(ps))
-    return ps[j], pairs[j]
+    helps tests when ``idea_better``, else the harms tests); computed once per sweeps (the
+    comparison's p, its binding test and its verdict all ask)."""
+    key = (checked_direction(direction), idea_better, statistic, seed)
+    if key not in sw._sides:
+        fam = _checked(family(sw, direction))
+        pairs = fam.helps if idea_better else fam.harms
+        ps = [_one_sided(q, idea_better, direction, statistic, seed) for q in pairs]
+        j = int(np.argmax(ps))
+        sw._sides[key] = (ps[j], pairs[j])
+    return sw._sides[key]
 
 
 def p_value(sw: Sweeps, direction: str, *, statistic: str = "mean", seed: int = 0) -> float:

@@ -90,12 +90,14 @@ def interval_of_rows(a: np.ndarray, k: np.ndarray, s: float, n: int, need: int, 
     k, a = k[~const], a[~const]
     qa, qb, qc = k * k - n * n, -2.0 * (a * k - s * n), a * a - s * s
     disc = np.sqrt(np.maximum(qb * qb - 4 * qa * qc, 0.0))
-    r1, r2 = np.sort(np.stack([(-qb + disc) / (2 * qa), (-qb - disc) / (2 * qa)]), axis=0)
+    roots = ((-qb + disc) / (2 * qa), (-qb - disc) / (2 * qa))
+    r1, r2 = np.minimum(*roots), np.maximum(*roots)
     r1, r2 = np.minimum(r1, m), np.maximum(r2, m)  # every interval holds the mean (rounding)
     if need > len(r1):
         return [m, m]
-    lo = float(np.sort(r1)[need - 1])
-    hi = float(np.sort(r2)[::-1][need - 1])
+    # the need-th smallest of r1 and the need-th largest of r2 (order statistics: partition)
+    lo = float(np.partition(r1, need - 1)[need - 1])
+    hi = float(np.partition(r2, len(r2) - need)[len(r2) - need])
     eps = 1e-9 * max(1.0, scale)
     if rejects and lo <= 0 <= hi:      # 0 at an end, within rounding: the test's side
         lo, hi = ((math.nextafter(0.0, 1.0), hi) if abs(lo) <= eps

@@ -13,7 +13,7 @@ from typing import Any
 from benchkit import tracks
 from benchkit.spec.idea import ARMS, Config, IdeaSpec, cfg_id, run_id, unreachable_family
 from benchkit.spec.payloads import JsonDict, MechanismPayload, Measured, RunPayload, RunResult
-from benchkit.stats import paired, signtest
+from benchkit.stats import paired, selection, signtest
 from benchkit.verdict import (budgets, comparison, controls, convergence, extension, mechanism,
                              plan, sweeps)
 from benchkit.verdict.records import Comparison, ControlArm, Report, better_side
@@ -51,8 +51,9 @@ def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
     or the test split would take part in the choice."""
     sweep = []
     for cfg in grid:
-        rows = [runs.get((arm, cfg_id(cfg), s)) for s in seeds]
-        val = sweep_row_vals(runs, arm, cfg, seeds)
+        i = cfg_id(cfg)
+        rows = [runs.get((arm, i, s)) for s in seeds]
+        val = [finite_or_none(r.val) if r else None for r in rows]
         test = [finite_or_none(r.test) if r else None for r in rows]
         diverged = [s for s, v, r in zip(seeds, val, rows) if r and v is None]
         vals, tests = every_value(val), every_value(test)
@@ -76,8 +77,8 @@ def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
 def sweep_row_vals(runs: Mapping[RunKey, Measured], arm: str, cfg: Config,
                    seeds: list[int]) -> list[float | None]:
     """An arm's validation values at ``cfg``, seed by seed (None: missing or not finite)."""
-    rows = [runs.get((arm, cfg_id(cfg), s)) for s in seeds]
-    return [finite_or_none(r.val) if r else None for r in rows]
+    i = cfg_id(cfg)
+    return [finite_or_none(r.val) if r else None for r in (runs.get((arm, i, s)) for s in seeds)]
 
 
 def every_value(values: Sequence[float | None]) -> list[float] | None:
@@ -174,6 +175,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     idea_summary: paired.Summary | None = None
     idea_config: Config | None = None
     compared: dict[str, Comparison] = {}
+    compared_on: dict[str, selection.Sweeps] = {}   # each comparison's sweeps, built once
     control_arms: dict[str, ControlArm] = {}
     budget_section: Budgets | None = None
     log_medians: dict[str, Medians] | None = None
@@ -189,10 +191,12 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         idea_summary = paired.summarize(idea)
         selected = {arm: [runs[(arm, cfg_id(grid[picked[arm]]), s)] for s in seeds]
                     for arm in arms}
+        tables = sweeps.arm_tables(runs, arms, grid, seeds)
+        compared_on = {arm: sweeps.of_tables(tables, arm, None, spec.margin_reference)
+                       for arm in arms if arm != "idea"}
         compared = {arm: comparison.compare_arms(
             test_values(selected[arm]), idea, direction=direction, alpha=alpha,
-            margin=spec.margin, test=test, sweeps=sweeps.from_runs(runs, arm, grid, seeds))
-            for arm in arms if arm != "idea"}
+            margin=spec.margin, test=test, sweeps=sw) for arm, sw in compared_on.items()}
         control_arms = {arm.removeprefix("control:"): controls.control_section(
             arm, arm_sweeps[arm], grid[picked[arm]], test_values(selected[arm]),
             compared[arm]) for arm in arms if arm not in ARMS}
@@ -216,6 +220,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
             complete, idea_sel, idea_summary, idea_config = False, [], None, None
             baseline = Baseline(None, tuple(arm_sweeps["baseline"]), None)
             compared, control_arms, budget_section, log_medians = {}, {}, None, None
+            compared_on = {}
         split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
                             idea_sel)
         if split:
@@ -233,7 +238,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         warnings.append("exploratory: " + "; ".join(planned.exploratory_reasons)
                         + ". Not a look of the plan: no verdict of this session counts and "
                         "every gate fails")
-    return Report(
+    report = Report(
         bench_version=BENCH_VERSION, name=spec.name, claim=spec.claim, module=spec.module,
         track=track, model=protocol["model"], metric=protocol["metric"],
         metric_direction=protocol["metric_direction"], n_seeds=n, complete=complete,
@@ -257,6 +262,9 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         environment=_environment(run_payloads), sequential=planned.sequential,
         exploratory=planned.exploratory,
         practical_verdict=None, system_verdict=None)  # decided later, by the pipeline
+    for arm, sw in compared_on.items():   # the decision's, as sweeps.of_record would build them
+        sweeps.remember(report, arm, sw)
+    return report
 
 
 def pending_checks(converged: Convergence, track: str, seeds: Sequence[int],

@@ -67,14 +67,16 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
     marker = {axis: "selected per point (see frontier.points)"}
     full_grid = top.protocol["grid"]  # each point's selection cross-fitted
     groups = sweeps.groups_of(full_grid, frontier)
+    tables = sweeps.arm_tables(runs, arms, full_grid, seeds)
+    compared_on = {arm: sweeps.of_tables(tables, arm, groups, spec.margin_reference)
+                   for arm in arms if arm != "idea"}
     compared = {arm: comparison.compare_arms(
         pooled[arm], pooled["idea"], direction=top.direction, alpha=alpha, margin=spec.margin,
-        test=spec.test, sweeps=sweeps.from_runs(runs, arm, full_grid, seeds, groups))
-        for arm in arms if arm != "idea"}
+        test=spec.test, sweeps=sw) for arm, sw in compared_on.items()}
     results = {arm: build.results_of(rows) for arm, rows in selected.items()}
     point_budgets = [(value, p.budgets) for value, p in points if p.budgets is not None]
     signature = mechanism.mechanism_signature(selected["idea"])
-    return dataclasses.replace(
+    report = dataclasses.replace(
         top, warnings=tuple(warnings), frontier=frontier,
         baseline=Baseline(marker, top.baseline.sweep, paired.summarize(pooled["baseline"])),
         idea=paired.summarize(pooled["idea"]), idea_config=marker,
@@ -87,6 +89,9 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
         mechanism_signature=signature,
         mechanism_ok=mechanism.mechanism_ok(signature.signatures,
                                             top.math_verification.outcomes()))
+    for arm, sw in compared_on.items():   # the decision's (sweeps.of_record), built once
+        sweeps.remember(report, arm, sw)
+    return report
 
 
 def pooled_over_points(per_point: Sequence[Sequence[float]]) -> list[float]:

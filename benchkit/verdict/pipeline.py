@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
+import typing
 from collections.abc import Callable, Sequence
+from typing import Any, Union
 
 import numpy as np
 
@@ -58,7 +61,7 @@ def build_finite(make: Build, spec: IdeaSpec, track: str, run_payloads: Sequence
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         try:
             report = make(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
-            bad = non_finite(report)
+            bad = non_finite(report) if has_non_finite(report) else []
         except ValueError as exc:  # a statistic refused its non-finite differences
             if "non-finite" not in str(exc):
                 raise
@@ -95,6 +98,58 @@ def non_finite(value: object, where: str = "") -> list[str]:
     if isinstance(value, (list, tuple)):
         return [p for i, v in enumerate(value) for p in non_finite(v, f"{where}[{i}]")]
     return []
+
+
+def has_non_finite(value: object) -> bool:
+    """Whether :func:`non_finite` can find a place in ``value``: the same walk, without
+    naming places and without recursion, so that a report of finite figures (nearly every
+    one) is checked fast."""
+    todo: list[Any] = [value]
+    while todo:
+        v = todo.pop()
+        kind = type(v)
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                return True
+        elif kind in _TEXT:
+            continue
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+        else:
+            attrs = _may_hold_floats(kind)
+            if attrs is not None:
+                todo.extend(getattr(v, a) for a in attrs)
+            elif is_record(kind):
+                todo.append(v.to_json())
+    return False
+
+
+_TEXT = {str, int, bool, type(None)}   # types that never hold a float
+_FLOAT_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _may_hold_floats(cls: type) -> tuple[str, ...] | None:
+    """The fields of a record with generated JSON whose type may hold a float (not text,
+    ints, flags or tuples of those), found once per type; None for any other type."""
+    if cls not in _FLOAT_FIELDS:
+        _FLOAT_FIELDS[cls] = None
+        if issubclass(cls, JsonRecord) and codec.generated(cls):
+            hints = typing.get_type_hints(cls)
+            _FLOAT_FIELDS[cls] = tuple(f.attr for f in codec.plan(cls).fields
+                                       if not _text(hints[f.attr]))
+    return _FLOAT_FIELDS[cls]
+
+
+def _text(hint: Any) -> bool:
+    """Whether a field of type ``hint`` never holds a float."""
+    args = typing.get_args(hint)
+    if hint in _TEXT:
+        return True
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        return all(_text(a) for a in args)
+    return typing.get_origin(hint) is tuple and args[-1:] == (...,) and _text(args[0])
 
 
 def decide_family(reports: list[Report], floors: Floors | None = None) -> list[Report]:

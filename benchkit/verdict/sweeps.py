@@ -14,6 +14,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from benchkit.spec.idea import Config, cfg_id
 from benchkit.spec.payloads import Measured, RunResult
 from benchkit.stats import paired, selection, signtest
@@ -42,37 +44,68 @@ def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
     """Comparator and idea sweeps over ``grid`` x ``seeds`` (NaN where a value is missing or
     not finite: such a config is not eligible, as in the report's selection); relative margins
     of ``margin_reference`` when declared."""
-    def table(arm: str, metric: Callable[[Measured], float | None]) -> list[list[float]]:
-        return [[_value(runs.get((arm, cfg_id(c), s)), metric) for c in grid] for s in seeds]
+    tables = arm_tables(runs, (comparator, "idea"), grid, seeds)
+    return of_tables(tables, comparator, groups, margin_reference)
 
-    def val(run: Measured) -> float | None:
-        return run.val
 
-    def test(run: Measured) -> float | None:
-        return run.test
-    return selection.sweeps(table(comparator, val), table(comparator, test),
-                            table("idea", val), table("idea", test), groups, margin_reference)
+Tables = Mapping[str, tuple[np.ndarray, np.ndarray]]  # arm -> (val, test), seeds x configs
+
+
+def arm_tables(runs: Mapping[tuple[str, str, int], Measured], arms: Iterable[str],
+               grid: Sequence[Config], seeds: Sequence[int]) -> dict[str, tuple[
+                   np.ndarray, np.ndarray]]:
+    """Each arm's (validation, test) tables over ``grid`` x ``seeds`` (rows: seeds), NaN where
+    a value is missing or not finite, read-only: made once per arm and shared by every
+    comparison it takes part in (each config's id made once)."""
+    ids = [cfg_id(c) for c in grid]
+    out = {}
+    for arm in arms:
+        cells = [[runs.get((arm, i, s)) for i in ids] for s in seeds]
+        out[arm] = (_frozen([[_value(r, _val) for r in row] for row in cells]),
+                    _frozen([[_value(r, _test) for r in row] for row in cells]))
+    return out
+
+
+def _frozen(rows: list[list[float]]) -> np.ndarray:
+    a = np.array(rows, dtype=float, ndmin=2)
+    a.setflags(write=False)
+    return a
+
+
+def of_tables(tables: Tables, comparator: str, groups: Sequence[Sequence[int]] | None = None,
+              margin_reference: float | None = None) -> selection.Sweeps:
+    """The comparator's sweeps against the idea's, from the arms' :func:`arm_tables`."""
+    (base_val, base_test), (idea_val, idea_test) = tables[comparator], tables["idea"]
+    return selection.sweeps(base_val, base_test, idea_val, idea_test, groups, margin_reference)
 
 
 def of_record(report: Report, comparator: str = "baseline") -> selection.Sweeps:
     """The sweeps of a complete report (its protocol's grid and seeds, its runs' rows), built
-    once per report and comparator: the decision asks for each comparison's more than once
-    (its interval, its verdict), and a report's stages share its rows, protocol and frontier
+    once per report and comparator: the build hands over the ones it compared with
+    (:func:`remember`), the decision asks for each comparison's more than once (its interval,
+    its verdict), and a report's stages share its rows, protocol and frontier
     (:func:`dataclasses.replace` keeps them), so the same objects give back the same
     :class:`benchkit.stats.selection.Sweeps`, whose cross-fits it computed are kept with it."""
-    key = (report.runs, report.protocol, report.frontier, comparator)
     for held, sw in _BUILT:
-        if all(a is b for a, b in zip(held[:3], key[:3])) and held[3] == comparator:
+        if held[0] is report.runs and held[1] is report.protocol \
+                and held[2] is report.frontier and held[3] == comparator:
             return sw
     sw = of_runs(report.protocol, runs_of(report.runs), report.frontier, comparator)
-    _BUILT.insert(0, (key, sw))
-    del _BUILT[_KEPT:]
+    remember(report, comparator, sw)
     return sw
+
+
+def remember(report: Report, comparator: str, sw: selection.Sweeps) -> None:
+    """Keep ``sw`` as ``report``'s sweeps of ``comparator`` (the build's, made from the same
+    runs as its rows, over its protocol's grid, seeds and frontier groups), for
+    :func:`of_record`."""
+    _BUILT.insert(0, ((report.runs, report.protocol, report.frontier, comparator), sw))
+    del _BUILT[_KEPT:]
 
 
 # the sweeps built last, by the very objects they were built from (held, so never reused ids)
 _BUILT: list[tuple[tuple[Any, Any, Any, str], selection.Sweeps]] = []
-_KEPT = 16
+_KEPT = 32
 
 
 def of_runs(protocol: Mapping[str, Any], runs: Mapping[tuple[str, str, int], Measured],
@@ -82,6 +115,14 @@ def of_runs(protocol: Mapping[str, Any], runs: Mapping[tuple[str, str, int], Mea
     grid, seeds = protocol["grid"], protocol["seeds"]
     return from_runs(runs, comparator, grid, seeds, groups_of(grid, frontier),
                      protocol.get("margin_reference"))
+
+
+def _val(run: Measured) -> float | None:
+    return run.val
+
+
+def _test(run: Measured) -> float | None:
+    return run.test
 
 
 def _value(run: Measured | None, metric: Callable[[Measured], float | None]) -> float:
