@@ -39,7 +39,7 @@ from typing import Any
 
 from benchkit.codec import JsonRecord, as_json
 from benchkit.store import bounded
-from benchkit.spec.payloads import JsonDict, RunPoint, RunResult
+from benchkit.spec.payloads import CurvePoint, JsonDict, RunPoint, RunResult, Signature
 
 RECORD_VERSION = 2
 RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")
@@ -189,29 +189,33 @@ def _number(x: Any, what: str, *, nullable: bool = False, minimum: float | None 
 
 
 def check(record: Any, key: str) -> None:
-    """Every rule a record must meet to be used: types, finiteness, the key and digests."""
+    """Every rule a record must meet to be used: types, finiteness, the key and digests. Its
+    JSON's shape is checked first (objects, their keys), then the values on the records it
+    decodes to (:class:`StoredRun`'s parts), then the digests of the JSON itself."""
     _need(isinstance(record, dict), "not an object")
-    _need(record.get("record_version") == RECORD_VERSION,
-          f"record_version {record.get('record_version')!r}, not {RECORD_VERSION}")
+    version = record.get("record_version")
+    _need(version == RECORD_VERSION, f"record_version {version!r}, not {RECORD_VERSION}")
     _need(record.get("key") == key, "its key is not the one it is stored under")
     fields = set(record) - {"mac"}
     _need(fields == FIELDS, f"fields {sorted(fields ^ FIELDS)} wrong")
     _need(isinstance(record.get("mac", ""), str), "mac is not text")
-    run, result = record["run"], record["result"]
+    run, result, deps, origin = (record[part] for part in ("run", "result", "deps", "origin"))
     _need(isinstance(run, dict) and set(run) == {"arm", "track", "cfg", "seed"}, "bad run")
-    _need(isinstance(run["arm"], str) and isinstance(run["track"], str)
-          and isinstance(run["cfg"], dict) and isinstance(run["seed"], int)
-          and not isinstance(run["seed"], bool), "bad run fields")
+    _need(isinstance(run["cfg"], dict), "bad run fields")   # before it is decoded
+    point = RunPoint.from_json(run)
+    _need(isinstance(point.arm, str) and isinstance(point.track, str) and _integer(point.seed),
+          "bad run fields")
     check_result(result)
     _need(isinstance(record["cpu"], str), "cpu is not text")
-    deps, origin = record["deps"], record["origin"]
     _need(isinstance(deps, dict) and all(isinstance(k, str) and isinstance(v, str)
                                          for k, v in deps.items()), "bad deps")
-    _need(isinstance(origin, dict) and isinstance(origin.get("module"), str)
-          and isinstance(origin.get("nodeid"), str), "bad origin")
+    _need(isinstance(origin, dict) and {"module", "nodeid"} <= set(origin), "bad origin")
     _need(set(origin) <= ORIGIN_FIELDS, f"origin fields {sorted(set(origin) - ORIGIN_FIELDS)} "
           f"unknown (valid: {', '.join(sorted(ORIGIN_FIELDS))})")
     _need(isinstance(origin.get("plan", {}), dict), "origin plan is not an object")
+    trained_by = StoredOrigin.from_json(origin)
+    _need(isinstance(trained_by.module, str) and isinstance(trained_by.nodeid, str),
+          "bad origin")
     body = {k: v for k, v in record.items() if k not in ("digest", "mac")}
     try:
         digests = run_digest(key, result), _sha(body)
@@ -221,43 +225,51 @@ def check(record: Any, key: str) -> None:
     _need(record["digest"] == digests[1], "digest does not match its content")
 
 
-def check_result(result: Any) -> None:
-    """A run's result: finite metrics unless it diverged, and then at least one is null."""
+def _integer(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def check_result(result: Any) -> RunResult:
+    """A run's result (its JSON object), as its record: finite metrics unless it diverged, and
+    then at least one is null."""
     _need(isinstance(result, dict) and set(RESULT_KEYS) <= set(result)
           <= set(RESULT_KEYS + OPTIONAL_RESULT_KEYS), "result fields wrong")
     if "curve" in result:
         check_curve(result["curve"])
-    _need(isinstance(result["diverged"], bool),
-          f"diverged is {result['diverged']!r}, not true or false")
-    _number(result["val"], "val", nullable=True)
-    _number(result["test"], "test", nullable=True)
-    missing = result["val"] is None or result["test"] is None
-    _need(missing == result["diverged"],
-          "diverged must be true exactly when val or test is null (non-finite)")
-    _number(result["seconds"], "seconds", minimum=0)
-    logs, sigs = result["logs"], result["signatures"]
-    for what, values in (("logs", logs), ("budgets", result["budgets"])):
-        _need(isinstance(values, dict), f"{what} is not an object")
-        for name, value in values.items():
-            _number(value, f"{what} {name!r}", nullable=True)
-    _need(isinstance(sigs, dict), "signatures is not an object")
-    for name, sig in sigs.items():
+    for what in ("logs", "budgets", "signatures"):
+        _need(isinstance(result[what], dict), f"{what} is not an object")
+    for name, sig in result["signatures"].items():
         _need(isinstance(sig, dict) and set(sig) == SIGNATURE_KEYS,
               f"signature {name!r} fields wrong")
-        _number(sig["observed"], f"signature {name!r} observed", nullable=True)
-        _number(sig["predicted"], f"signature {name!r} predicted")
-        _need(isinstance(sig["has_null"], bool), f"signature {name!r} has_null is not true or "
-              "false")
-        _number(sig["null"], f"signature {name!r} null", nullable=True)
-        _need(sig["has_null"] or sig["null"] is None, f"signature {name!r} has a null value "
-              "but has_null is false")
-        _number(sig["tol"], f"signature {name!r} tol", minimum=0)
-        _need(sig["prediction"] is None or isinstance(sig["prediction"], str),
-              f"signature {name!r} prediction is not text")
-        confirmed = sig["observed"] is not None and \
-            abs(sig["observed"] - sig["predicted"]) <= sig["tol"]
-        _need(sig["confirmed"] is confirmed, f"signature {name!r} confirmed is not "
-              "|observed - predicted| <= tol")
+    run = RunResult.from_json(result)
+    _need(isinstance(run.diverged, bool), f"diverged is {run.diverged!r}, not true or false")
+    _number(run.val, "val", nullable=True)
+    _number(run.test, "test", nullable=True)
+    _need((run.val is None or run.test is None) == run.diverged,
+          "diverged must be true exactly when val or test is null (non-finite)")
+    _number(run.seconds, "seconds", minimum=0)
+    for what, values in (("logs", run.logs), ("budgets", run.budgets)):
+        for name, value in values.items():
+            _number(value, f"{what} {name!r}", nullable=True)
+    for name, sig in run.signatures.items():
+        _check_signature(name, sig)
+    return run
+
+
+def _check_signature(name: str, sig: Signature) -> None:
+    """A stored signature: finite numbers, a null value only with ``has_null``, and
+    ``confirmed`` exactly when its observation is within ``tol`` of the prediction."""
+    what = f"signature {name!r}"
+    _number(sig.observed, f"{what} observed", nullable=True)
+    _number(sig.predicted, f"{what} predicted")
+    _need(isinstance(sig.has_null, bool), f"{what} has_null is not true or false")
+    _number(sig.null, f"{what} null", nullable=True)
+    _need(sig.has_null or sig.null is None, f"{what} has a null value but has_null is false")
+    _number(sig.tol, f"{what} tol", minimum=0)
+    _need(sig.prediction is None or isinstance(sig.prediction, str),
+          f"{what} prediction is not text")
+    confirmed = sig.observed is not None and abs(sig.observed - sig.predicted) <= sig.tol
+    _need(sig.confirmed is confirmed, f"{what} confirmed is not |observed - predicted| <= tol")
 
 
 def check_curve(curve: Any) -> None:
@@ -268,8 +280,8 @@ def check_curve(curve: Any) -> None:
     for point in curve:
         _need(isinstance(point, dict) and set(point) == {"epoch", "val"},
               "curve point fields wrong (valid: epoch, val)")
-        epoch = point["epoch"]
-        _need(isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > last,
-              f"curve epoch {epoch!r} is not an integer above the previous {last}")
-        _number(point["val"], f"curve val at epoch {epoch}", nullable=True)
-        last = epoch
+        at = CurvePoint.from_json(point)
+        _need(_integer(at.epoch) and at.epoch > last,
+              f"curve epoch {at.epoch!r} is not an integer above the previous {last}")
+        _number(at.val, f"curve val at epoch {at.epoch}", nullable=True)
+        last = at.epoch

@@ -111,3 +111,39 @@ def test_any_stored_record_reads_back_as_its_own_bytes(result, deps, plan, secre
     data = records.dumps(built)
     loaded = records.load(data, KEY, secret)
     assert records.canonical(loaded.to_json()) == data and loaded == built
+
+
+def _spoiled(where: str, value) -> bytes:
+    """A valid record's bytes with the JSON value at ``where`` (``result.logs``) replaced."""
+    body = records.build(KEY, POINT, RESULT, {}, records.StoredOrigin(module="m.py",
+                                                                      nodeid="n"), "cpu").to_json()
+    *path, last = where.split(".")
+    target = body
+    for part in path:
+        target = target[part]
+    target[last] = value
+    return records.canonical(body)
+
+
+@pytest.mark.parametrize("where, value, why", [
+    ("run.cfg", [1], "bad run fields"),
+    ("run.seed", True, "bad run fields"),
+    ("run.arm", 3, "bad run fields"),
+    ("result.logs", [["flops", 1.0]], "logs is not an object"),
+    ("result.budgets", None, "budgets is not an object"),
+    ("result.signatures", {"rank": 1.0}, "signature 'rank' fields wrong"),
+    ("result.signatures.rank.tol", -1.0, "signature 'rank' tol is -1.0 < 0"),
+    ("result.signatures.rank.confirmed", False, "signature 'rank' confirmed is not"),
+    ("result.signatures.rank.has_null", "yes", "signature 'rank' has_null is not true or false"),
+    ("result.logs.flops", "10", "logs 'flops' is str '10', not a number"),
+    ("result.val", None, "diverged must be true exactly when val or test is null"),
+    ("result.seconds", -1.0, "seconds is -1.0 < 0"),
+    ("result.curve", [{"epoch": 1.5, "val": 1.0}], "curve epoch 1.5 is not an integer"),
+    ("origin.module", None, "bad origin"),
+    ("cpu", 7, "cpu is not text"),
+])
+def test_a_record_of_the_wrong_shape_or_values_is_invalid_in_one_line(where, value, why):
+    """Each part is checked as JSON first (objects and their keys), then as the record it
+    decodes to: a wrong type anywhere is an InvalidRecord saying what, never a traceback."""
+    with pytest.raises(records.InvalidRecord, match=why):
+        records.load(_spoiled(where, value), KEY)
