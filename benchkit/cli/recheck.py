@@ -5,19 +5,22 @@ The rows themselves are checked against the store by :mod:`benchkit.cli.verify`;
 checks that the report's figures follow from those rows, so that a report cannot say more than
 its runs do. The Holm family spans the idea's tracks: the reports beside this one in the idea's
 folder (``reports/<idea>/<track>/``) are its other members. Mechanism evidence (tests and
-signatures) and the declared plan are taken from the report as written. A frontier report's
-pooled comparisons are recomputed (each point's selection, then each seed's mean over the
-points, as :mod:`benchkit.verdict.frontier` pools them); its points' own comparisons, listed
-unadjusted beside the verdict, are not.
+signatures) and the declared plan are taken from the report as written. The comparisons are
+the pipeline's build's (:func:`rebuilt`: the rows as run records, the report's spec, one call
+of :func:`benchkit.verdict.pipeline.build_finite`, a frontier's pooled ones included); the
+selection each arm's rows make is checked against the report's first, with the build's
+functions, to say where they differ. A budget check the rows cannot redo (they were written
+before its seeds were drawn per bench) is named (:func:`unredone`), not failed.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 
-from benchkit.spec.idea import cfg_id
-from benchkit.spec.payloads import JsonDict, RunResult
+from benchkit.spec.idea import IdeaSpec, cfg_id
+from benchkit.spec.payloads import JsonDict, RunPayload, RunPoint, RunResult
 from benchkit.stats import signtest
-from benchkit.verdict import build, comparison, pipeline, sweeps
+from benchkit.verdict import build, frontier, pipeline, sweeps
 from benchkit.verdict.frontier import pooled_over_points
 from benchkit.verdict.records import Comparison, Report
 
@@ -74,7 +77,7 @@ def comparisons(report: Report) -> tuple[list[Comparison] | None, list[str]]:
     :meth:`benchkit.verdict.records.Report.comparisons` orders them) recomputed from its rows,
     and one line per figure that differs; None when the report is incomplete."""
     protocol = report.protocol
-    seeds, grid, alpha = protocol["seeds"], protocol["grid"], protocol["alpha"]
+    seeds, grid = protocol["seeds"], protocol["grid"]
     runs = sweeps.runs_of(report.runs)
     if report.comparison is None:
         lacking = [arm for arm, _ in _arms(report) for cfg in grid for s in seeds
@@ -91,11 +94,11 @@ def comparisons(report: Report) -> tuple[list[Comparison] | None, list[str]]:
         if tests is None:
             return None, problems
         per_arm[arm] = tests
-    margin, groups = protocol.get("margin"), sweeps.groups_of(grid, report.frontier)
-    comps = [comparison.compare_arms(  # as the pipeline compares, with the same function
-        per_arm[arm], per_arm["idea"], direction=direction, alpha=alpha, margin=margin,
-        test=_test(report), sweeps=sweeps.from_runs(runs, arm, grid, seeds, groups))
-        for arm, _ in _arms(report) if arm != "idea"]
+    built, _ = rebuilt(report)
+    comps = built.comparisons()
+    if not comps:
+        reasons = built.incomplete.reasons if built.incomplete else ()
+        return None, [f"rebuilt from its rows it is incomplete: {reasons[0] if reasons else ''}"]
     labels = [f"{arm} comparison" if arm != "baseline" else "comparison"
               for arm, _ in _arms(report) if arm != "idea"]
     for label, got, stated in zip(labels, comps, report.comparisons()):
@@ -104,6 +107,65 @@ def comparisons(report: Report) -> tuple[list[Comparison] | None, list[str]]:
                 problems.append(f"{label} {field} is {_shown(getattr(stated, field))!r} in the "
                                 f"report, {_shown(getattr(got, field))!r} from its rows")
     return comps, problems
+
+
+def rebuilt(report: Report) -> tuple[Report, list[str]]:
+    """``report`` built again from its rows by the pipeline's build (rows -> run records ->
+    :func:`benchkit.verdict.pipeline.build_finite`), before the family's adjustment, and one
+    line per budget check it cannot redo: rows written before a check's seeds were drawn per
+    bench hold other seeds' check runs, which would leave the rebuilt report waiting for the
+    check; then it is built without budget checks (they change no comparison) and says so."""
+    spec = spec_of(report)
+    payloads = run_payloads(report, spec)
+    alpha = report.protocol["alpha"]
+
+    def built(checks: bool) -> Report:
+        make = frontier.build_frontier_report if spec.frontier else functools.partial(
+            build.build_report, budget_checks=checks)
+        return pipeline.build_finite(make, spec, report.track, payloads, [], alpha)
+    first = built(True)
+    waiting = [(arm, a.budget_check) for arm, a in first.convergence.arms.items()
+               if a.budget_check is not None and a.budget_check.pending]
+    if not waiting:
+        return first, []
+    return built(False), [
+        f"the {arm}'s budget check ({check.epochs} epochs on {check.called_seeds} seeds) "
+        "cannot be redone: the rows lack the runs today's draw of its seeds asks for (a "
+        "report written before the check's seeds were drawn per bench); its comparisons are "
+        "rechecked without it" for arm, check in waiting]
+
+
+def unredone(report: Report) -> list[str]:
+    """One line per budget check of ``report`` that its rows cannot redo (:func:`rebuilt`);
+    none for an incomplete report, whose comparisons are not rechecked."""
+    return [] if report.comparison is None else rebuilt(report)[1]
+
+
+def spec_of(report: Report) -> IdeaSpec:
+    """The idea's spec as its report states it, on its own track: the grid it ran (grid
+    extensions included, none made again), its seeds, arms, test, margins and plan."""
+    protocol, track, plan = report.protocol, report.track, report.sequential
+    return IdeaSpec(
+        name=report.name, module=report.module, tracks=(track,),
+        grids={track: tuple(protocol["grid"])}, seeds=tuple(protocol["seeds"]),
+        epochs={track: protocol["epochs"]}, claim=report.claim,
+        margin=protocol.get("margin"), margin_reference=protocol.get("margin_reference"),
+        looks=plan.looks, looks_declared=plan.declared, boundary=plan.boundary,
+        test=_test(report), protocols={track: protocol}, arms=tuple(a for a, _ in _arms(report)),
+        claim_type=protocol.get("claim_type", "superiority"), extend=0,
+        frontier=None if report.frontier is None else {
+            report.frontier.axis: report.frontier.values})
+
+
+def run_payloads(report: Report, spec: IdeaSpec) -> list[RunPayload]:
+    """The report's rows as the run records the controller receives (a passed row's result,
+    where it ran; a failed or skipped one's outcome alone)."""
+    return [RunPayload(
+        outcome=row.outcome, message=None if row.outcome == "passed" else row.outcome,
+        nodeid=f"{report.module}::test_{row.arm}[{k}]", spec=spec,
+        point=RunPoint(arm=row.arm, track=report.track, cfg=row.cfg, seed=row.seed),
+        result=row.result() if row.outcome == "passed" else None, reused=row.reused,
+        cpu=row.cpu) for k, row in enumerate(report.runs)]
 
 
 def _shown(value: object) -> object:

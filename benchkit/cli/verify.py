@@ -125,6 +125,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     figures = recheck.verdicts(report, family(args.report, report))
     for line in problems + figures:
         say(f"benchkit: verify: FAIL {line}")
+    for line in recheck.unredone(report):
+        say(f"benchkit: verify: not rechecked: {line}")
     keyed = f"signed under {records.KEY_VARIABLE}" if secret else \
         f"unsigned: {records.KEY_VARIABLE} is not set, so anyone who can write the store could " \
         "have written them"

@@ -101,10 +101,12 @@ def finite_or_none(x: object) -> float | None:
 
 
 def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
-                 mechanism_payloads: Sequence[MechanismPayload], *, alpha: float) -> Report:
+                 mechanism_payloads: Sequence[MechanismPayload], *, alpha: float,
+                 budget_checks: bool = True) -> Report:
     """Everything about one idea on one track except the family-wise adjustment and verdicts
     (:func:`benchkit.verdict.decision.decision_of`): the report built once, its verdict
-    fields None until the pipeline decides them."""
+    fields None until the pipeline decides them. ``budget_checks`` False: no budget check is
+    asked for (``verify``'s recheck of rows whose checks it cannot redo)."""
     seeds = list(spec.seeds)
     protocol = dict(spec.protocols[track])
     direction, test = direction_of(protocol), spec.test
@@ -204,7 +206,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         budget_section = budgets.budget_section(results, spec)
         log_medians = {arm: budgets.median_figures([r.logs for r in rs])
                        for arm, rs in results.items()}
-        checks = not (spec.frontier or spec.overrides)  # exploratory or a budget axis: none
+        # exploratory or a budget axis: none
+        checks = budget_checks and not (spec.frontier or spec.overrides)
         converged, flags = convergence.section(
             track, {arm: convergence.SelectedRuns(grid[picked[arm]], rs, tuple(
                 tuple(sweep_row_vals(runs, arm, c, seeds)) for c in grid))

@@ -137,3 +137,21 @@ def test_a_frontier_report_is_recomputed_point_by_point():
         forged = edited(report, edit)
         problems = recheck.verdicts(as_report(forged), [as_report(forged)])
         assert any(fragment in p for p in problems), problems
+
+
+def test_recheck_rebuilds_through_the_pipeline_and_names_the_checks_it_cannot_redo():
+    """A report written before the budget check drew its seeds per bench (its rows hold the
+    checks of other seeds): the pipeline's build of its rows would wait for the check, so
+    recheck builds it without checks, finds the same comparisons, and says which checks it
+    did not redo."""
+    from pathlib import Path
+
+    from benchkit.report.bench_report import read_report
+
+    path = Path(__file__).resolve().parents[2] / "reports/moment_preserving_rank2/dynamics"
+    report = read_report(path / "bench_report.json")
+    built, notes = recheck.rebuilt(report)
+    assert notes and all("budget check" in n and "cannot be redone" in n for n in notes)
+    assert notes == recheck.unredone(report)
+    assert [c.p_value for c in built.comparisons()] == [c.p_value for c in report.comparisons()]
+    assert recheck.comparisons(report)[1] == []

@@ -23,8 +23,9 @@ REPORTS = (sorted((ROOT / "reports").glob("**/bench_report.json"))
 _PANEL = ("a record of the panel (benchmarks/panel/panel.py; docs/panel.md quotes its figures), "
           "benched before the test was cross-fitted: its per-seed differences are the fixed "
           "configs'; ")
-_CHECKS = ("rebuilt from its rows today it is incomplete: the budget check now draws its seeds "
-           "per bench and the rows hold the checks of seeds 0-2 only")
+_CHECKS = ("and its budget checks cannot be redone from its rows: the check now draws its seeds "
+           "per bench and the rows hold the checks of seeds 0-2 only (recheck.unredone names "
+           "them and rechecks the comparisons without them)")
 _OWNED = ("it rebuilds complete from its rows, but is left to the bench that writes it, which "
           "other work re-runs")
 # reports whose figures are of an earlier protocol than today's pipeline recomputes, and why
