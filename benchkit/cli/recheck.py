@@ -50,8 +50,8 @@ def _selected_tests(report: Report, runs: Runs, arm: str, said: JsonDict | None,
     """``arm``'s test metric per seed at the configs its rows select (over a frontier, each
     seed's mean over the points); None, with the reason in ``problems``, where the rows select
     otherwise than the report says."""
-    protocol, frontier = report.protocol, report.frontier
-    grid, seeds = protocol["grid"], protocol["seeds"]
+    frontier = report.frontier
+    grid, seeds = report.grid, report.seeds
     points: list[tuple[object, list[JsonDict], JsonDict | str | None]] = (
         [(None, grid, said)] if not frontier else
         [(p.value, [c for c in grid if c.get(frontier.axis) == p.value],
@@ -76,8 +76,7 @@ def comparisons(report: Report) -> tuple[list[Comparison] | None, list[str]]:
     """The report's comparisons (baseline first, then each control, as
     :meth:`benchkit.verdict.records.Report.comparisons` orders them) recomputed from its rows,
     and one line per figure that differs; None when the report is incomplete."""
-    protocol = report.protocol
-    seeds, grid = protocol["seeds"], protocol["grid"]
+    seeds, grid = report.seeds, report.grid
     runs = sweeps.runs_of(report.runs)
     if report.comparison is None:
         lacking = [arm for arm, _ in _arms(report) for cfg in grid for s in seeds
@@ -117,7 +116,7 @@ def rebuilt(report: Report) -> tuple[Report, list[str]]:
     check; then it is built without budget checks (they change no comparison) and says so."""
     spec = spec_of(report)
     payloads = run_payloads(report, spec)
-    alpha = report.protocol["alpha"]
+    alpha = report.alpha
 
     def built(checks: bool) -> Report:
         make = frontier.build_frontier_report if spec.frontier else functools.partial(
@@ -147,12 +146,12 @@ def spec_of(report: Report) -> IdeaSpec:
     protocol, track, plan = report.protocol, report.track, report.sequential
     return IdeaSpec(
         name=report.name, module=report.module, tracks=(track,),
-        grids={track: tuple(protocol["grid"])}, seeds=tuple(protocol["seeds"]),
+        grids={track: tuple(report.grid)}, seeds=tuple(report.seeds),
         epochs={track: protocol["epochs"]}, claim=report.claim,
-        margin=protocol.get("margin"), margin_reference=protocol.get("margin_reference"),
+        margin=protocol.get("margin"), margin_reference=report.margin_reference,
         looks=plan.looks, looks_declared=plan.declared, boundary=plan.boundary,
         test=_test(report), protocols={track: protocol}, arms=tuple(a for a, _ in _arms(report)),
-        claim_type=protocol.get("claim_type", "superiority"), extend=0,
+        claim_type=report.claim_type, extend=0,
         frontier=None if report.frontier is None else {
             report.frontier.axis: report.frontier.values})
 

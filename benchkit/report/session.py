@@ -114,7 +114,7 @@ def floors_of(report: Report, compute: TrackFloors) -> Report:
     from ``compute``. A floor that cannot be computed is a warning, never a lost report."""
     try:
         return dataclasses.replace(report, floors=compute(report.track,
-                                                          report.protocol["seeds"]))
+                                                          report.seeds))
     except Exception as exc:  # noqa: BLE001 - a user's track code; the report still counts
         return dataclasses.replace(report, floors={}, warnings=(
             *report.warnings, f"floors of track {report.track!r} not computed: "

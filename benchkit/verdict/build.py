@@ -173,7 +173,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         warnings.append(f"{n_div} run(s) diverged (non-finite loss or metric); their configs "
                         "were not eligible")
     idea_sel: list[RunPayload] = []
-    baseline = Baseline(None, tuple(arm_sweeps["baseline"]), None)
+    unselected = Baseline(None, tuple(arm_sweeps["baseline"]), None)   # no comparison
+    baseline = unselected
     idea_summary: paired.Summary | None = None
     idea_config: Config | None = None
     compared: dict[str, Comparison] = {}
@@ -189,7 +190,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         base = test_values([runs[("baseline", cfg_id(b_cfg), s)] for s in seeds])
         idea_sel = [runs[("idea", cfg_id(idea_config), s)] for s in seeds]
         idea = test_values(idea_sel)
-        baseline = Baseline(b_cfg, tuple(arm_sweeps["baseline"]), paired.summarize(base))
+        baseline = Baseline(b_cfg, unselected.sweep, paired.summarize(base))
         idea_summary = paired.summarize(idea)
         selected = {arm: [runs[(arm, cfg_id(grid[picked[arm]]), s)] for s in seeds]
                     for arm in arms}
@@ -221,7 +222,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
             problems.append(waiting)
             missing += check_runs
             complete, idea_sel, idea_summary, idea_config = False, [], None, None
-            baseline = Baseline(None, tuple(arm_sweeps["baseline"]), None)
+            baseline = unselected
             compared, control_arms, budget_section, log_medians = {}, {}, None, None
             compared_on = {}
         split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],

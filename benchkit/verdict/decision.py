@@ -263,7 +263,7 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
         return Decision("incomplete", "incomplete")
     comp = comps[0]
     p_adjusted = comp.p_adjusted
-    alpha = report.protocol["alpha"]
+    alpha = report.alpha
     plan = report.sequential
     n = report.n_seeds
     direction = report.direction
@@ -291,7 +291,7 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
         own_interval(comp, interval_level, sw, direction),
         planning_figures=planning_figures(comp, level / family_size, significant=significant,
                                           sw=sw, direction=direction))
-    claim_type = report.protocol.get("claim_type", "superiority")
+    claim_type = report.claim_type
     full = report.baseline.full
     assert full is not None  # a report with a comparison has its baseline's summary
     base = list(full.per_seed)
@@ -317,7 +317,7 @@ def verdicts_against(report: Report, baseline_verdict: str, level: float
     each control's arm by name, decided: its comparison (the report's) with its margin tests at
     this look's level and its verdict, in the reference format's words too."""
     direction = report.direction
-    claim_type = report.protocol.get("claim_type", "superiority")
+    claim_type = report.claim_type
     if report.idea is None:
         raise ValueError("an incomplete report (no idea summary) has no verdicts against its "
                          "comparators")
@@ -362,7 +362,7 @@ def futility_advice(report: Report, comp: Comparison, practical: str,
             or practical != "inconclusive":
         return None, None
     threshold = advice.threshold
-    alpha = report.protocol["alpha"]
+    alpha = report.alpha
     last_level = paired.look_levels(looks, looks[-1], alpha)[-1] / family_size
     z = futility.improvement_z(list(comp.per_seed_diffs), comp.direction, comp.test or "mean")
     power = futility.conditional_power(z, report.n_seeds, looks[-1], last_level)

@@ -65,7 +65,7 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
                                        for k in range(0, len(rows), n)])
               for arm, rows in selected.items()}
     marker = {axis: "selected per point (see frontier.points)"}
-    full_grid = top.protocol["grid"]  # each point's selection cross-fitted
+    full_grid = top.grid  # each point's selection cross-fitted
     groups = sweeps.groups_of(full_grid, frontier)
     tables = sweeps.arm_tables(runs, arms, full_grid, seeds)
     compared_on = {arm: sweeps.of_tables(tables, arm, groups, spec.margin_reference)

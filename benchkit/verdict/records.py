@@ -186,6 +186,38 @@ class Report(JsonRecord):
         """``"lower"`` or ``"higher"``: the metric's better side (:func:`better_side`)."""
         return better_side(self.metric_direction)
 
+    # the protocol's facts the pipeline reads, each read here only (the protocol stays the
+    # report's JSON object: the track's own keys lead it)
+    @property
+    def grid(self) -> list[JsonDict]:
+        """The grid every arm ran (grid extensions included), in grid order."""
+        grid: list[JsonDict] = self.protocol["grid"]
+        return grid
+
+    @property
+    def seeds(self) -> list[int]:
+        """The bench's seeds, in order."""
+        seeds: list[int] = self.protocol["seeds"]
+        return seeds
+
+    @property
+    def alpha(self) -> float:
+        """The session's alpha (the level of the plan's last look)."""
+        return float(self.protocol["alpha"])
+
+    @property
+    def margin_reference(self) -> float | None:
+        """The value relative margins are of, fixed before the bench (None: each seed's
+        comparator value)."""
+        reference: float | None = self.protocol.get("margin_reference")
+        return reference
+
+    @property
+    def claim_type(self) -> str:
+        """``superiority`` (the default, and in reports written before claims had types) or
+        ``equivalence``."""
+        return str(self.protocol.get("claim_type", "superiority"))
+
     def comparisons(self) -> list[Comparison]:
         """Every comparison of the idea in this report, baseline first, then each control's
         in the report's order: the Holm family's members (none when incomplete)."""

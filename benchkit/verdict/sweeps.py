@@ -90,7 +90,7 @@ def of_record(report: Report, comparator: str = "baseline") -> selection.Sweeps:
         if held[0] is report.runs and held[1] is report.protocol \
                 and held[2] is report.frontier and held[3] == comparator:
             return sw
-    sw = of_runs(report.protocol, runs_of(report.runs), report.frontier, comparator)
+    sw = of_runs(report, runs_of(report.runs), comparator)
     remember(report, comparator, sw)
     return sw
 
@@ -108,13 +108,13 @@ _BUILT: list[tuple[tuple[Any, Any, Any, str], selection.Sweeps]] = []
 _KEPT = 32
 
 
-def of_runs(protocol: Mapping[str, Any], runs: Mapping[tuple[str, str, int], Measured],
-            frontier: Frontier | None, comparator: str) -> selection.Sweeps:
-    """The sweeps over a report's ``protocol`` (its grid and seeds), passed ``runs`` and
-    ``frontier``: the comparator's against the idea's."""
-    grid, seeds = protocol["grid"], protocol["seeds"]
-    return from_runs(runs, comparator, grid, seeds, groups_of(grid, frontier),
-                     protocol.get("margin_reference"))
+def of_runs(report: Report, runs: Mapping[tuple[str, str, int], Measured],
+            comparator: str) -> selection.Sweeps:
+    """The sweeps over a report's grid and seeds (its frontier's groups, its protocol's
+    margin reference) of passed ``runs``: the comparator's against the idea's."""
+    return from_runs(runs, comparator, report.grid, report.seeds,
+                     groups_of(report.grid, report.frontier),
+                     report.margin_reference)
 
 
 def _val(run: Measured) -> float | None:
