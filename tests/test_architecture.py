@@ -63,8 +63,9 @@ def test_no_report_is_parsed_back_inside_the_process(module):
     assert not [c for c in calls if c in ("json.loads", "json.dumps", "Report.from_json")]
     writes = [c for c in calls if c.endswith(".to_json")]
     # the one edge: the session writes the file
-    assert writes == (["r.to_json"] if module.endswith("session.py") else
-                      ["value.to_json"] if module.endswith("pipeline.py") else [])
+    # (the pipeline's finite checks walk a record that writes its own JSON through it)
+    assert set(writes) == ({"r.to_json"} if module.endswith("session.py") else
+                           {"value.to_json"} if module.endswith("pipeline.py") else set())
 
 
 def test_a_verdict_word_is_returned_only_by_decision_py():

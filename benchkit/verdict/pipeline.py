@@ -100,29 +100,29 @@ def non_finite(value: object, where: str = "") -> list[str]:
     return []
 
 
-def has_non_finite(value: object) -> bool:
-    """Whether :func:`non_finite` can find a place in ``value``: the same walk, without
+def has_non_finite(record: object) -> bool:
+    """Whether :func:`non_finite` can find a place in ``record``: the same walk, without
     naming places and without recursion, so that a report of finite figures (nearly every
     one) is checked fast."""
-    todo: list[Any] = [value]
+    todo: list[Any] = [record]
     while todo:
-        v = todo.pop()
-        kind = type(v)
-        if isinstance(v, float):
-            if not math.isfinite(v):
+        value = todo.pop()
+        kind = type(value)
+        if isinstance(value, float):
+            if not math.isfinite(value):
                 return True
         elif kind in _TEXT:
             continue
-        elif isinstance(v, dict):
-            todo.extend(v.values())
-        elif isinstance(v, (list, tuple)):
-            todo.extend(v)
+        elif isinstance(value, dict):
+            todo.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            todo.extend(value)
         else:
             attrs = _may_hold_floats(kind)
             if attrs is not None:
-                todo.extend(getattr(v, a) for a in attrs)
+                todo.extend(getattr(value, a) for a in attrs)
             elif is_record(kind):
-                todo.append(v.to_json())
+                todo.append(value.to_json())
     return False
 
 
