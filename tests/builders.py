@@ -311,3 +311,43 @@ BY_NAME = ("signatures", "arms", "floors", "log_medians")
 SECTIONS = {"incomplete": {"reasons": [], "missing": [], "failed": []},
             "budgets": {"arms": {}, "checks": [], "matched": True, "unmatched": [],
                         "waivers": {}}}
+
+
+# ------------------------------------------------------- a session's payloads, aggregated
+AGG_CFG = {"lr": 1e-3}
+AGG_PROTOCOL = {"model": "m", "metric": "mse", "metric_direction": "lower is better"}
+
+
+def session_spec(name="agg", tracks=("tabular",), seeds=6) -> dict:
+    """A plain spec (as a payload carries it) of one config, ``seeds`` seeds, ``tracks``."""
+    return {"name": name, "module": f"ideas/test_{name}.py", "tracks": list(tracks),
+            "grids": {t: [AGG_CFG] for t in tracks}, "seeds": list(range(seeds)),
+            "epochs": {t: 1 for t in tracks}, "claim": None, "margin": None,
+            "protocols": {t: {"track": t, **AGG_PROTOCOL} for t in tracks}}
+
+
+def session_payloads(sp, gain=lambda track, seed: 0.1 + 0.01 * seed, skip=(),
+                     arms=("baseline", "idea")) -> list[dict]:
+    """Paired runs' payload JSON where the idea's test MSE is lower by ``gain(track, seed)``
+    (``skip``: (arm, track, seed) left out)."""
+    out = []
+    for track in sp["tracks"]:
+        for seed in sp["seeds"]:
+            for arm in arms:
+                if (arm, track, seed) in skip:
+                    continue
+                base = 1.0 + 0.1 * seed
+                value = base - (gain(track, seed) if arm == "idea" else 0.0)
+                out.append({"kind": "run", "outcome": "passed", "message": None, "spec": sp,
+                            "nodeid": f"{sp['module']}::{arm}[{track}-{seed}]", "arm": arm,
+                            "track": track, "cfg": AGG_CFG, "seed": seed, "val": value,
+                            "test": value, "diverged": False, "signatures": {}, "logs": {}})
+    return out
+
+
+def session_settings(tmp_path, gate="off", alpha=0.05):
+    """The settings ``report.session.aggregate_session`` reads."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(alpha=alpha, report_dir=tmp_path, gate=gate)
+

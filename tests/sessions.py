@@ -221,9 +221,7 @@ def idea_source(name: str, idea_body: str = "run.fit(run.track.model())", *, see
     return f'''
 import pytest
 {imports}
-pytestmark = pytest.mark.bench(name={name!r}, track={track!r}, grid={{"lr": [1e-2]}},
-                               seeds={seeds})
-
+{bench(name, track=repr(track), seeds=str(seeds))}
 @pytest.mark.arm("baseline")
 def test_baseline(run):
     run.fit(run.track.model())

@@ -10,8 +10,10 @@ import pytest
 from benchkit.spec.payloads import RunPoint, RunResult
 from benchkit.report.session import aggregate_session
 from builders import as_report, typed
+from builders import session_payloads as payloads
+from builders import session_settings as settings
+from builders import session_spec as spec
 from sessions import RECORDED_ARMS, bench, plain_module, report_path
-from test_aggregate import payloads, settings, spec
 
 
 def _only(written):
@@ -196,7 +198,7 @@ def test_verify_finds_an_aside_reports_family_aside_too(tmp_path, monkeypatch):
     # these reports' made-up protocols are not the schema's: read them as they are
     monkeypatch.setattr("benchkit.cli.verify.read_report",
                         lambda path: as_report(json.loads(Path(path).read_text())))
-    sp = spec()
+    sp = spec(tracks=("tabular", "dynamics"))
     complete, _ = aggregate_session(typed(payloads(sp)), settings(tmp_path, gate="off"))
     aside, _ = aggregate_session(typed(payloads({**sp, "overrides": {"seeds": 6}})),
                                  settings(tmp_path, gate="off"))

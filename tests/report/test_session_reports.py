@@ -15,35 +15,11 @@ from benchkit.store import atomic
 from benchkit.report import bench_report
 from benchkit.report import summary
 from benchkit.report.session import aggregate_session
-from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, run_json, typed)
+from builders import (ALPHA, BASE8, GRID, IDEA8, P8, TRACK, make_spec, run_json, session_payloads,
+                      session_settings, session_spec, typed)
 
 # -- aggregation ---------------------------------------------------------------------------------
-CFG = {"lr": 1e-3}
-PROTOCOL = {"model": "m", "metric": "mse", "metric_direction": "lower is better"}
-
-
-def spec(name="agg", tracks=("tabular",), seeds=6):
-    return {"name": name, "module": f"ideas/test_{name}.py", "tracks": list(tracks),
-            "grids": {t: [CFG] for t in tracks}, "seeds": list(range(seeds)),
-            "epochs": {t: 1 for t in tracks}, "claim": None, "margin": None,
-            "protocols": {t: {"track": t, **PROTOCOL} for t in tracks}}
-
-
-def payloads(sp, arms=("baseline", "idea")):
-    out = []
-    for track in sp["tracks"]:
-        for seed in sp["seeds"]:
-            for arm in arms:
-                value = 1.0 + 0.1 * seed - (0.1 + 0.01 * seed if arm == "idea" else 0.0)
-                out.append({"kind": "run", "outcome": "passed", "message": None, "spec": sp,
-                            "nodeid": f"{sp['module']}::{arm}[{track}-{seed}]", "arm": arm,
-                            "track": track, "cfg": CFG, "seed": seed, "val": value,
-                            "test": value, "diverged": False, "signatures": {}, "logs": {}})
-    return out
-
-
-def settings(tmp_path, gate="off"):
-    return SimpleNamespace(alpha=0.05, report_dir=tmp_path, gate=gate)
+spec, payloads, settings = session_spec, session_payloads, session_settings
 
 
 @pytest.mark.slow

@@ -3,43 +3,25 @@ FAIL lines, interrupted sessions, and which payloads make a report."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
 
 from benchkit.report.session import aggregate_session
-from builders import typed
+from builders import AGG_CFG, session_payloads, session_settings, session_spec, typed
 
-CFG = {"lr": 1e-3}
-PROTOCOL = {"model": "m", "metric": "mse", "metric_direction": "lower is better"}
+CFG = AGG_CFG
 
 
 def spec(name="agg", tracks=("tabular", "dynamics"), seeds=6):
-    return {"name": name, "module": f"ideas/test_{name}.py", "tracks": list(tracks),
-            "grids": {t: [CFG] for t in tracks}, "seeds": list(range(seeds)),
-            "epochs": {t: 1 for t in tracks}, "claim": None, "margin": None,
-            "protocols": {t: {"track": t, **PROTOCOL} for t in tracks}}
-
-
-def payloads(sp, gain=lambda track, seed: 0.1 + 0.01 * seed, skip=()):
-    """Paired runs where the idea's test MSE is lower by ``gain(track, seed)``."""
-    out = []
-    for track in sp["tracks"]:
-        for seed in sp["seeds"]:
-            for arm in ("baseline", "idea"):
-                if (arm, track, seed) in skip:
-                    continue
-                base = 1.0 + 0.1 * seed
-                value = base - (gain(track, seed) if arm == "idea" else 0.0)
-                out.append({"kind": "run", "outcome": "passed", "message": None, "spec": sp,
-                            "nodeid": f"{sp['module']}::{arm}[{track}-{seed}]", "arm": arm,
-                            "track": track, "cfg": CFG, "seed": seed, "val": value,
-                            "test": value, "diverged": False, "signatures": {}, "logs": {}})
-    return out
+    """Two tracks by default: the Holm family's tests."""
+    return session_spec(name, tracks, seeds)
 
 
 def settings(tmp_path, gate="helps", alpha=0.05):
-    return SimpleNamespace(alpha=alpha, report_dir=tmp_path, gate=gate)
+    return session_settings(tmp_path, gate, alpha)
+
+
+payloads = session_payloads
 
 
 def by_track(written):
