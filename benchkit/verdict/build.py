@@ -11,15 +11,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchkit import tracks
-from benchkit.spec.idea import ARMS, Config, IdeaSpec, cfg_id, run_id, unreachable_family
+from benchkit.spec.idea import Config, IdeaSpec, cfg_id, run_id, unreachable_family
 from benchkit.spec.payloads import JsonDict, MechanismPayload, Measured, RunPayload, RunResult
-from benchkit.stats import paired, selection, signtest
-from benchkit.verdict import (budgets, comparison, controls, convergence, extension, mechanism,
+from benchkit.stats import paired, signtest
+from benchkit.verdict import (comparison, convergence, extension, mechanism,
                              plan, sweeps)
-from benchkit.verdict.records import Comparison, ControlArm, Report, better_side
+from benchkit.verdict.records import Report, better_side
 from benchkit.verdict.run_rows import RunRow
-from benchkit.verdict.sections import (Baseline, Budgets, Convergence, FailedRun, Incomplete,
-                                      Medians, SweepRow)
+from benchkit.verdict.sections import (Baseline, Convergence, FailedRun, Incomplete,
+                                      SweepRow)
 
 BENCH_VERSION = 1
 SELECTION_RULE = ("each arm's config is the one with the best validation mean over seeds "
@@ -172,47 +172,20 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     if n_div:
         warnings.append(f"{n_div} run(s) diverged (non-finite loss or metric); their configs "
                         "were not eligible")
-    idea_sel: list[RunPayload] = []
     unselected = Baseline(None, tuple(arm_sweeps["baseline"]), None)   # no comparison
-    baseline = unselected
-    idea_summary: paired.Summary | None = None
-    idea_config: Config | None = None
-    compared: dict[str, Comparison] = {}
-    compared_on: dict[str, selection.Sweeps] = {}   # each comparison's sweeps, built once
-    control_arms: dict[str, ControlArm] = {}
-    budget_section: Budgets | None = None
-    log_medians: dict[str, Medians] | None = None
+    stage: comparison.Tested | None = None
     if not complete:
         converged = convergence.section(track, {}, direction)[0]
     else:  # every arm has its selected config
         picked = {arm: index for arm, index in best.items() if index is not None}
-        b_cfg, idea_config = grid[picked["baseline"]], grid[picked["idea"]]
-        base = test_values([runs[("baseline", cfg_id(b_cfg), s)] for s in seeds])
-        idea_sel = [runs[("idea", cfg_id(idea_config), s)] for s in seeds]
-        idea = test_values(idea_sel)
-        baseline = Baseline(b_cfg, unselected.sweep, paired.summarize(base))
-        idea_summary = paired.summarize(idea)
-        selected = {arm: [runs[(arm, cfg_id(grid[picked[arm]]), s)] for s in seeds]
-                    for arm in arms}
-        tables = sweeps.arm_tables(runs, arms, grid, seeds)
-        compared_on = {arm: sweeps.of_tables(tables, arm, None, spec.margin_reference)
-                       for arm in arms if arm != "idea"}
-        compared = {arm: comparison.compare_arms(
-            test_values(selected[arm]), idea, direction=direction, alpha=alpha,
-            margin=spec.margin, test=test, sweeps=sw) for arm, sw in compared_on.items()}
-        control_arms = {arm.removeprefix("control:"): controls.control_section(
-            arm, arm_sweeps[arm], grid[picked[arm]], test_values(selected[arm]),
-            compared[arm]) for arm in arms if arm not in ARMS}
-        results = {arm: results_of(rs) for arm, rs in selected.items()}
-        budget_section = budgets.budget_section(results, spec)
-        log_medians = {arm: budgets.median_figures([r.logs for r in rs])
-                       for arm, rs in results.items()}
+        stage = comparison.tested(spec, runs, grid, seeds, picked, arm_sweeps,
+                                  direction=direction, alpha=alpha)
         # exploratory or a budget axis: none
         checks = budget_checks and not (spec.frontier or spec.overrides)
         converged, flags = convergence.section(
-            track, {arm: convergence.SelectedRuns(grid[picked[arm]], rs, tuple(
+            track, {arm: convergence.SelectedRuns(stage.configs[arm], rs, tuple(
                 tuple(sweep_row_vals(runs, arm, c, seeds)) for c in grid))
-                    for arm, rs in results.items()},
+                    for arm, rs in stage.results.items()},
             direction, epochs=spec.epochs[track], schedule=protocol.get("schedule"),
             longer=(lambda arm, cfg: [_result(runs.get((arm, cfg_id(cfg), s))) for s in seeds])
             if checks else None, configs=len(grid), seeds=seeds, bench=spec.name)
@@ -221,12 +194,10 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         if waiting:   # pending work is no result: incomplete, as a grid extension is
             problems.append(waiting)
             missing += check_runs
-            complete, idea_sel, idea_summary, idea_config = False, [], None, None
-            baseline = unselected
-            compared, control_arms, budget_section, log_medians = {}, {}, None, None
-            compared_on = {}
-        split = split_pairs(seeds, [runs[("baseline", cfg_id(b_cfg), s)] for s in seeds],
-                            idea_sel)
+            complete, stage = False, None
+        b_cfg = cfg_id(grid[picked["baseline"]])
+        split = split_pairs(seeds, [runs[("baseline", b_cfg, s)] for s in seeds],
+                            list(stage.idea_runs) if stage else [])
         if split:
             warnings.append(split)
         for edge in resolved.at_edge:
@@ -236,7 +207,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
                             f"at the {edge.side} edge of {edge.axis} after {steps} extension(s) "
                             f"(extend={limit}): a wider grid may tune it better")
     mech_tests = mechanism.math_verification(mechanism_payloads)
-    mech_sig = mechanism.mechanism_signature(idea_sel)
+    mech_sig = mechanism.mechanism_signature(list(stage.idea_runs) if stage else [])
     planned = plan.plan_of(spec, n, run_payloads)
     if planned.exploratory_reasons:
         warnings.append("exploratory: " + "; ".join(planned.exploratory_reasons)
@@ -249,9 +220,14 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         incomplete=None if complete else Incomplete(
             reasons=tuple(problems), missing=tuple(missing), failed=failed,
             pending=tuple(new_cfgs)),
-        baseline=baseline, idea=idea_summary, idea_config=idea_config,
-        idea_sweep=tuple(arm_sweeps["idea"]), comparison=compared.get("baseline"),
-        frontier=None, controls=control_arms, budgets=budget_section, log_medians=log_medians,
+        baseline=unselected if stage is None else stage.baseline,
+        idea=None if stage is None else stage.idea,
+        idea_config=None if stage is None else stage.idea_config,
+        idea_sweep=tuple(arm_sweeps["idea"]),
+        comparison=None if stage is None else stage.comparison, frontier=None,
+        controls={} if stage is None else stage.controls,
+        budgets=None if stage is None else stage.budgets,
+        log_medians=None if stage is None else stage.log_medians,
         convergence=converged, mechanism_signature=mech_sig, math_verification=mech_tests,
         mechanism_ok=mechanism.mechanism_ok(mech_sig.signatures, mech_tests.outcomes()),
         grid_extensions=extension.section(declared, limit, resolved),
@@ -266,7 +242,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         environment=_environment(run_payloads), sequential=planned.sequential,
         exploratory=planned.exploratory,
         practical_verdict=None, system_verdict=None)  # decided later, by the pipeline
-    for arm, sw in compared_on.items():   # the decision's, as sweeps.of_record would build them
+    for arm, sw in (stage.sweeps if stage else {}).items():   # the decision's (of_record's)
         sweeps.remember(report, arm, sw)
     return report
 
@@ -301,24 +277,6 @@ def split_pairs(seeds: Sequence[int], base_runs: Sequence[RunPayload],
     return (f"the paired runs of seed(s) {', '.join(str(s) for s, _, _ in split)} trained on "
             f"different CPU types ({'; '.join(cpus)}): their differences mix the CPUs' "
             "rounding; train every shard on one CPU type (docs/scale-out.md)")
-
-
-def test_values(runs: Sequence[RunPayload]) -> list[float]:
-    """The runs' test metrics, each finite: the selection found them so (a selected config
-    with a non-finite test value leaves the report incomplete before any comparison)."""
-    values = [r.test for r in runs]
-    finite = [v for v in values if v is not None and math.isfinite(v)]
-    if len(finite) != len(values):
-        raise ValueError("a selected run's test metric is missing or not finite")
-    return finite
-
-
-def results_of(runs: Sequence[RunPayload]) -> tuple[RunResult, ...]:
-    """The results of runs that have one (passed runs: :func:`passed_runs`)."""
-    results = tuple(r.result for r in runs if r.result is not None)
-    if len(results) != len(runs):
-        raise ValueError("a run without a result has no figures to read")
-    return results
 
 
 def _result(run: RunPayload | None) -> RunResult | None:

@@ -11,11 +11,18 @@ planned level, after the family's adjustment.
 from __future__ import annotations
 
 import dataclasses
+import math
+from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from benchkit.spec.idea import ARMS, Config, IdeaSpec, cfg_id
+from benchkit.spec.payloads import Measured, RunPayload, RunResult
 from benchkit.stats import paired, pairtest, selection, signtest
-from benchkit.verdict.records import Comparison
+from benchkit.verdict import budgets, controls, sweeps
+from benchkit.verdict.records import Comparison, ControlArm
+from benchkit.verdict.sections import Baseline, Budgets, Medians, SweepRow
 from benchkit.verdict.sweeps import binding_values, decide_by_selection
 
 
@@ -54,3 +61,75 @@ def decide_by_test(comp: Comparison, test: str) -> Comparison:
         return dataclasses.replace(comp, test=test)
     return dataclasses.replace(comp, test=test, p_mean=comp.p_value, p_value=p_value,
                                median_delta=float(np.median(d)))
+
+
+@dataclass(frozen=True)
+class Tested:
+    """The compare stage of a report whose every arm has its selected config (``configs``):
+    the baseline's section and the idea's summary there, the idea's selected runs, each
+    comparison with the sweeps it was made on (handed to the decision:
+    :func:`benchkit.verdict.sweeps.remember`), the controls' sections, the selected runs'
+    results, budgets and log medians. Every field is required: a report that does not reach
+    this stage has none (None), not a stage of Nones."""
+
+    configs: dict[str, Config]
+    baseline: Baseline
+    idea: paired.Summary
+    idea_config: Config
+    idea_runs: tuple[RunPayload, ...]
+    comparison: Comparison                      # the baseline's
+    sweeps: dict[str, selection.Sweeps]         # each comparison's, by comparator arm
+    controls: dict[str, ControlArm]             # by control name
+    results: dict[str, tuple[RunResult, ...]]   # by arm, seed order
+    budgets: Budgets
+    log_medians: dict[str, Medians]
+
+
+def tested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunPayload],
+           grid: Sequence[Config], seeds: Sequence[int], picked: Mapping[str, int],
+           arm_sweeps: Mapping[str, Sequence[SweepRow]], *, direction: str,
+           alpha: float) -> Tested:
+    """The compare stage (:class:`Tested`) of the runs, each arm at its ``picked`` config of
+    ``grid``: the idea against each comparator (:func:`compare_arms`, on each arm's sweeps,
+    built once per arm), the controls' sections, the budgets and log medians."""
+    configs = {arm: grid[index] for arm, index in picked.items()}
+    selected = {arm: [runs[(arm, cfg_id(cfg), s)] for s in seeds] for arm, cfg in configs.items()}
+    values = {arm: test_values(rs) for arm, rs in selected.items()}
+    idea = values["idea"]
+    tables = sweeps.arm_tables(runs, list(spec.arms), grid, seeds)
+    compared_on = {arm: sweeps.of_tables(tables, arm, None, spec.margin_reference)
+                   for arm in spec.arms if arm != "idea"}
+    compared = {arm: compare_arms(values[arm], idea, direction=direction, alpha=alpha,
+                                  margin=spec.margin, test=spec.test, sweeps=sw)
+                for arm, sw in compared_on.items()}
+    results = {arm: results_of(rs) for arm, rs in selected.items()}
+    return Tested(
+        configs=configs,
+        baseline=Baseline(configs["baseline"], tuple(arm_sweeps["baseline"]),
+                          paired.summarize(values["baseline"])),
+        idea=paired.summarize(idea), idea_config=configs["idea"],
+        idea_runs=tuple(selected["idea"]), comparison=compared["baseline"], sweeps=compared_on,
+        controls={arm.removeprefix("control:"): controls.control_section(
+            arm, arm_sweeps[arm], configs[arm], values[arm], compared[arm])
+            for arm in spec.arms if arm not in ARMS},
+        results=results, budgets=budgets.budget_section(results, spec),
+        log_medians={arm: budgets.median_figures([r.logs for r in rs])
+                     for arm, rs in results.items()})
+
+
+def test_values(runs: Sequence[Measured]) -> list[float]:
+    """The runs' test metrics, each finite: the selection found them so (a selected config
+    with a non-finite test value leaves the report incomplete before any comparison)."""
+    values = [r.test for r in runs]
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    if len(finite) != len(values):
+        raise ValueError("a selected run's test metric is missing or not finite")
+    return finite
+
+
+def results_of(runs: Sequence[RunPayload]) -> tuple[RunResult, ...]:
+    """The results of runs that have one (passed runs: ``build.passed_runs``)."""
+    results = tuple(r.result for r in runs if r.result is not None)
+    if len(results) != len(runs):
+        raise ValueError("a run without a result has no figures to read")
+    return results

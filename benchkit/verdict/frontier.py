@@ -61,7 +61,7 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
     selected = {arm: [runs[(arm, cfg_id(_selected_cfg(p, arm)), s)] for _, p in points
                       for s in seeds] for arm in arms}
     n = len(seeds)
-    pooled = {arm: pooled_over_points([build.test_values(rows[k:k + n])
+    pooled = {arm: pooled_over_points([comparison.test_values(rows[k:k + n])
                                        for k in range(0, len(rows), n)])
               for arm, rows in selected.items()}
     marker = {axis: "selected per point (see frontier.points)"}
@@ -73,7 +73,7 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
     compared = {arm: comparison.compare_arms(
         pooled[arm], pooled["idea"], direction=top.direction, alpha=alpha, margin=spec.margin,
         test=spec.test, sweeps=sw) for arm, sw in compared_on.items()}
-    results = {arm: build.results_of(rows) for arm, rows in selected.items()}
+    results = {arm: comparison.results_of(rows) for arm, rows in selected.items()}
     point_budgets = [(value, p.budgets) for value, p in points if p.budgets is not None]
     signature = mechanism.mechanism_signature(selected["idea"])
     report = dataclasses.replace(

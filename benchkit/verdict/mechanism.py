@@ -13,7 +13,7 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from benchkit.spec.payloads import MechanismPayload, RunPayload, Signature
 from benchkit.verdict.sections import (MathVerification, MechanismSignature, MechanismTest,
@@ -108,6 +108,18 @@ def mechanism_ok(signatures: Mapping[str, SignatureEvidence],
     return 1
 
 
+class SignatureCall(NamedTuple):
+    """The arguments of one ``run.signature`` call, each as written literally in its source
+    (a number or a string), None where it is not a literal or not given."""
+
+    name: Any = None
+    observed: Any = None
+    predicted: Any = None
+    tol: Any = None
+    prediction: Any = None
+    null: Any = None
+
+
 def signatures_that_cannot_fail(function: Callable[..., Any]) -> list[str]:
     """What the source of an arm shows about its ``run.signature`` calls before anything runs:
     a literal null within ``tol`` of a literal prediction, or a literal observed value, is a
@@ -121,19 +133,17 @@ def signatures_that_cannot_fail(function: Callable[..., Any]) -> list[str]:
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and call.func.attr == "signature"):
             continue
-        given = dict(zip(("name", "observed", "predicted", "tol", "prediction", "null"),
-                         call.args))
-        given.update({k.arg: k.value for k in call.keywords if k.arg})
-        value: dict[str, Any] = {k: _literal(v) for k, v in given.items()}
-        name = value.get("name") if isinstance(value.get("name"), str) else "?"
-        predicted: Any = value.get("predicted")
-        tol: Any = value.get("tol")
-        null: Any = value.get("null")
-        if isinstance(value.get("observed"), (int, float)):
+        given = dict(zip(SignatureCall._fields, call.args))
+        given.update({k.arg: k.value for k in call.keywords if k.arg in SignatureCall._fields})
+        literal = SignatureCall(**{k: _literal(v) for k, v in given.items()})
+        name = literal.name if isinstance(literal.name, str) else "?"
+        predicted, tol, null = literal.predicted, literal.tol, literal.null
+        if isinstance(literal.observed, (int, float)):
             found.append(f"run.signature({name!r}): observed is the constant "
-                         f"{value['observed']!r}, so the check cannot fail; pass the statistic "
+                         f"{literal.observed!r}, so the check cannot fail; pass the statistic "
                          "measured on the trained model")
-        elif None not in (predicted, tol, null) and abs(null - predicted) <= tol:
+        elif predicted is not None and tol is not None and null is not None \
+                and abs(null - predicted) <= tol:
             found.append(f"run.signature({name!r}): its null {null!r} is within tol {tol!r} of "
                          f"the prediction {predicted!r}, so the check cannot tell the mechanism "
                          "from its absence")

@@ -64,3 +64,29 @@ def test_the_fast_finite_check_finds_what_non_finite_names():
     assert pipeline.non_finite(dataclasses.replace(report, runs=(row,))) == ["runs[0].logs.loss"]
     comp = dataclasses.replace(report.comparison, delta_mean=math.nan)
     assert pipeline.has_non_finite(dataclasses.replace(report, comparison=comp))
+
+
+def test_the_compare_stage_is_one_record_with_every_field():
+    """build_report's compare stage (comparison.tested): a report either reaches it, with
+    every arm's config, summary, comparison and sweeps, or has none (issue 52 item 4)."""
+    import builders as b
+
+    from benchkit.spec.idea import cfg_id
+    from benchkit.verdict import build, comparison
+
+    grid = [{"lr": lr} for lr in (0.001, 0.01)]
+    arms = ["baseline", "idea", "control:a"]
+    spec = b.make_spec(grid, 6, arms=arms)
+    runs = build.passed_runs(
+        [b.make_run(arm, cfg, s, 1.0 + 0.1 * s + 0.2 * k, 2.0 + 0.1 * s - 0.03 * a)
+         for a, arm in enumerate(arms) for k, cfg in enumerate(grid) for s in range(6)],
+        b.TRACK)
+    sweeps_of = {arm: build.arm_sweep(runs, arm, grid, list(range(6))) for arm in arms}
+    stage = comparison.tested(spec, runs, grid, list(range(6)), {arm: 0 for arm in arms},
+                              sweeps_of, direction="lower", alpha=0.05)
+    assert set(stage.sweeps) == {"baseline", "control:a"} and set(stage.controls) == {"a"}
+    assert stage.idea_config == grid[0] and stage.baseline.best_cfg == grid[0]
+    assert [r.test for r in stage.idea_runs] == [runs[("idea", cfg_id(grid[0]), s)].test
+                                                  for s in range(6)]
+    report = build.build_report(spec, b.TRACK, list(runs.values()), [], alpha=0.05)
+    assert report.comparison == stage.comparison and report.idea == stage.idea
