@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "report_build.json"
 DEFAULT = ("reports/mnist1d_cnn/mnist1d/bench_report.json",  # 2 arms, 8 seeds x 3 configs
            "reports/task_visible_pruning/tabular/bench_report.json")  # 2 controls, 8 x 3
-PARTS = {"pipeline": "benchkit/verdict/pipeline.py:33(idea_reports)",
+PARTS = {"pipeline": "benchkit/verdict/pipeline.py(idea_reports)",
          "plots": "benchkit/report/plots.py", "summary.md": "render_summary_md"}
 
 
@@ -77,15 +77,16 @@ def build(payloads, alpha: float, floors: dict) -> tuple[float, float]:
 
 
 def parts(payloads, alpha: float, floors: dict) -> dict[str, float]:
-    """Each part's share of one build's time (cProfile, cumulative)."""
-    prof = cProfile.Profile()
+    """Each part's share of one build's CPU time (cProfile on the process's CPU clock, so that
+    other work on a loaded machine does not count; cumulative)."""
+    prof = cProfile.Profile(time.process_time)
     prof.runcall(build, payloads, alpha, floors)
     stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
     total = max(v[3] for v in stats.values())
     share = {}
     for part, name in PARTS.items():
-        share[part] = max((v[3] for (file, line, fn), v in stats.items()
-                           if name in f"{file}:{line}({fn})" or name == fn), default=0.0) / total
+        share[part] = max((v[3] for (file, _, fn), v in stats.items()
+                           if name in f"{file}({fn})" or name == fn), default=0.0) / total
     return share
 
 

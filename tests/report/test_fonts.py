@@ -63,3 +63,40 @@ def test_a_known_font_reaches_freetype_only_when_its_size_changes():
         del fonts._SIZES[id(known)]
     assert known.calls == [(8, 130), (9, 130), (8, 130)]
     assert len(other.calls) == 5  # not one of the canvas's own fonts: sized every time
+
+
+def test_a_draw_finds_the_fonts_of_equal_properties_once(monkeypatch):
+    """Each text's extent and drawing asked matplotlib's font search again (about 40 us of
+    Python a lookup, several a text); the canvas asks once per properties."""
+    from matplotlib import font_manager
+
+    if not fonts.SUPPORTED:
+        pytest.skip("this matplotlib has another font builder: the canvas is matplotlib's")
+    searched = []
+    find = font_manager.fontManager._find_fonts_by_props
+    monkeypatch.setattr(font_manager.fontManager, "_find_fonts_by_props",
+                        lambda prop, *a, **k: searched.append(prop) or find(prop, *a, **k))
+    fig = Figure(figsize=(3, 2), dpi=130)
+    for k in range(12):  # a size no other test draws: its fonts are not kept yet
+        fig.text(0.05, 0.05 + 0.07 * k, f"seed {k}: {0.01 * k:.3f}", fontsize=8.37)
+    fonts.Canvas(fig).draw()
+    assert len(searched) == 1
+
+
+def test_fonts_follow_rcparams_changed_between_draws():
+    """Fonts found under one family are not reused under another: the same pixels as
+    matplotlib's canvas under each."""
+    import matplotlib
+
+    def texts(canvas_class) -> np.ndarray:
+        fig = Figure(figsize=(2, 1), dpi=100)
+        fig.text(0.1, 0.4, "val 0.0137 (lower)", fontsize=9)
+        canvas = canvas_class(fig)
+        canvas.draw()
+        return np.asarray(canvas.buffer_rgba()).copy()
+
+    sans = texts(fonts.Canvas)
+    with matplotlib.rc_context({"font.family": "serif"}):
+        serif = texts(fonts.Canvas)
+        assert np.array_equal(serif, texts(FigureCanvasAgg))
+    assert not np.array_equal(sans, serif)
