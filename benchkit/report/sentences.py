@@ -8,6 +8,7 @@ from benchkit.report.fmt import num, pct, rel_pct, signed
 from benchkit.report.reading import non_discriminating, tested_level, unmatched_reason
 from benchkit.verdict.decision import verdict_of_words
 from benchkit.verdict.records import Comparison, ControlArm, Report
+from benchkit.verdict.sections import SignatureEvidence
 
 
 def _seed_word(n: int) -> str:
@@ -165,14 +166,37 @@ def mechanism_sentence(report: Report) -> str:
         return _no_evidence(report)
     if ok == 1:
         return "mechanism confirmed: every signature within tolerance, every mechanism test passed"
-    bad = [name for name, s in report.mechanism_signature.signatures.items() if not s.confirmed]
+    bad = [failing_signature(name, s, report.n_seeds)
+           for name, s in report.mechanism_signature.signatures.items() if not s.confirmed]
     failed = [t.test for t in report.math_verification.tests if t.outcome != "passed"]
     parts = []
     if bad:
-        parts.append("signature(s) not confirmed: " + ", ".join(bad))
+        parts.append("signature(s) not confirmed: " + "; ".join(bad))
     if failed:
         parts.append("mechanism test(s) not passed: " + ", ".join(failed))
     return "mechanism not confirmed: " + ("; ".join(parts) or "see below")
+
+
+def failing_signature(name: str, sig: SignatureEvidence, n_seeds: int) -> str:
+    """A signature that was not confirmed, in words: its name, the range of its values over the
+    idea's selected runs (seeds; on a frontier, seeds times points) against the predicted value
+    and tolerance, how many were within, and the prediction that does not hold, so that the
+    verdict says what failed and by how much."""
+    values = [v for v in sig.per_seed if v is not None]
+    unit = "seed" if len(sig.per_seed) == n_seeds else "run"
+    if not values:
+        return f"{name} (not recorded on any {unit})"
+    low, high = min(values), max(values)
+    spread = num(low) if low == high else f"{num(low)} to {num(high)}"
+    within = sum(1 for v in values if abs(v - sig.predicted) <= sig.tol)
+    missing = len(sig.per_seed) - len(values)
+    said = (f"{name} {spread} over {len(values)} {unit}s where {num(sig.predicted)} ± "
+            f"{num(sig.tol)} was predicted ({within} of {len(values)} within"
+            + (f"; not recorded on {missing}" if missing else "") + ")")
+    if sig.prediction:
+        said += (f": \"{sig.prediction}\" does not hold"
+                 + (f" on every {unit}" if within else ""))
+    return said
 
 
 def _no_evidence(report: Report) -> str:

@@ -35,8 +35,11 @@ def _protocol_lines(report: Report) -> list[str]:
     seeds = proto.get("seeds")
     grid = proto.get("grid")
     lines = ["## Protocol", ""]
-    lines.append(f"- track `{report.track}`, model `{report.model}`, metric "
-                 f"`{report.metric}` ({report.metric_direction})")
+    # the report knows the track's default model, not what each arm's test built (a module
+    # may train another model, as the pruning ideas do): never name it as the arms' model
+    lines.append(f"- track `{report.track}`, metric `{report.metric}` "
+                 f"({report.metric_direction}); the track's default model is `{report.model}`, "
+                 "which an arm trains only where its test builds it")
     if seeds is not None:
         lines.append(f"- seeds: {len(seeds)} paired seeds ({', '.join(map(str, seeds))}); both "
                      "arms of a seed see the same data and minibatch order")

@@ -60,3 +60,26 @@ def test_a_non_inferior_comparison_without_a_level_is_still_put_in_words():
                                    "baseline": {"full": {"mean": 1.0}}}))
     assert sentence.startswith("not significantly better at level ")
     assert "but shown to be worse by less than the margin of 5%" in sentence
+
+
+def test_a_failing_signature_is_said_with_its_values_its_prediction_and_the_seeds_within():
+    """mechanism_ok 0 names what failed and by how much in the summary's words (issue 54: the
+    moment-preserving report said only the signature's name, not that 0.74-0.88 of the
+    states kept their moments where at least 0.95 was predicted)."""
+    signature = {"prediction": "at least 95% of states keep their moments", "predicted": 1.0,
+                 "tol": 0.05, "observed": 0.7358, "per_seed": [0.7758, 0.7358, 0.8775, None],
+                 "confirmed": False, "status": "not confirmed", "discriminating": True,
+                 "null_per_seed": [0.0] * 4}
+    made = report(signatures={"moments_kept_fraction": signature})
+    made.update(mechanism_ok=0, n_seeds=4)
+    said = mechanism_sentence(as_report(made))
+    assert said == ("mechanism not confirmed: signature(s) not confirmed: moments_kept_fraction "
+                    "0.7358 to 0.8775 over 3 seeds where 1 ± 0.05 was predicted (0 of 3 within; "
+                    "not recorded on 1): \"at least 95% of states keep their moments\" does not "
+                    "hold")
+    # on a frontier a signature has a value per seed and point: runs, and some may be within
+    made.update(n_seeds=2)
+    signature["per_seed"] = [0.99, 0.7358, 0.8775, 0.98]
+    said = mechanism_sentence(as_report(made))
+    assert "0.7358 to 0.99 over 4 runs where" in said and "(2 of 4 within)" in said
+    assert said.endswith("does not hold on every run")

@@ -267,3 +267,14 @@ def test_summary_of_a_non_inferior_report_names_the_margin():
     assert "**practical: non-inferior**: not significantly better" in md
     assert "less than the margin of 20% of the baseline" in md
     assert "- non-inferiority (margin 20%" in md and ", non-inferior" in md
+
+
+def test_the_protocol_names_the_track_s_default_model_as_the_track_s_not_the_arms():
+    """The report knows the track's default model, not the one each arm's test builds (the
+    pruning ideas train mlp_tiny on a track whose default is a tanh MLP): summary.md must not
+    name it as the benched model (issue 54)."""
+    report = make_report()
+    md = summary.render_summary_md(as_report(report))
+    assert (f"the track's default model is `{report['model']}`, which an arm trains only "
+            "where its test builds it") in md
+    assert f"model `{report['model']}`" not in md
