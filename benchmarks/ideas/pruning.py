@@ -10,6 +10,9 @@ fine-tune and from-scratch arms (ideas/test_pruning_finetune_vs_scratch.py) trai
 of ``--lrs``, so that its grid can bracket both arms' validation optimum. The dense model is
 trained once per seed (the bench trains it in every run, identically); the scratch arm's fresh
 init is drawn after ``torch.manual_seed(seed)``, not from the stream the dense fit left.
+With ``--dense-lrs`` the dense model is first trained at each of those lrs too (val and test
+per lr, and the lr of the best mean validation over the seeds), to check the modules' one
+dense lr against the track's data (its teacher is recorded with the figures).
 
     PYTHONPATH=$PWD nice -n 15 .venv/bin/python benchmarks/ideas/pruning.py --seeds 100
     PYTHONPATH=$PWD nice -n 15 .venv/bin/python benchmarks/ideas/pruning.py --add --seeds 101 102
@@ -49,13 +52,27 @@ def arms(seed: int) -> dict:
             "idea": (by_crossing, majority_side)}
 
 
-def one_seed(seed: int, lrs: list[float]) -> dict:
+def dense_sweep(seed: int, lrs: list[float]) -> dict:
+    """The dense ``mlp_tiny`` of ``seed`` trained at each lr: val and test per lr."""
+    track, found = tracks.get("tabular"), {}
+    for lr in lrs:
+        seed_everything(seed)
+        run = Run(arm="dense", track=track, cfg={"lr": lr}, seed=seed)
+        run.fit(mlp_tiny())
+        found[str(lr)] = {"val": run.val, "test": run.test}
+    return found
+
+
+def one_seed(seed: int, lrs: list[float], dense_lrs: list[float]) -> dict:
     track = tracks.get("tabular")
+    swept = dense_sweep(seed, dense_lrs) if dense_lrs else {}
     seed_everything(seed)
     dense_run = Run(arm="dense", track=track, cfg={"lr": DENSE_LR}, seed=seed)
     dense = dense_run.fit(mlp_tiny())
     x = dense_run.data.train.x
     out: dict = {"dense": {"val": dense_run.val, "test": dense_run.test}, "points": {}}
+    if swept:
+        out["dense_by_lr"] = swept
     for budget in MACS:
         point: dict = {"pruning": {}, "finetune": {}}
         for name, (order, surrogate) in arms(seed).items():
@@ -96,11 +113,25 @@ def optima(per_seed: dict, lrs: list[float]) -> dict:
     return found
 
 
+def dense_optimum(per_seed: dict) -> dict | None:
+    """The dense lr of the best mean validation over the seeds that swept it, with the means."""
+    swept = [s["dense_by_lr"] for s in per_seed.values() if "dense_by_lr" in s]
+    if not swept:
+        return None
+    means = {lr: statistics.mean(s[lr]["val"] for s in swept) for lr in swept[0]}
+    lrs = sorted(means, key=float)
+    best = min(means, key=means.__getitem__)
+    return {"val_mean_by_lr": means, "optimum_lr": float(best), "seeds": len(swept),
+            "inside": lrs[0] != best != lrs[-1]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102])
     ap.add_argument("--lrs", type=float, nargs="+",
                     default=[1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2])
+    ap.add_argument("--dense-lrs", type=float, nargs="*", default=[],
+                    help="also train the dense model at each of these lrs")
     ap.add_argument("--add", action="store_true", help="add the seeds to the recorded ones")
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -112,12 +143,15 @@ def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     for seed in args.seeds:  # written after each seed: a long run keeps what it measured
         start = time.process_time()
-        per_seed[str(seed)] = one_seed(seed, lrs)
+        per_seed[str(seed)] = one_seed(seed, lrs, sorted(args.dense_lrs))
         cpu[str(seed)] = round(time.process_time() - start, 1)
         OUT.write_text(json.dumps({
             "command": "python benchmarks/ideas/pruning.py --seeds <each seed> [--add] --lrs "
-                       + " ".join(map(str, lrs)),
-            "dense_lr": DENSE_LR, "budgets": MACS, "lrs": lrs, "cpu_seconds_per_seed": cpu,
+                       + " ".join(map(str, lrs)) + (" --dense-lrs " + " ".join(
+                           map(str, sorted(args.dense_lrs))) if args.dense_lrs else ""),
+            "track_protocol": tracks.get("tabular").protocol(),
+            "dense_lr": DENSE_LR, "dense_optimum": dense_optimum(per_seed), "budgets": MACS,
+            "lrs": lrs, "cpu_seconds_per_seed": cpu,
             "finetune_optima": optima(per_seed, lrs), "seeds": per_seed}, indent=1) + "\n")
     print(OUT)
 
