@@ -35,6 +35,16 @@ trained model's states often admit no cubic, a property of what training made, n
 decoder. Null of both: the same statistic for the uncorrected rank-2 state. (A random
 permutation of h is no null for this claim: it keeps every moment, which is why the earlier
 permutation-based version of this idea confirmed nothing; a null must be a compressor.)
+
+What the signature cannot show: the four moments of h's entries are invariant under any
+permutation of the entries, while the head reads h linearly (w . h), so a state that keeps its
+moments may still give the head another value; keeping the moments is neither necessary nor
+sufficient for a good forecast, and a confirmed signature would not explain one.
+
+Report: reports/moment_preserving_rank2/dynamics/ is of an earlier protocol (1,000 test windows;
+the track is retired as a yardstick, README): harms / failed, and `moments_kept_fraction` fails
+(0.74-0.88 of the test states keep their moments over the 8 seeds, where at least 0.95 was
+predicted), which its summary states in words since issue 54.
 """
 from __future__ import annotations
 
