@@ -49,6 +49,7 @@ def _budget_lines(report: Report) -> list[str]:
         return lines + ["No budget recorded.", ""]
     rows = [[f"`{n}`"] + [num(budgets.arms[a].get(n)) for a in arms] for n in names]
     lines += markdown_table(["budget"] + [arm_name(a) for a in arms], rows) + [""]
+    lines += _per_point_budget_lines(report, arms)
     for check in budgets.checks:
         at = "".join(f" at {k}={num(v)}" for k, v in (check.point or {}).items())
         if check.waived:
@@ -64,6 +65,28 @@ def _budget_lines(report: Report) -> list[str]:
         lines.append("- every budget matches within tolerance, is waived or is exempt on the "
                      "frontier")
     return lines + [""]
+
+
+def _per_point_budget_lines(report: Report, arms: list[str]) -> list[str]:
+    """On a frontier, each budget matched point by point (not exempt on the axis, not waived):
+    its median per arm at every point, so that the report shows what each arm spends where
+    (a median over the points would hide an arm that saves nothing). A budget every arm spends
+    alike at every point says nothing more and is left out."""
+    frontier = report.frontier
+    if not frontier or not report.budgets:
+        return []
+    names = sorted({c.budget for c in report.budgets.checks if not c.axis and not c.waived})
+    lines = []
+    for name in names:
+        rows = [[num(point.value)] + [num(point.budgets.arms.get(a, {}).get(name))
+                                      if point.budgets else "-" for a in arms]
+                for point in frontier.points]
+        if len({cell for row in rows for cell in row[1:]}) == 1:
+            continue
+        lines += [f"`{name}` at each `{frontier.axis}` point (median per arm over its seeds; "
+                  "checked between the arms at every point):", ""]
+        lines += markdown_table([frontier.axis] + [arm_name(a) for a in arms], rows) + [""]
+    return lines
 
 
 def _exempt_on_frontier(report: Report) -> str:

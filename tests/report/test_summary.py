@@ -278,3 +278,24 @@ def test_the_protocol_names_the_track_s_default_model_as_the_track_s_not_the_arm
     assert (f"the track's default model is `{report['model']}`, which an arm trains only "
             "where its test builds it") in md
     assert f"model `{report['model']}`" not in md
+
+
+def test_a_frontier_shows_each_checked_budget_point_by_point():
+    """On a frontier, the median of a budget over the points hides what each arm spends at
+    each: summary.md gives every checked budget per point and arm (issue 54: the pruning
+    controls that won had saved no multiply-adds), and leaves out one every arm spends alike."""
+    from builders import ALPHA, TRACK, built_frontier, make_run, make_spec
+
+    grid = [{"lr": 0.001, "macs": m} for m in (0.9, 0.8)]
+    spent = {("baseline", 0.9): 0.89, ("idea", 0.9): 0.88, ("baseline", 0.8): 0.79,
+             ("idea", 0.8): 0.78}
+    runs = [make_run(arm, cfg, s, 1.0, 1.0 + 0.01 * s * (arm == "idea"),
+                     budgets={"multiply_adds_ratio": spent[arm, cfg["macs"]], "steps": 16})
+            for arm in ("baseline", "idea") for cfg in grid for s in range(6)]
+    spec = make_spec(grid, 6, frontier={"macs": [0.9, 0.8]})
+    md = summary.render_summary_md(as_report(built_frontier(spec, TRACK, runs, [],
+                                                            alpha=ALPHA)))
+    assert ("`multiply_adds_ratio` at each `macs` point (median per arm over its seeds; "
+            "checked between the arms at every point):") in md
+    assert "| 0.9 | 0.89 | 0.88 |" in md and "| 0.8 | 0.79 | 0.78 |" in md
+    assert "`steps` at each" not in md
