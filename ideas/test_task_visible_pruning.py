@@ -40,14 +40,23 @@ input moves the *test* outputs by <= 1e-4 (exact on train by construction, it ca
 unit crosses on a held-out input). Null: as many units per layer drawn among the crossing ones.
 
 Seeds: the track's default (64), declared nowhere here. The metric is a pruned model's error,
-not a trained one's, so the track's A/A MDE does not describe its noise; but fewer seeds would
-only lose power, and a whole bench costs about 25 CPU-minutes (960 runs of about 1 CPU s: the
-dense fit, 0.7 s, and the surgery), so the default stands.
+not a trained one's, so the track's A/A MDE does not describe its noise; that noise is large
+(on seeds 100-102 the sd of the idea's paired difference, mean over the points, is 0.51-0.59
+against the magnitude arms, 1.7 against random ranking), and 64 seeds find a difference of
+about 0.35 sd (0.2 MSE, 13% of magnitude pruning's 1.5) 80% of the time where 16 would need
+0.7 sd: fewer seeds would lose power that matters. A whole bench is 960 runs of about 2.0 CPU
+s each on this machine (the dense fit 0.7 s, the surgery, the idea's signature, the session's
+share) and the floors of 64 seeds: about 36 CPU-minutes.
 
-Report: reports/task_visible_pruning/tabular/, a whole session at that default protocol (the
-commit that wrote it gives its command and CPU; docs/reference-reports.md reads it). Its
-earlier report, a frontier over units replaced per layer (2, 4 or 8) with no random control,
-on the tanh teacher at 8 seeds, is in git history.
+Report: reports/task_visible_pruning/tabular/ is **stale** (README's Tracks section lists
+it): of this module before issue 54 (a frontier over units replaced per layer, 2, 4 or 8; no
+random control) on the tanh teacher at 8 seeds. A whole session at the default protocol was
+started for issue 54 and stopped at 625 of its 960 runs (1:07 wall at load 11-13, 1,487 CPU s)
+so as not to pass the session's deadline; nothing of it is committed. The old report: harms /
+failed (worse than both magnitude controls on every seed, a tie with magnitude pruning);
+mechanism_ok 0 (max_replacement_error within tol on 21 of 24 seed-points); and
+multiply_adds_ratio 0.89 for magnitude pruning, 0.98 for the idea, 1.01 for the controls: the
+controls that won compressed nothing, which is why the axis is now the budget.
 """
 from __future__ import annotations
 
