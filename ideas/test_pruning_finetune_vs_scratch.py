@@ -36,10 +36,11 @@ lists it): of this module before issue 54 (a frontier over units replaced, 2, 4 
 lr 5e-4 to 1e-2) on the tanh teacher at 8 seeds; not re-run, because a whole bench at the
 default protocol is 1,920 runs of about 1.9 CPU s (the dense fit 0.7 s, the compact model's
 1.15 s: results/ideas/pruning.json's 60-75 CPU s a seed over 48 compact fits and 5 dense
-ones), about 61 CPU-minutes before floors, budget checks and any grid extension, past the 40
-this change could spend. There: harms / failed (fine-tuned worse than from scratch, p 0.0078),
-mechanism_ok null (no signature stated), and the fine-tune selected the grid's lowest lr, 5e-4,
-at every point (its warning: "selected at the low edge of lr").
+ones), at least 61 CPU-minutes before floors, budget checks and any grid extension (the pruning
+module's whole session cost 2.0 CPU s a run with one fit and the session's overhead; these runs
+fit twice), past the 40 this change could spend. There: harms / failed (fine-tuned worse than
+from scratch, p 0.0078), mechanism_ok null (no signature stated), and the fine-tune selected
+the grid's lowest lr, 5e-4, at every point (its warning: "selected at the low edge of lr").
 """
 from __future__ import annotations
 
