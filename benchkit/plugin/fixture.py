@@ -19,8 +19,8 @@ import pytest
 from benchkit.plugin.isolation import GUARD
 from benchkit.plugin.settings import SETTINGS, SPECS, STORE
 from benchkit.spec import IdeaSpec, run_id
-from benchkit.spec.payloads import (Audit, MechanismPayload, Provenance, RunPayload, RunPoint,
-                                     RunResult)
+from benchkit.spec.payloads import MechanismPayload, RunPayload
+from benchkit.spec.run_record import Audit, Provenance, RunPoint, RunRecord, RunResult
 
 if TYPE_CHECKING:
     from benchkit.store.records import StoredRun
@@ -220,8 +220,9 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport,
         point = getattr(getattr(item, "callspec", None), "params", {}).get("run")
         if the_run is None and point is not None:  # its setup failed before the Run existed
             arm, track, cfg, seed = point
-            payload = dataclasses.replace(payload, point=RunPoint(arm=arm, track=track,
-                                                                  cfg=dict(cfg), seed=seed))
+            payload = dataclasses.replace(payload, record=RunRecord(
+                point=RunPoint(arm=arm, track=track, cfg=dict(cfg), seed=seed), result=None,
+                outcome=outcome))
         payload = dataclasses.replace(payload, not_stored=not_stored, store_problems=tuple(
             store.problems) if store is not None else ())
     elif item.get_closest_marker("mechanism") is not None:
@@ -286,11 +287,12 @@ def run_payload(nodeid: str, outcome: str, message: str | None, spec: IdeaSpec,
     if the_run is None:
         return RunPayload(outcome=outcome, message=message, nodeid=nodeid, spec=spec)
     from benchkit.store.environment import environment
+    record = RunRecord(point=the_run.point(),
+                       result=result if result is not None else the_run.result(),
+                       origin=the_run.provenance, outcome=outcome, reused=the_run.reused,
+                       cpu=the_run.trained_on())
     return RunPayload(outcome=outcome, message=message, nodeid=nodeid, spec=spec,
-                      point=the_run.point(),
-                      result=result if result is not None else the_run.result(),
-                      reused=the_run.reused, cpu=the_run.trained_on(),
-                      env=environment(threads, device), provenance=the_run.provenance)
+                      record=record, env=environment(threads, device))
 
 
 def first_line(report: pytest.TestReport) -> str | None:

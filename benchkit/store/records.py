@@ -39,7 +39,7 @@ from typing import Any
 
 from benchkit.codec import JsonRecord, as_json
 from benchkit.store import bounded
-from benchkit.spec.payloads import CurvePoint, JsonDict, RunPoint, RunResult, Signature
+from benchkit.spec.run_record import CurvePoint, JsonDict, RunPoint, RunResult, Signature
 
 RECORD_VERSION = 2
 RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")
@@ -268,7 +268,9 @@ def _check_signature(name: str, sig: Signature) -> None:
     _number(sig.tol, f"{what} tol", minimum=0)
     _need(sig.prediction is None or isinstance(sig.prediction, str),
           f"{what} prediction is not text")
-    confirmed = sig.observed is not None and abs(sig.observed - sig.predicted) <= sig.tol
+    predicted, tol = sig.predicted, sig.tol
+    assert predicted is not None and tol is not None   # numbers: checked above
+    confirmed = sig.observed is not None and abs(sig.observed - predicted) <= tol
     _need(sig.confirmed is confirmed, f"{what} confirmed is not |observed - predicted| <= tol")
 
 

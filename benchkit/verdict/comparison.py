@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from benchkit.spec.idea import ARMS, Config, IdeaSpec, cfg_id
-from benchkit.spec.payloads import Measured, RunPayload, RunResult
+from benchkit.spec.payloads import RunPayload
+from benchkit.spec.run_record import Measured, RunResult
 from benchkit.stats import paired, pairtest, selection, signtest
 from benchkit.verdict import budgets, controls, sweeps
 from benchkit.verdict.records import Comparison, ControlArm

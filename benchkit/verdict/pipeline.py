@@ -72,8 +72,8 @@ def build_finite(make: Build, spec: IdeaSpec, track: str, run_payloads: Sequence
            f"{', ...' if len(bad) > 3 else ''} overflow float range): no comparison; record "
            "the metric in units that keep it well inside float range")
     message = "benchkit: the statistics of the track's metrics are not finite (the report says why)"
-    refused = [dataclasses.replace(p, outcome="failed", message=message)
-               if p.track == track and p.outcome == "passed" else p for p in run_payloads]
+    refused = [p.failed(message) if p.track == track and p.outcome == "passed" else p
+               for p in run_payloads]
     report = make(spec, track, refused, mechanism_payloads, alpha=alpha)
     if report.incomplete is None:  # every run of the track refused: it cannot be complete
         raise ValueError(f"{spec.name} {track}: every run was refused, yet the report is complete")

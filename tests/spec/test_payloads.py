@@ -10,8 +10,9 @@ from benchkit import tracks
 from benchkit.plugin.fixture import run_payload
 from benchkit.spec import IdeaSpec
 from benchkit.store import records
-from benchkit.spec.payloads import (Audit, CurvePoint, MechanismPayload, Provenance, RunPayload,
-                                     RunPoint, RunResult, Signature, payload_from_json)
+from benchkit.spec.payloads import MechanismPayload, RunPayload, payload_from_json
+from benchkit.spec.run_record import (Audit, CurvePoint, Provenance, RunPoint, RunRecord, RunResult,
+                                      Signature)
 from benchkit.training.run import Run
 
 # a spec as the controller reads it (its plain form fills declared_grids in)
@@ -77,16 +78,18 @@ def test_a_run_payload_is_the_json_the_worker_always_sent():
 def test_payloads_come_back_from_their_json_equal():
     fresh = run_payload("m.py::t", "passed", None, SPEC, recorded_run(), 1)
     audited = RunPayload(outcome="passed", message=None, nodeid="m.py::a", spec=SPEC,
-                         point=POINT, result=RESULT, cpu="cpu", env={"threads": 1},
-                         provenance=Provenance(key="k", digest="d", origin="fresh",
-                                               trained_in="m.py", audit=Audit("d0", False)),
-                         not_stored=True, store_problems=("benchkit: store: full",))
+                         record=RunRecord(point=POINT, result=RESULT, cpu="cpu", origin=(
+                             Provenance(key="k", digest="d", origin="fresh", trained_in="m.py",
+                                        audit=Audit("d0", False)))),
+                         env={"threads": 1}, not_stored=True,
+                         store_problems=("benchkit: store: full",))
     reused = RunPayload(outcome="passed", message=None, nodeid="m.py::r", spec=SPEC,
-                        point=POINT, result=RESULT, reused=True, cpu="cpu",
-                        provenance=Provenance(key="k", digest="d", origin="shared",
-                                              trained_in="o.py", planned={"looks": [3]}))
+                        record=RunRecord(point=POINT, result=RESULT, reused=True, cpu="cpu",
+                                         origin=Provenance(key="k", digest="d", origin="shared",
+                                                           trained_in="o.py",
+                                                           planned={"looks": [3]})))
     errored = RunPayload(outcome="error", message="E boom", nodeid="m.py::e", spec=SPEC,
-                         point=POINT)
+                         record=RunRecord(point=POINT, result=None, outcome="error"))
     claim = MechanismPayload(outcome="failed", message="no", nodeid="m.py::c", spec=SPEC)
     for payload in (fresh, audited, reused, errored, claim):
         text = json.dumps(payload.to_json(), sort_keys=True)   # as it crosses xdist

@@ -8,7 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from benchkit.spec.payloads import CurvePoint, RunPoint, RunResult, Signature
+from benchkit.spec.run_record import CurvePoint, RunPoint, RunResult, Signature
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore, load_stored, record_name

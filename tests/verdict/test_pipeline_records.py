@@ -59,7 +59,10 @@ def test_the_decision_takes_each_comparisons_sweeps_from_the_build(monkeypatch):
 def test_the_fast_finite_check_finds_what_non_finite_names():
     report = as_report({})
     assert not pipeline.has_non_finite(report)
-    row = dataclasses.replace(report.runs[0], logs={"loss": math.inf})
+    run = report.runs[0]
+    assert run.result is not None
+    row = dataclasses.replace(run, result=dataclasses.replace(run.result,
+                                                              logs={"loss": math.inf}))
     assert pipeline.has_non_finite(dataclasses.replace(report, runs=(row,)))
     assert pipeline.non_finite(dataclasses.replace(report, runs=(row,))) == ["runs[0].logs.loss"]
     comp = dataclasses.replace(report.comparison, delta_mean=math.nan)
