@@ -116,30 +116,27 @@ def reuse(item: pytest.Function) -> bool:
 
 
 def restore_stored(the_run: Run, record: StoredRun, module: str) -> None:
-    """Give ``the_run`` its stored ``record``'s result and say where it came from (``reused``
-    when ``module`` trained it, ``shared`` when another module did): the one way a stored
-    record becomes a run's result, for an arm item and for the controller alike."""
-    the_run.restore(record.result, record.cpu)
-    trained_in = record.origin.module
-    the_run.provenance = Provenance(
-        key=record.key, digest=record.run_digest,
-        origin="reused" if trained_in == module else "shared", trained_in=trained_in,
-        planned=record.origin.plan)
+    """Give ``the_run`` its stored ``record``'s result and say where it came from
+    (:meth:`StoredRun.record`: ``reused`` when ``module`` trained it, ``shared`` when another
+    module did)."""
+    stored = record.record(module)
+    assert stored.result is not None   # a stored record always holds its result
+    the_run.restore(stored.result, stored.cpu)
+    the_run.provenance = stored.origin
 
 
 def stored_run_payload(spec: IdeaSpec, point: StoredPoint, record: StoredRun, threads: int,
                        device: str) -> RunPayload:
     """The payload of a stored run at ``point`` = (arm, track, cfg, seed) of the idea
-    ``spec``, as if its arm test had reused it in this session."""
-    from benchkit import tracks
-    from benchkit.training.run import Run
+    ``spec``, as if its arm test had reused it in this session: the record's run record."""
+    from benchkit.store.environment import environment
 
     arm, track, cfg, seed = point
-    the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                  epochs=spec.epochs[track])
-    restore_stored(the_run, record, spec.module)
     nodeid = f"{spec.module}::<{arm}>[{run_id(track, cfg, seed)}]"
-    return run_payload(nodeid, "passed", None, spec, the_run, threads, device)
+    return RunPayload(outcome="passed", message=None, nodeid=nodeid, spec=spec,
+                      record=record.record(spec.module, RunPoint(arm=arm, track=track,
+                                                                 cfg=dict(cfg), seed=seed)),
+                      env=environment(threads, device))
 
 
 def before_call(item: pytest.Function) -> None:
