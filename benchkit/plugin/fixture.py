@@ -4,7 +4,8 @@ run, and the payload sent to the controller.
 
 A payload is a :class:`benchkit.spec.payloads.RunPayload` (or ``MechanismPayload``); it crosses
 process boundaries through xdist as its JSON, in the test report's ``user_properties`` under
-:data:`PROPERTY`.
+:data:`PROPERTY`; a module's spec rides the first payload each process sends of it, later ones
+name its digest (:func:`benchkit.spec.payloads.spec_wire`).
 """
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ ITEM_RUN: pytest.StashKey[Run] = pytest.StashKey()  # item -> its Run
 ITEM_STORED: pytest.StashKey[StoredRun] = pytest.StashKey()  # item -> its reused record
 ITEM_AUDIT = pytest.StashKey[bool]()      # item -> retrain it and compare with its record
 ITEM_RECORDING: pytest.StashKey[Recording] = pytest.StashKey()  # item -> what its body ran
+# id of a module's spec (kept in SPECS all session) -> the digest this process sent it under
+SPECS_SENT: pytest.StashKey[dict[int, str]] = pytest.StashKey()
 
 
 def item_spec(item: pytest.Item) -> IdeaSpec | None:
@@ -227,14 +230,18 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport,
                                    spec=spec)
     else:
         return
+    sent = item.config.stash.setdefault(SPECS_SENT, {})
     try:
-        text = json.dumps(payload.to_json(), sort_keys=True)
+        plain = payload.to_json(sent.get(id(spec)))
+        text = json.dumps(plain, sort_keys=True)
     except (TypeError, ValueError, RecursionError) as exc:  # fails this run, not the session
         why = (f"benchkit: {item.nodeid}: its result is not plain JSON ({exc}); record "
                "numbers and strings with run.record, run.signature and run.log")
         report.outcome, report.longrepr = "failed", why
         payload = run_payload(item.nodeid, "failed", why, spec, None, settings.threads)
-        text = json.dumps(payload.to_json(), sort_keys=True)
+        plain = payload.to_json(sent.get(id(spec)))
+        text = json.dumps(plain, sort_keys=True)
+    sent[id(spec)] = plain["spec_digest"]   # sent with this report: later ones name it
     report.user_properties.append((PROPERTY, text))
     if isinstance(payload, RunPayload) and payload.result is not None:
         # readable in junit-xml, which writes the item's properties with its teardown report

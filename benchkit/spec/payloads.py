@@ -8,6 +8,8 @@ torch, no numpy.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Union
@@ -106,9 +108,10 @@ class RunPayload:  # the worker's flat wire format: its JSON is written here
     def audit(self) -> Audit | None:
         return None if self.provenance is None else self.provenance.audit
 
-    def to_json(self) -> JsonDict:
+    def to_json(self, spec_sent: str | None = None) -> JsonDict:
         """The flat JSON object a payload has always been (its keys as ``Run.payload`` and the
-        fixture wrote them)."""
+        fixture wrote them), with its spec (:func:`spec_wire`: only its digest once
+        ``spec_sent``, the digest the sender sent it under)."""
         plain: JsonDict = {"kind": self.kind, "outcome": self.outcome, "message": self.message,
                            "nodeid": self.nodeid}
         if self.point is not None:
@@ -126,15 +129,17 @@ class RunPayload:  # the worker's flat wire format: its JSON is written here
             plain["env"] = self.env
         if self.store_problems:
             plain["store_problems"] = list(self.store_problems)
-        plain["spec"] = self.spec.to_plain()
+        plain.update(spec_wire(self.spec, spec_sent))
         return plain
 
     @classmethod
-    def from_json(cls, plain: Mapping[str, Any]) -> RunPayload | None:
-        """The payload in ``plain`` as a report can take it: one that does not say which run it
+    def from_json(cls, plain: Mapping[str, Any], spec: IdeaSpec | None = None
+                  ) -> RunPayload | None:
+        """The payload in ``plain`` as a report can take it, of the idea ``spec`` (given: the
+        one its digest names; else the spec it carries): one that does not say which run it
         is (no arm, track, config or seed) is None; a passed one that lacks its result's
         fields is a failed run of its comparison, with that message."""
-        if any(f not in plain for f in RUN_POINT) or "spec" not in plain:
+        if any(f not in plain for f in RUN_POINT) or (spec is None and "spec" not in plain):
             return None
         outcome, message = plain["outcome"], plain.get("message")
         has_result = all(f in plain for f in RESULT_FIELDS)
@@ -147,7 +152,7 @@ class RunPayload:  # the worker's flat wire format: its JSON is written here
                            origin=Provenance.from_json(plain), outcome=outcome,
                            reused=bool(plain.get("reused", False)), cpu=plain.get("cpu"))
         return cls(outcome=outcome, message=message, nodeid=plain["nodeid"],
-                   spec=IdeaSpec.from_plain(plain["spec"]), record=record,
+                   spec=spec or IdeaSpec.from_plain(plain["spec"]), record=record,
                    env=plain.get("env"), not_stored=bool(plain.get("not_stored", False)),
                    store_problems=tuple(plain.get("store_problems") or ()))
 
@@ -169,25 +174,47 @@ class MechanismPayload:  # the payloads' wire format (kind, spec): its JSON is w
     spec: IdeaSpec
     kind = "mechanism"
 
-    def to_json(self) -> JsonDict:
+    def to_json(self, spec_sent: str | None = None) -> JsonDict:
         return {"kind": self.kind, "outcome": self.outcome, "message": self.message,
-                "nodeid": self.nodeid, "spec": self.spec.to_plain()}
+                "nodeid": self.nodeid, **spec_wire(self.spec, spec_sent)}
 
     @classmethod
-    def from_json(cls, plain: Mapping[str, Any]) -> MechanismPayload:
+    def from_json(cls, plain: Mapping[str, Any], spec: IdeaSpec | None = None
+                  ) -> MechanismPayload:
         return cls(outcome=plain["outcome"], message=plain.get("message"),
-                   nodeid=plain["nodeid"], spec=IdeaSpec.from_plain(plain["spec"]))
+                   nodeid=plain["nodeid"], spec=spec or IdeaSpec.from_plain(plain["spec"]))
 
 
 Payload = Union[RunPayload, MechanismPayload]
 
 
-def payload_from_json(plain: Mapping[str, Any]) -> Payload | None:
+def spec_wire(spec: IdeaSpec, sent: str | None) -> JsonDict:
+    """A payload's spec on the wire: the spec and its digest the first time a sender sends it,
+    its digest alone once ``sent`` (the spec travels once per module and sender, not per
+    run)."""
+    if sent is not None:
+        return {"spec_digest": sent}
+    plain = spec.to_plain()
+    text = json.dumps(plain, sort_keys=True, separators=(",", ":"))
+    return {"spec": plain, "spec_digest": hashlib.sha256(text.encode()).hexdigest()[:32]}
+
+
+def payload_from_json(plain: Mapping[str, Any], specs: dict[str, IdeaSpec] | None = None
+                      ) -> Payload | None:
     """The payload a test report carried (``json.loads`` of it), or None when the controller
-    cannot use it (no spec, a run that does not say which run it is, an unknown kind)."""
-    kind = plain.get("kind")
+    cannot use it (no spec, a run that does not say which run it is, an unknown kind).
+    ``specs`` (digest -> spec) is the receiver's: a spec sent with its digest is kept there,
+    and a payload that names only a digest takes the spec kept under it."""
+    kind, digest = plain.get("kind"), plain.get("spec_digest")
+    spec = None if specs is None or digest is None else specs.get(digest)
+    if spec is None and "spec" in plain:
+        spec = IdeaSpec.from_plain(plain["spec"])
+        if specs is not None and digest is not None:
+            specs[digest] = spec
+    if spec is None:
+        return None
     if kind == "run":
-        return RunPayload.from_json(plain)
-    if kind == "mechanism" and "spec" in plain:
-        return MechanismPayload.from_json(plain)
+        return RunPayload.from_json(plain, spec)
+    if kind == "mechanism":
+        return MechanismPayload.from_json(plain, spec)
     return None
