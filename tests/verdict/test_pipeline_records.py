@@ -69,6 +69,25 @@ def test_the_fast_finite_check_finds_what_non_finite_names():
     assert pipeline.has_non_finite(dataclasses.replace(report, comparison=comp))
 
 
+def test_the_fast_finite_check_walks_run_records_without_writing_their_rows(monkeypatch):
+    """A run record's row is written from its fields, so the fast check walks those (the
+    report's rows are most of its floats: writing each row to check it cost a control's
+    share of the aggregation)."""
+    from benchkit.spec.run_record import RunRecord
+
+    report = as_report({})
+    run = report.runs[0]
+    assert run.result is not None
+    inf_row = dataclasses.replace(run, result=dataclasses.replace(run.result, val=math.inf))
+
+    def refused(self):
+        raise AssertionError("the fast check wrote a row")
+
+    monkeypatch.setattr(RunRecord, "to_json", refused)
+    assert not pipeline.has_non_finite(report)
+    assert pipeline.has_non_finite(dataclasses.replace(report, runs=(inf_row,)))
+
+
 def test_the_compare_stage_is_one_record_with_every_field():
     """build_report's compare stage (comparison.tested): a report either reaches it, with
     every arm's config, summary, comparison and sweeps, or has none (issue 52 item 4)."""
