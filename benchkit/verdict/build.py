@@ -264,8 +264,8 @@ def pending_checks(converged: Convergence, track: str, seeds: Sequence[int],
             "reused)"), missing
 
 
-def split_pairs(seeds: Sequence[int], base_runs: Sequence[RunPayload],
-                idea_runs: Sequence[RunPayload]) -> str | None:
+def split_pairs(seeds: Sequence[int], base_runs: Sequence[RunRecord],
+                idea_runs: Sequence[RunRecord]) -> str | None:
     """A warning when the two runs of a seed's pair trained on different CPU types (sharded
     over unlike machines): kernels differ in their rounding there, so that pair's difference
     is not the arms' alone."""
@@ -279,19 +279,19 @@ def split_pairs(seeds: Sequence[int], base_runs: Sequence[RunPayload],
             "rounding; train every shard on one CPU type (docs/scale-out.md)")
 
 
-def _result(run: RunPayload | None) -> RunResult | None:
+def _result(run: RunRecord | None) -> RunResult | None:
     return None if run is None else run.result
 
 
-def passed_runs(run_payloads: Sequence[RunPayload], track: str) -> dict[RunKey, RunPayload]:
-    """``track``'s passed runs that carry a result, keyed by where they sit: (arm, cfg id,
-    seed)."""
-    return {(r.point.arm, cfg_id(dict(r.point.cfg)), r.point.seed): r for r in run_payloads
-            if r.point is not None and r.point.track == track and r.outcome == "passed"
-            and r.result is not None}
+def passed_runs(run_payloads: Sequence[RunPayload], track: str) -> dict[RunKey, RunRecord]:
+    """The records of ``track``'s passed runs that carry a result, keyed by where they sit:
+    (arm, cfg id, seed)."""
+    records = (p.record for p in run_payloads if p.record is not None)
+    return {(r.point.arm, cfg_id(r.point.cfg), r.point.seed): r for r in records
+            if r.point.track == track and r.outcome == "passed" and r.result is not None}
 
 
-def _val(run: RunPayload | None) -> float | None:
+def _val(run: RunRecord | None) -> float | None:
     """A run's validation value for the extension rule: None when missing, nan if diverged."""
     if run is None:
         return None

@@ -15,13 +15,13 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from benchkit.spec.payloads import MechanismPayload, RunPayload
-from benchkit.spec.run_record import Signature
+from benchkit.spec.payloads import MechanismPayload
+from benchkit.spec.run_record import RunRecord, Signature
 from benchkit.verdict.sections import (MathVerification, MechanismSignature, MechanismTest,
                                        SignatureEvidence)
 
 
-def mechanism_signature(idea_runs: Sequence[RunPayload]) -> MechanismSignature:
+def mechanism_signature(idea_runs: Sequence[RunRecord]) -> MechanismSignature:
     """Aggregate ``run.signature`` over the idea's selected-config runs: observed is the value
     farthest from the prediction; confirmed only when every run confirmed it."""
     recorded = [r.result.signatures if r.result else {} for r in idea_runs]

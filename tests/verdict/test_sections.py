@@ -232,10 +232,9 @@ def test_a_frontiers_incomplete_section_has_no_pending_configs():
 def test_the_budget_and_convergence_sections_read_the_selected_runs_results():
     from benchkit.verdict import comparison
 
-    runs = [make_run("idea", GRID[0], s, 1.0 + s, 2.0) for s in range(2)]
+    runs = [make_run("idea", GRID[0], s, 1.0 + s, 2.0).record for s in range(2)]
     assert [r.val for r in comparison.results_of(runs)] == [1.0, 2.0]
-    no_result = dataclasses.replace(runs[1], record=dataclasses.replace(runs[1].record,
-                                                                        result=None))
+    no_result = dataclasses.replace(runs[1], result=None)
     with pytest.raises(ValueError, match="a run without a result has no figures to read"):
         comparison.results_of([runs[0], no_result])
 
