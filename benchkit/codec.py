@@ -9,9 +9,11 @@ The JSON object has the fields' keys in the fields' order (a subclass's after it
 parent's object (``flatten``). Types: records, ``X | None``, ``tuple[X, ...]``, ``tuple[X, Y]``,
 ``list[X]``, ``dict[str, X]``/``Mapping``, ``Literal``, enums, ``str``/``int``/``float``/``bool``
 (numbers pass through as they are, non-finite ones included: writing the JSON refuses those),
-``Any`` (a copy of the JSON value). A record that keeps a hand-written ``to_json``/``from_json`` (a
-shape its fields cannot say) is a leaf here, its keys in ``JSON_KEYS`` where it is flattened. The
-type hints are resolved once per record, on first use. Imports nothing of benchkit.
+``Any`` (a copy of the JSON value). A record that defines ``decoded`` (a method) is handed to it
+once made from its JSON, to complete what its parts' JSON leaves to it. A record that keeps a
+hand-written ``to_json``/``from_json`` (a shape its fields cannot say) is a leaf here, its keys
+in ``JSON_KEYS`` where it is flattened. The type hints are resolved once per record, on first
+use. Imports nothing of benchkit.
 """
 from __future__ import annotations
 
@@ -80,6 +82,7 @@ class _Plan:
     plain: bool                     # no field with a rule: the fast path
     direct: bool                    # plain, every key its field's name, required, as it is
     empties: dict[str, Any]
+    completes: bool                 # the record has ``decoded``: called once it is made
 
 
 _PLANS: dict[type, _Plan] = {}
@@ -113,10 +116,11 @@ def plan(cls: type) -> _Plan:
     keys = tuple(k for f in out for k in (json_keys(_record_type(hints[f.attr])) if f.flatten
                                           else (f.key,)))
     plain = not any(f.omit or f.after or f.flatten is not None for f in out)
-    direct = plain and all(f.key == f.attr and f.decode is None and f.absent is None
-                           for f in out)
+    completes = callable(getattr(cls, "decoded", None))
+    direct = plain and not completes and all(
+        f.key == f.attr and f.decode is None and f.absent is None for f in out)
     made = _Plan(tuple(out), keys, frozenset(keys), plain, direct,
-                 {f.attr: f.empty for f in out})
+                 {f.attr: f.empty for f in out}, completes)
     _PLANS[cls] = made
     return made
 
@@ -279,7 +283,7 @@ def decode(cls: type, data: Mapping[str, Any]) -> Any:
                        and g.absent is None]
             raise ValueError(f"{cls.__module__}.{cls.__qualname__} lacks the key(s) {missing}; "
                              f"declared: {list(made.keys)}")
-    return cls(**values)
+    return cls(**values).decoded() if made.completes else cls(**values)
 
 
 class JsonRecord:

@@ -74,8 +74,9 @@ def make_run(arm, cfg, seed, val, test, *, signatures=None, outcome="passed", **
 
 
 def signed(*signatures: dict) -> list:
-    """The idea's runs, one per seed, each with its ``signatures`` (name -> signature JSON)."""
-    return [make_run("idea", {"lr": 0.001}, seed, 0.0, 0.0, signatures=recorded)
+    """The idea's run records, one per seed, each with its ``signatures`` (name -> signature
+    JSON)."""
+    return [make_run("idea", {"lr": 0.001}, seed, 0.0, 0.0, signatures=recorded).record
             for seed, recorded in enumerate(signatures)]
 
 

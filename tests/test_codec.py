@@ -135,10 +135,14 @@ def test_a_type_json_cannot_hold_is_refused_when_the_codec_is_made():
 
 # The records whose JSON is written by hand, and why (their fields cannot say the shape).
 HAND_WRITTEN = {
-    "benchkit.spec.payloads.Provenance": "flat in the payload; planned is written by origin",
+    "benchkit.spec.run_record.Provenance": "flat in the payload; planned is written by origin",
     "benchkit.spec.payloads.RunPayload": "the worker's flat wire format (point, result, "
                                          "provenance inline; older payloads' defaults)",
     "benchkit.spec.payloads.MechanismPayload": "the payloads' wire format (kind, spec)",
+    "benchkit.spec.run_record.RunRecord": "its JSON is the report's row (the report format, "
+                                        "laid out by a generated record): no track, its "
+                                        "place, result and origin interleaved, signatures "
+                                        "as observed values",
     "benchkit.stats.planning.PlanningFigures": "its keys depend on the deciding test",
     "benchkit.verdict.sections.Convergence": "a report from before the budget check drops its "
                                              "arms' checks: a rule over two records",

@@ -18,7 +18,8 @@ import dataclasses
 import functools
 
 from benchkit.spec.idea import IdeaSpec, cfg_id
-from benchkit.spec.payloads import JsonDict, RunPayload, RunPoint, RunResult
+from benchkit.spec.payloads import RunPayload
+from benchkit.spec.run_record import NO_RESULT, JsonDict, RunRecord, RunResult
 from benchkit.stats import signtest
 from benchkit.verdict import build, frontier, pipeline, sweeps
 from benchkit.verdict.frontier import pooled_over_points
@@ -157,14 +158,22 @@ def spec_of(report: Report) -> IdeaSpec:
 
 
 def run_payloads(report: Report, spec: IdeaSpec) -> list[RunPayload]:
-    """The report's rows as the run records the controller receives (a passed row's result,
-    where it ran; a failed or skipped one's outcome alone)."""
+    """The report's runs as the controller receives them: each row's record (on the report's
+    track) with the figures the rules read of a passed one's result (its metrics, whether it
+    diverged, its seconds and curve), a failed or skipped one's outcome alone."""
     return [RunPayload(
         outcome=row.outcome, message=None if row.outcome == "passed" else row.outcome,
         nodeid=f"{report.module}::test_{row.arm}[{k}]", spec=spec,
-        point=RunPoint(arm=row.arm, track=report.track, cfg=row.cfg, seed=row.seed),
-        result=row.result() if row.outcome == "passed" else None, reused=row.reused,
-        cpu=row.cpu) for k, row in enumerate(report.runs)]
+        record=RunRecord(point=row.point, result=_figures(row.result) if (
+            row.outcome == "passed") else None, outcome=row.outcome, reused=row.reused,
+            cpu=row.cpu)) for k, row in enumerate(report.runs)]
+
+
+def _figures(result: RunResult | None) -> RunResult:
+    """What the rules read of a row's result (none shown: the empty one)."""
+    shown = result if result is not None else NO_RESULT
+    return RunResult(val=shown.val, test=shown.test, diverged=shown.diverged,
+                     seconds=shown.seconds, curve=shown.curve)
 
 
 def _shown(value: object) -> object:

@@ -35,7 +35,8 @@ def verify(report: Report, storage: Storage, secret: bytes | None = None
     (records signed under ``secret`` only, when given)."""
     ok, problems = 0, []
     for row in report.runs:
-        key, digest = row.key, row.digest
+        key, digest = (None, None) if row.origin is None else (row.origin.key,
+                                                                row.origin.digest)
         name = run_name(row.arm, report.track, row.cfg, row.seed)
         if row.outcome != "passed":
             continue  # a failed run has no result: it entered no comparison

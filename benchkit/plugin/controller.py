@@ -16,7 +16,7 @@ from benchkit.plugin.progress import ProgressReporter
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
 from benchkit.plugin.timeouts import reports_first
 from benchkit.plugin.whole import exploratory_reason, not_run
-from benchkit.spec import cfg_id
+from benchkit.spec import IdeaSpec, cfg_id
 from benchkit.spec.payloads import Payload, RunPayload, payload_from_json
 
 if TYPE_CHECKING:   # the floors (numpy, every track) load only once a bench reports a run
@@ -69,6 +69,7 @@ class BenchSession:
         self.settings: Settings = config.stash[SETTINGS]
         self.rootpath = config.rootpath
         self.payloads: dict[str, Payload] = {}  # nodeid -> latest payload
+        self.specs: dict[str, IdeaSpec] = {}    # spec digest -> the spec a worker sent
         self.written: Written = []             # (path, report) of every report written
         self.failures: list[str] = []          # "benchkit: FAIL ..." lines of the gate
         self.write_errors: list[str] = []      # "benchkit: ERROR ..." lines: reports not written
@@ -99,7 +100,7 @@ class BenchSession:
         for name, value in getattr(report, "user_properties", ()):
             if name == PROPERTY:
                 activate(self.config, check_reports=False)  # the workers checked the folder
-                payload = payload_from_json(json.loads(value))  # the JSON edge
+                payload = payload_from_json(json.loads(value), self.specs)  # the JSON edge
                 if payload is not None:
                     self.payloads[payload.nodeid] = payload
                     self.progress.seen(payload)

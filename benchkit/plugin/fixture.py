@@ -4,7 +4,8 @@ run, and the payload sent to the controller.
 
 A payload is a :class:`benchkit.spec.payloads.RunPayload` (or ``MechanismPayload``); it crosses
 process boundaries through xdist as its JSON, in the test report's ``user_properties`` under
-:data:`PROPERTY`.
+:data:`PROPERTY`; a module's spec rides the first payload each process sends of it, later ones
+name its digest (:func:`benchkit.spec.payloads.spec_wire`).
 """
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ import pytest
 from benchkit.plugin.isolation import GUARD
 from benchkit.plugin.settings import SETTINGS, SPECS, STORE
 from benchkit.spec import IdeaSpec, run_id
-from benchkit.spec.payloads import (Audit, MechanismPayload, Provenance, RunPayload, RunPoint,
-                                     RunResult)
+from benchkit.spec.payloads import MechanismPayload, RunPayload
+from benchkit.spec.run_record import Audit, Provenance, RunPoint, RunRecord, RunResult
 
 if TYPE_CHECKING:
     from benchkit.store.records import StoredRun
@@ -33,6 +34,8 @@ ITEM_RUN: pytest.StashKey[Run] = pytest.StashKey()  # item -> its Run
 ITEM_STORED: pytest.StashKey[StoredRun] = pytest.StashKey()  # item -> its reused record
 ITEM_AUDIT = pytest.StashKey[bool]()      # item -> retrain it and compare with its record
 ITEM_RECORDING: pytest.StashKey[Recording] = pytest.StashKey()  # item -> what its body ran
+# id of a module's spec (kept in SPECS all session) -> the digest this process sent it under
+SPECS_SENT: pytest.StashKey[dict[int, str]] = pytest.StashKey()
 
 
 def item_spec(item: pytest.Item) -> IdeaSpec | None:
@@ -116,30 +119,27 @@ def reuse(item: pytest.Function) -> bool:
 
 
 def restore_stored(the_run: Run, record: StoredRun, module: str) -> None:
-    """Give ``the_run`` its stored ``record``'s result and say where it came from (``reused``
-    when ``module`` trained it, ``shared`` when another module did): the one way a stored
-    record becomes a run's result, for an arm item and for the controller alike."""
-    the_run.restore(record.result, record.cpu)
-    trained_in = record.origin.module
-    the_run.provenance = Provenance(
-        key=record.key, digest=record.run_digest,
-        origin="reused" if trained_in == module else "shared", trained_in=trained_in,
-        planned=record.origin.plan)
+    """Give ``the_run`` its stored ``record``'s result and say where it came from
+    (:meth:`StoredRun.record`: ``reused`` when ``module`` trained it, ``shared`` when another
+    module did)."""
+    stored = record.record(module)
+    assert stored.result is not None   # a stored record always holds its result
+    the_run.restore(stored.result, stored.cpu)
+    the_run.provenance = stored.origin
 
 
 def stored_run_payload(spec: IdeaSpec, point: StoredPoint, record: StoredRun, threads: int,
                        device: str) -> RunPayload:
     """The payload of a stored run at ``point`` = (arm, track, cfg, seed) of the idea
-    ``spec``, as if its arm test had reused it in this session."""
-    from benchkit import tracks
-    from benchkit.training.run import Run
+    ``spec``, as if its arm test had reused it in this session: the record's run record."""
+    from benchkit.store.environment import environment
 
     arm, track, cfg, seed = point
-    the_run = Run(arm=arm, track=tracks.get(track), cfg=cfg, seed=seed,
-                  epochs=spec.epochs[track])
-    restore_stored(the_run, record, spec.module)
     nodeid = f"{spec.module}::<{arm}>[{run_id(track, cfg, seed)}]"
-    return run_payload(nodeid, "passed", None, spec, the_run, threads, device)
+    return RunPayload(outcome="passed", message=None, nodeid=nodeid, spec=spec,
+                      record=record.record(spec.module, RunPoint(arm=arm, track=track,
+                                                                 cfg=dict(cfg), seed=seed)),
+                      env=environment(threads, device))
 
 
 def before_call(item: pytest.Function) -> None:
@@ -220,8 +220,9 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport,
         point = getattr(getattr(item, "callspec", None), "params", {}).get("run")
         if the_run is None and point is not None:  # its setup failed before the Run existed
             arm, track, cfg, seed = point
-            payload = dataclasses.replace(payload, point=RunPoint(arm=arm, track=track,
-                                                                  cfg=dict(cfg), seed=seed))
+            payload = dataclasses.replace(payload, record=RunRecord(
+                point=RunPoint(arm=arm, track=track, cfg=dict(cfg), seed=seed), result=None,
+                outcome=outcome))
         payload = dataclasses.replace(payload, not_stored=not_stored, store_problems=tuple(
             store.problems) if store is not None else ())
     elif item.get_closest_marker("mechanism") is not None:
@@ -229,14 +230,18 @@ def attach_payload(item: pytest.Item, report: pytest.TestReport,
                                    spec=spec)
     else:
         return
+    sent = item.config.stash.setdefault(SPECS_SENT, {})
     try:
-        text = json.dumps(payload.to_json(), sort_keys=True)
+        plain = payload.to_json(sent.get(id(spec)))
+        text = json.dumps(plain, sort_keys=True)
     except (TypeError, ValueError, RecursionError) as exc:  # fails this run, not the session
         why = (f"benchkit: {item.nodeid}: its result is not plain JSON ({exc}); record "
                "numbers and strings with run.record, run.signature and run.log")
         report.outcome, report.longrepr = "failed", why
         payload = run_payload(item.nodeid, "failed", why, spec, None, settings.threads)
-        text = json.dumps(payload.to_json(), sort_keys=True)
+        plain = payload.to_json(sent.get(id(spec)))
+        text = json.dumps(plain, sort_keys=True)
+    sent[id(spec)] = plain["spec_digest"]   # sent with this report: later ones name it
     report.user_properties.append((PROPERTY, text))
     if isinstance(payload, RunPayload) and payload.result is not None:
         # readable in junit-xml, which writes the item's properties with its teardown report
@@ -286,11 +291,12 @@ def run_payload(nodeid: str, outcome: str, message: str | None, spec: IdeaSpec,
     if the_run is None:
         return RunPayload(outcome=outcome, message=message, nodeid=nodeid, spec=spec)
     from benchkit.store.environment import environment
+    record = RunRecord(point=the_run.point(),
+                       result=result if result is not None else the_run.result(),
+                       origin=the_run.provenance, outcome=outcome, reused=the_run.reused,
+                       cpu=the_run.trained_on())
     return RunPayload(outcome=outcome, message=message, nodeid=nodeid, spec=spec,
-                      point=the_run.point(),
-                      result=result if result is not None else the_run.result(),
-                      reused=the_run.reused, cpu=the_run.trained_on(),
-                      env=environment(threads, device), provenance=the_run.provenance)
+                      record=record, env=environment(threads, device))
 
 
 def first_line(report: pytest.TestReport) -> str | None:

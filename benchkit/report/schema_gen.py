@@ -28,9 +28,9 @@ from typing import Any, Literal, Union
 
 from benchkit.codec import json_keys, plan
 from benchkit.report.bench_report import SCHEMA_PATH
+from benchkit.spec.run_record import RunRecord
 from benchkit.stats.paired import Summary
 from benchkit.verdict.records import Report
-from benchkit.verdict.run_rows import RunRow
 from benchkit.verdict.sections import MechanismTest, SignatureEvidence, SweepRow
 
 NOTES_PATH = Path(__file__).with_name("schema_notes.json")
@@ -38,7 +38,7 @@ COMMAND = "python -m benchkit.report.schema_gen"
 # records shared under $defs (referenced, not inlined), in the order $defs lists them; "cfg"
 # (a grid config, a plain dict in the types) is all notes
 DEFS: dict[str, type | None] = {"arm_summary": Summary, "cfg": None, "sweep_entry": SweepRow,
-                                "run": RunRow, "signature": SignatureEvidence,
+                                "run": RunRecord, "signature": SignatureEvidence,
                                 "mechanism_test": MechanismTest}
 # the order of keywords in every node of the written schema
 KEYWORDS = ("$schema", "$id", "title", "description", "type", "const", "enum", "format",
@@ -93,6 +93,9 @@ def derived(hint: Any) -> dict[str, Any]:
 
 def record(cls: type) -> dict[str, Any]:
     """A record's object: its keys, those it always writes required, no other key."""
+    layout = getattr(cls, "JSON_LAYOUT", None)          # writes its JSON in that record's
+    if layout is not None:                              # layout: that record's schema
+        return record(layout)
     if getattr(cls, "JSON_KEYS", None) is not None:      # writes its own JSON: notes say it
         return {"type": "object"}
     _OPEN.append(cls)

@@ -1,155 +1,74 @@
-"""The worker's result as typed records: what an arm or mechanism test sends to the controller
-(:class:`RunPayload`, :class:`MechanismPayload`) and the run result a stored record keeps
-(:class:`RunResult`).
+"""What an arm or mechanism test sends to the controller (:class:`RunPayload`, which carries its
+run's :class:`benchkit.spec.run_record.RunRecord`, and :class:`MechanismPayload`).
 
-Each is frozen and has ``to_json``/``from_json`` (generated from its fields by
-:mod:`benchkit.codec`, but for the payloads' flat wire format, written here): plain dicts exist
-only where JSON is written or read (a test report's ``user_properties`` across xdist, a record's
-file): the verdict pipeline takes the records. ``to_json`` gives the same JSON the dicts had, so
-stored records, reports and their digests are unchanged. Pure Python: no torch, no numpy.
+Each is frozen and has ``to_json``/``from_json`` (the payloads' flat wire format, written
+here): plain dicts exist only where JSON is written or read (a test report's
+``user_properties`` across xdist): the verdict pipeline takes the records. Pure Python: no
+torch, no numpy.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, Union
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Union
 
-from benchkit.codec import JsonRecord, as_json
 from benchkit.spec.idea import IdeaSpec
+from benchkit.spec.run_record import (Audit, JsonDict, Provenance, RunPoint, RunRecord,
+                                      RunResult)
 
-JsonDict = dict[str, Any]
 RUN_POINT = ("arm", "track", "cfg", "seed")    # what places a run payload in its comparison
 RESULT_FIELDS = ("val", "test", "diverged")    # a payload without them carries no result
 
 
 @dataclass(frozen=True)
-class Signature(JsonRecord):
-    """One piece of mechanism evidence a run recorded (``run.signature``)."""
-
-    # has_null and null are absent from a signature written without a null measurement
-    has_null: bool = field(metadata=as_json(absent=False))
-    null: float | None = field(metadata=as_json(absent=None))
-    observed: float | None
-    predicted: float
-    tol: float
-    prediction: str | None
-    confirmed: bool
-
-
-@dataclass(frozen=True)
-class CurvePoint(JsonRecord):
-    """``run.fit``'s validation value after one epoch (None when not finite)."""
-
-    epoch: int
-    val: float | None
-
-    @classmethod
-    def curve(cls, points: Sequence[Mapping[str, Any]] | None) -> tuple[CurvePoint, ...] | None:
-        """A validation curve's JSON points as records; None where there is no curve (records
-        from before curves)."""
-        return None if points is None else tuple(cls.from_json(p) for p in points)
-
-
-@dataclass(frozen=True)
-class RunResult(JsonRecord):
-    """What one run gave, as a stored record's ``result`` holds it (benchkit.store.records):
-    metrics (None when not finite, and then ``diverged``), its seconds, and its evidence."""
-
-    val: float | None
-    test: float | None
-    diverged: bool
-    # seconds: None only where a hand-made payload gives none
-    seconds: float | None = field(metadata=as_json(absent=None))
-    signatures: Mapping[str, Signature] = field(default_factory=dict)
-    logs: Mapping[str, float | None] = field(default_factory=dict)
-    budgets: Mapping[str, float] = field(default_factory=dict)
-    # records from before curves have none
-    curve: tuple[CurvePoint, ...] | None = field(default=None, metadata=as_json(omit=True))
-
-
-class Measured(Protocol):
-    """What a config's selection reads of one run: its metrics (None where not finite).
-    A :class:`RunPayload` and a :class:`RunResult` are both measured."""
-
-    @property
-    def val(self) -> float | None: ...
-
-    @property
-    def test(self) -> float | None: ...
-
-
-@dataclass(frozen=True)
-class RunPoint(JsonRecord):
-    """Which run of its idea a payload is: arm, track, grid config and seed."""
-
-    arm: str
-    track: str
-    cfg: Mapping[str, Any]
-    seed: int
-
-
-@dataclass(frozen=True)
-class Audit(JsonRecord):
-    """An audited run: the digest its record holds, and whether the retrained run gave it."""
-
-    stored: str
-    same: bool
-
-
-@dataclass(frozen=True)
-class Provenance:  # flat in the payload, ``planned`` by origin: its JSON is written here
-    """Where a run's result came from: its store key and run digest, ``fresh`` (trained
-    here), ``reused`` (stored by its own module) or ``shared`` (stored by ``trained_in``); the
-    plan a reused run was trained under, and the audit of a retrained one."""
-
-    key: str | None
-    digest: str | None
-    origin: str | None
-    trained_in: str | None
-    planned: JsonDict | None = None
-    audit: Audit | None = None
-
-    def to_json(self) -> JsonDict:
-        plain: JsonDict = {"key": self.key, "digest": self.digest, "origin": self.origin,
-                           "trained_in": self.trained_in}
-        if self.origin in ("reused", "shared"):
-            plain["planned"] = self.planned
-        if self.audit is not None:
-            plain["audit"] = self.audit.to_json()
-        return plain
-
-    @classmethod
-    def from_json(cls, plain: Mapping[str, Any]) -> Provenance | None:
-        """The provenance a payload carries, None when it carries none."""
-        if not any(k in plain for k in ("key", "digest", "origin", "trained_in")):
-            return None
-        audit = plain.get("audit")
-        return cls(key=plain.get("key"), digest=plain.get("digest"),
-                   origin=plain.get("origin"), trained_in=plain.get("trained_in"),
-                   planned=plain.get("planned"),
-                   audit=None if audit is None else Audit.from_json(audit))
-
-
-@dataclass(frozen=True)
 class RunPayload:  # the worker's flat wire format: its JSON is written here
-    """What an arm test sends to the controller: its outcome and, when its Run existed, which
-    run it is and its result, the CPU and environment it trained on, and where the result
-    came from. ``point`` is None only for a payload the controller cannot place (it is
-    dropped: its run stays missing from its report)."""
+    """What an arm test sends to the controller: its outcome and, when its Run existed, its
+    run's :class:`RunRecord` (``record``: which run it is, its result and where that came
+    from), the environment it trained in and whether the store kept it. ``record`` is None
+    only for a payload the controller cannot place (it is dropped: its run stays missing from
+    its report); its outcome is the payload's."""
 
     outcome: str
     message: str | None
     nodeid: str
     spec: IdeaSpec                           # the idea's spec, as the worker benched it
-    point: RunPoint | None = None
-    result: RunResult | None = None
-    reused: bool = False
-    cpu: str | None = None
+    record: RunRecord | None = None
     env: JsonDict | None = None
-    provenance: Provenance | None = None
     not_stored: bool = False                 # trained here, and the store could not keep it
     store_problems: tuple[str, ...] = ()     # the worker's store lines, shown by the controller
     kind = "run"
+
+    def __post_init__(self) -> None:
+        if self.record is not None and self.record.outcome != self.outcome:
+            raise ValueError(f"{self.nodeid}: its outcome {self.outcome!r} is not its run "
+                             f"record's {self.record.outcome!r}")
+
+    def failed(self, message: str) -> RunPayload:
+        """The payload as a failed run's, with ``message``."""
+        return replace(self, outcome="failed", message=message, record=None if (
+            self.record is None) else replace(self.record, outcome="failed"))
+
+    @property
+    def point(self) -> RunPoint | None:
+        return None if self.record is None else self.record.point
+
+    @property
+    def result(self) -> RunResult | None:
+        return None if self.record is None else self.record.result
+
+    @property
+    def provenance(self) -> Provenance | None:
+        return None if self.record is None else self.record.origin
+
+    @property
+    def reused(self) -> bool:
+        return self.record is not None and self.record.reused
+
+    @property
+    def cpu(self) -> str | None:
+        return None if self.record is None else self.record.cpu
 
     @property
     def arm(self) -> str | None:
@@ -189,9 +108,10 @@ class RunPayload:  # the worker's flat wire format: its JSON is written here
     def audit(self) -> Audit | None:
         return None if self.provenance is None else self.provenance.audit
 
-    def to_json(self) -> JsonDict:
+    def to_json(self, spec_sent: str | None = None) -> JsonDict:
         """The flat JSON object a payload has always been (its keys as ``Run.payload`` and the
-        fixture wrote them)."""
+        fixture wrote them), with its spec (:func:`spec_wire`: only its digest once
+        ``spec_sent``, the digest the sender sent it under)."""
         plain: JsonDict = {"kind": self.kind, "outcome": self.outcome, "message": self.message,
                            "nodeid": self.nodeid}
         if self.point is not None:
@@ -209,15 +129,17 @@ class RunPayload:  # the worker's flat wire format: its JSON is written here
             plain["env"] = self.env
         if self.store_problems:
             plain["store_problems"] = list(self.store_problems)
-        plain["spec"] = self.spec.to_plain()
+        plain.update(spec_wire(self.spec, spec_sent))
         return plain
 
     @classmethod
-    def from_json(cls, plain: Mapping[str, Any]) -> RunPayload | None:
-        """The payload in ``plain`` as a report can take it: one that does not say which run it
+    def from_json(cls, plain: Mapping[str, Any], spec: IdeaSpec | None = None
+                  ) -> RunPayload | None:
+        """The payload in ``plain`` as a report can take it, of the idea ``spec`` (given: the
+        one its digest names; else the spec it carries): one that does not say which run it
         is (no arm, track, config or seed) is None; a passed one that lacks its result's
         fields is a failed run of its comparison, with that message."""
-        if any(f not in plain for f in RUN_POINT) or "spec" not in plain:
+        if any(f not in plain for f in RUN_POINT) or (spec is None and "spec" not in plain):
             return None
         outcome, message = plain["outcome"], plain.get("message")
         has_result = all(f in plain for f in RESULT_FIELDS)
@@ -225,13 +147,13 @@ class RunPayload:  # the worker's flat wire format: its JSON is written here
             outcome = "failed"
             message = "benchkit: its result lacks " + ", ".join(
                 f for f in RESULT_FIELDS if f not in plain)
+        record = RunRecord(point=RunPoint.from_json({k: plain[k] for k in RUN_POINT}),
+                           result=_result(plain) if has_result else None,
+                           origin=Provenance.from_json(plain), outcome=outcome,
+                           reused=bool(plain.get("reused", False)), cpu=plain.get("cpu"))
         return cls(outcome=outcome, message=message, nodeid=plain["nodeid"],
-                   spec=IdeaSpec.from_plain(plain["spec"]),
-                   point=RunPoint.from_json({k: plain[k] for k in RUN_POINT}),
-                   result=_result(plain) if has_result else None,
-                   reused=bool(plain.get("reused", False)), cpu=plain.get("cpu"),
-                   env=plain.get("env"), provenance=Provenance.from_json(plain),
-                   not_stored=bool(plain.get("not_stored", False)),
+                   spec=spec or IdeaSpec.from_plain(plain["spec"]), record=record,
+                   env=plain.get("env"), not_stored=bool(plain.get("not_stored", False)),
                    store_problems=tuple(plain.get("store_problems") or ()))
 
 
@@ -252,25 +174,47 @@ class MechanismPayload:  # the payloads' wire format (kind, spec): its JSON is w
     spec: IdeaSpec
     kind = "mechanism"
 
-    def to_json(self) -> JsonDict:
+    def to_json(self, spec_sent: str | None = None) -> JsonDict:
         return {"kind": self.kind, "outcome": self.outcome, "message": self.message,
-                "nodeid": self.nodeid, "spec": self.spec.to_plain()}
+                "nodeid": self.nodeid, **spec_wire(self.spec, spec_sent)}
 
     @classmethod
-    def from_json(cls, plain: Mapping[str, Any]) -> MechanismPayload:
+    def from_json(cls, plain: Mapping[str, Any], spec: IdeaSpec | None = None
+                  ) -> MechanismPayload:
         return cls(outcome=plain["outcome"], message=plain.get("message"),
-                   nodeid=plain["nodeid"], spec=IdeaSpec.from_plain(plain["spec"]))
+                   nodeid=plain["nodeid"], spec=spec or IdeaSpec.from_plain(plain["spec"]))
 
 
 Payload = Union[RunPayload, MechanismPayload]
 
 
-def payload_from_json(plain: Mapping[str, Any]) -> Payload | None:
+def spec_wire(spec: IdeaSpec, sent: str | None) -> JsonDict:
+    """A payload's spec on the wire: the spec and its digest the first time a sender sends it,
+    its digest alone once ``sent`` (the spec travels once per module and sender, not per
+    run)."""
+    if sent is not None:
+        return {"spec_digest": sent}
+    plain = spec.to_plain()
+    text = json.dumps(plain, sort_keys=True, separators=(",", ":"))
+    return {"spec": plain, "spec_digest": hashlib.sha256(text.encode()).hexdigest()[:32]}
+
+
+def payload_from_json(plain: Mapping[str, Any], specs: dict[str, IdeaSpec] | None = None
+                      ) -> Payload | None:
     """The payload a test report carried (``json.loads`` of it), or None when the controller
-    cannot use it (no spec, a run that does not say which run it is, an unknown kind)."""
-    kind = plain.get("kind")
+    cannot use it (no spec, a run that does not say which run it is, an unknown kind).
+    ``specs`` (digest -> spec) is the receiver's: a spec sent with its digest is kept there,
+    and a payload that names only a digest takes the spec kept under it."""
+    kind, digest = plain.get("kind"), plain.get("spec_digest")
+    spec = None if specs is None or digest is None else specs.get(digest)
+    if spec is None and "spec" in plain:
+        spec = IdeaSpec.from_plain(plain["spec"])
+        if specs is not None and digest is not None:
+            specs[digest] = spec
+    if spec is None:
+        return None
     if kind == "run":
-        return RunPayload.from_json(plain)
-    if kind == "mechanism" and "spec" in plain:
-        return MechanismPayload.from_json(plain)
+        return RunPayload.from_json(plain, spec)
+    if kind == "mechanism":
+        return MechanismPayload.from_json(plain, spec)
     return None

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import ModuleType
 
 from benchkit.spec.idea import Config, IdeaSpec
-from benchkit.spec.payloads import JsonDict, RunResult
+from benchkit.spec.run_record import JsonDict, RunResult
 from benchkit.store.fingerprint import arm_fingerprint
 from benchkit.store.runs import RunStore
 

@@ -39,7 +39,8 @@ from typing import Any
 
 from benchkit.codec import JsonRecord, as_json
 from benchkit.store import bounded
-from benchkit.spec.payloads import CurvePoint, JsonDict, RunPoint, RunResult, Signature
+from benchkit.spec.run_record import (CurvePoint, JsonDict, Provenance, RunPoint, RunRecord,
+                                      RunResult, Signature)
 
 RECORD_VERSION = 2
 RESULT_KEYS = ("val", "test", "diverged", "seconds", "signatures", "logs", "budgets")
@@ -88,6 +89,20 @@ class StoredRun(JsonRecord):
     run_digest: str
     digest: str
     mac: str | None = field(default=None, metadata=as_json(omit=True))
+
+    def record(self, module: str, point: RunPoint | None = None) -> RunRecord:
+        """The stored run as ``module``'s run record at ``point`` (the record's own place when
+        not given): its result, reused (``reused`` when ``module`` trained it, ``shared`` when
+        another module did) and the plan it was trained under; the one way a stored record
+        becomes a run's, for an arm test and for the controller alike."""
+        trained_in = self.origin.module
+        return RunRecord(
+            point=self.point if point is None else point,
+            result=dataclasses.replace(self.result, seconds=float(self.result.seconds or 0.0)),
+            origin=Provenance(key=self.key, digest=self.run_digest,
+                              origin="reused" if trained_in == module else "shared",
+                              trained_in=trained_in, planned=self.origin.plan),
+            reused=True, cpu=self.cpu)
 
 
 def canonical(obj: object) -> bytes:
@@ -268,7 +283,9 @@ def _check_signature(name: str, sig: Signature) -> None:
     _number(sig.tol, f"{what} tol", minimum=0)
     _need(sig.prediction is None or isinstance(sig.prediction, str),
           f"{what} prediction is not text")
-    confirmed = sig.observed is not None and abs(sig.observed - sig.predicted) <= sig.tol
+    predicted, tol = sig.predicted, sig.tol
+    assert predicted is not None and tol is not None   # numbers: checked above
+    confirmed = sig.observed is not None and abs(sig.observed - predicted) <= tol
     _need(sig.confirmed is confirmed, f"{what} confirmed is not |observed - predicted| <= tol")
 
 

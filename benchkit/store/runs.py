@@ -26,7 +26,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from benchkit.spec.idea import Config, IdeaSpec, cfg_id
-from benchkit.spec.payloads import JsonDict
+from benchkit.spec.run_record import JsonDict
 from benchkit.store import fingerprint
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage, Storage

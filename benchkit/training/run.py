@@ -22,7 +22,7 @@ import numpy as np
 
 from benchkit.store import hardware
 from benchkit.store.environment import environment  # noqa: F401  (its old home)
-from benchkit.spec.payloads import CurvePoint, Provenance, RunPoint, RunResult, Signature
+from benchkit.spec.run_record import CurvePoint, Provenance, RunPoint, RunResult, Signature
 from benchkit.tracks.base import Data, Split, Track
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchkit.spec.idea import IdeaSpec
-from benchkit.spec.payloads import RunResult
+from benchkit.spec.run_record import RunResult
 from benchkit.verdict.controls import arm_name
 from benchkit.verdict.sections import BudgetMatch, BudgetPoint, Budgets, Medians
 

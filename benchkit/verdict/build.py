@@ -12,12 +12,12 @@ from typing import Any
 
 from benchkit import tracks
 from benchkit.spec.idea import Config, IdeaSpec, cfg_id, run_id, unreachable_family
-from benchkit.spec.payloads import JsonDict, MechanismPayload, Measured, RunPayload, RunResult
+from benchkit.spec.payloads import MechanismPayload, RunPayload
+from benchkit.spec.run_record import JsonDict, Measured, RunRecord, RunResult
 from benchkit.stats import paired, signtest
 from benchkit.verdict import (comparison, convergence, extension, mechanism,
                              plan, sweeps)
 from benchkit.verdict.records import Report, better_side
-from benchkit.verdict.run_rows import RunRow
 from benchkit.verdict.sections import (Baseline, Convergence, FailedRun, Incomplete,
                                       SweepRow)
 
@@ -236,9 +236,9 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
                   "margin": spec.margin, "margin_reference": spec.margin_reference,
                   "claim_type": spec.claim_type},
         warnings=tuple(warnings),
-        runs=tuple(run_row(r) for r in sorted(
-            (r for r in run_payloads if r.point is not None and r.point.track == track),
-            key=lambda r: _row_order(r, arms, grid))),
+        runs=tuple(sorted((r.record for r in run_payloads
+                           if r.record is not None and r.record.point.track == track),
+                          key=lambda r: _row_order(r, arms, grid))),
         environment=_environment(run_payloads), sequential=planned.sequential,
         exploratory=planned.exploratory,
         practical_verdict=None, system_verdict=None)  # decided later, by the pipeline
@@ -264,8 +264,8 @@ def pending_checks(converged: Convergence, track: str, seeds: Sequence[int],
             "reused)"), missing
 
 
-def split_pairs(seeds: Sequence[int], base_runs: Sequence[RunPayload],
-                idea_runs: Sequence[RunPayload]) -> str | None:
+def split_pairs(seeds: Sequence[int], base_runs: Sequence[RunRecord],
+                idea_runs: Sequence[RunRecord]) -> str | None:
     """A warning when the two runs of a seed's pair trained on different CPU types (sharded
     over unlike machines): kernels differ in their rounding there, so that pair's difference
     is not the arms' alone."""
@@ -279,56 +279,30 @@ def split_pairs(seeds: Sequence[int], base_runs: Sequence[RunPayload],
             "rounding; train every shard on one CPU type (docs/scale-out.md)")
 
 
-def _result(run: RunPayload | None) -> RunResult | None:
+def _result(run: RunRecord | None) -> RunResult | None:
     return None if run is None else run.result
 
 
-def passed_runs(run_payloads: Sequence[RunPayload], track: str) -> dict[RunKey, RunPayload]:
-    """``track``'s passed runs that carry a result, keyed by where they sit: (arm, cfg id,
-    seed)."""
-    return {(r.point.arm, cfg_id(dict(r.point.cfg)), r.point.seed): r for r in run_payloads
-            if r.point is not None and r.point.track == track and r.outcome == "passed"
-            and r.result is not None}
+def passed_runs(run_payloads: Sequence[RunPayload], track: str) -> dict[RunKey, RunRecord]:
+    """The records of ``track``'s passed runs that carry a result, keyed by where they sit:
+    (arm, cfg id, seed)."""
+    records = (p.record for p in run_payloads if p.record is not None)
+    return {(r.point.arm, cfg_id(r.point.cfg), r.point.seed): r for r in records
+            if r.point.track == track and r.outcome == "passed" and r.result is not None}
 
 
-def _val(run: RunPayload | None) -> float | None:
+def _val(run: RunRecord | None) -> float | None:
     """A run's validation value for the extension rule: None when missing, nan if diverged."""
     if run is None:
         return None
     return float("nan") if run.diverged or run.val is None else run.val
 
 
-NO_RESULT = RunResult(val=None, test=None, diverged=False, seconds=None)
-
-
-def run_row(run: RunPayload) -> RunRow:
-    """The report's row of one run (``report["runs"]``): where it sits, its result, and where
-    the result came from (none of these without a result: a failed run's row)."""
-    point, given = run.point, run.result is not None
-    if point is None:
-        raise ValueError(f"{run.nodeid}: a run that does not say which run it is has no row")
-    result = run.result if run.result is not None else NO_RESULT
-    source = run.provenance if given else None
-    return RunRow(arm=point.arm, seed=point.seed, cfg=dict(point.cfg), val=result.val,
-                  test=result.test, seconds=result.seconds, diverged=bool(result.diverged),
-                  outcome=run.outcome, reused=bool(given and run.reused),
-                  logs=dict(result.logs),
-                  signatures={k: v.observed for k, v in result.signatures.items()},
-                  budgets=dict(result.budgets), cpu=run.cpu if given else None,
-                  curve=result.curve,
-                  digest=None if source is None else source.digest,
-                  key=None if source is None else source.key,
-                  origin=None if source is None else source.origin,
-                  trained_in=None if source is None else source.trained_in)
-
-
-def _row_order(run: RunPayload, arms: list[str], grid: list[Config]) -> tuple[int, int, int]:
+def _row_order(run: RunRecord, arms: list[str], grid: list[Config]) -> tuple[int, int, int]:
     """Rows by arm (declared order), then grid order (configs beyond it last), then seed."""
-    point = run.point
-    assert point is not None  # rows are of placed runs only
-    cfg = dict(point.cfg)
-    return (_arm_order(arms, point.arm), grid.index(cfg) if cfg in grid else len(grid),
-            point.seed)
+    cfg = dict(run.point.cfg)
+    return (_arm_order(arms, run.point.arm), grid.index(cfg) if cfg in grid else len(grid),
+            run.point.seed)
 
 
 def _arm_order(arms: list[str], arm: str) -> int:

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from benchkit.spec.idea import ARMS, Config, IdeaSpec, cfg_id
-from benchkit.spec.payloads import Measured, RunPayload, RunResult
+from benchkit.spec.run_record import Measured, RunRecord, RunResult
 from benchkit.stats import paired, pairtest, selection, signtest
 from benchkit.verdict import budgets, controls, sweeps
 from benchkit.verdict.records import Comparison, ControlArm
@@ -76,7 +76,7 @@ class Tested:
     baseline: Baseline
     idea: paired.Summary
     idea_config: Config
-    idea_runs: tuple[RunPayload, ...]
+    idea_runs: tuple[RunRecord, ...]
     comparison: Comparison                      # the baseline's
     sweeps: dict[str, selection.Sweeps]         # each comparison's, by comparator arm
     controls: dict[str, ControlArm]             # by control name
@@ -85,7 +85,7 @@ class Tested:
     log_medians: dict[str, Medians]
 
 
-def tested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunPayload],
+def tested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],
            grid: Sequence[Config], seeds: Sequence[int], picked: Mapping[str, int],
            arm_sweeps: Mapping[str, Sequence[SweepRow]], *, direction: str,
            alpha: float) -> Tested:
@@ -127,7 +127,7 @@ def test_values(runs: Sequence[Measured]) -> list[float]:
     return finite
 
 
-def results_of(runs: Sequence[RunPayload]) -> tuple[RunResult, ...]:
+def results_of(runs: Sequence[RunRecord]) -> tuple[RunResult, ...]:
     """The results of runs that have one (passed runs: ``build.passed_runs``)."""
     results = tuple(r.result for r in runs if r.result is not None)
     if len(results) != len(runs):

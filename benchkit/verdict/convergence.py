@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 from benchkit import tracks
 from benchkit.spec.idea import Config, cfg_id
-from benchkit.spec.payloads import CurvePoint, RunResult
+from benchkit.spec.run_record import CurvePoint, RunResult
 from benchkit.stats import sequential
 from benchkit.verdict.sections import ArmConvergence, BudgetCheck, Convergence
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from benchkit import tracks
 from benchkit.spec.idea import Config, IdeaSpec
-from benchkit.spec.payloads import RunResult
+from benchkit.spec.run_record import RunResult
 from benchkit.stats.paired import select_config
 from benchkit.verdict.convergence import (SelectedRuns, check_allowance, check_decision,
                                           check_order, checked, checks_called_for)

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from benchkit.codec import JsonRecord
 from benchkit.spec.idea import cfg_id
-from benchkit.spec.payloads import JsonDict
+from benchkit.spec.run_record import JsonDict
 from benchkit.stats.paired import benjamini_hochberg, holm, min_p_value, sign_flip_p_value
 from benchkit.stats import selection
 from benchkit.stats.signflip import sign_flip_ci
@@ -184,13 +184,14 @@ class Entry:
                     " (diverged, failed or not run) where the baseline has one")
         for seed in seeds:
             b, i = base[seed], idea[seed]
-            if not b.digest:
+            digest = None if b.origin is None else b.origin.digest
+            if not digest:
                 return ("its baseline runs carry no digest (written before runs recorded their "
                         "store digest): re-bench it to place it")
             assert b.test is not None and i.test is not None   # finite, checked above
             self.seeds.append(seed)
             self.improvements.append(b.test - i.test if self.lower else i.test - b.test)
-            self.baseline_runs.append((seed, b.digest))
+            self.baseline_runs.append((seed, digest))
             self.baseline_values.append(b.test)
         if len(self.seeds) < 2:
             return f"fewer than 2 seeds with a finite baseline result ({len(self.seeds)})"

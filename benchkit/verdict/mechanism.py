@@ -15,12 +15,13 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from benchkit.spec.payloads import MechanismPayload, RunPayload, Signature
+from benchkit.spec.payloads import MechanismPayload
+from benchkit.spec.run_record import RunRecord, Signature
 from benchkit.verdict.sections import (MathVerification, MechanismSignature, MechanismTest,
                                        SignatureEvidence)
 
 
-def mechanism_signature(idea_runs: Sequence[RunPayload]) -> MechanismSignature:
+def mechanism_signature(idea_runs: Sequence[RunRecord]) -> MechanismSignature:
     """Aggregate ``run.signature`` over the idea's selected-config runs: observed is the value
     farthest from the prediction; confirmed only when every run confirmed it."""
     recorded = [r.result.signatures if r.result else {} for r in idea_runs]
@@ -30,10 +31,10 @@ def mechanism_signature(idea_runs: Sequence[RunPayload]) -> MechanismSignature:
         entries = [signatures.get(name) for signatures in recorded]
         present = [e for e in entries if e is not None]
         finite = [e.observed for e in present if e.observed is not None]
-        predicted = present[0].predicted
+        predicted = _predicted(present[0].predicted, name)
         farthest = max(finite, key=lambda v: abs(v - predicted)) if finite else None
         confirmed = len(present) == len(entries) and all(e.confirmed for e in present)
-        tol = max(e.tol for e in present)
+        tol = max(_predicted(e.tol, name) for e in present)
         status, discriminating, nulls = signature_status(confirmed, entries, predicted, tol)
         out[name] = SignatureEvidence(
             prediction=present[0].prediction, predicted=predicted, tol=tol, observed=farthest,
@@ -41,6 +42,15 @@ def mechanism_signature(idea_runs: Sequence[RunPayload]) -> MechanismSignature:
             status=status, discriminating=discriminating, null_per_seed=tuple(nulls))
     return MechanismSignature(
         signatures=out, confirmed=all(s.confirmed for s in out.values()) if out else None)
+
+
+def _predicted(value: float | None, name: str) -> float:
+    """A run's prediction or tolerance of signature ``name``; a report's row keeps neither (its
+    signatures are observations: :meth:`Signature.observation`), so it gives no evidence."""
+    if value is None:
+        raise ValueError(f"signature {name!r} of a report's row has no prediction: its "
+                         "evidence comes from the runs, not the rows")
+    return value
 
 
 def math_verification(mechanism_payloads: Sequence[MechanismPayload]) -> MathVerification:

@@ -72,8 +72,8 @@ def build_finite(make: Build, spec: IdeaSpec, track: str, run_payloads: Sequence
            f"{', ...' if len(bad) > 3 else ''} overflow float range): no comparison; record "
            "the metric in units that keep it well inside float range")
     message = "benchkit: the statistics of the track's metrics are not finite (the report says why)"
-    refused = [dataclasses.replace(p, outcome="failed", message=message)
-               if p.track == track and p.outcome == "passed" else p for p in run_payloads]
+    refused = [p.failed(message) if p.track == track and p.outcome == "passed" else p
+               for p in run_payloads]
     report = make(spec, track, refused, mechanism_payloads, alpha=alpha)
     if report.incomplete is None:  # every run of the track refused: it cannot be complete
         raise ValueError(f"{spec.name} {track}: every run was refused, yet the report is complete")
@@ -131,14 +131,18 @@ _FLOAT_FIELDS: dict[type, tuple[str, ...] | None] = {}
 
 
 def _may_hold_floats(cls: type) -> tuple[str, ...] | None:
-    """The fields of a record with generated JSON whose type may hold a float (not text,
-    ints, flags or tuples of those), found once per type; None for any other type."""
+    """The fields of a record whose JSON is written from its fields' values (generated, or in
+    another record's layout: ``JSON_LAYOUT``) whose type may hold a float (not text, ints,
+    flags or tuples of those), found once per type; None for any other type. A field the JSON
+    leaves out (a run record's signature predictions) may make the walk say yes where
+    :func:`non_finite`, which decides, finds nothing."""
     if cls not in _FLOAT_FIELDS:
         _FLOAT_FIELDS[cls] = None
-        if issubclass(cls, JsonRecord) and codec.generated(cls):
+        if (issubclass(cls, JsonRecord) and codec.generated(cls)) or (
+                dataclasses.is_dataclass(cls) and hasattr(cls, "JSON_LAYOUT")):
             hints = typing.get_type_hints(cls)
-            _FLOAT_FIELDS[cls] = tuple(f.attr for f in codec.plan(cls).fields
-                                       if not _text(hints[f.attr]))
+            _FLOAT_FIELDS[cls] = tuple(f.name for f in dataclasses.fields(typing.cast(Any, cls))
+                                       if not _text(hints[f.name]))
     return _FLOAT_FIELDS[cls]
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from benchkit.codec import JsonRecord
 from benchkit.spec.idea import IdeaSpec
-from benchkit.spec.payloads import JsonDict, RunPayload
+from benchkit.spec.payloads import RunPayload
+from benchkit.spec.run_record import JsonDict
 from benchkit.stats.sequential import EXACT_RULE
 
 PLAN_KEYS = ("looks", "boundary", "test", "claim_type", "margin")

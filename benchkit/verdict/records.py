@@ -29,13 +29,12 @@ from typing import Any
 
 from benchkit.codec import JsonRecord, as_json
 from benchkit.spec.idea import Config
-from benchkit.spec.payloads import JsonDict
+from benchkit.spec.run_record import JsonDict, RunRecord
 from benchkit.stats import planning
 from benchkit.stats.equivalence import EquivalenceTest
 from benchkit.stats.paired import PairedComparison, Summary
 from benchkit.stats.selection import EffectiveGrids
 from benchkit.verdict.plan import Exploratory, Sequential
-from benchkit.verdict.run_rows import RunRow
 from benchkit.verdict.sections import (Baseline, Budgets, Convergence, GridExtensions,
                                        Incomplete, MathVerification, Medians, MechanismSignature,
                                        SweepRow)
@@ -168,7 +167,7 @@ class Report(JsonRecord):
     grid_extensions: GridExtensions
     protocol: JsonDict
     warnings: tuple[str, ...]
-    runs: tuple[RunRow, ...]
+    runs: tuple[RunRecord, ...]      # its rows: the runs' records (their track is the report's)
     environment: JsonDict
     sequential: Sequential
     exploratory: Exploratory | None
@@ -180,6 +179,13 @@ class Report(JsonRecord):
     provenance: JsonDict | None = field(default=None, metadata=as_json(omit=True))
     store: JsonDict | None = field(default=None, metadata=as_json(omit=True))
     created: str | None = field(default=None, metadata=as_json(omit=True))
+
+    def decoded(self) -> Report:
+        """The report read from its JSON, its run records on its track (a row names none)."""
+        if all(run.point.track == self.track for run in self.runs):
+            return self
+        return dataclasses.replace(self, runs=tuple(run.on_track(self.track)
+                                                     for run in self.runs))
 
     @property
     def direction(self) -> str:

@@ -1,11 +1,11 @@
 """The arms' whole sweeps, as :mod:`benchkit.stats.selection` tests them, from a session's runs
-or a report's ``runs`` rows (records: :class:`benchkit.verdict.run_rows.RunRow`), and the
+or a report's ``runs`` (records: :class:`benchkit.spec.run_record.RunRecord`), and the
 comparison fields that test decides.
 
 The deciding figures are the cross-fitted ones (each seed measured at the configs its arm
 selects on the other seeds, :mod:`benchkit.stats.crossfit`); the p of the same test at the
 configs selected on all seeds, held fixed, stays beside them as ``p_fixed_configs``. Pure Python
-over run records (:class:`benchkit.spec.payloads.Measured`: a payload, or a report row's result).
+over run records (:class:`benchkit.spec.run_record.Measured`: a payload, or a report row's result).
 """
 from __future__ import annotations
 
@@ -17,16 +17,16 @@ from typing import Any
 import numpy as np
 
 from benchkit.spec.idea import Config, cfg_id
-from benchkit.spec.payloads import Measured, RunResult
+from benchkit.spec.run_record import NO_RESULT, Measured, RunRecord, RunResult
 from benchkit.stats import paired, selection, signtest
 from benchkit.verdict.records import Comparison, Frontier, Report
-from benchkit.verdict.run_rows import RunRow
 
 
-def runs_of(rows: Iterable[RunRow]) -> dict[tuple[str, str, int], RunResult]:
-    """A report's passed runs (its ``runs`` rows) keyed as the controller keys them, (arm, cfg
-    id, seed): each row's result (:meth:`benchkit.verdict.run_rows.RunRow.result`)."""
-    return {(r.arm, cfg_id(r.cfg), r.seed): r.result() for r in rows if r.outcome == "passed"}
+def runs_of(rows: Iterable[RunRecord]) -> dict[tuple[str, str, int], RunResult]:
+    """A report's passed runs (its ``runs``) keyed as the controller keys them, (arm, cfg id,
+    seed): each one's result (a row that shows none: the empty result)."""
+    return {(r.arm, cfg_id(r.cfg), r.seed): r.result if r.result is not None
+            else NO_RESULT for r in rows if r.outcome == "passed"}
 
 
 def groups_of(grid: Sequence[Config], frontier: Frontier | None) -> list[list[int]] | None:

@@ -43,7 +43,7 @@ from scipy.optimize import brentq
 from benchkit.spec.idea import cfg_id
 from benchkit.stats import sequential
 from benchkit.verdict import convergence
-from benchkit.verdict.run_rows import RunRow
+from benchkit.spec.run_record import NO_RESULT, RunRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "budget_check.json"
@@ -248,7 +248,7 @@ def worst(configs: int, seeds: int, epochs: int = 120) -> dict:
 
 def stored_gains(report: dict) -> dict:
     seeds = report["protocol"]["seeds"]
-    runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): RunRow.from_json(r).result()
+    runs = {(r["arm"], cfg_id(r["cfg"]), r["seed"]): RunRecord.from_json(r).result or NO_RESULT
             for r in report["runs"]}
     direction = "lower" if report["metric_direction"].startswith("lower") else "higher"
     out = {}

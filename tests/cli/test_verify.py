@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from benchkit.spec.payloads import RunPoint, RunResult
+from benchkit.spec.run_record import RunPoint, RunResult
 from benchkit.cli import recheck
 from benchkit.cli.verify import verify
 from benchkit.store.backends import DirectoryStorage

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from benchkit.spec.payloads import RunPoint, RunResult
+from benchkit.spec.run_record import RunPoint, RunResult
 from benchkit.cli.commands import main
 from benchkit.plugin import settings
 from benchkit.spec import SpecError

@@ -10,7 +10,7 @@ import pytest
 from benchkit.tracks import tabular
 from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
-from benchkit.spec.payloads import RunResult, Signature
+from benchkit.spec.run_record import RunResult, Signature
 from builders import GRID, make_spec
 
 IDEA = '''

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchkit.spec.payloads import RunPoint, RunResult
+from benchkit.spec.run_record import RunPoint, RunResult
 from benchkit.report.session import aggregate_session
 from builders import as_report, typed
 from builders import session_payloads as payloads

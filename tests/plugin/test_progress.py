@@ -5,7 +5,8 @@ import pytest
 
 from benchkit.plugin.progress import Progress, clock_text
 from benchkit.spec import IdeaSpec
-from benchkit.spec.payloads import RunPayload, RunPoint, RunResult
+from benchkit.spec.payloads import RunPayload
+from benchkit.spec.run_record import RunPoint, RunRecord, RunResult
 
 SPEC = IdeaSpec(name="p", module="m.py", tracks=("x",), grids={}, seeds=(0,), epochs={})
 
@@ -19,9 +20,9 @@ class Clock:
 
 def run(outcome="passed", reused=False, *, seconds=None, nodeid="", track=""):
     """An arm run's payload as the controller receives it."""
-    return RunPayload(outcome=outcome, message=None, nodeid=nodeid, spec=SPEC, reused=reused,
-                      point=RunPoint(arm="idea", track=track, cfg={}, seed=0),
-                      result=RunResult(val=1.0, test=1.0, diverged=False, seconds=seconds))
+    return RunPayload(outcome=outcome, message=None, nodeid=nodeid, spec=SPEC, record=RunRecord(
+        point=RunPoint(arm="idea", track=track, cfg={}, seed=0), outcome=outcome, reused=reused,
+        result=RunResult(val=1.0, test=1.0, diverged=False, seconds=seconds)))
 
 
 def test_progress_counts_trained_runs_and_estimates_from_the_rate_after_the_first():

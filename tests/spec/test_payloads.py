@@ -3,6 +3,7 @@ store keeps is the JSON the dicts were, bit for bit, and the JSON round trip giv
 back."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 
@@ -10,8 +11,9 @@ from benchkit import tracks
 from benchkit.plugin.fixture import run_payload
 from benchkit.spec import IdeaSpec
 from benchkit.store import records
-from benchkit.spec.payloads import (Audit, CurvePoint, MechanismPayload, Provenance, RunPayload,
-                                     RunPoint, RunResult, Signature, payload_from_json)
+from benchkit.spec.payloads import MechanismPayload, RunPayload, payload_from_json
+from benchkit.spec.run_record import (Audit, CurvePoint, Provenance, RunPoint, RunRecord, RunResult,
+                                      Signature)
 from benchkit.training.run import Run
 
 # a spec as the controller reads it (its plain form fills declared_grids in)
@@ -66,7 +68,7 @@ def test_a_run_payload_is_the_json_the_worker_always_sent():
     assert list(plain) == [
         "kind", "outcome", "message", "nodeid", "arm", "track", "cfg", "seed", "val", "test",
         "diverged", "seconds", "reused", "signatures", "logs", "budgets", "curve", "cpu", "key",
-        "digest", "origin", "trained_in", "env", "spec"]
+        "digest", "origin", "trained_in", "env", "spec", "spec_digest"]
     assert plain["signatures"] == {"rank": {
         "has_null": True, "null": 2.0, "observed": 1.0, "predicted": 1.0, "tol": 0.1,
         "prediction": "rank one", "confirmed": True}}
@@ -77,16 +79,18 @@ def test_a_run_payload_is_the_json_the_worker_always_sent():
 def test_payloads_come_back_from_their_json_equal():
     fresh = run_payload("m.py::t", "passed", None, SPEC, recorded_run(), 1)
     audited = RunPayload(outcome="passed", message=None, nodeid="m.py::a", spec=SPEC,
-                         point=POINT, result=RESULT, cpu="cpu", env={"threads": 1},
-                         provenance=Provenance(key="k", digest="d", origin="fresh",
-                                               trained_in="m.py", audit=Audit("d0", False)),
-                         not_stored=True, store_problems=("benchkit: store: full",))
+                         record=RunRecord(point=POINT, result=RESULT, cpu="cpu", origin=(
+                             Provenance(key="k", digest="d", origin="fresh", trained_in="m.py",
+                                        audit=Audit("d0", False)))),
+                         env={"threads": 1}, not_stored=True,
+                         store_problems=("benchkit: store: full",))
     reused = RunPayload(outcome="passed", message=None, nodeid="m.py::r", spec=SPEC,
-                        point=POINT, result=RESULT, reused=True, cpu="cpu",
-                        provenance=Provenance(key="k", digest="d", origin="shared",
-                                              trained_in="o.py", planned={"looks": [3]}))
+                        record=RunRecord(point=POINT, result=RESULT, reused=True, cpu="cpu",
+                                         origin=Provenance(key="k", digest="d", origin="shared",
+                                                           trained_in="o.py",
+                                                           planned={"looks": [3]})))
     errored = RunPayload(outcome="error", message="E boom", nodeid="m.py::e", spec=SPEC,
-                         point=POINT)
+                         record=RunRecord(point=POINT, result=None, outcome="error"))
     claim = MechanismPayload(outcome="failed", message="no", nodeid="m.py::c", spec=SPEC)
     for payload in (fresh, audited, reused, errored, claim):
         text = json.dumps(payload.to_json(), sort_keys=True)   # as it crosses xdist
@@ -100,3 +104,18 @@ def test_a_payload_the_controller_cannot_place_is_dropped_and_a_partial_one_fail
     partial = payload_from_json({k: v for k, v in plain.items() if k != "test"})
     assert isinstance(partial, RunPayload) and partial.result is None
     assert (partial.outcome, partial.message) == ("failed", "benchkit: its result lacks test")
+
+
+def test_a_spec_travels_once_per_sender_and_later_payloads_name_its_digest():
+    first = run_payload("m.py::a", "passed", None, SPEC, recorded_run(), 1)
+    sent = json.loads(json.dumps(first.to_json()))
+    digest = sent["spec_digest"]
+    later = json.loads(json.dumps(dataclasses.replace(first, nodeid="m.py::b").to_json(digest)))
+    claim = MechanismPayload(outcome="passed", message=None, nodeid="m.py::c", spec=SPEC)
+    assert "spec" not in later and later["spec_digest"] == digest
+    received: dict = {}
+    assert payload_from_json(sent, received) == first
+    assert payload_from_json(later, received) == dataclasses.replace(first, nodeid="m.py::b")
+    assert payload_from_json(claim.to_json(digest), received) == claim
+    assert payload_from_json(later, {}) is None          # a digest the receiver never got
+    assert payload_from_json(later) is None

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.spec import shard
-from benchkit.spec.payloads import RunPoint, RunResult
+from benchkit.spec.run_record import RunPoint, RunResult
 from benchkit.store.backends import DirectoryStorage, FsspecStorage, open_storage
 from benchkit.store import hardware
 from benchkit.store.runs import RunStore

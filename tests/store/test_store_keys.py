@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchkit.spec.payloads import RunPoint, RunResult
+from benchkit.spec.run_record import RunPoint, RunResult
 from benchkit.cli.commands import main
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage

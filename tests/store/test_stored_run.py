@@ -2,13 +2,14 @@
 what the store hands on is exactly what it checked."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from benchkit.spec.payloads import CurvePoint, RunPoint, RunResult, Signature
+from benchkit.spec.run_record import CurvePoint, Provenance, RunPoint, RunResult, Signature
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore, load_stored, record_name
@@ -147,3 +148,16 @@ def test_a_record_of_the_wrong_shape_or_values_is_invalid_in_one_line(where, val
     decodes to: a wrong type anywhere is an InvalidRecord saying what, never a traceback."""
     with pytest.raises(records.InvalidRecord, match=why):
         records.load(_spoiled(where, value), KEY)
+
+
+def test_a_stored_record_is_the_run_record_of_the_module_that_reads_it():
+    plan = {"looks": [8]}
+    stored = records.build(KEY, POINT, RESULT, {}, records.StoredOrigin(
+        module="m.py", nodeid="m.py::t", plan=plan), "cpu")
+    own, other = stored.record("m.py"), stored.record("o.py", dataclasses.replace(POINT, seed=4))
+    assert (own.point, own.result, own.cpu, own.reused, own.outcome) == (
+        POINT, RESULT, "cpu", True, "passed")
+    assert own.origin == Provenance(key=KEY, digest=stored.run_digest, origin="reused",
+                                    trained_in="m.py", planned=plan)
+    assert other.origin is not None and other.origin.origin == "shared"
+    assert other.point.seed == 4

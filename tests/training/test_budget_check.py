@@ -12,7 +12,7 @@ from scipy import stats as sps
 from sessions import module, run_session
 
 from benchkit import tracks
-from benchkit.spec.payloads import CurvePoint, RunResult
+from benchkit.spec.run_record import CurvePoint, RunResult
 from benchkit.verdict import convergence
 
 

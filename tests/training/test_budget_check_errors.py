@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from benchkit.spec.payloads import CurvePoint, RunResult
+from benchkit.spec.run_record import CurvePoint, RunResult
 from benchkit.stats import sequential
 from benchkit.verdict import convergence
 

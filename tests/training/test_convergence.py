@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.spec.payloads import CurvePoint, RunPoint, RunResult
+from benchkit.spec.run_record import CurvePoint, RunPoint, RunResult
 from benchkit.verdict import convergence
 from benchkit.training import loop
 from benchkit.store import records

@@ -18,7 +18,7 @@ from benchkit.verdict import comparison
 from benchkit.verdict import mechanism
 from benchkit.report import reading
 from benchkit.verdict import budgets
-from benchkit.spec.payloads import Signature
+from benchkit.spec.run_record import Signature
 
 from benchkit.verdict.mechanism import mechanism_signature, math_verification
 from benchkit.verdict.sections import SignatureEvidence

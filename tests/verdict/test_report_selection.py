@@ -14,7 +14,8 @@ import math
 
 import pytest
 
-from benchkit.spec.payloads import RunPayload, RunResult
+from benchkit.spec.payloads import RunPayload
+from benchkit.spec.run_record import RunResult
 from benchkit.stats import paired
 from benchkit.verdict.build import SELECTION_RULE, TEST_NAME, arm_sweep, selected_index
 from benchkit.spec import cfg_id
@@ -170,7 +171,8 @@ def test_an_incomplete_report_lists_the_missing_and_the_failed_runs():
 def test_a_run_without_a_validation_value_is_missing():
     n = 6
     runs = runs_from({(arm, 0): [(1.0, 1.0)] * n for arm in ("baseline", "idea")}, GRID[:1])
-    runs[-1] = dataclasses.replace(runs[-1], result=None)
+    runs[-1] = dataclasses.replace(runs[-1], record=dataclasses.replace(runs[-1].record,
+                                                                         result=None))
     report = built(make_spec(GRID[:1], n), TRACK, runs, [], alpha=ALPHA)
     assert report["incomplete"]["missing"] == [f"idea[{TRACK}-lr=0.001-seed5]"]
     assert report["incomplete"]["failed"] == []

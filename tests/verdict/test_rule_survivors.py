@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchkit.spec.payloads import CurvePoint, RunResult
+from benchkit.spec.run_record import CurvePoint, RunResult
 from benchkit.verdict import grids
 from benchkit.report.nextstep import missing_seeds, next_steps, without
 from benchkit.stats import paired, selection

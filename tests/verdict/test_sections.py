@@ -13,8 +13,7 @@ from benchkit.spec.idea import cfg_id
 from benchkit.stats.paired import Summary
 from benchkit.verdict import pipeline
 from benchkit.verdict.plan import Exploratory, Futility, Sequential
-from benchkit.verdict.run_rows import RunRow
-from benchkit.spec.payloads import CurvePoint, RunResult
+from benchkit.spec.run_record import CurvePoint, Provenance, RunRecord, RunResult, Signature
 from benchkit.verdict.records import Frontier, FrontierPoint, Report
 from benchkit.verdict.sections import (ArmConvergence, AtEdge, Baseline, BudgetCheck,
                                        BudgetMatch, Budgets, Convergence, Extension,
@@ -154,10 +153,6 @@ def test_each_saved_summary_reads_back_as_a_summary_record():
     (Sequential, {"looks": [8], "max_seeds": 8, "declared": False, "look": 1,
                   "boundary": "union", "futility": None, "rule": "", "surprise": 1}),
     (Exploratory, {"reasons": [], "surprise": 1}),
-    (RunRow, {"arm": "idea", "seed": 0, "cfg": {}, "val": None, "test": None, "seconds": None,
-              "diverged": False, "outcome": "failed", "reused": False, "logs": {},
-              "signatures": {}, "budgets": {}, "cpu": None, "curve": None, "digest": None,
-              "key": None, "origin": None, "trained_in": None, "surprise": 1}),
     (Futility, {"threshold": 0.1, "conditional_power": None, "stop": False, "last_level": None,
                 "rule": "", "surprise": 1}),
 ])
@@ -237,28 +232,43 @@ def test_a_frontiers_incomplete_section_has_no_pending_configs():
 def test_the_budget_and_convergence_sections_read_the_selected_runs_results():
     from benchkit.verdict import comparison
 
-    runs = [make_run("idea", GRID[0], s, 1.0 + s, 2.0) for s in range(2)]
+    runs = [make_run("idea", GRID[0], s, 1.0 + s, 2.0).record for s in range(2)]
     assert [r.val for r in comparison.results_of(runs)] == [1.0, 2.0]
     no_result = dataclasses.replace(runs[1], result=None)
     with pytest.raises(ValueError, match="a run without a result has no figures to read"):
         comparison.results_of([runs[0], no_result])
 
 
-def test_a_report_row_reads_back_as_the_result_its_run_gave():
+def test_a_report_row_is_its_run_record_written_and_read_back():
     from benchkit.verdict import sweeps
 
     (report,) = pipeline.idea_reports(make_spec(GRID[:1], 8), one_config_runs(BASE8, IDEA8),
                                       [], alpha=0.05)
-    row = dataclasses.replace(report.runs[0], curve=(CurvePoint(3, 2.0), CurvePoint(4, 1.5)))
-    result = row.result()
-    assert (result.val, result.test, result.diverged) == (row.val, row.test, False)
-    assert [(p.epoch, p.val) for p in result.curve or ()] == [(3, 2.0), (4, 1.5)]
-    written = row.to_json()
+    run = report.runs[0]
+    assert run.result is not None and run.point.track == report.track
+    run = dataclasses.replace(run, result=dataclasses.replace(
+        run.result, curve=(CurvePoint(3, 2.0), CurvePoint(4, 1.5)),
+        signatures={"rank": Signature(has_null=False, null=None, observed=1.0, predicted=1.0,
+                                      tol=0.1, prediction=None, confirmed=True)}),
+        origin=Provenance(key="k", digest="d", origin="fresh", trained_in="m"))
+    written = run.to_json()
+    assert list(written) == ["arm", "seed", "cfg", "val", "test", "seconds", "diverged",
+                             "outcome", "reused", "logs", "signatures", "budgets", "cpu",
+                             "curve", "digest", "key", "origin", "trained_in"]  # the format
     assert written["curve"] == [{"epoch": 3, "val": 2.0}, {"epoch": 4, "val": 1.5}]
-    assert RunRow.from_json(written) == row
-    assert sweeps.runs_of([RunRow.from_json(written)]) == {
-        (row.arm, cfg_id(row.cfg), row.seed): result}
-    assert RunRow.from_json({**written, "curve": None}).result().curve is None
+    assert written["signatures"] == {"rank": 1.0}
+    back = RunRecord.from_json(written)
+    assert back.to_json() == written and back.point.track == ""
+    assert back.on_track(report.track).point == run.point
+    assert back.result is not None and back.result.signatures == {
+        "rank": Signature.observation(1.0)}
+    assert (back.origin, back.cpu, back.reused) == (run.origin, run.cpu, run.reused)
+    assert sweeps.runs_of([back]) == {(run.arm, cfg_id(run.cfg), run.seed): back.result}
+    assert RunRecord.from_json({**written, "curve": None}).result.curve is None  # type: ignore
+    failed = RunRecord(point=run.point, result=None, outcome="failed")
+    assert RunRecord.from_json(failed.to_json()).on_track(report.track) == failed
+    with pytest.raises(ValueError, match=r"\['surprise'\] are not declared"):
+        RunRecord.from_json({**written, "surprise": 1})
 
 
 def test_a_reports_rows_give_the_runs_its_written_rows_give():
@@ -266,7 +276,9 @@ def test_a_reports_rows_give_the_runs_its_written_rows_give():
 
     for case, report in SAVED_REPORTS:
         record = Report.from_json(report)
-        assert all(isinstance(row, RunRow) for row in record.runs), case
+        assert all(isinstance(row, RunRecord) and row.point.track == record.track
+                   for row in record.runs), case
+        assert [row.to_json() for row in record.runs] == report["runs"], case
         assert {k: (v.val, v.test, v.diverged) for k, v in sweeps.runs_of(record.runs).items()
                 } == {(r["arm"], cfg_id(r["cfg"]), r["seed"]): (r["val"], r["test"], r["diverged"])
                       for r in report["runs"] if r["outcome"] == "passed"}, case
