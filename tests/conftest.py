@@ -41,6 +41,8 @@ def import_what_sessions_would_drop() -> None:
     module docstring says why)."""
     import floor_standin  # noqa: F401  (kept: it restores the registry after each test)
     import hypothesis.internal.observability  # noqa: F401
+    import scipy.special  # noqa: F401  (planning figures and p-values: re-imported by every
+    import scipy.stats  # noqa: F401  session that finishes a report, 0.1-1 s CPU each time)
     import torch
 
     import benchkit
