@@ -166,12 +166,6 @@ class ThreeWay:
     called: int = 0
 
 
-@functools.lru_cache(maxsize=64)
-def _t_quantile(level: float, df: int) -> float:
-    from scipy import stats as sps
-    return float(sps.t.ppf(1 - level, df))
-
-
 @functools.lru_cache(maxsize=32)
 def _expected_max(k: int) -> float:
     """E[max of k independent standard normals] (numerical integration)."""
@@ -225,7 +219,8 @@ def three_way(values: Sequence[float | None], threshold: float, *,
             return ThreeWay("undetermined", len(x), float(x.mean()) if len(x) else None,
                             called=k)
         mean = float(x.mean())
-        half = _t_quantile(level, len(x) - 1) * float(x.std(ddof=1)) / float(np.sqrt(len(x)))
+        half = paired.t_quantile(len(x) - 1, 1 - level) * float(x.std(ddof=1)) \
+            / float(np.sqrt(len(x)))
         lower, upper = mean - half, mean + half
         signs = len(x) >= SIGN_SEEDS
         decision = ("above" if signs and lower > threshold and bool(np.all(x > threshold))

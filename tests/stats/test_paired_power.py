@@ -3,6 +3,7 @@ against scipy's t and noncentral t distributions and by simulation."""
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -58,3 +59,40 @@ def test_power_monotonicity():
     assert paired.power_mde(8, 1.0, power=0.9) > paired.power_mde(8, 1.0, power=0.8)
     # a true effect at the significance threshold is detected only ~half the time
     assert paired.power_mde(8, 1.0) > sps.t.ppf(0.975, 7) / math.sqrt(8)
+
+
+# ---------------------------------------------------------------- scipy.stats not imported
+
+def _nct_sf_then(crit: float, df: int, nc: float) -> float:
+    with np.errstate(over="ignore"):
+        return float(np.clip(sps.nct.sf(crit, df, nc), 0.0, 1.0))
+
+
+@pytest.mark.parametrize("private", [True, False])
+def test_planning_figures_without_scipy_stats(monkeypatch, private):
+    """The t-test's power and the convergence check's t quantile are scipy.stats' floats
+    (nct.sf, t.ppf), computed without importing scipy.stats (0.7-0.9 s of a session's
+    finish): None in sys.modules makes ``from scipy import stats`` raise. Where nctdtr is NaN
+    (a lower tail at ncp 11) the value is scipy.special's _nct_sf, or scipy.stats' own where
+    a scipy lacks it (``private`` False). An infinite critical t (alpha below float
+    resolution) has power 0, so power_mde says no effect reaches it."""
+    from benchkit.stats import sequential
+    cases = [(ncp, n, alpha) for n in (2, 3, 5, 8, 12, 30, 200)
+             for alpha in (0.1, 0.05, 0.025, 0.05 / 3) for ncp in (0.0, 0.7, 2.9, -3.5, 11.0)]
+    levels = [(level, df) for level in (0.2, 0.05, 0.0123) for df in (1, 4, 7, 29, 500)]
+    want = [_nct_sf_then(paired.t_quantile(n - 1, 1 - a / 2), n - 1, c)
+            + _nct_sf_then(paired.t_quantile(n - 1, 1 - a / 2), n - 1, -c) for c, n, a in cases]
+    want_q = [float(sps.t.ppf(1 - level, df)) for level, df in levels]
+    x = [1.0, 1.2, 1.1, 1.3, 1.25]
+    want_lower = float(np.mean(x)) - float(sps.t.ppf(0.95, 4)) * float(np.std(x, ddof=1)) \
+        / float(np.sqrt(5))
+    paired.t_quantile.cache_clear()
+    monkeypatch.setattr(paired, "NCT_SF_PRIVATE", private)
+    if private:
+        monkeypatch.setitem(sys.modules, "scipy.stats", None)
+        monkeypatch.delattr("scipy.stats", raising=False)
+    assert [paired.t_test_power(*case) for case in cases] == want
+    assert [paired.t_quantile(df, 1 - level) for level, df in levels] == want_q
+    assert sequential.three_way(x, 0.5, looks=(5,)).lower == want_lower
+    assert paired.t_test_power(3.0, 4, 1e-300) == 0.0
+    assert paired.power_mde(4, 1.0, 1e-300) == math.inf
