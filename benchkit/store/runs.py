@@ -65,6 +65,7 @@ class RunStore:
         self.secret = secret   # BENCHKIT_STORE_KEY: records are signed, and only signed ones used
         self.problems: list[str] = []   # one line each, in order, without repeats
         self.unsigned: set[str] = set()   # keys with a record refused for its signature
+        self._read: dict[str, StoredRun] = {}   # record name -> the valid record read there
 
     def problem(self, line: str) -> None:
         line = f"benchkit: store: {line}"
@@ -88,7 +89,10 @@ class RunStore:
 
     def records(self, key: str) -> list[StoredRun]:
         """Every valid record stored under ``key`` for this CPU (any CPU's with ``any_cpu``,
-        this CPU's first); invalid ones are reported, not returned."""
+        this CPU's first); invalid ones are reported, not returned. A valid record is read once
+        a store object (a session looks a run up at collection, its end and the item's setup),
+        and the key's folder listed each time: a record stored since, by this process or
+        another (a worker, a shard), has a new name (its digest), so it is read."""
         where = self.storage.location
         mine = f"{self.folder(key)}/{cpu_tag(hardware.cpu())}-"
         try:
@@ -100,6 +104,9 @@ class RunStore:
         names = sorted(names, key=lambda n: not n.startswith(mine))
         found = []
         for name in names if self.any_cpu else [n for n in names if n.startswith(mine)]:
+            if name in self._read:
+                found.append(self._read[name])
+                continue
             try:
                 record = load_stored(self.storage, name, key, self.secret)
             except OSError as exc:
@@ -115,6 +122,7 @@ class RunStore:
                              "run is trained again")
             else:
                 if record is not None:
+                    self._read[name] = record
                     found.append(record)
         return found
 
