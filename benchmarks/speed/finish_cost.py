@@ -4,10 +4,11 @@ what is left is what every session pays besides its runs (start-up, torch's impo
 session finish, the interpreter's exit), by phase (``session_phases.py``), CPU seconds of
 the process and its children.
 
-The two checkouts run in turn, the one going first alternating, ``--reps`` sessions each, in
-one folder whose floors were computed by an untimed first session; the figures are each
-side's medians, measured in this one run. Both sides must compute the same floors: their
-``benchkit/tracks`` and ``benchkit/training`` are the same code.
+The two checkouts run in turn, the one going first alternating, ``--reps`` sessions each, each
+in its own folder whose floors were computed by an untimed first session (in one folder, a
+session after the other side's redrew the plots whenever the two sides' reports differed, a
+run key for one: about 1 s CPU of the finish); the figures are each side's medians, measured
+in this one run.
 
     PYTHONPATH=. .venv/bin/python benchmarks/speed/finish_cost.py --tree /tmp/a --against /tmp/b
 
@@ -54,23 +55,24 @@ def main() -> None:
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
     sides = {"tree": Path(args.tree).resolve(), "against": Path(args.against).resolve()}
-    folder = Path(tempfile.mkdtemp(prefix="benchkit-finish-"))
-    (folder / "test_aa_tabular.py").write_text(AA_MODULE.format(track="tabular"))
-    (folder / "pytest.ini").write_text("[pytest]\n")
-    session_phases.install(folder)
-    for code in sides.values():   # untimed: the floors, and each side's bytecode written
-        session(folder, code)
+    folders = {side: Path(tempfile.mkdtemp(prefix=f"benchkit-finish-{side}-")) for side in sides}
+    for side, folder in folders.items():   # untimed: the floors, each side's bytecode written
+        (folder / "test_aa_tabular.py").write_text(AA_MODULE.format(track="tabular"))
+        (folder / "pytest.ini").write_text("[pytest]\n")
+        session_phases.install(folder)
+        session(folder, sides[side])
     rows: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
     loads = []
     for rep in range(args.reps):
         for side in (list(sides) if rep % 2 == 0 else list(sides)[::-1]):
-            cpu = session(folder, sides[side], "--bench-fresh")
-            rows[side].append({**session_phases.breakdown(session_phases.last(folder), cpu),
+            cpu = session(folders[side], sides[side], "--bench-fresh")
+            rows[side].append({**session_phases.breakdown(session_phases.last(folders[side]), cpu),
                                "total": cpu})
             loads.append(os.getloadavg()[0])
             print(f"  {side}: " + ", ".join(f"{k} {v:.2f}" for k, v in rows[side][-1].items()),
                   flush=True)
-    shutil.rmtree(folder, ignore_errors=True)
+    for folder in folders.values():
+        shutil.rmtree(folder, ignore_errors=True)
     medians = {side: session_phases.medians(r) for side, r in rows.items()}
     for side, m in medians.items():
         print(f"{side} ({sides[side]}) CPU s, medians of {args.reps}: "
