@@ -42,13 +42,22 @@ ENV_KEYS = ("python", "torch", "numpy", "benchkit", "device", "accelerator", "th
 StoredPoint = tuple[str, str, Config, int]   # (arm, track, cfg, seed) of a stored run
 
 
+PACKAGE = Path(__file__).resolve().parents[1]   # benchkit/, every module a run may execute
+
+
+def source_digest(root: Path) -> str:
+    """The ``.py`` files under ``root``, byte for byte, with their paths. Bytes, not parsed
+    code: the whole package costs milliseconds this way (parsing it cost a second a process),
+    and an edit of a comment retraining runs errs on the safe side."""
+    return fingerprint.digest("\n".join(
+        f"{path.relative_to(root).as_posix()}:{hashlib.sha256(path.read_bytes()).hexdigest()}"
+        for path in sorted(root.rglob("*.py"))))
+
+
 @functools.lru_cache(maxsize=1)
 def benchkit_source_digest() -> str:
-    """benchkit's own code, comment- and docstring-free: a change to it retrains everything."""
-    root = Path(__file__).parent
-    return fingerprint.digest("\n".join(
-        f"{path.relative_to(root).as_posix()}:{fingerprint.code_digest(path)}"
-        for path in sorted(root.rglob("*.py"))))
+    """benchkit's whole package (:data:`PACKAGE`): a change to any of it retrains every run."""
+    return source_digest(PACKAGE)
 
 
 class RunStore:

@@ -4,8 +4,10 @@ project files it opened."""
 from __future__ import annotations
 
 import importlib
+import shutil
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +155,24 @@ def test_pause_stops_recording_calls_until_resumed(project):
     names = {code.co_name for code in rec.codes}
     assert "scaled" in names and "unused" not in names
     assert trace.pause() is None  # nothing of ours is tracing now
+
+
+def test_the_key_covers_every_module_of_benchkit_a_run_may_execute(tmp_path):
+    """benchkit's digest in a run's key is of the whole package: an edit to the training loop
+    or a track retrains stored runs (it once covered benchkit/store alone)."""
+
+    import benchkit
+    from benchkit.store import runs
+
+    assert runs.PACKAGE == Path(benchkit.__file__).resolve().parent
+    copy = tmp_path / "benchkit"
+    shutil.copytree(runs.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = runs.source_digest(copy)
+    assert before == runs.benchkit_source_digest()
+    for module in ("training/loop.py", "tracks/tabular.py", "plugin/fixture.py", "codec.py"):
+        path = copy / module
+        original = path.read_text()
+        path.write_text(original + "\n# edited\n")
+        assert runs.source_digest(copy) != before, module
+        path.write_text(original)
+    assert runs.source_digest(copy) == before
