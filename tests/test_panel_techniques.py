@@ -70,3 +70,40 @@ def test_each_script_rewrites_its_part_of_the_page_and_keeps_the_other(technique
     monkeypatch.setattr(panel, "rows", lambda *a, **k: [])
     assert panel.main(["--docs-only", "--docs", "panel.md", "--report-dir", "r"]) == 0
     assert docs.read_text() == known + "\n" + techniques.MARKER + "\ntechniques v1\n"
+
+
+def test_an_expected_direction_that_is_no_verdict_is_refused_by_name(techniques, tmp_path):
+    path = tmp_path / "test_y.py"
+    path.write_text('published = "helps"\nexpected = "better"\nsource = "s"\nimport pytest\n'
+                    'pytestmark = pytest.mark.bench(name="y", track="tabular")\n')
+    with pytest.raises(ValueError, match="test_y.py: .*missing or invalid: \\['expected'\\]"):
+        techniques.declared(path)
+
+
+def test_an_unknown_module_is_one_line_naming_the_valid_ones(techniques, capsys):
+    assert techniques.main(["--docs-only", "--modules", "test_nope"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "no technique module ['test_nope']; valid: [" in err and "test_tabular_dropout" in err
+
+
+def test_a_case_cpu_is_its_sessions_sum_starred_when_one_ran_other_modules(techniques):
+    sessions = [{"modules": ["a"], "cpu_seconds": 10.0}, {"modules": ["a"], "cpu_seconds": 5.4},
+                {"modules": ["b", "c"], "cpu_seconds": 7.0}]
+    assert techniques.cpu_of("a", sessions) == "15"
+    assert techniques.cpu_of("b", sessions) == "7*"
+    assert techniques.cpu_of("d", sessions) == "n/a"
+
+
+@pytest.mark.parametrize("direction, delta, effect", [("lower", -0.02, "2"),
+                                                      ("higher", -0.02, "-2")])
+def test_the_effect_in_mdes_is_positive_when_the_idea_is_better(techniques, direction, delta,
+                                                                  effect):
+    module = {"stem": "test_x", "track": "t", "published": "helps", "source": "s"}
+    report = {"complete": True, "metric_direction": direction, "practical_verdict": "helps",
+              "baseline": {"full": {"mean": 0.5}},
+              "comparison": {"delta_mean": delta, "mde_power80": 0.01, "p_value": 0.01,
+                             "idea_wins": 3, "n_pairs": 4}}
+    cells = [c.strip() for c in techniques.row(module, report, []).split("|")[1:-1]]
+    assert cells[3] == "—"  # no expected direction stated
+    assert cells[6] == "-4" and cells[9] == effect  # delta as % of the baseline, then MDE80s

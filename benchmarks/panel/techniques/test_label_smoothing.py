@@ -5,7 +5,8 @@ Source: Szegedy et al., "Rethinking the Inception Architecture for Computer Visi
 top-5 error by about 0.2 points absolute; Mueller, Kornblith & Hinton, "When Does Label
 Smoothing Help?" (NeurIPS 2019): gains across image classification and translation, with
 better calibration. A small published positive, on far larger models and data than this
-track's.
+track's. Expected here: inconclusive (a gain of about 0.2 points is a quarter of the track's
+MDE80 at 24 seeds).
 """
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ import pytest
 import torch.nn.functional as F
 
 published = "helps"
+expected = "inconclusive"
 source = "Szegedy et al., CVPR 2016 (sec. 7); Mueller, Kornblith & Hinton, NeurIPS 2019"
 SMOOTHING = 0.1  # the published epsilon
 
 pytestmark = pytest.mark.bench(
     looks=(8, 16, 24),  # the track's 24 seeds, with looks: a clear effect stops at 8
+    seeds=16,  # look 2 at once: tested at its own share of alpha (look 1 skipped: conservative)
     name="technique_label_smoothing", track="mnist1d",
     claim="training on labels smoothed by 0.1 raises test accuracy")
 

@@ -1,0 +1,94 @@
+"""Pilot for the tabular technique modules' free settings, on seeds 100-101 (disjoint from a
+bench's 0-63, as the track's own model was chosen on 100-103), before any bench ran.
+
+- weight decay of each arm of ``test_tabular_adamw``: Adam + L2 and AdamW, each at the
+  decay with the best mean validation MSE at the track's middle lr (2e-3), cosine, 120 epochs;
+- the gradient norms of the track's baseline (seed 100, lr 2e-3): how often
+  ``test_tabular_clipping``'s max norm of 1.0 bites.
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/techniques_pilot.py
+
+Writes benchmarks/results/panel/techniques_pilot.json (validation and test MSE per setting and
+seed, the norms' quantiles, the CPU seconds).
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from benchkit.tracks import get
+from benchkit.training import loop
+
+SEEDS = (100, 101)
+LR = 2e-3
+DECAYS = {"adam": (0.0, 1e-5, 1e-4, 3e-4, 1e-3, 2e-3, 4e-3, 1e-2),
+          "adamw": (1e-2, 5e-2, 1e-1, 2e-1, 3e-1, 1.0)}
+OUT = Path(__file__).resolve().parents[1] / "results" / "panel" / "techniques_pilot.json"
+
+
+def decay_sweep(track) -> dict:
+    """Per optimizer and decay: each seed's validation and test MSE, and the decay whose mean
+    validation MSE is lowest."""
+    out: dict = {}
+    for name, decays in DECAYS.items():
+        rows = []
+        for wd in decays:
+            fits = []
+            for seed in SEEDS:
+                torch.manual_seed(seed)
+                fit = loop.fit(track.model(), track.data(seed), track, lr=LR,
+                               epochs=track.epochs, batch_size=track.batch_size, seed=seed,
+                               optimizer=name, weight_decay=wd, schedule=track.schedule)
+                fits.append(fit)
+            rows.append({"weight_decay": wd, "val": [round(f.val, 4) for f in fits],
+                         "test": [round(f.test, 4) for f in fits],
+                         "val_mean": round(float(np.mean([f.val for f in fits])), 4)})
+        best = min(rows, key=lambda r: r["val_mean"])
+        out[name] = {"rows": rows, "best_weight_decay": best["weight_decay"]}
+    return out
+
+
+def gradient_norms(track, seed: int = SEEDS[0]) -> dict:
+    """The total gradient norm at every step of the baseline's training (Adam, cosine), and
+    the share of steps above 1.0."""
+    torch.manual_seed(seed)
+    model = track.model()
+    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    steps = -(-len(track.data(seed).train) // track.batch_size) * track.epochs
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda k: 0.5 * (1 + np.cos(np.pi * min(k, steps) / steps)))
+    norms = []
+    for epoch in loop.minibatches(track.data(seed).train, batch_size=track.batch_size,
+                                  epochs=track.epochs, seed=seed):
+        for x, y in epoch:
+            value = track.loss(model(x), y)
+            opt.zero_grad()
+            value.backward()
+            norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf"))))
+            opt.step()
+            sched.step()
+    n = np.array(norms)
+    return {"seed": seed, "steps": len(n),
+            "quantiles": {str(q): round(float(np.percentile(n, q)), 3)
+                          for q in (5, 25, 50, 75, 95, 100)},
+            "share_above_1": round(float((n > 1.0).mean()), 3)}
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    track = get("tabular")
+    cpu = time.process_time()
+    result = {"seeds": list(SEEDS), "lr": LR, "decay": decay_sweep(track),
+              "gradient_norms": gradient_norms(track)}
+    result["cpu_seconds"] = round(time.process_time() - cpu, 1)
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: result["decay"][k]["best_weight_decay"] for k in DECAYS}),
+          json.dumps(result["gradient_norms"]), result["cpu_seconds"])
+
+
+if __name__ == "__main__":
+    main()
