@@ -107,3 +107,10 @@ def test_the_effect_in_mdes_is_positive_when_the_idea_is_better(techniques, dire
     cells = [c.strip() for c in techniques.row(module, report, []).split("|")[1:-1]]
     assert cells[3] == "—"  # no expected direction stated
     assert cells[6] == "-4" and cells[9] == effect  # delta as % of the baseline, then MDE80s
+
+
+def test_an_arm_still_improving_at_the_budget_check_is_said_beside_the_verdict(techniques):
+    report = {"convergence": {"arms": {"baseline": {"budget_check": {"decision": "trained out"}},
+                                       "idea": {"budget_check": {"decision": "still improving"}}}}}
+    assert techniques.improving(report) == " (idea still improving at 1.5x epochs)"
+    assert techniques.improving({"convergence": {"arms": {"idea": {"budget_check": None}}}}) == ""

@@ -129,6 +129,15 @@ def look(report: dict) -> str:
     return f", look {seq.get('look')} of {len(looks)}" if len(looks) > 1 else ""
 
 
+def improving(report: dict) -> str:
+    """Which arms the budget check found still improving at its longer epochs (their
+    verdict may move with more training), as a note; '' when none."""
+    arms = ((report.get("convergence") or {}).get("arms") or {})
+    still = [arm for arm, a in arms.items()
+             if ((a or {}).get("budget_check") or {}).get("decision") == "still improving"]
+    return f" ({' and '.join(still)} still improving at 1.5x epochs)" if still else ""
+
+
 def row(module: dict, report: dict | None, sessions: list[dict]) -> str:
     """One technique's line: what the source and the module foresaw, the verdict, delta (also
     as a % of the baseline's mean), p, MDE80, the effect in MDE80s signed so that + is the
@@ -144,7 +153,7 @@ def row(module: dict, report: dict | None, sessions: list[dict]) -> str:
     better = None if delta is None or not mde80 else sign * delta / mde80
     base = (report.get("baseline") or {}).get("full") or {}
     pct = None if delta is None or not base.get("mean") else 100 * delta / base["mean"]
-    verdict = report["practical_verdict"] + look(report) + (
+    verdict = report["practical_verdict"] + look(report) + improving(report) + (
         " (exploratory)" if report.get("exploratory") else "")
     return (f"{head} {verdict} | {fmt(delta)} | {fmt(pct, 2)} | {fmt(c.get('p_value'), 2)} | "
             f"{fmt(mde80)} | {fmt(better, 2)} | {c.get('idea_wins')}/{c.get('n_pairs')} | "
