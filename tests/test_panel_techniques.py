@@ -100,9 +100,10 @@ def test_a_case_cpu_is_its_sessions_sum_starred_when_one_ran_other_modules(techn
 def test_the_effect_in_mdes_is_positive_when_the_idea_is_better(techniques, direction, delta,
                                                                   effect):
     module = {"stem": "test_x", "track": "t", "published": "helps", "source": "s"}
-    report = {"complete": True, "metric_direction": direction, "practical_verdict": "helps",
-              "baseline": {"full": {"mean": 0.5}},
-              "comparison": {"delta_mean": delta, "mde_power80": 0.01, "p_value": 0.01,
+    report = {"complete": True, "metric_direction": f"{direction} is better",
+              "practical_verdict": "helps", "baseline": {"full": {"mean": 0.5}},
+              "comparison": {"direction": direction, "delta_mean": delta, "mde_power80": 0.01,
+                             "p_value": 0.01,
                              "idea_wins": 3, "n_pairs": 4}}
     cells = [c.strip() for c in techniques.row(module, report, []).split("|")[1:-1]]
     assert cells[3] == "—"  # no expected direction stated
@@ -114,3 +115,13 @@ def test_an_arm_still_improving_at_the_budget_check_is_said_beside_the_verdict(t
                                        "idea": {"budget_check": {"decision": "still improving"}}}}}
     assert techniques.improving(report) == " (idea still improving at 1.5x epochs)"
     assert techniques.improving({"convergence": {"arms": {"idea": {"budget_check": None}}}}) == ""
+
+
+def test_the_committed_verdicts_and_effect_signs_agree(techniques):
+    report_dir = ROOT / techniques.REPORT_DIR
+    for module in techniques.modules():
+        report = techniques.report_of(report_dir, module)
+        if not report or report["practical_verdict"] not in ("helps", "harms"):
+            continue
+        effect = float(techniques.row(module, report, []).split("|")[10])
+        assert (effect > 0) == (report["practical_verdict"] == "helps"), module["stem"]

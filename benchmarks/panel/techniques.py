@@ -149,7 +149,7 @@ def row(module: dict, report: dict | None, sessions: list[dict]) -> str:
             + f" {cpu_of(module['stem'], sessions)} | {module['source']} |"
     c = report["comparison"]
     delta, mde80 = c.get("delta_mean"), c.get("mde_power80")
-    sign = 1 if report.get("metric_direction", "lower") == "higher" else -1
+    sign = 1 if c.get("direction") == "higher" else -1  # the report's 'higher'/'lower'
     better = None if delta is None or not mde80 else sign * delta / mde80
     base = (report.get("baseline") or {}).get("full") or {}
     pct = None if delta is None or not base.get("mean") else 100 * delta / base["mean"]
