@@ -146,6 +146,8 @@ def settings_line(settings: Settings) -> str:
     except metadata.PackageNotFoundError:
         torch_version = "not installed"
     seeds = settings.seeds if settings.seeds is not None else "per idea"
+    if settings.seed_offset:
+        seeds = f"{seeds} from {settings.seed_offset}"
     epochs = settings.epochs if settings.epochs is not None else "per track"
     return (f"benchkit {__version__}: torch {torch_version} on {settings.device}, "
             f"{settings.threads} torch thread(s)/process, seeds {seeds}, epochs {epochs}, "

@@ -84,6 +84,7 @@ def _build_spec(config: pytest.Config, module_item: pytest.Module) -> IdeaSpec |
     try:
         spec = parse_bench_marker(marks[0], module_item.nodeid,
                                   seeds_override=settings.seeds,
+                                  seed_offset=settings.seed_offset,
                                   epochs_override=settings.epochs)
         arm_names = _check_arms(module_item.nodeid, module_item.obj)
     except SpecError as exc:
@@ -118,8 +119,7 @@ def _extended_from_store(config: pytest.Config, module_item: pytest.Module,
     """The spec with each track's grid extended as far as the stored runs call for
     (benchkit.verdict.grids), and the budget checks they call for; the report applies the same
     rules to the runs."""
-    settings = config.stash[SETTINGS]
-    if settings.seeds is not None or settings.epochs is not None:
+    if spec.overrides:
         # an override session is exploratory: the edge of its grid is a warning, not a reason
         # to train more (a frontier's axis is never extended: benchkit.verdict.extension)
         return dataclasses.replace(spec, extend=0)

@@ -6,8 +6,9 @@ patched and not restored: what :mod:`benchkit.plugin.isolation` cannot undo) was
 bits that a process running it first does not give. ``--bench-audit`` retrains in the
 session's own processes, after whatever they ran; this retrains with nothing before it. Each
 drawn run is selected by its node id in ``python -m pytest NODEID --bench-audit 1``, with the
-session's store, seeds, epochs, threads and device and a scratch report folder, so that
-benchkit's own audit compares it with its record (nothing is stored, no report is touched).
+session's store, seeds and their offset, epochs, threads and device and a scratch report
+folder, so that benchkit's own audit compares it with its record (nothing is stored, no
+report is touched).
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ import pytest
 from benchkit.plugin.settings import SETTINGS, Settings
 from benchkit.spec.payloads import Payload, RunPayload
 
-PASSED_ON = ("seeds", "epochs", "threads", "device", "store")   # Settings -> --bench-<name>
+# Settings -> --bench-<name> (underscores as dashes), passed on unless None or 0
+PASSED_ON = ("seeds", "seed_offset", "epochs", "threads", "device", "store")
 
 
 def draw(payloads: list[Payload], k: int, seed: int) -> list[RunPayload]:
@@ -45,8 +47,8 @@ def command(nodeid: str, settings: Settings, inipath: Path | None, report_dir: s
         args += ["-c", str(inipath)]
     for name in PASSED_ON:
         value = getattr(settings, name)
-        if value is not None:
-            args.append(f"--bench-{name}={value}")
+        if value is not None and value != 0:
+            args.append(f"--bench-{name.replace('_', '-')}={value}")
     return args
 
 

@@ -46,6 +46,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: reports)", metavar="DIR")
     add("--bench-seeds", "bench_seeds", "override every idea's seed count", settings.seeds,
         metavar="N")
+    add("--bench-seed-offset", "bench_seed_offset", "train seeds N .. N + S - 1 instead of "
+        "0 .. S - 1: a replication on a disjoint seed block (default 0; any other makes the "
+        "session exploratory)", settings.seed_offset, metavar="N")
     add("--bench-epochs", "bench_epochs", "override every track's epochs (a quick smoke: "
         "--bench-seeds 2 --bench-epochs 1)", settings.epochs, metavar="N")
     add("--bench-alpha", "bench_alpha", "significance level (default 0.05)", settings.alpha,

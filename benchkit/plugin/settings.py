@@ -32,9 +32,9 @@ HEADER_SHOWN = pytest.StashKey[bool]()  # the settings line went into pytest's h
 
 # benchkit's command-line options (benchkit.plugin.hooks registers exactly these): only they
 # switch benchkit on in a session; a project's own ``--bench-rounds`` is the project's
-OPTIONS = ("--bench-report-dir", "--bench-seeds", "--bench-epochs", "--bench-alpha",
-           "--bench-gate", "--bench-threads", "--bench-audit", "--bench-audit-fresh",
-           "--bench-store", "--bench-shard",
+OPTIONS = ("--bench-report-dir", "--bench-seeds", "--bench-seed-offset", "--bench-epochs",
+           "--bench-alpha", "--bench-gate", "--bench-threads", "--bench-audit",
+           "--bench-audit-fresh", "--bench-store", "--bench-shard",
            "--bench-timeout", "--bench-device", "--bench-fresh")
 
 
@@ -90,6 +90,10 @@ MAX_THREADS = 256   # torch crashes on absurd counts (99999 segfaults)
 # epochs and audit counts reach the records and reports: no longer than their reader reads
 seeds, epochs, audit = _integer(MIN_SEEDS, MAX_SEEDS), _integer(1, MAX_INT), _integer(0, MAX_INT)
 threads = _integer(1, MAX_THREADS)
+# a seed block's first seed: seeds reach numpy's legacy seeding (< 2**32) plus an arm's own
+# init offsets (benchmarks add about 10**6), so a block stays far below that
+MAX_SEED_OFFSET = 10 ** 9
+seed_offset = _integer(0, MAX_SEED_OFFSET)
 
 
 def shard(value: str):
@@ -153,6 +157,8 @@ class Settings:
 
         self.report_dir = Path(config.rootpath, get("bench_report_dir", default="reports"))
         self.seeds: int | None = get("bench_seeds", seeds)
+        # a replication's seed block: seeds offset .. offset + S - 1 (exploratory unless 0)
+        self.seed_offset: int = get("bench_seed_offset", seed_offset, default=0)
         self.epochs: int | None = get("bench_epochs", epochs)
         self.threads: int = get("bench_threads", threads, default=1)
         self.alpha: float = get("bench_alpha", alpha, default=0.05)

@@ -66,7 +66,8 @@ class IdeaSpec:
     looks_declared: bool = False  # looks= (or max_seeds=) in pytest.mark.bench
     boundary: str = "union"  # how the looks share alpha (benchkit.stats.sequential)
     test: str = "mean"  # the paired test that decides (benchkit.stats.signtest)
-    # --bench-seeds/--bench-epochs given ("seeds"/"epochs" -> value): exploratory
+    # --bench-seeds/--bench-epochs/--bench-seed-offset given ("seeds"/"epochs"/"seed-offset"
+    # -> value): exploratory
     overrides: dict[str, int] = field(default_factory=dict)
     # track -> Track.protocol(epochs): JSON
     protocols: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -29,8 +29,11 @@ class Mark(Protocol):
 
 
 def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
-                       epochs_override: int | None) -> IdeaSpec:
-    """Validate ``pytest.mark.bench(...)`` of ``module`` against the track registry."""
+                       epochs_override: int | None, seed_offset: int = 0) -> IdeaSpec:
+    """Validate ``pytest.mark.bench(...)`` of ``module`` against the track registry.
+    ``seed_offset`` (``--bench-seed-offset``) moves the seeds to ``offset .. offset + S - 1``:
+    an override (exploratory) that each protocol records, so that its runs' store keys and
+    its report name the block, and a block's runs never stand in for another's."""
     from benchkit import tracks  # numpy and the track modules: only when collected
 
     where = f"{module}: pytest.mark.bench"
@@ -85,8 +88,8 @@ def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
         looks = tuple(sorted({declared_seeds, looks[-1]}))
     boundary = parse_boundary(kw, where, looks)
     n_seeds = declared_seeds if seeds_override is None else seeds_override
-    overrides = {k: v for k, v in (("seeds", seeds_override), ("epochs", epochs_override))
-                 if v is not None}
+    overrides = {k: v for k, v in (("seeds", seeds_override), ("epochs", epochs_override),
+                                   ("seed-offset", seed_offset or None)) if v is not None}
     claim = kw.get("claim")
     if claim is not None and not isinstance(claim, str):
         raise SpecError(f"{where}: claim must be a string, got {type(claim).__name__}")
@@ -136,14 +139,17 @@ def parse_bench_marker(mark: Mark, module: str, *, seeds_override: int | None,
                             "(fewer configs or seeds)")
     return IdeaSpec(
         name=name, module=module, tracks=track_names, grids=grids,
-        seeds=tuple(range(n_seeds)), epochs=epochs, claim=claim, margin=margin,
+        seeds=tuple(range(seed_offset, seed_offset + n_seeds)), epochs=epochs, claim=claim,
+        margin=margin,
         margin_reference=reference,
         looks=looks or (declared_seeds,), looks_declared=bool(looks), boundary=boundary,
         test=parse_test(kw, where),
         overrides=overrides,
         extend=extend, declared_grids=dict(grids),
         futility=parse_futility(kw, where, looks or (declared_seeds,), fair["claim_type"]),
-        protocols={t: tracks.get(t).protocol(epochs[t]) for t in track_names}, **fair,
+        protocols={t: {**tracks.get(t).protocol(epochs[t]),
+                       **({"seed_offset": seed_offset} if seed_offset else {})}
+                   for t in track_names}, **fair,
     )
 
 

@@ -72,16 +72,22 @@ class Average(nn.Module):
 
 def fit_on_first_rows(run, model: nn.Module, rows: int) -> None:
     """Train ``model`` on the first ``rows`` of the seed's train split (rows are drawn i.i.d.,
-    so they are a random subset) for as many optimizer steps as ``run.fit`` takes on all of
-    them (epochs scaled by the ratio of batches per epoch), with the track's optimizer,
-    schedule, batch size and ``run.cfg``'s lr; record val, test, params and steps."""
-    train, track = run.data.train, run.track
-    per_epoch = -(-len(train) // track.batch_size)
-    fewer = -(-rows // track.batch_size)
+    so they are a random subset): :func:`fit_on_rows`."""
+    train = run.data.train
+    fit_on_rows(run, model, Split(train.x[:rows], train.y[:rows]))
+
+
+def fit_on_rows(run, model: nn.Module, rows: Split) -> None:
+    """Train ``model`` on ``rows`` in place of the seed's train split for as many optimizer
+    steps as ``run.fit`` takes on that split (epochs scaled by the ratio of batches per
+    epoch), with the track's optimizer, schedule, batch size and ``run.cfg``'s lr; record
+    val, test, params and steps (budgets match the baseline's within a batch per epoch)."""
+    track = run.track
+    per_epoch = -(-len(run.data.train) // track.batch_size)
+    given = -(-len(rows) // track.batch_size)
     diverged, steps = loop.train(
-        model, Split(train.x[:rows], train.y[:rows]), track, lr=run.cfg["lr"],
-        epochs=run.epochs * per_epoch // fewer, batch_size=track.batch_size, seed=run.seed,
-        schedule=track.schedule)
+        model, rows, track, lr=run.cfg["lr"], epochs=max(1, run.epochs * per_epoch // given),
+        batch_size=track.batch_size, seed=run.seed, schedule=track.schedule)
     run.budget("params", sum(p.numel() for p in model.parameters() if p.requires_grad))
     run.budget("steps", steps)
     nan = float("nan")

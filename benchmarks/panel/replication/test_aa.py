@@ -1,0 +1,29 @@
+"""A/A: the track's model against itself built from another init stream.
+
+Source: construction. The arms differ only by the init draw, so each paired difference is
+symmetric about zero and a verdict other than inconclusive is a false positive: each side
+rejects with probability alpha / 2 = 2.5%. Over disjoint seed blocks the baseline's own init
+stream (the seed's) changes with the block too.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+expected = "inconclusive"
+OTHER_INIT = 1_000_003  # added to the seed: the idea arm's init stream
+
+pytestmark = pytest.mark.bench(
+    name="rep_aa", track="tabular",
+    claim="the same model from another init stream: nothing to find (A/A)")
+
+
+@pytest.mark.arm("baseline")
+def test_baseline(run):
+    run.fit(run.track.model())
+
+
+@pytest.mark.arm("idea")
+def test_idea(run):
+    torch.manual_seed(run.seed + OTHER_INIT)
+    run.fit(run.track.model())

@@ -1,0 +1,66 @@
+"""The replication panel (benchmarks/panel/replication.py, issue 54 item 3): its cases declare
+what they expect, its interval and level check are the textbook ones, its section of
+docs/panel.md is what it renders from the committed results and sits between the known answers
+and the techniques without touching either. Reads sources and JSON only: nothing trains."""
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PANEL = ROOT / "benchmarks" / "panel"
+
+
+@pytest.fixture(scope="module")
+def doc():
+    sys.path.insert(0, str(PANEL))
+    try:
+        yield importlib.import_module("replication_doc")
+    finally:
+        sys.path.remove(str(PANEL))
+
+
+def test_every_case_declares_its_expected_verdict_and_a_name_of_its_own(doc):
+    import replication
+
+    found = replication.cases()
+    assert {c["expected"] for c in found.values()} == {"helps", "harms", "inconclusive",
+                                                       "non-inferior"}
+    assert len({c["name"] for c in found.values()}) == len(found)
+    assert all(c["track"] == replication.TRACK and c["summary"] for c in found.values())
+
+
+@pytest.mark.parametrize("k, n, lo, hi", [(0, 10, 0.0, 0.2775), (5, 10, 0.2366, 0.7634),
+                                          (10, 10, 0.7225, 1.0), (1, 20, 0.0089, 0.2361)])
+def test_wilson_interval(doc, k, n, lo, hi):
+    got = doc.wilson(k, n)
+    assert got == pytest.approx((lo, hi), abs=1e-4)
+
+
+def test_level_check_is_alpha_over_two_within_two_standard_errors(doc):
+    se, ok = doc.level_check(1, 20)    # 0.05 against 0.025 +- 2 x 0.0349
+    assert se == pytest.approx(0.0349, abs=1e-4) and ok
+    assert not doc.level_check(2, 20)[1]   # 0.10 is outside
+    assert doc.level_check(0, 20)[1]
+
+
+def test_the_section_goes_between_the_known_answers_and_the_techniques(doc):
+    page = "<!-- panel.py: begin -->\nA\n<!-- panel.py: end -->\n\n" + \
+        doc.TECHNIQUES_MARKER + "\nT\n"
+    first = doc.with_section(page, f"{doc.BEGIN}\nR1\n{doc.END}\n")
+    assert first.index("A") < first.index("R1") < first.index(doc.TECHNIQUES_MARKER)
+    again = doc.with_section(first, f"{doc.BEGIN}\nR2\n{doc.END}\n")
+    assert "R1" not in again and again.replace("R2", "R1") == first
+
+
+def test_docs_are_what_the_script_renders_from_the_committed_results(doc):
+    import replication
+
+    results = json.loads((ROOT / replication.RESULTS).read_text())
+    page = (ROOT / "docs" / "panel.md").read_text()
+    rendered = doc.section(results, replication.cases(), ROOT)
+    assert rendered.rstrip("\n") in page, f"run {replication.COMMAND} docs"
