@@ -18,7 +18,8 @@ Two-sided p = min(1, 2 min(p_helps, p_harms)), each side's p the largest of its 
 ends are the largest upper end over the helps tests and the smallest lower end over the harms
 tests (a (1 - level) interval for theta; 0 outside it exactly when p < level); margins shift
 every test's differences. The comparison's per-seed differences are the binding test's (the
-largest p on the side with the smaller p). With one config per arm each side is the plain
+largest p on the side with the smaller p; among equal ps, the one whose differences lie least
+toward that side). With one config per arm each side is the plain
 sign-flip test (:mod:`benchkit.stats.pairtest`). Combinations of configs over groups above
 MAX_COMBOS (256: every pair is a 2^n-flip test) are replaced by each seed's best over the arm's
 configs per group (larger, hence conservative, against the claim). numpy only.
@@ -223,7 +224,11 @@ def _side(sw: Sweeps, direction: str, idea_better: bool, statistic: str, seed: i
         fam = _checked(family(sw, direction))
         pairs = fam.helps if idea_better else fam.harms
         ps = [_one_sided(q, idea_better, direction, statistic, seed) for q in pairs]
-        j = int(np.argmax(ps))
+        # ties of p (exact ps bottom out at 2^-n): the test nearest the null binds, its summed
+        # differences least toward the side (for harms, the idea's least-bad config), not the
+        # first listed
+        toward = worse_sign(direction) * (-1.0 if idea_better else 1.0)
+        j = max(range(len(pairs)), key=lambda i: (ps[i], -toward * float(pairs[i].d.sum())))
         sw._sides[key] = (ps[j], pairs[j])
     return sw._sides[key]
 

@@ -186,9 +186,10 @@ def section(results: dict, known: dict, root: Path) -> str:
          "upper bound; then the observed sd). Effects are the mean over seeds of idea minus "
          "baseline at the configs each arm selected (the estimand): the comparison's "
          "`delta_mean` is that of the binding paired test, which, where every config's p ties "
-         "(all seeds one way), pits the idea against the first baseline config, not the "
-         "selected one (at seeds 100-115, 200 extra rows: -0.137 against lr 1e-3, -0.029 "
-         "against the selected 2e-3)."),
+         "(all seeds one way), pitted the idea against the first baseline config in the "
+         "reports these blocks wrote, not the selected one (at seeds 100-115, 200 extra rows: "
+         "-0.137 against lr 1e-3, -0.029 against the selected 2e-3); benchkit now binds the "
+         "tied test nearest the null."),
         "", f"Regenerate: `{COMMAND} preregister`, `{COMMAND} blocks --blocks 20 "
         f"--case-blocks 10`, then `{COMMAND} docs` (from `{RESULTS}` alone).", "",
         "### Pre-registration", "",

@@ -154,4 +154,8 @@ def test_recheck_rebuilds_through_the_pipeline_and_names_the_checks_it_cannot_re
     assert notes and all("budget check" in n and "cannot be redone" in n for n in notes)
     assert notes == recheck.unredone(report)
     assert [c.p_value for c in built.comparisons()] == [c.p_value for c in report.comparisons()]
-    assert recheck.comparisons(report)[1] == []
+    # its p's follow from its rows; its differences are the first tied test's, written before
+    # ties went to the test nearest the null (tests/report/test_committed_reports.py says so)
+    found = recheck.comparisons(report)[1]
+    assert found and all(" per_seed_diffs is " in line or " delta_mean is " in line
+                         for line in found)

@@ -341,3 +341,18 @@ def test_wilcoxon_signed_rank_matches_scipy_and_the_brute_force_with_selection()
     assert selection.p_value(selection.sweeps(bv, bt, iv, it), "lower",
                              statistic="wilcoxon") == pytest.approx(
         brute_p(bv, bt, iv, it, "lower", statistic="wilcoxon"))
+
+
+@pytest.mark.parametrize("direction", ["lower", "higher"])
+def test_tied_ps_bind_the_test_nearest_the_null(direction):
+    """Every seed one way under every config ties each side's p at the exact minimum (2^-n):
+    the comparison's differences are then those of the test nearest the null (for harms, the
+    idea's least-bad config against the comparator), not the first config listed."""
+    n, worse = 8, 1.0 if direction == "lower" else -1.0
+    base = 1.0 + np.random.default_rng(0).normal(0, 0.01, n)
+    baseline = base[:, None] + worse * np.array([0.0, 0.3, 0.6])  # its best config: column 0
+    idea = base[:, None] + worse * np.array([2.0, 1.0, 0.5])  # worse on every seed, at every lr
+    sw = selection.sweeps(baseline, baseline, idea, idea)
+    assert selection.p_value(sw, direction) == pytest.approx(2 * 0.5 ** n)
+    pair = selection.binding(sw, direction)
+    assert np.allclose(pair.d * worse, 0.5)   # the idea's least-bad config (2) minus column 0
