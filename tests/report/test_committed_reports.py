@@ -32,15 +32,7 @@ _OWNED = ("it rebuilds complete from its rows, but is left to the bench that wri
 # they are not rebuilt (not strict: the benches that write them may be re-run meanwhile)
 EARLIER_PROTOCOL = {
     "benchmarks/results/panel/cosine_schedule/tabular": _PANEL + _CHECKS,
-    "benchmarks/results/panel/ensemble_of_two/tabular": _PANEL + _CHECKS,
     "benchmarks/results/panel/last_state/dynamics": _PANEL + _CHECKS,
-    "benchmarks/results/panel/quarter_rows/tabular": _PANEL + _CHECKS,
-    "benchmarks/results/panel/tanh_vs_relu/tabular": _PANEL + _CHECKS,
-    "benchmarks/results/panel/mlp_vs_cnn/mnist1d": _PANEL + _OWNED,
-    "benchmarks/results/panel/shuffled_cnn/mnist1d": _PANEL + _OWNED,
-    "benchmarks/results/tracks/bench/mnist1d_cnn/mnist1d": (
-        "benched before the test was cross-fitted (ideas/test_mnist1d_cnn.py quotes it); "
-        + _OWNED),
     "reports/moment_preserving_rank2/dynamics": (
         "written before ties of the binding test's p went to the test nearest the null (its "
         "per-seed differences are the first tied config's), and not rebuilt: rebuilt from its "
