@@ -254,8 +254,7 @@ def one_sided_sign_flip_p(w: ArrayLike, *, exact_max: int = 16, n_resamples: int
     n, obs = len(w), float(w.sum())
     thr = obs + REL_TOL * float(np.abs(w).sum())
     if n <= exact_max:
-        bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
-        return float(np.mean((1.0 - 2.0 * bits) @ w <= thr))
+        return float(np.mean(exact_signs(n) @ w <= thr))
     rng = np.random.default_rng(seed)
     signs = rng.integers(0, 2, size=(int(n_resamples), n)) * 2.0 - 1.0
     return (1 + int(np.count_nonzero(signs @ w <= thr))) / (1 + int(n_resamples))

@@ -48,7 +48,7 @@ def flip_rows(n: int, seed: int = 0) -> tuple[np.ndarray, bool]:
     negated), all 2^n up to EXACT_MAX seeds (row r flips seed j when bit j of r is set, so
     row 0 is the observed data), else sign_flip_p_value's seeded draws (its sign -1 is a flip)."""
     if n <= EXACT_MAX:
-        rows = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)
+        rows = paired.exact_signs(n) < 0
     else:
         rng = np.random.default_rng(seed)
         chunks, left = [], N_RESAMPLES

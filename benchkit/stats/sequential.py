@@ -57,8 +57,7 @@ def _signs(n: int) -> np.ndarray:
     """Every sign vector of n seeds (row r flips seed j when bit j of r is set), or SIM_ROWS
     seeded ones above EXACT_MAX. Cached: callers never write to it."""
     if n <= EXACT_MAX:
-        bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
-        return 1.0 - 2.0 * bits
+        return paired.exact_signs(n)
     return np.random.default_rng(SIM_SEED).integers(0, 2, size=(SIM_ROWS, n)) * 2.0 - 1.0
 
 

@@ -42,8 +42,7 @@ def _flips(n: int, seed: int = 0) -> np.ndarray:
     """The sign matrix of the test: all 2^n flips up to EXACT_MAX pairs, else the seeded draw
     benchkit.stats.paired.sign_flip_p_value makes (same generator, same chunks)."""
     if n <= EXACT_MAX:
-        bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
-        return 1.0 - 2.0 * bits
+        return paired.exact_signs(n)
     rng = np.random.default_rng(seed)
     chunks, left = [], N_RESAMPLES
     while left > 0:
