@@ -17,7 +17,7 @@ from benchkit.spec.run_record import JsonDict, Measured, RunRecord, RunResult
 from benchkit.stats import paired, signtest
 from benchkit.verdict import (comparison, convergence, extension, mechanism,
                              plan, sweeps)
-from benchkit.verdict.records import Report, better_side
+from benchkit.verdict.records import Frontier, Report, better_side
 from benchkit.verdict.sections import (Baseline, Convergence, FailedRun, Incomplete,
                                       SweepRow)
 
@@ -102,11 +102,16 @@ def finite_or_none(x: object) -> float | None:
 
 def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
                  mechanism_payloads: Sequence[MechanismPayload], *, alpha: float,
-                 budget_checks: bool = True) -> Report:
+                 budget_checks: bool = True, compare: comparison.Compare | None = None,
+                 frontier: Frontier | None = None) -> Report:
     """Everything about one idea on one track except the family-wise adjustment and verdicts
     (:func:`benchkit.verdict.decision.decision_of`): the report built once, its verdict
     fields None until the pipeline decides them. ``budget_checks`` False: no budget check is
-    asked for (``verify``'s recheck of rows whose checks it cannot redo)."""
+    asked for (``verify``'s recheck of rows whose checks it cannot redo). ``compare`` is the
+    compare stage run on the whole grid's selection (None: a bench's,
+    :func:`benchkit.verdict.comparison.tested`), and ``frontier`` the report's frontier
+    section: a frontier's own (:func:`benchkit.verdict.frontier.build_frontier_report`), so
+    that a frontier's report is built once."""
     seeds = list(spec.seeds)
     protocol = dict(spec.protocols[track])
     direction, test = direction_of(protocol), spec.test
@@ -178,14 +183,15 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         converged = convergence.section(track, {}, direction)[0]
     else:  # every arm has its selected config
         picked = {arm: index for arm, index in best.items() if index is not None}
-        stage = comparison.tested(spec, runs, grid, seeds, picked, arm_sweeps,
-                                  direction=direction, alpha=alpha)
+        selected = comparison.select(runs, grid, seeds, picked)
+        stage = (compare or comparison.tested)(spec, runs, grid, seeds, selected, arm_sweeps,
+                                               direction=direction, alpha=alpha)
         # exploratory or a budget axis: none
         checks = budget_checks and not (spec.frontier or spec.overrides)
         converged, flags = convergence.section(
-            track, {arm: convergence.SelectedRuns(stage.configs[arm], rs, tuple(
+            track, {arm: convergence.SelectedRuns(selected.configs[arm], rs, tuple(
                 tuple(sweep_row_vals(runs, arm, c, seeds)) for c in grid))
-                    for arm, rs in stage.results.items()},
+                    for arm, rs in selected.results.items()},
             direction, epochs=spec.epochs[track], schedule=protocol.get("schedule"),
             longer=(lambda arm, cfg: [_result(runs.get((arm, cfg_id(cfg), s))) for s in seeds])
             if checks else None, configs=len(grid), seeds=seeds, bench=spec.name)
@@ -197,7 +203,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
             complete, stage = False, None
         b_cfg = cfg_id(grid[picked["baseline"]])
         split = split_pairs(seeds, [runs[("baseline", b_cfg, s)] for s in seeds],
-                            list(stage.idea_runs) if stage else [])
+                            list(selected.runs["idea"]) if stage else [])
         if split:
             warnings.append(split)
         for edge in resolved.at_edge:
@@ -224,7 +230,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         idea=None if stage is None else stage.idea,
         idea_config=None if stage is None else stage.idea_config,
         idea_sweep=tuple(arm_sweeps["idea"]),
-        comparison=None if stage is None else stage.comparison, frontier=None,
+        comparison=None if stage is None else stage.comparison, frontier=frontier,
         controls={} if stage is None else stage.controls,
         budgets=None if stage is None else stage.budgets,
         log_medians=None if stage is None else stage.log_medians,

@@ -7,6 +7,11 @@ figures (:func:`benchkit.stats.paired.compare`), the declared test's p
 given (:func:`benchkit.verdict.sweeps.decide_by_selection`), as a
 :class:`benchkit.verdict.records.Comparison`. No verdict here: those are decided once, at the
 planned level, after the family's adjustment.
+
+A report's build runs two stages here: the select stage (:func:`select`: each arm at its
+config selected on validation, what the convergence section reads) and then the compare stage
+(:func:`tested` for a bench; a frontier compares per point and pooled over them instead, on
+the one whole-grid selection: :class:`Compare`).
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -64,15 +70,34 @@ def decide_by_test(comp: Comparison, test: str) -> Comparison:
 
 
 @dataclass(frozen=True)
-class Tested:
-    """The compare stage of a report whose every arm has its selected config (``configs``):
-    the baseline's section and the idea's summary there, the idea's selected runs, each
-    comparison with the sweeps it was made on (handed to the decision:
-    :func:`benchkit.verdict.sweeps.remember`), the controls' sections, the selected runs'
-    results, budgets and log medians. Every field is required: a report that does not reach
-    this stage has none (None), not a stage of Nones."""
+class Selected:
+    """The select stage of a report whose every arm has its selected config: each arm's
+    ``configs`` (of the whole grid), its ``runs`` there and their ``results``, seed order.
+    What the convergence section reads, and what the compare stage compares."""
 
     configs: dict[str, Config]
+    runs: dict[str, tuple[RunRecord, ...]]      # by arm, seed order
+    results: dict[str, tuple[RunResult, ...]]   # by arm, seed order
+
+
+def select(runs: Mapping[tuple[str, str, int], RunRecord], grid: Sequence[Config],
+           seeds: Sequence[int], picked: Mapping[str, int]) -> Selected:
+    """Each arm at its ``picked`` config of ``grid`` (an index: its selection on validation)."""
+    configs = {arm: grid[index] for arm, index in picked.items()}
+    selected = {arm: tuple(runs[(arm, cfg_id(cfg), s)] for s in seeds)
+                for arm, cfg in configs.items()}
+    return Selected(configs=configs, runs=selected,
+                     results={arm: results_of(rs) for arm, rs in selected.items()})
+
+
+@dataclass(frozen=True)
+class Tested:
+    """The compare stage of a report: the baseline's section and the idea's summary and
+    config, the idea's runs its mechanism signature reads, each comparison with the sweeps it
+    was made on (handed to the decision: :func:`benchkit.verdict.sweeps.remember`), the
+    controls' sections, budgets and log medians. Every field is required: a report that does
+    not reach this stage has none (None), not a stage of Nones."""
+
     baseline: Baseline
     idea: paired.Summary
     idea_config: Config
@@ -80,21 +105,30 @@ class Tested:
     comparison: Comparison                      # the baseline's
     sweeps: dict[str, selection.Sweeps]         # each comparison's, by comparator arm
     controls: dict[str, ControlArm]             # by control name
-    results: dict[str, tuple[RunResult, ...]]   # by arm, seed order
     budgets: Budgets
     log_medians: dict[str, Medians]
 
 
+class Compare(Protocol):
+    """A report's compare stage, given its select stage (``chosen``) and each arm's sweep of
+    ``grid``: :func:`tested` for a bench, the frontier's pooled stage for a frontier
+    (:mod:`benchkit.verdict.frontier`), or None where the report is to have no comparison."""
+
+    def __call__(self, spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],
+                 grid: Sequence[Config], seeds: Sequence[int], chosen: Selected,
+                 arm_sweeps: Mapping[str, Sequence[SweepRow]], *, direction: str,
+                 alpha: float) -> Tested | None: ...
+
+
 def tested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],
-           grid: Sequence[Config], seeds: Sequence[int], picked: Mapping[str, int],
+           grid: Sequence[Config], seeds: Sequence[int], chosen: Selected,
            arm_sweeps: Mapping[str, Sequence[SweepRow]], *, direction: str,
            alpha: float) -> Tested:
-    """The compare stage (:class:`Tested`) of the runs, each arm at its ``picked`` config of
-    ``grid``: the idea against each comparator (:func:`compare_arms`, on each arm's sweeps,
+    """The compare stage (:class:`Tested`) of a bench, each arm at its ``chosen`` config:
+    the idea against each comparator (:func:`compare_arms`, on each arm's sweeps of ``grid``,
     built once per arm), the controls' sections, the budgets and log medians."""
-    configs = {arm: grid[index] for arm, index in picked.items()}
-    selected = {arm: [runs[(arm, cfg_id(cfg), s)] for s in seeds] for arm, cfg in configs.items()}
-    values = {arm: test_values(rs) for arm, rs in selected.items()}
+    configs, results = chosen.configs, chosen.results
+    values = {arm: test_values(rs) for arm, rs in chosen.runs.items()}
     idea = values["idea"]
     tables = sweeps.arm_tables(runs, list(spec.arms), grid, seeds)
     compared_on = {arm: sweeps.of_tables(tables, arm, None, spec.margin_reference)
@@ -102,19 +136,26 @@ def tested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],
     compared = {arm: compare_arms(values[arm], idea, direction=direction, alpha=alpha,
                                   margin=spec.margin, test=spec.test, sweeps=sw)
                 for arm, sw in compared_on.items()}
-    results = {arm: results_of(rs) for arm, rs in selected.items()}
     return Tested(
-        configs=configs,
         baseline=Baseline(configs["baseline"], tuple(arm_sweeps["baseline"]),
                           paired.summarize(values["baseline"])),
         idea=paired.summarize(idea), idea_config=configs["idea"],
-        idea_runs=tuple(selected["idea"]), comparison=compared["baseline"], sweeps=compared_on,
+        idea_runs=chosen.runs["idea"], comparison=compared["baseline"], sweeps=compared_on,
         controls={arm.removeprefix("control:"): controls.control_section(
             arm, arm_sweeps[arm], configs[arm], values[arm], compared[arm])
             for arm in spec.arms if arm not in ARMS},
-        results=results, budgets=budgets.budget_section(results, spec),
+        budgets=budgets.budget_section(results, spec),
         log_medians={arm: budgets.median_figures([r.logs for r in rs])
                      for arm, rs in results.items()})
+
+
+def untested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],
+             grid: Sequence[Config], seeds: Sequence[int], chosen: Selected,
+             arm_sweeps: Mapping[str, Sequence[SweepRow]], *, direction: str,
+             alpha: float) -> None:
+    """No compare stage: a frontier whose points are not all complete has no comparison, so
+    its whole grid is selected (for the convergence section) and never compared."""
+    return None
 
 
 def test_values(runs: Sequence[Measured]) -> list[float]:

@@ -16,18 +16,20 @@ selection sits at the edge of another axis (lr) extends that axis there, as any 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchkit.spec.idea import Config, IdeaSpec, cfg_id
+from benchkit.spec.idea import ARMS, CONTROL, Config, IdeaSpec, cfg_id
 from benchkit.spec.payloads import MechanismPayload, RunPayload
+from benchkit.spec.run_record import RunRecord
 from benchkit.stats import paired
 from benchkit.verdict import comparison, controls, decision, mechanism
 from benchkit.verdict import sweeps
 from benchkit.verdict.budgets import frontier_section, median_figures
 from benchkit.verdict.records import Comparison, Frontier, FrontierPoint, Report
-from benchkit.verdict.sections import Baseline, FailedRun, Incomplete
+from benchkit.verdict.sections import Baseline, FailedRun, Incomplete, SweepRow
 from benchkit.verdict import build
 
 
@@ -36,7 +38,9 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
                           alpha: float) -> Report:
     """One report over the frontier (see the module docstring); verdicts come later, from
     :func:`benchkit.verdict.decision.decision_of`, as for any report. Each point is built as
-    a report of its own, and the whole grid's report takes the frontier's sections."""
+    a report of its own; then the whole grid's report is built once, its arms selected over
+    the whole grid (what its convergence section reads) and compared by the frontier's pooled
+    stage (:func:`_pooled`), never by a whole-grid comparison."""
     if not spec.frontier:
         raise ValueError(f"{spec.name}: a frontier report needs the idea's frontier= axis")
     (axis, values), = spec.frontier.items()
@@ -49,49 +53,53 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
             **spec.declared_grids, track: tuple(c for c in declared if c[axis] == value)})
         points.append((value, build.build_report(sub, track, run_payloads, mechanism_payloads,
                                                alpha=alpha)))
-    top = build.build_report(spec, track, run_payloads, mechanism_payloads, alpha=alpha)
-    warnings = list(dict.fromkeys(w for _, p in points for w in p.warnings))
+    warnings = tuple(dict.fromkeys(w for _, p in points for w in p.warnings))
     frontier = Frontier(axis=axis, values=tuple(values),
                         points=tuple(_point(value, p, alpha) for value, p in points))
-    if not all(p.complete for _, p in points):
-        return _incomplete(dataclasses.replace(top, warnings=tuple(warnings), frontier=frontier),
-                           points)
-    runs = build.passed_runs(run_payloads, track)
-    seeds, arms = list(spec.seeds), spec.arms
+    done = all(p.complete for _, p in points)
+    compare = functools.partial(_pooled, points, frontier) if done else comparison.untested
+    top = build.build_report(spec, track, run_payloads, mechanism_payloads, alpha=alpha,
+                             compare=compare, frontier=frontier)
+    top = dataclasses.replace(top, warnings=warnings)
+    return top if done else _incomplete(top, points)
+
+
+def _pooled(points: Sequence[tuple[Any, Report]], frontier: Frontier, spec: IdeaSpec,
+            runs: Mapping[tuple[str, str, int], RunRecord], grid: Sequence[Config],
+            seeds: Sequence[int], chosen: comparison.Selected,
+            arm_sweeps: Mapping[str, Sequence[SweepRow]], *, direction: str,
+            alpha: float) -> comparison.Tested:
+    """The frontier's compare stage (:class:`benchkit.verdict.comparison.Compare`), its
+    points all complete: each arm's mean test metric over the points at its configs selected
+    per point, seed by seed, compared on the sweeps of the whole ``grid`` grouped by point;
+    budgets checked point by point. ``chosen`` (the whole grid's selection) is not compared."""
+    arms, axis, n = spec.arms, frontier.axis, len(seeds)
     selected = {arm: [runs[(arm, cfg_id(_selected_cfg(p, arm)), s)] for _, p in points
                       for s in seeds] for arm in arms}
-    n = len(seeds)
     pooled = {arm: pooled_over_points([comparison.test_values(rows[k:k + n])
                                        for k in range(0, len(rows), n)])
               for arm, rows in selected.items()}
     marker = {axis: "selected per point (see frontier.points)"}
-    full_grid = top.grid  # each point's selection cross-fitted
-    groups = sweeps.groups_of(full_grid, frontier)
-    tables = sweeps.arm_tables(runs, arms, full_grid, seeds)
+    groups = sweeps.groups_of(list(grid), frontier)  # each point's selection cross-fitted
+    tables = sweeps.arm_tables(runs, arms, grid, seeds)
     compared_on = {arm: sweeps.of_tables(tables, arm, groups, spec.margin_reference)
                    for arm in arms if arm != "idea"}
     compared = {arm: comparison.compare_arms(
-        pooled[arm], pooled["idea"], direction=top.direction, alpha=alpha, margin=spec.margin,
+        pooled[arm], pooled["idea"], direction=direction, alpha=alpha, margin=spec.margin,
         test=spec.test, sweeps=sw) for arm, sw in compared_on.items()}
     results = {arm: comparison.results_of(rows) for arm, rows in selected.items()}
     point_budgets = [(value, p.budgets) for value, p in points if p.budgets is not None]
-    signature = mechanism.mechanism_signature(selected["idea"])
-    report = dataclasses.replace(
-        top, warnings=tuple(warnings), frontier=frontier,
-        baseline=Baseline(marker, top.baseline.sweep, paired.summarize(pooled["baseline"])),
+    return comparison.Tested(
+        baseline=Baseline(marker, tuple(arm_sweeps["baseline"]),
+                          paired.summarize(pooled["baseline"])),
         idea=paired.summarize(pooled["idea"]), idea_config=marker,
-        comparison=compared["baseline"],
-        controls={name: controls.control_section(
-            c.arm, c.sweep, marker, pooled[c.arm], compared[c.arm])
-            for name, c in top.controls.items()},
+        idea_runs=tuple(selected["idea"]), comparison=compared["baseline"],
+        sweeps=compared_on,
+        controls={arm.removeprefix(CONTROL): controls.control_section(
+            arm, arm_sweeps[arm], marker, pooled[arm], compared[arm])
+            for arm in arms if arm not in ARMS},
         budgets=frontier_section(results, spec, axis, point_budgets),
-        log_medians={arm: median_figures([r.logs for r in rs]) for arm, rs in results.items()},
-        mechanism_signature=signature,
-        mechanism_ok=mechanism.mechanism_ok(signature.signatures,
-                                            top.math_verification.outcomes()))
-    for arm, sw in compared_on.items():   # the decision's (sweeps.of_record), built once
-        sweeps.remember(report, arm, sw)
-    return report
+        log_medians={arm: median_figures([r.logs for r in rs]) for arm, rs in results.items()})
 
 
 def pooled_over_points(per_point: Sequence[Sequence[float]]) -> list[float]:

@@ -18,7 +18,13 @@ the rounds' own ratios, measured in this one run. Both modes give the least CPU 
 shared machine a build's CPU time varies twofold with the other work (caches, memory
 bandwidth), and the least is the build least disturbed, the nearest to a quiet machine's.
 
-Writes benchmarks/results/report_build.json (``--out -``: prints only).
+``--pipeline`` times the verdict pipeline alone (:func:`benchkit.verdict.pipeline.idea_reports`:
+build, family, decision; no JSON, summary or plots): the part a frontier's build-once changed
+(issue 51 item 3), which the plots' share hides in a whole build. Its default reports are the
+two committed frontier benches.
+
+Writes benchmarks/results/report_build.json (``--out -``: prints only; ``--pipeline``:
+benchmarks/results/report_build_pipeline.json).
 """
 from __future__ import annotations
 
@@ -41,12 +47,16 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "report_build.json"
 DEFAULT = ("reports/mnist1d_cnn/mnist1d/bench_report.json",  # 2 arms, 8 seeds x 3 configs
            "reports/task_visible_pruning/tabular/bench_report.json")  # 2 controls, 8 x 3
+FRONTIERS = ("reports/task_visible_pruning/tabular/bench_report.json",   # a frontier, 2 controls
+             "reports/pruning_finetune_vs_scratch/tabular/bench_report.json")
 PARTS = {"pipeline": "benchkit/verdict/pipeline.py(idea_reports)",
          "plots": "benchkit/report/plots.py", "summary.md": "render_summary_md"}
 
 
-def recorded(path: Path):
-    """(payloads, alpha, floors) of the committed report at ``path``."""
+def recorded_spec(path: Path):
+    """(spec, run records, mechanism records, report) of the committed report at ``path``
+    (benchmarks/pipeline/compare_reports.py's reading of its rows): what the verdict pipeline
+    takes."""
     sys.path.insert(0, str(ROOT / "benchmarks" / "pipeline"))
     import compare_reports as cr
 
@@ -55,8 +65,39 @@ def recorded(path: Path):
     report = bench_report.load_report(path)
     spec = cr.spec_of(report)
     runs, mechanisms = cr.payloads_of(report, spec)
-    return (cr.records_of(runs) + cr.records_of(mechanisms), report["protocol"]["alpha"],
-            dict(report.get("floors") or {}))
+    return spec, cr.records_of(runs), cr.records_of(mechanisms), report
+
+
+def recorded(path: Path):
+    """(payloads, alpha, floors) of the committed report at ``path``: what the session's
+    report writer takes."""
+    _, runs, mechanisms, report = recorded_spec(path)
+    return (runs + mechanisms, report["protocol"]["alpha"], dict(report.get("floors") or {}))
+
+
+def recorded_verdicts(path: Path):
+    """(spec, run records, mechanism records, alpha) of the committed report at ``path``."""
+    spec, runs, mechanisms, report = recorded_spec(path)
+    return spec, runs, mechanisms, report["protocol"]["alpha"]
+
+
+def verdicts(spec, runs, mechanisms, alpha: float) -> tuple[float, float]:
+    """(wall, CPU) seconds a report for the verdict pipeline alone to decide ``spec``'s
+    reports from its runs."""
+    from benchkit.verdict import pipeline
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    reports = pipeline.idea_reports(spec, runs, mechanisms, alpha=alpha)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    assert reports and all(r.complete for r in reports)
+    return wall / len(reports), cpu / len(reports)
+
+
+def cases_of(reports: list[str], only_pipeline: bool):
+    """Each report's case and the function that builds it once: the session's report writer,
+    or with ``only_pipeline`` the verdict pipeline alone."""
+    load, make = (recorded_verdicts, verdicts) if only_pipeline else (recorded, build)
+    return {name: load(ROOT / name) for name in reports}, make
 
 
 def build(payloads, alpha: float, floors: dict) -> tuple[float, float]:
@@ -90,10 +131,11 @@ def parts(payloads, alpha: float, floors: dict) -> dict[str, float]:
     return share
 
 
-def timings(reports: list[str], reps: int, shares: bool) -> dict:
+def timings(reports: list[str], reps: int, shares: bool, only_pipeline: bool = False) -> dict:
     """Each report's build times in this process: the first (imports) apart, ``reps`` more
     interleaved across the reports, and with ``shares`` each part's share of one build."""
-    cases = {name: recorded(ROOT / name) for name in reports}
+    cases, build = cases_of(reports, only_pipeline)
+    shares = shares and not only_pipeline
     first = {name: build(*case) for name, case in cases.items()}  # imports: shown apart
     times: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": []} for name in cases}
     for _ in range(reps):  # interleaved
@@ -108,10 +150,10 @@ def timings(reports: list[str], reps: int, shares: bool) -> dict:
             for name, case in cases.items()}
 
 
-def serve(reports: list[str]) -> None:
+def serve(reports: list[str], only_pipeline: bool) -> None:
     """``--serve``: build each report named on a line of stdin once (the first build of each
     in this process, its imports, apart) and answer its [wall, cpu] on a line of stdout."""
-    cases = {name: recorded(ROOT / name) for name in reports}
+    cases, build = cases_of(reports, only_pipeline)
     for case in cases.values():
         build(*case)
     print("ready", flush=True)
@@ -127,7 +169,8 @@ def against(tree: Path, args) -> dict:
     sides = {}
     for side, code in (("before", tree), ("after", ROOT)):
         sides[side] = subprocess.Popen(
-            [sys.executable, __file__, "--serve", "--report", *args.report], cwd=ROOT,
+            [sys.executable, __file__, "--serve", "--report", *args.report,
+             *(["--pipeline"] if args.pipeline else [])], cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(code)}, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True)
     for proc in sides.values():
@@ -168,21 +211,27 @@ def against(tree: Path, args) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--report", nargs="+", default=list(DEFAULT))
+    ap.add_argument("--report", nargs="+", default=None,
+                    help="committed bench_report.json paths (default: two, by mode)")
+    ap.add_argument("--pipeline", action="store_true",
+                    help="time the verdict pipeline alone (no report files, no plots)")
     ap.add_argument("--against", default=None, help="time this benchkit checkout beside this one")
     ap.add_argument("--rounds", type=int, default=3,
                     help="with --against: rounds x reps builds a side, build by build")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-shares", dest="shares", action="store_false")
-    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    args.report = args.report or list(FRONTIERS if args.pipeline else DEFAULT)
+    args.out = args.out or str(OUT.with_name("report_build_pipeline.json") if args.pipeline
+                               else OUT)
     if args.serve:
-        serve(args.report)
+        serve(args.report, args.pipeline)
         return
     if args.against:
         out = against(Path(args.against).resolve(), args)
     else:
-        out = timings(args.report, args.reps, args.shares)
+        out = timings(args.report, args.reps, args.shares, args.pipeline)
         for name, r in out.items():
             med, first = r["median_s"], r["first_in_process_s"]
             print(f"{name}: {med['wall']:.3f} s wall, {med['cpu']:.3f} s CPU a report (medians "

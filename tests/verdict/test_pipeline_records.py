@@ -89,8 +89,9 @@ def test_the_fast_finite_check_walks_run_records_without_writing_their_rows(monk
 
 
 def test_the_compare_stage_is_one_record_with_every_field():
-    """build_report's compare stage (comparison.tested): a report either reaches it, with
-    every arm's config, summary, comparison and sweeps, or has none (issue 52 item 4)."""
+    """build_report's select stage (comparison.select: each arm's config, runs and results)
+    and its compare stage (comparison.tested): a report either reaches it, with every arm's
+    config, summary, comparison and sweeps, or has none (issue 52 item 4)."""
     import builders as b
 
     from benchkit.spec.idea import cfg_id
@@ -104,8 +105,12 @@ def test_the_compare_stage_is_one_record_with_every_field():
     runs = build.passed_runs(payloads, b.TRACK)   # the payloads' run records, by place
     assert list(runs.values()) == [p.record for p in payloads]
     sweeps_of = {arm: build.arm_sweep(runs, arm, grid, list(range(6))) for arm in arms}
-    stage = comparison.tested(spec, runs, grid, list(range(6)), {arm: 0 for arm in arms},
-                              sweeps_of, direction="lower", alpha=0.05)
+    chosen = comparison.select(runs, grid, list(range(6)), {arm: 0 for arm in arms})
+    assert chosen.configs == {arm: grid[0] for arm in arms}
+    assert [r.val for r in chosen.results["baseline"]] == [
+        runs[("baseline", cfg_id(grid[0]), s)].val for s in range(6)]
+    stage = comparison.tested(spec, runs, grid, list(range(6)), chosen, sweeps_of,
+                              direction="lower", alpha=0.05)
     assert set(stage.sweeps) == {"baseline", "control:a"} and set(stage.controls) == {"a"}
     assert stage.idea_config == grid[0] and stage.baseline.best_cfg == grid[0]
     assert [r.test for r in stage.idea_runs] == [runs[("idea", cfg_id(grid[0]), s)].test

@@ -267,6 +267,37 @@ def test_a_frontier_is_decided_by_the_declared_test():
     assert sign_p != report["comparison"]["p_value"]
 
 
+def test_a_frontier_report_is_built_once_its_whole_grid_selected_and_never_compared(
+        monkeypatch):
+    """Issue 51: a frontier compares each point and the pool over the points; the whole
+    grid's report is selected (its convergence section names the whole grid's selection) but
+    never compared, and no whole-grid report is built to be discarded."""
+    from benchkit.verdict import comparison
+
+    n, widths = 6, (8, 16, 32)
+    grid = [{"lr": lr, "width": w} for w in widths for lr in (0.001, 0.01)]
+    runs = [make_run(arm, cfg, s, 1.0 + abs(cfg["lr"] - 0.01) + 0.01 * s + 0.001 * k,
+                     1.0 - (0.1 if arm == "idea" else 0.0) + 0.01 * s)
+            for arm in ("baseline", "idea", CONTROL) for k, cfg in enumerate(grid)
+            for s in range(n)]
+    spec = make_spec(grid, n, arms=["baseline", "idea", CONTROL],
+                     frontier={"width": list(widths)})
+    calls = {"compare_arms": 0, "tested": 0}
+
+    def counted(name, real):
+        def spy(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return spy
+    for name in calls:
+        monkeypatch.setattr(comparison, name, counted(name, getattr(comparison, name)))
+    report = built_frontier(spec, TRACK, runs, [], alpha=ALPHA)
+    assert report["complete"] and len(report["frontier"]["points"]) == len(widths)
+    # each point's bench (3) and the frontier's pooled stage, each against 2 comparators
+    assert calls == {"tested": len(widths), "compare_arms": 2 * (len(widths) + 1)}
+    assert report["convergence"]["arms"]["idea"]["cfg"] == {"lr": 0.01, "width": 8}
+
+
 def test_a_frontier_report_of_an_idea_without_a_frontier_says_so():
 
     runs = [make_run(arm, GRID[0], s, 1.0, 1.0) for arm in ("baseline", "idea") for s in range(2)]
