@@ -56,18 +56,16 @@ def choose(val: np.ndarray, test: np.ndarray, cols: Sequence[int], sign: float) 
     return chosen
 
 
-def crossfit(base_val: np.ndarray, base_test: np.ndarray, idea_val: np.ndarray,
-             idea_test: np.ndarray, groups: Sequence[Sequence[int]], sign: float) -> CrossFit:
-    """Both arms' cross-fitted values over ``groups`` (each selected on its own; see
-    :func:`choose`), from (seeds x configs) validation and test arrays."""
-    arms = []
-    for val, test in ((base_val, base_test), (idea_val, idea_test)):
-        cols = np.stack([choose(val, test, g, sign) for g in groups], axis=1)
-        picked = np.take_along_axis(test, np.maximum(cols, 0), axis=1)
-        picked = np.where(cols >= 0, picked, np.nan)
-        arms.append((picked.mean(axis=1) if len(groups) > 1 else picked[:, 0], cols))
-    (b, bc), (i, ic) = arms
-    return CrossFit(base=b, idea=i, base_cols=bc, idea_cols=ic)
+def arm_crossfit(val: np.ndarray, test: np.ndarray, groups: Sequence[Sequence[int]],
+                 sign: float) -> tuple[np.ndarray, np.ndarray]:
+    """One arm's cross-fitted values over ``groups`` (each selected on its own; see
+    :func:`choose`; the mean over groups) and its selected columns (seeds x groups), from
+    (seeds x configs) validation and test arrays: the arm's own, whatever it is compared
+    with, so computed once per arm (:class:`CrossFit` holds both arms')."""
+    cols = np.stack([choose(val, test, g, sign) for g in groups], axis=1)
+    picked = np.take_along_axis(test, np.maximum(cols, 0), axis=1)
+    picked = np.where(cols >= 0, picked, np.nan)
+    return (picked.mean(axis=1) if len(groups) > 1 else picked[:, 0]), cols
 
 
 LOSS_DRAWS = 400  # bootstrap draws of the tuning loss (its mean and sd to about 5%)

@@ -115,14 +115,13 @@ def _pairs_sd(diffs: ArrayLike) -> tuple[np.ndarray, int, float]:
 def mde(diffs: ArrayLike, alpha: float = 0.05) -> float:
     """v1 minimal detectable effect: t(1-alpha/2, n-1) * sd(ddof=1) / sqrt(n), i.e. the
     smallest observed mean difference that a paired t-test would call significant."""
-    _, n, sd = _pairs_sd(diffs)
-    return t_quantile(n - 1, 1 - alpha / 2) * sd / math.sqrt(n)
+    return _mde(*_pairs_sd(diffs)[1:], alpha)
 
 
 def ci95(diffs: ArrayLike) -> list[float]:
     """95% t confidence interval [lo, hi] of the mean difference."""
-    d, _, _ = _pairs_sd(diffs)
-    half = mde(d, 0.05)
+    d, n, sd = _pairs_sd(diffs)
+    half = _mde(n, sd, 0.05)
     return [float(d.mean() - half), float(d.mean() + half)]
 
 
@@ -130,6 +129,10 @@ def effect_size(diffs: ArrayLike) -> float | None:
     """Cohen's dz = mean / sd(ddof=1) of the differences; None when sd == 0 (undefined)."""
     d, _, sd = _pairs_sd(diffs)
     return float(d.mean() / sd) if sd > 0 else None
+
+
+def _mde(n: int, sd: float, alpha: float) -> float:   # of n differences whose sd is given
+    return t_quantile(n - 1, 1 - alpha / 2) * sd / math.sqrt(n)
 
 
 NCT_SF_PRIVATE = True   # False: the public nct.sf where nctdtr is NaN (as on a scipy without it)
@@ -231,7 +234,12 @@ def noninferiority(baseline: ArrayLike, idea: ArrayLike, *, direction: str, marg
     sign-flip test shows mean(w) < 0 at ``alpha`` (pass the look's level). ``bound`` is the
     one-sided (1 - alpha) t bound of the mean "worse" difference, for reading only."""
     b, i = _paired(baseline, idea)
-    d, n, sd = _pairs_sd(i - b)
+    return _noninferiority(b, *_pairs_sd(i - b), direction=direction, margin=margin, alpha=alpha)
+
+
+def _noninferiority(b: np.ndarray, d: np.ndarray, n: int, sd: float, *, direction: str,
+                    margin: float, alpha: float) -> NonInferiorityTest:
+    """:func:`noninferiority` of the baseline's ``b``, the differences d, n and sd given."""
     if not (math.isfinite(margin) and margin >= 0):
         raise ValueError(f"margin must be a finite number >= 0, got {margin}")
     worse_by = d if checked_direction(direction) == "lower" else -d
@@ -288,16 +296,17 @@ def compare(baseline: ArrayLike, idea: ArrayLike, *, direction: str, alpha: floa
     b, i = _paired(baseline, idea)
     d, n, sd = _pairs_sd(i - b)
     p = sign_flip_p_value(d, seed=seed)
-    m = mde(d, alpha)
+    m = _mde(n, sd, alpha)
     base_mean = abs(float(b.mean()))
     lo, hi = (json_float(x) for x in ci95(d))
-    return PairedComparison(
+    return PairedComparison(   # d and its sd computed once, for every figure of them
         delta_mean=float(d.mean()), idea_wins=idea_wins(b, i, direction), n_pairs=n,
         per_seed_diffs=tuple(d.tolist()), p_value=p, mde=json_float(m),
         mde_rel_pct=json_float(100 * m / base_mean) if base_mean > 0 else None,
-        direction=direction, alpha=float(alpha), ci95=(lo, hi), effect_size=effect_size(d),
-        noninferiority=None if margin is None else noninferiority(
-            b, i, direction=direction, margin=margin, alpha=alpha))
+        direction=direction, alpha=float(alpha), ci95=(lo, hi),
+        effect_size=float(d.mean() / sd) if sd > 0 else None,
+        noninferiority=None if margin is None else _noninferiority(
+            b, d, n, sd, direction=direction, margin=margin, alpha=alpha))
 
 
 def select_config(val_by_config: Iterable[Iterable[float | None]], direction: str) -> int | None:

@@ -37,9 +37,13 @@ class Pair:
 
     @property
     def d(self) -> np.ndarray:
-        """idea - comparator per seed."""
-        d: np.ndarray = self.idea - self.base
-        return d
+        """idea - comparator per seed (computed once: every test of the pair reads it)."""
+        if ("d", 0) not in self._memo:
+            d = self.idea - self.base
+            d.setflags(write=False)
+            self._memo[("d", 0)] = d
+        held: np.ndarray = self._memo[("d", 0)]  # type: ignore[assignment]
+        return held
 
 
 @functools.lru_cache(maxsize=8)

@@ -26,17 +26,18 @@ configs per group (larger, hence conservative, against the claim). numpy only.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 
 from benchkit.codec import JsonRecord
 from benchkit.stats import equivalence, pairtest
-from benchkit.stats.crossfit import CrossFit, crossfit, tuning_loss
+from benchkit.stats.crossfit import CrossFit, arm_crossfit, tuning_loss
 from benchkit.stats.noninferior import NonInferiorityTest
 from benchkit.stats.pairtest import Pair, worse_sign
 from benchkit.stats.values import checked_direction, json_float
@@ -67,6 +68,8 @@ class Sweeps:
     # each side's p and binding test, by (direction, side, statistic, seed)
     _sides: dict[tuple[str, bool, str, int], tuple[float, Pair]] = field(
         default_factory=dict, compare=False, repr=False)
+    # the idea's own figures by (what, direction): one for every comparator's (:func:`against`)
+    _idea: dict[tuple[str, str], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -109,6 +112,20 @@ class EffectiveGrids(JsonRecord):
     comparator_constant: tuple[str, ...] = ()
 
 
+def against(sw: Sweeps, base_val: Table, base_test: Table) -> Sweeps:
+    """Another comparator's sweeps against ``sw``'s idea, seeds, groups and margin reference,
+    sharing the idea's figures (its cross-fit, its fixed-config values: computed once)."""
+    return dataclasses.replace(sweeps(base_val, base_test, sw.idea_val, sw.idea_test,
+                                      sw.groups, sw.margin_reference), _idea=sw._idea)
+
+
+def _idea_figure(sw: Sweeps, what: str, direction: str, make: Callable[[], Any]) -> Any:
+    """The idea's figure ``what`` in ``direction``, made the first time it is asked."""
+    if (what, direction) not in sw._idea:
+        sw._idea[(what, direction)] = make()
+    return sw._idea[(what, direction)]
+
+
 def _table(a: Table) -> np.ndarray:
     """A (seeds x configs) float array of ``a``, NaN for None; a read-only float array is
     taken as it is (an arm's table shared by its comparisons)."""
@@ -123,13 +140,15 @@ def _nan(a: Table) -> list[list[float]]:
 
 
 def fit(sw: Sweeps, direction: str) -> CrossFit:
-    """The arms' cross-fitted values and selections (:func:`benchkit.stats.crossfit.crossfit`)
-    of ``sw``, cached per direction."""
+    """The arms' cross-fitted values and selections of ``sw``
+    (:func:`benchkit.stats.crossfit.arm_crossfit`), cached per direction (the idea's shared)."""
     direction = checked_direction(direction)
     if direction not in sw._fits:
         sign = 1.0 if direction == "lower" else -1.0
-        sw._fits[direction] = crossfit(sw.base_val, sw.base_test, sw.idea_val, sw.idea_test,
-                                       sw.groups, sign)
+        b, bc = arm_crossfit(sw.base_val, sw.base_test, sw.groups, sign)
+        i, ic = _idea_figure(sw, "fit", direction, lambda: arm_crossfit(
+            sw.idea_val, sw.idea_test, sw.groups, sign))
+        sw._fits[direction] = CrossFit(base=b, idea=i, base_cols=bc, idea_cols=ic)
     return sw._fits[direction]
 
 
@@ -191,8 +210,9 @@ def family(sw: Sweeps, direction: str) -> Family:
         ok = bool(np.all(np.isfinite(cf.base)) and np.all(np.isfinite(cf.idea)))
         helps = [Pair(b, cf.idea) for b in _fixed_values(sw.base_val, sw.base_test, sw.groups,
                                                           sign)] if ok else []
-        harms = [Pair(cf.base, i) for i in _fixed_values(sw.idea_val, sw.idea_test, sw.groups,
-                                                          sign)] if ok else []
+        harms = [Pair(cf.base, i) for i in _idea_figure(
+            sw, "fixed", direction, lambda: _fixed_values(sw.idea_val, sw.idea_test, sw.groups,
+                                                          sign))] if ok else []
         sw._pairs[direction] = Family(tuple(helps), tuple(harms))
     return sw._pairs[direction]
 

@@ -127,12 +127,13 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     limit = spec.extend
     # the declared grid is where the rule starts; without extension, the grid the runs ran on
     declared = [dict(c) for c in ((spec.declared_grids if limit else None) or spec.grids)[track]]
+    ids = CfgIds()
     resolved = extension.resolve(
-        declared, lambda arm, cfg, s: _val(runs.get((arm, cfg_id(cfg), s))), seeds, direction,
+        declared, lambda arm, cfg, s: _val(runs.get((arm, ids(cfg), s))), seeds, direction,
         limit, arms, fixed=spec.frontier or {})
     grid = list(resolved.grid)
     missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
-               for cfg in grid for s in seeds if (arm, cfg_id(cfg), s) not in runs]
+               for cfg in grid for s in seeds if (arm, ids(cfg), s) not in runs]
     arm_sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in arms}
     best = {arm: None if missing else selected_index(arm_sweeps[arm], direction)
             for arm in arms}
@@ -251,6 +252,21 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     for arm, sw in (stage.sweeps if stage else {}).items():   # the decision's (of_record's)
         sweeps.remember(report, arm, sw)
     return report
+
+
+class CfgIds:
+    """:func:`benchkit.spec.idea.cfg_id` of each config object one build looks runs up by,
+    made once per object (a build looks up each config once per arm and seed), which is
+    held so that its ``id`` is never another config's; a build changes no config."""
+
+    def __init__(self) -> None:
+        self._held: dict[int, tuple[Config, str]] = {}
+
+    def __call__(self, cfg: Config) -> str:
+        held = self._held.get(id(cfg))
+        if held is None:
+            held = self._held[id(cfg)] = (cfg, cfg_id(cfg))
+        return held[1]
 
 
 def pending_checks(converged: Convergence, track: str, seeds: Sequence[int],

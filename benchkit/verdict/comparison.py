@@ -131,8 +131,8 @@ def tested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],
     values = {arm: test_values(rs) for arm, rs in chosen.runs.items()}
     idea = values["idea"]
     tables = sweeps.arm_tables(runs, list(spec.arms), grid, seeds)
-    compared_on = {arm: sweeps.of_tables(tables, arm, None, spec.margin_reference)
-                   for arm in spec.arms if arm != "idea"}
+    compared_on = sweeps.of_tables(tables, [arm for arm in spec.arms if arm != "idea"], None,
+                                   spec.margin_reference)
     compared = {arm: compare_arms(values[arm], idea, direction=direction, alpha=alpha,
                                   margin=spec.margin, test=spec.test, sweeps=sw)
                 for arm, sw in compared_on.items()}

@@ -82,8 +82,8 @@ def _pooled(points: Sequence[tuple[Any, Report]], frontier: Frontier, spec: Idea
     marker = {axis: "selected per point (see frontier.points)"}
     groups = sweeps.groups_of(list(grid), frontier)  # each point's selection cross-fitted
     tables = sweeps.arm_tables(runs, arms, grid, seeds)
-    compared_on = {arm: sweeps.of_tables(tables, arm, groups, spec.margin_reference)
-                   for arm in arms if arm != "idea"}
+    compared_on = sweeps.of_tables(tables, [arm for arm in arms if arm != "idea"], groups,
+                                   spec.margin_reference)
     compared = {arm: comparison.compare_arms(
         pooled[arm], pooled["idea"], direction=direction, alpha=alpha, margin=spec.margin,
         test=spec.test, sweeps=sw) for arm, sw in compared_on.items()}

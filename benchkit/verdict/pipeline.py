@@ -16,10 +16,12 @@ floors, which come from outside the runs, enter through a function the caller gi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import operator
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -102,58 +104,84 @@ def non_finite(value: object, where: str = "") -> list[str]:
 
 def has_non_finite(record: object) -> bool:
     """Whether :func:`non_finite` can find a place in ``record``: the same walk, without
-    naming places and without recursion, so that a report of finite figures (nearly every
-    one) is checked fast."""
+    naming places and without recursion, each type's way in found once (:func:`_inside`), so
+    that a report of finite figures (nearly every one) is checked fast."""
     todo: list[Any] = [record]
+    pop, extend = todo.pop, todo.extend
     while todo:
-        value = todo.pop()
-        kind = type(value)
-        if isinstance(value, float):
+        value = pop()
+        inside = _INSIDE.get(type(value)) or _inside(type(value))
+        if inside is _FLOAT:
             if not math.isfinite(value):
                 return True
-        elif kind in _TEXT:
-            continue
-        elif isinstance(value, dict):
-            todo.extend(value.values())
-        elif isinstance(value, (list, tuple)):
-            todo.extend(value)
-        else:
-            attrs = _may_hold_floats(kind)
-            if attrs is not None:
-                todo.extend(getattr(value, a) for a in attrs)
-            elif is_record(kind):
-                todo.append(value.to_json())
+        elif inside is not _TEXT:
+            extend(inside(value))
     return False
 
 
-_TEXT = {str, int, bool, type(None)}   # types that never hold a float
-_FLOAT_FIELDS: dict[type, tuple[str, ...] | None] = {}
+def _nothing(value: Any) -> tuple[()]:
+    """Inside text, ints, flags, None and a type the walk does not know: no float."""
+    return ()
 
 
-def _may_hold_floats(cls: type) -> tuple[str, ...] | None:
-    """The fields of a record whose JSON is written from its fields' values (generated, or in
-    another record's layout: ``JSON_LAYOUT``) whose type may hold a float (not text, ints,
-    flags or tuples of those), found once per type; None for any other type. A field the JSON
-    leaves out (a run record's signature predictions) may make the walk say yes where
-    :func:`non_finite`, which decides, finds nothing."""
-    if cls not in _FLOAT_FIELDS:
-        _FLOAT_FIELDS[cls] = None
-        if (issubclass(cls, JsonRecord) and codec.generated(cls)) or (
+def _float(value: Any) -> tuple[()]:
+    """A float: the walk checks the value itself."""
+    return ()
+
+
+def _own_json(value: Any) -> list[Any]:
+    """A record that writes its own JSON (a shape its fields cannot say): that JSON."""
+    return [value.to_json()]
+
+
+_TEXT, _FLOAT = _nothing, _float
+_INSIDE: dict[type, Callable[[Any], Iterable[Any]]] = {}
+_TEXT_TYPES = {str, int, bool, type(None)}
+
+
+def _inside(cls: type) -> Callable[[Any], Iterable[Any]]:
+    """What the walk reads inside a value of type ``cls``, found once per type: a dict's values,
+    a list's or tuple's items, the fields of a record whose JSON is written from its fields'
+    values (generated, or in another record's layout: ``JSON_LAYOUT``) whose type may hold a
+    float (not text, ints, flags or tuples of those), the JSON of any other record; a float is
+    _FLOAT; nothing (_TEXT) for text and any other type. A field the JSON leaves out (a run
+    record's signature predictions) may make the walk say yes where :func:`non_finite`, which
+    decides, finds nothing."""
+    if cls not in _INSIDE:
+        inside: Callable[[Any], Iterable[Any]] = _TEXT
+        if issubclass(cls, float):
+            inside = _FLOAT
+        elif cls in _TEXT_TYPES:
+            inside = _TEXT
+        elif issubclass(cls, dict):
+            inside = dict.values
+        elif issubclass(cls, (list, tuple)):
+            inside = iter
+        elif (issubclass(cls, JsonRecord) and codec.generated(cls)) or (
                 dataclasses.is_dataclass(cls) and hasattr(cls, "JSON_LAYOUT")):
             hints = typing.get_type_hints(cls)
-            _FLOAT_FIELDS[cls] = tuple(f.name for f in dataclasses.fields(typing.cast(Any, cls))
-                                       if not _text(hints[f.name]))
-    return _FLOAT_FIELDS[cls]
+            attrs = [f.name for f in dataclasses.fields(typing.cast(Any, cls))
+                     if not _holds_text(hints[f.name])]
+            inside = operator.attrgetter(*attrs) if len(attrs) > 1 else functools.partial(
+                _fields, tuple(attrs))
+        elif is_record(cls):
+            inside = _own_json
+        _INSIDE[cls] = inside
+    return _INSIDE[cls]
 
 
-def _text(hint: Any) -> bool:
+def _fields(attrs: tuple[str, ...], value: Any) -> list[Any]:
+    return [getattr(value, a) for a in attrs]
+
+
+def _holds_text(hint: Any) -> bool:
     """Whether a field of type ``hint`` never holds a float."""
     args = typing.get_args(hint)
-    if hint in _TEXT:
+    if hint in _TEXT_TYPES:
         return True
     if typing.get_origin(hint) in (Union, types.UnionType):
-        return all(_text(a) for a in args)
-    return typing.get_origin(hint) is tuple and args[-1:] == (...,) and _text(args[0])
+        return all(_holds_text(a) for a in args)
+    return typing.get_origin(hint) is tuple and args[-1:] == (...,) and _holds_text(args[0])
 
 
 def decide_family(reports: list[Report], floors: Floors | None = None) -> list[Report]:

@@ -45,7 +45,7 @@ def from_runs(runs: Mapping[tuple[str, str, int], Measured], comparator: str,
     not finite: such a config is not eligible, as in the report's selection); relative margins
     of ``margin_reference`` when declared."""
     tables = arm_tables(runs, (comparator, "idea"), grid, seeds)
-    return of_tables(tables, comparator, groups, margin_reference)
+    return of_tables(tables, [comparator], groups, margin_reference)[comparator]
 
 
 Tables = Mapping[str, tuple[np.ndarray, np.ndarray]]  # arm -> (val, test), seeds x configs
@@ -72,11 +72,19 @@ def _frozen(rows: list[list[float]]) -> np.ndarray:
     return a
 
 
-def of_tables(tables: Tables, comparator: str, groups: Sequence[Sequence[int]] | None = None,
-              margin_reference: float | None = None) -> selection.Sweeps:
-    """The comparator's sweeps against the idea's, from the arms' :func:`arm_tables`."""
-    (base_val, base_test), (idea_val, idea_test) = tables[comparator], tables["idea"]
-    return selection.sweeps(base_val, base_test, idea_val, idea_test, groups, margin_reference)
+def of_tables(tables: Tables, comparators: Iterable[str],
+              groups: Sequence[Sequence[int]] | None = None,
+              margin_reference: float | None = None) -> dict[str, selection.Sweeps]:
+    """Each comparator's sweeps against the idea's, from the arms' :func:`arm_tables`, by
+    comparator; the idea's figures are shared by all of them
+    (:func:`benchkit.stats.selection.against`), so that a control adds only its own."""
+    out: dict[str, selection.Sweeps] = {}
+    for arm in comparators:
+        (base_val, base_test), (idea_val, idea_test) = tables[arm], tables["idea"]
+        out[arm] = selection.sweeps(base_val, base_test, idea_val, idea_test, groups,
+                                    margin_reference) if not out else \
+            selection.against(next(iter(out.values())), base_val, base_test)
+    return out
 
 
 def of_record(report: Report, comparator: str = "baseline") -> selection.Sweeps:
@@ -147,12 +155,12 @@ def decide_by_selection(comp: Comparison, sw: selection.Sweeps,
     (comparator, idea) at the configs selected on all seeds, shown beside it
     (anti-conservative: a seed's noise helps choose the config it is measured at)."""
     p_fixed = paired.sign_flip_p_value([i - b for b, i in zip(*fixed)])
-    comp = dataclasses.replace(comp, p_fixed_configs=p_fixed, selection_aware=True)
-    if comp.test in ("sign", "wilcoxon"):
-        return dataclasses.replace(
-            comp, p_mean=selection.p_value(sw, direction),
-            p_value=selection.p_value(sw, direction, statistic=comp.test))
-    return dataclasses.replace(comp, p_value=selection.p_value(sw, direction))
+    p_mean = selection.p_value(sw, direction)
+    ranked = comp.test if comp.test in ("sign", "wilcoxon") else None
+    return dataclasses.replace(   # one new record
+        comp, p_fixed_configs=p_fixed, selection_aware=True,
+        p_mean=p_mean if ranked else comp.p_mean,
+        p_value=selection.p_value(sw, direction, statistic=ranked) if ranked else p_mean)
 
 
 def favoured_arm(comp: Comparison, direction: str) -> str | None:

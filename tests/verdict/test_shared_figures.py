@@ -1,0 +1,99 @@
+"""What a control adds to an aggregation is its own work: the figures that are the same for
+every comparison (the idea's cross-fit and fixed-config values, a pair's differences, a
+comparison's sd, a config's id) are computed once (issue 52: a bench with 2 controls and a
+margin aggregates in <= 1.5x the time of the same bench without; benchmarks/pipeline/
+controls_cost.py measures it)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import builders as b
+
+from benchkit.spec.idea import cfg_id
+from benchkit.stats import crossfit, paired, pairtest, selection
+from benchkit.verdict import build, pipeline
+
+GRID = [{"lr": lr} for lr in (0.001, 0.003, 0.01)]
+ARMS = ["baseline", "idea", "control:a", "control:b"]
+
+
+def _runs(arms: list[str]) -> list:
+    return [b.make_run(arm, cfg, s, 1.0 + 0.1 * s + 0.2 * k + 0.05 * a + 0.01 * (s * k % 3),
+                       2.0 + 0.1 * s - 0.03 * a + 0.02 * ((s + k) % 2))
+            for a, arm in enumerate(arms) for k, cfg in enumerate(GRID) for s in range(6)]
+
+
+def test_the_ideas_cross_fit_is_computed_once_for_every_comparator(monkeypatch):
+    calls = []
+    real = crossfit.arm_crossfit
+
+    def counted(val, test, groups, sign):
+        calls.append(val)
+        return real(val, test, groups, sign)
+
+    monkeypatch.setattr(selection, "arm_crossfit", counted)
+    report, = pipeline.idea_reports(b.make_spec(GRID, 6, margin=0.05, arms=ARMS), _runs(ARMS),
+                                    [], alpha=0.05)
+    assert set(report.controls) == {"a", "b"}
+    # 3 comparators' own cross-fits and the idea's once (it was once per comparison: 6)
+    assert len(calls) == 4
+
+
+def test_sweeps_against_the_same_idea_share_its_figures_and_keep_their_values():
+    rng = np.random.default_rng(3)
+    val, test = rng.random((6, 3)), rng.random((6, 3))
+    idea_val, idea_test = rng.random((6, 3)), rng.random((6, 3))
+    first = selection.sweeps(val, test, idea_val, idea_test)
+    other = selection.against(first, val + 0.1, test + 0.1)
+    alone = selection.sweeps(val + 0.1, test + 0.1, idea_val, idea_test)
+    assert selection.fit(other, "lower").idea is selection.fit(first, "lower").idea
+    assert selection.p_value(other, "lower") == selection.p_value(alone, "lower")
+    assert selection.interval(other, "lower", 0.05) == selection.interval(alone, "lower", 0.05)
+    for a, c in zip(selection.family(other, "lower").harms, selection.family(alone, "lower").harms):
+        assert np.array_equal(a.d, c.d)
+
+
+def test_a_pairs_differences_are_made_once_and_cannot_be_changed():
+    pair = pairtest.Pair(np.array([1.0, 2.0, 3.0]), np.array([1.5, 1.0, 3.5]))
+    assert pair.d is pair.d and pair.d.tolist() == [0.5, -1.0, 0.5]
+    assert not pair.d.flags.writeable
+
+
+def test_a_comparisons_figures_take_the_differences_sd_twice_not_six_times(monkeypatch):
+    """compare's mde, effect size and margin test share one sd (the t interval, public on its
+    own, takes its own): six before."""
+    calls = []
+    real = paired._pairs_sd
+
+    def counted(diffs):
+        calls.append(1)
+        return real(diffs)
+
+    base, idea = [1.0, 1.2, 0.9, 1.1, 1.3], [0.9, 1.25, 0.8, 1.0, 1.1]
+    expected = paired.compare(base, idea, direction="lower", margin=0.1)
+    monkeypatch.setattr(paired, "_pairs_sd", counted)
+    got = paired.compare(base, idea, direction="lower", margin=0.1)
+    assert len(calls) == 2 and got == expected
+    assert got.mde == paired.mde(np.subtract(idea, base)) and got.effect_size == \
+        paired.effect_size(np.subtract(idea, base))
+    assert got.noninferiority == paired.noninferiority(base, idea, direction="lower",
+                                                       margin=0.1)
+
+
+def test_a_build_makes_each_configs_id_once_per_config_object(monkeypatch):
+    made = []
+    monkeypatch.setattr(build, "cfg_id", lambda cfg: made.append(dict(cfg)) or cfg_id(cfg))
+    ids = build.CfgIds()
+    one, same = {"lr": 0.1}, {"lr": 0.1}
+    assert [ids(one), ids(one), ids(same), ids(one)] == ["lr=0.1"] * 4
+    assert made == [one, same]   # by object: an equal config is another object
+
+
+def test_the_fast_finite_check_still_finds_numpy_floats_and_dict_subclasses():
+    from collections import OrderedDict
+
+    assert pipeline.has_non_finite([1, "a", (2.0, OrderedDict(x=np.float64(math.nan)))])
+    assert not pipeline.has_non_finite([1, "a", (2.0, OrderedDict(x=np.float64(1.0)))])
+    assert not pipeline.has_non_finite({"a": np.array([np.inf])})  # arrays: not walked, as before
