@@ -4,7 +4,9 @@ spec at collection (:mod:`.collection`), activation (:mod:`.activation`), an arm
 (:mod:`.fixture`), the controller (:mod:`.controller`), per-run isolation (:mod:`.isolation`)
 and time limits (:mod:`.timeouts`), settings (:mod:`.settings`), progress (:mod:`.progress`), a
 shard's items (:mod:`.shard`) and the audit in fresh pytest processes (:mod:`.fresh_audit`).
-pytest glue only: the only layer that imports pytest, and each of its modules does; it may
-import every other layer (torch lazily: importing it imports no torch)."""
+pytest glue only: the only layer that imports pytest, and each of its modules does. Imports
+:mod:`benchkit.stats`, :mod:`benchkit.tracks`, :mod:`benchkit.spec`, :mod:`benchkit.store`,
+:mod:`benchkit.training`, :mod:`benchkit.verdict` and :mod:`benchkit.report` (torch lazily:
+importing it imports no torch)."""
 from benchkit.plugin.hooks import *  # noqa: F401,F403
 from benchkit.plugin.whole import *  # noqa: F401,F403

@@ -4,5 +4,6 @@
 numbers are written (:mod:`.fmt`) and the command that completes an incomplete bench
 (:mod:`.nextstep`). Every reader takes the typed :class:`benchkit.verdict.records.Report`
 (a file becomes one in :func:`.bench_report.read_report`); imports :mod:`benchkit.verdict`,
-:mod:`benchkit.stats`, :mod:`benchkit.spec`, the track registry (the floors' ranking), the
-records' codec and, for atomic writes, :mod:`benchkit.store`."""
+:mod:`benchkit.stats`, :mod:`benchkit.spec`, the track registry (:mod:`benchkit.tracks`: the
+floors' ranking), the records' codec (:mod:`benchkit.codec`) and, for atomic writes,
+:mod:`benchkit.store`."""

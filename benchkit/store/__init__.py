@@ -6,5 +6,5 @@ a run executed (:mod:`.trace`, :mod:`.fingerprint`), the software and hardware i
 results by run (:mod:`.idea_results`) and its tracks' floors kept between sessions
 (:mod:`.floor_cache`).
 Imports the standard library, fsspec (optional) and of benchkit only :mod:`benchkit.spec`'s
-vocabulary, the track registry (for the floors) and the records' codec (:mod:`benchkit.codec`);
-torch only lazily, to describe a device."""
+vocabulary, the track registry (:mod:`benchkit.tracks`, for the floors) and the records' codec
+(:mod:`benchkit.codec`); torch only lazily, to describe a device."""

@@ -6,6 +6,6 @@ control arms of :mod:`.controls`, the budgets of :mod:`.budgets` and the signatu
 (:mod:`.extension`), the convergence check (:mod:`.convergence`), what a session trains beyond
 its declared grid from the stored results (:mod:`.grids`), the declared plan
 (:mod:`.plan`) and the leaderboard's boards of many ideas (:mod:`.leaderboard`). Pure Python and
-numpy: imports :mod:`benchkit.stats`, :mod:`benchkit.spec`, the track registry and the records'
-codec (:mod:`benchkit.codec`), never the
+numpy: imports :mod:`benchkit.stats`, :mod:`benchkit.spec`, the track registry
+(:mod:`benchkit.tracks`) and the records' codec (:mod:`benchkit.codec`), never the
 store, the report files or pytest."""
