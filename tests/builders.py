@@ -1,7 +1,7 @@
 """Builders of hand-made specs, runs and reports that the in-process rule tests share (no
 training): ``make_spec``, ``make_run``, ``typed``, ``runs_from``, ``built`` (a built report's
 JSON), ``paired_report``, the 8-seed fixture (``BASE8``, ``IDEA8``, ``P8``), ``decided`` (a
-built report decided), the marker parser ``parse`` and ``RECORDED`` (a module of hand-recorded
+built report decided), the marker parser ``parse`` and ``recorded`` (a module of hand-recorded
 results for pytester sessions). Imported by name: ``from builders import ...`` (``tests/`` is on
 ``sys.path``: pytest puts the folder of ``tests/conftest.py`` there).
 """
@@ -25,6 +25,7 @@ from benchkit.verdict.build import build_report
 from benchkit.verdict.frontier import build_frontier_report
 from benchkit.spec import IdeaSpec, parse_bench_marker
 from benchkit.spec.payloads import MechanismPayload, RunPayload, payload_from_json
+import idea_modules
 
 GATES = ("off", "not-harms", "non-inferior", "equivalent", "helps", "worked")
 PRACTICAL = ("helps", "harms", "non-inferior", "inconclusive", "equivalent")
@@ -161,27 +162,22 @@ def parse(**kwargs):
 
 
 # ----------------------------------------- a module of hand-recorded results, benched end to end
-RECORDED = '''\
-import pytest
-
-pytestmark = pytest.mark.bench(name={name!r}, track="tabular", grid={{"lr": [1e-2]}}, seeds=8)
-BASE = {base!r}
-IDEA = {idea!r}
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=BASE[run.seed], test=BASE[run.seed])
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=IDEA[run.seed], test=IDEA[run.seed])
-    run.signature("claim", observed=IDEA[run.seed] - IDEA[run.seed], predicted=0.0, tol=1e-3,
-                  null=1.0)
-
-@pytest.mark.mechanism
-def test_claim():
-    assert {claim_holds}
-'''
+def recorded(name: str, base: list[float], idea: list[float], claim_holds: bool = True,
+             **options) -> str:
+    """An idea module whose arms record ``base`` and ``idea`` (validation equal to test, one
+    per seed; 8 seeds unless ``options`` say otherwise), with a mechanism test that passes
+    when ``claim_holds``."""
+    arm = idea_modules.arm
+    return idea_modules.idea_module(
+        name, f"BASE = {base!r}\nIDEA = {idea!r}",
+        arm("baseline", "run.record(val=BASE[run.seed], test=BASE[run.seed])"), arm("idea", """
+            run.record(val=IDEA[run.seed], test=IDEA[run.seed])
+            run.signature("claim", observed=IDEA[run.seed] - IDEA[run.seed], predicted=0.0,
+                          tol=1e-3, null=1.0)"""), f"""
+        @pytest.mark.mechanism
+        def test_claim():
+            assert {claim_holds}
+        """, **{"seeds": 8, **options})
 
 
 def one_config_runs(base, idea):

@@ -1,7 +1,7 @@
-"""Helpers of the end-to-end tests that run pytest sessions with ``pytester``: write the source
-of an idea module (``module``, ``bench``, ``BASELINE``, ``IDEA_SAME``), run a session
-(``run_session``), match the lines it prints (``line_with``, ``no_traceback``), and read and
-validate the report it wrote (``validate_report``, ``report_path``). Imported by name:
+"""Helpers of the end-to-end tests that run pytest sessions with ``pytester`` (the idea modules
+they write come from tests/idea_modules.py): run a session (``run_session``), match the lines
+it prints (``line_with``, ``no_traceback``), and read and validate the report it wrote
+(``validate_report``, ``report_path``). Imported by name:
 ``from sessions import ...`` (``tests/`` is on ``sys.path``: pytest puts the folder of
 ``tests/conftest.py`` there). tests/conftest.py imports torch and benchkit before any session.
 """
@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import time
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -50,91 +49,7 @@ def report_path(root, name: str, track: str = "tabular", report_dir: str = "repo
     return Path(root) / report_dir / name / track / "bench_report.json"
 
 
-# ------------------------------------------- idea modules for pytester sessions, and their output
-FAST = ["--bench-epochs", "1"]
-
-PRELUDE = '''\
-import math
-from pathlib import Path
-
-import numpy as np
-import pytest
-import torch
-from torch import nn
-
-TRAINED = Path(__file__).with_name("trained")   # touched by arm bodies: proves training ran
-'''
-
-
-def bench(name, *, track='"tabular"', grid='{"lr": [1e-2]}', seeds="2", extra=""):
-    """The ``pytestmark = pytest.mark.bench(...)`` line; every argument is source text."""
-    return (f"pytestmark = pytest.mark.bench(name={name!r}, track={track}, grid={grid}, "
-            f"seeds={seeds}{extra})\n")
-
-
-def module(mark: str, *bodies: str) -> str:
-    return PRELUDE + mark + "".join(textwrap.dedent(b) for b in bodies)
-
-
-# arms that record fixed values (no training): the idea 0.5 better on every seed
-RECORDED_ARMS = '''
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0 + run.seed, test=1.0 + run.seed)
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=0.5 + run.seed, test=0.5 + run.seed)
-'''
-# both arms best at a grid's lowest lr (so the grid is extended below it)
-EDGE_ARMS = '''
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0 + run.cfg["lr"], test=1.0 + 0.01 * run.seed)   # best at the lowest lr
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=1.0 + run.cfg["lr"], test=0.9 + 0.01 * run.seed)
-'''
-
-
-def plain_module(mark: str, *bodies: str) -> str:
-    """An idea module that imports pytest alone (``module`` imports torch and numpy too)."""
-    return "import pytest\n\n" + mark + "".join(textwrap.dedent(b) for b in bodies)
-
-
-BASELINE = '''
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    TRAINED.touch()
-    run.fit(run.track.model())
-'''
-IDEA_SAME = '''
-@pytest.mark.arm("idea")
-def test_idea(run):
-    TRAINED.touch()
-    run.fit(run.track.model())
-'''
-
-# a constant predictor that harms on purpose (its budget waived): an idea that loses
-CONST_MODEL = '''
-class Const(nn.Module):
-    """Ignores its input: predicts one learned number."""
-    def __init__(self):
-        super().__init__()
-        self.bias = nn.Parameter(torch.zeros(1))
-
-    def forward(self, x):
-        return self.bias.expand(x.shape[0], 1)
-'''
-HARMS = module(bench("const", seeds="6", extra=', budget_waiver={"params": "a constant '
-                     'predictor: its harm is the point"}'), BASELINE, CONST_MODEL, '''
-    @pytest.mark.arm("idea")
-    def test_idea(run):
-        run.fit(Const())
-    ''')
-
-
+# ------------------------------------------------------------------ a session's output
 def esc(text: str) -> str:
     """``text`` as a literal fnmatch pattern (brackets and ? are special there)."""
     return "".join(f"[{c}]" if c in "[]?*" else c for c in text)
@@ -212,24 +127,6 @@ def shared_session(tmp_path_factory, name: str, files: dict[str, str], *args: st
                                          result.duration]))
     ret, outlines, errlines, duration = json.loads(saved.read_text())
     return root, pytest.RunResult(ret, outlines, errlines, duration)
-
-
-def idea_source(name: str, idea_body: str = "run.fit(run.track.model())", *, seeds: int = 2,
-                track: str = "tabular", imports: str = "") -> str:
-    """A small idea module: one lr, ``seeds`` seeds, a plain baseline, ``idea_body`` (lines
-    indented by four spaces after the first) as the idea arm."""
-    return f'''
-import pytest
-{imports}
-{bench(name, track=repr(track), seeds=str(seeds))}
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    {idea_body}
-'''
 
 
 def assert_gate_exits(pytester, name: str, exits: dict, track: str = "tabular") -> None:

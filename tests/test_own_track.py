@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from idea_modules import arm, idea_module
 from sessions import run_session
 
 from benchkit.tracks import Data, Split, Track
@@ -101,18 +102,8 @@ register(Track(name="int32labels", make_data=make_data, make_model=lambda: torch
                metric=lambda p, y: (p.argmax(1) == y).float().mean(), direction="higher",
                metric_name="accuracy"))
 ''')
-    pytester.makepyfile(test_idea='''
-import pytest
-pytestmark = pytest.mark.bench(name="labels", track="int32labels", seeds=2)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(run.track.model())
-''')
+    pytester.makepyfile(test_idea=idea_module("labels", arm("baseline"), arm("idea"),
+                                              track="int32labels", grid=None))
     result = run_session(pytester, "-p", "no:cacheprovider", "-p", "no:randomly")
     result.assert_outcomes(failed=4)
     out = result.stdout.str()

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from idea_modules import idea_module
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "panel" / "panel.py"
 
@@ -40,11 +42,11 @@ def test_every_module_declares_an_expected_verdict_its_file_name_repeats(panel):
 
 def test_a_module_without_a_literal_expectation_is_refused(panel, tmp_path):
     path = tmp_path / "test_helps_x.py"
-    path.write_text('import pytest\npytestmark = pytest.mark.bench(name="x", track="tabular")\n')
+    path.write_text(idea_module("x", grid=None, seeds=None))
     with pytest.raises(ValueError, match="no literal expected"):
         panel.declared(path)
-    path.write_text('expected = "better"\nimport pytest\n'
-                    'pytestmark = pytest.mark.bench(name="x", track="tabular")\n')
+    path.write_text(idea_module("x", imports='expected = "better"\nimport pytest', grid=None,
+                                seeds=None))
     with pytest.raises(ValueError, match="valid: \\['helps', 'harms', 'inconclusive'\\]"):
         panel.declared(path)
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from idea_modules import idea_module
+
 ROOT = Path(__file__).resolve().parents[1]
 PANEL = ROOT / "benchmarks" / "panel"
 
@@ -36,8 +38,8 @@ def test_every_technique_declares_its_published_direction_and_source(techniques)
 
 def test_a_technique_without_a_source_is_refused_by_name(techniques, tmp_path):
     path = tmp_path / "test_x.py"
-    path.write_text('published = "helps"\nimport pytest\n'
-                    'pytestmark = pytest.mark.bench(name="x", track="mnist1d")\n')
+    path.write_text(idea_module("x", imports='published = "helps"\nimport pytest',
+                                track="mnist1d", grid=None, seeds=None))
     with pytest.raises(ValueError, match="test_x.py: .*missing or invalid: \\['source'\\]"):
         techniques.declared(path)
 
@@ -74,8 +76,9 @@ def test_each_script_rewrites_its_part_of_the_page_and_keeps_the_other(technique
 
 def test_an_expected_direction_that_is_no_verdict_is_refused_by_name(techniques, tmp_path):
     path = tmp_path / "test_y.py"
-    path.write_text('published = "helps"\nexpected = "better"\nsource = "s"\nimport pytest\n'
-                    'pytestmark = pytest.mark.bench(name="y", track="tabular")\n')
+    path.write_text(idea_module(
+        "y", imports='published = "helps"\nexpected = "better"\nsource = "s"\nimport pytest',
+        grid=None, seeds=None))
     with pytest.raises(ValueError, match="test_y.py: .*missing or invalid: \\['expected'\\]"):
         techniques.declared(path)
 

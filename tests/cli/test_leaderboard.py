@@ -13,23 +13,12 @@ from benchkit.cli import commands
 from benchkit.cli.leaderboard import plot, render, titles
 from benchkit.verdict.leaderboard import Entry, board_p_values, build, verdict
 from builders import as_report
+from idea_modules import arm, idea_module
 from sessions import run_session
 
-MODULE = '''
-import pytest
-
-pytestmark = pytest.mark.bench(name="{name}", track="tabular", grid={{"lr": [1e-3]}}, seeds=7)
-
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(run.track.model(), lr={lr})
-'''
+def module(name: str, lr: float) -> str:
+    return idea_module(name, arm("baseline"), arm("idea", f"run.fit(run.track.model(), lr={lr})"),
+                       grid={"lr": [1e-3]}, seeds=7)
 
 
 def run_leaderboard(*args, cwd) -> subprocess.CompletedProcess:
@@ -42,9 +31,8 @@ def test_three_ideas_sharing_one_baseline_are_ranked_with_holm(pytester, capsys,
     the baseline is trained once and shared through the run store. 7 seeds: the fewest at
     which Holm over 3 ideas can reach alpha (3 * 2/128 < 0.05)."""
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_fast=MODULE.format(name="fast", lr="3e-2"),
-                        test_same=MODULE.format(name="same", lr="1e-3"),
-                        test_slow=MODULE.format(name="slow", lr="1e-5"))
+    pytester.makepyfile(test_fast=module("fast", 3e-2), test_same=module("same", 1e-3),
+                        test_slow=module("slow", 1e-5))
     result = run_session(pytester, "--bench-epochs", "1", "-p", "no:randomly")
     result.stdout.fnmatch_lines(["benchkit: 28 run(s) trained, 14 reused from the run store*"])
     res = run_leaderboard("reports", "--json", "board.json", cwd=pytester.path)

@@ -4,6 +4,7 @@ in-process."""
 from __future__ import annotations
 
 import math
+import textwrap
 
 import pytest
 
@@ -12,35 +13,25 @@ from benchkit.verdict import mechanism
 from benchkit.verdict import budgets
 from benchkit.spec.run_record import RunResult, Signature
 from builders import GRID, make_spec
+from idea_modules import arm, idea_module
 
-IDEA = '''
-import pytest
-from torch import nn
-
-pytestmark = pytest.mark.bench(name="{name}", track="tabular", grid={{"lr": [1e-2]}},
-                               seeds={seeds}{extra})
-
+MLP = '''
 def mlp(width):
     return nn.Sequential(nn.Linear(10, width), nn.ReLU(), nn.Linear(width, 64), nn.ReLU(),
                          nn.Linear(64, 1))
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(mlp(64){base})
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    model = run.fit(mlp({width}){idea})
-{body}
 '''
 
 
-def bench(pytester, *args, name="fair", seeds=2, extra="", width=64, base="", idea="",
-          body="", controls=""):
+def bench(pytester, *args, name="fair", seeds=2, width=64, base="", idea="", body="",
+          controls="", **options):
+    """A session of an idea whose arms train an MLP of ``width`` (the baseline's 64), ``base``
+    and ``idea`` added to their ``run.fit`` arguments, ``body`` after the idea's, ``controls``
+    (arms) after the module's, ``options`` on its bench mark."""
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(**{f"test_{name}": IDEA.format(
-        name=name, seeds=seeds, extra=extra, width=width, base=base, idea=idea,
-        body=body) + controls})
+    pytester.makepyfile(**{f"test_{name}": idea_module(
+        name, MLP, arm("baseline", f"run.fit(mlp(64){base})"),
+        arm("idea", f"model = run.fit(mlp({width}){idea})\n" + textwrap.dedent(body)), controls,
+        imports="import pytest\nfrom torch import nn", seeds=seeds, **options)})
     return pytester.runpytest("--bench-epochs", "1", "-p", "no:cacheprovider", *args)
 
 
@@ -68,7 +59,7 @@ def test_an_idea_with_a_quarter_more_parameters_is_unmatched_and_fails_every_gat
 @pytest.mark.parametrize("gate", ["helps", "off"])
 def test_a_stated_waiver_lifts_unmatched_and_is_recorded(pytester, read_report, gate):
     result = bench(pytester, "--bench-gate", gate, width=81,
-                   extra=', budget_waiver={"params": "the claim is about width"}')
+                   budget_waiver={"params": "the claim is about width"})
     assert result.ret == (1 if gate == "helps" else 0)
     assert "FAIL fair tabular: unmatched" not in result.stdout.str()
     report = read_report(pytester.path, "fair")
@@ -88,7 +79,7 @@ def test_rank2(run):
     run.budget("stored_numbers", 32)
 '''
     bench(pytester, body=body, controls=controls, width=70,  # 5319 params: 7.9% more
-          extra=', budget_tolerance={"params": 0.1, "stored_numbers": 0.2}')
+          budget_tolerance={"params": 0.1, "stored_numbers": 0.2})
     report = read_report(pytester.path, "fair")
     checks = {(c["budget"], c["arm"]): c for c in report["budgets"]["checks"]}
     assert checks[("params", "baseline")]["matched"] and checks[("params", "baseline")][
@@ -213,22 +204,22 @@ def test_steps_are_not_lifted_by_a_frontier():
 
 
 @pytest.mark.parametrize("extra, message", [
-    ('claim_type="better"', "claim_type='better'; valid: 'superiority', 'non-inferiority'"),
-    ('claim_type="non-inferiority"', "needs margin="),
-    ("budget_tolerance=-1", "budget_tolerance=-1 must be a number >= 0"),
-    ('budget_waiver={"params": ""}', "budget_waiver={'params': ''} must be a dict"),
-    ('frontier={"keep": [0.5]}', "two or more distinct"),
-    ('frontier={"lr": [1, 2]}', "frontier axis 'lr' is also a grid key"),
-    ('frontier=[1, 2]', "valid: one axis and at least two values"),
-])
+    ({"claim_type": "better"}, "claim_type='better'; valid: 'superiority', 'non-inferiority'"),
+    ({"claim_type": "non-inferiority"}, "needs margin="),
+    ({"budget_tolerance": -1}, "budget_tolerance=-1 must be a number >= 0"),
+    ({"budget_waiver": {"params": ""}}, "budget_waiver={'params': ''} must be a dict"),
+    ({"frontier": {"keep": [0.5]}}, "two or more distinct"),
+    ({"frontier": {"lr": [1, 2]}}, "frontier axis 'lr' is also a grid key"),
+    ({"frontier": [1, 2]}, "valid: one axis and at least two values"),
+], ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else None)
 def test_bad_fairness_arguments_are_collection_errors(pytester, extra, message):
-    result = bench(pytester, "--collect-only", extra=", " + extra)
+    result = bench(pytester, "--collect-only", **extra)
     assert result.ret == 2
     result.stdout.fnmatch_lines([f"*{message}*"])
 
 
 def test_claim_type_is_reported(pytester, read_report):
-    bench(pytester, extra=', margin=0.2, claim_type="non-inferiority"')
+    bench(pytester, margin=0.2, claim_type="non-inferiority")
     report = read_report(pytester.path, "fair")
     assert report["protocol"]["claim_type"] == "non-inferiority"
     assert "non-inferiority: the idea may be worse" in (
@@ -236,29 +227,15 @@ def test_claim_type_is_reported(pytester, read_report):
 
 
 # -- frontiers ----------------------------------------------------------------------------------
-FRONTIER = '''
-import pytest
-from torch import nn
-
-pytestmark = pytest.mark.bench(name="front", track="tabular", grid={"lr": [3e-3, 1e-2]},
-                               seeds=2, frontier={"width": [8, 16, 32]})
-
-def mlp(width, hidden=64):
-    return nn.Sequential(nn.Linear(10, width), nn.ReLU(), nn.Linear(width, 1))
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(mlp(run.cfg["width"]))
-
-@pytest.mark.arm("idea")
-def test_idea(run):
+FRONTIER = idea_module("front", """
+    def mlp(width, hidden=64):
+        return nn.Sequential(nn.Linear(10, width), nn.ReLU(), nn.Linear(width, 1))
+    """, arm("baseline", 'run.fit(mlp(run.cfg["width"]))'), arm("idea", """
     run.fit(mlp(run.frontier + 1))   # one unit more at every point: params varies on the axis
-    run.log("width", run.frontier)
-
-@pytest.mark.arm("control", name="same")
-def test_same(run):
-    run.fit(mlp(run.frontier + 1))
-'''
+    run.log("width", run.frontier)"""),
+    arm("control", "run.fit(mlp(run.frontier + 1))", name="same"),
+    imports="import pytest\nfrom torch import nn", grid={"lr": [3e-3, 1e-2]},
+    frontier={"width": [8, 16, 32]})
 
 
 def test_a_frontier_bench_reports_every_point(pytester, read_report):
@@ -303,25 +280,15 @@ def test_controls_do_not_enlarge_the_family_the_seed_warning_counts():
 
 
 # issue 50: a frontier's lr axis extends like any bench's, point by point (it never did)
-FRONTIER_AT_THE_EDGE = '''
-import math
-import pytest
+FRONTIER_AT_THE_EDGE = idea_module("front_edge", """
+    BEST = {8: 3e-4, 16: 3e-3}   # width 8 tunes below the declared grid
 
-pytestmark = pytest.mark.bench(name="front_edge", track="tabular", seeds=2, extend=1,
-                               grid={"lr": [1e-3, 3e-3, 1e-2]}, frontier={"width": [8, 16]})
-BEST = {8: 3e-4, 16: 3e-3}   # width 8 tunes below the declared grid
-
-def val(run, shift):
-    return abs(math.log10(run.cfg["lr"] / BEST[run.frontier])) + 0.01 * run.seed + shift
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=val(run, 0.0), test=val(run, 0.0))
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.record(val=val(run, -0.001), test=val(run, -0.001))
-'''
+    def val(run, shift):
+        return abs(math.log10(run.cfg["lr"] / BEST[run.frontier])) + 0.01 * run.seed + shift
+    """, arm("baseline", "run.record(val=val(run, 0.0), test=val(run, 0.0))"),
+    arm("idea", "run.record(val=val(run, -0.001), test=val(run, -0.001))"),
+    imports="import math\nimport pytest", extend=1, grid={"lr": [1e-3, 3e-3, 1e-2]},
+    frontier={"width": [8, 16]})
 
 
 def test_a_frontier_point_at_the_edge_of_lr_extends_its_own_grid(pytester, read_report):

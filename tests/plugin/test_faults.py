@@ -10,7 +10,8 @@ import torch
 
 from benchkit import tracks
 from benchkit.training.run import Run
-from sessions import idea_source, run_session, shared_session, validate_report
+from idea_modules import arm, idea_module, idea_source
+from sessions import run_session, shared_session, validate_report
 
 
 def make_run() -> Run:
@@ -48,26 +49,15 @@ def test_non_finite_signature_is_recorded_unconfirmed(observed):
     assert run.signatures["x"].observed is None
 
 
-IDEA = '''
-import os
-import pytest
-pytestmark = pytest.mark.bench(name="faulty", track="tabular", grid={"lr": [1e-2]}, seeds=3)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
+IDEA = idea_module("faulty", arm("baseline"), arm("idea", """
     if run.seed == 1 and os.environ.get("BENCH_TEST_CRASH"):
         os._exit(3)   # the worker process dies mid-run
     run.fit(run.track.model())
-    run.signature("zero", observed=0.0, predicted=0.0, tol=0.0)
-
-@pytest.mark.mechanism
-def test_claim_that_errors():
-    raise RuntimeError("the claim's own code is broken")
-'''
+    run.signature("zero", observed=0.0, predicted=0.0, tol=0.0)"""), '''
+    @pytest.mark.mechanism
+    def test_claim_that_errors():
+        raise RuntimeError("the claim's own code is broken")
+    ''', imports="import os\nimport pytest", seeds=3)
 
 
 # The -n 2 sessions of this file, each started once per worker and asserted on by several
@@ -220,62 +210,49 @@ def test_a_bad_value_fails_its_run_only(pytester, workers, xdist):
 
 # ------------------------------------------------------- global state does not leak between runs
 
-LEAKY = '''
-import os
-import tempfile
+LEAKY = idea_module("leaky", '''
+    OWN_THREADS = torch.get_num_threads()  # the process's own: a claim runs with it, a run with 1
+    START = os.getcwd()
 
-import numpy as np
-import pytest
-import torch
-pytestmark = pytest.mark.bench(name="leaky", track="tabular", grid={"lr": [1e-2]}, seeds=3)
+    def state(threads=OWN_THREADS):
+        return {"float32": torch.get_default_dtype() == torch.float32,
+                "grad": torch.is_grad_enabled(),
+                "deterministic": not torch.are_deterministic_algorithms_enabled(),
+                "anomaly": not torch.is_anomaly_enabled(),
+                "matmul": torch.get_float32_matmul_precision() == "highest",
+                "threads": torch.get_num_threads() == threads,
+                "numpy": np.geterr()["divide"] == "warn",
+                "environ": "LEAKY_RUN" not in os.environ and os.environ.get("HOME") is not None,
+                "cwd": os.getcwd() == START}
 
-OWN_THREADS = torch.get_num_threads()  # the process's own: a claim runs with it, a run with 1
-START = os.getcwd()
-
-def state(threads=OWN_THREADS):
-    return {"float32": torch.get_default_dtype() == torch.float32,
-            "grad": torch.is_grad_enabled(),
-            "deterministic": not torch.are_deterministic_algorithms_enabled(),
-            "anomaly": not torch.is_anomaly_enabled(),
-            "matmul": torch.get_float32_matmul_precision() == "highest",
-            "threads": torch.get_num_threads() == threads,
-            "numpy": np.geterr()["divide"] == "warn",
-            "environ": "LEAKY_RUN" not in os.environ and os.environ.get("HOME") is not None,
-            "cwd": os.getcwd() == START}
-
-def leak():
-    os.environ["LEAKY_RUN"] = "1"
-    os.environ.pop("HOME", None)
-    os.chdir(tempfile.gettempdir())
-    torch.set_default_dtype(torch.float64)
-    torch.set_grad_enabled(False)
-    torch.use_deterministic_algorithms(True)
-    torch.autograd.set_detect_anomaly(True)
-    torch.set_float32_matmul_precision("medium")
-    torch.set_num_threads(OWN_THREADS + 2)
-    np.seterr(all="raise")
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
+    def leak():
+        os.environ["LEAKY_RUN"] = "1"
+        os.environ.pop("HOME", None)
+        os.chdir(tempfile.gettempdir())
+        torch.set_default_dtype(torch.float64)
+        torch.set_grad_enabled(False)
+        torch.use_deterministic_algorithms(True)
+        torch.autograd.set_detect_anomaly(True)
+        torch.set_float32_matmul_precision("medium")
+        torch.set_num_threads(OWN_THREADS + 2)
+        np.seterr(all="raise")
+    ''', arm("baseline", """
+    for name, ok in state(threads=1).items():
+        run.log(name, float(ok))
+    run.fit(run.track.model())"""), arm("idea", """
     for name, ok in state(threads=1).items():
         run.log(name, float(ok))
     run.fit(run.track.model())
+    leak()"""), '''
+    @pytest.mark.mechanism
+    def test_claim_leaks_too():
+        leak()
 
-@pytest.mark.arm("idea")
-def test_idea(run):
-    for name, ok in state(threads=1).items():
-        run.log(name, float(ok))
-    run.fit(run.track.model())
-    leak()
-
-@pytest.mark.mechanism
-def test_claim_leaks_too():
-    leak()
-
-@pytest.mark.mechanism
-def test_claim_sees_a_clean_state():
-    assert all(state().values()), state()
-'''
+    @pytest.mark.mechanism
+    def test_claim_sees_a_clean_state():
+        assert all(state().values()), state()
+    ''', imports="import os\nimport tempfile\nimport numpy as np\nimport pytest\nimport torch",
+    seeds=3)
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["n0", "n2"])

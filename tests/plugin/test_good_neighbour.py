@@ -18,7 +18,7 @@ import pytest
 import torch
 
 import benchkit
-from sessions import RECORDED_ARMS, bench, plain_module
+from idea_modules import idea_module, RECORDED_ARMS
 
 PLAIN_INI = """\
 [pytest]
@@ -129,7 +129,7 @@ def test_arm_tests_without_a_bench_mark_are_left_to_the_project_with_a_warning(p
                                  "benchkit does not bench this module*"])
 
 
-BENCH_MODULE = plain_module(bench("quiet", seeds="2"), RECORDED_ARMS)
+BENCH_MODULE = idea_module("quiet", RECORDED_ARMS, seeds=2)
 AFTER_THE_BENCH = """\
 import os
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from benchkit.plugin.isolation import Guard
+from idea_modules import arm, idea_module
 
 
 def test_the_root_logger_and_sys_path_are_restored_after_a_bench_test():
@@ -47,21 +48,9 @@ def test_a_changed_interop_thread_count_is_named(interop):
     assert "conftest.py" in why
 
 
-IDEA = """\
-import pytest
-import torch
-
-pytestmark = pytest.mark.bench(name="interop", track="tabular", grid={"lr": [1e-2]}, seeds=2)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0, test=1.0)
-
-@pytest.mark.arm("idea")
-def test_idea(run):
+IDEA = idea_module("interop", arm("baseline", "run.record(val=1.0, test=1.0)"), arm("idea", """
     torch.set_num_interop_threads(torch.get_num_interop_threads() + 1)
-    run.record(val=1.0, test=1.0)
-"""
+    run.record(val=1.0, test=1.0)"""), imports="import pytest\nimport torch")
 
 
 def test_a_bench_test_that_changes_the_interop_thread_count_fails(pytester, interop):
@@ -73,22 +62,14 @@ def test_a_bench_test_that_changes_the_interop_thread_count_fails(pytester, inte
                                  "undo*"])
 
 
-HISTORY = """\
-import pytest
-
-pytestmark = pytest.mark.bench(name="history", track="tabular", grid={"lr": [1e-2]}, seeds=3)
-BEFORE = []   # a module global no run restores: each run sees the ones before it
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    BEFORE.append(run.seed)
-    run.record(val=1.0 + run.seed + 0.01 * len(BEFORE), test=1.0 + run.seed)
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    BEFORE.append(run.seed)
-    run.record(val=0.5 + run.seed + 0.01 * len(BEFORE), test=0.5 + run.seed)
-"""
+HISTORY = idea_module(
+    "history", "BEFORE = []   # a module global no run restores: each run sees the ones before it",
+    arm("baseline", """
+        BEFORE.append(run.seed)
+        run.record(val=1.0 + run.seed + 0.01 * len(BEFORE), test=1.0 + run.seed)"""),
+    arm("idea", """
+        BEFORE.append(run.seed)
+        run.record(val=0.5 + run.seed + 0.01 * len(BEFORE), test=0.5 + run.seed)"""), seeds=3)
 
 
 def test_an_audit_of_a_run_selected_alone_catches_a_result_that_depends_on_earlier_runs(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from idea_modules import arm, idea_module
 from sessions import validate_report
 
 pytestmark = pytest.mark.timeout(600)
@@ -20,28 +21,14 @@ LIMIT = "2"
 PRELOAD = "import torch  # imported at collection, outside every run's timer\n"
 MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
 
-HANGS = """
-import os
-import time
-from pathlib import Path
-
-import pytest
-
-pytestmark = pytest.mark.bench(name="hangs", track="tabular", grid={"lr": [1e-2]}, seeds=3)
-
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0 + run.seed, test=1.0 + run.seed)
-
-
-@pytest.mark.arm("idea")
-def test_idea(run):
+HANGS = idea_module("hangs", arm("baseline", "run.record(val=1.0 + run.seed, test=1.0 + run.seed)"),
+                    arm("idea", """
     if run.seed == 1:
         Path("hung.pid").write_text(str(os.getpid()))
         time.sleep(3600)
-    run.record(val=0.9 + run.seed, test=0.9 + run.seed)
-"""
+    run.record(val=0.9 + run.seed, test=0.9 + run.seed)"""),
+                    imports="import os\nimport time\nfrom pathlib import Path\nimport pytest",
+                    seeds=3)
 
 
 def test_bench_timeout_is_checked_like_every_option(pytester):

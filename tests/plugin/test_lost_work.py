@@ -13,7 +13,8 @@ from builders import as_report, typed
 from builders import session_payloads as payloads
 from builders import session_settings as settings
 from builders import session_spec as spec
-from sessions import RECORDED_ARMS, bench, plain_module, report_path
+from idea_modules import RECORDED_ARMS, arm, idea_module
+from sessions import report_path
 
 
 def _only(written):
@@ -64,7 +65,7 @@ def pytest_collection_modifyitems(config, items):
             if item.get_closest_marker("bench"):
                 item.add_marker(pytest.mark.skip(reason="needs --runbench"))
 """
-BENCH = plain_module(bench("kept", seeds="3"), RECORDED_ARMS)
+BENCH = idea_module("kept", RECORDED_ARMS, seeds=3)
 
 
 def test_runs_a_conftest_skipped_are_taken_from_the_store(pytester):
@@ -116,26 +117,16 @@ def test_finite_metrics_whose_statistics_overflow_make_an_incomplete_report(tmp_
     assert failures and "incomplete" in failures[0]
 
 
-EDGE = """\
-import math
-import pytest
-
-pytestmark = pytest.mark.bench(name="edge", track="tabular", grid={{"lr": [1e-3, 1e-2, 1e-1]}},
-                               seeds={seeds})
-
-def _record(run, gain):
-    value = 10.0 - math.log10(run.cfg["lr"]) * -1.0 + 0.01 * run.seed - gain  # best at top lr
-    run.record(val=-math.log10(run.cfg["lr"]) + 0.01 * run.seed - gain,
-               test=value)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    _record(run, 0.0)
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    _record(run, 0.001 * (1 + run.seed % 3))
-"""
+def edge(seeds: int) -> str:
+    """Both arms best at the grid's top lr (extended twice), on ``seeds`` seeds."""
+    return idea_module("edge", """
+        def _record(run, gain):
+            value = 10.0 - math.log10(run.cfg["lr"]) * -1.0 + 0.01 * run.seed - gain  # top lr
+            run.record(val=-math.log10(run.cfg["lr"]) + 0.01 * run.seed - gain,
+                       test=value)
+        """, arm("baseline", "_record(run, 0.0)"),
+        arm("idea", "_record(run, 0.001 * (1 + run.seed % 3))"),
+        imports="import math\nimport pytest", grid={"lr": [1e-3, 1e-2, 1e-1]}, seeds=seeds)
 
 
 @pytest.mark.slow
@@ -143,12 +134,12 @@ def test_fresh_after_a_plan_change_retrains_every_run_the_plan_needs(pytester):
     """seeds=4 with a grid extended twice, then seeds=8 with --bench-fresh, then the command
     its NEXT line names, run until the report needs nothing more: no stored run of the old
     plan is reused, so the report is not exploratory."""
-    pytester.makepyfile(test_edge=EDGE.format(seeds=4))
+    pytester.makepyfile(test_edge=edge(4))
     for _ in range(3):
         pytester.runpytest_inprocess("-p", "no:randomly")
     old = json.loads(report_path(pytester.path, "edge").read_text())
     assert old["complete"] and [c["lr"] for c in old["protocol"]["grid"]][-1] == 10.0
-    pytester.makepyfile(test_edge=EDGE.format(seeds=8))
+    pytester.makepyfile(test_edge=edge(8))
     fresh = pytester.runpytest_inprocess("-p", "no:randomly", "--bench-fresh")
     fresh.stdout.fnmatch_lines([
         "benchkit: NEXT: edge tabular: `pytest -p no:randomly` trains the grid extension "

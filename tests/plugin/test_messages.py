@@ -9,6 +9,7 @@ from builders import as_report
 import pytest
 
 from benchkit.report import advice
+from idea_modules import arm, idea_module
 from sessions import run_session
 
 PLAN_CHANGED = ("exploratory: the plan changed after a look: stored runs were judged under "
@@ -41,24 +42,14 @@ def test_a_seed_count_that_is_no_look_is_told_to_bench_at_one():
     assert "bench at a declared look" in said and "--bench-" not in said.split("counts:")[1]
 
 
-IDEA = '''
-import pytest
-pytestmark = pytest.mark.bench(name="msgs", track="tabular", grid={{"lr": [1e-2]}}, seeds=2)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    {body}
-'''
+def idea(body: str) -> str:
+    return idea_module("msgs", arm("baseline"), arm("idea", body))
 
 
 @pytest.mark.e2e
 def test_a_returned_value_is_named_and_failed_runs_and_incomplete_reports_are_counted(pytester):
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_msgs=IDEA.format(body='return {"val": 1.0, "test": 1.0}'))
+    pytester.makepyfile(test_msgs=idea('return {"val": 1.0, "test": 1.0}'))
     result = run_session(pytester, "--bench-epochs", "1", "-p", "no:cacheprovider",
                          "-p", "no:randomly")
     out = result.stdout.str()
@@ -74,7 +65,7 @@ def test_a_returned_value_is_named_and_failed_runs_and_incomplete_reports_are_co
 @pytest.mark.slow
 def test_the_unreachable_seeds_warning_is_printed_once_with_workers(pytester):
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_msgs=IDEA.format(body="run.fit(run.track.model())"))
+    pytester.makepyfile(test_msgs=idea("run.fit(run.track.model())"))
     result = run_session(pytester, "--bench-epochs", "1", "-p", "no:cacheprovider",
                          "-n", "2")
     assert result.stdout.str().count("only 2 seeds cannot reach p < 0.05") == 1

@@ -7,22 +7,13 @@ import os
 import pytest
 
 from benchkit.store.atomic import write_atomic
+from idea_modules import arm, idea_module
 from sessions import assert_gate_exits, validate_report
 
-IDEA = '''
-import pytest
-pytestmark = pytest.mark.bench(name="ni", track="tabular", grid={{"lr": [1e-2], "epochs": [1]}},
-                               seeds=6,
-                               margin=0.05)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(run.track.model(){extra})
-'''
+def ni_module(extra: str) -> str:
+    """The idea's ``run.fit`` given ``extra`` arguments, at a 5% margin."""
+    return idea_module("ni", arm("baseline"), arm("idea", f"run.fit(run.track.model(){extra})"),
+                       grid={"lr": [1e-2], "epochs": [1]}, seeds=6, margin=0.05)
 
 
 @pytest.mark.parametrize("extra, verdict, exits", [
@@ -31,7 +22,7 @@ def test_idea(run):
 ], ids=["same-as-baseline", "untrained"])
 def test_margin_gives_a_non_inferior_verdict_and_gate(pytester, extra, verdict, exits):
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_ni=IDEA.format(extra=extra))
+    pytester.makepyfile(test_ni=ni_module(extra))
     # epochs in the grid, not --bench-epochs: an override session is exploratory
     assert_gate_exits(pytester, "ni", exits)
     report = validate_report(pytester.path / "reports/ni/tabular/bench_report.json")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from sessions import BASELINE, FAST, IDEA_SAME, bench, line_with, module
+from idea_modules import idea_module, TORCH, BASELINE, FAST, IDEA_SAME
+from sessions import line_with
 
 # pytester sessions that train: longer than the suite's 120 s default
 pytestmark = pytest.mark.timeout(600)
@@ -31,7 +32,7 @@ USAGE_ERRORS = {
 def test_usage_error(pytester, args, fragments):
     """Options are typed through pytest's parser: a wrong value is a usage error that names
     the flag and says what is valid, before anything trains."""
-    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
+    pytester.makepyfile(test_ok=idea_module("ok", BASELINE, IDEA_SAME, imports=TORCH))
     result = pytester.runpytest_subprocess(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([line_with("error: argument", *fragments)])
@@ -48,7 +49,7 @@ def test_ini_values_are_checked_too(pytester, ini, fragments):
     option is given (a usage error); a session that benches nothing never reads them (issue
     50: the ini is the project's, and may hold a key of its own by that name)."""
     pytester.makeini(f"[pytest]\n{ini}\n")
-    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
+    pytester.makepyfile(test_ok=idea_module("ok", BASELINE, IDEA_SAME, imports=TORCH))
     result = pytester.runpytest_subprocess()
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines([line_with("benchkit: ini option", *fragments)])
@@ -59,7 +60,7 @@ def test_ini_values_are_checked_too(pytester, ini, fragments):
 
 
 def test_unwritable_report_dir_is_a_usage_error_before_training(pytester):
-    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
+    pytester.makepyfile(test_ok=idea_module("ok", BASELINE, IDEA_SAME, imports=TORCH))
     (pytester.path / "a_file").write_text("not a directory\n")
     result = pytester.runpytest_subprocess(*FAST, "--bench-report-dir", "a_file/reports")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -69,7 +70,7 @@ def test_unwritable_report_dir_is_a_usage_error_before_training(pytester):
 
 
 def test_report_dir_option_moves_the_report(pytester, read_report):
-    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
+    pytester.makepyfile(test_ok=idea_module("ok", BASELINE, IDEA_SAME, imports=TORCH))
     result = pytester.runpytest(*FAST, "--bench-report-dir", "out/benches")
     result.assert_outcomes(passed=4)
     read_report(pytester.path, "ok", report_dir="out/benches")
@@ -85,7 +86,7 @@ def test_ini_equivalents(pytester, read_report, ini_file):
         pytester.makepyprojecttoml('[tool.pytest.ini_options]\nbench_seeds = "2"\n'
                                    'bench_epochs = "1"\nbench_report_dir = "out"\n'
                                    'bench_alpha = "0.1"\n')
-    pytester.makepyfile(test_ok=module(bench("ok", seeds="8"), BASELINE, IDEA_SAME))
+    pytester.makepyfile(test_ok=idea_module("ok", BASELINE, IDEA_SAME, imports=TORCH, seeds=8))
     result = pytester.runpytest()
     result.assert_outcomes(passed=4)  # 2 seeds x 1 config x 2 arms, not 8 seeds
     result.stdout.fnmatch_lines(["benchkit *seeds 2, epochs 1, alpha 0.1*"])
@@ -97,12 +98,12 @@ def test_ini_equivalents(pytester, read_report, ini_file):
 
 def test_command_line_overrides_ini(pytester):
     pytester.makeini("[pytest]\nbench_seeds = 2\n")
-    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
+    pytester.makepyfile(test_ok=idea_module("ok", BASELINE, IDEA_SAME, imports=TORCH))
     result = pytester.runpytest("--collect-only", "-q", "--bench-seeds", "3")
     result.stdout.fnmatch_lines(["6 tests collected*"])
 
 
 def test_report_header(pytester):
-    pytester.makepyfile(test_ok=module(bench("ok"), BASELINE, IDEA_SAME))
+    pytester.makepyfile(test_ok=idea_module("ok", BASELINE, IDEA_SAME, imports=TORCH))
     result = pytester.runpytest("--collect-only", "--bench-gate", "helps")
     result.stdout.fnmatch_lines(["benchkit *gate helps*"])

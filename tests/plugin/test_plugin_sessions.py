@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from sessions import BASELINE, FAST, HARMS, IDEA_SAME, bench, module, no_traceback
+from idea_modules import idea_module, TORCH, BASELINE, FAST, HARMS, IDEA_SAME
+from sessions import no_traceback
 
 # pytester sessions that train: longer than the suite's 120 s default
 pytestmark = pytest.mark.timeout(600)
@@ -58,11 +59,11 @@ def test_idea_that_harms_passes_without_a_gate(pytester, read_report):
 
 # ================================================================================ -m mechanism
 def test_mechanism_only_session_runs_claims_and_writes_no_report(pytester):
-    pytester.makepyfile(test_claims=module(bench("claims"), BASELINE, IDEA_SAME, '''
+    pytester.makepyfile(test_claims=idea_module("claims", BASELINE, IDEA_SAME, '''
         @pytest.mark.mechanism
         def test_claim():
             assert True
-        '''))
+        ''', imports=TORCH))
     result = pytester.runpytest(*FAST, "-m", "mechanism")
     result.assert_outcomes(passed=1, deselected=4)
     assert result.ret == 0

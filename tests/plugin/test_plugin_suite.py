@@ -15,8 +15,8 @@ import json
 
 import pytest
 
-from sessions import (BASELINE, FAST, HARMS, IDEA_SAME, bench, line_with, module,
-                      shared_session)
+from idea_modules import idea_module, TORCH, BASELINE, FAST, HARMS, IDEA_SAME
+from sessions import line_with, shared_session
 
 # benches of several idea modules per session: longer than the suite's 120 s default
 # each session runs once, whichever worker asks first (sessions.shared_session)
@@ -41,9 +41,9 @@ class NaNOut(nn.Module):
 SUITE = {
     "test_const.py": HARMS,
     # 1, 3, 6: identical arms, three seeds (fewer than 6: the warning)
-    "test_same.py": module(bench("same", seeds="3"), BASELINE, IDEA_SAME),
+    "test_same.py": idea_module("same", BASELINE, IDEA_SAME, imports=TORCH, seeds=3),
     # 7: numpy scalars and 0-d tensors through run.record / run.signature / run.log
-    "test_scalars.py": module(bench("scalars"), '''
+    "test_scalars.py": idea_module("scalars", '''
         @pytest.mark.arm("baseline")
         def test_baseline(run):
             run.record(val=np.float32(1.5 + run.seed), test=torch.tensor(2.25 + run.seed))
@@ -55,40 +55,40 @@ SUITE = {
                        test=np.float64(2.0 + run.seed))
             run.signature("zero", observed=torch.tensor(0.0), predicted=np.float32(0.0),
                           tol=np.float64(1e-6), null=np.float64(1.0))
-        '''),
+        ''', imports=TORCH),
     # 8: the idea arm records nothing
-    "test_silent.py": module(bench("silent"), BASELINE, '''
+    "test_silent.py": idea_module("silent", BASELINE, '''
         @pytest.mark.arm("idea")
         def test_idea(run):
             run.track.model()  # builds a model and forgets to train it
-        '''),
+        ''', imports=TORCH),
     # 9: one run raises after training
-    "test_raises.py": module(bench("raises"), BASELINE, '''
+    "test_raises.py": idea_module("raises", BASELINE, '''
         @pytest.mark.arm("idea")
         def test_idea(run):
             run.fit(run.track.model())
             if run.seed == 1:
                 raise RuntimeError("boom on seed 1")
-        '''),
+        ''', imports=TORCH),
     # 10: NaN loss in one config of two; then in every config
-    "test_nan_some.py": module(bench("nan_some", grid='{"lr": [1e-2, 3e-3]}'), NAN_MODEL,
+    "test_nan_some.py": idea_module("nan_some", NAN_MODEL,
                                BASELINE, '''
         @pytest.mark.arm("idea")
         def test_idea(run):
             run.fit(NaNOut() if run.cfg["lr"] == 1e-2 else run.track.model())
-        '''),
-    "test_nan_all.py": module(bench("nan_all"), NAN_MODEL, BASELINE, '''
+        ''', imports=TORCH, grid={"lr": [1e-2, 3e-3]}),
+    "test_nan_all.py": idea_module("nan_all", NAN_MODEL, BASELINE, '''
         @pytest.mark.arm("idea")
         def test_idea(run):
             run.fit(NaNOut())
-        '''),
+        ''', imports=TORCH),
     # 4: mechanism evidence
-    "test_mech_fail.py": module(bench("mech_fail"), BASELINE, IDEA_SAME, '''
+    "test_mech_fail.py": idea_module("mech_fail", BASELINE, IDEA_SAME, '''
         @pytest.mark.mechanism
         def test_claim():
             assert 1 + 1 == 3
-        '''),
-    "test_mech_ok.py": module(bench("mech_ok"), BASELINE, '''
+        ''', imports=TORCH),
+    "test_mech_ok.py": idea_module("mech_ok", BASELINE, '''
         @pytest.mark.arm("idea")
         def test_idea(run):
             run.fit(run.track.model())
@@ -97,13 +97,13 @@ SUITE = {
         @pytest.mark.mechanism
         def test_claim():
             assert 1 + 1 == 2
-        '''),
-    "test_mech_sig_off.py": module(bench("mech_sig_off"), BASELINE, '''
+        ''', imports=TORCH),
+    "test_mech_sig_off.py": idea_module("mech_sig_off", BASELINE, '''
         @pytest.mark.arm("idea")
         def test_idea(run):
             run.fit(run.track.model())
             run.signature("residual", observed=0.5, predicted=0.0, tol=0.1)
-        '''),
+        ''', imports=TORCH),
 }
 SUITE_OUTCOMES = {"passed": 52, "failed": 4}  # silent: 2 failed; raises: 1; mech_fail: 1
 SUITE_ARGS = [*FAST, "--bench-gate=not-harms"]

@@ -161,7 +161,7 @@ def test_without_a_tty_plain_lines_and_quieter_with_q():
 
 
 def test_collection_counts_the_runs_to_train_per_arm_test_and_track(pytester):
-    from sessions import FAST, HARMS
+    from idea_modules import FAST, HARMS
 
     pytester.makepyfile(test_const=HARMS)
     rec = pytester.inline_run(*FAST, "--collect-only")

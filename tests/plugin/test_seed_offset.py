@@ -13,13 +13,14 @@ from types import SimpleNamespace
 import pytest
 
 from benchkit.plugin import fresh_audit, settings
-from sessions import RECORDED_ARMS, bench, plain_module, report_path
+from idea_modules import idea_module, RECORDED_ARMS
+from sessions import report_path
 
 # the runs an arm body executes, one line each: which ones a session trained, not reused
 COUNTED = RECORDED_ARMS.replace(
     "def test_baseline(run):\n",
     "def test_baseline(run):\n    open('trained.txt', 'a').write(f'{run.seed}\\n')\n")
-BENCH = plain_module(bench("block", seeds="6"), COUNTED)
+BENCH = idea_module("block", COUNTED, seeds=6)
 
 
 def session(pytester, *args: str):

@@ -8,28 +8,19 @@ import json
 import pytest
 
 from benchkit.spec.payloads import RunPayload, payload_from_json
+from idea_modules import arm, idea_module
 from sessions import no_traceback, run_session, validate_report
 
-RECORDED = '''
-import signal
-import pytest
-pytestmark = pytest.mark.bench(name="rec", track="tabular", grid={"lr": [1e-2]}, seeds=3)
-
-@pytest.fixture
-def extra(request):
-    if request.node.callspec.params["run"][3] == SEED_THAT_ERRORS:
-        raise RuntimeError("the other fixture broke")
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0 + run.seed, test=1.0 + run.seed)
-
-@pytest.mark.arm("idea")
-def test_idea(run, extra):
-    if run.seed == 2:
-        signal.signal(signal.SIGALRM, lambda *args: None)   # its own handler: cannot be timed
-    run.record(val=0.5 + run.seed, test=0.5 + run.seed)
-'''
+RECORDED = idea_module("rec", '''
+    @pytest.fixture
+    def extra(request):
+        if request.node.callspec.params["run"][3] == SEED_THAT_ERRORS:
+            raise RuntimeError("the other fixture broke")
+    ''', arm("baseline", "run.record(val=1.0 + run.seed, test=1.0 + run.seed)"), arm("idea", '''
+        if run.seed == 2:
+            signal.signal(signal.SIGALRM, lambda *args: None)   # its own handler: cannot be timed
+        run.record(val=0.5 + run.seed, test=0.5 + run.seed)''', params="run, extra"),
+    imports="import signal\nimport pytest", seeds=3)
 
 
 @pytest.fixture(autouse=True)

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from sessions import (EDGE_ARMS, RECORDED_ARMS, bench, line_with, no_traceback, plain_module,
-                      report_path)
+from idea_modules import EDGE_ARMS, RECORDED_ARMS, arm, idea_module
+from sessions import line_with, no_traceback, report_path
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -28,7 +28,7 @@ def test_{name}_claim_holds(k):
 
 def idea(name: str) -> str:
     """The idea module above, named ``name``: the signature line ends its idea arm."""
-    return plain_module(bench(name, seeds="6"), RECORDED_ARMS) + CLAIM.format(name=name)
+    return idea_module(name, RECORDED_ARMS, seeds=6) + CLAIM.format(name=name)
 
 
 def _report(root, name: str, aside: str | None = None) -> dict:
@@ -92,20 +92,12 @@ def test_a_subset_session_under_xdist_is_exploratory_too(pytester, benched):
     result.stdout.fnmatch_lines([line_with("benchkit: PARTIAL one: 2 of its mechanism test(s)")])
 
 
-PARAMETRIZED_ARM = """\
-import pytest
-
-pytestmark = pytest.mark.bench(name="param", track="tabular", grid={"lr": [1e-2]}, seeds=2)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.record(val=1.0, test=1.0)
-
-@pytest.mark.arm("idea")
-@pytest.mark.parametrize("k", [1, 2])
-def test_idea(run, k):
-    run.record(val=1.0 / k, test=1.0 / k)
-"""
+PARAMETRIZED_ARM = idea_module("param", arm("baseline", "run.record(val=1.0, test=1.0)"), """
+    @pytest.mark.arm("idea")
+    @pytest.mark.parametrize("k", [1, 2])
+    def test_idea(run, k):
+        run.record(val=1.0 / k, test=1.0 / k)
+    """)
 
 
 def test_an_arm_parametrized_over_more_than_its_run_is_refused_at_collection(pytester):
@@ -164,8 +156,7 @@ def test_a_damaged_earlier_report_is_set_aside_in_one_line_and_replaced(pytester
         f"kept aside as {kept[0].name} and replaced")])
 
 
-EDGE = plain_module(bench("edge", grid='{"lr": [1e-3, 2e-3, 4e-3]}', seeds="2",
-                          extra=", extend=2"), EDGE_ARMS)
+EDGE = idea_module("edge", EDGE_ARMS, grid={"lr": [1e-3, 2e-3, 4e-3]}, seeds=2, extend=2)
 
 
 @pytest.mark.e2e

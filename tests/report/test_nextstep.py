@@ -5,12 +5,13 @@ from __future__ import annotations
 from benchkit.report.nextstep import next_steps, without
 from benchkit.report import plots
 from builders import as_report
-from sessions import EDGE_ARMS, line_with, module, run_session
+from idea_modules import EDGE_ARMS, TORCH, idea_module
+from sessions import line_with, run_session
 
 
-def edge_module(extra: str = "") -> str:
-    return module('pytestmark = pytest.mark.bench(name="edge", track="tabular", grid={"lr": '
-                  f'[1e-3, 2e-3, 4e-3]}}, seeds=2, extend=1{extra})\n', EDGE_ARMS)
+def edge_module(**options) -> str:
+    return idea_module("edge", EDGE_ARMS, imports=TORCH, grid={"lr": [1e-3, 2e-3, 4e-3]},
+                       extend=1, **options)
 
 
 def test_without_drops_flags_and_valued_options_in_both_forms():
@@ -55,7 +56,7 @@ def test_one_bench_fresh_session_retrains_the_extension_and_leaves_the_old_plan(
     pytester.makepyfile(test_edge=edge_module())
     run_session(pytester, "-p", "no:randomly")
     assert read_report(pytester.path, "edge")["incomplete"]["pending"] == ["lr=0.0005"]
-    pytester.makepyfile(test_edge=edge_module(", looks=(2, 3)"))
+    pytester.makepyfile(test_edge=edge_module(looks=(2, 3)))
     result = run_session(pytester, "-p", "no:randomly", "--bench-fresh")
     result.stdout.fnmatch_lines([line_with("benchkit: 1/16 runs trained | ", " elapsed"),
                                  line_with("benchkit: 16/16 runs trained | "),

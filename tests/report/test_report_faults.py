@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from sessions import idea_source, run_session, validate_report
+from idea_modules import idea_source
+from sessions import run_session, validate_report
 
 pytestmark = pytest.mark.timeout(600)
 

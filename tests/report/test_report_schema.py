@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator
 from benchkit.verdict import build
 from benchkit.report import bench_report
 from benchkit.stats import paired
+from idea_modules import arm, idea_module
 from benchkit.report.session import aggregate_session
 from builders import typed
 
@@ -107,33 +108,25 @@ def test_enums_match_benchkit():
 
 # ----------------------------------------------------------------- (b) reports benchkit writes
 
-IDEA = '''
-import pytest
-pytestmark = pytest.mark.bench(name="{name}", track="tabular", grid={{"lr": [1e-2]}},
-                               claim="the idea changes nothing"{margin})
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    if {fail}:
-        raise RuntimeError("the idea arm broke")
-    run.fit(run.track.model())
-    run.log("params", 4929)
-    run.signature("zero", observed=0.0, predicted=0.0, tol=1e-6, prediction="stays zero")
-
-@pytest.mark.mechanism
-def test_claim():
-    assert 1 + 1 == 2
-'''
+def schema_module(name: str, fail: str, **options) -> str:
+    """An idea whose arm raises where ``fail`` (source) is true, with a mechanism test."""
+    return idea_module(name, arm("baseline"), arm("idea", f"""
+        if {fail}:
+            raise RuntimeError("the idea arm broke")
+        run.fit(run.track.model())
+        run.log("params", 4929)
+        run.signature("zero", observed=0.0, predicted=0.0, tol=1e-6, prediction="stays zero")
+        """), """
+        @pytest.mark.mechanism
+        def test_claim():
+            assert 1 + 1 == 2
+        """, seeds=None, claim="the idea changes nothing", **options)
 
 
 def test_reports_written_by_a_pytest_run_validate(pytester):
     pytester.makepyfile(
-        test_ok=IDEA.format(name="schema_ok", margin=", margin=0.5", fail="False"),
-        test_broken=IDEA.format(name="schema_broken", margin="", fail="run.seed == 1"))
+        test_ok=schema_module("schema_ok", "False", margin=0.5),
+        test_broken=schema_module("schema_broken", "run.seed == 1"))
     result = pytester.runpytest("--bench-epochs", "1", "--bench-seeds", "2",
                                 "-p", "no:cacheprovider")
     result.assert_outcomes(passed=9, failed=1)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from benchkit.report.session import gate_failure
-from builders import BASE8, GATES, IDEA8, PRACTICAL, RECORDED, as_report
+from builders import BASE8, GATES, IDEA8, PRACTICAL, as_report, recorded
 
 SYSTEM = ("worked", "partial", "failed")
 
@@ -106,8 +106,7 @@ def test_gates_end_to_end_on_recorded_results(pytester, read_report, claim_holds
                                               gate_fails):
     """A helping idea whose mechanism test passes or fails: `worked` is the only gate that
     tells them apart (a FAIL line for `partial`; a failed claim fails the session anyway)."""
-    pytester.makepyfile(test_rec=RECORDED.format(name="rec", base=BASE8, idea=IDEA8,
-                                                 claim_holds=claim_holds))
+    pytester.makepyfile(test_rec=recorded("rec", BASE8, IDEA8, claim_holds))
     result = pytester.runpytest(f"--bench-gate={gate}", "-p", "no:cacheprovider")
     report = read_report(pytester.path, "rec")
     assert report["practical_verdict"] == "helps"
@@ -123,8 +122,7 @@ def test_non_inferior_gate_refuses_an_inconclusive_idea(pytester, read_report):
     """A small, noisy difference with no margin: inconclusive, which the non-inferior gate
     must not pass."""
     idea = [b + (0.01 if s % 2 else -0.01) for s, b in enumerate(BASE8)]
-    pytester.makepyfile(test_rec=RECORDED.format(name="rec", base=BASE8, idea=idea,
-                                                 claim_holds=True))
+    pytester.makepyfile(test_rec=recorded("rec", BASE8, idea))
     result = pytester.runpytest("--bench-gate=non-inferior", "-p", "no:cacheprovider")
     report = read_report(pytester.path, "rec")
     assert report["practical_verdict"] == "inconclusive"
@@ -133,8 +131,7 @@ def test_non_inferior_gate_refuses_an_inconclusive_idea(pytester, read_report):
 
 
 def test_recorded_module_report_is_valid_json(pytester):
-    pytester.makepyfile(test_rec=RECORDED.format(name="rec", base=BASE8, idea=BASE8,
-                                                 claim_holds=True))
+    pytester.makepyfile(test_rec=recorded("rec", BASE8, BASE8))
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == 0
     data = json.loads((pytester.path / "reports/rec/tabular/bench_report.json").read_text())

@@ -5,21 +5,11 @@ from __future__ import annotations
 
 from benchkit.stats import paired
 from benchkit.spec import family_seeds_needed
+from idea_modules import arm, idea_module
 from sessions import run_session, validate_report
 
-IDEA = '''
-import pytest
-pytestmark = pytest.mark.bench(name="fam", track=["tabular", "dynamics"],
-                               grid={"lr": [1e-2]}, seeds=6)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(run.track.model(), lr=3e-2)
-'''
+IDEA = idea_module("fam", arm("baseline"), arm("idea", "run.fit(run.track.model(), lr=3e-2)"),
+                   track=["tabular", "dynamics"], seeds=6)
 
 
 def test_family_seeds_needed_is_the_first_reachable_count():

@@ -14,6 +14,7 @@ from benchkit.spec import SpecError
 from benchkit.report.sentences import practical_sentence
 from benchkit.verdict import comparison, decision
 from builders import as_report
+from idea_modules import arm, idea_module
 from sessions import assert_gate_exits, validate_report
 
 BASE = [1.00, 1.10, 0.90, 1.05, 0.95, 1.02]
@@ -142,19 +143,11 @@ def test_spec_requires_a_margin_and_names_the_claim_types():
         "equivalence"
 
 
-IDEA = '''
-import pytest
-pytestmark = pytest.mark.bench(name="eq", track="tabular", grid={{"lr": [1e-2], "epochs": [1]}},
-                               seeds=6, margin=0.05, claim_type="equivalence")
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(run.track.model(){extra})
-'''
+def eq_module(extra: str) -> str:
+    """An equivalence claim at a 5% margin, the idea's ``run.fit`` given ``extra``."""
+    return idea_module("eq", arm("baseline"), arm("idea", f"run.fit(run.track.model(){extra})"),
+                       grid={"lr": [1e-2], "epochs": [1]}, seeds=6, margin=0.05,
+                       claim_type="equivalence")
 
 
 @pytest.mark.parametrize("extra, verdict, exits", [
@@ -163,7 +156,7 @@ def test_idea(run):
 ], ids=["same-as-baseline", "untrained"])
 def test_equivalence_claim_through_the_plugin(pytester, extra, verdict, exits):
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_eq=IDEA.format(extra=extra))
+    pytester.makepyfile(test_eq=eq_module(extra))
     assert_gate_exits(pytester, "eq", exits)
     report = validate_report(pytester.path / "reports/eq/tabular/bench_report.json")
     assert report["practical_verdict"] == verdict

@@ -10,6 +10,7 @@ from scipy import stats as sps
 from benchkit.stats import futility, paired
 from benchkit.spec import SpecError
 from builders import GRID, TRACK, as_report, built, decided, make_run, make_spec, parse
+from idea_modules import arm, idea_module
 
 
 # ------------------------------------------------------------------------------ the marker
@@ -175,19 +176,8 @@ def test_only_an_inconclusive_look_before_the_last_is_assessed(n, looks, diffs):
     assert fut["conditional_power"] is None and fut["stop"] is False and fut["threshold"] == 0.1
 
 
-IDEA = '''
-import pytest
-pytestmark = pytest.mark.bench(name="fut", track="tabular", grid={"lr": [1e-2], "epochs": [1]},
-                               looks=(6, 12), futility=1.5)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(run.track.model())
-'''
+IDEA = idea_module("fut", arm("baseline"), arm("idea"), grid={"lr": [1e-2], "epochs": [1]},
+                   seeds=None, looks=(6, 12), futility=1.5)
 
 
 def test_a_wrong_threshold_fails_collection_with_what_is_valid(pytester):

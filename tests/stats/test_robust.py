@@ -8,6 +8,7 @@ from benchkit.stats import signtest
 from benchkit.spec import arguments
 from benchkit.spec import SpecError
 from builders import GRID, TRACK, as_report, built, decided, make_run, make_spec
+from idea_modules import arm, idea_module
 
 
 @pytest.mark.parametrize("diffs", [
@@ -113,26 +114,17 @@ def test_the_test_is_validated():
     assert arguments.parse_test({"test": "wilcoxon"}, "m.py") == "wilcoxon"
 
 
-IDEA = '''
-import pytest
-pytestmark = pytest.mark.bench(name="rb", track="tabular", grid={"lr": [1e-2], "epochs": [1]},
-                               seeds=6, test="sign")
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(run.track.model(), lr=1e-6)
-'''
+def rb_module(test: str = "sign") -> str:
+    """An untrained idea (lr 1e-6) decided by ``test``."""
+    return idea_module("rb", arm("baseline"), arm("idea", "run.fit(run.track.model(), lr=1e-6)"),
+                       grid={"lr": [1e-2], "epochs": [1]}, seeds=6, test=test)
 
 
 def test_sign_test_through_the_plugin(pytester):
     from sessions import validate_report
 
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_rb=IDEA)
+    pytester.makepyfile(test_rb=rb_module())
     result = pytester.runpytest()
     assert result.ret == 0, result.stdout.str()[-2000:]
     report = validate_report(pytester.path / "reports/rb/tabular/bench_report.json")
@@ -142,7 +134,7 @@ def test_sign_test_through_the_plugin(pytester):
     assert report["practical_verdict"] == "harms"   # an untrained idea: worse on all 6 seeds
     summary = (pytester.path / "reports/rb/tabular/summary.md").read_text()
     assert "sign-test p = 0.0312 < level 0.05" in summary
-    bad = pytester.makepyfile(test_rb=IDEA.replace('test="sign"', 'test="median"'))
+    bad = pytester.makepyfile(test_rb=rb_module(test="median"))
     assert bad.exists()
     result = pytester.runpytest()
     assert result.ret != 0

@@ -12,7 +12,7 @@ import pytest
 
 from benchkit import tracks
 from benchkit.store import floor_cache
-from sessions import FAST, HARMS
+from idea_modules import FAST, HARMS
 
 
 class DictCache:

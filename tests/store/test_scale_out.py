@@ -23,30 +23,18 @@ from benchkit.spec.run_record import RunPoint, RunResult
 from benchkit.store.backends import DirectoryStorage, FsspecStorage, open_storage
 from benchkit.store import hardware
 from benchkit.store.runs import RunStore
+from idea_modules import arm, idea_module
 from sessions import child_environment, run_session, shared_session, validate_report
 
-IDEA = '''
-import os, time
-import pytest
-
-pytestmark = pytest.mark.bench(name="spread", track="tabular", grid={"lr": [1e-2, 3e-3]},
-                               seeds=3)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
+IDEA = idea_module("spread", arm("baseline"), arm("idea", """
     if os.environ.get("HANG_AT") == f"{run.cfg['lr']}-{run.seed}":  # to be killed here
         open("hanging", "w").close()
         time.sleep(600)
-    run.fit(run.track.model(), lr=run.cfg["lr"] * 1.5)
-
-@pytest.mark.mechanism
-def test_claim():
-    assert True
-'''
+    run.fit(run.track.model(), lr=run.cfg["lr"] * 1.5)"""), """
+    @pytest.mark.mechanism
+    def test_claim():
+        assert True
+    """, imports="import os, time\nimport pytest", grid={"lr": [1e-2, 3e-3]}, seeds=3)
 SEEDS = [0, 1, 2]
 FAST = ["--bench-epochs", "1", "-p", "no:randomly", "-p", "no:cacheprovider", "-W", "ignore"]
 

@@ -7,30 +7,22 @@ import os
 
 import pytest
 
+from idea_modules import arm, idea_module
 from sessions import run_session, validate_report
 
-IDEA = '''
-import os
-import pytest
-
-pytestmark = pytest.mark.bench(name="reuse", track="tabular", grid={{"lr": [1e-2]}}, seeds=2)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    if os.environ.get("BENCH_TEST_INTERRUPT") == str(run.seed):
-        raise KeyboardInterrupt
-    run.fit(run.track.model(){extra})
-'''
+def reuse_module(*parts: str, fit: str = "", imports: str = "") -> str:
+    """The idea module these sessions bench: ``fit`` added to the idea arm's ``run.fit``
+    arguments, ``imports`` after its own, ``parts`` after its arms."""
+    return idea_module("reuse", arm("baseline"), arm("idea", f"""
+        if os.environ.get("BENCH_TEST_INTERRUPT") == str(run.seed):
+            raise KeyboardInterrupt
+        run.fit(run.track.model(){fit})"""), *parts, imports="import os\nimport pytest\n" + imports)
 
 
 @pytest.fixture
 def project(pytester):
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(test_reuse=IDEA.format(extra=""))
+    pytester.makepyfile(test_reuse=reuse_module())
     return pytester
 
 
@@ -72,7 +64,7 @@ def test_unchanged_rerun_trains_nothing_and_gives_the_same_report(project):
 def test_a_rerun_of_stored_runs_does_not_import_torch(project):
     """A stored run is restored from plain values: a rerun where every run is stored never
     imports torch, and its report is the first session's."""
-    project.makepyfile(test_reuse=IDEA.format(extra=", lr=3e-3"))  # arms differ: sd > 0
+    project.makepyfile(test_reuse=reuse_module(fit=", lr=3e-3"))  # arms differ: sd > 0
     project.makeconftest("""
 import json, sys
 
@@ -113,7 +105,7 @@ def test_fresh_option_retrains_everything(project):
 
 def test_editing_the_idea_arm_retrains_only_its_runs(project):
     _, before = bench(project)
-    project.makepyfile(test_reuse=IDEA.format(extra=", epochs=2"))
+    project.makepyfile(test_reuse=reuse_module(fit=", epochs=2"))
     _, after = bench(project)
     assert reused(after) == {("baseline", 0): True, ("baseline", 1): True,
                              ("idea", 0): False, ("idea", 1): False}
@@ -123,8 +115,8 @@ def test_editing_the_idea_arm_retrains_only_its_runs(project):
 
 def test_editing_a_local_module_it_imports_retrains(project):
     project.makepyfile(helper="EPOCHS = 1\n")
-    project.makepyfile(test_reuse=IDEA.format(extra=", epochs=helper.EPOCHS")
-                       .replace("import os\n", "import os\nimport helper\n"))
+    project.makepyfile(test_reuse=reuse_module(fit=", epochs=helper.EPOCHS",
+                                               imports="import helper"))
     bench(project)
     _, same = bench(project)
     assert all(reused(same).values())
@@ -178,11 +170,7 @@ def test_a_subset_session_completes_its_report_from_stored_runs(project, xdist):
 
 
 def test_a_subset_session_completes_a_control_arm_from_stored_runs(project):
-    project.makepyfile(test_reuse=IDEA.format(extra="") + '''
-@pytest.mark.arm("control", name="same")
-def test_same(run):
-    run.fit(run.track.model())
-''')
+    project.makepyfile(test_reuse=reuse_module(arm("control", name="same")))
     first, full = bench(project)
     assert first.ret == 0 and full["complete"] is True and full["controls"]
     result, subset = bench(project, "-k", "test_idea")
@@ -213,7 +201,7 @@ def test_a_fresh_subset_session_takes_nothing_from_the_store(project):
 @pytest.mark.parametrize("paths", [["test_reuse.py"], []], ids=["module-given", "no-path"])
 def test_last_failed_reruns_the_crashed_run_and_completes_the_report(project, monkeypatch,
                                                                      paths):
-    project.makepyfile(test_reuse=IDEA.format(extra="").replace(
+    project.makepyfile(test_reuse=reuse_module().replace(
         "raise KeyboardInterrupt", "raise RuntimeError('crashed')"))
     monkeypatch.setenv("BENCH_TEST_INTERRUPT", "1")
     result, crashed = bench(project)
@@ -238,12 +226,11 @@ def test_a_session_selecting_no_arm_run_still_writes_no_report(project):
         assert path.read_bytes() == before, args
 
 
-CLAIMED = IDEA.format(extra="") + '''
-
-@pytest.mark.mechanism
-def test_claim():
-    assert True
-'''
+CLAIMED = reuse_module('''
+    @pytest.mark.mechanism
+    def test_claim():
+        assert True
+    ''')
 
 
 @pytest.mark.parametrize("args", [["-k", "idea and not claim"], ["-m", "not mechanism"]],

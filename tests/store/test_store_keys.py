@@ -12,7 +12,8 @@ from benchkit.cli.commands import main
 from benchkit.store import records
 from benchkit.store.backends import DirectoryStorage
 from benchkit.store.runs import RunStore
-from sessions import RECORDED_ARMS, bench, plain_module, run_session, validate_report
+from idea_modules import idea_module, RECORDED_ARMS
+from sessions import run_session, validate_report
 
 KEY = b"ci-secret"
 RESULT = {"val": 0.5, "test": 0.25, "diverged": False, "seconds": 1.0, "signatures": {},
@@ -82,7 +83,7 @@ def project(pytester, monkeypatch):
     return pytester
 
 
-RECORDED = plain_module(bench("rec", seeds="3"), RECORDED_ARMS)
+RECORDED = idea_module("rec", RECORDED_ARMS, seeds=3)
 
 
 def bench(pytester, *args, validate=False):

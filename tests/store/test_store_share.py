@@ -7,25 +7,15 @@ import shutil
 
 import pytest
 
+from idea_modules import arm, idea_module
 from sessions import run_session, validate_report
 
-MODULE = '''
-"""An idea."""
-import pytest
-
-pytestmark = pytest.mark.bench(name="{name}", track="tabular", grid={{"lr": [1e-2]}}, seeds=2)
-
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    from helpers import epochs
-    run.fit(run.track.model(), lr={lr}, epochs=epochs())
-'''
+def module(name: str, lr: float) -> str:
+    """An idea (its docstring first) whose idea arm imports a local helper."""
+    return idea_module(name, arm("baseline"), arm("idea", f"""
+        from helpers import epochs
+        run.fit(run.track.model(), lr={lr}, epochs=epochs())"""),
+                       imports='"""An idea."""\nimport pytest')
 
 
 def bench(pytester, *args):
@@ -44,7 +34,7 @@ def origins(root, name) -> dict:
 def project(pytester):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(helpers="def epochs():\n    return 1\n",
-                        test_a=MODULE.format(name="a", lr="3e-3"))
+                        test_a=module("a", 3e-3))
     return pytester
 
 
@@ -71,7 +61,7 @@ def test_editing_a_helper_imported_inside_an_arm_retrains_the_runs_that_used_it(
 
 
 def test_two_modules_with_the_same_baseline_train_it_once(project):
-    project.makepyfile(test_b=MODULE.format(name="b", lr="2e-2"))
+    project.makepyfile(test_b=module("b", 2e-2))
     result = bench(project, "test_a.py")
     result.stdout.fnmatch_lines(["benchkit: 4 run(s) trained*"])
     result = bench(project, "test_b.py")

@@ -7,25 +7,16 @@ import json
 
 import pytest
 
+from idea_modules import arm, idea_module
 from sessions import run_session, validate_report
 
-IDEA = '''
-import pytest
-
-pytestmark = pytest.mark.bench(name="trust", track="tabular", grid={"lr": [1e-2, 3e-2]}, seeds=2)
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-@pytest.mark.arm("idea")
-def test_idea(run):
+IDEA = idea_module("trust", arm("baseline"), arm("idea", """
     if run.cfg["lr"] == 3e-2 and run.seed == 1:
         run.record(val=float("nan"), test=float("nan"))   # this run diverges
         return
     run.fit(run.track.model(), lr=run.cfg["lr"] / 2)
-    run.signature("gap", 0.0, 0.0, 1e-3, null=1.0)      # stored with its null, and reused
-'''
+    run.signature("gap", 0.0, 0.0, 1e-3, null=1.0)      # stored with its null, and reused"""),
+                   grid={"lr": [1e-2, 3e-2]})
 
 
 @pytest.fixture

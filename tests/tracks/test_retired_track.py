@@ -9,7 +9,7 @@ import statistics
 from pathlib import Path
 
 from benchkit import tracks
-from builders import BASE8, IDEA8, RECORDED
+from builders import BASE8, IDEA8, recorded
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "tracks"
@@ -48,8 +48,7 @@ def test_the_registry_words_the_warning_only_for_a_retired_track(monkeypatch):
 def test_a_bench_on_a_retired_track_runs_and_every_report_says_why(pytester, read_report):
     """A user selecting dynamics gets the warning (report, summary.md, terminal), not an
     error."""
-    module = RECORDED.format(name="rec", base=BASE8, idea=IDEA8, claim_holds=True)
-    pytester.makepyfile(test_rec=module.replace('track="tabular"', 'track="dynamics"'))
+    pytester.makepyfile(test_rec=recorded("rec", BASE8, IDEA8, track="dynamics"))
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()[-2000:]
     report = read_report(pytester.path, "rec", "dynamics")

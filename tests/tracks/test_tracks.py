@@ -18,6 +18,8 @@ from benchkit import tracks
 from benchkit.tracks import base, tabular
 from benchkit.training.run import Run
 from builders import uncached
+from idea_modules import CONST_MODEL, idea_module
+import idea_modules
 
 BUILTIN = ("tabular", "dynamics")
 
@@ -394,33 +396,11 @@ register(Track(name="tiny", make_data=make_data, make_model=lambda: nn.Linear(3,
                model_name="linear", grid=({"lr": 0.05},), epochs=10, batch_size=16,
                metric_name="neg_mse", direction="higher", metric=neg_mse, make_floors=floors))
 '''
-TINY_IDEA = '''
-import pytest
-import torch
-from torch import nn
-
-pytestmark = pytest.mark.bench(name="tiny_const", track="tiny", seeds=6,
-                               budget_waiver={"params": "a constant predictor, on purpose"})
-
-
-class Const(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bias = nn.Parameter(torch.zeros(1))
-
-    def forward(self, x):
-        return self.bias.expand(x.shape[0], 1)
-
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(Const())
-'''
+TINY_IDEA = idea_module("tiny_const", CONST_MODEL, idea_modules.arm("baseline"),
+                        idea_modules.arm("idea", "run.fit(Const())"),
+                        imports="import pytest\nimport torch\nfrom torch import nn", track="tiny",
+                        grid=None, seeds=6,
+                        budget_waiver={"params": "a constant predictor, on purpose"})
 
 
 @pytest.mark.parametrize("mode", [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")])

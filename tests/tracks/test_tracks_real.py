@@ -7,27 +7,17 @@ import pytest
 
 from benchkit import tracks
 from benchkit.spec import cfg_id
+from idea_modules import Source, arm, idea_module
 
-AA_IDEA = '''
-import pytest
-
-pytestmark = pytest.mark.bench(name="aa_{track}", track="{track}", grid={grid})
-
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    run.fit(run.track.model())
-
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    run.fit(run.track.model())
-'''
+def aa_module(track: str, grid: object) -> str:
+    """An A/A bench of ``track`` (``grid`` None: the track's own)."""
+    return idea_module(f"aa_{track}", arm("baseline"), arm("idea"), track=track,
+                       grid=Source(repr(grid)), seeds=None)
 
 
 def test_mnist1d_without_its_package_is_a_collection_error_naming_the_extra(pytester):
     pytester.makeconftest("import sys\nsys.modules['mnist1d'] = None\n")
-    pytester.makepyfile(test_aa=AA_IDEA.format(track="mnist1d", grid=None))
+    pytester.makepyfile(test_aa=aa_module("mnist1d", None))
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert ("track 'mnist1d' needs mnist1d, which is not installed: pip install benchkit[tracks]"
@@ -62,7 +52,7 @@ def test_an_aa_module_benches_end_to_end(pytester, read_report, request, name, g
     if name == "mnist1d":
         request.getfixturevalue("small_mnist1d")
     track = tracks.get(name)
-    pytester.makepyfile(test_aa=AA_IDEA.format(track=name, grid=grid))
+    pytester.makepyfile(test_aa=aa_module(name, grid))
     result = pytester.runpytest("--bench-seeds", "2", "--bench-epochs", "1")
     n_runs = 2 * 2 * len(grid["lr"])
     result.assert_outcomes(passed=n_runs)

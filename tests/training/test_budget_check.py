@@ -9,7 +9,8 @@ import dataclasses
 import numpy as np
 import pytest
 from scipy import stats as sps
-from sessions import module, run_session
+from idea_modules import TORCH, arm, idea_module
+from sessions import run_session
 
 from benchkit import tracks
 from benchkit.spec.run_record import CurvePoint, RunResult
@@ -249,8 +250,8 @@ def test_idea(run):  # its own result: no curve, so never checked
 
 def slow_module(grid, seeds=2):
     """tabular at 8 cosine epochs and small lrs: the baseline is still learning at the end."""
-    return module(f'pytestmark = pytest.mark.bench(name="slow", track="tabular8", '
-                  f'grid={{"lr": {grid}}}, seeds={seeds})\n', ARMS)
+    return idea_module("slow", ARMS, imports=TORCH, track="tabular8", grid={"lr": grid},
+                       seeds=seeds)
 
 
 def make_project(pytester, grid, seeds=2):
@@ -321,17 +322,10 @@ def test_a_session_trains_the_checks_its_stored_runs_call_for(pytester, read_rep
 
 def test_arms_that_record_their_own_results_are_never_checked(pytester, read_report):
     pytester.makeconftest(TRACK8)
-    pytester.makepyfile(test_own=module(
-        'pytestmark = pytest.mark.bench(name="own", track="tabular8", grid={"lr": [1e-3]}, '
-        'seeds=2)\n', """
-        @pytest.mark.arm("baseline")
-        def test_baseline(run):
-            run.record(val=1.0, test=1.0)
-
-        @pytest.mark.arm("idea")
-        def test_idea(run):
-            run.record(val=1.0, test=0.9)
-        """))
+    pytester.makepyfile(test_own=idea_module(
+        "own", arm("baseline", "run.record(val=1.0, test=1.0)"),
+        arm("idea", "run.record(val=1.0, test=0.9)"), imports=TORCH, track="tabular8",
+        grid={"lr": [1e-3]}))
     for _ in range(2):   # the second session finds nothing more to train
         run_session(pytester, "-p", "no:randomly").assert_outcomes(passed=4)
     report = read_report(pytester.path, "own", "tabular8")

@@ -11,6 +11,7 @@ from benchkit.verdict import convergence
 from benchkit.training import loop
 from benchkit.store import records
 from benchkit.store.runs import record_name
+from idea_modules import arm, idea_module
 
 
 def curve(*vals):
@@ -154,22 +155,9 @@ def test_fit_takes_the_curve_without_changing_training():
     assert fitted.curve[0][1] > fitted.curve[-1][1]
 
 
-BENCH = '''
-import pytest
-
-pytestmark = pytest.mark.bench(name="curves", track="tabular", grid={"lr": [2e-2]}, seeds=2)
-
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
+BENCH = idea_module("curves", arm("baseline"), arm("idea", """
     run.fit(run.track.model())
-
-
-@pytest.mark.arm("idea")
-def test_idea(run):  # its own result: no curve
-    run.fit(run.track.model())
-    run.record(val=run.val, test=run.test)
-'''
+    run.record(val=run.val, test=run.test)   # its own result: no curve"""), grid={"lr": [2e-2]})
 
 
 def test_a_bench_writes_curves_the_flag_and_the_declaration(pytester, read_report):

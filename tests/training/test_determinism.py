@@ -1,24 +1,9 @@
 """One run, trained in two fresh processes, gives bit-identical numbers."""
 from __future__ import annotations
 
-import textwrap
+from idea_modules import arm, idea_module
 
-IDEA = textwrap.dedent('''
-    import pytest
-
-    pytestmark = pytest.mark.bench(name="det", track=["tabular", "dynamics"],
-                                   grid={"lr": [1e-2]}, seeds=2)
-
-
-    @pytest.mark.arm("baseline")
-    def test_baseline(run):
-        run.fit(run.track.model())
-
-
-    @pytest.mark.arm("idea")
-    def test_idea(run):
-        run.fit(run.track.model())
-    ''')
+IDEA = idea_module("det", arm("baseline"), arm("idea"), track=["tabular", "dynamics"])
 
 
 def bench_once(pytester, monkeypatch, read_report, where: str) -> dict:

@@ -9,25 +9,14 @@ from benchkit.training import device
 from benchkit.store import environment
 from benchkit.training.device import DeviceError, for_worker, parse, resolve
 from benchkit.store.runs import RunStore
+from idea_modules import arm, idea_module
 
-IDEA = '''
-import pytest
-
-pytestmark = pytest.mark.bench(name="on_device", track="tabular", grid={"lr": [1e-2]}, seeds=2)
-
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
+IDEA = idea_module("on_device", arm("baseline", """
     assert run.data.train.x.device == run.device
-    run.fit(run.track.model())
-
-
-@pytest.mark.arm("idea")
-def test_idea(run):
+    run.fit(run.track.model())"""), arm("idea", """
     model = run.track.model().to(run.device)
     run.fit(model)
-    assert next(model.parameters()).device == run.device
-'''
+    assert next(model.parameters()).device == run.device"""))
 
 
 @pytest.fixture

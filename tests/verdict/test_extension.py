@@ -9,6 +9,7 @@ import math
 import pytest
 
 from benchkit.verdict import extension
+from idea_modules import arm, idea_module
 from benchkit.verdict.sections import AtEdge, Extension
 
 def bowl(optimum: float):
@@ -90,32 +91,17 @@ def test_resolve_honours_the_direction_and_waits_for_missing_runs():
     assert missing.pending is True and missing.extensions == ()
 
 
-OPTIMUM_BEYOND = '''
-import math
-import pytest
-
-pytestmark = pytest.mark.bench(name="beyond", track="tabular", grid={{"lr": [1e-3, 2e-3, 4e-3]}},
-                               seeds=2{extra})
-
-
-def record(run):
-    v = math.log10(run.cfg["lr"] / 1e-2) ** 2  # best at lr = 1e-2, beyond the grid
-    run.record(val=v + 0.001 * run.seed, test=v + 0.002 * run.seed)
-
-
-@pytest.mark.arm("baseline")
-def test_baseline(run):
-    record(run)
-
-
-@pytest.mark.arm("idea")
-def test_idea(run):
-    record(run)
-'''
+def optimum_beyond(**options) -> str:
+    return idea_module("beyond", '''
+        def record(run):
+            v = math.log10(run.cfg["lr"] / 1e-2) ** 2  # best at lr = 1e-2, beyond the grid
+            run.record(val=v + 0.001 * run.seed, test=v + 0.002 * run.seed)
+        ''', arm("baseline", "record(run)"), arm("idea", "record(run)"),
+        imports="import math\nimport pytest", grid={"lr": [1e-3, 2e-3, 4e-3]}, **options)
 
 
 def test_an_optimum_beyond_the_grid_ends_interior_on_one_extended_grid(pytester, read_report):
-    pytester.makepyfile(test_beyond=OPTIMUM_BEYOND.format(extra=""))
+    pytester.makepyfile(test_beyond=optimum_beyond())
     counts = []
     for session in range(3):  # each session trains the extension the stored runs call for
         result = pytester.runpytest()
@@ -139,11 +125,11 @@ def test_an_optimum_beyond_the_grid_ends_interior_on_one_extended_grid(pytester,
     assert ext["at_edge"] == [] and not any("edge" in w for w in report["warnings"])
 
 
-@pytest.mark.parametrize("extra, args", [(", extend=0", ()), ("", ("--bench-seeds", "2"))])
+@pytest.mark.parametrize("extra, args", [({"extend": 0}, ()), ({}, ("--bench-seeds", "2"))])
 def test_without_extension_the_edge_is_a_warning(pytester, read_report, extra, args):
     """extend=0 turns the rule off; an override session (--bench-seeds/--bench-epochs) is
     exploratory and does not extend either."""
-    pytester.makepyfile(test_beyond=OPTIMUM_BEYOND.format(extra=extra))
+    pytester.makepyfile(test_beyond=optimum_beyond(**extra))
     for _ in range(2):
         pytester.runpytest(*args).assert_outcomes(passed=12)
     report = read_report(pytester.path, "beyond")
@@ -156,7 +142,7 @@ def test_without_extension_the_edge_is_a_warning(pytester, read_report, extra, a
 
 
 def test_a_bad_extend_is_a_collection_error(pytester):
-    pytester.makepyfile(test_beyond=OPTIMUM_BEYOND.format(extra=", extend=-1"))
+    pytester.makepyfile(test_beyond=optimum_beyond(extend=-1))
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert "extend=-1 must be an integer in [0, 1000]" in result.stdout.str()

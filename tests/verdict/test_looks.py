@@ -16,7 +16,7 @@ import pytest
 from benchkit.stats import paired
 from benchkit.report.session import gate_failure
 from benchkit.spec import SpecError
-from builders import (decided, BASE8, GRID, IDEA8, P8, RECORDED, make_run, make_spec, paired_report,
+from builders import (decided, BASE8, GRID, IDEA8, P8, recorded, make_run, make_spec, paired_report,
                       parse)
 
 LEVEL_8_OF_16 = paired.look_levels([8], 16, 0.05)[0]   # 0.0310
@@ -96,8 +96,7 @@ def test_an_override_session_is_exploratory_even_at_a_declared_look(overrides, s
 
 
 # ------------------------------------------------------------------------------ end to end
-LOOKED = RECORDED.replace('seeds=8)', 'looks=(8, 16))').replace(
-    "BASE = ", "BASE = 2 * ").replace("IDEA = ", "IDEA = 2 * ")
+LOOKED = recorded("rec", 2 * BASE8, 2 * IDEA8, seeds=None, looks=(8, 16))
 
 
 def test_a_quick_look_in_the_report_folder_does_not_change_the_later_verdict(
@@ -105,8 +104,7 @@ def test_a_quick_look_in_the_report_folder_does_not_change_the_later_verdict(
     """Issue 16's reproduction: a --bench-seeds 2 quick look written to the default report
     folder made the 8-seed bench an 'unplanned extension at level 0'. Now the 8-seed verdict
     is the one a fresh folder gives, and the quick look fails the gate as exploratory."""
-    pytester.makepyfile(test_rec=LOOKED.format(name="rec", base=BASE8, idea=IDEA8,
-                                               claim_holds=True))
+    pytester.makepyfile(test_rec=LOOKED)
     quick = pytester.runpytest("--bench-seeds", "2", "--bench-gate=helps",
                                           "-p", "no:cacheprovider")
     assert quick.ret == 1
@@ -126,11 +124,11 @@ def test_a_plan_changed_after_a_look_is_exploratory(pytester, read_report):
     """Issue 16: max_seeds added after a look. The first look's runs are stored under looks=(8,);
     the module then declares looks at 8 and 16 and reuses them: the new plan was chosen after
     seeing results, so the session is exploratory and fails every gate."""
-    module = RECORDED.format(name="replan", base=BASE8, idea=IDEA8, claim_holds=True)
+    module = recorded("replan", BASE8, IDEA8)
     pytester.makepyfile(test_replan=module)
     first = pytester.runpytest("--bench-gate=helps")
     assert first.ret == 0, first.stdout.str()[-2000:]
-    pytester.makepyfile(test_replan=module.replace("seeds=8)", "seeds=8, max_seeds=16)"))
+    pytester.makepyfile(test_replan=recorded("replan", BASE8, IDEA8, max_seeds=16))
     second = pytester.runpytest("--bench-gate=helps")
     # beside the first look's complete report, which an exploratory one never replaces
     assert read_report(pytester.path, "replan")["exploratory"] is None

@@ -21,7 +21,8 @@ from benchkit.store.runs import RunStore
 from benchkit.verdict import comparison, convergence, decision, margins, sweeps
 from benchkit.verdict.records import Frontier
 from builders import ALPHA, TRACK, built_frontier, make_run, make_spec, as_report
-from sessions import module, run_session
+from idea_modules import TORCH, idea_module
+from sessions import run_session
 
 
 def random_sweeps(n=8, k=3, seed=0, groups=None):
@@ -282,9 +283,7 @@ def keep_threads():
 
 @pytest.mark.slow
 def test_a_session_at_another_thread_count_reuses_nothing(pytester, keep_threads):
-    pytester.makepyfile(test_threads=module(
-        'pytestmark = pytest.mark.bench(name="threads", track="tabular", grid={"lr": [1e-2]}, '
-        'seeds=2)\n', RECORDING))
+    pytester.makepyfile(test_threads=idea_module("threads", RECORDING, imports=TORCH))
     store = f"--bench-store={pytester.path / 'store'}"
     for threads, trained, reused in ((1, 4, 0), (2, 4, 0), (1, 0, 4), (2, 0, 4)):
         result = run_session(pytester, "-p", "no:randomly", store, f"--bench-threads={threads}")
