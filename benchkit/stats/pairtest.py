@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -162,15 +163,21 @@ def interval(pair: Pair, level: float, *, seed: int = 0) -> list[float | None]:
     sum is S_r - c k_r, k_r: seeds not flipped minus flipped; found as
     :func:`benchkit.stats.signflip.sign_flip_ci` finds it). 0 lies outside it exactly when
     :func:`p_value` < level."""
-    d = pair.d
-    n = len(d)
+    return intervals([pair], level, seed=seed)[0]
+
+
+def intervals(pairs: Sequence[Pair], level: float, *, seed: int = 0
+              ) -> list[list[float | None]]:
+    """:func:`interval` of each of ``pairs`` (of one seed count), their flips' arithmetic done
+    together (:func:`benchkit.stats.signflip.intervals_of_rows`)."""
+    n = len(pairs[0].d)
     flips, exact = flip_rows(n, seed)
     total, base = _total(exact, len(flips))
-    k = _flip_counts(n, seed)
-    a = _pair_sums(pair, seed)
-    rejects = p_value(pair, seed=seed) < level
-    return signflip.interval_of_rows(a, k, float(d.sum()), n, math.ceil(level * total) - base,
-                                     rejects, scale=float(np.abs(d).max()))
+    return signflip.intervals_of_rows(
+        np.stack([_pair_sums(q, seed) for q in pairs]), _flip_counts(n, seed),
+        [float(q.d.sum()) for q in pairs], n, math.ceil(level * total) - base,
+        [p_value(q, seed=seed) < level for q in pairs],
+        scale=[float(np.abs(q.d).max()) for q in pairs])
 
 
 def worse_sign(direction: str) -> float:

@@ -274,13 +274,13 @@ def interval(sw: Sweeps, direction: str, level: float, *,
              seed: int = 0) -> list[float | None]:
     """[lo, hi] for theta at 1 - level: the largest upper end over the tests of the side that
     the idea being better lowers (helps when lower is better) and the smallest lower end over
-    the other side's, each test's interval :func:`benchkit.stats.pairtest.interval`. 0 lies
+    the other side's, each test's interval :func:`benchkit.stats.pairtest.intervals`. 0 lies
     outside it exactly when :func:`p_value` < level; None: an unbounded end."""
     fam = _checked(family(sw, direction))
     low_side, high_side = ((fam.harms, fam.helps) if worse_sign(direction) > 0
                            else (fam.helps, fam.harms))
-    los = [pairtest.interval(q, level, seed=seed)[0] for q in low_side]
-    his = [pairtest.interval(q, level, seed=seed)[1] for q in high_side]
+    ends = pairtest.intervals([*low_side, *high_side], level, seed=seed)   # all in one pass
+    los, his = [e[0] for e in ends[:len(low_side)]], [e[1] for e in ends[len(low_side):]]
     lo = None if any(v is None for v in los) else min(v for v in los if v is not None)
     hi = None if any(v is None for v in his) else max(v for v in his if v is not None)
     return [lo, hi]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -81,22 +82,38 @@ def interval_of_rows(a: np.ndarray, k: np.ndarray, s: float, n: int, need: int, 
     |a_r - c k_r| >= |s - c n| (rows counted at every c already taken out of ``need``).
     ``rejects``: whether the test rejects at c = 0, to place an end within float rounding of
     0 on its side; ``scale``: the size of the differences, for that rounding."""
-    m = s / n
+    return intervals_of_rows(a[None, :], k, [s], n, need, [rejects], scale=[scale])[0]
+
+
+def intervals_of_rows(a: np.ndarray, k: np.ndarray, s: Sequence[float], n: int, need: int,
+                      rejects: Sequence[bool], *, scale: Sequence[float]
+                      ) -> list[list[float | None]]:
+    """:func:`interval_of_rows` of several tests of one flip matrix (``k``, ``n``, ``need``) at
+    once: row t of ``a`` and ``s[t]``, ``rejects[t]``, ``scale[t]`` are test t's. Each
+    element's arithmetic is the one test's (the same floats), made in one pass for all (a
+    selection-aware interval takes one per config: its tests' flips computed together)."""
+    s_ = np.asarray(s, dtype=float)[:, None]
+    m = s_ / n
     const = np.abs(k) == n          # all-equal signs count at every c
     need -= int(np.count_nonzero(const))
     if need <= 0:
-        return [None, None]
-    k, a = k[~const], a[~const]
-    qa, qb, qc = k * k - n * n, -2.0 * (a * k - s * n), a * a - s * s
+        return [[None, None] for _ in s]
+    k, a = k[~const], a[:, ~const]
+    qa, qb, qc = k * k - n * n, -2.0 * (a * k - s_ * n), a * a - s_ * s_
     disc = np.sqrt(np.maximum(qb * qb - 4 * qa * qc, 0.0))
     roots = ((-qb + disc) / (2 * qa), (-qb - disc) / (2 * qa))
     r1, r2 = np.minimum(*roots), np.maximum(*roots)
     r1, r2 = np.minimum(r1, m), np.maximum(r2, m)  # every interval holds the mean (rounding)
-    if need > len(r1):
-        return [m, m]
+    if need > r1.shape[1]:
+        return [[float(v), float(v)] for v in m[:, 0]]
     # the need-th smallest of r1 and the need-th largest of r2 (order statistics: partition)
-    lo = float(np.partition(r1, need - 1)[need - 1])
-    hi = float(np.partition(r2, len(r2) - need)[len(r2) - need])
+    los = np.partition(r1, need - 1, axis=1)[:, need - 1].tolist()
+    his = np.partition(r2, r2.shape[1] - need, axis=1)[:, r2.shape[1] - need].tolist()
+    return [_rounded(lo, hi, rej, sc) for lo, hi, rej, sc in zip(los, his, rejects, scale)]
+
+
+def _rounded(lo: float, hi: float, rejects: bool, scale: float) -> list[float | None]:
+    """[lo, hi] with an end within float rounding of 0 put on the side the test's p says."""
     eps = 1e-9 * max(1.0, scale)
     if rejects and lo <= 0 <= hi:      # 0 at an end, within rounding: the test's side
         lo, hi = ((math.nextafter(0.0, 1.0), hi) if abs(lo) <= eps

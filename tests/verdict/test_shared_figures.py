@@ -97,3 +97,19 @@ def test_the_fast_finite_check_still_finds_numpy_floats_and_dict_subclasses():
     assert pipeline.has_non_finite([1, "a", (2.0, OrderedDict(x=np.float64(math.nan)))])
     assert not pipeline.has_non_finite([1, "a", (2.0, OrderedDict(x=np.float64(1.0)))])
     assert not pipeline.has_non_finite({"a": np.array([np.inf])})  # arrays: not walked, as before
+
+
+def test_a_sides_intervals_made_together_are_each_ones_own_to_the_bit():
+    """selection.interval takes every test's interval in one pass (pairtest.intervals): each
+    is the float its test alone gives, whatever the tests beside it."""
+    rng = np.random.default_rng(7)
+    for n in (3, 6, 8, 12):
+        pairs = [pairtest.Pair(rng.normal(size=n), rng.normal(size=n) + shift)
+                 for shift in (-1.0, 0.0, 0.3, 2.0)]
+        pairs.append(pairtest.Pair(np.ones(n), np.ones(n) + np.round(rng.normal(size=n), 1)))
+        for level in (0.05, 0.2, 2.0 ** (1 - n)):
+            together = pairtest.intervals(pairs, level)
+            alone = [pairtest.intervals([pairtest.Pair(q.base, q.idea)], level)[0]
+                     for q in pairs]
+            assert [[None if v is None else float.hex(v) for v in e] for e in together] == \
+                [[None if v is None else float.hex(v) for v in e] for e in alone]
