@@ -44,7 +44,7 @@ def choose(val: np.ndarray, test: np.ndarray, cols: Sequence[int], sign: float) 
     when none is. ``val``/``test`` are (seeds x configs)."""
     c = list(cols)
     v = val[:, c]
-    ok = np.all(np.isfinite(v), axis=0) & np.all(np.isfinite(test[:, c]), axis=0)
+    ok = np.isfinite(v).all(axis=0) & np.isfinite(test[:, c]).all(axis=0)
     n = v.shape[0]
     if not ok.any():
         return np.full(n, -1)
@@ -86,7 +86,7 @@ def tuning_loss(val: np.ndarray, test: np.ndarray, groups: Sequence[Sequence[int
     counts = rng.multinomial(max(int(size), 1), np.full(n, 1.0 / n), size=draws)
     losses = []
     for g in groups:
-        c = [j for j in g if np.all(np.isfinite(val[:, j])) and np.all(np.isfinite(test[:, j]))]
+        c = [j for j in g if np.isfinite(val[:, j]).all() and np.isfinite(test[:, j]).all()]
         if not c:
             return np.empty(0)
         means = sign * test[:, c].mean(axis=0)

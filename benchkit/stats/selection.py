@@ -185,7 +185,7 @@ class Family:
 
 
 def _eligible(val: np.ndarray, test: np.ndarray, cols: Columns) -> list[int]:
-    return [c for c in cols if np.all(np.isfinite(val[:, c])) and np.all(np.isfinite(test[:, c]))]
+    return [c for c in cols if np.isfinite(val[:, c]).all() and np.isfinite(test[:, c]).all()]
 
 
 def _fixed_values(val: np.ndarray, test: np.ndarray, groups: Groups, sign: float
@@ -207,7 +207,7 @@ def family(sw: Sweeps, direction: str) -> Family:
     if direction not in sw._pairs:
         cf = fit(sw, direction)
         sign = 1.0 if direction == "lower" else -1.0
-        ok = bool(np.all(np.isfinite(cf.base)) and np.all(np.isfinite(cf.idea)))
+        ok = bool(np.isfinite(cf.base).all() and np.isfinite(cf.idea).all())
         helps = [Pair(b, cf.idea) for b in _fixed_values(sw.base_val, sw.base_test, sw.groups,
                                                           sign)] if ok else []
         harms = [Pair(cf.base, i) for i in _idea_figure(
