@@ -159,10 +159,19 @@ def level_rows(results: dict, known: dict) -> list[str]:
             lo, hi = wilson(k, len(got))
             cells.append(f"{k}/{len(got)} = {k / len(got):.3f} [{lo:.2f}, {hi:.2f}] "
                          f"({'within' if ok else 'OUTSIDE'} 0.025 ± {2 * se:.3f})")
-        diffs = [float(np.mean(o["selected_diffs"])) for o in got]
         rows.append(f"| `{stem}` | {offsets(results, stem)} | {cells[0]} | {cells[1]} | "
-                    f"{float(np.mean(diffs)):+.4f} |")
+                    f"{pooled([float(np.mean(o['selected_diffs'])) for o in got])} |")
     return rows
+
+
+def pooled(means: list[float]) -> str:
+    """The blocks' mean effects pooled: their mean ± 2 standard errors (the blocks are
+    independent, so a null's should cover 0 about 95% of the time) and how many are above /
+    below 0. Every block of a null has far more seeds pooled here than its own test sees."""
+    m = np.asarray(means, dtype=float)
+    se = float(np.std(m, ddof=1) / math.sqrt(len(m))) if len(m) > 1 else math.nan
+    return (f"{float(np.mean(m)):+.4f} ± {2 * se:.4f} ({int(np.sum(m > 0))} above 0, "
+            f"{int(np.sum(m < 0))} below)")
 
 
 def mnist1d_cost(root: Path, known: dict, aa_blocks: int, case_blocks: int) -> str:
@@ -253,7 +262,8 @@ def section(results: dict, known: dict, root: Path) -> str:
         *power_rows(results, known), "", "### Level", "",
         ("Rejections on each side for the nulls [95% Wilson], against alpha / 2 = 0.025 "
          "within two binomial standard errors."), "",
-        "| case | blocks (first seeds) | helps | harms | mean effect |", "|---|---|---|---|---|",
+        "| case | blocks (first seeds) | helps | harms | blocks' mean effects pooled "
+        "(idea - baseline MSE, ± 2 SE) |", "|---|---|---|---|---|",
         *level_rows(results, known), "",
         (f"{len(sessions)} session(s), {cpu:.0f} CPU s ({cpu / 60:.1f} CPU-min: training, "
          f"floors where computed, start-ups and reports; pre-registration {prereg_cpu:.0f}, "
