@@ -111,5 +111,6 @@ def test_the_cases_bench_tabular_as_registered_without_its_floors():
     assert tracks.get("tabular") is tabular.TRACK
 
 
-def test_a_nulls_block_means_are_pooled_with_two_standard_errors(doc):
-    assert doc.pooled([0.01, -0.01, 0.02, 0.0]) == "+0.0050 ± 0.0129 (2 above 0, 1 below)"
+def test_a_nulls_seeds_are_pooled_with_two_standard_errors(doc):
+    assert doc.pooled([0.01, -0.01, 0.02, 0.0]) == \
+        "+0.0050 ± 0.0129 over 4 seeds (2 above 0, 1 below)"
