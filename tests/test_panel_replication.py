@@ -64,3 +64,53 @@ def test_docs_are_what_the_script_renders_from_the_committed_results(doc):
     page = (ROOT / "docs" / "panel.md").read_text()
     rendered = doc.section(results, replication.cases(), ROOT)
     assert rendered.rstrip("\n") in page, f"run {replication.COMMAND} docs"
+
+
+def test_a_case_runs_on_its_first_blocks_or_on_the_span_a_limit_gives(doc):
+    import replication
+
+    stems = [replication.AA, "test_late", "test_other"]
+    spans = replication.block_spans(stems, 20, 10, ["test_late=6:16", "test_other=4"])
+    assert spans == {replication.AA: range(20), "test_late": range(6, 16),
+                     "test_other": range(4)}
+    for bad in ("test_late", "test_late=", "test_late=a", "test_late=:3", "test_late=-1:3",
+                "test_late=1:2:3", "test_gone=3"):
+        with pytest.raises(ValueError, match=r"give STEM=K or STEM=J:K .*'test_other'"):
+            replication.block_spans(stems, 20, 10, [bad])
+
+
+def test_blocks_are_named_by_their_first_seeds_in_runs_of_consecutive_blocks(doc):
+    done = {"test_x": {"complete": True}}
+    results = {"blocks": [{"offset": o, "outcomes": done} for o in (1016, 1000, 1008, 1032)]
+               + [{"offset": 1040, "outcomes": {"test_x": {"complete": False}}}]}
+    assert doc.offsets(results, "test_x") == "1000-1016, 1032"
+    assert doc.offsets(results, "test_y") == "none"
+
+
+def test_the_cases_bench_tabular_as_registered_without_its_floors():
+    """The replication's conftest: every field of the built-in track but its floors (no
+    verdict reads them), so a block's runs and verdicts are the track's own."""
+    import dataclasses
+    import importlib.util
+
+    from benchkit import tracks
+    from benchkit.tracks import tabular
+
+    spec = importlib.util.spec_from_file_location(
+        "replication_conftest", PANEL / "replication" / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    path = list(sys.path)   # the conftest puts panel_models' folder first
+    try:
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        got = tracks.get("tabular")
+    finally:
+        tracks.register(tabular.TRACK, replace=True)
+        sys.path[:] = path
+    assert got.make_floors is None and got.floors([0, 1]) == {}
+    assert dataclasses.replace(got, make_floors=tabular.TRACK.make_floors) == tabular.TRACK
+    assert tracks.get("tabular") is tabular.TRACK
+
+
+def test_a_nulls_seeds_are_pooled_with_two_standard_errors(doc):
+    assert doc.pooled([0.01, -0.01, 0.02, 0.0]) == \
+        "+0.0050 ± 0.0129 over 4 seeds (2 above 0, 1 below)"

@@ -15,8 +15,9 @@ the results is not run again; runs are stored):
 the blocks: each case's effect (delta_mean) and paired sd there are its pre-registered effect
 and the predicted power at BLOCK_SEEDS seeds. ``blocks`` benches block b on seeds
 FIRST_BLOCK + BLOCK_SEEDS * b ..: the A/A case on ``--blocks`` blocks, the others on the first
-``--case-blocks`` (``--limit STEM=K``: that case on its first K), block by block; the
-modules of one block share one session, so their identical baseline arms train once.
+``--case-blocks`` (``--limit STEM=K``: that case on its first K; ``STEM=J:K``: on blocks J ..
+K - 1), block by block; the modules of one block share one session, so their identical
+baseline arms train once.
 ``docs`` writes this script's section of docs/panel.md (replication_doc.py). Every session's
 CPU (its processes' user + system time) goes to the results JSON as it ends.
 """
@@ -143,6 +144,26 @@ def reread(results: dict) -> None:
                                                 list(block["outcomes"]), known))
 
 
+def block_spans(stems: list[str], aa_blocks: int, case_blocks: int,
+                limits: list[str]) -> dict[str, range]:
+    """The blocks each case runs on: the A/A case's first ``aa_blocks``, the others' first
+    ``case_blocks``, unless ``limits`` says ``STEM=K`` (its first K) or ``STEM=J:K`` (blocks
+    J .. K - 1: a case added late runs on blocks whose baseline is trained or being trained
+    for the A/A, not on earlier ones whose baseline was never stored). Which blocks is fixed
+    before any runs, never by outcomes. ValueError: a limit that is none of these."""
+    spans = {s: range(aa_blocks if s == AA else case_blocks) for s in stems}
+    for item in limits:
+        stem, _, value = item.partition("=")
+        first, _, end = value.partition(":") if ":" in value else ("0", "", value)
+        span = (range(int(first), int(end)) if first.isdigit() and end.isdigit()
+                and stem in spans else None)
+        if span is None:
+            raise ValueError(f"{item!r}: give STEM=K or STEM=J:K (integers, 0 <= J), STEM one "
+                             f"of {sorted(spans)}")
+        spans[stem] = span
+    return spans
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("stage", choices=("preregister", "blocks", "reread", "docs"))
@@ -150,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--case-blocks", type=int, default=CASE_BLOCKS,
                     help="blocks of the other cases")
     ap.add_argument("--limit", nargs="+", default=[], metavar="STEM=K",
-                    help="run case STEM on its first K blocks only (what the budget allows)")
+                    help="run case STEM on its first K blocks only (what the budget allows), "
+                         "or STEM=J:K on blocks J .. K - 1")
     ap.add_argument("--cases", nargs="+", help="case stems (default: all of them)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--results", default=RESULTS)
@@ -177,16 +199,14 @@ def main(argv: list[str] | None = None) -> int:
         run_stage(results, "preregistration", [(PREREG_OFFSET, PREREG_SEEDS, stems)],
                   args.workers, save)
     elif args.stage == "blocks":
-        limits = {s: args.blocks if s == AA else args.case_blocks for s in stems}
         try:
-            limits.update({k: int(v) for k, v in (item.split("=", 1) for item in args.limit)})
-        except ValueError:
-            print(f"replication: --limit {args.limit}: give STEM=K (K an integer)",
-                  file=sys.stderr)
+            spans = block_spans(stems, args.blocks, args.case_blocks, args.limit)
+        except ValueError as exc:
+            print(f"replication: --limit {exc}", file=sys.stderr)
             return 1
         plan = [(FIRST_BLOCK + BLOCK_SEEDS * b, BLOCK_SEEDS,
-                 [s for s in stems if b < limits.get(s, 0)])
-                for b in range(max(limits.values()))]
+                 [s for s in stems if b in spans[s]])
+                for b in range(max((r.stop for r in spans.values()), default=0))]
         run_stage(results, "blocks", plan, args.workers, save)
     elif args.stage == "reread":
         reread(results)
