@@ -46,11 +46,11 @@ AA_BLOCKS, CASE_BLOCKS = 20, 10   # issue 54's minimum blocks: A/A, and each nea
 COMMAND = "PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/replication.py"
 
 
-def cases() -> dict[str, dict]:
+def cases(folder: Path = CASES) -> dict[str, dict]:
     """Each case module's stem -> its ``expected`` verdict, bench ``name`` and ``track``, its
     ``MARGIN`` (non-inferiority cases) and the first paragraph of its docstring."""
     out = {}
-    for path in sorted(CASES.glob("test_*.py")):
+    for path in sorted(folder.glob("test_*.py")):
         found, summary = module_literals(path, ("expected", "MARGIN"))
         if not all(isinstance(found.get(k), str) for k in ("expected", "name", "track")):
             raise ValueError(f"{path.name}: a replication case states expected = '...' and "
@@ -64,11 +64,12 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def session(stems: list[str], seeds: int, offset: int, report_dir: str, workers: int) -> dict:
+def session(stems: list[str], seeds: int, offset: int, report_dir: str, workers: int,
+            folder: Path = CASES) -> dict:
     """One plugin session of the case modules ``stems`` on seeds offset .. offset + seeds - 1:
     its command, CPU (user + system of every process it started), wall, load, exit status and
     last line."""
-    files = [str((CASES / f"{s}.py").relative_to(ROOT)) for s in stems]
+    files = [str((folder / f"{s}.py").relative_to(ROOT)) for s in stems]
     command = [sys.executable, "-m", "pytest", *files, "-n", str(workers), "-q", "-p",
                "no:randomly", f"--bench-seeds={seeds}", f"--bench-seed-offset={offset}",
                f"--bench-report-dir={report_dir}"]
@@ -114,17 +115,17 @@ def read_block(report_dir: Path, stems: list[str], known: dict) -> dict:
 
 
 def run_stage(results: dict, key: str, plan: list[tuple[int, int, list[str]]], workers: int,
-              save) -> None:
+              save, folder: Path = CASES) -> None:
     """Bench each (offset, seeds, cases) of ``plan``, only the cases not yet in
     ``results[key]`` for that offset, saving after each session."""
-    known = cases()
+    known = cases(folder)
     blocks = {b["offset"]: b for b in results.setdefault(key, [])}
     for offset, seeds, stems in plan:
         todo = [s for s in stems if s not in blocks.get(offset, {}).get("outcomes", {})]
         if not todo:
             continue
         report_dir = f"{REPORTS}/{key}/{offset}"
-        ran = session(todo, seeds, offset, report_dir, workers)
+        ran = session(todo, seeds, offset, report_dir, workers, folder)
         results.setdefault("sessions", []).append(ran)
         if offset not in blocks:
             blocks[offset] = {"offset": offset, "outcomes": {}}
@@ -135,9 +136,9 @@ def run_stage(results: dict, key: str, plan: list[tuple[int, int, list[str]]], w
                                                "last_line")}), flush=True)
 
 
-def reread(results: dict) -> None:
+def reread(results: dict, folder: Path = CASES) -> None:
     """Every outcome read again from its block's reports (after :func:`outcome` changed)."""
-    known = cases()
+    known = cases(folder)
     for key in ("preregistration", "blocks"):
         for block in results.get(key, []):
             block["outcomes"].update(read_block(ROOT / REPORTS / key / str(block["offset"]),
@@ -176,10 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", nargs="+", help="case stems (default: all of them)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--results", default=RESULTS)
+    ap.add_argument("--cases-dir", type=Path, default=CASES,
+                    help="the folder of case modules (another track's panel: "
+                         "benchmarks/panel/replication_mnist1d, with its own --results)")
     ap.add_argument("--docs", default=DOCS)
     args = ap.parse_args(argv)
     try:
-        known = cases()
+        folder = args.cases_dir.resolve()
+        known = cases(folder)
     except ValueError as exc:
         print(f"replication: {exc}", file=sys.stderr)
         return 1
@@ -197,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.stage == "preregister":
         run_stage(results, "preregistration", [(PREREG_OFFSET, PREREG_SEEDS, stems)],
-                  args.workers, save)
+                  args.workers, save, folder)
     elif args.stage == "blocks":
         try:
             spans = block_spans(stems, args.blocks, args.case_blocks, args.limit)
@@ -207,10 +212,14 @@ def main(argv: list[str] | None = None) -> int:
         plan = [(FIRST_BLOCK + BLOCK_SEEDS * b, BLOCK_SEEDS,
                  [s for s in stems if b in spans[s]])
                 for b in range(max((r.stop for r in spans.values()), default=0))]
-        run_stage(results, "blocks", plan, args.workers, save)
+        run_stage(results, "blocks", plan, args.workers, save, folder)
     elif args.stage == "reread":
-        reread(results)
+        reread(results, folder)
         save()
+    elif folder != CASES:
+        print("replication: docs are written for the tabular panel only (its cases and "
+              f"results); {folder.name}'s blocks are kept in {args.results}", file=sys.stderr)
+        return 1
     else:
         from replication_doc import write_docs
         write_docs(results, known, ROOT / args.docs, ROOT)
