@@ -179,7 +179,9 @@ def section(report_dir: Path, meta: dict) -> str:
               "`mde_power80` (the effect its test finds with 80% power), effect the delta in "
               "MDE80s signed so that + is the idea better, CPU s the user + system seconds of "
               "the sessions that ran the module (training, floors, start-ups and reports; * a "
-              "session shared with other modules, its CPU counted in each)."),
+              "session shared with other modules, its CPU counted in each; baseline runs "
+              "already in the run store from an earlier module's sessions are reused, and "
+              "their CPU counts there)."),
              "", f"Regenerate: `{COMMAND}` (trains what the run store lacks; `--modules` "
              f"for some); from the committed reports: `{COMMAND} --docs-only`. Modules: "
              f"`benchmarks/panel/techniques/`; reports: `{REPORT_DIR}/<name>/<track>/`. "

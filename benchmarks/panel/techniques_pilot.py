@@ -1,18 +1,21 @@
-"""Pilot for the tabular technique modules' free settings, on seeds 100-101 (disjoint from a
-bench's 0-63, as the track's own model was chosen on 100-103), before any bench ran.
+"""Pilot for the technique modules' free settings, on seed 100 (and 101; disjoint from a
+bench's seeds, as the tracks' own models were chosen on 100-103), before any bench ran.
 
-- weight decay of each arm of ``test_tabular_adamw``: Adam + L2 and AdamW, each at the
-  decay with the best mean validation MSE at the track's middle lr (2e-3), cosine, 120 epochs;
-- the gradient norms of the track's baseline (seed 100, lr 2e-3): how often
-  ``test_tabular_clipping``'s max norm of 1.0 bites.
+- tabular: weight decay of each arm of ``test_tabular_adamw``: Adam + L2 and AdamW, each at
+  the decay with the best mean validation MSE at the track's middle lr (2e-3), cosine, 120
+  epochs; the gradient norms of the track's baseline (seed 100, lr 2e-3): how often
+  ``test_tabular_clipping``'s max norm of 1.0 bites;
+- mnist1d (``--track mnist1d``): the gradient norms of the track's baseline (seed 100, its lr
+  1e-2, constant), for ``test_clipping``.
 
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/techniques_pilot.py
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/techniques_pilot.py [--track mnist1d]
 
-Writes benchmarks/results/panel/techniques_pilot.json (validation and test MSE per setting and
-seed, the norms' quantiles, the CPU seconds).
+Writes benchmarks/results/panel/techniques_pilot.json (tabular: validation and test MSE per
+setting and seed, the norms' quantiles, the CPU seconds) or techniques_pilot_mnist1d.json.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from pathlib import Path
@@ -22,12 +25,15 @@ import torch
 
 from benchkit.tracks import get
 from benchkit.training import loop
+from benchkit.training.optim import schedule_factor
 
 SEEDS = (100, 101)
 LR = 2e-3
 DECAYS = {"adam": (0.0, 1e-5, 1e-4, 3e-4, 1e-3, 2e-3, 4e-3, 1e-2),
           "adamw": (1e-2, 5e-2, 1e-1, 2e-1, 3e-1, 1.0)}
-OUT = Path(__file__).resolve().parents[1] / "results" / "panel" / "techniques_pilot.json"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "panel"
+OUT = {"tabular": RESULTS / "techniques_pilot.json",
+       "mnist1d": RESULTS / "techniques_pilot_mnist1d.json"}
 
 
 def decay_sweep(track) -> dict:
@@ -52,15 +58,16 @@ def decay_sweep(track) -> dict:
     return out
 
 
-def gradient_norms(track, seed: int = SEEDS[0]) -> dict:
-    """The total gradient norm at every step of the baseline's training (Adam, cosine), and
-    the share of steps above 1.0."""
+def gradient_norms(track, lr: float, seed: int = SEEDS[0]) -> dict:
+    """The total gradient norm at every step of the baseline's training (Adam at ``lr``, the
+    track's schedule), and the share of steps above 1.0."""
     torch.manual_seed(seed)
     model = track.model()
-    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
     steps = -(-len(track.data(seed).train) // track.batch_size) * track.epochs
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda k: 0.5 * (1 + np.cos(np.pi * min(k, steps) / steps)))
+    factor = (schedule_factor(track.schedule, steps) if track.schedule != "constant"
+              else (lambda k: 1.0))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
     norms = []
     for epoch in loop.minibatches(track.data(seed).train, batch_size=track.batch_size,
                                   epochs=track.epochs, seed=seed):
@@ -72,21 +79,27 @@ def gradient_norms(track, seed: int = SEEDS[0]) -> dict:
             opt.step()
             sched.step()
     n = np.array(norms)
-    return {"seed": seed, "steps": len(n),
+    return {"seed": seed, "lr": lr, "schedule": track.schedule, "steps": len(n),
             "quantiles": {str(q): round(float(np.percentile(n, q)), 3)
                           for q in (5, 25, 50, 75, 95, 100)},
             "share_above_1": round(float((n > 1.0).mean()), 3)}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--track", choices=sorted(OUT), default="tabular")
+    args = ap.parse_args(argv)
     torch.set_num_threads(1)
-    track = get("tabular")
+    track = get(args.track)
     cpu = time.process_time()
-    result = {"seeds": list(SEEDS), "lr": LR, "decay": decay_sweep(track),
-              "gradient_norms": gradient_norms(track)}
+    if args.track == "tabular":
+        result = {"seeds": list(SEEDS), "lr": LR, "decay": decay_sweep(track),
+                  "gradient_norms": gradient_norms(track, LR)}
+    else:
+        result = {"gradient_norms": gradient_norms(track, track.grid[0]["lr"])}
     result["cpu_seconds"] = round(time.process_time() - cpu, 1)
-    OUT.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps({k: result["decay"][k]["best_weight_decay"] for k in DECAYS}),
+    OUT[args.track].write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: v["best_weight_decay"] for k, v in result.get("decay", {}).items()}),
           json.dumps(result["gradient_norms"]), result["cpu_seconds"])
 
 

@@ -11,7 +11,8 @@ inconclusive.
 from __future__ import annotations
 
 import pytest
-import torch
+
+from clipped_adam import ClippedAdam
 
 published = "helps"
 expected = "inconclusive"
@@ -25,16 +26,6 @@ pytestmark = pytest.mark.bench(
     claim="clipping the gradient norm at 1.0 lowers test MSE")
 
 
-class ClippedAdam(torch.optim.Adam):
-    """Adam (fused, as run.fit's) that rescales the gradients to a total norm of at most
-    MAX_NORM before each step; run.fit still applies the track's cosine schedule to it."""
-
-    def step(self, closure=None):
-        torch.nn.utils.clip_grad_norm_([p for g in self.param_groups for p in g["params"]],
-                                       MAX_NORM)
-        return super().step(closure)
-
-
 @pytest.mark.arm("baseline")
 def test_baseline(run):
     run.fit(run.track.model())
@@ -43,4 +34,4 @@ def test_baseline(run):
 @pytest.mark.arm("idea")
 def test_idea(run):
     run.fit(run.track.model(),
-            optimizer=lambda params: ClippedAdam(params, lr=run.cfg["lr"], fused=True))
+            optimizer=lambda params: ClippedAdam(params, lr=run.cfg["lr"], max_norm=MAX_NORM))
