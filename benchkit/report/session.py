@@ -48,7 +48,8 @@ def aggregate_session(payloads: list[Payload], settings, *, complete_session: bo
         mechanisms = [p for p in group if isinstance(p, MechanismPayload)]
         reports = pipeline.idea_reports(spec, runs, mechanisms, alpha=settings.alpha,
                                         floors=None if floors is None else
-                                        lambda report: floors_of(report, floors))
+                                        lambda report: floors_of(report, floors,
+                                                                 complete_session))
         for built in reports:
             path = bench_report.report_path(settings.report_dir, name, built.track)
             previous, set_aside = read_previous(path)
@@ -109,9 +110,15 @@ def beside(path: Path, report: Report, previous: dict | None) -> tuple[Path, Rep
             dataclasses.replace(report, warnings=(*report.warnings, warning)))
 
 
-def floors_of(report: Report, compute: TrackFloors) -> Report:
+def floors_of(report: Report, compute: TrackFloors, complete_session: bool = True) -> Report:
     """``report`` with its track's floors on its seeds (numpy and scikit-learn, no training),
-    from ``compute``. A floor that cannot be computed is a warning, never a lost report."""
+    from ``compute``. A floor that cannot be computed is a warning, never a lost report. An
+    interrupted session's incomplete report gets none: it has no verdict to put in context, and
+    computing them (minutes for mnist1d's seeds) kept a Ctrl-C waiting."""
+    if not complete_session and not report.complete:
+        return dataclasses.replace(report, floors={}, warnings=(
+            *report.warnings, "floors not computed: the session was interrupted (a session "
+                              "that completes the report computes them)"))
     try:
         return dataclasses.replace(report, floors=compute(report.track,
                                                           report.seeds))

@@ -147,6 +147,31 @@ def test_the_floors_are_given_on_the_record_and_a_failing_one_is_a_warning():
     assert without.floors == {}
 
 
+def test_an_interrupted_sessions_incomplete_report_computes_no_floors():
+    """Ctrl-C: the incomplete report of an interrupted session gets no floors (computing them
+    kept the interrupt waiting minutes), and says so; a complete one still gets them."""
+    from benchkit.report.session import floors_of
+
+    spec = make_spec(GRID[:1], 8)
+    asked = []
+
+    def compute(track, seeds):
+        asked.append(list(seeds))
+        return {"ridge": {"per_seed": [1.0] * len(seeds)}}
+
+    def floors(report):
+        return floors_of(report, compute, complete_session=False)
+
+    (part,) = pipeline.idea_reports(spec, one_config_runs(BASE8, IDEA8)[:-1], [], alpha=0.05,
+                                    floors=floors)
+    assert not part.complete and part.floors == {} and asked == []
+    assert "floors not computed: the session was interrupted (a session that completes the " \
+           "report computes them)" in part.warnings
+    (whole,) = pipeline.idea_reports(spec, one_config_runs(BASE8, IDEA8), [], alpha=0.05,
+                                     floors=floors)
+    assert whole.complete and whole.floors and asked == [list(range(8))]
+
+
 COMMITTED = sorted(ROOT.glob("reports/*/*/bench_report.json")) + sorted(
     ROOT.glob("benchmarks/results/**/bench_report.json"))
 
