@@ -292,19 +292,19 @@ def compare(baseline: ArrayLike, idea: ArrayLike, *, direction: str, alpha: floa
             seed: int = 0, margin: float | None = None) -> PairedComparison:
     """Paired comparison of the arms' test metrics (same seed order): the figures, no verdict
     (verdicts are decided once, at the planned level, by :mod:`benchkit.verdict.decision`)."""
-    checked_direction(direction)
+    lower = checked_direction(direction) == "lower"
     b, i = _paired(baseline, idea)
     d, n, sd = _pairs_sd(i - b)
-    p = sign_flip_p_value(d, seed=seed)
-    m = _mde(n, sd, alpha)
+    p, mean = sign_flip_p_value(d, seed=seed), d.mean()
+    m, half = _mde(n, sd, alpha), _mde(n, sd, 0.05)   # half: ci95's, of the same sd
     base_mean = abs(float(b.mean()))
-    lo, hi = (json_float(x) for x in ci95(d))
-    return PairedComparison(   # d and its sd computed once, for every figure of them
-        delta_mean=float(d.mean()), idea_wins=idea_wins(b, i, direction), n_pairs=n,
-        per_seed_diffs=tuple(d.tolist()), p_value=p, mde=json_float(m),
+    return PairedComparison(   # d, its mean and sd computed once, for every figure of them
+        delta_mean=float(mean), idea_wins=int(np.count_nonzero(d < 0 if lower else d > 0)),
+        n_pairs=n, per_seed_diffs=tuple(d.tolist()), p_value=p, mde=json_float(m),
         mde_rel_pct=json_float(100 * m / base_mean) if base_mean > 0 else None,
-        direction=direction, alpha=float(alpha), ci95=(lo, hi),
-        effect_size=float(d.mean() / sd) if sd > 0 else None,
+        direction=direction, alpha=float(alpha),
+        ci95=(json_float(mean - half), json_float(mean + half)),
+        effect_size=float(mean / sd) if sd > 0 else None,
         noninferiority=None if margin is None else _noninferiority(
             b, d, n, sd, direction=direction, margin=margin, alpha=alpha))
 

@@ -127,11 +127,27 @@ def _pair_sums(pair: Pair, seed: int) -> np.ndarray:
 def p_value(pair: Pair, name: str = "mean", *, seed: int = 0) -> float:
     """Two-sided p: the share of flips whose |statistic| is at least the observed one
     (computed once per pair, statistic and seed)."""
+    return p_values([pair], name, seed=seed)[0]
+
+
+def p_values(pairs: Sequence[Pair], name: str = "mean", *, seed: int = 0) -> list[float]:
+    """:func:`p_value` of each of ``pairs`` (of one seed count), each kept with its pair; the
+    mean test's counted in one pass over the pairs' flip sums (each pair's its own, so the
+    same counts as one at a time: a comparison asks for its six tests' together)."""
     key = (name, seed)
-    if key not in pair._memo:
-        pair._memo[key] = _p_value(pair, name, seed)
-    p: float = pair._memo[key]  # type: ignore[assignment]
-    return p
+    todo = [q for q in pairs if key not in q._memo]
+    if name == "mean" and todo:
+        flips, exact = flip_rows(len(todo[0].d), seed)
+        thr = np.array([abs(float(q.d.sum())) - paired.REL_TOL * float(np.abs(q.d).sum())
+                        for q in todo])
+        counts = np.count_nonzero(np.abs(np.stack([_pair_sums(q, seed) for q in todo]))
+                                  >= thr[:, None], axis=1)
+        for q, count in zip(todo, counts.tolist()):
+            q._memo[key] = _p(count, exact, len(flips))
+    for q in todo:
+        if key not in q._memo:
+            q._memo[key] = _p_value(q, name, seed)
+    return [q._memo[key] for q in pairs]  # type: ignore[misc]
 
 
 def _p_value(pair: Pair, name: str, seed: int) -> float:
@@ -148,14 +164,23 @@ def _p_value(pair: Pair, name: str, seed: int) -> float:
 def one_sided_p(pair: Pair, shift: np.ndarray, alternative: str, *, seed: int = 0) -> float:
     """One-sided p of the mean of d + ``shift``: the share of flips whose sum is at most
     (``"less"``) or at least (``"greater"``) the observed."""
+    return one_sided_ps([pair], [shift], alternative, seed=seed)[0]
+
+
+def one_sided_ps(pairs: Sequence[Pair], shifts: Sequence[np.ndarray], alternative: str, *,
+                 seed: int = 0) -> list[float]:
+    """:func:`one_sided_p` of each of ``pairs`` (of one seed count) with its shift, counted in
+    one pass (each shifted pair's flip sums its own: the same counts as one at a time)."""
     if alternative not in ("less", "greater"):
         raise ValueError(f"alternative must be 'less' or 'greater', got {alternative!r}")
-    d = pair.d + np.asarray(shift, float)
-    flips, exact = flip_rows(len(d), seed)
-    obs, tol = float(d.sum()), paired.REL_TOL * float(np.abs(d).sum())
-    s = _sums(d, seed)
-    hit = s <= obs + tol if alternative == "less" else s >= obs - tol
-    return _p(int(np.count_nonzero(hit)), exact, len(flips))
+    ds = [q.d + np.asarray(s, float) for q, s in zip(pairs, shifts)]
+    flips, exact = flip_rows(len(ds[0]), seed)
+    obs = [float(d.sum()) for d in ds]
+    tol = [paired.REL_TOL * float(np.abs(d).sum()) for d in ds]
+    sums = np.stack([_sums(d, seed) for d in ds])
+    hit = (sums <= np.array([o + t for o, t in zip(obs, tol)])[:, None] if alternative == "less"
+           else sums >= np.array([o - t for o, t in zip(obs, tol)])[:, None])
+    return [_p(count, exact, len(flips)) for count in np.count_nonzero(hit, axis=1).tolist()]
 
 
 def interval(pair: Pair, level: float, *, seed: int = 0) -> list[float | None]:
@@ -169,15 +194,18 @@ def interval(pair: Pair, level: float, *, seed: int = 0) -> list[float | None]:
 def intervals(pairs: Sequence[Pair], level: float, *, seed: int = 0
               ) -> list[list[float | None]]:
     """:func:`interval` of each of ``pairs`` (of one seed count), their flips' arithmetic done
-    together (:func:`benchkit.stats.signflip.intervals_of_rows`)."""
+    together (:func:`benchkit.stats.signflip.intervals_of_rows`); of an exact test's flips
+    only the first half, each row standing for its complement too (row 2^n - 1 - r negates
+    every sign: the same roots, to the bit)."""
     n = len(pairs[0].d)
     flips, exact = flip_rows(n, seed)
     total, base = _total(exact, len(flips))
+    rows = len(flips) // 2 if exact else len(flips)
     return signflip.intervals_of_rows(
-        np.stack([_pair_sums(q, seed) for q in pairs]), _flip_counts(n, seed),
+        np.stack([_pair_sums(q, seed)[:rows] for q in pairs]), _flip_counts(n, seed)[:rows],
         [float(q.d.sum()) for q in pairs], n, math.ceil(level * total) - base,
         [p_value(q, seed=seed) < level for q in pairs],
-        scale=[float(np.abs(q.d).max()) for q in pairs])
+        scale=[float(np.abs(q.d).max()) for q in pairs], twice=exact)
 
 
 def worse_sign(direction: str) -> float:
@@ -192,28 +220,46 @@ def ni_bound(pair: Pair, direction: str, scale: np.ndarray, alpha: float, ni: bo
     F_r: the flipped seeds' scale summed), i.e. when m <= t_r = (W - W_r) / (2 F_r) for
     F_r > 0; p(m) < alpha once fewer than ``need`` rows have t_r >= m. None when no margin
     suffices."""
-    d = pair.d
-    flips, exact = flip_rows(len(d), seed)
+    return ni_bounds([pair], direction, [scale], alpha, ni, margin, seed)[0]
+
+
+def ni_bounds(pairs: Sequence[Pair], direction: str, scales: Sequence[np.ndarray],
+              alpha: float, ni: bool, margin: float, seed: int = 0) -> list[float | None]:
+    """:func:`ni_bound` of each of ``pairs`` (of one seed count) with its ``scales``, the
+    flips' arithmetic in one pass (each element's the one pair's: the same floats)."""
+    n = len(pairs[0].d)
+    flips, exact = flip_rows(n, seed)
     worse = worse_sign(direction)
-    w_obs, w = worse * float(d.sum()), worse * _pair_sums(pair, seed)
-    f = flips.astype(float) @ scale
+    w_obs = np.array([worse * float(q.d.sum()) for q in pairs])[:, None]
+    w = worse * np.stack([_pair_sums(q, seed) for q in pairs])
+    f = np.stack([_flip_weights(n, seed) @ s for s in scales])
     total, base = _total(exact, len(flips))
-    tol = paired.REL_TOL * float(np.abs(d).sum())
+    tol = np.array([paired.REL_TOL * float(np.abs(q.d).sum()) for q in pairs])[:, None]
     always = (f <= 0) & (w <= w_obs + tol)
-    need = math.ceil(alpha * total) - base - int(np.count_nonzero(always))
     moving = f > 0
-    t = np.sort((w_obs - w[moving]) / (2.0 * f[moving]))[::-1]
-    if need <= 0:
-        bound = math.inf
-    elif need > len(t):
-        bound = -math.inf
-    else:
-        bound = float(t[need - 1])
-    if ni and not bound < margin:  # float rounding at the edge: the test's side
-        bound = math.nextafter(margin, -math.inf)
-    elif not ni and bound < margin:
-        bound = float(margin)
-    return None if not math.isfinite(bound) else bound
+    # each row's t_r where F_r > 0, -inf elsewhere (below every t: never among the largest)
+    t = np.sort(np.divide(w_obs - w, 2.0 * f, out=np.full(f.shape, -math.inf),
+                          where=moving), axis=1)
+    out: list[float | None] = []
+    for row, left, moved in zip(t, np.count_nonzero(always, axis=1).tolist(),
+                                np.count_nonzero(moving, axis=1).tolist()):
+        need = math.ceil(alpha * total) - base - left
+        bound = (math.inf if need <= 0 else -math.inf if need > moved
+                 else float(row[len(row) - need]))
+        if ni and not bound < margin:  # float rounding at the edge: the test's side
+            bound = math.nextafter(margin, -math.inf)
+        elif not ni and bound < margin:
+            bound = float(margin)
+        out.append(None if not math.isfinite(bound) else bound)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _flip_weights(n: int, seed: int = 0) -> np.ndarray:
+    """:func:`flip_rows` as 0/1 floats (1: flipped), for the flipped seeds' scale summed."""
+    weights = flip_rows(n, seed)[0].astype(float)
+    weights.setflags(write=False)
+    return weights
 
 
 def row_p_values(d: np.ndarray, signs: np.ndarray) -> np.ndarray:

@@ -224,16 +224,6 @@ def _checked(fam: Family) -> Family:
     return fam
 
 
-def _one_sided(pair: Pair, idea_better: bool, direction: str, statistic: str,
-               seed: int) -> float:
-    """A test's one-sided p for the side ``idea_better`` says: its two-sided p over 2 when
-    its statistic favours that side, else 1 minus that."""
-    p2 = pairtest.p_value(pair, statistic, seed=seed)
-    stat = float(pairtest.statistic(pair.d, statistic)) * worse_sign(direction)
-    favours = stat < 0 if idea_better else stat > 0
-    return p2 / 2 if favours else 1 - p2 / 2
-
-
 def _side(sw: Sweeps, direction: str, idea_better: bool, statistic: str, seed: int
           ) -> tuple[float, Pair]:
     """(the side's p, its binding test): the largest one-sided p over the side's tests (the
@@ -243,7 +233,11 @@ def _side(sw: Sweeps, direction: str, idea_better: bool, statistic: str, seed: i
     if key not in sw._sides:
         fam = _checked(family(sw, direction))
         pairs = fam.helps if idea_better else fam.harms
-        ps = [_one_sided(q, idea_better, direction, statistic, seed) for q in pairs]
+        # each test's one-sided p: its two-sided p over 2 when its statistic favours the side,
+        # else 1 minus that (the side's tests' ps made together)
+        stats = [float(pairtest.statistic(q.d, statistic)) * worse_sign(direction) for q in pairs]
+        ps = [p2 / 2 if (s < 0 if idea_better else s > 0) else 1 - p2 / 2
+              for p2, s in zip(pairtest.p_values(pairs, statistic, seed=seed), stats)]
         # ties of p (exact ps bottom out at 2^-n): the test nearest the null binds, its summed
         # differences least toward the side (for harms, the idea's least-bad config), not the
         # first listed
@@ -345,14 +339,12 @@ def margin_test(sw: Sweeps, direction: str, margin: float, *, side: str = "worse
     toward = -worse if side == "worse" else worse
     alternative = ("less" if worse > 0 else "greater") if side == "worse" else \
         ("greater" if worse > 0 else "less")
-    best: MarginTest | None = None
-    for q in (fam.helps if side == "worse" else fam.harms):
-        scale = margin_scale(sw, q.base)
-        p = pairtest.one_sided_p(q, toward * margin * scale, alternative, seed=seed)
-        if best is None or p > best.p_value:
-            best = MarginTest(p_value=float(p), scale=scale, pair=q)
-    assert best is not None
-    return best
+    pairs = fam.helps if side == "worse" else fam.harms
+    scales = [margin_scale(sw, q.base) for q in pairs]
+    ps = pairtest.one_sided_ps(pairs, [toward * margin * s for s in scales], alternative,
+                               seed=seed)
+    j = ps.index(max(ps))   # the first of the largest
+    return MarginTest(p_value=float(ps[j]), scale=scales[j], pair=pairs[j])
 
 
 def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
@@ -366,8 +358,9 @@ def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
     test = margin_test(sw, direction, margin, seed=seed)
     p = test.p_value
     ni = p < alpha
-    bounds = [pairtest.ni_bound(q, direction, margin_scale(sw, q.base), alpha, ni, margin,
-                                seed) for q in _checked(family(sw, direction)).helps]
+    helps = _checked(family(sw, direction)).helps
+    bounds = pairtest.ni_bounds(helps, direction, [margin_scale(sw, q.base) for q in helps],
+                                alpha, ni, margin, seed)
     bound_rel = None if any(b is None for b in bounds) else max(
         b for b in bounds if b is not None)
     scale = float(test.scale.mean())

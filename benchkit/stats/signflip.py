@@ -86,16 +86,20 @@ def interval_of_rows(a: np.ndarray, k: np.ndarray, s: float, n: int, need: int, 
 
 
 def intervals_of_rows(a: np.ndarray, k: np.ndarray, s: Sequence[float], n: int, need: int,
-                      rejects: Sequence[bool], *, scale: Sequence[float]
+                      rejects: Sequence[bool], *, scale: Sequence[float], twice: bool = False
                       ) -> list[list[float | None]]:
     """:func:`interval_of_rows` of several tests of one flip matrix (``k``, ``n``, ``need``) at
     once: row t of ``a`` and ``s[t]``, ``rejects[t]``, ``scale[t]`` are test t's. Each
     element's arithmetic is the one test's (the same floats), made in one pass for all (a
-    selection-aware interval takes one per config: its tests' flips computed together)."""
+    selection-aware interval takes one per config: its tests' flips computed together).
+    ``twice``: each flip stands for itself and its complement (every sign negated: a_r and k_r
+    negated, the same roots), so each root counts twice (half an exact test's flips given)."""
     s_ = np.asarray(s, dtype=float)[:, None]
     m = s_ / n
     const = np.abs(k) == n          # all-equal signs count at every c
-    need -= int(np.count_nonzero(const))
+    need -= int(np.count_nonzero(const)) * (2 if twice else 1)
+    if twice:   # the need-th of each root doubled is the ceil(need / 2)-th of the roots
+        need = -(-need // 2)
     if need <= 0:
         return [[None, None] for _ in s]
     k, a = k[~const], a[:, ~const]

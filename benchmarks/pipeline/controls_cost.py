@@ -7,7 +7,8 @@ Times ``pipeline.idea_reports`` (build, adjust, decide; no floors, no files) on 
 (tests/builders.py: 3 configs x 8 seeds per arm), CPU seconds, the median (and the least) of 41
 after one warm-up, the benches interleaved: the plain bench and the same bench with two
 controls and a margin (the target's ratio), and, to say where the difference goes, the plain
-bench with the margin alone and with one control and the margin. Prints them and the ratio;
+bench with the margin alone, with one control and the margin, and with the two controls and no
+margin (the margin's share: the plain bench has none). Prints them and the ratio;
 ``--write`` saves them to benchmarks/results/controls_cost.json. ``--against DIR`` measures
 another tree's benchkit (``git archive main benchkit | tar -x -C DIR``: before a change) in the
 same run: ``--rounds`` rounds, each a process of this tree and one of DIR's, interleaved, and
@@ -67,7 +68,8 @@ def measured() -> dict:
         "plain": (b.make_spec(GRID, 8), runs(arms[:2])),
         "controls": (b.make_spec(GRID, 8, margin=0.05, arms=arms), runs(arms)),
         "margin": (b.make_spec(GRID, 8, margin=0.05), runs(arms[:2])),
-        "one_control": (b.make_spec(GRID, 8, margin=0.05, arms=arms[:3]), runs(arms[:3]))})
+        "one_control": (b.make_spec(GRID, 8, margin=0.05, arms=arms[:3]), runs(arms[:3])),
+        "two_controls": (b.make_spec(GRID, 8, arms=arms), runs(arms))})
     plain, controls = (statistics.median(times[k]) for k in ("plain", "controls"))
     least = {k: min(v) for k, v in times.items()}
     return {"plain_cpu_s": round(plain, 5), "two_controls_and_margin_cpu_s": round(controls, 5),
@@ -76,6 +78,7 @@ def measured() -> dict:
             "target_ratio": 1.5,
             "margin_only_cpu_s": round(statistics.median(times["margin"]), 5),
             "one_control_and_margin_cpu_s": round(statistics.median(times["one_control"]), 5),
+            "two_controls_no_margin_cpu_s": round(statistics.median(times["two_controls"]), 5),
             "ratio_to_margin_only": round(controls / statistics.median(times["margin"]), 2)}
 
 

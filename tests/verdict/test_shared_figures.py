@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 import builders as b
 
@@ -61,9 +62,9 @@ def test_a_pairs_differences_are_made_once_and_cannot_be_changed():
     assert not pair.d.flags.writeable
 
 
-def test_a_comparisons_figures_take_the_differences_sd_twice_not_six_times(monkeypatch):
-    """compare's mde, effect size and margin test share one sd (the t interval, public on its
-    own, takes its own): six before."""
+def test_a_comparisons_figures_take_the_differences_sd_once(monkeypatch):
+    """compare's mde, t interval, effect size and margin test share one sd (six before, two
+    while the t interval took its own), and the t interval is ci95's."""
     calls = []
     real = paired._pairs_sd
 
@@ -75,7 +76,8 @@ def test_a_comparisons_figures_take_the_differences_sd_twice_not_six_times(monke
     expected = paired.compare(base, idea, direction="lower", margin=0.1)
     monkeypatch.setattr(paired, "_pairs_sd", counted)
     got = paired.compare(base, idea, direction="lower", margin=0.1)
-    assert len(calls) == 2 and got == expected
+    assert len(calls) == 1 and got == expected
+    assert list(got.ci95) == paired.ci95(np.subtract(idea, base))
     assert got.mde == paired.mde(np.subtract(idea, base)) and got.effect_size == \
         paired.effect_size(np.subtract(idea, base))
     assert got.noninferiority == paired.noninferiority(base, idea, direction="lower",
@@ -113,3 +115,68 @@ def test_a_sides_intervals_made_together_are_each_ones_own_to_the_bit():
                      for q in pairs]
             assert [[None if v is None else float.hex(v) for v in e] for e in together] == \
                 [[None if v is None else float.hex(v) for v in e] for e in alone]
+
+
+def _hexes(values):
+    return [None if v is None else float.hex(v) for v in values]
+
+
+def test_a_comparisons_ps_and_margin_tests_made_together_are_each_ones_own_to_the_bit():
+    """A side's two-sided ps (pairtest.p_values), its margin tests (one_sided_ps) and its
+    non-inferiority bounds (ni_bounds) are made for all its tests in one pass: each is the
+    float its test alone gives (a fresh pair, so nothing is shared), ties included."""
+    rng = np.random.default_rng(11)
+    for n in (3, 6, 8, 12, 17):
+        pairs = [pairtest.Pair(1 + rng.random(n), 1 + rng.random(n) + shift)
+                 for shift in (-1.0, 0.0, 0.3)]
+        pairs.append(pairtest.Pair(np.ones(n), np.ones(n) + np.round(rng.normal(size=n), 1)))
+
+        def alone(q):
+            return pairtest.Pair(q.base, q.idea)
+
+        assert _hexes(pairtest.p_values(pairs)) == _hexes(
+            [pairtest.p_values([alone(q)])[0] for q in pairs])
+        scales = [np.abs(q.base) for q in pairs]
+        for alternative in ("less", "greater"):
+            shifts = [0.05 * s for s in scales]
+            assert _hexes(pairtest.one_sided_ps(pairs, shifts, alternative)) == _hexes(
+                [pairtest.one_sided_ps([alone(q)], [s], alternative)[0]
+                 for q, s in zip(pairs, shifts)])
+        for direction, alpha, ni in (("lower", 0.05, True), ("higher", 0.2, False)):
+            assert _hexes(pairtest.ni_bounds(pairs, direction, scales, alpha, ni, 0.05)) == \
+                _hexes([pairtest.ni_bounds([alone(q)], direction, [s], alpha, ni, 0.05)[0]
+                        for q, s in zip(pairs, scales)])
+
+
+def test_a_sides_ps_made_together_are_kept_with_each_pair(monkeypatch):
+    """pairtest.p_values keeps each test's p with its pair: the interval and the verdict that
+    ask again compute no flip sums of it."""
+    rng = np.random.default_rng(5)
+    pairs = [pairtest.Pair(rng.random(8), rng.random(8)) for _ in range(3)]
+    ps = pairtest.p_values(pairs)
+    monkeypatch.setattr(pairtest, "_sums", lambda d, seed: pytest.fail("summed again"))
+    assert [pairtest.p_value(q) for q in pairs] == ps
+
+
+def test_an_exact_tests_interval_from_half_its_flips_is_the_whole_ones_to_the_bit():
+    """Row 2^n - 1 - r of the exact flips negates every sign of row r: its sum is -a_r, its
+    count -k_r, its roots the same. So half the rows, each counted twice, give the interval
+    of all of them (pairtest.intervals takes the half: half the arithmetic)."""
+    from benchkit.stats import signflip
+
+    rng = np.random.default_rng(13)
+    for n in (1, 2, 3, 5, 8, 11):
+        flips, _ = pairtest.flip_rows(n)
+        signs, counts = pairtest._signs(n), pairtest._flip_counts(n)
+        half = len(flips) // 2
+        for _ in range(6):
+            ds = [rng.normal(size=n), np.round(rng.normal(size=n), 1), rng.normal(size=n) + 1]
+            sums = np.stack([signs @ d for d in ds])
+            assert np.array_equal(sums[:, ::-1], -sums)   # the complement's sums, exactly
+            for need in range(0, len(flips) + 2, max(1, len(flips) // 7)):
+                args = ([float(d.sum()) for d in ds], n, need, [False, True, False])
+                scale = [float(np.abs(d).max()) for d in ds]
+                whole = signflip.intervals_of_rows(sums, counts, *args, scale=scale)
+                halved = signflip.intervals_of_rows(sums[:, :half], counts[:half], *args,
+                                                    scale=scale, twice=True)
+                assert [_hexes(e) for e in halved] == [_hexes(e) for e in whole]
