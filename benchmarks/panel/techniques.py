@@ -14,7 +14,7 @@ track, written before its first bench); modules with identical baseline arms sha
     PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/techniques.py --modules test_x test_y
     PYTHONPATH=$PWD .venv/bin/python benchmarks/panel/techniques.py --docs-only
 
-Training runs in sessions of at most ``--limit`` wall seconds (Ctrl-C, then the next session
+Training runs in sessions of at most ``--limit`` wall seconds (SIGTERM, then the next session
 resumes from the stored runs), repeated while a report of the session's modules has a grid
 extension or budget check pending; each session's modules and CPU (its processes' user +
 system time) are kept in <report-dir>/techniques.json, and a case's CPU in the docs is the sum
@@ -80,7 +80,7 @@ def children_cpu() -> float:
 
 def session(report_dir: str, limit: float, extra: list[str], workers: int = 2,
             stems: list[str] | None = None) -> dict:
-    """One plugin session over the technique modules ``stems`` (all without), Ctrl-C after
+    """One plugin session over the technique modules ``stems`` (all without), SIGTERM after
     ``limit`` wall seconds (benchkit keeps the finished runs): its modules, command, CPU, wall,
     exit status, last line."""
     where = TECHNIQUES.relative_to(ROOT)
@@ -94,7 +94,9 @@ def session(report_dir: str, limit: float, extra: list[str], workers: int = 2,
             out, _ = proc.communicate(timeout=limit)
             stopped = False
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGINT)
+            # SIGTERM, not SIGINT: a shell starts a background job with SIGINT ignored, and
+            # this script's children inherit that, so a SIGINT stopped nothing
+            os.killpg(proc.pid, signal.SIGTERM)
             out, _ = proc.communicate()
             stopped = True
     lines = out.strip().splitlines()

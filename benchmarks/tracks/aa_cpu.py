@@ -6,7 +6,7 @@ The session runs ``python -m pytest benchmarks/tracks/test_aa.py -n 2`` with
 ``--bench-seeds N``: an exploratory block of seeds 0 .. N-1, its report under scratch/ (on a
 shared machine a bench is trained in blocks, each session under 10 minutes, the next reusing
 the stored runs). Without it the session is the bench at the track's default seeds and writes
-benchmarks/results/tracks/aa. Past ``--limit`` wall seconds a session is sent Ctrl-C (benchkit
+benchmarks/results/tracks/aa. Past ``--limit`` wall seconds a session is sent SIGTERM (benchkit
 keeps the finished runs; xdist workers may finish the runs they hold first, for at most GRACE
 seconds, then the session is killed: the CPU of a killed session's processes is not counted,
 so size blocks to end within the limit). Its CPU is the
@@ -57,7 +57,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--track", required=True)
     ap.add_argument("--seeds", type=int, help="an exploratory block of seeds 0 .. N-1")
-    ap.add_argument("--limit", type=float, default=540, help="wall seconds, then Ctrl-C (the "
+    ap.add_argument("--limit", type=float, default=540, help="wall seconds, then SIGTERM (the "
                     "finished runs are stored; default 540)")
     ap.add_argument("--workers", type=int, default=2, help="xdist workers (default 2)")
     ap.add_argument("pytest_args", nargs="*", help="after --: more pytest arguments")
@@ -72,8 +72,10 @@ def main() -> None:
         try:
             out, _ = proc.communicate(timeout=args.limit)
             stopped = False
-        except subprocess.TimeoutExpired:  # Ctrl-C: benchkit keeps the finished runs
-            os.killpg(proc.pid, signal.SIGINT)
+        except subprocess.TimeoutExpired:  # benchkit keeps the finished runs
+            # SIGTERM, not SIGINT: a shell starts a background job with SIGINT ignored, and
+            # this script's children inherit that, so a SIGINT stopped nothing
+            os.killpg(proc.pid, signal.SIGTERM)
             try:  # xdist workers finish the runs they hold: give them a minute, no more
                 out, _ = proc.communicate(timeout=GRACE)
             except subprocess.TimeoutExpired:
