@@ -114,3 +114,30 @@ def test_the_cases_bench_tabular_as_registered_without_its_floors():
 def test_a_nulls_seeds_are_pooled_with_two_standard_errors(doc):
     assert doc.pooled([0.01, -0.01, 0.02, 0.0]) == \
         "+0.0050 ± 0.0129 over 4 seeds (2 above 0, 1 below)"
+
+
+def test_mnist1d_blocks_get_their_level_table_once_one_has_run(doc, tmp_path):
+    """replication.py --cases-dir: another track's A/A blocks in their own results file; the
+    docs give their rejections and pooled accuracy differences, and nothing before a block."""
+    import replication
+
+    mnist1d = replication.cases(ROOT / doc.MNIST1D_CASES)
+    assert {c["track"] for c in mnist1d.values()} == {"mnist1d"} and doc.AA in mnist1d
+    results = json.loads((ROOT / doc.MNIST1D_RESULTS).read_text())
+    blocks = len(doc.outcomes(results, doc.AA))
+    lines = doc.mnist1d_level(ROOT)
+    assert blocks >= 1 and f"{blocks} of {doc.AA_BLOCKS} blocks so far" in "\n".join(lines)
+    assert [line for line in lines if line.startswith("| `test_aa` |")]
+    assert "idea - baseline accuracy" in "\n".join(lines)
+    bare = tmp_path / "repo"
+    (bare / doc.MNIST1D_CASES).parent.mkdir(parents=True)
+    (bare / doc.MNIST1D_CASES).symlink_to(ROOT / doc.MNIST1D_CASES)
+    assert doc.mnist1d_level(bare) == []
+
+
+def test_the_docs_stage_is_the_tabular_panels_only(doc, capsys):
+    import replication
+
+    assert replication.main(["docs", "--cases-dir", str(ROOT / "benchmarks/panel/"
+                                                         "replication_mnist1d")]) == 1
+    assert "docs are written for the tabular panel only" in capsys.readouterr().err

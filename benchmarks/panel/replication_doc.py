@@ -20,6 +20,8 @@ BEGIN, END = "<!-- replication.py: begin -->", "<!-- replication.py: end -->"
 ALPHA = 0.05
 Z = 1.959964  # the two-sided 95% normal quantile
 RUN_SECONDS = "benchmarks/results/tracks/run_seconds.json"
+MNIST1D_CASES = "benchmarks/panel/replication_mnist1d"   # replication.py --cases-dir
+MNIST1D_RESULTS = "benchmarks/results/panel/replication_mnist1d.json"
 LATE = "test_fewer_rows=6:16"   # the small harm's blocks (--limit): added after blocks 0-5 ran
 
 
@@ -176,6 +178,32 @@ def pooled(diffs: list[float]) -> str:
             f"({int(np.sum(d > 0))} above 0, {int(np.sum(d < 0))} below)")
 
 
+def mnist1d_level(root: Path) -> list[str]:
+    """mnist1d's A/A blocks so far (``replication.py --cases-dir MNIST1D_CASES --results
+    MNIST1D_RESULTS blocks``): each side's rejections and the pooled differences in test
+    accuracy, as for tabular; nothing before its first block."""
+    from replication import cases
+
+    path = root / MNIST1D_RESULTS
+    results = json.loads(path.read_text()) if path.is_file() else {}
+    rows = level_rows(results, cases(root / MNIST1D_CASES))
+    if not rows:
+        return []
+    sessions = results.get("sessions", [])
+    cpu = sum(s["cpu_seconds"] for s in sessions)
+    blocks = len(outcomes(results, AA))
+    return [
+        "### Level on mnist1d (started)", "",
+        (f"The A/A case of `{MNIST1D_CASES}/` (the paper's CNN against itself from another init "
+         f"stream, no floors) on blocks of {BLOCK_SEEDS} seeds from {FIRST_BLOCK}, as on "
+         f"tabular: {blocks} of {AA_BLOCKS} blocks so far, {len(sessions)} session(s), "
+         f"{cpu:.0f} CPU s ({cpu / 60:.1f} CPU-min). Resume: `{COMMAND} blocks --cases-dir "
+         f"{MNIST1D_CASES} --results {MNIST1D_RESULTS} --blocks {AA_BLOCKS}` (a block in the "
+         "results is not run again)."), "",
+        "| case | blocks (first seeds) | helps | harms | every block's seeds pooled "
+        "(idea - baseline accuracy, ± 2 SE) |", "|---|---|---|---|---|", *rows, ""]
+
+
 def mnist1d_cost(root: Path, known: dict, aa_blocks: int, case_blocks: int) -> str:
     """What the same panel would cost on mnist1d, from its measured CPU seconds a run, with
     the cases sharing the A/A blocks' baseline arm (as here) and with a baseline each."""
@@ -193,7 +221,9 @@ def mnist1d_cost(root: Path, known: dict, aa_blocks: int, case_blocks: int) -> s
     def cpu_min(runs: int) -> str:
         return f"{runs} runs, about {runs * per_run / 60:.0f} CPU-min"
 
-    return (f"mnist1d: not run. A run costs {per_run:.1f} CPU s (median of "
+    started = bool(mnist1d_level(root))
+    return (("mnist1d's other cases: not written yet" if started else "mnist1d: not run")
+            + f". A run costs {per_run:.1f} CPU s (median of "
             f"{len(timed['runs'])}, `{RUN_SECONDS}`); at its {grid}-config grid an arm is "
             f"{arm} runs a block. The {aa_blocks} A/A blocks alone are {cpu_min(aa)} of "
             f"training. With the {ideas} other idea arms on {case_blocks} blocks each, the "
@@ -274,7 +304,7 @@ def section(results: dict, known: dict, root: Path) -> str:
          f"{max(loads):.0f}). Blocks per case against issue 54's minimum: {counts}"
          + ("" if reached else ". **Not complete**: the `blocks` command above runs "
             "the blocks still missing (the runs already trained are stored)") + "."),
-        "", mnist1d_cost(root, known, AA_BLOCKS, CASE_BLOCKS), "",
+        "", *mnist1d_level(root), mnist1d_cost(root, known, AA_BLOCKS, CASE_BLOCKS), "",
         "What each case asks:", "",
         *[f"- `{stem}` ({case['expected']}): {case['summary']}" for stem, case in known.items()],
         "", END]
