@@ -204,9 +204,10 @@ def mnist1d_level(root: Path) -> list[str]:
         "(idea - baseline accuracy, ± 2 SE) |", "|---|---|---|---|---|", *rows, ""]
 
 
-def mnist1d_cost(root: Path, known: dict, aa_blocks: int, case_blocks: int) -> str:
+def mnist1d_cost(root: Path, known: dict, aa_blocks: int, case_blocks: int,
+                 started: bool = False) -> str:
     """What the same panel would cost on mnist1d, from its measured CPU seconds a run, with
-    the cases sharing the A/A blocks' baseline arm (as here) and with a baseline each."""
+    the cases sharing the A/A blocks' baseline arm (as here) and with a baseline each; ``started``: its A/A blocks have begun (:func:`mnist1d_level`)."""
     from benchkit import tracks
 
     timed = json.loads((root / RUN_SECONDS).read_text())["mnist1d"]
@@ -221,7 +222,6 @@ def mnist1d_cost(root: Path, known: dict, aa_blocks: int, case_blocks: int) -> s
     def cpu_min(runs: int) -> str:
         return f"{runs} runs, about {runs * per_run / 60:.0f} CPU-min"
 
-    started = bool(mnist1d_level(root))
     return (("mnist1d's other cases: not written yet" if started else "mnist1d: not run")
             + f". A run costs {per_run:.1f} CPU s (median of "
             f"{len(timed['runs'])}, `{RUN_SECONDS}`); at its {grid}-config grid an arm is "
@@ -250,6 +250,7 @@ def section(results: dict, known: dict, root: Path) -> str:
     prereg_cpu = sum(s["cpu_seconds"] for s in sessions if s["offset"] == PREREG_OFFSET)
     loads = [x for s in sessions for x in s["load_average_1min"]] or [0.0]
     counts, reached = block_counts(results, known)
+    mnist1d = mnist1d_level(root)
     lines = [
         BEGIN, "", "## Power and level by replication", "",
         (f"Each case of `benchmarks/panel/replication/` benched through the plugin on disjoint "
@@ -304,7 +305,7 @@ def section(results: dict, known: dict, root: Path) -> str:
          f"{max(loads):.0f}). Blocks per case against issue 54's minimum: {counts}"
          + ("" if reached else ". **Not complete**: the `blocks` command above runs "
             "the blocks still missing (the runs already trained are stored)") + "."),
-        "", *mnist1d_level(root), mnist1d_cost(root, known, AA_BLOCKS, CASE_BLOCKS), "",
+        "", *mnist1d, mnist1d_cost(root, known, AA_BLOCKS, CASE_BLOCKS, bool(mnist1d)), "",
         "What each case asks:", "",
         *[f"- `{stem}` ({case['expected']}): {case['summary']}" for stem, case in known.items()],
         "", END]
