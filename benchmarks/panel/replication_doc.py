@@ -207,7 +207,8 @@ def mnist1d_level(root: Path) -> list[str]:
 def mnist1d_cost(root: Path, known: dict, aa_blocks: int, case_blocks: int,
                  started: bool = False) -> str:
     """What the same panel would cost on mnist1d, from its measured CPU seconds a run, with
-    the cases sharing the A/A blocks' baseline arm (as here) and with a baseline each; ``started``: its A/A blocks have begun (:func:`mnist1d_level`)."""
+    the cases sharing the A/A blocks' baseline arm (as here) and with a baseline each;
+    ``started``: its A/A blocks have begun (:func:`mnist1d_level`)."""
     from benchkit import tracks
 
     timed = json.loads((root / RUN_SECONDS).read_text())["mnist1d"]
