@@ -31,8 +31,10 @@ from sessions import report_path, validate_report
 for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-STAND_INS = Path(__file__).parent / "standins"  # tests/standins/floor_standin.py, a plugin
+STAND_INS = Path(__file__).parent / "standins"  # floor_standin.py, plot_standin.py: plugins
 sys.path.insert(0, str(STAND_INS))  # importable by the in-process sessions of this process
+
+from plot_standin import NOT_DRAWN  # noqa: E402
 
 
 @functools.cache
@@ -114,18 +116,20 @@ def read_report():
     return read
 
 
-NOT_DRAWN = "plots not drawn in this test (tests/conftest.py)"
-
-
 @pytest.fixture(autouse=True)
-def _no_plots_in_process(request, monkeypatch):
-    """In-process ``pytester`` sessions do not draw paired.png and sweep.png: drawing is a
-    quarter of a second a report and was about a fifth of the e2e tests' time. Tests marked
-    ``plots`` draw them, as does every session in a subprocess (the plugin as users meet it);
-    tests/report/test_plots.py tests the drawing itself."""
-    if "pytester" in request.fixturenames and request.node.get_closest_marker("plots") is None:
-        from benchkit.report import plots
-        monkeypatch.setattr(plots, "write_plots", lambda folder, report: NOT_DRAWN)
+def _no_plots(request, monkeypatch):
+    """The pytest sessions a test runs do not draw paired.png and sweep.png: drawing is about a
+    second of CPU a session in a fresh process (matplotlib's import and two figures) and was
+    about a fifth of the e2e tests' time in this one. In this process the patch is this
+    fixture's (a session stopped by a usage error never unconfigures its plugins); sessions
+    in subprocesses load tests/standins/plot_standin.py. Tests marked ``plots`` draw them,
+    as the shipped ideas' smoke bench does; tests/report/test_plots.py tests the drawing."""
+    if request.node.get_closest_marker("plots") is None:
+        if "pytester" in request.fixturenames:
+            from benchkit.report import plots
+            monkeypatch.setattr(plots, "write_plots", lambda folder, report: NOT_DRAWN)
+        monkeypatch.setenv("PYTEST_PLUGINS", prepended("PYTEST_PLUGINS", "plot_standin", ","))
+        monkeypatch.setenv("PYTHONPATH", prepended("PYTHONPATH", str(STAND_INS), os.pathsep))
 
 
 def prepended(variable: str, value: str, separator: str) -> str:

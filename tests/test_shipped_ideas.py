@@ -46,8 +46,10 @@ def report(folder: Path, name: str, track: str) -> dict:
     return json.loads((folder / name / track / "bench_report.json").read_text())
 
 
+@pytest.mark.plots
 def test_quick_smoke_bench_of_the_ideas(tmp_path):
-    """Each shipped idea collects, trains and writes its report, through two xdist workers."""
+    """Each shipped idea collects, trains and writes its report and plots, through two xdist
+    workers."""
     picked = [node for nodes in ONE_EACH.values() for node in nodes]
     result = pytest_run(*WHOLE.values(), *picked, "--bench-seeds", "2", "--bench-epochs", "1",
                         "-n", "2", f"--bench-report-dir={tmp_path}", "-q")
@@ -81,6 +83,8 @@ def test_quick_smoke_bench_of_the_ideas(tmp_path):
     checked = [c for c in pruning["budgets"]["checks"] if c["budget"] == "multiply_adds_ratio"]
     assert len(checked) == 3 * 4 and all(c["matched"] and not c["axis"] for c in checked)
     summary = (tmp_path / "task_visible_pruning/tabular/summary.md").read_text()
+    assert "![paired seeds](paired.png)" in summary
+    assert (tmp_path / "task_visible_pruning/tabular/paired.png").read_bytes()[:4] == b"\x89PNG"
     assert "exempt on the frontier over `macs`" in summary
     assert "left out: on the frontier over `macs`" in summary  # no floor compared with it
     # fine-tuned vs from scratch: its own verdict, budgets matched without a waiver
