@@ -12,10 +12,14 @@ seeds: the seed selects on itself. numpy only.
 """
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+MAX_COMBOS = 256  # config combinations an arm's fixed values go to (every one a paired test)
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,24 @@ def arm_crossfit(val: np.ndarray, test: np.ndarray, groups: Sequence[Sequence[in
     picked = np.take_along_axis(test, np.maximum(cols, 0), axis=1)
     picked = np.where(cols >= 0, picked, np.nan)
     return (picked.mean(axis=1) if len(groups) > 1 else picked[:, 0]), cols
+
+
+def eligible(val: np.ndarray, test: np.ndarray, cols: Sequence[int]) -> list[int]:
+    """The columns of ``cols`` with every seed's validation and test value finite."""
+    return [c for c in cols if np.isfinite(val[:, c]).all() and np.isfinite(test[:, c]).all()]
+
+
+def fixed_values(val: np.ndarray, test: np.ndarray, groups: Sequence[Sequence[int]],
+                 sign: float) -> list[np.ndarray]:
+    """Per combination of eligible configs (one per group), the arm's per-seed mean over
+    groups; above MAX_COMBOS, the one vector of each seed's best (``sign``) per group."""
+    options = [eligible(val, test, g) for g in groups]
+    if not all(options):
+        return []
+    if math.prod(len(o) for o in options) > MAX_COMBOS:
+        best = [sign * np.min(sign * test[:, o], axis=1) for o in options]
+        return [np.mean(best, axis=0)]
+    return [test[:, list(combo)].mean(axis=1) for combo in itertools.product(*options)]
 
 
 LOSS_DRAWS = 400  # bootstrap draws of the tuning loss (its mean and sd to about 5%)

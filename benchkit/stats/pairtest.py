@@ -138,8 +138,8 @@ def p_values(pairs: Sequence[Pair], name: str = "mean", *, seed: int = 0) -> lis
     todo = [q for q in pairs if key not in q._memo]
     if name == "mean" and todo:
         flips, exact = flip_rows(len(todo[0].d), seed)
-        thr = np.array([abs(float(q.d.sum())) - paired.REL_TOL * float(np.abs(q.d).sum())
-                        for q in todo])
+        d = np.stack([q.d for q in todo])
+        thr = np.abs(d.sum(axis=1)) - paired.REL_TOL * np.abs(d).sum(axis=1)
         counts = np.count_nonzero(np.abs(np.stack([_pair_sums(q, seed) for q in todo]))
                                   >= thr[:, None], axis=1)
         for q, count in zip(todo, counts.tolist()):
@@ -148,6 +148,13 @@ def p_values(pairs: Sequence[Pair], name: str = "mean", *, seed: int = 0) -> lis
         if key not in q._memo:
             q._memo[key] = _p_value(q, name, seed)
     return [q._memo[key] for q in pairs]  # type: ignore[misc]
+
+
+def summed(pairs: Sequence[Pair]) -> list[float]:
+    """Each pair's summed differences (of one seed count), in one pass: the same floats as
+    ``float(pair.d.sum())`` (a row's sum is its own)."""
+    sums: list[float] = np.stack([q.d for q in pairs]).sum(axis=1).tolist()
+    return sums
 
 
 def _p_value(pair: Pair, name: str, seed: int) -> float:
@@ -191,21 +198,24 @@ def interval(pair: Pair, level: float, *, seed: int = 0) -> list[float | None]:
     return intervals([pair], level, seed=seed)[0]
 
 
-def intervals(pairs: Sequence[Pair], level: float, *, seed: int = 0
+def intervals(pairs: Sequence[Pair], levels: float | Sequence[float], *, seed: int = 0
               ) -> list[list[float | None]]:
-    """:func:`interval` of each of ``pairs`` (of one seed count), their flips' arithmetic done
-    together (:func:`benchkit.stats.signflip.intervals_of_rows`); of an exact test's flips
-    only the first half, each row standing for its complement too (row 2^n - 1 - r negates
-    every sign: the same roots, to the bit)."""
+    """:func:`interval` of each of ``pairs`` (of one seed count) at its level (``levels``: one
+    for all, or one a pair), their flips' arithmetic done together
+    (:func:`benchkit.stats.signflip.intervals_of_rows`); of an exact test's flips only the
+    first half, each row standing for its complement too (row 2^n - 1 - r negates every
+    sign: the same roots, to the bit)."""
     n = len(pairs[0].d)
     flips, exact = flip_rows(n, seed)
     total, base = _total(exact, len(flips))
     rows = len(flips) // 2 if exact else len(flips)
+    each = [levels] * len(pairs) if isinstance(levels, (int, float)) else list(levels)
+    d = np.stack([q.d for q in pairs])
     return signflip.intervals_of_rows(
         np.stack([_pair_sums(q, seed)[:rows] for q in pairs]), _flip_counts(n, seed)[:rows],
-        [float(q.d.sum()) for q in pairs], n, math.ceil(level * total) - base,
-        [p_value(q, seed=seed) < level for q in pairs],
-        scale=[float(np.abs(q.d).max()) for q in pairs], twice=exact)
+        d.sum(axis=1).tolist(), n, [math.ceil(level * total) - base for level in each],
+        [p_value(q, seed=seed) < level for q, level in zip(pairs, each)],
+        scale=np.abs(d).max(axis=1).tolist(), twice=exact)
 
 
 def worse_sign(direction: str) -> float:
@@ -220,13 +230,15 @@ def ni_bound(pair: Pair, direction: str, scale: np.ndarray, alpha: float, ni: bo
     F_r: the flipped seeds' scale summed), i.e. when m <= t_r = (W - W_r) / (2 F_r) for
     F_r > 0; p(m) < alpha once fewer than ``need`` rows have t_r >= m. None when no margin
     suffices."""
-    return ni_bounds([pair], direction, [scale], alpha, ni, margin, seed)[0]
+    return ni_bounds([pair], direction, [scale], [alpha], [ni], [margin], seed)[0]
 
 
 def ni_bounds(pairs: Sequence[Pair], direction: str, scales: Sequence[np.ndarray],
-              alpha: float, ni: bool, margin: float, seed: int = 0) -> list[float | None]:
-    """:func:`ni_bound` of each of ``pairs`` (of one seed count) with its ``scales``, the
-    flips' arithmetic in one pass (each element's the one pair's: the same floats)."""
+              alphas: Sequence[float], nis: Sequence[bool], margins: Sequence[float],
+              seed: int = 0) -> list[float | None]:
+    """:func:`ni_bound` of each of ``pairs`` (of one seed count) with its scale, alpha, ni
+    and margin, the flips' arithmetic in one pass (each element's the one pair's: the same
+    floats)."""
     n = len(pairs[0].d)
     flips, exact = flip_rows(n, seed)
     worse = worse_sign(direction)
@@ -241,8 +253,9 @@ def ni_bounds(pairs: Sequence[Pair], direction: str, scales: Sequence[np.ndarray
     t = np.sort(np.divide(w_obs - w, 2.0 * f, out=np.full(f.shape, -math.inf),
                           where=moving), axis=1)
     out: list[float | None] = []
-    for row, left, moved in zip(t, np.count_nonzero(always, axis=1).tolist(),
-                                np.count_nonzero(moving, axis=1).tolist()):
+    for row, left, moved, alpha, ni, margin in zip(
+            t, np.count_nonzero(always, axis=1).tolist(),
+            np.count_nonzero(moving, axis=1).tolist(), alphas, nis, margins):
         need = math.ceil(alpha * total) - base - left
         bound = (math.inf if need <= 0 else -math.inf if need > moved
                  else float(row[len(row) - need]))

@@ -27,7 +27,6 @@ configs per group (larger, hence conservative, against the claim). numpy only.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,12 +36,11 @@ import numpy as np
 
 from benchkit.codec import JsonRecord
 from benchkit.stats import equivalence, pairtest
-from benchkit.stats.crossfit import CrossFit, arm_crossfit, tuning_loss
-from benchkit.stats.noninferior import NonInferiorityTest
+from benchkit.stats.crossfit import (MAX_COMBOS as MAX_COMBOS, CrossFit, arm_crossfit,
+                                     fixed_values, tuning_loss)
+from benchkit.stats.noninferior import NonInferiorityTest, selection_aware
 from benchkit.stats.pairtest import Pair, worse_sign
-from benchkit.stats.values import checked_direction, json_float
-
-MAX_COMBOS = 256
+from benchkit.stats.values import checked_direction
 
 Columns = tuple[int, ...]  # column indices of a (seeds x configs) table
 Groups = tuple[Columns, ...]
@@ -70,6 +68,8 @@ class Sweeps:
         default_factory=dict, compare=False, repr=False)
     # the idea's own figures by (what, direction): one for every comparator's (:func:`against`)
     _idea: dict[tuple[str, str], Any] = field(default_factory=dict, compare=False, repr=False)
+    # intervals and non-inferiority tests by (what, direction, its figures..., seed)
+    _tested: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -184,23 +184,6 @@ class Family:
     harms: tuple[Pair, ...]
 
 
-def _eligible(val: np.ndarray, test: np.ndarray, cols: Columns) -> list[int]:
-    return [c for c in cols if np.isfinite(val[:, c]).all() and np.isfinite(test[:, c]).all()]
-
-
-def _fixed_values(val: np.ndarray, test: np.ndarray, groups: Groups, sign: float
-                  ) -> list[np.ndarray]:
-    """Per combination of eligible configs (one per group), the arm's per-seed mean over
-    groups; above MAX_COMBOS, the one vector of each seed's best (``sign``) per group."""
-    options = [_eligible(val, test, g) for g in groups]
-    if not all(options):
-        return []
-    if math.prod(len(o) for o in options) > MAX_COMBOS:
-        best = [sign * np.min(sign * test[:, o], axis=1) for o in options]
-        return [np.mean(best, axis=0)]
-    return [test[:, list(combo)].mean(axis=1) for combo in itertools.product(*options)]
-
-
 def family(sw: Sweeps, direction: str) -> Family:
     """The :class:`Family` of ``sw`` (cached per direction)."""
     direction = checked_direction(direction)
@@ -208,10 +191,10 @@ def family(sw: Sweeps, direction: str) -> Family:
         cf = fit(sw, direction)
         sign = 1.0 if direction == "lower" else -1.0
         ok = bool(np.isfinite(cf.base).all() and np.isfinite(cf.idea).all())
-        helps = [Pair(b, cf.idea) for b in _fixed_values(sw.base_val, sw.base_test, sw.groups,
+        helps = [Pair(b, cf.idea) for b in fixed_values(sw.base_val, sw.base_test, sw.groups,
                                                           sign)] if ok else []
         harms = [Pair(cf.base, i) for i in _idea_figure(
-            sw, "fixed", direction, lambda: _fixed_values(sw.idea_val, sw.idea_test, sw.groups,
+            sw, "fixed", direction, lambda: fixed_values(sw.idea_val, sw.idea_test, sw.groups,
                                                           sign))] if ok else []
         sw._pairs[direction] = Family(tuple(helps), tuple(harms))
     return sw._pairs[direction]
@@ -227,24 +210,43 @@ def _checked(fam: Family) -> Family:
 def _side(sw: Sweeps, direction: str, idea_better: bool, statistic: str, seed: int
           ) -> tuple[float, Pair]:
     """(the side's p, its binding test): the largest one-sided p over the side's tests (the
-    helps tests when ``idea_better``, else the harms tests); computed once per sweeps (the
-    comparison's p, its binding test and its verdict all ask)."""
+    helps tests when ``idea_better``, else the harms tests); computed once per sweeps, both
+    sides together (:func:`sides`: the comparison's p, its binding test and verdict all ask)."""
     key = (checked_direction(direction), idea_better, statistic, seed)
     if key not in sw._sides:
-        fam = _checked(family(sw, direction))
-        pairs = fam.helps if idea_better else fam.harms
-        # each test's one-sided p: its two-sided p over 2 when its statistic favours the side,
-        # else 1 minus that (the side's tests' ps made together)
-        stats = [float(pairtest.statistic(q.d, statistic)) * worse_sign(direction) for q in pairs]
-        ps = [p2 / 2 if (s < 0 if idea_better else s > 0) else 1 - p2 / 2
-              for p2, s in zip(pairtest.p_values(pairs, statistic, seed=seed), stats)]
-        # ties of p (exact ps bottom out at 2^-n): the test nearest the null binds, its summed
-        # differences least toward the side (for harms, the idea's least-bad config), not the
-        # first listed
-        toward = worse_sign(direction) * (-1.0 if idea_better else 1.0)
-        j = max(range(len(pairs)), key=lambda i: (ps[i], -toward * float(pairs[i].d.sum())))
-        sw._sides[key] = (ps[j], pairs[j])
+        _checked(family(sw, direction))
+        sides([sw], direction, statistic=statistic, seed=seed)
     return sw._sides[key]
+
+
+def sides(sws: Sequence[Sweeps], direction: str, *, statistic: str = "mean", seed: int = 0
+          ) -> None:
+    """Both sides' (p, binding test) of each of ``sws`` (one seed count) that has tests, kept
+    with it: every test's p in one pass (a report's comparators, on the same flips), each
+    test's arithmetic its own, so each side as it is alone. A side's p: each test's one-sided
+    p (its two-sided p over 2 when its statistic favours the side, else 1 minus that), the
+    largest; on ties of p (exact ps bottom out at 2^-n) the test nearest the null binds, its
+    summed differences least toward the side (for harms, the idea's least-bad config)."""
+    direction = checked_direction(direction)
+    todo = [(sw, fam) for sw in sws if (direction, True, statistic, seed) not in sw._sides
+            for fam in [family(sw, direction)] if fam.helps and fam.harms]
+    pairs = [q for _, fam in todo for q in (*fam.helps, *fam.harms)]
+    if not pairs:
+        return
+    p2s = pairtest.p_values(pairs, statistic, seed=seed)
+    sums = pairtest.summed(pairs)
+    worse = worse_sign(direction)
+    stats = [s * worse for s in (sums if statistic == "mean" else [
+        float(pairtest.statistic(q.d, statistic)) for q in pairs])]
+    at = 0
+    for sw, fam in todo:
+        for idea_better, side in ((True, fam.helps), (False, fam.harms)):
+            ps = [p2 / 2 if (s < 0 if idea_better else s > 0) else 1 - p2 / 2
+                  for p2, s in zip(p2s[at:at + len(side)], stats[at:at + len(side)])]
+            toward, held = worse * (-1.0 if idea_better else 1.0), sums[at:at + len(side)]
+            j = max(range(len(side)), key=lambda i: (ps[i], -toward * held[i]))
+            sw._sides[(direction, idea_better, statistic, seed)] = (ps[j], side[j])
+            at += len(side)
 
 
 def p_value(sw: Sweeps, direction: str, *, statistic: str = "mean", seed: int = 0) -> float:
@@ -270,40 +272,28 @@ def interval(sw: Sweeps, direction: str, level: float, *,
     the idea being better lowers (helps when lower is better) and the smallest lower end over
     the other side's, each test's interval :func:`benchkit.stats.pairtest.intervals`. 0 lies
     outside it exactly when :func:`p_value` < level; None: an unbounded end."""
-    fam = _checked(family(sw, direction))
-    low_side, high_side = ((fam.harms, fam.helps) if worse_sign(direction) > 0
-                           else (fam.helps, fam.harms))
-    ends = pairtest.intervals([*low_side, *high_side], level, seed=seed)   # all in one pass
-    los, his = [e[0] for e in ends[:len(low_side)]], [e[1] for e in ends[len(low_side):]]
-    lo = None if any(v is None for v in los) else min(v for v in los if v is not None)
-    hi = None if any(v is None for v in his) else max(v for v in his if v is not None)
-    return [lo, hi]
+    return intervals([(sw, level)], direction, seed=seed)[0]
 
 
-def prefix(sw: Sweeps, m: int) -> Sweeps:
-    """The sweeps of the first m seeds (an earlier look: its cross-fit on those seeds only)."""
-    return Sweeps(sw.base_val[:m], sw.base_test[:m], sw.idea_val[:m], sw.idea_test[:m],
-                  sw.groups, sw.margin_reference)
-
-
-def row_p_values(sw: Sweeps, direction: str, signs: np.ndarray) -> np.ndarray:
-    """The two-sided p of every flipped data set (rows of ``signs``, +-1, covering the flips
-    uniformly): each test's differences flipped alike, its p against the rows' own null, and
-    the sides combined as :func:`p_value` combines them; 1 where there is no test."""
-    fam = family(sw, direction)
-    if not (fam.helps and fam.harms):
-        return np.ones(len(signs))
-    worse = worse_sign(direction)
-    sides = []
-    for idea_better, pairs in ((True, fam.helps), (False, fam.harms)):
-        worst = np.zeros(len(signs))
-        for q in pairs:
-            p2 = pairtest.row_p_values(q.d, signs)
-            s = (signs @ q.d) * worse
-            favours = s < 0 if idea_better else s > 0
-            worst = np.maximum(worst, np.where(favours, p2 / 2, 1 - p2 / 2))
-        sides.append(worst)
-    return np.asarray(np.minimum(1.0, 2 * np.minimum(sides[0], sides[1])))
+def intervals(tests: Sequence[tuple[Sweeps, float]], direction: str, *,
+              seed: int = 0) -> list[list[float | None]]:
+    """:func:`interval` of each (sweeps, level) of ``tests`` (one seed count), kept with its
+    sweeps: every test's interval in one pass (a report's comparisons, each at its level),
+    each test's arithmetic its own, so each as it is alone."""
+    direction = checked_direction(direction)
+    todo = [(sw, level) for sw, level in tests if ("interval", direction, level, seed)
+            not in sw._tested]
+    sides = [((f.harms, f.helps) if worse_sign(direction) > 0 else (f.helps, f.harms))
+             for f in (_checked(family(sw, direction)) for sw, _ in todo)]
+    ends = iter(pairtest.intervals([q for low, high in sides for q in (*low, *high)], [
+        level for (_, level), (low, high) in zip(todo, sides) for _ in (*low, *high)],
+        seed=seed) if todo else [])
+    for (sw, level), (low, high) in zip(todo, sides):
+        los, his = [next(ends)[0] for _ in low], [next(ends)[1] for _ in high]
+        sw._tested[("interval", direction, level, seed)] = (
+            None if any(v is None for v in los) else min(v for v in los if v is not None),
+            None if any(v is None for v in his) else max(v for v in his if v is not None))
+    return [list(sw._tested[("interval", direction, level, seed)]) for sw, level in tests]
 
 
 def margin_scale(sw: Sweeps, b: np.ndarray) -> np.ndarray:
@@ -332,19 +322,32 @@ def margin_test(sw: Sweeps, direction: str, margin: float, *, side: str = "worse
     test's d is moved margin * s_s towards better and its one-sided test asks whether it is
     then still worse; the largest p decides. ``side="better"``: the mirror over the harms
     tests (H0 better by the margin or more)."""
-    if not (math.isfinite(margin) and margin >= 0):
-        raise ValueError(f"margin must be a finite number >= 0, got {margin}")
-    fam = _checked(family(sw, direction))
+    return margin_tests([(sw, margin)], direction, side=side, seed=seed)[0]
+
+
+def margin_tests(tests: Sequence[tuple[Sweeps, float]], direction: str, *,
+                 side: str = "worse", seed: int = 0) -> list[MarginTest]:
+    """:func:`margin_test` of each (sweeps, margin) of ``tests`` (one seed count): every
+    test's one-sided p in one pass, each test's arithmetic its own."""
+    for _, margin in tests:
+        if not (math.isfinite(margin) and margin >= 0):
+            raise ValueError(f"margin must be a finite number >= 0, got {margin}")
     worse = worse_sign(direction)
     toward = -worse if side == "worse" else worse
     alternative = ("less" if worse > 0 else "greater") if side == "worse" else \
         ("greater" if worse > 0 else "less")
-    pairs = fam.helps if side == "worse" else fam.harms
-    scales = [margin_scale(sw, q.base) for q in pairs]
-    ps = pairtest.one_sided_ps(pairs, [toward * margin * s for s in scales], alternative,
-                               seed=seed)
-    j = ps.index(max(ps))   # the first of the largest
-    return MarginTest(p_value=float(ps[j]), scale=scales[j], pair=pairs[j])
+    sides = [fam.helps if side == "worse" else fam.harms
+             for fam in (_checked(family(sw, direction)) for sw, _ in tests)]
+    scales = [[margin_scale(sw, q.base) for q in pairs] for (sw, _), pairs in zip(tests, sides)]
+    ps = pairtest.one_sided_ps([q for pairs in sides for q in pairs], [
+        toward * margin * s for (_, margin), own in zip(tests, scales) for s in own],
+        alternative, seed=seed) if tests else []
+    out, each = [], iter(ps)
+    for pairs, own in zip(sides, scales):
+        p = [next(each) for _ in pairs]
+        j = p.index(max(p))   # the first of the largest
+        out.append(MarginTest(p_value=float(p[j]), scale=own[j], pair=pairs[j]))
+    return out
 
 
 def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
@@ -355,29 +358,32 @@ def noninferiority(sw: Sweeps, direction: str, margin: float, alpha: float, *,
     it: non-inferior exactly when margin > bound_rel), ``bound`` the same in the metric's
     units (bound_rel * mean |b| of the binding test, as a bound on idea - baseline: an upper
     one when lower is better, a lower one when higher)."""
-    test = margin_test(sw, direction, margin, seed=seed)
-    p = test.p_value
-    ni = p < alpha
-    helps = _checked(family(sw, direction)).helps
-    bounds = pairtest.ni_bounds(helps, direction, [margin_scale(sw, q.base) for q in helps],
-                                alpha, ni, margin, seed)
-    bound_rel = None if any(b is None for b in bounds) else max(
-        b for b in bounds if b is not None)
-    scale = float(test.scale.mean())
-    bound_worse = None if bound_rel is None else bound_rel * scale
-    bound = None if bound_worse is None else (bound_worse if worse_sign(direction) > 0
-                                              else -bound_worse)
-    return NonInferiorityTest(
-        margin_rel=float(margin), margin_abs=json_float(margin * scale),
-        bound=None if bound is None else json_float(bound),
-        bound_rel=None if bound_rel is None else json_float(bound_rel),
-        non_inferior=bool(ni), p_value=json_float(p),
-        test="one-sided sign-flip tests of the idea's cross-fitted values against every "
-             "comparator config, shifted by the margin (intersection-union)"
-            + (f", relative to the declared reference {sw.margin_reference:g}"
-               if sw.margin_reference is not None else
-               ", relative to each seed's comparator value (exact only approximately "
-               "when the seeds' levels differ: declare margin_reference)"))
+    return noninferiorities([(sw, margin, alpha)], direction, seed=seed)[0]
+
+
+def noninferiorities(tests: Sequence[tuple[Sweeps, float, float]], direction: str, *,
+                     seed: int = 0) -> list[NonInferiorityTest]:
+    """:func:`noninferiority` of each (sweeps, margin, alpha) of ``tests`` (one seed count),
+    kept with its sweeps: every test's margin test and bounds in one pass (a report's
+    comparisons, each at its level), each test's arithmetic its own."""
+    direction = checked_direction(direction)
+    todo = [t for t in tests
+            if ("noninferiority", direction, t[1], t[2], seed) not in t[0]._tested]
+    tested = margin_tests([(sw, margin) for sw, margin, _ in todo], direction, seed=seed)
+    helps = [_checked(family(sw, direction)).helps for sw, _, _ in todo]
+    per_pair = [(test.p_value < alpha, margin, alpha, margin_scale(sw, q.base))
+                for (sw, margin, alpha), test, own in zip(todo, tested, helps) for q in own]
+    bounds = pairtest.ni_bounds([q for own in helps for q in own], direction,
+                                [s for *_, s in per_pair], [a for _, _, a, _ in per_pair],
+                                [ni for ni, *_ in per_pair], [m for _, m, _, _ in per_pair],
+                                seed) if per_pair else []
+    each = iter(bounds)
+    for (sw, margin, alpha), test, own in zip(todo, tested, helps):
+        sw._tested[("noninferiority", direction, margin, alpha, seed)] = selection_aware(
+            margin, float(test.scale.mean()), [next(each) for _ in own], test.p_value, alpha,
+            worse_sign(direction) > 0, sw.margin_reference)
+    return [sw._tested[("noninferiority", direction, margin, alpha, seed)]
+            for sw, margin, alpha in tests]
 
 
 def tost(sw: Sweeps, direction: str, margin: float, level: float, *,

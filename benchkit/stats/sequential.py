@@ -68,10 +68,9 @@ def _p_per_row(signs: np.ndarray, d: np.ndarray, sw: selection.Sweeps | None = N
     with stats.sign_flip_p_value's tolerance for float ties. With the arms' sweeps ``sw``
     (:mod:`.selection`), each row's p is the selection-aware test's on the first len(d)
     seeds, cross-fitted on them, every paired test of it flipped alike
-    (:func:`benchkit.stats.selection.row_p_values`)."""
+    (:func:`row_p_values`)."""
     if sw is not None:
-        return selection.row_p_values(selection.prefix(sw, len(d)), direction,
-                                      signs[:, :len(d)])
+        return row_p_values(prefix(sw, len(d)), direction, signs[:, :len(d)])
     return pairtest.row_p_values(d, signs[:, :len(d)])
 
 
@@ -125,7 +124,7 @@ def look_level(diffs: Sequence[float], looks: Sequence[int], look: int, alpha: f
                direction: str = "lower") -> float:
     """The exact-boundary level of look ``look`` (1-based) of the plan ``looks``."""
     n = looks[look - 1]
-    part = None if sweeps is None else selection.prefix(sweeps, n)
+    part = None if sweeps is None else prefix(sweeps, n)
     return exact_levels(list(diffs)[:n], looks[:look], alpha, looks[-1], sweeps=part,
                         direction=direction)[-1]
 
@@ -229,3 +228,30 @@ def three_way(values: Sequence[float | None], threshold: float, *,
         if decision != "undetermined":
             return last
     return last
+
+
+def prefix(sw: selection.Sweeps, m: int) -> selection.Sweeps:
+    """The sweeps of the first m seeds (an earlier look: its cross-fit on those seeds only)."""
+    return selection.Sweeps(sw.base_val[:m], sw.base_test[:m], sw.idea_val[:m],
+                            sw.idea_test[:m], sw.groups, sw.margin_reference)
+
+
+def row_p_values(sw: selection.Sweeps, direction: str, signs: np.ndarray) -> np.ndarray:
+    """The two-sided p of every flipped data set (rows of ``signs``, +-1, covering the flips
+    uniformly): each test's differences flipped alike, its p against the rows' own null, and
+    the sides combined as :func:`benchkit.stats.selection.p_value` combines them; 1 where
+    there is no test."""
+    fam = selection.family(sw, direction)
+    if not (fam.helps and fam.harms):
+        return np.ones(len(signs))
+    worse = pairtest.worse_sign(direction)
+    sides = []
+    for idea_better, pairs in ((True, fam.helps), (False, fam.harms)):
+        worst = np.zeros(len(signs))
+        for q in pairs:
+            p2 = pairtest.row_p_values(q.d, signs)
+            s = (signs @ q.d) * worse
+            favours = s < 0 if idea_better else s > 0
+            worst = np.maximum(worst, np.where(favours, p2 / 2, 1 - p2 / 2))
+        sides.append(worst)
+    return np.asarray(np.minimum(1.0, 2 * np.minimum(sides[0], sides[1])))

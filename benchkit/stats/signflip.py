@@ -85,35 +85,48 @@ def interval_of_rows(a: np.ndarray, k: np.ndarray, s: float, n: int, need: int, 
     return intervals_of_rows(a[None, :], k, [s], n, need, [rejects], scale=[scale])[0]
 
 
-def intervals_of_rows(a: np.ndarray, k: np.ndarray, s: Sequence[float], n: int, need: int,
-                      rejects: Sequence[bool], *, scale: Sequence[float], twice: bool = False
-                      ) -> list[list[float | None]]:
-    """:func:`interval_of_rows` of several tests of one flip matrix (``k``, ``n``, ``need``) at
-    once: row t of ``a`` and ``s[t]``, ``rejects[t]``, ``scale[t]`` are test t's. Each
-    element's arithmetic is the one test's (the same floats), made in one pass for all (a
-    selection-aware interval takes one per config: its tests' flips computed together).
-    ``twice``: each flip stands for itself and its complement (every sign negated: a_r and k_r
-    negated, the same roots), so each root counts twice (half an exact test's flips given)."""
+def intervals_of_rows(a: np.ndarray, k: np.ndarray, s: Sequence[float], n: int,
+                      need: int | Sequence[int], rejects: Sequence[bool], *,
+                      scale: Sequence[float], twice: bool = False) -> list[list[float | None]]:
+    """:func:`interval_of_rows` of several tests of one flip matrix (``k``, ``n``) at once:
+    row t of ``a`` and ``s[t]``, ``rejects[t]``, ``scale[t]`` are test t's, and ``need`` its
+    (one for all, or one a test: each test's level). Each element's arithmetic is the one
+    test's (the same floats), made in one pass for all (a selection-aware interval takes one
+    per config, a report one per comparison: their flips computed together). ``twice``: each
+    flip stands for itself and its complement (every sign negated: a_r and k_r negated, the
+    same roots), so each root counts twice (half an exact test's flips given)."""
     s_ = np.asarray(s, dtype=float)[:, None]
     m = s_ / n
     const = np.abs(k) == n          # all-equal signs count at every c
-    need -= int(np.count_nonzero(const)) * (2 if twice else 1)
-    if twice:   # the need-th of each root doubled is the ceil(need / 2)-th of the roots
-        need = -(-need // 2)
-    if need <= 0:
-        return [[None, None] for _ in s]
+    taken = int(np.count_nonzero(const)) * (2 if twice else 1)
+    # twice: the need-th of each root doubled is the ceil(need / 2)-th of the roots
+    needs = [-(-(v - taken) // 2) if twice else v - taken
+             for v in ([need] * len(s) if isinstance(need, int) else need)]
+    out: list[list[float | None]] = [[None, None] for _ in s]
+    todo = [v for v in dict.fromkeys(needs) if v > 0]
+    if not todo:
+        return out
     k, a = k[~const], a[:, ~const]
     qa, qb, qc = k * k - n * n, -2.0 * (a * k - s_ * n), a * a - s_ * s_
     disc = np.sqrt(np.maximum(qb * qb - 4 * qa * qc, 0.0))
     roots = ((-qb + disc) / (2 * qa), (-qb - disc) / (2 * qa))
     r1, r2 = np.minimum(*roots), np.maximum(*roots)
     r1, r2 = np.minimum(r1, m), np.maximum(r2, m)  # every interval holds the mean (rounding)
-    if need > r1.shape[1]:
-        return [[float(v), float(v)] for v in m[:, 0]]
-    # the need-th smallest of r1 and the need-th largest of r2 (order statistics: partition)
-    los = np.partition(r1, need - 1, axis=1)[:, need - 1].tolist()
-    his = np.partition(r2, r2.shape[1] - need, axis=1)[:, r2.shape[1] - need].tolist()
-    return [_rounded(lo, hi, rej, sc) for lo, hi, rej, sc in zip(los, his, rejects, scale)]
+    for v in todo:   # the tests of one need together
+        rows = [t for t, x in enumerate(needs) if x == v]
+        ends: list[list[float | None]]
+        if v > r1.shape[1]:
+            ends = [[float(m[t, 0]), float(m[t, 0])] for t in rows]
+        else:   # the need-th smallest of r1 and the need-th largest of r2 (partition)
+            one = len(rows) == len(needs)
+            lo_rows, hi_rows = (r1, r2) if one else (r1[rows], r2[rows])
+            los = np.partition(lo_rows, v - 1, axis=1)[:, v - 1].tolist()
+            his = np.partition(hi_rows, hi_rows.shape[1] - v, axis=1)[
+                :, hi_rows.shape[1] - v].tolist()
+            ends = [_rounded(lo, hi, rejects[t], scale[t]) for t, lo, hi in zip(rows, los, his)]
+        for t, end in zip(rows, ends):
+            out[t] = end
+    return out
 
 
 def _rounded(lo: float, hi: float, rejects: bool, scale: float) -> list[float | None]:

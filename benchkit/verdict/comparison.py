@@ -47,6 +47,18 @@ def compare_arms(comparator: list[float], idea: list[float], *, direction: str, 
     return compared if sweeps is None else decide_by_selection(compared, sweeps, fixed, direction)
 
 
+def compare_all(values: Mapping[str, list[float]], compared_on: Mapping[str, selection.Sweeps],
+                spec: IdeaSpec, *, direction: str, alpha: float) -> dict[str, Comparison]:
+    """The idea (``values["idea"]``) against each comparator of ``compared_on`` (its sweeps, by
+    arm), as :func:`compare_arms` makes each: every comparator's selection-aware tests made
+    together first (:func:`benchkit.stats.selection.sides`: the same floats, in one pass)."""
+    for statistic in dict.fromkeys(("mean", spec.test)):
+        selection.sides(list(compared_on.values()), direction, statistic=statistic)
+    return {arm: compare_arms(values[arm], values["idea"], direction=direction, alpha=alpha,
+                              margin=spec.margin, test=spec.test, sweeps=sw)
+            for arm, sw in compared_on.items()}
+
+
 def of_figures(figures: paired.PairedComparison) -> Comparison:
     """The compare stage's first record: the paired figures, p_value the mean test's."""
     return Comparison(**{f.name: getattr(figures, f.name)
@@ -133,9 +145,7 @@ def tested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],
     tables = sweeps.arm_tables(runs, list(spec.arms), grid, seeds)
     compared_on = sweeps.of_tables(tables, [arm for arm in spec.arms if arm != "idea"], None,
                                    spec.margin_reference)
-    compared = {arm: compare_arms(values[arm], idea, direction=direction, alpha=alpha,
-                                  margin=spec.margin, test=spec.test, sweeps=sw)
-                for arm, sw in compared_on.items()}
+    compared = compare_all(values, compared_on, spec, direction=direction, alpha=alpha)
     return Tested(
         baseline=Baseline(configs["baseline"], tuple(arm_sweeps["baseline"]),
                           paired.summarize(values["baseline"])),

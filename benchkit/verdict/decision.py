@@ -151,7 +151,7 @@ def claim_verdict(comp: Comparison, baseline: Sequence[float], idea: Sequence[fl
     (Holm's first step); selection-aware (:mod:`benchkit.stats.selection`) when the arms'
     ``sweeps`` are given, else on the selected configs' per-seed values. Under an equivalence
     claim a shown equivalence outranks a significant difference."""
-    test_level = (level if margin_level is None else margin_level) / family_size
+    test_level = margin_test_level(level, margin_level, family_size)
     ni = comp.noninferiority
     if ni is not None and sweeps is not None:
         ni = selection.noninferiority(sweeps, direction, ni.margin_rel, test_level)
@@ -175,6 +175,12 @@ def claim_verdict(comp: Comparison, baseline: Sequence[float], idea: Sequence[fl
                              p_harms=comp.p_adjusted_harms), comp
 
 
+def margin_test_level(level: float, margin_level: float | None, family_size: int) -> float:
+    """The level a comparison's margin tests are at: ``margin_level`` (default ``level``) over
+    ``family_size`` (Holm's first step)."""
+    return (level if margin_level is None else margin_level) / family_size
+
+
 def deciding_p(comp: Comparison, p_adjusted: float | None, direction: str) -> float | None:
     """The adjusted p a significant result of ``comp`` would be decided on, by the side its
     result favours: ``p_adjusted_harms`` (Holm over every comparison) when it favours the
@@ -183,6 +189,11 @@ def deciding_p(comp: Comparison, p_adjusted: float | None, direction: str) -> fl
     if harms is not None and sweeps.favoured_arm(comp, direction) == "comparator":
         return float(harms)
     return p_adjusted
+
+
+def interval_level(comp: Comparison, level: float, direction: str) -> float:
+    """The level of ``comp``'s interval at a look at ``level`` (:func:`decided_level`)."""
+    return decided_level(level, comp.p_value, deciding_p(comp, comp.p_adjusted, direction))
 
 
 def decided_level(level: float, p_value: float, p_adjusted: float | None) -> float:
@@ -249,9 +260,8 @@ def control_interval(report: Report, arm: str, comp: Comparison, level: float,
     """A control's comparison with the one interval the baseline's has: the deciding test's
     (selection-aware over the control's and the idea's sweeps where its p is) at the level
     its verdict was decided at (:func:`own_interval`)."""
-    at = decided_level(level, comp.p_value, deciding_p(comp, comp.p_adjusted, direction))
     sw = sweeps.of_record(report, arm) if comp.selection_aware else None
-    return own_interval(comp, at, sw, direction)
+    return own_interval(comp, interval_level(comp, level, direction), sw, direction)
 
 
 def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -> Decision:
@@ -263,10 +273,7 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
         return Decision("incomplete", "incomplete")
     comp = comps[0]
     p_adjusted = comp.p_adjusted
-    alpha = report.alpha
-    plan = report.sequential
-    n = report.n_seeds
-    direction = report.direction
+    alpha, plan, n, direction = report.alpha, report.sequential, report.n_seeds, report.direction
     warnings = []
     sw = sweeps.of_record(report) if comp.selection_aware else None
     level, margin_level = sequential.levels(  # exact boundaries for one comparison only
@@ -286,9 +293,9 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
     comp = dataclasses.replace(comp, p_adjusted=p_adjusted, family_size=family_size,
                                level=level)
     significant = p_adjusted is not None and p_adjusted < level
-    interval_level = decided_level(level, comp.p_value, deciding_p(comp, p_adjusted, direction))
+    tested_together(report, [comp, *comps[1:]], level, margin_level)
     comp = dataclasses.replace(
-        own_interval(comp, interval_level, sw, direction),
+        own_interval(comp, interval_level(comp, level, direction), sw, direction),
         planning_figures=planning_figures(comp, level / family_size, significant=significant,
                                           sw=sw, direction=direction))
     claim_type = report.claim_type
@@ -309,6 +316,24 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
     warnings += [stop] if stop else []
     return dataclasses.replace(decided, comparison=comp, warnings=tuple(warnings),
                                futility=advice)
+
+
+def tested_together(report: Report, comps: Sequence[Comparison], level: float,
+                    margin_level: float) -> None:
+    """The selection-aware intervals and margin tests deciding ``report`` at ``level`` asks for
+    (``comps``: the baseline's, then each control's), made in one pass and kept with each
+    one's sweeps (:func:`benchkit.stats.selection.intervals`, ``noninferiorities``)."""
+    direction, intervals, tests = report.direction, [], []
+    arms = ["baseline", *(control.arm for control in report.controls.values())]
+    for k, (arm, comp) in enumerate(zip(arms, comps)):
+        if comp.selection_aware:
+            sw = sweeps.of_record(report, arm)
+            intervals.append((sw, interval_level(comp, level, direction)))
+            if comp.noninferiority is not None:
+                tests.append((sw, comp.noninferiority.margin_rel, margin_test_level(
+                    level, None if k else margin_level, comp.family_size or 1)))
+    selection.intervals(intervals, direction)
+    selection.noninferiorities(tests, direction)
 
 
 def verdicts_against(report: Report, baseline_verdict: str, level: float

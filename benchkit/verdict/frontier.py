@@ -84,9 +84,8 @@ def _pooled(points: Sequence[tuple[Any, Report]], frontier: Frontier, spec: Idea
     tables = sweeps.arm_tables(runs, arms, grid, seeds)
     compared_on = sweeps.of_tables(tables, [arm for arm in arms if arm != "idea"], groups,
                                    spec.margin_reference)
-    compared = {arm: comparison.compare_arms(
-        pooled[arm], pooled["idea"], direction=direction, alpha=alpha, margin=spec.margin,
-        test=spec.test, sweeps=sw) for arm, sw in compared_on.items()}
+    compared = comparison.compare_all(pooled, compared_on, spec, direction=direction,
+                                      alpha=alpha)
     results = {arm: comparison.results_of(rows) for arm, rows in selected.items()}
     point_budgets = [(value, p.budgets) for value, p in points if p.budgets is not None]
     return comparison.Tested(

@@ -8,8 +8,10 @@ and by another's (``--against DIR``: ``git archive main benchkit | tar -x -C DIR
 
 Cases are seeded: n 3..20 seeds (above 16 the tests draw their flips), 1..4 configs an arm,
 ties (values rounded to a grid), both directions, three levels, margins relative to each seed
-or to a reference, one group or one per config. Prints the count of cases and of differing
-ones (the first few named); exit status 1 when any differs.
+or to a reference, one group or one per config; and 2..5 comparators against one idea (a
+report's controls, each at its own level, one at times without an eligible config), their
+tests made together where this tree makes them so. Prints the count of cases and of
+differing ones (the first few named); exit status 1 when any differs.
 """
 from __future__ import annotations
 
@@ -71,7 +73,44 @@ def figures(case: int) -> dict:
         out["refused"] = str(exc)
     base, idea = tables[1][:, 0], tables[3][:, 0]
     out["compare"] = paired.compare(base, idea, direction=direction, alpha=level, margin=margin)
+    out["together"] = together(case, sw, direction, level, margin, rng)
     return _floats(out)  # type: ignore[return-value]
+
+
+def together(case: int, sw, direction: str, level: float, margin: float, rng) -> list:
+    """The figures of the case's comparator and of 1..3 more against its idea (a report's
+    controls), each at its own level, made as a report's build and decision make them: where
+    this tree's selection makes a report's comparisons' tests together (``sides``,
+    ``intervals``, ``noninferiorities``: one pass), they are asked for that way first, so
+    that each comparison's figures, read after, are the batched ones."""
+    import numpy as np
+
+    from benchkit.stats import selection
+
+    first = selection.sweeps(sw.base_val, sw.base_test, sw.idea_val, sw.idea_test, sw.groups,
+                             sw.margin_reference)   # nothing computed yet
+    tables = [[t + rng.normal(0, 0.05, t.shape) for t in (sw.base_val, sw.base_test)]
+              for _ in range(1 + case % 3)]
+    if case % 7 == 0:   # a comparator with no eligible config: no test, for it alone
+        tables.append([np.full_like(sw.base_val, np.nan), sw.base_test])
+    fresh = [first, *(selection.against(first, v, t) for v, t in tables)]
+    levels = [level * f for f in (1.0, 0.6, 0.3, 0.15, 0.1)[:len(fresh)]]
+    if hasattr(selection, "sides"):
+        selection.sides(fresh, direction)
+        ok = [bool(selection.family(s, direction).helps and selection.family(s, direction).harms)
+              for s in fresh]
+        selection.intervals([(s, lv) for s, lv, k in zip(fresh, levels, ok) if k], direction)
+        selection.noninferiorities([(s, margin, lv) for s, lv, k in zip(fresh, levels, ok)
+                                    if k], direction)
+    out = []
+    for s, lv in zip(fresh, levels):
+        try:
+            out.append([selection.p_value(s, direction), selection.binding(s, direction).d,
+                        selection.interval(s, direction, lv),
+                        selection.noninferiority(s, direction, margin, lv)])
+        except ValueError as exc:
+            out.append(str(exc))
+    return out
 
 
 def tree_figures(tree: Path, cases: int) -> list:

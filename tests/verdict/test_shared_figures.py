@@ -143,8 +143,9 @@ def test_a_comparisons_ps_and_margin_tests_made_together_are_each_ones_own_to_th
                 [pairtest.one_sided_ps([alone(q)], [s], alternative)[0]
                  for q, s in zip(pairs, shifts)])
         for direction, alpha, ni in (("lower", 0.05, True), ("higher", 0.2, False)):
-            assert _hexes(pairtest.ni_bounds(pairs, direction, scales, alpha, ni, 0.05)) == \
-                _hexes([pairtest.ni_bounds([alone(q)], direction, [s], alpha, ni, 0.05)[0]
+            each = [len(pairs) * [v] for v in (alpha, ni, 0.05)]
+            assert _hexes(pairtest.ni_bounds(pairs, direction, scales, *each)) == \
+                _hexes([pairtest.ni_bounds([alone(q)], direction, [s], [alpha], [ni], [0.05])[0]
                         for q, s in zip(pairs, scales)])
 
 
@@ -180,3 +181,68 @@ def test_an_exact_tests_interval_from_half_its_flips_is_the_whole_ones_to_the_bi
                 halved = signflip.intervals_of_rows(sums[:, :half], counts[:half], *args,
                                                     scale=scale, twice=True)
                 assert [_hexes(e) for e in halved] == [_hexes(e) for e in whole]
+
+
+def test_a_reports_comparisons_are_tested_together_once_a_stage(monkeypatch):
+    """Every comparator's selection-aware tests are made in one pass a stage: the build's ps
+    (both sides of each comparison), the decision's intervals and its margin tests and bounds,
+    each comparison at its own level. Before, once per comparison (and per side): 6, 3, 3, 3
+    passes for a bench with 2 controls and a margin."""
+    calls: dict[str, int] = {}
+
+    def counting(module, name, when=lambda *a, **k: True):
+        real = getattr(module, name)
+
+        def counted(*args, **kwargs):
+            if when(*args, **kwargs):
+                calls[name] = calls.get(name, 0) + 1
+            return real(*args, **kwargs)
+        monkeypatch.setattr(module, name, counted)
+
+    counting(pairtest, "p_values", lambda pairs, name="mean", *, seed=0: any(
+        (name, seed) not in q._memo for q in pairs))   # the passes that compute a p
+    counting(pairtest.signflip, "intervals_of_rows")
+    counting(pairtest, "one_sided_ps")
+    counting(pairtest, "ni_bounds")
+    report, = pipeline.idea_reports(b.make_spec(GRID, 6, margin=0.05, arms=ARMS), _runs(ARMS),
+                                    [], alpha=0.05)
+    assert report.practical_verdict is not None and len(report.controls) == 2
+    assert calls == {"p_values": 1, "intervals_of_rows": 1, "one_sided_ps": 1, "ni_bounds": 1}
+
+
+def test_comparisons_tested_together_each_get_their_own_figures_to_the_bit():
+    """selection.sides, intervals and noninferiorities over several comparators of one idea,
+    each at its own level, give each comparison the floats it gets alone (fresh sweeps: nothing
+    shared); a comparator without an eligible config has no test, and the others do."""
+    rng = np.random.default_rng(7)
+    for n, k, direction in ((6, 3, "lower"), (9, 2, "higher"), (17, 3, "lower")):
+        idea = [rng.random((n, k)), rng.random((n, k))]
+        arms = [[rng.random((n, k)), np.round(rng.random((n, k)), 1)] for _ in range(3)]
+        arms.append([np.full((n, k), np.nan), rng.random((n, k))])
+
+        def made(together: bool) -> list:
+            first = selection.sweeps(*arms[0], *idea)
+            sws = [first, *(selection.against(first, *arm) for arm in arms[1:])]
+            levels = [0.05, 0.03, 0.011, 0.05]
+            if together:
+                selection.sides(sws, direction)
+                selection.intervals(list(zip(sws[:3], levels)), direction)
+                selection.noninferiorities([(sw, 0.02, lv) for sw, lv in zip(sws[:3], levels)],
+                                           direction)
+            out = [[selection.p_value(sw, direction), list(selection.binding(sw, direction).d),
+                    selection.interval(sw, direction, lv),
+                    selection.noninferiority(sw, direction, 0.02, lv)]
+                   for sw, lv in zip(sws[:3], levels)]
+            with pytest.raises(ValueError, match="no test"):
+                selection.p_value(sws[3], direction)
+            return [[v.hex() if isinstance(v, float) else v for v in _flat(o)] for o in out]
+
+        assert made(True) == made(False)
+
+
+def _flat(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _flat(v)]
+    if hasattr(value, "__dataclass_fields__"):
+        return _flat([getattr(value, f) for f in value.__dataclass_fields__])
+    return [value]
