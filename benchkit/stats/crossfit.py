@@ -45,18 +45,18 @@ def choose(val: np.ndarray, test: np.ndarray, cols: Sequence[int], sign: float) 
     """Per seed i, the column of ``cols`` with the best validation mean over the seeds other
     than i (``sign`` 1: lower is better, -1: higher), ties to the first; a column with a
     non-finite validation or test value on any seed (a diverged run) is never eligible; -1
-    when none is. ``val``/``test`` are (seeds x configs)."""
+    when none is. ``val``/``test`` are (seeds x configs), or arms stacked ahead of those (each
+    arm its own choice: the same sums, one pass for a report's comparators)."""
     c = list(cols)
-    v = val[:, c]
-    ok = np.isfinite(v).all(axis=0) & np.isfinite(test[:, c]).all(axis=0)
-    n = v.shape[0]
-    if not ok.any():
-        return np.full(n, -1)
-    v = np.where(ok, v, 0.0)
+    v = val[..., c]
+    ok = np.isfinite(v).all(axis=-2) & np.isfinite(test[..., c]).all(axis=-2)
+    n = v.shape[-2]
+    v = np.where(ok[..., None, :], v, 0.0)
     others = ~np.eye(n, dtype=bool) if n > 1 else np.ones((1, 1), dtype=bool)
-    sums = np.where(others[:, :, None], v[None, :, :], 0.0).sum(axis=1)  # seed i: sum j != i
-    score = np.where(ok, sign * sums, np.inf)
-    chosen: np.ndarray = np.asarray(c)[np.argmin(score, axis=1)]
+    sums = np.where(others[:, :, None], v[..., None, :, :], 0.0).sum(axis=-2)  # i: sum j != i
+    score = np.where(ok[..., None, :], sign * sums, np.inf)
+    chosen: np.ndarray = np.where(ok.any(axis=-1)[..., None],
+                                  np.asarray(c)[np.argmin(score, axis=-1)], -1)
     return chosen
 
 
@@ -64,17 +64,19 @@ def arm_crossfit(val: np.ndarray, test: np.ndarray, groups: Sequence[Sequence[in
                  sign: float) -> tuple[np.ndarray, np.ndarray]:
     """One arm's cross-fitted values over ``groups`` (each selected on its own; see
     :func:`choose`; the mean over groups) and its selected columns (seeds x groups), from
-    (seeds x configs) validation and test arrays: the arm's own, whatever it is compared
-    with, so computed once per arm (:class:`CrossFit` holds both arms')."""
-    cols = np.stack([choose(val, test, g, sign) for g in groups], axis=1)
-    picked = np.take_along_axis(test, np.maximum(cols, 0), axis=1)
+    (seeds x configs) validation and test arrays (or arms stacked ahead: each arm's own):
+    the arm's own, whatever it is compared with, so computed once per arm
+    (:class:`CrossFit` holds both arms')."""
+    cols = np.stack([choose(val, test, g, sign) for g in groups], axis=-1)
+    picked = np.take_along_axis(test, np.maximum(cols, 0), axis=-1)
     picked = np.where(cols >= 0, picked, np.nan)
-    return (picked.mean(axis=1) if len(groups) > 1 else picked[:, 0]), cols
+    return (picked.mean(axis=-1) if len(groups) > 1 else picked[..., 0]), cols
 
 
 def eligible(val: np.ndarray, test: np.ndarray, cols: Sequence[int]) -> list[int]:
     """The columns of ``cols`` with every seed's validation and test value finite."""
-    return [c for c in cols if np.isfinite(val[:, c]).all() and np.isfinite(test[:, c]).all()]
+    ok = np.isfinite(val[:, list(cols)]).all(axis=0) & np.isfinite(test[:, list(cols)]).all(axis=0)
+    return [c for c, fine in zip(cols, ok.tolist()) if fine]
 
 
 def fixed_values(val: np.ndarray, test: np.ndarray, groups: Sequence[Sequence[int]],
@@ -87,7 +89,8 @@ def fixed_values(val: np.ndarray, test: np.ndarray, groups: Sequence[Sequence[in
     if math.prod(len(o) for o in options) > MAX_COMBOS:
         best = [sign * np.min(sign * test[:, o], axis=1) for o in options]
         return [np.mean(best, axis=0)]
-    return [test[:, list(combo)].mean(axis=1) for combo in itertools.product(*options)]
+    means = test[:, np.array(list(itertools.product(*options)))].mean(axis=2)  # seeds x combos
+    return list(np.ascontiguousarray(means.T))   # each combination's mean its own row's
 
 
 LOSS_DRAWS = 400  # bootstrap draws of the tuning loss (its mean and sd to about 5%)

@@ -182,11 +182,11 @@ def one_sided_ps(pairs: Sequence[Pair], shifts: Sequence[np.ndarray], alternativ
         raise ValueError(f"alternative must be 'less' or 'greater', got {alternative!r}")
     ds = [q.d + np.asarray(s, float) for q, s in zip(pairs, shifts)]
     flips, exact = flip_rows(len(ds[0]), seed)
-    obs = [float(d.sum()) for d in ds]
-    tol = [paired.REL_TOL * float(np.abs(d).sum()) for d in ds]
+    stacked = np.stack(ds)   # each row's sums its own (the same floats as one at a time)
+    obs, tol = stacked.sum(axis=1), paired.REL_TOL * np.abs(stacked).sum(axis=1)
     sums = np.stack([_sums(d, seed) for d in ds])
-    hit = (sums <= np.array([o + t for o, t in zip(obs, tol)])[:, None] if alternative == "less"
-           else sums >= np.array([o - t for o, t in zip(obs, tol)])[:, None])
+    hit = (sums <= (obs + tol)[:, None] if alternative == "less"
+           else sums >= (obs - tol)[:, None])
     return [_p(count, exact, len(flips)) for count in np.count_nonzero(hit, axis=1).tolist()]
 
 
@@ -242,11 +242,12 @@ def ni_bounds(pairs: Sequence[Pair], direction: str, scales: Sequence[np.ndarray
     n = len(pairs[0].d)
     flips, exact = flip_rows(n, seed)
     worse = worse_sign(direction)
-    w_obs = np.array([worse * float(q.d.sum()) for q in pairs])[:, None]
+    d = np.stack([q.d for q in pairs])
+    w_obs = (worse * d.sum(axis=1))[:, None]
     w = worse * np.stack([_pair_sums(q, seed) for q in pairs])
     f = np.stack([_flip_weights(n, seed) @ s for s in scales])
     total, base = _total(exact, len(flips))
-    tol = np.array([paired.REL_TOL * float(np.abs(q.d).sum()) for q in pairs])[:, None]
+    tol = (paired.REL_TOL * np.abs(d).sum(axis=1))[:, None]
     always = (f <= 0) & (w <= w_obs + tol)
     moving = f > 0
     # each row's t_r where F_r > 0, -inf elsewhere (below every t: never among the largest)

@@ -40,7 +40,7 @@ from benchkit.stats.crossfit import (MAX_COMBOS as MAX_COMBOS, CrossFit, arm_cro
                                      fixed_values, tuning_loss)
 from benchkit.stats.noninferior import NonInferiorityTest, selection_aware
 from benchkit.stats.pairtest import Pair, worse_sign
-from benchkit.stats.values import checked_direction
+from benchkit.stats.values import checked_direction, table
 
 Columns = tuple[int, ...]  # column indices of a (seeds x configs) table
 Groups = tuple[Columns, ...]
@@ -83,7 +83,7 @@ def sweeps(base_val: Table, base_test: Table, idea_val: Table, idea_test: Table,
     ``groups`` defaults to one group of every config; ``margin_reference`` the value fixed
     before the bench that relative margins are of (None: each seed's comparator value, an
     approximation: see :func:`margin_test`)."""
-    arrays = [_table(a) for a in (base_val, base_test, idea_val, idea_test)]
+    arrays = [table(a) for a in (base_val, base_test, idea_val, idea_test)]
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays) or shape[0] < 1 or shape[1] < 1:
         raise ValueError(f"the four sweeps must be non-empty (seeds x configs) arrays of one "
@@ -126,30 +126,28 @@ def _idea_figure(sw: Sweeps, what: str, direction: str, make: Callable[[], Any])
     return sw._idea[(what, direction)]
 
 
-def _table(a: Table) -> np.ndarray:
-    """A (seeds x configs) float array of ``a``, NaN for None; a read-only float array is
-    taken as it is (an arm's table shared by its comparisons)."""
-    if isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 2 \
-            and not a.flags.writeable:
-        return a
-    return np.array(np.asarray(_nan(a), dtype=object).tolist(), dtype=float, ndmin=2)
-
-
-def _nan(a: Table) -> list[list[float]]:
-    return [[np.nan if v is None else v for v in row] for row in a]
-
-
 def fit(sw: Sweeps, direction: str) -> CrossFit:
     """The arms' cross-fitted values and selections of ``sw``
     (:func:`benchkit.stats.crossfit.arm_crossfit`), cached per direction (the idea's shared)."""
+    return fits([sw], direction)[0]
+
+
+def fits(sws: Sequence[Sweeps], direction: str) -> list[CrossFit]:
+    """:func:`fit` of each of ``sws`` (one seed count and grid: a report's comparators), their
+    comparators' cross-fits made in one pass (arms stacked, each arm's arithmetic its own)."""
     direction = checked_direction(direction)
-    if direction not in sw._fits:
-        sign = 1.0 if direction == "lower" else -1.0
-        b, bc = arm_crossfit(sw.base_val, sw.base_test, sw.groups, sign)
+    sign = 1.0 if direction == "lower" else -1.0
+    todo = [sw for sw in sws if direction not in sw._fits]
+    if len({(sw.base_val.shape, sw.groups) for sw in todo}) > 1:   # not one grid: apart
+        return [fits([sw], direction)[0] for sw in sws]
+    if todo:
+        b, bc = arm_crossfit(np.stack([sw.base_val for sw in todo]),
+                             np.stack([sw.base_test for sw in todo]), todo[0].groups, sign)
+    for k, sw in enumerate(todo):
         i, ic = _idea_figure(sw, "fit", direction, lambda: arm_crossfit(
             sw.idea_val, sw.idea_test, sw.groups, sign))
-        sw._fits[direction] = CrossFit(base=b, idea=i, base_cols=bc, idea_cols=ic)
-    return sw._fits[direction]
+        sw._fits[direction] = CrossFit(base=b[k], idea=i, base_cols=bc[k], idea_cols=ic)
+    return [sw._fits[direction] for sw in sws]
 
 
 def idea_tuning_loss(sw: Sweeps, direction: str) -> np.ndarray:
@@ -228,6 +226,7 @@ def sides(sws: Sequence[Sweeps], direction: str, *, statistic: str = "mean", see
     largest; on ties of p (exact ps bottom out at 2^-n) the test nearest the null binds, its
     summed differences least toward the side (for harms, the idea's least-bad config)."""
     direction = checked_direction(direction)
+    fits(sws, direction)   # every comparator's cross-fit in one pass
     todo = [(sw, fam) for sw in sws if (direction, True, statistic, seed) not in sw._sides
             for fam in [family(sw, direction)] if fam.helps and fam.harms]
     pairs = [q for _, fam in todo for q in (*fam.helps, *fam.harms)]

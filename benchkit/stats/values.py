@@ -4,7 +4,8 @@ benchkit.stats checks its inputs with the same words."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Union
 
 import numpy as np
 
@@ -32,3 +33,13 @@ def json_float(x: Any) -> float | None:
     """Plain float, or None when not finite (JSON has no NaN/inf)."""
     x = float(x)
     return x if math.isfinite(x) else None
+
+
+def table(a: Union[np.ndarray, Sequence[Sequence[Union[float, None]]]]) -> np.ndarray:
+    """A (seeds x configs) float array of ``a`` (an array or rows of numbers), NaN for None;
+    a read-only float array is taken as it is (an arm's table shared by its comparisons)."""
+    if isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 2 \
+            and not a.flags.writeable:
+        return a
+    return np.array(np.asarray([[np.nan if v is None else v for v in row] for row in a],
+                               dtype=object).tolist(), dtype=float, ndmin=2)
