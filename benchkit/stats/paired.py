@@ -47,9 +47,17 @@ class Summary(JsonRecord):
 
 def summarize(values: ArrayLike) -> Summary:
     """The :class:`Summary` of ``values`` (ValueError if any is not finite)."""
-    a = finite_array(values)
-    return Summary(mean=float(a.mean()), std=float(a.std()), per_seed=tuple(a.tolist()),
-                   n=len(a))
+    return summaries([np.asarray(values, dtype=float).reshape(-1)])[0]
+
+
+def summaries(rows: ArrayLike) -> list[Summary]:
+    """:func:`summarize` of each of ``rows`` (of one length) in one pass, each row's mean and
+    std its own reduction (the same floats as one at a time: an arm's sweep rows)."""
+    a = np.asarray(rows, dtype=float)
+    for row in a[~np.isfinite(a).all(axis=1)][:1]:
+        finite_array(row)   # raises, naming the first row that is not finite
+    return [Summary(mean=m, std=s, per_seed=tuple(v), n=len(v)) for m, s, v in zip(
+        a.mean(axis=1).tolist(), a.std(axis=1).tolist(), a.tolist())]
 
 
 def min_p_value(n: int) -> float:
@@ -204,21 +212,6 @@ def holm(p_values: ArrayLike) -> list[float]:
     m = len(p)
     order = np.argsort(p, kind="stable")
     adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
-    out = np.empty(m)
-    out[order] = adj
-    return [float(x) for x in out]
-
-
-def benjamini_hochberg(p_values: ArrayLike) -> list[float]:
-    """Benjamini-Hochberg step-up adjusted p-values (q-values), in input order: sorted
-    ascending, the k-th (1-based) of m gets min over j >= k of m * p_(j) / j, capped at 1.
-    Rejecting q < alpha controls the false discovery rate at alpha for independent or
-    positively dependent tests (not the family-wise error: Holm does that)."""
-    p = finite_array(p_values, "p_values")
-    m = len(p)
-    order = np.argsort(p, kind="stable")
-    q = m * p[order] / np.arange(1, m + 1)
-    adj = np.minimum(1.0, np.minimum.accumulate(q[::-1])[::-1])
     out = np.empty(m)
     out[order] = adj
     return [float(x) for x in out]

@@ -49,24 +49,27 @@ def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
     Eligibility is decided on the validation split alone (every seed present with a finite
     validation value): a non-finite *test* value must not change which config is selected,
     or the test split would take part in the choice."""
-    sweep = []
+    cells = []
     for cfg in grid:
         i = cfg_id(cfg)
         rows = [runs.get((arm, i, s)) for s in seeds]
         val = [finite_or_none(r.val) if r else None for r in rows]
         test = [finite_or_none(r.test) if r else None for r in rows]
-        diverged = [s for s, v, r in zip(seeds, val, rows) if r and v is None]
-        vals, tests = every_value(val), every_value(test)
-        ok = vals is not None
-        tested = tests if ok else None
-        result = None if tested is None else paired.summarize(tested)
-        val_result = None if vals is None else paired.summarize(vals)
+        vals = every_value(val)
+        cells.append((cfg, rows, val, test, vals, None if vals is None else every_value(test)))
+    # every config's summaries in one pass (each row's figures its own)
+    summed = [v for *_, vals, tested in cells for v in (tested, vals) if v is not None]
+    made = iter(paired.summaries(summed) if summed else [])
+    sweep = []
+    for cfg, rows, val, test, vals, tested in cells:
+        result = None if tested is None else next(made)
+        val_result = None if vals is None else next(made)
         sweep.append(SweepRow(
             cfg=cfg,
             mean=None if result is None else result.mean,
             val_mean=None if val_result is None else val_result.mean,
-            eligible=ok,
-            diverged_seeds=tuple(diverged),
+            eligible=vals is not None,
+            diverged_seeds=tuple(s for s, v, r in zip(seeds, val, rows) if r and v is None),
             result=result,
             val_result=val_result,
             test_diverged_seeds=tuple(s for s, t, r in zip(seeds, test, rows)

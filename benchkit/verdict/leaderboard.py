@@ -41,7 +41,8 @@ from pathlib import Path
 from benchkit.codec import JsonRecord
 from benchkit.spec.idea import cfg_id
 from benchkit.spec.run_record import JsonDict
-from benchkit.stats.paired import benjamini_hochberg, holm, min_p_value, sign_flip_p_value
+from benchkit.stats.multiplicity import benjamini_hochberg
+from benchkit.stats.paired import holm, min_p_value, sign_flip_p_value
 from benchkit.stats import selection
 from benchkit.stats.signflip import sign_flip_ci
 from benchkit.verdict import sweeps

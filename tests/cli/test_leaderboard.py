@@ -232,7 +232,8 @@ def test_benjamini_hochberg_matches_scipy_and_is_an_option_of_the_board():
     import numpy as np
     from scipy.stats import false_discovery_control
 
-    from benchkit.stats.paired import benjamini_hochberg, holm
+    from benchkit.stats.multiplicity import benjamini_hochberg
+    from benchkit.stats.paired import holm
     rng = np.random.default_rng(8)
     for m in (1, 2, 5, 20):
         ps = list(rng.uniform(0, 0.2, m)) + [0.01, 0.01]

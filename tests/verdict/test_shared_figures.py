@@ -247,3 +247,22 @@ def _flat(value) -> list:
     if hasattr(value, "__dataclass_fields__"):
         return _flat([getattr(value, f) for f in value.__dataclass_fields__])
     return [value]
+
+
+def test_an_arms_sweep_summarizes_its_configs_in_one_pass_each_ones_own_to_the_bit(monkeypatch):
+    """build.arm_sweep makes every config's test and validation summaries in one
+    paired.summaries pass (it was one summarize a row: 6 an arm here), each row's mean and std
+    the floats summarize gives it alone."""
+    rng = np.random.default_rng(2)
+    rows = np.concatenate([rng.normal(0, 1, (20, 8)) * 10.0 ** rng.integers(-6, 6, (20, 1)),
+                           np.round(rng.normal(0, 1, (5, 8)), 1)])
+    assert [(s.mean.hex(), s.std.hex(), s.per_seed) for s in paired.summaries(rows)] == [
+        (s.mean.hex(), s.std.hex(), s.per_seed) for s in map(paired.summarize, rows)]
+    with pytest.raises(ValueError, match="non-finite"):
+        paired.summaries([[1.0, 2.0], [1.0, math.nan]])
+    calls = []
+    real = paired.summaries
+    monkeypatch.setattr(paired, "summaries", lambda rows: calls.append(len(rows)) or real(rows))
+    runs = build.passed_runs(_runs(ARMS), b.TRACK)
+    sweep = build.arm_sweep(runs, "control:a", GRID, list(range(6)))
+    assert calls == [6] and all(r.result is not None for r in sweep)
