@@ -282,13 +282,16 @@ class PairedComparison(JsonRecord):
 
 
 def compare(baseline: ArrayLike, idea: ArrayLike, *, direction: str, alpha: float = 0.05,
-            seed: int = 0, margin: float | None = None) -> PairedComparison:
+            seed: int = 0, margin: float | None = None,
+            p_value: float | None = None) -> PairedComparison:
     """Paired comparison of the arms' test metrics (same seed order): the figures, no verdict
-    (verdicts are decided once, at the planned level, by :mod:`benchkit.verdict.decision`)."""
+    (verdicts are decided once, at the planned level, by :mod:`benchkit.verdict.decision`).
+    ``p_value``: the sign-flip p of these differences where it is known already (a
+    selection-aware comparison's binding test keeps its own), else computed here."""
     lower = checked_direction(direction) == "lower"
     b, i = _paired(baseline, idea)
     d, n, sd = _pairs_sd(i - b)
-    p, mean = sign_flip_p_value(d, seed=seed), d.mean()
+    p, mean = sign_flip_p_value(d, seed=seed) if p_value is None else p_value, d.mean()
     m, half = _mde(n, sd, alpha), _mde(n, sd, 0.05)   # half: ci95's, of the same sd
     base_mean = abs(float(b.mean()))
     return PairedComparison(   # d, its mean and sd computed once, for every figure of them

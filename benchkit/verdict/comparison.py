@@ -29,7 +29,7 @@ from benchkit.stats import paired, pairtest, selection, signtest
 from benchkit.verdict import budgets, controls, sweeps
 from benchkit.verdict.records import Comparison, ControlArm
 from benchkit.verdict.sections import Baseline, Budgets, Medians, SweepRow
-from benchkit.verdict.sweeps import binding_values, decide_by_selection
+from benchkit.verdict.sweeps import decide_by_selection
 
 
 def compare_arms(comparator: list[float], idea: list[float], *, direction: str, alpha: float,
@@ -39,10 +39,12 @@ def compare_arms(comparator: list[float], idea: list[float], *, direction: str, 
     selected on all seeds, same seed order) under the declared ``test``; when the arms'
     ``sweeps`` are given, the figures are of the binding test's values instead and the p is
     the selection-aware test's (:mod:`benchkit.verdict.sweeps`)."""
-    fixed = (comparator, idea)
-    if sweeps is not None:
-        comparator, idea = binding_values(sweeps, direction, test)
-    figures = paired.compare(comparator, idea, direction=direction, alpha=alpha, margin=margin)
+    fixed, known = (comparator, idea), None
+    if sweeps is not None:   # the binding test's values, and its p (kept with its pair)
+        pair = selection.binding(sweeps, direction, test)
+        comparator, idea, known = pair.base.tolist(), pair.idea.tolist(), pairtest.p_value(pair)
+    figures = paired.compare(comparator, idea, direction=direction, alpha=alpha, margin=margin,
+                             p_value=known)
     compared = decide_by_test(of_figures(figures), test)
     return compared if sweeps is None else decide_by_selection(compared, sweeps, fixed, direction)
 
@@ -141,22 +143,29 @@ def tested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],
     built once per arm), the controls' sections, the budgets and log medians."""
     configs, results = chosen.configs, chosen.results
     values = {arm: test_values(rs) for arm, rs in chosen.runs.items()}
-    idea = values["idea"]
     tables = sweeps.arm_tables(runs, list(spec.arms), grid, seeds)
     compared_on = sweeps.of_tables(tables, [arm for arm in spec.arms if arm != "idea"], None,
                                    spec.margin_reference)
     compared = compare_all(values, compared_on, spec, direction=direction, alpha=alpha)
+    full = {arm: selected_summary(arm_sweeps[arm], configs[arm], values[arm]) for arm in values}
     return Tested(
-        baseline=Baseline(configs["baseline"], tuple(arm_sweeps["baseline"]),
-                          paired.summarize(values["baseline"])),
-        idea=paired.summarize(idea), idea_config=configs["idea"],
+        baseline=Baseline(configs["baseline"], tuple(arm_sweeps["baseline"]), full["baseline"]),
+        idea=full["idea"], idea_config=configs["idea"],
         idea_runs=chosen.runs["idea"], comparison=compared["baseline"], sweeps=compared_on,
         controls={arm.removeprefix("control:"): controls.control_section(
-            arm, arm_sweeps[arm], configs[arm], values[arm], compared[arm])
+            arm, arm_sweeps[arm], configs[arm], full[arm], compared[arm])
             for arm in spec.arms if arm not in ARMS},
         budgets=budgets.budget_section(results, spec),
         log_medians={arm: budgets.median_figures([r.logs for r in rs])
                      for arm, rs in results.items()})
+
+
+def selected_summary(sweep: Sequence[SweepRow], cfg: Config, values: list[float]
+                     ) -> paired.Summary:
+    """The summary of an arm's test ``values`` at its selected ``cfg``: its sweep row's where
+    that row holds these very values (summarized once, the same floats), else made here."""
+    row = next((r.result for r in sweep if r.cfg == cfg and r.result is not None), None)
+    return row if row is not None and row.per_seed == tuple(values) else paired.summarize(values)
 
 
 def untested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],

@@ -22,11 +22,11 @@ def arm_name(arm: str) -> str:
 
 
 def control_section(arm: str, sweep: Sequence[SweepRow], best_cfg: Config,
-                    control: list[float], comparison: Comparison) -> ControlArm:
-    """One control arm as the baseline is reported, plus the idea's ``comparison`` with it
-    (:func:`benchkit.verdict.comparison.compare_arms`)."""
-    return ControlArm(arm=arm, best_cfg=best_cfg, sweep=tuple(sweep),
-                      full=paired.summarize(control), comparison=comparison)
+                    full: paired.Summary, comparison: Comparison) -> ControlArm:
+    """One control arm as the baseline is reported (``full``: its summary at ``best_cfg``),
+    plus the idea's ``comparison`` with it (:func:`benchkit.verdict.comparison.compare_arms`)."""
+    return ControlArm(arm=arm, best_cfg=best_cfg, sweep=tuple(sweep), full=full,
+                      comparison=comparison)
 
 
 def adjusted(per_track: Sequence[Sequence[Comparison]]) -> list[list[Comparison]]:

@@ -95,7 +95,7 @@ def _pooled(points: Sequence[tuple[Any, Report]], frontier: Frontier, spec: Idea
         idea_runs=tuple(selected["idea"]), comparison=compared["baseline"],
         sweeps=compared_on,
         controls={arm.removeprefix(CONTROL): controls.control_section(
-            arm, arm_sweeps[arm], marker, pooled[arm], compared[arm])
+            arm, arm_sweeps[arm], marker, paired.summarize(pooled[arm]), compared[arm])
             for arm in arms if arm not in ARMS},
         budgets=frontier_section(results, spec, axis, point_budgets),
         log_medians={arm: median_figures([r.logs for r in rs]) for arm, rs in results.items()})

@@ -138,22 +138,14 @@ def _value(run: Measured | None, metric: Callable[[Measured], float | None]) -> 
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.nan
 
 
-def binding_values(sw: selection.Sweeps, direction: str, test: str
-                   ) -> tuple[list[float], list[float]]:
-    """(comparator, idea): the per-seed test values of the paired test that binds the
-    selection-aware decision of statistic ``test`` (:func:`benchkit.stats.selection.binding`),
-    what the comparison's figures are of."""
-    pair = selection.binding(sw, direction, test)
-    return pair.base.tolist(), pair.idea.tolist()
-
-
 def decide_by_selection(comp: Comparison, sw: selection.Sweeps,
                         fixed: tuple[list[float], list[float]], direction: str) -> Comparison:
-    """``comp`` (its figures of the binding test's values, :func:`binding_values`) deciding by
-    the selection-aware test of its statistic (the mean test's p kept as ``p_mean`` under sign
-    or wilcoxon), with ``p_fixed_configs``: the sign-flip p of the ``fixed`` test values
-    (comparator, idea) at the configs selected on all seeds, shown beside it
-    (anti-conservative: a seed's noise helps choose the config it is measured at)."""
+    """``comp`` (its figures of the binding test's values,
+    :func:`benchkit.stats.selection.binding`) deciding by the selection-aware test of its
+    statistic (the mean test's p kept as ``p_mean`` under sign or wilcoxon), with
+    ``p_fixed_configs``: the sign-flip p of the ``fixed`` test values (comparator, idea) at
+    the configs selected on all seeds, shown beside it (anti-conservative: a seed's noise
+    helps choose the config it is measured at)."""
     p_fixed = paired.sign_flip_p_value([i - b for b, i in zip(*fixed)])
     p_mean = selection.p_value(sw, direction)
     ranked = comp.test if comp.test in ("sign", "wilcoxon") else None
