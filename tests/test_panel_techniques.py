@@ -128,3 +128,18 @@ def test_the_committed_verdicts_and_effect_signs_agree(techniques):
             continue
         effect = float(techniques.row(module, report, []).split("|")[10])
         assert (effect > 0) == (report["practical_verdict"] == "helps"), module["stem"]
+
+
+def test_a_pending_check_in_the_report_written_aside_at_a_later_look_trains_on(techniques,
+                                                                               tmp_path):
+    module = {"name": "technique_x", "track": "tabular"}
+    where = tmp_path / "technique_x" / "tabular"
+    (where / "incomplete").mkdir(parents=True)
+    look1 = {"created": "2026-12-06T11:32:27Z", "complete": True}
+    look2 = {"created": "2026-12-06T17:11:24Z", "complete": False, "convergence": {
+        "arms": {"idea": {"budget_check": {"pending": True}}}}}
+    (where / "bench_report.json").write_text(json.dumps(look1))
+    (where / "incomplete" / "bench_report.json").write_text(json.dumps(look2))
+    assert techniques.to_train(tmp_path, [module])  # the look-1 report alone says nothing
+    (where / "bench_report.json").write_text(json.dumps({**look1, "created": "2026-12-07"}))
+    assert not techniques.to_train(tmp_path, [module])  # the aside one is older: done

@@ -109,9 +109,23 @@ def session(report_dir: str, limit: float, extra: list[str], workers: int = 2,
             "last_line": lines[-1] if lines else ""}
 
 
-def report_of(report_dir: Path, module: dict) -> dict | None:
-    path = report_dir / module["name"] / module["track"] / "bench_report.json"
+def report_of(report_dir: Path, module: dict, kind: str = "") -> dict | None:
+    """The module's complete report, or with ``kind`` the one benchkit wrote aside
+    (``incomplete``: it does not replace a complete one); None where there is none."""
+    path = report_dir / module["name"] / module["track"] / kind / "bench_report.json"
     return json.loads(path.read_text()) if path.is_file() else None
+
+
+def to_train(report_dir: Path, selected: list[dict]) -> bool:
+    """Whether a report of ``selected`` has a grid extension or budget check pending. A
+    module's newest report decides: at a later look its incomplete report is written aside
+    and the complete one of the earlier look, which has nothing pending, stays in place."""
+    for module in selected:
+        found = [r for r in (report_of(report_dir, module),
+                             report_of(report_dir, module, "incomplete")) if r is not None]
+        if found and pending(max(found, key=lambda r: r.get("created") or "")):
+            return True
+    return False
 
 
 def cpu_of(stem: str, sessions: list[dict]) -> str:
@@ -243,9 +257,8 @@ def main(argv: list[str] | None = None) -> int:
                                             args.workers, args.modules))
             record.write_text(json.dumps(meta, indent=1) + "\n")
             print(json.dumps(meta["sessions"][-1]))
-            reports = [report_of(ROOT / args.report_dir, m) for m in selected]
-            if not meta["sessions"][-1]["stopped_at_limit"] and not any(
-                    r is not None and pending(r) for r in reports):
+            if not meta["sessions"][-1]["stopped_at_limit"] and not to_train(
+                    ROOT / args.report_dir, selected):
                 break
     docs = ROOT / args.docs
     docs.write_text(with_section(docs.read_text() if docs.is_file() else "",
