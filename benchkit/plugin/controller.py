@@ -14,7 +14,7 @@ from benchkit.plugin.activation import activate, settings_line
 from benchkit.plugin.fixture import PROPERTY, stored_run_payload
 from benchkit.plugin.progress import ProgressReporter
 from benchkit.plugin.settings import HEADER_SHOWN, SETTINGS, STORE, Settings
-from benchkit.plugin.timeouts import reports_first
+from benchkit.plugin.timeouts import ReportsFirst, reports_first
 from benchkit.plugin.whole import exploratory_reason, not_run
 from benchkit.spec import IdeaSpec, cfg_id
 from benchkit.spec.payloads import Payload, RunPayload, payload_from_json
@@ -76,6 +76,7 @@ class BenchSession:
         self.collection: dict | None = None    # from local collection or a worker's output
         self.filled_from_store: dict[str, int] = {}   # idea name -> stored runs not run here
         self.sigterm_held = False              # a SIGTERM came while the reports were written
+        self.held: ReportsFirst | None = None  # noting a SIGTERM while they are
         self.audit_lines: list[str] = []       # what --bench-audit(-fresh) found
         self.partial: dict[str, list[str]] = {}  # idea -> its mechanism tests not run here
         self.progress = ProgressReporter(config)       # runs trained of runs to train, time left
@@ -181,7 +182,7 @@ class BenchSession:
 
     def finish(self, session: pytest.Session, exitstatus) -> None:
         """The reports of the session's payloads, the audit and the gate's failures."""
-        held = reports_first()  # a SIGTERM from here on waits for the reports
+        held = self.held = reports_first()  # a SIGTERM from here on waits for the reports
         from benchkit.report.session import aggregate_session
 
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
@@ -218,12 +219,16 @@ class BenchSession:
     def kept_floors(self, track: str, seeds: list[int]) -> dict:
         """``track``'s floors on ``seeds``, kept in pytest's cache between sessions
         (:mod:`benchkit.store.floor_cache`; computed each time under ``-p no:cacheprovider``),
-        those computed while the runs trained taken from :attr:`ahead`."""
+        those computed while the runs trained taken from :attr:`ahead`; after a SIGTERM, none
+        not computed yet (``floor_cache.FloorsStopped``: the report is written without them).
+        """
         from benchkit import tracks
         from benchkit.store import floor_cache
         from benchkit.training import provide_floor_trainer
         provide_floor_trainer()
-        return floor_cache.floors(tracks.get(track), seeds, self.cache, self.ahead)
+        held = self.held
+        return floor_cache.floors(tracks.get(track), seeds, self.cache, self.ahead,
+                                  stop=lambda: held is not None and held.received)
 
     def trust(self) -> dict:
         """The reports' ``store`` section (how far stored runs were trusted)."""

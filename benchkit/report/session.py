@@ -12,7 +12,7 @@ from pathlib import Path
 
 from benchkit.report import bench_report, reading, summary
 from benchkit.report.fmt import mechanism_word, num
-from benchkit.store import atomic, records
+from benchkit.store import atomic, floor_cache, records
 from benchkit.spec.payloads import MechanismPayload, Payload, RunPayload
 from benchkit.store.provenance import provenance
 from benchkit.verdict import decision, pipeline
@@ -114,7 +114,8 @@ def floors_of(report: Report, compute: TrackFloors, complete_session: bool = Tru
     """``report`` with its track's floors on its seeds (numpy and scikit-learn, no training),
     from ``compute``. A floor that cannot be computed is a warning, never a lost report. An
     interrupted session's incomplete report gets none: it has no verdict to put in context, and
-    computing them (minutes for mnist1d's seeds) kept a Ctrl-C waiting."""
+    computing them (minutes for mnist1d's seeds) kept a Ctrl-C waiting; a report gets none
+    where ``compute`` stops on a SIGTERM that came while the reports were written."""
     if not complete_session and not report.complete:
         return dataclasses.replace(report, floors={}, warnings=(
             *report.warnings, "floors not computed: the session was interrupted (a session "
@@ -122,6 +123,11 @@ def floors_of(report: Report, compute: TrackFloors, complete_session: bool = Tru
     try:
         return dataclasses.replace(report, floors=compute(report.track,
                                                           report.seeds))
+    except floor_cache.FloorsStopped as exc:
+        return dataclasses.replace(report, floors={}, warnings=(
+            *report.warnings, f"floors not computed: a SIGTERM came while the reports were "
+                              f"written ({exc}; the next session reuses the stored runs and "
+                              "computes them)"))
     except Exception as exc:  # noqa: BLE001 - a user's track code; the report still counts
         return dataclasses.replace(report, floors={}, warnings=(
             *report.warnings, f"floors of track {report.track!r} not computed: "

@@ -29,6 +29,7 @@ from benchkit.tracks.base import Track
 
 THREADS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 NICE = 10  # the child's niceness above the controller's
+STOP_POLL = 0.2  # seconds: how often a wait for the child looks whether to stop waiting
 
 
 def function_name(track: Track) -> str:
@@ -95,14 +96,19 @@ class Ahead:
                 self.ended = True
                 self.done.notify_all()
 
-    def get(self, track: Track, seed: int) -> dict[str, float] | None:
+    def get(self, track: Track, seed: int, stop: Callable[[], bool] = lambda: False
+            ) -> dict[str, float] | None:
         """``track``'s floors on ``seed`` once the child has them (waiting for it), or None
-        when they were not asked for or the child could not give them."""
+        when they were not asked for, the child could not give them, or ``stop()`` became
+        true while waiting (looked at every :data:`STOP_POLL` seconds)."""
         name = (function_name(track), int(seed)) if cacheable(track) else None
         if name not in self.asked:
             return None
         with self.done:
-            self.done.wait_for(lambda: name in self.answers or self.ended)
+            while not self.done.wait_for(lambda: name in self.answers or self.ended,
+                                         timeout=STOP_POLL):
+                if stop():
+                    return None
             return self.answers.get(name)
 
     def started(self, track: Track, seed: int) -> bool:

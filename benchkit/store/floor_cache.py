@@ -19,7 +19,7 @@ import hashlib
 import json
 import math
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Protocol, TypeGuard
@@ -43,7 +43,8 @@ class Cache(Protocol):
 class Ahead(Protocol):
     """Floors computed elsewhere meanwhile (:class:`benchkit.store.floor_ahead.Ahead`)."""
 
-    def get(self, track: Track, seed: int) -> dict[str, float] | None: ...
+    def get(self, track: Track, seed: int, stop: Callable[[], bool]
+            ) -> dict[str, float] | None: ...
 
     def started(self, track: Track, seed: int) -> bool: ...
 
@@ -96,16 +97,26 @@ def kept(track: Track, seed: int, cache: Cache | None) -> dict[str, float] | Non
     return value if valid(value) else None
 
 
+class FloorsStopped(Exception):
+    """The floors were left out: a SIGTERM came while the reports were written, and each
+    floor not yet computed (seconds a seed; minutes for mnist1d's) would have kept it waiting."""
+
+
 def floors(track: Track, seeds: Sequence[int], cache: Cache | None = None,
-           ahead: Ahead | None = None) -> dict[str, float]:
+           ahead: Ahead | None = None, stop: Callable[[], bool] = lambda: False
+           ) -> dict[str, float]:
     """``track.floors(seeds)``, each seed's floors taken from ``cache`` (pytest's
     ``config.cache``: ``get(key, default)``, ``set(key, value)``) where kept there, else from
     ``ahead`` (computed while the runs trained) where it has them or is computing them now,
     else computed here; put in ``cache`` when not kept there. The seeds are taken from the
     last: the child answers in the order asked, so where it is behind (a loaded machine, its
     lower priority) the controller computes the seeds it has not reached while it finishes
-    the one it is on, and neither waits for the other's whole queue."""
+    the one it is on, and neither waits for the other's whole queue. Once ``stop()`` is true,
+    a seed not kept raises :class:`FloorsStopped` instead of being waited for or computed
+    (those kept meanwhile stay kept)."""
     make = track.make_floors
+    if make is not None and not cacheable(track) and stop():
+        raise FloorsStopped(f"{len(seeds)} seed(s) not computed")
     if make is None or not cacheable(track):
         return track.floors(seeds)
     per_seed: list[dict[str, float]] = [{} for _ in seeds]
@@ -113,9 +124,12 @@ def floors(track: Track, seeds: Sequence[int], cache: Cache | None = None,
         seed = int(seeds[k])
         value = kept(track, seed, cache)
         if value is None:
-            value = ahead.get(track, seed) if ahead is not None and ahead.started(track, seed) \
-                else None
+            value = ahead.get(track, seed, stop) \
+                if ahead is not None and ahead.started(track, seed) else None
             if value is None:
+                if stop():
+                    left = sum(kept(track, int(s), cache) is None for s in seeds[:k + 1])
+                    raise FloorsStopped(f"{left} of {len(seeds)} seed(s) not computed")
                 value = {name: float(v) for name, v in make(seed).items()}
             if cache is not None:
                 cache.set(key(track, seed), value)

@@ -163,7 +163,12 @@ def test_sigterm_while_the_reports_are_written_waits_for_them(pytester, monkeypa
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["benchkit: SIGTERM came while the reports were written: they "
                                  "were finished first*"])
-    assert report_of(pytester)["complete"] is True
+    report = report_of(pytester)
+    assert report["complete"] is True
+    # its floors, not computed yet, are left out rather than waited for (minutes on mnist1d)
+    assert report["floors"] == {} and any(
+        w.startswith("floors not computed: a SIGTERM came while the reports were written")
+        for w in report["warnings"])
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 

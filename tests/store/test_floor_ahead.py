@@ -4,6 +4,7 @@ controller (None), never a wrong number or a hung session."""
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import pytest
 
@@ -24,6 +25,17 @@ def test_the_child_gives_the_controllers_numbers_bit_for_bit():
         ahead.close()
     tabular.floors.cache_clear()
     assert got == tabular.floors(0)  # ==: the same bits, not approximately
+
+
+def test_a_wait_for_the_child_ends_soon_after_stop_says_so():
+    """A child still computing (here: asked, never answering) is not waited for once
+    ``stop()`` is true: the session's SIGTERM is not kept waiting on floors."""
+    ahead, track = Ahead(), tracks.get("tabular")
+    ahead.asked.add((function_name(track), 0))  # asked of a child that never answers
+    calls = []
+    started = time.monotonic()
+    assert ahead.get(track, 0, stop=lambda: calls.append(1) or len(calls) >= 2) is None
+    assert len(calls) == 2 and time.monotonic() - started < 5.0
 
 
 def test_a_floor_that_raises_in_the_child_is_none_and_the_controller_computes_it():
@@ -49,7 +61,7 @@ def test_a_users_track_is_not_sent_to_the_child():
 
 def test_floors_take_the_childs_answer_where_the_cache_has_none():
     class Given:
-        def get(self, track, seed):
+        def get(self, track, seed, stop):
             return {"kernel ridge": float(seed)}
 
         def started(self, track, seed):
@@ -78,7 +90,7 @@ def test_the_controller_computes_the_seeds_the_child_has_not_reached_from_the_la
     monkeypatch.setattr(floor_cache, "cacheable", lambda track: True)
 
     class Behind:   # answered seed 0, computing seed 1, not yet at 2 and 3
-        def get(self, track, seed):
+        def get(self, track, seed, stop):
             waited.append(seed)
             return {"kernel ridge": float(seed)}
 

@@ -79,6 +79,23 @@ def test_a_users_track_is_never_kept_and_no_cache_computes_as_before(cheap):
     assert floor_cache.floors(cheap, [0], None) == seed_floors(0)
 
 
+def test_after_a_stop_no_seed_is_computed_and_the_kept_ones_still_count(cheap):
+    """A SIGTERM while the reports are written (``stop``): the floors not yet computed are left
+    out, not waited for; seeds kept meanwhile stay kept, and all kept is all computed."""
+    cache = DictCache()
+    floor_cache.floors(cheap, [1], cache)
+    CALLS.clear()
+    with pytest.raises(floor_cache.FloorsStopped, match="1 of 2 seed"):
+        floor_cache.floors(cheap, [0, 1], cache, stop=lambda: True)
+    assert CALLS == []
+    assert floor_cache.floors(cheap, [1], cache, stop=lambda: True) == seed_floors(1)
+    mine = dataclasses.replace(cheap, name="mine", make_floors=lambda seed: {"zero": 0.0})
+    with pytest.raises(floor_cache.FloorsStopped, match="2 seed"):
+        floor_cache.floors(mine, [1, 3], cache, stop=lambda: True)
+    assert floor_cache.floors(dataclasses.replace(mine, make_floors=None), [1], cache,
+                              stop=lambda: True) == {}
+
+
 def test_the_key_is_the_track_seed_and_floor_code_not_the_rest_of_the_protocol(monkeypatch):
     """Floors depend on the track's data and floor code and the seed: the epochs or the grid
     (what --bench-epochs or an idea's grid change) leave the key alone, and reading the key
