@@ -10,6 +10,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from benchkit import tracks
 from benchkit.spec.idea import Config, IdeaSpec, cfg_id, run_id, unreachable_family
 from benchkit.spec.payloads import MechanismPayload, RunPayload
@@ -43,37 +45,42 @@ RunKey = tuple[str, str, int]   # (arm, cfg id, seed): where a run sits in its c
 
 
 def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
-              seeds: list[int]) -> list[SweepRow]:
+              seeds: list[int], table: tuple[np.ndarray, np.ndarray] | None = None
+              ) -> list[SweepRow]:
     """Per grid config: the val and test values over seeds, and whether it may be selected.
 
     Eligibility is decided on the validation split alone (every seed present with a finite
     validation value): a non-finite *test* value must not change which config is selected,
-    or the test split would take part in the choice."""
-    cells = []
-    for cfg in grid:
-        i = cfg_id(cfg)
-        rows = [runs.get((arm, i, s)) for s in seeds]
-        val = [finite_or_none(r.val) if r else None for r in rows]
-        test = [finite_or_none(r.test) if r else None for r in rows]
-        vals = every_value(val)
-        cells.append((cfg, rows, val, test, vals, None if vals is None else every_value(test)))
-    # every config's summaries in one pass (each row's figures its own)
-    summed = [v for *_, vals, tested in cells for v in (tested, vals) if v is not None]
+    or the test split would take part in the choice. Read from the arm's (val, test)
+    ``table`` (:func:`benchkit.verdict.sweeps.arm_tables`, made here when not given), so that
+    a build reads each arm's runs once for its sweep and its comparisons."""
+    val_t, test_t = table if table is not None else sweeps.arm_tables(
+        runs, [arm], grid, seeds)[arm]
+    val_ok, test_ok = np.isfinite(val_t), np.isfinite(test_t)
+    eligible, tested = val_ok.all(axis=0).tolist(), test_ok.all(axis=0).tolist()
+    diverged = test_diverged = [[False] * len(seeds)] * len(grid)
+    if not (all(eligible) and all(tested)):   # a run there whose value is not finite: diverged
+        ids = [cfg_id(cfg) for cfg in grid]
+        here = np.array([[runs.get((arm, i, s)) is not None for i in ids] for s in seeds],
+                        dtype=bool).reshape(len(seeds), len(ids))
+        diverged, test_diverged = (here & ~val_ok).T.tolist(), (here & ~test_ok).T.tolist()
+    # every config's summaries in one pass (each row's figures its own): test, then val
+    summed = [t[:, k] for k in range(len(grid)) if eligible[k]
+              for t in ((test_t, val_t) if tested[k] else (val_t,))]
     made = iter(paired.summaries(summed) if summed else [])
     sweep = []
-    for cfg, rows, val, test, vals, tested in cells:
-        result = None if tested is None else next(made)
-        val_result = None if vals is None else next(made)
+    for k, cfg in enumerate(grid):
+        result = next(made) if eligible[k] and tested[k] else None
+        val_result = next(made) if eligible[k] else None
         sweep.append(SweepRow(
             cfg=cfg,
             mean=None if result is None else result.mean,
             val_mean=None if val_result is None else val_result.mean,
-            eligible=vals is not None,
-            diverged_seeds=tuple(s for s, v, r in zip(seeds, val, rows) if r and v is None),
+            eligible=eligible[k],
+            diverged_seeds=tuple(s for s, d in zip(seeds, diverged[k]) if d),
             result=result,
             val_result=val_result,
-            test_diverged_seeds=tuple(s for s, t, r in zip(seeds, test, rows)
-                                      if r and t is None)))
+            test_diverged_seeds=tuple(s for s, d in zip(seeds, test_diverged[k]) if d)))
     return sweep
 
 
@@ -137,7 +144,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
     grid = list(resolved.grid)
     missing = [f"{arm}[{run_id(track, cfg, s)}]" for arm in arms
                for cfg in grid for s in seeds if (arm, ids(cfg), s) not in runs]
-    arm_sweeps = {arm: arm_sweep(runs, arm, grid, seeds) for arm in arms}
+    tables = sweeps.arm_tables(runs, arms, grid, seeds)   # each arm's runs read once
+    arm_sweeps = {arm: arm_sweep(runs, arm, grid, seeds, tables[arm]) for arm in arms}
     best = {arm: None if missing else selected_index(arm_sweeps[arm], direction)
             for arm in arms}
     problems: list[str] = []
@@ -189,7 +197,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         picked = {arm: index for arm, index in best.items() if index is not None}
         selected = comparison.select(runs, grid, seeds, picked)
         stage = (compare or comparison.tested)(spec, runs, grid, seeds, selected, arm_sweeps,
-                                               direction=direction, alpha=alpha)
+                                               tables, direction=direction, alpha=alpha)
         # exploratory or a budget axis: none
         checks = budget_checks and not (spec.frontier or spec.overrides)
         converged, flags = convergence.section(

@@ -125,25 +125,26 @@ class Tested:
 
 class Compare(Protocol):
     """A report's compare stage, given its select stage (``chosen``) and each arm's sweep of
-    ``grid``: :func:`tested` for a bench, the frontier's pooled stage for a frontier
+    ``grid`` and its (val, test) ``tables`` (the build's, read once from the runs):
+    :func:`tested` for a bench, the frontier's pooled stage for a frontier
     (:mod:`benchkit.verdict.frontier`), or None where the report is to have no comparison."""
 
     def __call__(self, spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],
                  grid: Sequence[Config], seeds: Sequence[int], chosen: Selected,
-                 arm_sweeps: Mapping[str, Sequence[SweepRow]], *, direction: str,
-                 alpha: float) -> Tested | None: ...
+                 arm_sweeps: Mapping[str, Sequence[SweepRow]], tables: sweeps.Tables, *,
+                 direction: str, alpha: float) -> Tested | None: ...
 
 
 def tested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],
            grid: Sequence[Config], seeds: Sequence[int], chosen: Selected,
-           arm_sweeps: Mapping[str, Sequence[SweepRow]], *, direction: str,
-           alpha: float) -> Tested:
+           arm_sweeps: Mapping[str, Sequence[SweepRow]], tables: sweeps.Tables, *,
+           direction: str, alpha: float) -> Tested:
     """The compare stage (:class:`Tested`) of a bench, each arm at its ``chosen`` config:
     the idea against each comparator (:func:`compare_arms`, on each arm's sweeps of ``grid``,
-    built once per arm), the controls' sections, the budgets and log medians."""
+    built once per arm from its ``tables``), the controls' sections, the budgets and log
+    medians."""
     configs, results = chosen.configs, chosen.results
     values = {arm: test_values(rs) for arm, rs in chosen.runs.items()}
-    tables = sweeps.arm_tables(runs, list(spec.arms), grid, seeds)
     compared_on = sweeps.of_tables(tables, [arm for arm in spec.arms if arm != "idea"], None,
                                    spec.margin_reference)
     compared = compare_all(values, compared_on, spec, direction=direction, alpha=alpha)
@@ -170,8 +171,8 @@ def selected_summary(sweep: Sequence[SweepRow], cfg: Config, values: list[float]
 
 def untested(spec: IdeaSpec, runs: Mapping[tuple[str, str, int], RunRecord],
              grid: Sequence[Config], seeds: Sequence[int], chosen: Selected,
-             arm_sweeps: Mapping[str, Sequence[SweepRow]], *, direction: str,
-             alpha: float) -> None:
+             arm_sweeps: Mapping[str, Sequence[SweepRow]], tables: sweeps.Tables, *,
+             direction: str, alpha: float) -> None:
     """No compare stage: a frontier whose points are not all complete has no comparison, so
     its whole grid is selected (for the convergence section) and never compared."""
     return None

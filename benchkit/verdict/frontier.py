@@ -67,8 +67,8 @@ def build_frontier_report(spec: IdeaSpec, track: str, run_payloads: Sequence[Run
 def _pooled(points: Sequence[tuple[Any, Report]], frontier: Frontier, spec: IdeaSpec,
             runs: Mapping[tuple[str, str, int], RunRecord], grid: Sequence[Config],
             seeds: Sequence[int], chosen: comparison.Selected,
-            arm_sweeps: Mapping[str, Sequence[SweepRow]], *, direction: str,
-            alpha: float) -> comparison.Tested:
+            arm_sweeps: Mapping[str, Sequence[SweepRow]], tables: sweeps.Tables, *,
+            direction: str, alpha: float) -> comparison.Tested:
     """The frontier's compare stage (:class:`benchkit.verdict.comparison.Compare`), its
     points all complete: each arm's mean test metric over the points at its configs selected
     per point, seed by seed, compared on the sweeps of the whole ``grid`` grouped by point;
@@ -81,7 +81,6 @@ def _pooled(points: Sequence[tuple[Any, Report]], frontier: Frontier, spec: Idea
               for arm, rows in selected.items()}
     marker = {axis: "selected per point (see frontier.points)"}
     groups = sweeps.groups_of(list(grid), frontier)  # each point's selection cross-fitted
-    tables = sweeps.arm_tables(runs, arms, grid, seeds)
     compared_on = sweeps.of_tables(tables, [arm for arm in arms if arm != "idea"], groups,
                                    spec.margin_reference)
     compared = comparison.compare_all(pooled, compared_on, spec, direction=direction,

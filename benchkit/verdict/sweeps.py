@@ -61,15 +61,27 @@ def arm_tables(runs: Mapping[tuple[str, str, int], Measured], arms: Iterable[str
     out = {}
     for arm in arms:
         cells = [[runs.get((arm, i, s)) for i in ids] for s in seeds]
-        out[arm] = (_frozen([[_value(r, _val) for r in row] for row in cells]),
-                    _frozen([[_value(r, _test) for r in row] for row in cells]))
+        out[arm] = (_table(cells, _val), _table(cells, _test))
     return out
 
 
-def _frozen(rows: list[list[float]]) -> np.ndarray:
-    a = np.array(rows, dtype=float, ndmin=2)
+def _table(cells: list[list[Measured | None]], metric: Callable[[Measured], float | None]
+           ) -> np.ndarray:
+    """``metric`` of each run in ``cells`` as a read-only table, NaN where a run is missing or
+    its value is not a finite number (:func:`_value`'s reading): in one numpy pass where every
+    value is a float, an int or None (nearly always; the same floats), cell by cell by
+    :func:`_value` otherwise."""
+    values = [[None if r is None else metric(r) for r in row] for row in cells]
+    if {type(v) for row in values for v in row} <= _NUMBERS:
+        a = np.array(values, dtype=float, ndmin=2)
+        a[~np.isfinite(a)] = math.nan
+    else:
+        a = np.array([[_value(r, metric) for r in row] for row in cells], dtype=float, ndmin=2)
     a.setflags(write=False)
     return a
+
+
+_NUMBERS = {float, int, type(None)}
 
 
 def of_tables(tables: Tables, comparators: Iterable[str],

@@ -288,3 +288,49 @@ def test_a_comparison_takes_its_binding_tests_p_and_its_arms_summaries_made_befo
     assert paired.compare([1.0, 2.0, 3.5], [1.5, 1.0, 4.0], direction="lower") == \
         paired.compare([1.0, 2.0, 3.5], [1.5, 1.0, 4.0], direction="lower",
                        p_value=paired.sign_flip_p_value([0.5, -1.0, 0.5]))
+
+
+def test_an_arms_table_is_read_in_one_pass_as_cell_by_cell():
+    """sweeps.arm_tables reads an arm's values into its table in one numpy pass (issue 52's
+    controls figure): NaN where a run is missing or its value is not finite, the same floats as
+    sweeps._value cell by cell, which still reads any value that is not a float, int or None."""
+    from benchkit.verdict import sweeps
+
+    runs = build.passed_runs(_runs(["idea"]), b.TRACK)
+    seeds = list(range(6))
+    ids = [cfg_id(c) for c in GRID]
+    odd = {0: math.inf, 1: -math.inf, 2: math.nan, 3: 7, 4: 1e308, 5: -0.0}
+    for s, v in odd.items():
+        key = ("idea", ids[s % 3], s)
+        runs[key] = b.make_run("idea", GRID[s % 3], s, v, v).record
+    del runs[("idea", ids[1], 2)]
+    val, test = sweeps.arm_tables(runs, ["idea"], GRID, seeds)["idea"]
+    cells = [[runs.get(("idea", i, s)) for i in ids] for s in seeds]
+    by_cell = np.array([[sweeps._value(r, sweeps._val) for r in row] for row in cells])
+    assert val.tobytes() == by_cell.tobytes() and not val.flags.writeable
+    assert np.isnan(val[0, 0]) and val[3, 0] == 7.0 and np.isnan(val[2, 1])
+    flagged = {**runs, ("idea", ids[0], 0): b.make_run("idea", GRID[0], 0, True, True).record}
+    assert sweeps.arm_tables(flagged, ["idea"], GRID, seeds)["idea"][1][0, 0] == 1.0
+
+
+def test_a_build_reads_each_arms_runs_into_one_table_for_its_sweep_and_comparisons(
+        monkeypatch):
+    """build_report makes every arm's (val, test) table once and both the arm's sweep and the
+    compare stage read it (the sweep read each run again: a control's runs read twice)."""
+    from benchkit.verdict import sweeps
+
+    spec, payloads = b.make_spec(GRID, 6, margin=0.05, arms=ARMS), _runs(ARMS)
+    runs = build.passed_runs(payloads, b.TRACK)
+    before, = pipeline.idea_reports(spec, payloads, [], alpha=0.05)
+    for arm in ARMS:   # the sweep given the arm's table is the sweep read from its runs
+        table = sweeps.arm_tables(runs, [arm], GRID, list(range(6)))[arm]
+        assert build.arm_sweep(runs, arm, GRID, list(range(6)), table) == build.arm_sweep(
+            runs, arm, GRID, list(range(6)))
+    val, test = table   # and it reads the table, not the runs
+    shifted = build.arm_sweep(runs, arm, GRID, list(range(6)), (val + 1.0, test))
+    assert [r.val_mean for r in shifted] == [float(np.mean(val[:, k] + 1.0)) for k in range(3)]
+    made = []
+    real = sweeps.arm_tables
+    monkeypatch.setattr(sweeps, "arm_tables", lambda *a: made.append(a[1]) or real(*a))
+    report, = pipeline.idea_reports(spec, payloads, [], alpha=0.05)
+    assert made == [ARMS] and report.to_json() == before.to_json()
