@@ -35,18 +35,6 @@ class PermutedInput(nn.Module):
         return self.net(x[..., self.order])
 
 
-def absorb_permutation(model: nn.Module, order: torch.Tensor) -> None:
-    """Permute the input columns of ``model``'s first ``nn.Linear`` (the layer that reads the
-    input, in an MLP) so that ``model(x[:, order]) == model(x)`` up to the order of
-    summation: ``W[:, j]`` becomes ``W[:, order[j]]``."""
-    first = next((m for m in model.modules() if isinstance(m, nn.Linear)), None)
-    if first is None or first.in_features != len(order):
-        raise TypeError(f"absorb_permutation: {type(model).__name__} has no first nn.Linear "
-                        f"reading {len(order)} inputs")
-    with torch.no_grad():
-        first.weight.copy_(first.weight[:, order])
-
-
 class LastStateOnly(nn.Module):
     """``net`` given a window whose every state is replaced by its last one: the window's
     length and shape are kept (any window model fits), its information is the last state's."""
