@@ -116,23 +116,84 @@ def test_a_nulls_seeds_are_pooled_with_two_standard_errors(doc):
         "+0.0050 ± 0.0129 over 4 seeds (2 above 0, 1 below)"
 
 
-def test_mnist1d_blocks_get_their_level_table_once_one_has_run(doc, tmp_path):
+@pytest.fixture(scope="module")
+def mnist1d(doc):
+    return importlib.import_module("replication_doc_mnist1d")
+
+
+def test_mnist1d_blocks_get_their_level_table_once_one_has_run(doc, mnist1d, tmp_path):
     """replication.py --cases-dir: another track's A/A blocks in their own results file; the
     docs give their rejections and pooled accuracy differences, and nothing before a block."""
     import replication
 
-    mnist1d = replication.cases(ROOT / doc.MNIST1D_CASES)
-    assert {c["track"] for c in mnist1d.values()} == {"mnist1d"} and doc.AA in mnist1d
-    results = json.loads((ROOT / doc.MNIST1D_RESULTS).read_text())
-    blocks = len(doc.outcomes(results, doc.AA))
-    lines = doc.mnist1d_level(ROOT)
-    assert blocks >= 1 and f"{blocks} of {doc.AA_BLOCKS} blocks so far" in "\n".join(lines)
-    assert [line for line in lines if line.startswith("| `test_aa` |")]
-    assert "idea - baseline accuracy" in "\n".join(lines)
+    cases = replication.cases(ROOT / mnist1d.MNIST1D_CASES)
+    assert {c["track"] for c in cases.values()} == {"mnist1d"} and replication.AA in cases
+    results = json.loads((ROOT / mnist1d.MNIST1D_RESULTS).read_text())
+    blocks = len(doc.outcomes(results, replication.AA))
+    text = "\n".join(mnist1d.mnist1d_section(ROOT))
+    assert blocks >= 1 and f"`{replication.AA}` {blocks}/{replication.AA_BLOCKS}" in text
+    assert "| `test_aa` |" in text and "idea - baseline accuracy" in text
     bare = tmp_path / "repo"
-    (bare / doc.MNIST1D_CASES).parent.mkdir(parents=True)
-    (bare / doc.MNIST1D_CASES).symlink_to(ROOT / doc.MNIST1D_CASES)
-    assert doc.mnist1d_level(bare) == []
+    (bare / mnist1d.MNIST1D_CASES).parent.mkdir(parents=True)
+    (bare / mnist1d.MNIST1D_CASES).symlink_to(ROOT / mnist1d.MNIST1D_CASES)
+    assert mnist1d.mnist1d_section(bare) == []
+
+
+def test_a_better_seed_is_counted_in_the_tracks_direction(doc):
+    """tabular's MSE: lower is better; mnist1d's accuracy: higher is better."""
+    assert doc.effect_text([0.02, 0.01, -0.01]) == "+0.0067 (1/3 seeds better)"
+    assert doc.effect_text([0.02, 0.01, -0.01], "higher") == "+0.0067 (2/3 seeds better)"
+
+
+def outcome(diffs: list[float], verdict: str) -> dict:
+    return {"selected_diffs": diffs, "verdict": verdict, "complete": True,
+            "mde_power80": 0.013, "baseline_mean": 0.93}
+
+
+def test_mnist1d_cases_get_pre_registration_power_and_cpu_in_accuracy(mnist1d, tmp_path):
+    """Once the mnist1d cases are pre-registered and blocks ran: their effects (better seeds
+    counted as higher accuracy), detection rates with Wilson intervals beside the predicted
+    power, and the CPU of each stage."""
+    import replication
+
+    repo = tmp_path / "repo"
+    for rel in (mnist1d.MNIST1D_CASES, mnist1d.RUN_SECONDS):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).symlink_to(ROOT / rel)
+    stems = sorted(s for s in replication.cases(ROOT / mnist1d.MNIST1D_CASES)
+                   if s != replication.AA)
+    up, down = [0.02, 0.01, 0.03, 0.02] * 4, [-0.01, -0.02, 0.005, -0.01] * 4
+    expected = {s: replication.cases(ROOT / mnist1d.MNIST1D_CASES)[s]["expected"]
+                for s in stems}
+    effect = {s: up if expected[s] == "helps" else down for s in stems}
+
+    def session(offset: int, cases: list[str], cpu: float) -> dict:
+        return {"offset": offset, "cases": cases, "cpu_seconds": cpu, "wall_seconds": 1.0,
+                "load_average_1min": [1.0, 2.0]}
+
+    results = {
+        "preregistration": [{"offset": 100, "outcomes": {
+            s: outcome(effect[s], expected[s]) for s in stems}}],
+        "blocks": [{"offset": 1000, "outcomes": {
+            replication.AA: outcome([0.01, -0.01] * 4, "inconclusive"),
+            **{s: outcome(effect[s][:8], expected[s]) for s in stems}}},
+            {"offset": 1008, "outcomes": {s: outcome(effect[s][:8], "inconclusive")
+                                          for s in stems}}],
+        "sessions": [session(1000, [replication.AA], 300.0), session(100, stems, 900.0),
+                     session(1000, stems, 400.0), session(1008, stems, 410.0)]}
+    (repo / mnist1d.MNIST1D_RESULTS).parent.mkdir(parents=True)
+    (repo / mnist1d.MNIST1D_RESULTS).write_text(json.dumps(results))
+    text = "\n".join(mnist1d.mnist1d_section(repo))
+    for stem in stems:
+        better = "16/16" if expected[stem] == "helps" else "4/16"   # higher accuracy
+        assert f"| `{stem}` | {effect_sign(effect[stem])} ({better} seeds better) |" in text
+        assert f"| `{stem}` | {expected[stem]} | 1000-1008 |" in text
+        assert "1/2 = 0.50 [0.09, 0.91]" in text
+    assert "A/A blocks 300, pre-registration 900, the other cases' blocks 810" in text
+
+
+def effect_sign(diffs: list[float]) -> str:
+    return f"{sum(diffs) / len(diffs):+.4f}"
 
 
 def test_the_docs_stage_is_the_tabular_panels_only(doc, capsys):
@@ -141,3 +202,25 @@ def test_the_docs_stage_is_the_tabular_panels_only(doc, capsys):
     assert replication.main(["docs", "--cases-dir", str(ROOT / "benchmarks/panel/"
                                                          "replication_mnist1d")]) == 1
     assert "docs are written for the tabular panel only" in capsys.readouterr().err
+
+
+def test_every_mnist1d_case_has_the_aa_baseline_arm_so_a_block_trains_it_once(mnist1d):
+    """A block's session trains an arm once for every module whose arm is the same code
+    (benchkit.store.fingerprint: the module that declares it is ``@``): each case's
+    ``test_baseline`` is the A/A's, decorator included, on the same track."""
+    import ast
+
+    import replication
+
+    def baseline(path: Path) -> str:
+        tree = ast.parse(path.read_text())
+        found = [n for n in tree.body if isinstance(n, ast.FunctionDef)
+                 and n.name == "test_baseline"]
+        assert len(found) == 1, path.name
+        return ast.dump(found[0])
+
+    folder = ROOT / mnist1d.MNIST1D_CASES
+    known = replication.cases(folder)
+    assert len(known) >= 3 and {c["track"] for c in known.values()} == {"mnist1d"}
+    assert {baseline(folder / f"{stem}.py") for stem in known} == \
+        {baseline(folder / f"{replication.AA}.py")}

@@ -5,7 +5,6 @@ alpha / 2 with its binomial standard error.
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from pathlib import Path
@@ -19,9 +18,6 @@ from replication import (AA, AA_BLOCKS, BLOCK_SEEDS, CASE_BLOCKS, COMMAND, FIRST
 BEGIN, END = "<!-- replication.py: begin -->", "<!-- replication.py: end -->"
 ALPHA = 0.05
 Z = 1.959964  # the two-sided 95% normal quantile
-RUN_SECONDS = "benchmarks/results/tracks/run_seconds.json"
-MNIST1D_CASES = "benchmarks/panel/replication_mnist1d"   # replication.py --cases-dir
-MNIST1D_RESULTS = "benchmarks/results/panel/replication_mnist1d.json"
 LATE = "test_fewer_rows=6:16"   # the small harm's blocks (--limit): added after blocks 0-5 ran
 
 
@@ -90,14 +86,18 @@ def fmt_rate(k: int, n: int) -> str:
     return f"{k}/{n} = {k / n:.2f} [{lo:.2f}, {hi:.2f}]" if n else "n/a"
 
 
-def effect_text(diffs: list[float]) -> str:
+def effect_text(diffs: list[float], direction: str = "lower") -> str:
     """The mean of per-seed differences at the selected configs, and on how many seeds the
-    idea is better (lower MSE)."""
+    idea is better (below 0 where the track's ``direction`` is "lower", as tabular's MSE;
+    above where it is "higher", as mnist1d's accuracy)."""
     d = np.asarray(diffs, dtype=float)
-    return f"{float(np.mean(d)):+.4f} ({int(np.sum(d < 0))}/{len(d)} seeds better)"
+    better = int(np.sum(d < 0 if direction == "lower" else d > 0))
+    return f"{float(np.mean(d)):+.4f} ({better}/{len(d)} seeds better)"
 
 
-def power_rows(results: dict, known: dict) -> list[str]:
+def power_rows(results: dict, known: dict, direction: str = "lower") -> list[str]:
+    """Each helps, harms or margin case: its blocks, pre-registered effect (better seeds
+    counted in the track's ``direction``), detection rate and predicted power."""
     prereg = (results.get("preregistration") or [{}])[0].get("outcomes", {})
     rows = []
     for stem, case in known.items():
@@ -111,7 +111,7 @@ def power_rows(results: dict, known: dict) -> list[str]:
         mine = prereg.get(stem)
         power = predicted(mine, case.get("MARGIN") if case["expected"] == "non-inferior"
                           else None)
-        effect = "n/a" if not mine else effect_text(mine["selected_diffs"])
+        effect = "n/a" if not mine else effect_text(mine["selected_diffs"], direction)
         mdes = [o["mde_power80"] for o in got if o["mde_power80"] is not None]
         rows.append(
             f"| `{stem}` | {case['expected']}"
@@ -124,9 +124,9 @@ def power_rows(results: dict, known: dict) -> list[str]:
     return rows
 
 
-def prereg_rows(results: dict, known: dict) -> list[str]:
-    """Each pre-registered case: its effect, wins, sds and predicted power; a candidate whose
-    module is gone was not chosen."""
+def prereg_rows(results: dict, known: dict, direction: str = "lower") -> list[str]:
+    """Each pre-registered case: its effect, wins (in the track's ``direction``), sds and
+    predicted power; a candidate whose module is gone was not chosen."""
     from benchkit.stats import planning
 
     rows = []
@@ -140,7 +140,8 @@ def prereg_rows(results: dict, known: dict) -> list[str]:
         d = np.asarray(o["selected_diffs"], dtype=float)
         power = predicted(o)
         rows.append(f"| `{stem}`{'' if stem in known else ' (candidate, not chosen)'} | "
-                    f"{effect_text(o['selected_diffs'])} | {float(np.std(d, ddof=1)):.4f}"
+                    f"{effect_text(o['selected_diffs'], direction)} | "
+                    f"{float(np.std(d, ddof=1)):.4f}"
                     f" / {planning.planning_sd(d):.4f} | {o['verdict']} | "
                     + ("n/a" if power is None else f"{power[0]:.2f} / {power[1]:.2f}") + " |")
     return rows
@@ -178,64 +179,6 @@ def pooled(diffs: list[float]) -> str:
             f"({int(np.sum(d > 0))} above 0, {int(np.sum(d < 0))} below)")
 
 
-def mnist1d_level(root: Path) -> list[str]:
-    """mnist1d's A/A blocks so far (``replication.py --cases-dir MNIST1D_CASES --results
-    MNIST1D_RESULTS blocks``): each side's rejections and the pooled differences in test
-    accuracy, as for tabular; nothing before its first block."""
-    from replication import cases
-
-    path = root / MNIST1D_RESULTS
-    results = json.loads(path.read_text()) if path.is_file() else {}
-    rows = level_rows(results, cases(root / MNIST1D_CASES))
-    if not rows:
-        return []
-    sessions = results.get("sessions", [])
-    cpu = sum(s["cpu_seconds"] for s in sessions)
-    blocks = len(outcomes(results, AA))
-    return [
-        "### Level on mnist1d (started)", "",
-        (f"The A/A case of `{MNIST1D_CASES}/` (the paper's CNN against itself from another init "
-         f"stream, no floors) on blocks of {BLOCK_SEEDS} seeds from {FIRST_BLOCK}, as on "
-         f"tabular: {blocks} of {AA_BLOCKS} blocks so far, {len(sessions)} session(s), "
-         f"{cpu:.0f} CPU s ({cpu / 60:.1f} CPU-min). Resume: `{COMMAND} blocks --cases-dir "
-         f"{MNIST1D_CASES} --results {MNIST1D_RESULTS} --blocks {AA_BLOCKS}` (a block in the "
-         "results is not run again)."), "",
-        "| case | blocks (first seeds) | helps | harms | every block's seeds pooled "
-        "(idea - baseline accuracy, ± 2 SE) |", "|---|---|---|---|---|", *rows, ""]
-
-
-def mnist1d_cost(root: Path, known: dict, aa_blocks: int, case_blocks: int,
-                 started: bool = False) -> str:
-    """What the same panel would cost on mnist1d, from its measured CPU seconds a run, with
-    the cases sharing the A/A blocks' baseline arm (as here) and with a baseline each;
-    ``started``: its A/A blocks have begun (:func:`mnist1d_level`)."""
-    from benchkit import tracks
-
-    timed = json.loads((root / RUN_SECONDS).read_text())["mnist1d"]
-    per_run = statistics.median(r["cpu_seconds"] for r in timed["runs"])
-    grid = len(tracks.get("mnist1d").grid)
-    arm = BLOCK_SEEDS * grid   # one arm's runs on one block
-    # an idea arm of its own: each case but the A/A and the margin cases (another's arms)
-    ideas = sum(1 for stem, c in known.items() if stem != AA and not c.get("MARGIN"))
-    aa = 2 * aa_blocks * arm
-    shared, apart = aa + ideas * case_blocks * arm, aa + 2 * ideas * case_blocks * arm
-
-    def cpu_min(runs: int) -> str:
-        return f"{runs} runs, about {runs * per_run / 60:.0f} CPU-min"
-
-    return (("mnist1d's other cases: not written yet" if started else "mnist1d: not run")
-            + f". A run costs {per_run:.1f} CPU s (median of "
-            f"{len(timed['runs'])}, `{RUN_SECONDS}`); at its {grid}-config grid an arm is "
-            f"{arm} runs a block. The {aa_blocks} A/A blocks alone are {cpu_min(aa)} of "
-            f"training. With the {ideas} other idea arms on {case_blocks} blocks each, the "
-            f"panel is {cpu_min(shared)} where the cases share the A/A blocks' baseline arm, "
-            f"as here, against {cpu_min(apart)} with a baseline of their own: sharing cuts "
-            f"{1 - shared / apart:.0%}. It cannot cut the A/A's own runs: its two arms are the "
-            "pair under test, and one baseline shared across blocks (or several A/A pairs "
-            "drawn from a few init streams on the same seeds) would make the blocks' "
-            "outcomes dependent, so that a rejection count is no longer binomial.")
-
-
 def block_counts(results: dict, known: dict) -> tuple[str, bool]:
     """Each case's completed blocks against issue 54's minimum (AA_BLOCKS for the A/A,
     CASE_BLOCKS for the others), and whether every case reached it."""
@@ -246,12 +189,13 @@ def block_counts(results: dict, known: dict) -> tuple[str, bool]:
 
 
 def section(results: dict, known: dict, root: Path) -> str:
+    from replication_doc_mnist1d import mnist1d_section   # it imports this module
+
     sessions = results.get("sessions", [])
     cpu = sum(s["cpu_seconds"] for s in sessions)
     prereg_cpu = sum(s["cpu_seconds"] for s in sessions if s["offset"] == PREREG_OFFSET)
     loads = [x for s in sessions for x in s["load_average_1min"]] or [0.0]
     counts, reached = block_counts(results, known)
-    mnist1d = mnist1d_level(root)
     lines = [
         BEGIN, "", "## Power and level by replication", "",
         (f"Each case of `benchmarks/panel/replication/` benched through the plugin on disjoint "
@@ -306,10 +250,9 @@ def section(results: dict, known: dict, root: Path) -> str:
          f"{max(loads):.0f}). Blocks per case against issue 54's minimum: {counts}"
          + ("" if reached else ". **Not complete**: the `blocks` command above runs "
             "the blocks still missing (the runs already trained are stored)") + "."),
-        "", *mnist1d, mnist1d_cost(root, known, AA_BLOCKS, CASE_BLOCKS, bool(mnist1d)), "",
-        "What each case asks:", "",
+        "", "What each case asks:", "",
         *[f"- `{stem}` ({case['expected']}): {case['summary']}" for stem, case in known.items()],
-        "", END]
+        "", *mnist1d_section(root), END]
     return "\n".join(lines) + "\n"
 
 
