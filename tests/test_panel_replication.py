@@ -224,3 +224,15 @@ def test_every_mnist1d_case_has_the_aa_baseline_arm_so_a_block_trains_it_once(mn
     assert len(known) >= 3 and {c["track"] for c in known.values()} == {"mnist1d"}
     assert {baseline(folder / f"{stem}.py") for stem in known} == \
         {baseline(folder / f"{replication.AA}.py")}
+
+
+def test_a_margins_predicted_power_lies_on_the_worse_side_of_the_tracks_direction(doc):
+    """An idea 0.006 worse than its baseline is 0.006 worse whether the metric falls (MSE) or
+    rises (accuracy) when it improves: the same predicted power against a 2% margin."""
+    d = [0.02, -0.01, 0.015, -0.005, 0.01, 0.0, 0.012, 0.004]
+    lower = doc.predicted({"selected_diffs": d, "baseline_mean": 0.93}, 0.02)
+    higher = doc.predicted({"selected_diffs": [-x for x in d], "baseline_mean": 0.93}, 0.02,
+                           "higher")
+    assert higher == pytest.approx(lower)
+    assert doc.predicted({"selected_diffs": d, "baseline_mean": 0.93}, 0.02, "higher")[1] > \
+        lower[1]   # 0.006 better on accuracy: further inside the margin

@@ -39,14 +39,16 @@ def level_check(k: int, n: int) -> tuple[float, bool]:
     return se, abs(k / n - side) <= 2 * se
 
 
-def predicted(prereg: dict | None, margin_rel: float | None = None) -> tuple[float, float] | None:
+def predicted(prereg: dict | None, margin_rel: float | None = None,
+              direction: str = "lower") -> tuple[float, float] | None:
     """The power at BLOCK_SEEDS seeds that the pre-registration predicts from its per-seed
     differences at the selected configs (the estimand), their sd as the report's planning
     figures take it (the 80% upper bound,
     benchkit.stats.planning) and as observed: for a difference, the two-sided sign-flip
     test's at alpha for the pre-registered effect; for a margin (``margin_rel`` of the
     baseline's mean), the one-sided margin test's at alpha, as the report's margin check
-    computes it (benchkit.verdict.margins), for the pre-registered effect."""
+    computes it (benchkit.verdict.margins), for the pre-registered effect, the margin lying on
+    the worse side of the track's ``direction`` ("lower" or "higher" is better)."""
     from benchkit.stats import planning, signflip
 
     if not prereg or not prereg.get("selected_diffs"):
@@ -55,8 +57,9 @@ def predicted(prereg: dict | None, margin_rel: float | None = None) -> tuple[flo
     sds = (planning.planning_sd(d), float(np.std(d, ddof=1)))
     if margin_rel is None:
         effect, level = abs(float(np.mean(d))), ALPHA
-    else:  # lower is better on this track: the idea is shown within the margin above it
-        effect, level = margin_rel * prereg["baseline_mean"] - float(np.mean(d)), 2 * ALPHA
+    else:  # the idea is shown within the margin on the worse side (``direction``: better)
+        worse = float(np.mean(d)) * (1.0 if direction == "lower" else -1.0)
+        effect, level = margin_rel * prereg["baseline_mean"] - worse, 2 * ALPHA
     return tuple(signflip.power(BLOCK_SEEDS, effect / sd, level) for sd in sds)  # type: ignore
 
 
@@ -110,7 +113,7 @@ def power_rows(results: dict, known: dict, direction: str = "lower") -> list[str
         wrong = sum(o["verdict"] == other for o in got)
         mine = prereg.get(stem)
         power = predicted(mine, case.get("MARGIN") if case["expected"] == "non-inferior"
-                          else None)
+                          else None, direction)
         effect = "n/a" if not mine else effect_text(mine["selected_diffs"], direction)
         mdes = [o["mde_power80"] for o in got if o["mde_power80"] is not None]
         rows.append(
