@@ -51,9 +51,11 @@ def mnist1d_section(root: Path) -> list[str]:
          f"A/A on its first {AA_BLOCKS} blocks, each other case on its first {CASE_BLOCKS}, in "
          "sessions of their own that share one baseline arm (the A/A's, in code and seeds). "
          "Their effects were pre-registered on seeds "
-         f"{PREREG_OFFSET}-{PREREG_OFFSET + PREREG_SEEDS - 1}, one session, before any of "
-         "their blocks ran. Effects are idea - baseline test accuracy at the selected configs "
-         "(higher is better: a positive effect helps)."), "",
+         f"{PREREG_OFFSET}-{PREREG_OFFSET + PREREG_SEEDS - 1} before any of their blocks "
+         "ran; of a case's candidates (a module gone: not chosen) the one kept is the one whose "
+         f"predicted power at {BLOCK_SEEDS} seeds (planning sd) is nearest 0.8. Effects are "
+         "idea - baseline test accuracy at the selected configs (higher is better: a "
+         "positive effect helps)."), "",
         f"Regenerate: `{COMMAND} blocks {FLAGS} --cases {AA} --blocks {AA_BLOCKS}`"
         + (f"; {resume}" if resume else "") + f"; then `{COMMAND} docs` (a block in the "
         "results is not run again).", ""]
