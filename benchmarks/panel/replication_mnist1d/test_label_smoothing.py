@@ -1,5 +1,6 @@
-"""Small positive near the MDE, a real technique: label smoothing 0.1 against plain
-cross-entropy, on MNIST-1D's CNN.
+"""Small positive, a real technique: label smoothing 0.1 against plain cross-entropy, on
+MNIST-1D's CNN (+2.3 points of accuracy pre-registered: predicted power 1.00 at 8 seeds, above
+the MDE, not near it).
 
 Source: Szegedy et al., "Rethinking the Inception Architecture for Computer Vision" (CVPR
 2016, section 7), epsilon 0.1. On this track benchmarks/panel/techniques/test_label_smoothing.py
