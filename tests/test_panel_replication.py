@@ -197,6 +197,10 @@ def test_mnist1d_cases_get_pre_registration_power_and_cpu_in_accuracy(mnist1d, t
                    if line.startswith(f"| `{stem}` | {expected[stem]}"))
         assert "| 1/2 = 0.50 [0.09, 0.91] |" in row
     assert "A/A blocks 300, pre-registration 900, the other cases' blocks 810" in text
+    margins = [s for s in stems if expected[s] == "non-inferior"]
+    own = " ".join(s for s in stems if s not in margins)
+    assert f"--cases {own} --case-blocks" in text   # margin cases after, in their own
+    assert all(f"--cases {m} --case-blocks" in text for m in margins)   # sessions
 
 
 def effect_sign(diffs: list[float]) -> str:

@@ -41,9 +41,16 @@ def mnist1d_section(root: Path) -> list[str]:
     loads = [x for s in sessions for x in s["load_average_1min"]] or [0.0]
     counts, reached = block_counts(results, known)
     prereg, power = prereg_rows(results, known, DIRECTION), power_rows(results, known, DIRECTION)
+    own = [s for s in others if not known[s].get("MARGIN")]
+    margins = [s for s in others if known[s].get("MARGIN")]
     resume = (f"`{COMMAND} preregister {FLAGS} --cases {' '.join(others)}`, then `{COMMAND} "
-              f"blocks {FLAGS} --cases {' '.join(others)} --case-blocks {CASE_BLOCKS}`"
-              if others else "")
+              f"blocks {FLAGS} --cases {' '.join(own)} --case-blocks {CASE_BLOCKS}`"
+              if own else "")
+    if margins:   # a session of their own, once the arms they share are stored
+        resume += (f", then `{COMMAND} blocks {FLAGS} --cases {' '.join(margins)} "
+                   f"--case-blocks {CASE_BLOCKS}` (their runs are those blocks': a session of "
+                   "their own reuses them, where in the same session two xdist workers may "
+                   "train one run key at once, as blocks 1000-1024 did)")
     lines = [
         "### mnist1d", "",
         (f"The cases of `{MNIST1D_CASES}/` (the paper's CNN at its one-lr grid and 150 epochs, "
