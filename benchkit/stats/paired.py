@@ -128,9 +128,12 @@ def mde(diffs: ArrayLike, alpha: float = 0.05) -> float:
 
 def ci95(diffs: ArrayLike) -> list[float]:
     """95% t confidence interval [lo, hi] of the mean difference."""
-    d, n, sd = _pairs_sd(diffs)
-    half = _mde(n, sd, 0.05)
-    return [float(d.mean() - half), float(d.mean() + half)]
+    return list(_ci95(*_pairs_sd(diffs)))
+
+
+def _ci95(d: np.ndarray, n: int, sd: float) -> tuple[float, float]:   # sd: of the n in d
+    mean, half = d.mean(), _mde(n, sd, 0.05)
+    return float(mean - half), float(mean + half)
 
 
 def effect_size(diffs: ArrayLike) -> float | None:
@@ -200,9 +203,11 @@ def power_mde(n: int, sd: float, alpha: float = 0.05, power: float = 0.8) -> flo
 
 def idea_wins(baseline: ArrayLike, idea: ArrayLike, direction: str) -> int:
     """Number of seeds on which the idea is strictly better in the metric's direction."""
-    b, i = _paired(baseline, idea)
-    d = i - b
-    return int(np.count_nonzero(d < 0 if checked_direction(direction) == "lower" else d > 0))
+    return _wins(np.subtract(*_paired(baseline, idea)[::-1]), checked_direction(direction))
+
+
+def _wins(d: np.ndarray, direction: str) -> int:   # d: idea - baseline
+    return int(np.count_nonzero(d < 0 if direction == "lower" else d > 0))
 
 
 def holm(p_values: ArrayLike) -> list[float]:
@@ -288,18 +293,17 @@ def compare(baseline: ArrayLike, idea: ArrayLike, *, direction: str, alpha: floa
     (verdicts are decided once, at the planned level, by :mod:`benchkit.verdict.decision`).
     ``p_value``: the sign-flip p of these differences where it is known already (a
     selection-aware comparison's binding test keeps its own), else computed here."""
-    lower = checked_direction(direction) == "lower"
     b, i = _paired(baseline, idea)
     d, n, sd = _pairs_sd(i - b)
     p, mean = sign_flip_p_value(d, seed=seed) if p_value is None else p_value, d.mean()
-    m, half = _mde(n, sd, alpha), _mde(n, sd, 0.05)   # half: ci95's, of the same sd
+    m, (lo, hi) = _mde(n, sd, alpha), _ci95(d, n, sd)
     base_mean = abs(float(b.mean()))
     return PairedComparison(   # d, its mean and sd computed once, for every figure of them
-        delta_mean=float(mean), idea_wins=int(np.count_nonzero(d < 0 if lower else d > 0)),
+        delta_mean=float(mean), idea_wins=_wins(d, checked_direction(direction)),
         n_pairs=n, per_seed_diffs=tuple(d.tolist()), p_value=p, mde=json_float(m),
         mde_rel_pct=json_float(100 * m / base_mean) if base_mean > 0 else None,
         direction=direction, alpha=float(alpha),
-        ci95=(json_float(mean - half), json_float(mean + half)),
+        ci95=(json_float(lo), json_float(hi)),
         effect_size=float(mean / sd) if sd > 0 else None,
         noninferiority=None if margin is None else _noninferiority(
             b, d, n, sd, direction=direction, margin=margin, alpha=alpha))
