@@ -128,12 +128,19 @@ def _no_plots(request, monkeypatch):
         if "pytester" in request.fixturenames:
             from benchkit.report import plots
             monkeypatch.setattr(plots, "write_plots", lambda folder, report: NOT_DRAWN)
-        monkeypatch.setenv("PYTEST_PLUGINS", prepended("PYTEST_PLUGINS", "plot_standin", ","))
-        monkeypatch.setenv("PYTHONPATH", prepended("PYTHONPATH", str(STAND_INS), os.pathsep))
+        load_stand_in(monkeypatch, "plot_standin")
 
 
 def prepended(variable: str, value: str, separator: str) -> str:
     return separator.join(v for v in (value, os.environ.get(variable)) if v)
+
+
+def load_stand_in(monkeypatch, plugin: str) -> None:
+    """The pytest sessions of this test, in this process or a subprocess, load the plugin
+    tests/standins/``plugin``.py (``PYTEST_PLUGINS``; the folder on ``PYTHONPATH`` once)."""
+    monkeypatch.setenv("PYTEST_PLUGINS", prepended("PYTEST_PLUGINS", plugin, ","))
+    if str(STAND_INS) not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        monkeypatch.setenv("PYTHONPATH", prepended("PYTHONPATH", str(STAND_INS), os.pathsep))
 
 
 @pytest.fixture(autouse=True)
@@ -142,8 +149,7 @@ def _floor_stand_in(request, monkeypatch):
     floors (tests/standins/floor_standin.py: the real ones cost seconds a seed in each fresh
     process), unless the test is marked ``floors``: the tests of floors fit the real ones."""
     if request.node.get_closest_marker("floors") is None:
-        monkeypatch.setenv("PYTEST_PLUGINS", prepended("PYTEST_PLUGINS", "floor_standin", ","))
-        monkeypatch.setenv("PYTHONPATH", prepended("PYTHONPATH", str(STAND_INS), os.pathsep))
+        load_stand_in(monkeypatch, "floor_standin")
     yield
     if "floor_standin" in sys.modules:  # imported by import_what_sessions_would_drop
         sys.modules["floor_standin"].restore()
