@@ -96,7 +96,10 @@ BODIES = Path(__file__).with_name("bodies")
 """
 
 
-def test_two_workers_never_train_one_run_key_at_once(pytester):
+def test_two_workers_never_train_one_run_key_at_once(pytester, monkeypatch):
+    tmp = pytester.path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))   # where the controller names its claims folder
     for name, better in (("first", 0.5), ("second", 0.25)):
         pytester.makepyfile(**{f"test_{name}": idea_module(
             name, SLOW_SHARED_BASELINE,
@@ -109,3 +112,4 @@ def test_two_workers_never_train_one_run_key_at_once(pytester):
     assert bodies == ["0", "1"], bodies   # each shared key trained once, by one worker
     first, second = (validate_report(report_path(pytester.path, n)) for n in ("first", "second"))
     assert first["baseline"] == second["baseline"]
+    assert not list(tmp.glob("benchkit-claims-*"))   # removed with the session
