@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import inspect
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -284,6 +285,45 @@ def decode(cls: type, data: Mapping[str, Any]) -> Any:
             raise ValueError(f"{cls.__module__}.{cls.__qualname__} lacks the key(s) {missing}; "
                              f"declared: {list(made.keys)}")
     return cls(**values).decoded() if made.completes else cls(**values)
+
+
+_R = typing.TypeVar("_R")
+
+
+def replaced(record: _R, /, **changes: Any) -> _R:
+    """``dataclasses.replace(record, **changes)``: a new record, the given fields changed.
+    Where the record's ``__init__`` only assigns its fields (every field an init field, no
+    ``__post_init__``, nothing held beside the fields), the new record is its fields copied,
+    without calling ``__init__`` (a report's comparison is made again at each of a dozen
+    stages, ~30 fields each: most of their cost); otherwise, and for a name that is not a
+    field (refused), ``dataclasses.replace`` itself."""
+    cls = type(record)
+    names = _COPIED.get(cls)
+    if names is None:
+        names = _COPIED[cls] = _copied_fields(cls)
+    if not names or len(record.__dict__) != len(names) or not changes.keys() <= names:
+        return dataclasses.replace(record, **changes)   # type: ignore[type-var]
+    new = object.__new__(cls)
+    new.__dict__.update(record.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+_COPIED: dict[type, frozenset[str]] = {}   # by record type: the fields replaced copies
+
+
+def _copied_fields(cls: type) -> frozenset[str]:
+    """The fields :func:`replaced` may copy for a record of ``cls``: all of them when its
+    ``__init__`` takes exactly its fields (no ``InitVar``, none ``init=False``) and nothing
+    runs after it (no ``__post_init__``), else none (empty: ``dataclasses.replace``)."""
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__") \
+            or not cls.__dictoffset__:   # its fields in slots, not in a __dict__
+        return frozenset()
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    if len(names) != len(dataclasses.fields(cls)) or sorted(
+            inspect.signature(cls).parameters) != sorted(names):
+        return frozenset()
+    return frozenset(names)
 
 
 class JsonRecord:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import ast
 import enum
 import math
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
-from benchkit.codec import JsonRecord, as_json, plan
+from benchkit.codec import JsonRecord, as_json, plan, replaced
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -169,3 +169,66 @@ def test_only_the_listed_records_write_their_json_by_hand():
     found = hand_written()
     assert set(found) == set(HAND_WRITTEN)
     assert sum(found.values()) <= 15
+
+
+@dataclass(frozen=True)
+class Plain(JsonRecord):
+    a: int
+    b: tuple[float, ...] = ()
+    c: float | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Checked:
+    a: int
+
+    def __post_init__(self) -> None:
+        if self.a < 0:
+            raise ValueError("a must be >= 0")
+
+
+@dataclass(frozen=True)
+class Derived:
+    a: int
+    twice: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "twice", 2 * self.a)
+
+
+@dataclass(frozen=True)
+class Given:
+    a: int
+    scale: InitVar[int] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Slotted:
+    a: int
+    b: int = 0
+
+
+def test_replaced_is_dataclasses_replace():
+    """The record dataclasses.replace makes, field for field and of the same type, the
+    original unchanged and its values the same objects, for a record whose __init__ only
+    assigns (kw_only fields included) and for each kind it leaves to dataclasses.replace:
+    a __post_init__ that checks or derives, an init=False field, an InitVar, slots."""
+    rec = Plain(1, (0.5,), c=2.0)
+    new = replaced(rec, a=3)
+    assert type(new) is Plain and new == replace(rec, a=3) == Plain(3, (0.5,), c=2.0)
+    assert rec == Plain(1, (0.5,), c=2.0) and new.b is rec.b
+    assert replaced(rec) == rec and replaced(rec) is not rec
+    assert replaced(rec, c=None).to_json() == {"a": 1, "b": [0.5], "c": None}
+    with pytest.raises(ValueError, match="a must be >= 0"):
+        replaced(Checked(1), a=-1)
+    assert replaced(Derived(2), a=5).twice == 10
+    assert replaced(Given(1, 3), a=2, scale=4) == Given(2)
+    assert replaced(Slotted(1, 2), b=3) == Slotted(1, 3)
+
+
+def test_replaced_refuses_a_name_that_is_not_a_field():
+    """A name the record does not have is refused as dataclasses.replace refuses it."""
+    with pytest.raises(TypeError):
+        replaced(Plain(1), d=2)
+    with pytest.raises(TypeError):
+        replaced(Slotted(1), c=2)

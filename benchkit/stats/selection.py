@@ -26,7 +26,6 @@ configs per group (larger, hence conservative, against the claim). numpy only.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from benchkit.codec import JsonRecord
+from benchkit.codec import JsonRecord, replaced
 from benchkit.stats import equivalence, pairtest
 from benchkit.stats.crossfit import (MAX_COMBOS as MAX_COMBOS, CrossFit, arm_crossfit,
                                      fixed_values, tuning_loss)
@@ -115,7 +114,7 @@ class EffectiveGrids(JsonRecord):
 def against(sw: Sweeps, base_val: Table, base_test: Table) -> Sweeps:
     """Another comparator's sweeps against ``sw``'s idea, seeds, groups and margin reference,
     sharing the idea's figures (its cross-fit, its fixed-config values: computed once)."""
-    return dataclasses.replace(sweeps(base_val, base_test, sw.idea_val, sw.idea_test,
+    return replaced(sweeps(base_val, base_test, sw.idea_val, sw.idea_test,
                                       sw.groups, sw.margin_reference), _idea=sw._idea)
 
 

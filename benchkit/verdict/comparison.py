@@ -23,6 +23,7 @@ from typing import Protocol
 
 import numpy as np
 
+from benchkit.codec import replaced
 from benchkit.spec.idea import ARMS, Config, IdeaSpec, cfg_id
 from benchkit.spec.run_record import Measured, RunRecord, RunResult
 from benchkit.stats import paired, pairtest, selection, signtest
@@ -78,8 +79,8 @@ def decide_by_test(comp: Comparison, test: str) -> Comparison:
         p_value = pairtest.p_value(pairtest.Pair(np.zeros(len(d)), np.asarray(d, float)),
                                    "wilcoxon")
     else:
-        return dataclasses.replace(comp, test=test)
-    return dataclasses.replace(comp, test=test, p_mean=comp.p_value, p_value=p_value,
+        return replaced(comp, test=test)
+    return replaced(comp, test=test, p_mean=comp.p_value, p_value=p_value,
                                median_delta=float(np.median(d)))
 
 

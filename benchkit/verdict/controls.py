@@ -8,9 +8,9 @@ claim type (decided in :mod:`benchkit.verdict.decision`).
 Pure Python over comparison and control-arm records: the controller never imports torch."""
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
+from benchkit.codec import replaced
 from benchkit.stats import paired
 from benchkit.spec.idea import CONTROL, Config
 from benchkit.verdict.records import Comparison, ControlArm
@@ -40,6 +40,6 @@ def adjusted(per_track: Sequence[Sequence[Comparison]]) -> list[list[Comparison]
     tracks = paired.holm([max(c.p_value for c in cs) if cs else 1.0 for cs in per_track])
     family = [c.p_value for cs in per_track for c in cs]
     harms = iter(paired.holm(family + [1.0 for cs in per_track if not cs]))
-    return [[dataclasses.replace(c, p_adjusted_harms=next(harms), p_adjusted=p,
+    return [[replaced(c, p_adjusted_harms=next(harms), p_adjusted=p,
                                  family_size=len(per_track)) for c in cs]
             for cs, p in zip(per_track, tracks)]

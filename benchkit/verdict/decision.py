@@ -13,10 +13,10 @@ reads it). The report is a :class:`benchkit.verdict.records.Report` throughout.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from benchkit.codec import replaced
 from benchkit.stats import (equivalence, futility, paired, planning, selection, sequential,
                             signflip, signtest)
 from benchkit.stats.pairtest import worse_sign
@@ -63,7 +63,7 @@ def verdict_of_words(words: str | None) -> str | None:
 def with_reference_words(comp: Comparison, verdict: str) -> Comparison:
     """``comp`` with its reference-format fields (``verdict``, ``system_worked``), set once
     from the verdict decided against that comparator at the planned level."""
-    return dataclasses.replace(comp, verdict=reference_words(verdict),
+    return replaced(comp, verdict=reference_words(verdict),
                                system_worked=verdict == "helps")
 
 
@@ -131,11 +131,11 @@ class Decision:
     def applied(self, report: Report) -> Report:
         """``report`` decided: a new record with this decision's comparisons, controls'
         verdicts, warnings (after the report's), futility advice and verdicts."""
-        return dataclasses.replace(
+        return replaced(
             report, comparison=report.comparison if self.comparison is None else self.comparison,
             controls={**report.controls, **self.controls}, warnings=report.warnings + self.warnings,
             sequential=report.sequential if self.futility is None else
-            dataclasses.replace(report.sequential, futility=self.futility),
+            replaced(report.sequential, futility=self.futility),
             practical_verdict=self.practical, system_verdict=self.system,
             decided_by=self.decided_by)
 
@@ -158,9 +158,9 @@ def claim_verdict(comp: Comparison, baseline: Sequence[float], idea: Sequence[fl
     elif ni is not None:
         ni = paired.noninferiority(baseline, idea, direction=direction, margin=ni.margin_rel,
                                    alpha=test_level)
-    comp = dataclasses.replace(comp, noninferiority=ni)
+    comp = replaced(comp, noninferiority=ni)
     if claim_type == EQUIVALENCE_CLAIM and ni is not None:
-        comp = dataclasses.replace(comp, equivalence=(
+        comp = replaced(comp, equivalence=(
             equivalence.tost(baseline, idea, direction=direction, margin=ni.margin_rel,
                              level=test_level)
             if sweeps is None else selection.tost(sweeps, direction, ni.margin_rel,
@@ -242,7 +242,7 @@ def own_interval(comp: Comparison, level: float, sw: selection.Sweeps | None,
     signflip_ci = mean_interval(comp, level, sw, direction)
     sign_ci = sign_interval(comp, level)
     own = sign_ci or signflip_ci
-    return dataclasses.replace(comp, signflip_ci=signflip_ci, sign_ci=sign_ci,
+    return replaced(comp, signflip_ci=signflip_ci, sign_ci=sign_ci,
                                ci95=(own.lo, own.hi))
 
 
@@ -290,11 +290,11 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
             f"possible p is {paired.min_p_value(n):.4g}"
             + (f" ({family_size} x that after Holm)" if family_size > 1 else "")
             + ": it cannot be significant")
-    comp = dataclasses.replace(comp, p_adjusted=p_adjusted, family_size=family_size,
+    comp = replaced(comp, p_adjusted=p_adjusted, family_size=family_size,
                                level=level)
     significant = p_adjusted is not None and p_adjusted < level
     tested_together(report, [comp, *comps[1:]], level, margin_level)
-    comp = dataclasses.replace(
+    comp = replaced(
         own_interval(comp, interval_level(comp, level, direction), sw, direction),
         planning_figures=planning_figures(comp, level / family_size, significant=significant,
                                           sw=sw, direction=direction))
@@ -314,7 +314,7 @@ def decision_of(report: Report, comps: Sequence[Comparison], family_size: int) -
                                  level)
     advice, stop = futility_advice(report, comp, decided.practical, family_size)
     warnings += [stop] if stop else []
-    return dataclasses.replace(decided, comparison=comp, warnings=tuple(warnings),
+    return replaced(decided, comparison=comp, warnings=tuple(warnings),
                                futility=advice)
 
 
@@ -355,7 +355,7 @@ def verdicts_against(report: Report, baseline_verdict: str, level: float
             comp, control.full.per_seed, idea, direction=direction, level=level,
             family_size=comp.family_size or 1, claim_type=claim_type,
             sweeps=sweeps.of_record(report, control.arm) if comp.selection_aware else None)
-        decided[name] = dataclasses.replace(
+        decided[name] = replaced(
             control, comparison=with_reference_words(comp, verdict), verdict=verdict)
         verdicts.append((verdict, control.arm))
     return verdicts, decided
@@ -369,7 +369,7 @@ def decide_against_all(report: Report, against_baseline: str, level: float) -> D
     if report.comparison is None or report.idea is None:
         return Decision("incomplete", "incomplete")
     against, decided = verdicts_against(report, against_baseline, level)
-    return dataclasses.replace(
+    return replaced(
         Decision.from_verdicts(against, report.mechanism_ok, report.budgets),
         controls=decided)
 
@@ -396,5 +396,5 @@ def futility_advice(report: Report, comp: Comparison, practical: str,
                f"seeds) finds the idea better with probability {power:.3g} < "
                f"futility={threshold:g}: stopping here is recommended (non-binding: no level "
                "or verdict changes)") if stop else None
-    return dataclasses.replace(advice, conditional_power=power, stop=stop,
+    return replaced(advice, conditional_power=power, stop=stop,
                                last_level=last_level), warning

@@ -27,7 +27,7 @@ from typing import Any, Union
 import numpy as np
 
 from benchkit import codec
-from benchkit.codec import JsonRecord, is_record
+from benchkit.codec import JsonRecord, is_record, replaced
 
 from benchkit.spec.idea import IdeaSpec
 from benchkit.spec.payloads import MechanismPayload, RunPayload
@@ -80,7 +80,7 @@ def build_finite(make: Build, spec: IdeaSpec, track: str, run_payloads: Sequence
     report = make(spec, track, refused, mechanism_payloads, alpha=alpha)
     if report.incomplete is None:  # every run of the track refused: it cannot be complete
         raise ValueError(f"{spec.name} {track}: every run was refused, yet the report is complete")
-    return dataclasses.replace(report, incomplete=dataclasses.replace(
+    return replaced(report, incomplete=replaced(
         report.incomplete, reasons=(why, *report.incomplete.reasons)))
 
 
@@ -208,7 +208,7 @@ def decide_family(reports: list[Report], floors: Floors | None = None) -> list[R
     and its verdicts decided (:meth:`benchkit.verdict.decision.Decision.applied`); an
     incomplete report enters the family at p = 1 and is decided ``incomplete``."""
     family = controls.adjusted([report.comparisons() for report in reports])
-    with_floors = [dataclasses.replace(report, floors={}) if floors is None else floors(report)
+    with_floors = [replaced(report, floors={}) if floors is None else floors(report)
                    for report in reports]
     return [decision.decision_of(report, comps, family_size=len(reports)).applied(report)
             for report, comps in zip(with_floors, family)]

@@ -4,7 +4,7 @@ A :class:`Comparison` is the idea against one comparator: made by the compare st
 (:func:`benchkit.verdict.comparison.compare_arms`), given its family adjustment
 (:func:`benchkit.verdict.controls.adjusted`) and its decided figures and verdict
 (:func:`benchkit.verdict.decision.decision_of`), each stage a new record
-(:func:`dataclasses.replace`). A :class:`ControlArm` is a control arm's section of the report,
+(:func:`benchkit.codec.replaced`). A :class:`ControlArm` is a control arm's section of the report,
 with the idea's comparison with it.
 
 :func:`benchkit.verdict.pipeline.idea_reports` builds each report as a :class:`Report`, then
@@ -22,12 +22,11 @@ describes them.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from benchkit.codec import JsonRecord, as_json
+from benchkit.codec import JsonRecord, as_json, replaced
 from benchkit.spec.idea import Config
 from benchkit.spec.run_record import JsonDict, RunRecord
 from benchkit.stats import planning
@@ -184,7 +183,7 @@ class Report(JsonRecord):
         """The report read from its JSON, its run records on its track (a row names none)."""
         if all(run.point.track == self.track for run in self.runs):
             return self
-        return dataclasses.replace(self, runs=tuple(run.on_track(self.track)
+        return replaced(self, runs=tuple(run.on_track(self.track)
                                                      for run in self.runs))
 
     @property
@@ -235,9 +234,9 @@ class Report(JsonRecord):
         """This report with ``comps`` (as :meth:`comparisons` orders them) as its comparisons."""
         if not comps:
             return self
-        arms = {name: dataclasses.replace(arm, comparison=comp)
+        arms = {name: replaced(arm, comparison=comp)
                 for (name, arm), comp in zip(self.controls.items(), comps[1:])}
-        return dataclasses.replace(self, comparison=comps[0], controls={**self.controls, **arms})
+        return replaced(self, comparison=comps[0], controls={**self.controls, **arms})
 
 
 # bench_report.json's order of keys (the v1 reference order, then what benchkit added): the

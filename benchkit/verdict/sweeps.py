@@ -9,13 +9,13 @@ over run records (:class:`benchkit.spec.run_record.Measured`: a payload, or a re
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from benchkit.codec import replaced
 from benchkit.spec.idea import Config, cfg_id
 from benchkit.spec.run_record import NO_RESULT, Measured, RunRecord, RunResult
 from benchkit.stats import paired, selection, signtest
@@ -161,7 +161,7 @@ def decide_by_selection(comp: Comparison, sw: selection.Sweeps,
     p_fixed = paired.sign_flip_p_value([i - b for b, i in zip(*fixed)])
     p_mean = selection.p_value(sw, direction)
     ranked = comp.test if comp.test in ("sign", "wilcoxon") else None
-    return dataclasses.replace(   # one new record
+    return replaced(   # one new record
         comp, p_fixed_configs=p_fixed, selection_aware=True,
         p_mean=p_mean if ranked else comp.p_mean,
         p_value=selection.p_value(sw, direction, statistic=ranked) if ranked else p_mean)
