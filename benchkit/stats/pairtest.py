@@ -214,7 +214,7 @@ def intervals(pairs: Sequence[Pair], levels: float | Sequence[float], *, seed: i
     return signflip.intervals_of_rows(
         np.stack([_pair_sums(q, seed)[:rows] for q in pairs]), _flip_counts(n, seed)[:rows],
         d.sum(axis=1).tolist(), n, [math.ceil(level * total) - base for level in each],
-        [p_value(q, seed=seed) < level for q, level in zip(pairs, each)],
+        [p < level for p, level in zip(p_values(pairs, seed=seed), each)],
         scale=np.abs(d).max(axis=1).tolist(), twice=exact)
 
 

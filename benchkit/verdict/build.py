@@ -7,7 +7,7 @@ is :mod:`benchkit.report.bench_report`'s.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -84,11 +84,10 @@ def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
     return sweep
 
 
-def sweep_row_vals(runs: Mapping[RunKey, Measured], arm: str, cfg: Config,
-                   seeds: list[int]) -> list[float | None]:
-    """An arm's validation values at ``cfg``, seed by seed (None: missing or not finite)."""
-    i = cfg_id(cfg)
-    return [finite_or_none(r.val) if r else None for r in (runs.get((arm, i, s)) for s in seeds)]
+def grid_vals(val_table: np.ndarray) -> tuple[tuple[float | None, ...], ...]:
+    """An arm's validation values config by config, seed by seed (None: missing or not
+    finite), from its validation table (:func:`benchkit.verdict.sweeps.arm_tables`)."""
+    return tuple(tuple(None if math.isnan(v) else v for v in col) for col in val_table.T.tolist())
 
 
 def every_value(values: Sequence[float | None]) -> list[float] | None:
@@ -201,8 +200,8 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         # exploratory or a budget axis: none
         checks = budget_checks and not (spec.frontier or spec.overrides)
         converged, flags = convergence.section(
-            track, {arm: convergence.SelectedRuns(selected.configs[arm], rs, tuple(
-                tuple(sweep_row_vals(runs, arm, c, seeds)) for c in grid))
+            track, {arm: convergence.SelectedRuns(selected.configs[arm], rs,
+                                                  grid_vals(tables[arm][0]))
                     for arm, rs in selected.results.items()},
             direction, epochs=spec.epochs[track], schedule=protocol.get("schedule"),
             longer=(lambda arm, cfg: [_result(runs.get((arm, cfg_id(cfg), s))) for s in seeds])
@@ -256,7 +255,7 @@ def build_report(spec: IdeaSpec, track: str, run_payloads: Sequence[RunPayload],
         warnings=tuple(warnings),
         runs=tuple(sorted((r.record for r in run_payloads
                            if r.record is not None and r.record.point.track == track),
-                          key=lambda r: _row_order(r, arms, grid))),
+                          key=_row_order(arms, grid))),
         environment=_environment(run_payloads), sequential=planned.sequential,
         exploratory=planned.exploratory,
         practical_verdict=None, system_verdict=None)  # decided later, by the pipeline
@@ -326,20 +325,26 @@ def passed_runs(run_payloads: Sequence[RunPayload], track: str) -> dict[RunKey, 
 
 def _val(run: RunRecord | None) -> float | None:
     """A run's validation value for the extension rule: None when missing, nan if diverged."""
-    if run is None:
-        return None
-    return float("nan") if run.diverged or run.val is None else run.val
+    result = None if run is None else run.result
+    if result is None:
+        return None if run is None else float("nan")
+    return float("nan") if result.diverged or result.val is None else result.val
 
 
-def _row_order(run: RunRecord, arms: list[str], grid: list[Config]) -> tuple[int, int, int]:
-    """Rows by arm (declared order), then grid order (configs beyond it last), then seed."""
-    cfg = dict(run.point.cfg)
-    return (_arm_order(arms, run.point.arm), grid.index(cfg) if cfg in grid else len(grid),
-            run.point.seed)
+def _row_order(arms: list[str], grid: list[Config]) -> Callable[[RunRecord], tuple[int, int, int]]:
+    """The sort key of rows: by arm (declared order), then grid order (configs beyond it
+    last), then seed."""
+    arm_at = {arm: k for k, arm in reversed(list(enumerate(arms)))}   # each arm's first
 
-
-def _arm_order(arms: list[str], arm: str) -> int:
-    return arms.index(arm) if arm in arms else len(arms)
+    def order(run: RunRecord) -> tuple[int, int, int]:
+        point = run.point
+        cfg = point.cfg if type(point.cfg) is dict else dict(point.cfg)
+        try:
+            at = grid.index(cfg)
+        except ValueError:   # beyond the grid
+            at = len(grid)
+        return arm_at.get(point.arm, len(arms)), at, point.seed
+    return order
 
 
 def _environment(run_payloads: Sequence[RunPayload]) -> JsonDict:

@@ -159,12 +159,12 @@ _TEXT_TYPES = {str, int, bool, type(None)}
 
 def _inside(cls: type) -> Callable[[Any], Iterable[Any]]:
     """What the walk reads inside a value of type ``cls``, found once per type: a dict's values,
-    a list's or tuple's items, the fields of a record whose JSON is written from its fields'
-    values (generated, or in another record's layout: ``JSON_LAYOUT``) whose type may hold a
-    float (not text, ints, flags or tuples of those), the JSON of any other record; a float is
-    _FLOAT; nothing (_TEXT) for text and any other type. A field the JSON leaves out (a run
-    record's signature predictions) may make the walk say yes where :func:`non_finite`, which
-    decides, finds nothing."""
+    a list's or tuple's items (:func:`_items`), the fields of a record whose JSON is written
+    from its fields' values (generated, or in another record's layout: ``JSON_LAYOUT``) whose
+    type may hold a float (not text, ints, flags or tuples of those), the JSON of any other
+    record; a float is _FLOAT; nothing (_TEXT) for text and any other type. A field the JSON
+    leaves out (a run record's signature predictions) may make the walk say yes where
+    :func:`non_finite`, which decides, finds nothing."""
     if cls not in _INSIDE:
         inside: Callable[[Any], Iterable[Any]] = _TEXT
         if issubclass(cls, float):
@@ -174,7 +174,7 @@ def _inside(cls: type) -> Callable[[Any], Iterable[Any]]:
         elif issubclass(cls, dict):
             inside = dict.values
         elif issubclass(cls, (list, tuple)):
-            inside = iter
+            inside = _items
         elif (issubclass(cls, JsonRecord) and codec.generated(cls)) or (
                 dataclasses.is_dataclass(cls) and hasattr(cls, "JSON_LAYOUT")):
             hints = typing.get_type_hints(cls)
@@ -186,6 +186,18 @@ def _inside(cls: type) -> Callable[[Any], Iterable[Any]]:
             inside = _own_json
         _INSIDE[cls] = inside
     return _INSIDE[cls]
+
+
+def _items(value: Sequence[Any]) -> Sequence[Any]:
+    """A list's or tuple's items, or none when they are numbers whose sum is finite (a NaN or
+    an infinity among them makes the sum so; a finite sum that overflows walks them all):
+    an arm's per-seed values checked in one step."""
+    try:
+        if math.isfinite(sum(value, 0.0)):
+            return ()
+    except (TypeError, OverflowError):   # not all numbers (text, None, records, an int past float)
+        pass
+    return value
 
 
 def _fields(attrs: tuple[str, ...], value: Any) -> list[Any]:

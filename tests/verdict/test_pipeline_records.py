@@ -152,3 +152,20 @@ def test_the_fast_finite_check_reads_a_runs_floats_where_the_walk_of_its_fields_
         assert k == 5 or pipeline.non_finite(dataclasses.replace(report, runs=(row,))), row
     assert not pipeline.has_non_finite(dataclasses.replace(
         report, runs=(dataclasses.replace(run, result=None),)))
+
+
+def test_the_fast_finite_check_reads_a_tuple_of_numbers_in_one_step():
+    """A tuple or list of numbers (an arm's per-seed values) is checked by its sum in one
+    step: a NaN or an infinity among them is found (opposite infinities too: their sum is
+    NaN); finite values whose sum overflows are read one by one and pass; items that are not
+    all numbers (None, an int past float range) are read one by one."""
+    report = as_report({})
+    idea = report.idea
+    assert idea is not None and not pipeline.has_non_finite(report)
+    for per_seed, bad in [((1.0, math.nan), True), ((math.inf, -math.inf), True),
+                          ([2.0, -math.inf], True), ((None, math.inf), True),
+                          ((1e308, 1e308, -1e308), False), ((10 ** 400, 1.0), False),
+                          ((None, 1.0, 3), False)]:
+        changed = dataclasses.replace(report, idea=dataclasses.replace(idea, per_seed=per_seed))
+        assert pipeline.has_non_finite(changed) is bad, per_seed
+        assert bool(pipeline.non_finite(changed)) is bad, per_seed
