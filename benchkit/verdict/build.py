@@ -58,12 +58,14 @@ def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
         runs, [arm], grid, seeds)[arm]
     val_ok, test_ok = np.isfinite(val_t), np.isfinite(test_t)
     eligible, tested = val_ok.all(axis=0).tolist(), test_ok.all(axis=0).tolist()
-    diverged = test_diverged = [[False] * len(seeds)] * len(grid)
+    none: tuple[int, ...] = ()
+    diverged = test_diverged = [none] * len(grid)   # the seeds of each config that diverged
     if not (all(eligible) and all(tested)):   # a run there whose value is not finite: diverged
         ids = [cfg_id(cfg) for cfg in grid]
         here = np.array([[runs.get((arm, i, s)) is not None for i in ids] for s in seeds],
                         dtype=bool).reshape(len(seeds), len(ids))
-        diverged, test_diverged = (here & ~val_ok).T.tolist(), (here & ~test_ok).T.tolist()
+        diverged, test_diverged = ([tuple(s for s, d in zip(seeds, row) if d) for row in m.T]
+                                   for m in (here & ~val_ok, here & ~test_ok))
     # every config's summaries in one pass (each row's figures its own): test, then val
     summed = [t[:, k] for k in range(len(grid)) if eligible[k]
               for t in ((test_t, val_t) if tested[k] else (val_t,))]
@@ -77,10 +79,10 @@ def arm_sweep(runs: Mapping[RunKey, Measured], arm: str, grid: list[Config],
             mean=None if result is None else result.mean,
             val_mean=None if val_result is None else val_result.mean,
             eligible=eligible[k],
-            diverged_seeds=tuple(s for s, d in zip(seeds, diverged[k]) if d),
+            diverged_seeds=diverged[k],
             result=result,
             val_result=val_result,
-            test_diverged_seeds=tuple(s for s, d in zip(seeds, test_diverged[k]) if d)))
+            test_diverged_seeds=test_diverged[k]))
     return sweep
 
 
@@ -271,12 +273,31 @@ class CfgIds:
 
     def __init__(self) -> None:
         self._held: dict[int, tuple[Config, str]] = {}
+        self._by_value: dict[tuple[tuple[str, type, Any], ...], str] = {}
 
     def __call__(self, cfg: Config) -> str:
         held = self._held.get(id(cfg))
         if held is None:
             held = self._held[id(cfg)] = (cfg, cfg_id(cfg))
         return held[1]
+
+    def by_value(self, cfg: Mapping[str, Any]) -> str:
+        """The id of a config met once per object (each run has its own), made once per
+        value where its values are text, ints, flags or floats other than zero, whose equal
+        values (of one type) write one id: 0.0 and -0.0 are equal but write two."""
+        key = []
+        for k, v in cfg.items():
+            kind = type(v)
+            if kind not in _PLAIN or (kind is float and v == 0.0) or type(k) is not str:
+                return cfg_id(cfg)
+            key.append((k, kind, v))
+        found = self._by_value.get(tuple(key))
+        if found is None:
+            found = self._by_value[tuple(key)] = cfg_id(cfg)
+        return found
+
+
+_PLAIN = {str, int, bool, float}   # config values whose equal values write one id (not 0.0)
 
 
 def pending_checks(converged: Convergence, track: str, seeds: Sequence[int],
@@ -319,7 +340,8 @@ def passed_runs(run_payloads: Sequence[RunPayload], track: str) -> dict[RunKey, 
     """The records of ``track``'s passed runs that carry a result, keyed by where they sit:
     (arm, cfg id, seed)."""
     records = (p.record for p in run_payloads if p.record is not None)
-    return {(r.point.arm, cfg_id(r.point.cfg), r.point.seed): r for r in records
+    ids = CfgIds()
+    return {(r.point.arm, ids.by_value(r.point.cfg), r.point.seed): r for r in records
             if r.point.track == track and r.outcome == "passed" and r.result is not None}
 
 

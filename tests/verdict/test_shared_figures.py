@@ -94,6 +94,23 @@ def test_a_build_makes_each_configs_id_once_per_config_object(monkeypatch):
     assert made == [one, same]   # by object: an equal config is another object
 
 
+def test_a_build_makes_each_run_configs_id_once_per_value_where_equal_values_write_one(
+        monkeypatch):
+    """A run's config (an object of its own) gets its id once per value; values that are
+    equal but write other ids (0.0 and -0.0, 1, 1.0 and True) each get their own, and a value
+    of another type (a numpy float) is written each time."""
+    made = []
+    monkeypatch.setattr(build, "cfg_id", lambda cfg: made.append(dict(cfg)) or cfg_id(cfg))
+    ids = build.CfgIds()
+    cfgs = [{"lr": 0.1, "opt": "adam"}, {"lr": 0.1, "opt": "adam"}, {"opt": "adam", "lr": 0.1},
+            {"lr": 0.0}, {"lr": -0.0}, {"lr": 1}, {"lr": 1.0}, {"lr": True}, {"lr": 1},
+            {"lr": np.float64(0.1)}, {"lr": np.float64(0.1)}]
+    got = [ids.by_value(c) for c in cfgs]
+    assert got == [cfg_id(c) for c in cfgs]
+    assert got[3:8] == ["lr=0.0", "lr=-0.0", "lr=1", "lr=1.0", "lr=True"]
+    assert len(made) == 9   # one per value (the 2nd and 9th reused), numpy floats each time
+
+
 def test_the_fast_finite_check_still_finds_numpy_floats_and_dict_subclasses():
     from collections import OrderedDict
 
