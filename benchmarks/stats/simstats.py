@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from benchkit.stats import paired
+from benchkit.stats import looks, paired
 
 
 def sequential_plan(looks_n: list[int], max_seeds: int, alpha: float) -> list[dict]:
@@ -97,7 +97,7 @@ def sign_flip_p_values(diffs_rows, *, exact_max: int = 16, n_resamples: int = 20
 
 def clopper_pearson(k: int, n: int, conf: float = 0.95) -> list[float]:
     """Exact (Clopper-Pearson) two-sided confidence interval [lo, hi] of a binomial rate."""
-    k, n = paired._count(k, "k", 0), paired._count(n, "n", 1)
+    k, n = looks._count(k, "k", 0), looks._count(n, "n", 1)
     if k > n:
         raise ValueError(f"k must be <= n, got k={k}, n={n}")
     if not 0.0 < conf < 1.0:
@@ -119,9 +119,9 @@ def rate(k: int, n: int) -> dict:
 def paired_t_power(delta: float, sd: float, n: int, alpha: float = 0.05) -> float:
     """Power of the two-sided paired t-test (the t approximation behind power_mde) to detect
     a true mean difference delta with n pairs whose differences have standard deviation sd."""
-    n = paired._count(n, "n", 2)
+    n = looks._count(n, "n", 2)
     if not (math.isfinite(delta) and math.isfinite(sd)) or sd < 0:
         raise ValueError(f"delta must be finite and sd finite >= 0, got {delta}, {sd}")
     if sd == 0:
         return 1.0 if delta != 0 else float(alpha)
-    return paired.t_test_power(abs(delta) / sd * math.sqrt(n), n, paired._alpha(alpha))
+    return paired.t_test_power(abs(delta) / sd * math.sqrt(n), n, looks._alpha(alpha))
