@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,11 +129,12 @@ def mde(diffs: ArrayLike, alpha: float = 0.05) -> float:
 
 def ci95(diffs: ArrayLike) -> list[float]:
     """95% t confidence interval [lo, hi] of the mean difference."""
-    return list(_ci95(*_pairs_sd(diffs)))
+    d, n, sd = _pairs_sd(diffs)
+    return list(_ci95(d.mean(), n, sd))
 
 
-def _ci95(d: np.ndarray, n: int, sd: float) -> tuple[float, float]:   # sd: of the n in d
-    mean, half = d.mean(), _mde(n, sd, 0.05)
+def _ci95(mean: float, n: int, sd: float) -> tuple[float, float]:   # of n differences
+    half = _mde(n, sd, 0.05)
     return float(mean - half), float(mean + half)
 
 
@@ -204,11 +205,11 @@ def power_mde(n: int, sd: float, alpha: float = 0.05, power: float = 0.8) -> flo
 
 def idea_wins(baseline: ArrayLike, idea: ArrayLike, direction: str) -> int:
     """Number of seeds on which the idea is strictly better in the metric's direction."""
-    return _wins(np.subtract(*_paired(baseline, idea)[::-1]), checked_direction(direction))
+    return int(_wins(np.subtract(*_paired(baseline, idea)[::-1]), checked_direction(direction)))
 
 
-def _wins(d: np.ndarray, direction: str) -> int:   # d: idea - baseline
-    return int(np.count_nonzero(d < 0 if direction == "lower" else d > 0))
+def _wins(d: np.ndarray, direction: str) -> np.ndarray:   # d: idea - baseline, per row
+    return np.asarray(np.count_nonzero(d < 0 if direction == "lower" else d > 0, axis=-1))
 
 
 def holm(p_values: ArrayLike) -> list[float]:
@@ -233,38 +234,60 @@ def noninferiority(baseline: ArrayLike, idea: ArrayLike, *, direction: str, marg
     sign-flip test shows mean(w) < 0 at ``alpha`` (pass the look's level). ``bound`` is the
     one-sided (1 - alpha) t bound of the mean "worse" difference, for reading only."""
     b, i = _paired(baseline, idea)
-    return _noninferiority(b, *_pairs_sd(i - b), direction=direction, margin=margin, alpha=alpha)
+    d, n, sd = _pairs_sd(i - b)
+    return _noninferiorities(b[None], d[None], [sd], direction=direction, margin=margin,
+                             alpha=alpha)[0]
 
 
-def _noninferiority(b: np.ndarray, d: np.ndarray, n: int, sd: float, *, direction: str,
-                    margin: float, alpha: float) -> NonInferiorityTest:
-    """:func:`noninferiority` of the baseline's ``b``, the differences d, n and sd given."""
+def _noninferiorities(b: np.ndarray, d: np.ndarray, sds: list[float], *, direction: str,
+                      margin: float, alpha: float) -> list[NonInferiorityTest]:
+    """:func:`noninferiority` of each row of the baselines ``b`` and differences ``d`` (each
+    row's sd given), each row's reductions its own (the same floats as one at a time)."""
     if not (math.isfinite(margin) and margin >= 0):
         raise ValueError(f"margin must be a finite number >= 0, got {margin}")
     worse_by = d if checked_direction(direction) == "lower" else -d
-    w = worse_by - margin * np.abs(b)
-    p = one_sided_sign_flip_p(w)
-    se, worse = sd / math.sqrt(n), float(worse_by.mean())
-    bound_worse = worse + t_quantile(n - 1, 1 - alpha) * se
-    bound = bound_worse if direction == "lower" else -bound_worse
-    return NonInferiorityTest(margin_rel=float(margin),
-                              margin_abs=json_float(margin * float(np.abs(b).mean())),
-                              bound=json_float(bound), non_inferior=bool(p < alpha),
-                              p_value=json_float(p))
+    abs_b = np.abs(b)
+    ps = _one_sided_ps(worse_by - margin * abs_b)
+    n = d.shape[1]
+    quantile = t_quantile(n - 1, 1 - alpha)
+    out = []
+    for p, sd, worse, scale in zip(ps, sds, worse_by.mean(axis=1).tolist(),
+                                   abs_b.mean(axis=1).tolist()):
+        bound_worse = worse + quantile * (sd / math.sqrt(n))
+        bound = bound_worse if direction == "lower" else -bound_worse
+        out.append(NonInferiorityTest(margin_rel=float(margin),
+                                      margin_abs=json_float(margin * scale),
+                                      bound=json_float(bound), non_inferior=bool(p < alpha),
+                                      p_value=json_float(p)))
+    return out
 
 
 def one_sided_sign_flip_p(w: ArrayLike, *, exact_max: int = 16, n_resamples: int = 20000,
                           seed: int = 0) -> float:
     """P(sum of randomly sign-flipped w <= sum(w)): the one-sided sign-flip p for mean(w) < 0
     (exact up to exact_max pairs, seeded Monte Carlo above, as the two-sided test)."""
-    w = finite_array(w, "w")
-    n, obs = len(w), float(w.sum())
-    thr = obs + REL_TOL * float(np.abs(w).sum())
+    return _one_sided_ps(finite_array(w, "w")[None], exact_max=exact_max,
+                         n_resamples=n_resamples, seed=seed)[0]
+
+
+def _one_sided_ps(w: np.ndarray, *, exact_max: int = 16, n_resamples: int = 20000,
+                  seed: int = 0) -> list[float]:
+    """:func:`one_sided_sign_flip_p` of each row of ``w``: each row's flips summed on its own
+    (the same floats as one at a time), the counts taken together."""
+    for row in w[~np.isfinite(w).all(axis=1)][:1]:
+        finite_array(row, "w")   # raises, naming the first row that is not finite
+    n = w.shape[1]
+    thr = w.sum(axis=1) + REL_TOL * np.abs(w).sum(axis=1)
     if n <= exact_max:
-        return float(np.mean(exact_signs(n) @ w <= thr))
-    rng = np.random.default_rng(seed)
-    signs = rng.integers(0, 2, size=(int(n_resamples), n)) * 2.0 - 1.0
-    return (1 + int(np.count_nonzero(signs @ w <= thr))) / (1 + int(n_resamples))
+        signs = exact_signs(n)
+    else:
+        rng = np.random.default_rng(seed)
+        signs = rng.integers(0, 2, size=(int(n_resamples), n)) * 2.0 - 1.0
+    counts = np.count_nonzero(np.stack([signs @ row for row in w]) <= thr[:, None], axis=1)
+    if n <= exact_max:
+        exact: list[float] = (counts / len(signs)).tolist()
+        return exact
+    return [(1 + count) / (1 + int(n_resamples)) for count in counts.tolist()]
 
 
 @dataclass(frozen=True)
@@ -295,19 +318,42 @@ def compare(baseline: ArrayLike, idea: ArrayLike, *, direction: str, alpha: floa
     ``p_value``: the sign-flip p of these differences where it is known already (a
     selection-aware comparison's binding test keeps its own), else computed here."""
     b, i = _paired(baseline, idea)
-    d, n, sd = _pairs_sd(i - b)
-    p, mean = sign_flip_p_value(d, seed=seed) if p_value is None else p_value, d.mean()
-    m, (lo, hi) = _mde(n, sd, alpha), _ci95(d, n, sd)
-    base_mean = abs(float(b.mean()))
-    return PairedComparison(   # d, its mean and sd computed once, for every figure of them
-        delta_mean=float(mean), idea_wins=_wins(d, checked_direction(direction)),
-        n_pairs=n, per_seed_diffs=tuple(d.tolist()), p_value=p, mde=json_float(m),
-        mde_rel_pct=json_float(100 * m / base_mean) if base_mean > 0 else None,
-        direction=direction, alpha=float(alpha),
-        ci95=(json_float(lo), json_float(hi)),
-        effect_size=float(mean / sd) if sd > 0 else None,
-        noninferiority=None if margin is None else _noninferiority(
-            b, d, n, sd, direction=direction, margin=margin, alpha=alpha))
+    return compare_rows([b], [i], direction=direction, alpha=alpha, seed=seed,
+                        margin=margin, p_values=[p_value])[0]
+
+
+def compare_rows(baselines: Sequence[np.ndarray], ideas: Sequence[np.ndarray], *, direction: str,
+                 alpha: float = 0.05, seed: int = 0, margin: float | None = None,
+                 p_values: Sequence[float | None]) -> list[PairedComparison]:
+    """:func:`compare` of each row of ``baselines`` and ``ideas`` (seeds x one seed count: a
+    report's comparators) with its known p (None: computed here), in one pass: each row's
+    reductions its own, so the same floats as one at a time."""
+    b, i = np.asarray(baselines, dtype=float), np.asarray(ideas, dtype=float)
+    d = i - b
+    for name, a in (("baseline", b), ("idea", i), ("diffs", d)):
+        for row in a[~np.isfinite(a).all(axis=1)][:1]:
+            finite_array(row, name)   # raises, naming the first row that is not finite
+    n = d.shape[1]
+    if n < 2:
+        raise ValueError(f"need at least 2 pairs, got {n}")
+    sds = d.std(ddof=1, axis=1).tolist()
+    means, base_means = d.mean(axis=1).tolist(), np.abs(b.mean(axis=1)).tolist()
+    wins = _wins(d, checked_direction(direction)).tolist()
+    nis = [None] * len(d) if margin is None else _noninferiorities(
+        b, d, sds, direction=direction, margin=margin, alpha=alpha)
+    out = []
+    for k, diffs in enumerate(d.tolist()):   # d, its mean and sd once, for every figure
+        mean, sd, base_mean = means[k], sds[k], base_means[k]
+        known = p_values[k]
+        p = sign_flip_p_value(d[k], seed=seed) if known is None else known
+        m, (lo, hi) = _mde(n, sd, alpha), _ci95(mean, n, sd)
+        out.append(PairedComparison(
+            delta_mean=mean, idea_wins=wins[k], n_pairs=n, per_seed_diffs=tuple(diffs),
+            p_value=p, mde=json_float(m),
+            mde_rel_pct=json_float(100 * m / base_mean) if base_mean > 0 else None,
+            direction=direction, alpha=float(alpha), ci95=(json_float(lo), json_float(hi)),
+            effect_size=mean / sd if sd > 0 else None, noninferiority=nis[k]))
+    return out
 
 
 def select_config(val_by_config: Iterable[Iterable[float | None]], direction: str) -> int | None:

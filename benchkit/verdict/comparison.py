@@ -40,14 +40,8 @@ def compare_arms(comparator: list[float], idea: list[float], *, direction: str, 
     selected on all seeds, same seed order) under the declared ``test``; when the arms'
     ``sweeps`` are given, the figures are of the binding test's values instead and the p is
     the selection-aware test's (:mod:`benchkit.verdict.sweeps`)."""
-    fixed, known = (comparator, idea), None
-    if sweeps is not None:   # the binding test's values, and its p (kept with its pair)
-        pair = selection.binding(sweeps, direction, test)
-        comparator, idea, known = pair.base.tolist(), pair.idea.tolist(), pairtest.p_value(pair)
-    figures = paired.compare(comparator, idea, direction=direction, alpha=alpha, margin=margin,
-                             p_value=known)
-    compared = decide_by_test(of_figures(figures), test)
-    return compared if sweeps is None else decide_by_selection(compared, sweeps, fixed, direction)
+    return compared([comparator], idea, direction=direction, alpha=alpha, margin=margin,
+                    test=test, sweeps=[sweeps])[0]
 
 
 def compare_all(values: Mapping[str, list[float]], compared_on: Mapping[str, selection.Sweeps],
@@ -57,9 +51,34 @@ def compare_all(values: Mapping[str, list[float]], compared_on: Mapping[str, sel
     together first (:func:`benchkit.stats.selection.sides`: the same floats, in one pass)."""
     for statistic in dict.fromkeys(("mean", spec.test)):
         selection.sides(list(compared_on.values()), direction, statistic=statistic)
-    return {arm: compare_arms(values[arm], values["idea"], direction=direction, alpha=alpha,
-                              margin=spec.margin, test=spec.test, sweeps=sw)
-            for arm, sw in compared_on.items()}
+    return dict(zip(compared_on, compared(
+        [values[arm] for arm in compared_on], values["idea"], direction=direction,
+        alpha=alpha, margin=spec.margin, test=spec.test, sweeps=list(compared_on.values()))))
+
+
+def compared(comparators: Sequence[list[float]], idea: list[float], *, direction: str,
+             alpha: float, margin: float | None, test: str,
+             sweeps: Sequence[selection.Sweeps | None]) -> list[Comparison]:
+    """:func:`compare_arms` of ``idea`` with each of ``comparators`` (one seed count), on
+    its ``sweeps`` (None: none), their paired figures made in one pass
+    (:func:`benchkit.stats.paired.compare_rows`: each row's own floats)."""
+    rows: list[tuple[np.ndarray, np.ndarray, float | None]] = []
+    for comparator, sw in zip(comparators, sweeps):
+        if sw is None:
+            rows.append((np.asarray(comparator, dtype=float), np.asarray(idea, dtype=float),
+                         None))
+        else:   # the binding test's values, and its p (kept with its pair)
+            pair = selection.binding(sw, direction, test)
+            rows.append((pair.base, pair.idea, pairtest.p_value(pair)))
+    figures = paired.compare_rows([r[0] for r in rows], [r[1] for r in rows],
+                                  direction=direction, alpha=alpha, margin=margin,
+                                  p_values=[r[2] for r in rows])
+    out = []
+    for fig, comparator, sw in zip(figures, comparators, sweeps):
+        comp = decide_by_test(of_figures(fig), test)
+        out.append(comp if sw is None else decide_by_selection(comp, sw, (comparator, idea),
+                                                               direction))
+    return out
 
 
 def of_figures(figures: paired.PairedComparison) -> Comparison:

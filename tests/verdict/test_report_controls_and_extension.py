@@ -282,7 +282,7 @@ def test_a_frontier_report_is_built_once_its_whole_grid_selected_and_never_compa
             for s in range(n)]
     spec = make_spec(grid, n, arms=["baseline", "idea", CONTROL],
                      frontier={"width": list(widths)})
-    calls = {"compare_arms": 0, "tested": 0}
+    calls = {"of_figures": 0, "tested": 0}   # of_figures: one per comparison made
 
     def counted(name, real):
         def spy(*args, **kwargs):
@@ -294,7 +294,7 @@ def test_a_frontier_report_is_built_once_its_whole_grid_selected_and_never_compa
     report = built_frontier(spec, TRACK, runs, [], alpha=ALPHA)
     assert report["complete"] and len(report["frontier"]["points"]) == len(widths)
     # each point's bench (3) and the frontier's pooled stage, each against 2 comparators
-    assert calls == {"tested": len(widths), "compare_arms": 2 * (len(widths) + 1)}
+    assert calls == {"tested": len(widths), "of_figures": 2 * (len(widths) + 1)}
     assert report["convergence"]["arms"]["idea"]["cfg"] == {"lr": 0.01, "width": 8}
 
 

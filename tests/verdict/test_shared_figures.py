@@ -63,21 +63,20 @@ def test_a_pairs_differences_are_made_once_and_cannot_be_changed():
     assert not pair.d.flags.writeable
 
 
-def test_a_comparisons_figures_take_the_differences_sd_once(monkeypatch):
-    """compare's mde, t interval, effect size and margin test share one sd (six before, two
-    while the t interval took its own), and the t interval is ci95's."""
-    calls = []
-    real = paired._pairs_sd
-
-    def counted(diffs):
-        calls.append(1)
-        return real(diffs)
-
+def test_a_comparisons_figures_are_its_rows_in_a_pass_of_several():
+    """compare is compare_rows of one row, and a row's figures among several (a report's
+    comparators, made in one pass) are the same floats as alone; its mde, t interval, effect
+    size and margin test are those of the functions that make each alone (ci95 included)."""
     base, idea = [1.0, 1.2, 0.9, 1.1, 1.3], [0.9, 1.25, 0.8, 1.0, 1.1]
-    expected = paired.compare(base, idea, direction="lower", margin=0.1)
-    monkeypatch.setattr(paired, "_pairs_sd", counted)
     got = paired.compare(base, idea, direction="lower", margin=0.1)
-    assert len(calls) == 1 and got == expected
+    others = [np.array([2.0, 1.1, 0.7, 1.4, 1.3]), np.array([1e3, -2.5, 0.1, 3.0, 7.0])]
+    rows = paired.compare_rows([others[0], np.array(base), others[1]],
+                               [np.array(idea)] * 3, direction="lower", margin=0.1,
+                               p_values=[None, None, 0.25])
+    assert rows[1] == got and rows[2] == paired.compare(others[1], idea, direction="lower",
+                                                        margin=0.1, p_value=0.25)
+    assert [r.to_json() for r in rows[:1]] == [paired.compare(
+        others[0], idea, direction="lower", margin=0.1).to_json()]
     assert list(got.ci95) == paired.ci95(np.subtract(idea, base))
     assert got.mde == paired.mde(np.subtract(idea, base)) and got.effect_size == \
         paired.effect_size(np.subtract(idea, base))
