@@ -75,25 +75,37 @@ def sign_flip_p_value(diffs: ArrayLike, *, exact_max: int = 16, n_resamples: int
     n <= exact_max; above, seeded Monte Carlo with the (1 + count) / (1 + n_resamples) estimate,
     which never returns 0 and is deterministic for a seed.
     """
-    d = finite_array(diffs, "diffs")
-    n = len(d)
+    return sign_flip_p_rows([finite_array(diffs, "diffs")], exact_max=exact_max,
+                            n_resamples=n_resamples, seed=seed)[0]
+
+
+def sign_flip_p_rows(rows: Sequence[np.ndarray], *, exact_max: int = 16,
+                     n_resamples: int = 20000, seed: int = 0) -> list[float]:
+    """:func:`sign_flip_p_value` of each of ``rows`` (differences of one length: a report's
+    comparisons), in one pass: each row's flips summed on its own (the same floats as one at a
+    time), the counts taken together."""
+    d = np.asarray(rows, dtype=float)
+    for row in d[~np.isfinite(d).all(axis=1)][:1]:
+        finite_array(row, "diffs")   # raises, naming the first row that is not finite
+    n = d.shape[1]
     if n == 0:
         raise ValueError("diffs is empty")
-    if not np.any(d):
-        return 1.0
     # compare |sum| rather than |mean|; tolerance on the scale of the summed terms
-    obs = abs(d.sum())
-    thr = obs - REL_TOL * np.abs(d).sum()
+    thr = (np.abs(d.sum(axis=1)) - REL_TOL * np.abs(d).sum(axis=1))[:, None]
     if n <= exact_max:
-        return float(np.mean(np.abs(exact_signs(n) @ d) >= thr))
-    rng = np.random.default_rng(seed)
-    count, left = 0, int(n_resamples)
-    while left > 0:  # chunks bound memory for large n
-        k = min(left, max(1, 2_000_000 // n))
-        signs = rng.integers(0, 2, size=(k, n)) * 2.0 - 1.0
-        count += int(np.count_nonzero(np.abs(signs @ d) >= thr))
-        left -= k
-    return (1 + count) / (1 + int(n_resamples))
+        counts = np.count_nonzero(np.abs(np.stack([exact_signs(n) @ r for r in d])) >= thr,
+                                  axis=1)
+        ps = (counts / 2 ** n).tolist()
+    else:
+        rng = np.random.default_rng(seed)
+        counts, left = np.zeros(len(d), dtype=int), int(n_resamples)
+        while left > 0:  # chunks bound memory for large n
+            k = min(left, max(1, 2_000_000 // n))
+            signs = rng.integers(0, 2, size=(k, n)) * 2.0 - 1.0
+            counts += np.count_nonzero(np.abs(np.stack([signs @ r for r in d])) >= thr, axis=1)
+            left -= k
+        ps = [(1 + count) / (1 + int(n_resamples)) for count in counts.tolist()]
+    return [1.0 if not row.any() else p for row, p in zip(d, ps)]
 
 
 @functools.lru_cache(maxsize=256)
@@ -329,6 +341,8 @@ def compare_rows(baselines: Sequence[np.ndarray], ideas: Sequence[np.ndarray], *
     report's comparators) with its known p (None: computed here), in one pass: each row's
     reductions its own, so the same floats as one at a time."""
     b, i = np.asarray(baselines, dtype=float), np.asarray(ideas, dtype=float)
+    if b.shape != i.shape:
+        raise ValueError(f"baseline and idea differ in length: {b.shape[-1]} vs {i.shape[-1]}")
     d = i - b
     for name, a in (("baseline", b), ("idea", i), ("diffs", d)):
         for row in a[~np.isfinite(a).all(axis=1)][:1]:

@@ -73,11 +73,15 @@ def compared(comparators: Sequence[list[float]], idea: list[float], *, direction
     figures = paired.compare_rows([r[0] for r in rows], [r[1] for r in rows],
                                   direction=direction, alpha=alpha, margin=margin,
                                   p_values=[r[2] for r in rows])
+    swept = [k for k, sw in enumerate(sweeps) if sw is not None]   # their fixed configs' p
+    fixed = dict(zip(swept, paired.sign_flip_p_rows([
+        np.asarray([i - b for b, i in zip(comparators[k], idea)], dtype=float) for k in swept])
+        if swept else []))
     out = []
-    for fig, comparator, sw in zip(figures, comparators, sweeps):
+    for k, (fig, comparator, sw) in enumerate(zip(figures, comparators, sweeps)):
         comp = decide_by_test(of_figures(fig), test)
-        out.append(comp if sw is None else decide_by_selection(comp, sw, (comparator, idea),
-                                                               direction))
+        out.append(comp if sw is None else decide_by_selection(
+            comp, sw, (comparator, idea), direction, p_fixed=fixed[k]))
     return out
 
 

@@ -151,14 +151,16 @@ def _value(run: Measured | None, metric: Callable[[Measured], float | None]) -> 
 
 
 def decide_by_selection(comp: Comparison, sw: selection.Sweeps,
-                        fixed: tuple[list[float], list[float]], direction: str) -> Comparison:
+                        fixed: tuple[list[float], list[float]], direction: str,
+                        p_fixed: float | None = None) -> Comparison:
     """``comp`` (its figures of the binding test's values,
     :func:`benchkit.stats.selection.binding`) deciding by the selection-aware test of its
     statistic (the mean test's p kept as ``p_mean`` under sign or wilcoxon), with
     ``p_fixed_configs``: the sign-flip p of the ``fixed`` test values (comparator, idea) at
-    the configs selected on all seeds, shown beside it (anti-conservative: a seed's noise
-    helps choose the config it is measured at)."""
-    p_fixed = paired.sign_flip_p_value([i - b for b, i in zip(*fixed)])
+    the configs selected on all seeds (``p_fixed``, where made already), shown beside it
+    (anti-conservative: a seed's noise helps choose the config it is measured at)."""
+    if p_fixed is None:
+        p_fixed = paired.sign_flip_p_value([i - b for b, i in zip(*fixed)])
     p_mean = selection.p_value(sw, direction)
     ranked = comp.test if comp.test in ("sign", "wilcoxon") else None
     return replaced(   # one new record

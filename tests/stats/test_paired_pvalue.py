@@ -369,3 +369,18 @@ def test_mde_ci95_and_effect_size_are_the_t_formulas():
     assert paired.effect_size([0.5, 0.5, 0.5]) is None
     with pytest.raises(ValueError, match="need at least 2 pairs, got 1"):
         paired.mde([1.0])
+
+
+def test_the_p_of_several_rows_in_one_pass_is_each_rows_alone():
+    """sign_flip_p_rows (a report's comparisons together) gives each row's
+    sign_flip_p_value to the bit: exact up to 16 pairs, the same seeded draws above, 1 for an
+    all-zero row, and the first non-finite row refused as one alone is."""
+    rng = np.random.default_rng(7)
+    for n in (2, 8, 16, 17, 30):
+        rows = [rng.normal(0.1, 1.0, n), np.zeros(n), rng.normal(0.0, 1e-3, n).round(4)]
+        assert paired.sign_flip_p_rows(rows, seed=2) == [
+            paired.sign_flip_p_value(r, seed=2) for r in rows]
+    with pytest.raises(ValueError, match=r"diffs contain non-finite values.*\[1.0, inf\]"):
+        paired.sign_flip_p_rows([np.array([1.0, 2.0]), np.array([1.0, math.inf])])
+    with pytest.raises(ValueError, match="differ in length: 2 vs 3"):
+        paired.compare_rows([np.ones(2)], [np.ones(3)], direction="lower", p_values=[None])

@@ -286,17 +286,18 @@ def test_an_arms_sweep_summarizes_its_configs_in_one_pass_each_ones_own_to_the_b
 
 def test_a_comparison_takes_its_binding_tests_p_and_its_arms_summaries_made_before(monkeypatch):
     """compare_arms takes the binding test's sign-flip p kept with its pair (paired.compare
-    made it again, then decide_by_selection overwrote it: 2 a comparison, now the fixed
-    configs' p alone), and each arm's summary at its selected config is its sweep row's (the
-    same values, summarized once): the same report."""
+    made it again, then decide_by_selection overwrote it: 2 a comparison; then the fixed
+    configs' p alone; now the fixed configs' p of all three in one pass), and each arm's
+    summary at its selected config is its sweep row's (the same values, summarized once): the
+    same report."""
     spec, runs = b.make_spec(GRID, 6, margin=0.05, arms=ARMS), _runs(ARMS)
     before, = pipeline.idea_reports(spec, runs, [], alpha=0.05)
     calls = []
-    real = paired.sign_flip_p_value
-    monkeypatch.setattr(paired, "sign_flip_p_value",
+    real = paired.sign_flip_p_rows
+    monkeypatch.setattr(paired, "sign_flip_p_rows",
                         lambda d, **k: calls.append(len(d)) or real(d, **k))
     report, = pipeline.idea_reports(spec, runs, [], alpha=0.05)
-    assert len(calls) == 3 and report.to_json() == before.to_json()
+    assert calls == [3] and report.to_json() == before.to_json()
     rows = {row.cfg["lr"]: row for row in report.baseline.sweep}
     assert report.baseline.full is rows[report.baseline.best_cfg["lr"]].result
     for control in report.controls.values():
