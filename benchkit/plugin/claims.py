@@ -19,11 +19,11 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import pytest
 
-INPUT = "benchkit_claims"   # workerinput key: {"folder": ..., "host": ...}
+INPUT = "benchkit_claims"   # workerinput key: a ClaimsInput as a plain tuple (execnet)
 POLL = 0.2                  # seconds between looks at a claim another worker holds
 T = TypeVar("T")
 
@@ -101,14 +101,20 @@ CLAIMS_OF_WORKER: pytest.StashKey[Claims | None] = pytest.StashKey()
 FOLDER_OF_CONTROLLER: pytest.StashKey[Path] = pytest.StashKey()
 
 
-def worker_input(config: pytest.Config) -> dict[str, str]:
+class ClaimsInput(NamedTuple):
+    """What the controller sends each worker: the host it runs on and its claims folder."""
+    host: str
+    folder: str
+
+
+def worker_input(config: pytest.Config) -> tuple[str, str]:
     """What the controller sends each worker: its claims folder, named once per session and
     made only by a first claim (a session that trains nothing leaves no trace), and its host."""
     folder = config.stash.get(FOLDER_OF_CONTROLLER, None)
     if folder is None:
         folder = config.stash[FOLDER_OF_CONTROLLER] = Path(
             tempfile.gettempdir()) / f"benchkit-claims-{uuid.uuid4().hex}"
-    return {"folder": str(folder), "host": socket.gethostname()}
+    return (socket.gethostname(), str(folder))   # a ClaimsInput's fields: execnet sends tuples
 
 
 def remove_folder(config: pytest.Config) -> None:
@@ -123,7 +129,9 @@ def of_worker(config: pytest.Config) -> Claims | None:
     controller (the folder is the controller's machine's)."""
     if CLAIMS_OF_WORKER not in config.stash:
         sent = getattr(config, "workerinput", {}).get(INPUT)
-        same_host = isinstance(sent, dict) and sent.get("host") == socket.gethostname()
+        given = ClaimsInput(*sent) if isinstance(sent, (tuple, list)) and len(sent) == 2 \
+            else None
         config.stash[CLAIMS_OF_WORKER] = (
-            Claims(Path(sent["folder"])) if same_host and isinstance(sent, dict) else None)
+            Claims(Path(given.folder)) if given is not None
+            and given.host == socket.gethostname() else None)
     return config.stash[CLAIMS_OF_WORKER]

@@ -67,12 +67,13 @@ def test_a_record_stored_just_before_the_claim_is_reused_not_trained(tmp_path):
 def test_only_workers_on_the_controllers_host_claim():
     controller = SimpleNamespace(stash=pytest.Stash())
     sent = claims.worker_input(controller)   # named, not made: no trace until a claim
-    assert sent == claims.worker_input(controller) and not Path(sent["folder"]).exists()
+    host, folder = sent
+    assert sent == claims.worker_input(controller) and not Path(folder).exists()
     here = SimpleNamespace(stash=pytest.Stash(), workerinput={claims.INPUT: sent})
     elsewhere = SimpleNamespace(stash=pytest.Stash(),
-                                workerinput={claims.INPUT: {**sent, "host": "another-host"}})
+                                workerinput={claims.INPUT: ("another-host", folder)})
     alone = SimpleNamespace(stash=pytest.Stash())
-    assert claims.of_worker(here).folder == Path(sent["folder"])
+    assert claims.of_worker(here).folder == Path(folder)
     assert claims.of_worker(elsewhere) is None and claims.of_worker(alone) is None
     claims.remove_folder(controller)
 
