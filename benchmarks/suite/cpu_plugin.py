@@ -19,7 +19,7 @@ def _cpu() -> tuple[float, float]:
     return time.process_time(), children.ru_utime + children.ru_stime
 
 
-def _write(config, line: dict) -> None:
+def _write(line: dict) -> None:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     out = Path(os.environ["CPU_PLUGIN_OUT"]) / f"{worker}.jsonl"
     with out.open("a") as handle:
@@ -28,8 +28,7 @@ def _write(config, line: dict) -> None:
 
 def pytest_collection_finish(session) -> None:
     own, children = _cpu()
-    _write(session.config, {"phase": "collection", "own": own, "children": children,
-                            "items": len(session.items)})
+    _write({"phase": "collection", "own": own, "children": children, "items": len(session.items)})
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -39,13 +38,17 @@ def pytest_runtest_protocol(item, nextitem):
     yield
     own1, children1 = _cpu()
     markers = sorted({m.name for m in item.iter_markers()} & {"slow", "e2e", "floors", "plots"})
-    _write(item.config, {"phase": "test", "nodeid": item.nodeid, "own": own1 - own0,
-                         "children": children1 - children0,
-                         "wall": time.perf_counter() - wall0, "end": time.time(),
-                         "markers": markers})
+    _write({"phase": "test", "nodeid": item.nodeid, "own": own1 - own0,
+            "children": children1 - children0, "wall": time.perf_counter() - wall0,
+            "end": time.time(), "markers": markers})
+
+
+def pytest_runtest_logreport(report) -> None:
+    """A failed phase is recorded too: a table of a run with failures says which."""
+    if report.failed:
+        _write({"phase": "failed", "nodeid": report.nodeid, "when": report.when})
 
 
 def pytest_unconfigure(config) -> None:
-    if os.environ.get("PYTEST_XDIST_WORKER") or not hasattr(config, "workerinput"):
-        own, children = _cpu()
-        _write(config, {"phase": "end", "own": own, "children": children})
+    own, children = _cpu()
+    _write({"phase": "end", "own": own, "children": children})

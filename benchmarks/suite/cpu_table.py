@@ -103,6 +103,7 @@ def table(lines: list[dict], session: dict, top: int) -> dict:
     return {
         "session": session,
         "tests": len(tests),
+        "failed": sorted({line["nodeid"] for line in lines if line["phase"] == "failed"}),
         "tests_cpu_s": round(total, 1),
         "collection_cpu_s": collection,
         "last_test_ends_s_before_the_final_one": {p: round(max(ends.values()) - e, 1)
