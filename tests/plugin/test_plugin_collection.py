@@ -14,9 +14,18 @@ pytestmark = pytest.mark.timeout(600)
 
 
 # ======================================================================== collection errors
-def _two_modules_same_name():
-    return {"test_a": idea_module("dup", BASELINE, IDEA_SAME, imports=TORCH),
-            "test_b": idea_module("dup", BASELINE, IDEA_SAME, imports=TORCH)}
+def _two_modules_same_name(imports: str = TORCH):
+    return {"test_a": idea_module("dup", BASELINE, IDEA_SAME, imports=imports),
+            "test_b": idea_module("dup", BASELINE, IDEA_SAME, imports=imports)}
+
+
+# what the arms touch when they train, without TORCH's module-level `import torch`: each
+# worker of a session stopped at collection would import it (seconds) only to collect
+TRAINED_ONLY = '''
+from pathlib import Path
+import pytest
+TRAINED = Path(__file__).with_name("trained")
+'''
 
 
 COLLECTION_ERRORS = {
@@ -102,7 +111,7 @@ def test_collection_error(pytester, files, fragments):
 
 
 def test_collection_error_under_xdist_trains_nothing(pytester):
-    pytester.makepyfile(**_two_modules_same_name())
+    pytester.makepyfile(**_two_modules_same_name(TRAINED_ONLY))
     result = pytester.runpytest_subprocess(*FAST, "-n", "2")
     assert result.ret != 0
     result.stdout.fnmatch_lines([line_with("idea name 'dup' is already used by test_a.py")])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from idea_modules import idea_module, TORCH, BASELINE, FAST, IDEA_SAME
-from sessions import line_with
+from sessions import line_with, run_session
 
 # pytester sessions that train: longer than the suite's 120 s default
 pytestmark = pytest.mark.timeout(600)
@@ -50,7 +50,7 @@ def test_ini_values_are_checked_too(pytester, ini, fragments):
     50: the ini is the project's, and may hold a key of its own by that name)."""
     pytester.makeini(f"[pytest]\n{ini}\n")
     pytester.makepyfile(test_ok=idea_module("ok", BASELINE, IDEA_SAME, imports=TORCH))
-    result = pytester.runpytest_subprocess()
+    result = run_session(pytester)  # in this process: torch imported once, not per value
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines([line_with("benchkit: ini option", *fragments)])
     assert not (pytester.path / "trained").exists()
