@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from benchkit.plugin import claims
+from benchkit.plugin import leases
 from benchkit.plugin.activation import activate, settings_line
 from benchkit.plugin.fixture import PROPERTY, stored_run_payload
 from benchkit.plugin.progress import ProgressReporter
@@ -239,10 +239,10 @@ class BenchSession:
     @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: every worker draws the same audit
     def pytest_configure_node(self, node) -> None:
         node.workerinput["benchkit_audit_seed"] = self.settings.audit_seed
-        node.workerinput[claims.INPUT] = claims.worker_input(self.config)
+        node.workerinput[leases.INPUT] = leases.worker_input(self.config)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        claims.remove_folder(config)
+        leases.remove_folder(config)
 
     def say_not_stored(self, tr) -> None:
         """The runs that did not reach the store: a red line, and a count on pytest's last

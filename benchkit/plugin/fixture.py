@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, cast
 
 import pytest
 
-from benchkit.plugin.claims import Claims, of_worker
+from benchkit.plugin.leases import Leases, of_worker
 from benchkit.plugin.isolation import GUARD
 from benchkit.plugin.settings import SETTINGS, SPECS, STORE
 from benchkit.spec import IdeaSpec, run_id
@@ -35,7 +35,7 @@ ITEM_RUN: pytest.StashKey[Run] = pytest.StashKey()  # item -> its Run
 ITEM_STORED: pytest.StashKey[StoredRun] = pytest.StashKey()  # item -> its reused record
 ITEM_AUDIT = pytest.StashKey[bool]()      # item -> retrain it and compare with its record
 ITEM_RECORDING: pytest.StashKey[Recording] = pytest.StashKey()  # item -> what its body ran
-ITEM_CLAIM: pytest.StashKey[tuple[Claims, str]] = pytest.StashKey()  # item -> key it trains
+ITEM_LEASE: pytest.StashKey[tuple[Leases, str]] = pytest.StashKey()  # item -> key it trains
 # id of a module's spec (kept in SPECS all session) -> the digest this process sent it under
 SPECS_SENT: pytest.StashKey[dict[int, str]] = pytest.StashKey()
 
@@ -80,13 +80,13 @@ def start_run(item: pytest.Function) -> Run:
     if store is not None:
         the_run.store_key = item_key(item, store)
         record = None if settings.fresh else stored_record(item, store)
-        claims = of_worker(item.config)
-        if record is None and claims is not None and not settings.fresh \
+        leases = of_worker(item.config)
+        if record is None and leases is not None and not settings.fresh \
                 and settings.shard != "merge":
-            record = claims.train_or_reuse(the_run.store_key,
+            record = leases.train_or_reuse(the_run.store_key,
                                            lambda: stored_record(item, store))
             if record is None:
-                item.stash[ITEM_CLAIM] = (claims, the_run.store_key)
+                item.stash[ITEM_LEASE] = (leases, the_run.store_key)
         if record is not None and item.stash.get(ITEM_AUDIT, False):
             the_run.audit_expected = record.run_digest
         elif record is not None:
@@ -118,13 +118,13 @@ def stored_record(item: pytest.Function, store: RunStore) -> StoredRun | None:
                         extension=cfg not in spec.declared_grids[track])
 
 
-def release_claim(item: pytest.Item) -> None:
+def release_lease(item: pytest.Item) -> None:
     """Let go of the run key this item trained (its run is stored by now, or failed)."""
-    held = item.stash.get(ITEM_CLAIM, None)
+    held = item.stash.get(ITEM_LEASE, None)
     if held is not None:
-        claims, key = held
-        claims.release(key)
-        del item.stash[ITEM_CLAIM]
+        leases, key = held
+        leases.release(key)
+        del item.stash[ITEM_LEASE]
 
 
 def reuse(item: pytest.Function) -> bool:

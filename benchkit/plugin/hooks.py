@@ -21,7 +21,7 @@ from benchkit.plugin.activation import is_worker
 from benchkit.plugin.collection import BenchWarning as BenchWarning  # public: benchkit.plugin
 from benchkit.plugin.collection import MARKERS, module_spec
 from benchkit.plugin.fixture import (ITEM_AUDIT, ITEM_RUN, after_call, attach_payload,
-                                     before_call, item_spec, keep_returned, release_claim, reuse,
+                                     before_call, item_spec, keep_returned, release_lease, reuse,
                                      start_run, stop_recording, stored_record)
 from benchkit.plugin.isolation import GUARD, Guard
 from benchkit.plugin.progress import run_group, worker_counts_property
@@ -249,10 +249,10 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     return result
 
 
-@pytest.hookimpl(tryfirst=True)  # first: a later teardown's error must not keep the claim
+@pytest.hookimpl(tryfirst=True)  # first: a later teardown's error must not keep the lease
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     """The run key this item trained is stored (or failed): another worker may take it."""
-    release_claim(item)
+    release_lease(item)
 
 
 @pytest.hookimpl(tryfirst=True)
