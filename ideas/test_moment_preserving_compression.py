@@ -41,10 +41,12 @@ permutation of the entries, while the head reads h linearly (w . h), so a state 
 moments may still give the head another value; keeping the moments is neither necessary nor
 sufficient for a good forecast, and a confirmed signature would not explain one.
 
-Report: reports/moment_preserving_rank2/dynamics/ is of an earlier protocol (1,000 test windows;
-the track is retired as a yardstick, README): harms / failed, and `moments_kept_fraction` fails
-(0.74-0.88 of the test states keep their moments over the 8 seeds, where at least 0.95 was
-predicted), which its summary states in words since issue 54.
+Report: reports/moment_preserving_rank2/dynamics/, at the track's protocol (10,000 test windows;
+the track is retired as a yardstick, README; benched at aa2f432, whose module differed from
+this one only in this paragraph): harms / failed, 0.057 MSE worse than the baseline on 8 of 8
+seeds (p 0.023, Holm over its comparisons), and `moments_kept_fraction` fails (0.38-0.49 of
+the test states keep their moments over the 8 seeds, where at least 0.95 was predicted), which
+its summary states in words.
 """
 from __future__ import annotations
 
