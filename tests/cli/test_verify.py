@@ -148,7 +148,7 @@ def test_recheck_rebuilds_through_the_pipeline_and_names_the_checks_it_cannot_re
 
     from benchkit.report.bench_report import read_report
 
-    path = Path(__file__).resolve().parents[2] / "reports/moment_preserving_rank2/dynamics"
+    path = Path(__file__).resolve().parents[2] / "benchmarks/results/panel/last_state/dynamics"
     report = read_report(path / "bench_report.json")
     built, notes = recheck.rebuilt(report)
     assert notes and all("budget check" in n and "cannot be redone" in n for n in notes)

@@ -33,10 +33,6 @@ _OWNED = ("it rebuilds complete from its rows, but is left to the bench that wri
 EARLIER_PROTOCOL = {
     "benchmarks/results/panel/cosine_schedule/tabular": _PANEL + _CHECKS,
     "benchmarks/results/panel/last_state/dynamics": _PANEL + _CHECKS,
-    "reports/moment_preserving_rank2/dynamics": (
-        "written before ties of the binding test's p went to the test nearest the null (its "
-        "per-seed differences are the first tied config's), and not rebuilt: rebuilt from its "
-        "rows it is incomplete (its budget check now draws seeds whose runs were never trained)"),
     "benchmarks/results/tracks/aa_offset_2000003/aa/mnist1d": (
         "its p counts 11,004 of the 65,536 sign flips where today's code counts 11,000; "
         + _OWNED + " (benchmarks/tracks/test_aa.py)"),
