@@ -3,7 +3,7 @@ table (each test's CPU, its own plus its subprocesses'; per file; collection per
 ``--out``. CPU, not wall: the machine is shared, and CPU ranks tests the same under any load.
 
     PYTHONPATH=. nice -n 15 .venv/bin/python benchmarks/suite/cpu_table.py \
-        --out benchmarks/results/suite/cpu_table.json -- tests -n 2 --dist worksteal
+        --out benchmarks/results/suite/cpu_table_after.json -- tests -n 2 --dist worksteal
     .venv/bin/python benchmarks/suite/cpu_table.py --summarise OUT.json   # print a saved table
 """
 from __future__ import annotations
